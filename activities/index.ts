@@ -1,0 +1,17 @@
+import type { ActivityDeps } from './deps';
+import { createFinishRunActivities } from './finish-run';
+import { createLlmTurnActivities } from './llm-turn';
+import { createRunContextActivities } from './run-context';
+import { createToolResultActivities } from './tool-results';
+
+export type { ActivityDeps } from './deps';
+
+/** Every activity of the engine, closed over the worker's dependencies. */
+export function createActivities(deps: ActivityDeps) {
+  return {
+    ...createRunContextActivities(deps),
+    ...createLlmTurnActivities(deps),
+    ...createToolResultActivities(deps),
+    ...createFinishRunActivities(deps),
+  };
+}

@@ -1,0 +1,77 @@
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import { findAgent } from '../core/db/agents';
+import {
+  appendEvent, completeTurn, getRunMessage, getSnapshot, recordTurnAttempt, runTranscript, putRunMessage,
+} from '../core/db/run-store';
+import { threadMessages } from '../core/db/threads';
+import type { ChatMessage, ToolDefinition } from '../core/messages';
+import type { LlmTurnInput, LlmTurnOutput } from '../workflows/definitions';
+import { RESULT_PREVIEW_BYTES, truncateUtf8, utf8Length } from '../workflows/tool-results';
+import type { ActivityDeps } from './deps';
+import { SNAPSHOT, type PrefixSnapshot } from './run-context';
+import { nativeToolDefinitions } from './tool-definitions';
+
+const HEARTBEAT_EVERY_MS = 5_000;
+
+function summarise(message: ChatMessage & { role: 'assistant' }, usage: LlmTurnOutput['usage']): LlmTurnOutput {
+  return {
+    toolCalls: (message.toolCalls ?? []).map((c) => ({ id: c.id, name: c.name })),
+    textPreview: truncateUtf8(message.content, RESULT_PREVIEW_BYTES),
+    textBytes: utf8Length(message.content),
+    usage,
+  };
+}
+
+export function createLlmTurnActivities({ db, providers, logger }: ActivityDeps) {
+  return {
+    /**
+     * One LLM turn. Reads the transcript by reference, writes the reply to run_messages, and
+     * returns only what the workflow needs to decide: tool call ids and names, a preview, usage.
+     */
+    async llmTurn(input: LlmTurnInput): Promise<LlmTurnOutput> {
+      const { runId, turn } = input;
+      const recorded = await getRunMessage(db, runId, turn, 0);
+      if (recorded?.role === 'assistant') {
+        // The reply was stored but the worker died before reporting it: do not ask the LLM again.
+        return summarise(recorded, { inputTokens: 0, outputTokens: 0 });
+      }
+      await appendEvent(db, runId, input.eventSeq, 'turn_started', { turn });
+
+      const agent = await findAgent(db, input.agentId);
+      if (!agent) throw ApplicationFailure.nonRetryable(`Agent ${input.agentId} does not exist`, 'AgentNotFound');
+      const provider = providers[agent.model.provider];
+      if (!provider) {
+        throw ApplicationFailure.nonRetryable(`No LLM provider "${agent.model.provider}" is configured on this worker`, 'ProviderUnavailable');
+      }
+      const prefix = await getSnapshot<PrefixSnapshot>(db, runId, SNAPSHOT.prefix);
+      const history = await threadMessages(db, input.threadId);
+      const transcript = await runTranscript(db, runId, turn - 1);
+      const messages = [...(prefix?.messages ?? []), ...history, ...transcript.map((m) => m.message)];
+      const tools: ToolDefinition[] = nativeToolDefinitions(input.nativeTools);
+
+      await recordTurnAttempt(db, runId, turn);
+      const ctx = Context.current();
+      const heartbeat = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
+      let response;
+      try {
+        response = await provider.complete({ model: agent.model, messages, tools, turn, signal: ctx.cancellationSignal });
+      } finally {
+        clearInterval(heartbeat);
+      }
+
+      const reply: ChatMessage & { role: 'assistant' } = {
+        role: 'assistant',
+        content: response.text,
+        ...(response.toolCalls.length > 0 ? { toolCalls: response.toolCalls } : {}),
+      };
+      await putRunMessage(db, runId, turn, 0, reply);
+      await completeTurn(db, runId, turn, response.usage, response.toolCalls.length);
+      const out = summarise(reply, response.usage);
+      await appendEvent(db, runId, input.eventSeq + 1, 'turn_ended', {
+        turn, textPreview: truncateUtf8(response.text, 280), toolCalls: out.toolCalls.map((c) => c.name), usage: response.usage,
+      });
+      logger.debug({ runId, turn, toolCalls: out.toolCalls.length }, 'llm turn done');
+      return out;
+    },
+  };
+}

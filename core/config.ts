@@ -1,0 +1,91 @@
+import path from 'node:path';
+import { z } from 'zod';
+import { loadClientConnectConfig, type ClientConnectConfig } from '@temporalio/envconfig';
+
+/**
+ * The one configuration schema. It is parsed once, at start-up, by a composition root
+ * (worker main, API server, dev supervisor). Nothing else reads process.env.
+ */
+const emptyToUndefined = (value: unknown) => (value === '' ? undefined : value);
+const optionalString = z.preprocess(emptyToUndefined, z.string().optional());
+
+const envSchema = z.object({
+  TEMPORAL_ADDRESS: optionalString,
+  TEMPORAL_NAMESPACE: z.preprocess(emptyToUndefined, z.string().default('default')),
+  TEMPORAL_CLI_PATH: optionalString,
+  TASK_QUEUE: z.preprocess(emptyToUndefined, z.string().regex(/^[\w.-]+$/, 'letters, digits, ".", "_" or "-"').default('agent-runs')),
+  DATABASE_URL: z.preprocess(
+    emptyToUndefined,
+    z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL').optional(),
+  ),
+  DATA_DIR: z.preprocess(emptyToUndefined, z.string().default('.data')),
+  PORT: z.preprocess(emptyToUndefined, z.coerce.number().int().min(0).max(65535).default(3000)),
+  HOST: z.preprocess(emptyToUndefined, z.string().default('127.0.0.1')),
+  LOG_LEVEL: z.preprocess(
+    emptyToUndefined,
+    z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  ),
+  API_KEY: z.preprocess(emptyToUndefined, z.string().min(16, 'must be at least 16 characters').optional()),
+  WORKFLOW_BUNDLE_PATH: optionalString,
+  TEMPORAL_UI_PORT: z.preprocess(emptyToUndefined, z.coerce.number().int().min(1).max(65535).default(8233)),
+  TEMPORAL_RETENTION: z.preprocess(emptyToUndefined, z.string().regex(/^\d+[hd]$/, 'like 72h or 7d').default('7d')),
+});
+
+export interface AppConfig {
+  /** Absent: the dev supervisor starts an embedded Temporal dev server. */
+  temporalAddress?: string;
+  temporalNamespace: string;
+  /** Connection options from @temporalio/envconfig (TLS, API key, gRPC metadata). */
+  temporalConnect: ClientConnectConfig;
+  temporalCliPath?: string;
+  taskQueue: string;
+  /** Absent: the dev supervisor starts an embedded PostgreSQL in the data dir. */
+  databaseUrl?: string;
+  dataDir: string;
+  port: number;
+  host: string;
+  logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
+  apiKey?: string;
+  workflowBundlePath?: string;
+  temporalUiPort: number;
+  temporalRetention: string;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  let temporalConnect: ClientConnectConfig;
+  try {
+    temporalConnect = loadClientConnectConfig({
+      overrideEnvVars: Object.fromEntries(
+        Object.entries(env).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
+      ),
+    });
+  } catch (err) {
+    throw new ConfigError(`Invalid Temporal client configuration: ${(err as Error).message}`);
+  }
+  return {
+    temporalAddress: e.TEMPORAL_ADDRESS,
+    temporalNamespace: e.TEMPORAL_NAMESPACE,
+    temporalConnect,
+    temporalCliPath: e.TEMPORAL_CLI_PATH,
+    taskQueue: e.TASK_QUEUE,
+    databaseUrl: e.DATABASE_URL,
+    dataDir: path.resolve(e.DATA_DIR),
+    port: e.PORT,
+    host: e.HOST,
+    logLevel: e.LOG_LEVEL,
+    apiKey: e.API_KEY,
+    workflowBundlePath: e.WORKFLOW_BUNDLE_PATH,
+    temporalUiPort: e.TEMPORAL_UI_PORT,
+    temporalRetention: e.TEMPORAL_RETENTION,
+  };
+}

@@ -1,0 +1,156 @@
+import type pg from 'pg';
+
+/**
+ * Forward-only migrations, applied in order under an advisory lock so that several
+ * workers and API processes starting at once do not race.
+ */
+export const migrations: { version: number; name: string; sql: string }[] = [
+  {
+    version: 1,
+    name: 'runs, threads and agents',
+    sql: `
+CREATE TABLE agents (
+  id text PRIMARY KEY,
+  name text NOT NULL UNIQUE,
+  description text,
+  instructions text,
+  model jsonb NOT NULL,
+  integration_ids text[] NOT NULL DEFAULT '{}',
+  max_turns integer NOT NULL DEFAULT 20,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  updated_at timestamptz NOT NULL DEFAULT now()
+);
+
+CREATE TABLE threads (
+  id text PRIMARY KEY,
+  agent_id text NOT NULL REFERENCES agents(id),
+  -- the run that holds the thread; a thread runs one run at a time
+  active_run_id text,
+  created_at timestamptz NOT NULL DEFAULT now()
+);
+
+-- committed conversation of a thread, written by a run's final activity
+CREATE TABLE messages (
+  thread_id text NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
+  seq integer NOT NULL,
+  run_id text NOT NULL,
+  message jsonb NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (thread_id, seq)
+);
+
+CREATE TABLE runs (
+  id text PRIMARY KEY,
+  thread_id text NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
+  agent_id text NOT NULL REFERENCES agents(id),
+  input text NOT NULL,
+  idempotency_key text,
+  request_hash text,
+  created_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX runs_thread_idx ON runs (thread_id, created_at DESC);
+
+-- a run's transcript: (turn 0, slot 0) is the user input; turn t>0 has the assistant
+-- reply in slot 0 and the result of its i-th tool call in slot i+1
+CREATE TABLE run_messages (
+  run_id text NOT NULL,
+  turn integer NOT NULL,
+  slot integer NOT NULL,
+  message jsonb NOT NULL,
+  bytes integer NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (run_id, turn, slot)
+);
+
+CREATE TABLE run_turns (
+  run_id text NOT NULL,
+  turn integer NOT NULL,
+  attempts integer NOT NULL DEFAULT 0,
+  input_tokens integer NOT NULL DEFAULT 0,
+  output_tokens integer NOT NULL DEFAULT 0,
+  tool_call_count integer NOT NULL DEFAULT 0,
+  completed_at timestamptz,
+  PRIMARY KEY (run_id, turn)
+);
+
+CREATE TABLE run_tool_calls (
+  run_id text NOT NULL,
+  turn integer NOT NULL,
+  slot integer NOT NULL,
+  tool_call_id text NOT NULL,
+  name text NOT NULL,
+  type text NOT NULL,
+  integration_id text,
+  status text NOT NULL,
+  duration_ms integer NOT NULL,
+  result_preview text NOT NULL,
+  result_bytes integer NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (run_id, turn, slot)
+);
+
+-- the run's event log; seq numbers are allocated by the workflow, so retries are idempotent
+CREATE TABLE run_events (
+  run_id text NOT NULL,
+  seq integer NOT NULL,
+  type text NOT NULL,
+  data jsonb NOT NULL DEFAULT '{}',
+  created_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (run_id, seq)
+);
+
+-- per-run snapshots taken once (capabilities discovery, conventional-prompt prefix)
+CREATE TABLE run_snapshots (
+  run_id text NOT NULL,
+  kind text NOT NULL,
+  data jsonb NOT NULL,
+  bytes integer NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (run_id, kind)
+);
+
+-- write-once outcome of a run; the truth once the run has ended
+CREATE TABLE run_results (
+  run_id text PRIMARY KEY,
+  thread_id text NOT NULL,
+  agent_id text NOT NULL,
+  status text NOT NULL,
+  stop_reason text,
+  output text,
+  error jsonb,
+  turns integer NOT NULL,
+  usage jsonb NOT NULL,
+  tool_calls jsonb NOT NULL,
+  created_at timestamptz NOT NULL,
+  ended_at timestamptz NOT NULL DEFAULT now()
+);
+`,
+  },
+];
+
+const LOCK_KEY = 0x6167_656e; // "agen"
+
+export async function migrate(pool: pg.Pool): Promise<number[]> {
+  const client = await pool.connect();
+  const applied: number[] = [];
+  try {
+    await client.query('BEGIN');
+    await client.query('SELECT pg_advisory_xact_lock($1)', [LOCK_KEY]);
+    await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
+    const done = new Set((await client.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version));
+    for (const m of migrations) {
+      if (done.has(m.version)) continue;
+      await client.query(m.sql);
+      await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
+      applied.push(m.version);
+    }
+    await client.query('COMMIT');
+    return applied;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}

@@ -1,0 +1,219 @@
+import type { ChatMessage, Usage } from '../messages';
+import type { Queryable } from './pool';
+
+/** Repositories for a run's durable records. Every write is idempotent, because activities retry. */
+
+export interface RunRecord {
+  id: string;
+  threadId: string;
+  agentId: string;
+  input: string;
+  idempotencyKey: string | null;
+  requestHash: string | null;
+  createdAt: string;
+}
+
+interface RunRow {
+  id: string; thread_id: string; agent_id: string; input: string; idempotency_key: string | null;
+  request_hash: string | null; created_at: Date;
+}
+const toRun = (r: RunRow): RunRecord => ({
+  id: r.id, threadId: r.thread_id, agentId: r.agent_id, input: r.input, idempotencyKey: r.idempotency_key,
+  requestHash: r.request_hash, createdAt: r.created_at.toISOString(),
+});
+
+export async function insertRun(db: Queryable, run: Omit<RunRecord, 'createdAt'>): Promise<RunRecord> {
+  const { rows } = await db.query<RunRow>(
+    `INSERT INTO runs (id, thread_id, agent_id, input, idempotency_key, request_hash)
+     VALUES ($1, $2, $3, $4, $5, $6) RETURNING *`,
+    [run.id, run.threadId, run.agentId, run.input, run.idempotencyKey, run.requestHash],
+  );
+  return toRun(rows[0]);
+}
+
+export async function findRun(db: Queryable, id: string): Promise<RunRecord | undefined> {
+  const { rows } = await db.query<RunRow>('SELECT * FROM runs WHERE id = $1', [id]);
+  return rows[0] && toRun(rows[0]);
+}
+
+// ---- transcript -------------------------------------------------------------------------
+
+export async function putRunMessage(db: Queryable, runId: string, turn: number, slot: number, message: ChatMessage): Promise<number> {
+  const json = JSON.stringify(message);
+  const bytes = Buffer.byteLength(json);
+  await db.query(
+    `INSERT INTO run_messages (run_id, turn, slot, message, bytes) VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT (run_id, turn, slot) DO UPDATE SET message = EXCLUDED.message, bytes = EXCLUDED.bytes`,
+    [runId, turn, slot, json, bytes],
+  );
+  return bytes;
+}
+
+export interface StoredRunMessage { turn: number; slot: number; message: ChatMessage }
+
+export async function runTranscript(db: Queryable, runId: string, untilTurn = 2_147_483_647): Promise<StoredRunMessage[]> {
+  const { rows } = await db.query<StoredRunMessage>(
+    'SELECT turn, slot, message FROM run_messages WHERE run_id = $1 AND turn <= $2 ORDER BY turn, slot',
+    [runId, untilTurn],
+  );
+  return rows;
+}
+
+export async function getRunMessage(db: Queryable, runId: string, turn: number, slot: number): Promise<ChatMessage | undefined> {
+  const { rows } = await db.query<{ message: ChatMessage }>(
+    'SELECT message FROM run_messages WHERE run_id = $1 AND turn = $2 AND slot = $3', [runId, turn, slot],
+  );
+  return rows[0]?.message;
+}
+
+// ---- turns ------------------------------------------------------------------------------
+
+/** Counts LLM invocations per turn, so that re-executions after a crash are visible. */
+export async function recordTurnAttempt(db: Queryable, runId: string, turn: number): Promise<void> {
+  await db.query(
+    `INSERT INTO run_turns (run_id, turn, attempts) VALUES ($1, $2, 1)
+     ON CONFLICT (run_id, turn) DO UPDATE SET attempts = run_turns.attempts + 1`,
+    [runId, turn],
+  );
+}
+
+export async function completeTurn(db: Queryable, runId: string, turn: number, usage: Usage, toolCallCount: number): Promise<void> {
+  await db.query(
+    `UPDATE run_turns SET input_tokens = $3, output_tokens = $4, tool_call_count = $5, completed_at = now()
+     WHERE run_id = $1 AND turn = $2`,
+    [runId, turn, usage.inputTokens, usage.outputTokens, toolCallCount],
+  );
+}
+
+export async function runTurns(db: Queryable, runId: string): Promise<{ turn: number; attempts: number; completed: boolean }[]> {
+  const { rows } = await db.query<{ turn: number; attempts: number; completed: boolean }>(
+    'SELECT turn, attempts, completed_at IS NOT NULL AS completed FROM run_turns WHERE run_id = $1 ORDER BY turn', [runId],
+  );
+  return rows;
+}
+
+// ---- tool calls -------------------------------------------------------------------------
+
+export interface ToolCallRecord {
+  id: string;
+  turn: number;
+  slot: number;
+  name: string;
+  type: string;
+  integrationId: string | null;
+  status: 'ok' | 'error';
+  durationMs: number;
+  result: string;
+  resultBytes: number;
+}
+
+export async function putToolCall(db: Queryable, runId: string, rec: ToolCallRecord): Promise<void> {
+  await db.query(
+    `INSERT INTO run_tool_calls (run_id, turn, slot, tool_call_id, name, type, integration_id, status, duration_ms, result_preview, result_bytes)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+     ON CONFLICT (run_id, turn, slot) DO UPDATE SET status = EXCLUDED.status, duration_ms = EXCLUDED.duration_ms,
+       result_preview = EXCLUDED.result_preview, result_bytes = EXCLUDED.result_bytes`,
+    [runId, rec.turn, rec.slot, rec.id, rec.name, rec.type, rec.integrationId, rec.status, rec.durationMs, rec.result, rec.resultBytes],
+  );
+}
+
+interface ToolCallRow {
+  tool_call_id: string; turn: number; slot: number; name: string; type: string; integration_id: string | null;
+  status: 'ok' | 'error'; duration_ms: number; result_preview: string; result_bytes: number;
+}
+const toToolCall = (r: ToolCallRow): ToolCallRecord => ({
+  id: r.tool_call_id, turn: r.turn, slot: r.slot, name: r.name, type: r.type, integrationId: r.integration_id,
+  status: r.status, durationMs: r.duration_ms, result: r.result_preview, resultBytes: r.result_bytes,
+});
+
+export async function findToolCall(db: Queryable, runId: string, turn: number, slot: number): Promise<ToolCallRecord | undefined> {
+  const { rows } = await db.query<ToolCallRow>('SELECT * FROM run_tool_calls WHERE run_id = $1 AND turn = $2 AND slot = $3', [runId, turn, slot]);
+  return rows[0] && toToolCall(rows[0]);
+}
+
+export async function listToolCalls(db: Queryable, runId: string): Promise<ToolCallRecord[]> {
+  const { rows } = await db.query<ToolCallRow>('SELECT * FROM run_tool_calls WHERE run_id = $1 ORDER BY turn, slot', [runId]);
+  return rows.map(toToolCall);
+}
+
+// ---- events -----------------------------------------------------------------------------
+
+export type RunEventType = 'run_started' | 'turn_started' | 'turn_ended' | 'tool_call_started' | 'tool_call_ended' | 'run_ended';
+
+export interface RunEvent { seq: number; type: RunEventType; data: Record<string, unknown>; createdAt: string }
+
+export async function appendEvent(db: Queryable, runId: string, seq: number, type: RunEventType, data: Record<string, unknown> = {}): Promise<void> {
+  await db.query(
+    'INSERT INTO run_events (run_id, seq, type, data) VALUES ($1, $2, $3, $4) ON CONFLICT (run_id, seq) DO NOTHING',
+    [runId, seq, type, JSON.stringify(data)],
+  );
+}
+
+export async function listEvents(db: Queryable, runId: string, afterSeq = 0): Promise<RunEvent[]> {
+  const { rows } = await db.query<{ seq: number; type: RunEventType; data: Record<string, unknown>; created_at: Date }>(
+    'SELECT seq, type, data, created_at FROM run_events WHERE run_id = $1 AND seq > $2 ORDER BY seq', [runId, afterSeq],
+  );
+  return rows.map((r) => ({ seq: r.seq, type: r.type, data: r.data, createdAt: r.created_at.toISOString() }));
+}
+
+// ---- snapshots --------------------------------------------------------------------------
+
+export async function putSnapshot(db: Queryable, runId: string, kind: string, data: unknown): Promise<number> {
+  const json = JSON.stringify(data);
+  const bytes = Buffer.byteLength(json);
+  await db.query(
+    `INSERT INTO run_snapshots (run_id, kind, data, bytes) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (run_id, kind) DO UPDATE SET data = EXCLUDED.data, bytes = EXCLUDED.bytes`,
+    [runId, kind, json, bytes],
+  );
+  return bytes;
+}
+
+export async function getSnapshot<T>(db: Queryable, runId: string, kind: string): Promise<T | undefined> {
+  const { rows } = await db.query<{ data: T }>('SELECT data FROM run_snapshots WHERE run_id = $1 AND kind = $2', [runId, kind]);
+  return rows[0]?.data;
+}
+
+// ---- results ----------------------------------------------------------------------------
+
+export interface RunResult {
+  runId: string;
+  threadId: string;
+  agentId: string;
+  status: 'completed' | 'failed' | 'cancelled';
+  stopReason: string | null;
+  output: string | null;
+  error: { type: string; message: string } | null;
+  turns: number;
+  usage: Usage;
+  toolCalls: (Omit<ToolCallRecord, 'slot'>)[];
+  createdAt: string;
+  endedAt: string;
+}
+
+interface RunResultRow {
+  run_id: string; thread_id: string; agent_id: string; status: RunResult['status']; stop_reason: string | null;
+  output: string | null; error: RunResult['error']; turns: number; usage: Usage; tool_calls: RunResult['toolCalls'];
+  created_at: Date; ended_at: Date;
+}
+
+/** Write-once: a retried finish keeps the first outcome. Returns false when a result already existed. */
+export async function insertRunResult(db: Queryable, r: Omit<RunResult, 'endedAt'>): Promise<boolean> {
+  const res = await db.query(
+    `INSERT INTO run_results (run_id, thread_id, agent_id, status, stop_reason, output, error, turns, usage, tool_calls, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (run_id) DO NOTHING`,
+    [r.runId, r.threadId, r.agentId, r.status, r.stopReason, r.output, r.error && JSON.stringify(r.error), r.turns,
+      JSON.stringify(r.usage), JSON.stringify(r.toolCalls), r.createdAt],
+  );
+  return res.rowCount === 1;
+}
+
+export async function findRunResult(db: Queryable, runId: string): Promise<RunResult | undefined> {
+  const { rows } = await db.query<RunResultRow>('SELECT * FROM run_results WHERE run_id = $1', [runId]);
+  const r = rows[0];
+  return r && {
+    runId: r.run_id, threadId: r.thread_id, agentId: r.agent_id, status: r.status, stopReason: r.stop_reason,
+    output: r.output, error: r.error, turns: r.turns, usage: r.usage, toolCalls: r.tool_calls,
+    createdAt: r.created_at.toISOString(), endedAt: r.ended_at.toISOString(),
+  };
+}

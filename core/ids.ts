@@ -1,0 +1,12 @@
+import { createHash, randomUUID } from 'node:crypto';
+
+export type IdPrefix = 'agt' | 'thr' | 'run' | 'int';
+
+export function newId(prefix: IdPrefix): string {
+  return `${prefix}_${randomUUID().replace(/-/g, '')}`;
+}
+
+/** A run id derived from (threadId, Idempotency-Key): the same key gives the same run. */
+export function idempotentRunId(threadId: string, key: string): string {
+  return `run_${createHash('sha256').update(`${threadId}\u0000${key}`).digest('hex').slice(0, 32)}`;
+}

@@ -1,0 +1,80 @@
+import fs from 'node:fs/promises';
+import net from 'node:net';
+import path from 'node:path';
+import pg from 'pg';
+import { DefaultLogger, bundleWorkflowCode } from '@temporalio/worker';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { resolveTemporalCli } from '../../core/temporal/cli';
+import { startEmbeddedPostgres } from '../../core/db/embedded-postgres';
+import { migrate } from '../../core/db/migrations';
+import { createLogger } from '../../core/logger';
+import { runSearchAttributeKeys } from '../../workflows/search-attributes';
+import { TMP_DIR, type TestStack } from './stack-env';
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** A fresh database on the machine's PostgreSQL (or EXTERNAL_DATABASE_URL), dropped at teardown. */
+async function createExternalDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const adminUrl = process.env.EXTERNAL_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const name = `engine_test_${process.pid}_${Date.now().toString(36)}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  try {
+    await admin.connect();
+  } catch (err) {
+    throw new Error(`The external PostgreSQL at ${adminUrl} is not reachable (${(err as Error).message}). Start it, or set EXTERNAL_DATABASE_URL.`);
+  }
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const c = new pg.Client({ connectionString: adminUrl });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await c.end();
+    },
+  };
+}
+
+export default async function globalSetup(): Promise<void> {
+  const logger = createLogger(process.env.LOG_LEVEL ?? 'warn', 'test-setup');
+  await fs.rm(TMP_DIR, { recursive: true, force: true });
+  await fs.mkdir(TMP_DIR, { recursive: true });
+
+  const cliPath = await resolveTemporalCli({ cliPath: process.env.TEMPORAL_CLI_PATH, logger });
+  const [env, bundle, embedded, external] = await Promise.all([
+    TestWorkflowEnvironment.createLocal({
+      server: { executable: { type: 'existing-path', path: cliPath }, searchAttributes: runSearchAttributeKeys, ip: '127.0.0.1' },
+    }),
+    bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: new DefaultLogger('WARN') }),
+    freePort().then((port) => startEmbeddedPostgres({ dataDir: path.join(TMP_DIR, 'embedded-pg'), port, logger, database: 'engine_test' })),
+    createExternalDatabase(),
+  ]);
+  const bundlePath = path.join(TMP_DIR, 'workflow-bundle.js');
+  await fs.writeFile(bundlePath, bundle.code);
+
+  for (const url of [embedded.url, external.url]) {
+    const pool = new pg.Pool({ connectionString: url });
+    await migrate(pool);
+    await pool.end();
+  }
+  const stack: TestStack = {
+    temporalAddress: env.address,
+    temporalCliPath: cliPath,
+    workflowBundlePath: bundlePath,
+    databases: { embedded: embedded.url, external: external.url },
+  };
+  process.env.ENGINE_TEST_STACK = JSON.stringify(stack);
+  (globalThis as Record<string, unknown>).__ENGINE_TEST__ = { env, embedded, external };
+}

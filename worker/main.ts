@@ -1,0 +1,45 @@
+import { NativeConnection, Runtime, makeTelemetryFilterString } from '@temporalio/worker';
+import { loadConfig } from '../core/config';
+import { migrate } from '../core/db/migrations';
+import { createPool } from '../core/db/pool';
+import { createProviders } from '../core/llm/providers';
+import { createLogger } from '../core/logger';
+import { createEngineWorker } from './create-worker';
+
+/** The worker process: `npm run worker`, against TEMPORAL_ADDRESS and DATABASE_URL. */
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel, 'worker');
+  if (!config.databaseUrl) throw new Error('DATABASE_URL is required for a stand-alone worker (npm start runs an embedded one).');
+  Runtime.install({ telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} } } });
+
+  const db = createPool(config.databaseUrl, logger);
+  await migrate(db);
+  const connection = await NativeConnection.connect({
+    ...config.temporalConnect.connectionOptions,
+    address: config.temporalAddress ?? config.temporalConnect.connectionOptions.address ?? 'localhost:7233',
+  });
+  const worker = await createEngineWorker({
+    connection, namespace: config.temporalNamespace, taskQueue: config.taskQueue,
+    deps: { db, logger, providers: createProviders() }, workflowBundlePath: config.workflowBundlePath,
+  });
+  const stop = (signal: string) => {
+    logger.info({ signal }, 'shutting down the worker');
+    worker.shutdown();
+  };
+  process.once('SIGINT', () => stop('SIGINT'));
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  logger.info({ taskQueue: config.taskQueue, pid: process.pid }, 'worker started');
+  try {
+    await worker.run();
+  } finally {
+    await connection.close();
+    await db.end();
+    logger.info('worker stopped');
+  }
+}
+
+main().catch((err) => {
+  process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});
