@@ -2,6 +2,7 @@ import { listEvents, runTranscript } from '../core/db/run-store';
 import { threadMessages } from '../core/db/threads';
 import { toolResultText } from '../workflows/tool-results';
 import { startEngine, type DatabaseKind, type Engine } from './support/engine';
+import { waitFor } from './support/wait';
 
 describe.each<DatabaseKind>(['embedded', 'external'])('the run workflow on %s PostgreSQL', (database) => {
   let engine: Engine;
@@ -112,12 +113,3 @@ describe('the run workflow', () => {
     expect((await runTranscript(engine.db, runId)).length).toBe(1 + 5 + 4);
   });
 });
-
-export async function waitFor(check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('condition not met in time');
-}

@@ -48,3 +48,14 @@ export async function findAgent(db: Queryable, id: string): Promise<Agent | unde
   const { rows } = await db.query<AgentRow>('SELECT * FROM agents WHERE id = $1', [id]);
   return rows[0] && toAgent(rows[0]);
 }
+
+/** Unpaged: agents are configuration, counted in tens, not in millions. */
+export async function listAgents(db: Queryable): Promise<Agent[]> {
+  const { rows } = await db.query<AgentRow>('SELECT * FROM agents ORDER BY created_at, id');
+  return rows.map(toAgent);
+}
+
+/** True for the error PostgreSQL raises when an insert collides with a unique constraint. */
+export function isUniqueViolation(err: unknown): boolean {
+  return (err as { code?: unknown } | null)?.code === '23505';
+}
