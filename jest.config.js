@@ -1,9 +1,18 @@
+const esmOnly = '(content-disposition|cookie)';
+
 /** @type {import('jest').Config} */
 module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
-  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json', diagnostics: false }] },
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json', diagnostics: false }],
+    // Fastify's inject (cookie@1) and @fastify/static for /docs (content-disposition@3) depend on
+    // ES-module-only packages, which jest's own require cannot load on Node 20: compile them to CommonJS.
+    [`/node_modules/${esmOnly}/.+\\.js$`]: ['ts-jest', { tsconfig: { allowJs: true, module: 'commonjs', target: 'es2022' }, diagnostics: false }],
+  },
+  // Everything else in node_modules (judged by the innermost node_modules of the path) is left as it is.
+  transformIgnorePatterns: [`/node_modules/(?!.*/node_modules/)(?!${esmOnly}/)`],
   // Owns the Temporal dev server, the workflow bundle and both databases for the whole run.
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',

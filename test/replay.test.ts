@@ -10,7 +10,7 @@ const HISTORIES_DIR = path.join(__dirname, 'histories');
 async function replay(dir: string): Promise<{ code: number; stdout: string }> {
   try {
     const { stdout } = await promisify(execFile)(process.execPath, [
-      '--import', 'tsx', 'scripts/replay-histories.ts', dir, testStack().workflowBundlePath,
+      '--import', 'tsx', 'test/support/replay-histories.ts', dir, testStack().workflowBundlePath,
     ], { cwd: ROOT });
     return { code: 0, stdout };
   } catch (err) {
@@ -34,7 +34,7 @@ describe('replaying committed run-workflow histories', () => {
 
   test('a history from a different command sequence is caught', async () => {
     // Swap an activity type in a real history: replay must report nondeterminism, proving the check bites.
-    const dir = fs.mkdtempSync(path.join(testStack().workflowBundlePath, '..', 'tampered-'));
+    const dir = fs.mkdtempSync(path.join(testStack().tmpDir, 'tampered-'));
     const history = fs.readFileSync(path.join(HISTORIES_DIR, 'three-turns.json'), 'utf8');
     fs.writeFileSync(path.join(dir, 'tampered.json'), history.replace('"name": "discoverCapabilities"', '"name": "someOtherActivity"'));
     const { code, stdout } = await replay(dir);

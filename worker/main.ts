@@ -1,4 +1,4 @@
-import { NativeConnection, Runtime, makeTelemetryFilterString } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, makeTelemetryFilterString } from '@temporalio/worker';
 import { loadConfig } from '../core/config';
 import { migrate } from '../core/db/migrations';
 import { createPool } from '../core/db/pool';
@@ -11,7 +11,12 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel, 'worker');
   if (!config.databaseUrl) throw new Error('DATABASE_URL is required for a stand-alone worker (npm start runs an embedded one).');
-  Runtime.install({ telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} } } });
+  Runtime.install({
+    // We own the shutdown order (worker before connections and databases); the runtime must not act on signals.
+    shutdownSignals: [],
+    logger: new DefaultLogger('WARN'),
+    telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} } },
+  });
 
   const db = createPool(config.databaseUrl, logger);
   await migrate(db);

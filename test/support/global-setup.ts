@@ -9,7 +9,7 @@ import { startEmbeddedPostgres } from '../../core/db/embedded-postgres';
 import { migrate } from '../../core/db/migrations';
 import { createLogger } from '../../core/logger';
 import { runSearchAttributeKeys } from '../../workflows/search-attributes';
-import { TMP_DIR, type TestStack } from './stack-env';
+import { TMP_ROOT, type TestStack } from './stack-env';
 
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -47,9 +47,26 @@ async function createExternalDatabase(): Promise<{ url: string; drop: () => Prom
   };
 }
 
+/** Directories of earlier runs whose jest process is gone. */
+async function removeStaleRuns(): Promise<void> {
+  const entries = await fs.readdir(TMP_ROOT).catch(() => [] as string[]);
+  for (const entry of entries) {
+    const pid = Number(/^run-(\d+)$/.exec(entry)?.[1]);
+    let alive = false;
+    try {
+      if (pid) process.kill(pid, 0);
+      alive = Boolean(pid);
+    } catch {
+      alive = false;
+    }
+    if (!alive) await fs.rm(path.join(TMP_ROOT, entry), { recursive: true, force: true });
+  }
+}
+
 export default async function globalSetup(): Promise<void> {
   const logger = createLogger(process.env.LOG_LEVEL ?? 'warn', 'test-setup');
-  await fs.rm(TMP_DIR, { recursive: true, force: true });
+  const TMP_DIR = path.join(TMP_ROOT, `run-${process.pid}`);
+  await removeStaleRuns();
   await fs.mkdir(TMP_DIR, { recursive: true });
 
   const cliPath = await resolveTemporalCli({ cliPath: process.env.TEMPORAL_CLI_PATH, logger });
@@ -70,11 +87,12 @@ export default async function globalSetup(): Promise<void> {
     await pool.end();
   }
   const stack: TestStack = {
+    tmpDir: TMP_DIR,
     temporalAddress: env.address,
     temporalCliPath: cliPath,
     workflowBundlePath: bundlePath,
     databases: { embedded: embedded.url, external: external.url },
   };
   process.env.ENGINE_TEST_STACK = JSON.stringify(stack);
-  (globalThis as Record<string, unknown>).__ENGINE_TEST__ = { env, embedded, external };
+  (globalThis as Record<string, unknown>).__ENGINE_TEST__ = { env, embedded, external, tmpDir: TMP_DIR };
 }

@@ -1,9 +1,11 @@
 import path from 'node:path';
 
-export const TMP_DIR = path.join(__dirname, '..', '.tmp');
+/** Each jest run keeps its files in its own directory, so that runs do not trample each other. */
+export const TMP_ROOT = path.join(__dirname, '..', '.tmp');
 
 /** What global setup started, handed to test files through ENGINE_TEST_STACK. */
 export interface TestStack {
+  tmpDir: string;
   temporalAddress: string;
   temporalCliPath: string;
   workflowBundlePath: string;

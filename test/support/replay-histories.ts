@@ -6,7 +6,7 @@ import { Worker } from '@temporalio/worker';
  * Replays workflow histories (JSON, as `temporal workflow show --output json` writes them)
  * against the current workflow code. Prints one line per history; exits 1 on any failure.
  *
- * Usage: tsx scripts/replay-histories.ts <history-dir> [workflow-bundle.js]
+ * Usage: tsx test/support/replay-histories.ts <history-dir> [workflow-bundle.js]
  * It runs outside jest: jest's module sandbox breaks protobufjs' instanceof checks.
  */
 async function main(): Promise<void> {
@@ -15,7 +15,7 @@ async function main(): Promise<void> {
   const files = fs.readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
   const options = bundlePath
     ? { workflowBundle: { codePath: bundlePath } }
-    : { workflowsPath: require.resolve('../workflows') };
+    : { workflowsPath: require.resolve('../../workflows') };
   let failed = 0;
   for (const file of files) {
     const history = JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8'));

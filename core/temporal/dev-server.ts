@@ -1,0 +1,138 @@
+import { execFile, spawn } from 'node:child_process';
+import fs from 'node:fs/promises';
+import net from 'node:net';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { Connection } from '@temporalio/client';
+import type { Logger } from '../logger';
+import { runSearchAttributeKeys } from '../../workflows/search-attributes';
+
+/** The embedded Temporal dev server of `npm start`: persisted in the data dir, with the Web UI. */
+export interface DevServer {
+  address: string;
+  uiUrl: string;
+  stop(): Promise<void>;
+}
+
+export interface DevServerOptions {
+  cliPath: string;
+  dataDir: string;
+  namespace: string;
+  preferredPort: number;
+  preferredUiPort: number;
+  retention: string;
+  logger: Logger;
+}
+
+export function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** The preferred port when it is free, else any free one: a second instance must not collide with the first. */
+export async function choosePort(preferred: number): Promise<number> {
+  return (await portIsFree(preferred)) ? preferred : freePort();
+}
+
+const isAlive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** A dev server left by a supervisor that was SIGKILLed still holds the SQLite file: end its process group. */
+async function stopLeftover(pidFile: string, logger: Logger): Promise<void> {
+  const pid = Number(await fs.readFile(pidFile, 'utf8').catch(() => ''));
+  if (!pid || !isAlive(pid)) return;
+  const cmdline = await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+  if (!cmdline.includes('start-dev')) return;
+  logger.warn({ pid }, 'stopping a Temporal dev server left running by an earlier start');
+  process.kill(-pid, 'SIGTERM');
+  for (let i = 0; i < 100 && isAlive(pid); i++) await new Promise((r) => setTimeout(r, 100));
+  if (isAlive(pid)) process.kill(-pid, 'SIGKILL');
+}
+
+/** "7d" or "72h" → hours, the unit every CLI version accepts. */
+const retentionHours = (r: string) => `${Number(r.slice(0, -1)) * (r.endsWith('d') ? 24 : 1)}h`;
+
+export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
+  const { logger } = options;
+  await fs.mkdir(options.dataDir, { recursive: true });
+  const pidFile = path.join(options.dataDir, 'temporal.pid');
+  await stopLeftover(pidFile, logger);
+  const port = await choosePort(options.preferredPort);
+  const uiPort = await choosePort(options.preferredUiPort);
+  const args = [
+    'server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--ui-port', String(uiPort),
+    '--db-filename', path.join(options.dataDir, 'temporal.sqlite'), '--namespace', options.namespace,
+    '--log-level', 'error',
+    ...runSearchAttributeKeys.flatMap((k) => ['--search-attribute', `${k.name}=Keyword`]),
+  ];
+  // Its own process group: Ctrl-C reaches the supervisor, which stops the worker before the server.
+  const child = spawn(options.cliPath, args, { detached: true, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
+  await fs.writeFile(pidFile, String(child.pid));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const address = `127.0.0.1:${port}`;
+
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    process.kill(-child.pid!, 'SIGTERM');
+    const timer = setTimeout(() => child.pid && isAlive(child.pid) && process.kill(-child.pid, 'SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(timer);
+    await fs.rm(pidFile, { force: true });
+  };
+
+  try {
+    await waitForFrontend(address, child, 60_000);
+    await promisify(execFile)(options.cliPath, [
+      'operator', 'namespace', 'update', '--address', address, '--namespace', options.namespace,
+      '--retention', retentionHours(options.retention),
+    ]);
+  } catch (err) {
+    await stop();
+    throw new Error(`The Temporal dev server did not start: ${(err as Error).message}\n${stderr}`, { cause: err });
+  }
+  logger.info({ address, uiPort }, 'Temporal dev server ready');
+  return { address, uiUrl: `http://127.0.0.1:${uiPort}`, stop };
+}
+
+async function waitForFrontend(address: string, child: { exitCode: number | null }, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`the server exited with code ${child.exitCode}`);
+    try {
+      const connection = await Connection.connect({ address, connectTimeout: 1000 });
+      try {
+        await connection.workflowService.getSystemInfo({});
+        return;
+      } finally {
+        await connection.close();
+      }
+    } catch (err) {
+      last = err;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+  throw new Error(`no answer on ${address} within ${timeoutMs} ms: ${(last as Error)?.message}`);
+}

@@ -1,0 +1,25 @@
+import { buildApp } from '../api/app';
+import { logger, startEngine } from './support/engine';
+test('print', async () => {
+  const engine = await startEngine('embedded', { worker: false });
+  const app = await buildApp({ db: engine.db, client: engine.client, taskQueue: engine.taskQueue, logger });
+  const show = async (o: any) => { const r = await app.inject(o); console.log(o.method, o.url, r.statusCode, r.headers['content-type'], r.body.slice(0, 400)); };
+  await show({ method: 'POST', url: '/v1/agents', payload: { name: '1abc', model: {} } });
+  await show({ method: 'POST', url: '/v1/agents', payload: { name: 'abc', model: { provider: 'nope' } } });
+  await show({ method: 'POST', url: '/v1/agents', payload: { name: 'abc', model: { provider: 'scripted', script: [{ txt: 'x' }] } } });
+  await show({ method: 'POST', url: '/v1/agents', payload: { name: 'abc', model: { provider: 'openai' } } });
+  await show({ method: 'POST', url: '/v1/agents', payload: { name: 'abc', maxturns: 3, model: { provider: 'openai' } } });
+  await show({ method: 'POST', url: '/v1/agents', payload: '{"a":', headers: { 'content-type': 'application/json' } });
+  await show({ method: 'POST', url: '/v1/agents', payload: 'hi', headers: { 'content-type': 'text/plain' } });
+  await show({ method: 'POST', url: '/v1/agents', payload: '{"__proto__":{"x":1}}', headers: { 'content-type': 'application/json' } });
+  await show({ method: 'GET', url: '/v1/runs/x?waitMs=99999' });
+  await show({ method: 'GET', url: '/v1/runs/' + 'x'.repeat(200) });
+  await show({ method: 'POST', url: '/v1/threads/t/runs', payload: { input: 'x' }, headers: { 'idempotency-key': '' } });
+  await show({ method: 'GET', url: '/nope?secret=1' });
+  await show({ method: 'GET', url: '/v1/runs/%E0%A4%A' });
+  await show({ method: 'POST', url: '/v1/threads/t/runs', payload: { input: 'x', extra: 1, more: 2 } });
+  const doc = JSON.parse((await app.inject({ method: 'GET', url: '/docs/json' })).body);
+  console.log(Object.keys(doc.components.schemas), JSON.stringify(doc.paths['/v1/runs/{id}']).slice(0, 1500));
+  console.log(JSON.stringify(doc.paths['/v1/agents'].post.requestBody).slice(0, 800));
+  await app.close(); await engine.close();
+});
