@@ -1,0 +1,93 @@
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { Client } from '@temporalio/client';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
+import type { Db } from '../core/db/pool';
+import type { Logger } from '../core/logger';
+import { requireApiKey } from './auth';
+import { problemHandlers, routeNotFound, sendProblem, toProblem } from './problem';
+import { agentRoutes } from './routes/agents';
+import { healthRoutes } from './routes/health';
+import { runRoutes } from './routes/runs';
+import { threadRoutes } from './routes/threads';
+import { sharedSchemas } from './schemas';
+import { formatSchemaErrors } from './validation';
+
+export interface AppDeps {
+  db: Db;
+  client: Client;
+  taskQueue: string;
+  logger: Logger;
+  /** When set, every /v1 route requires `Authorization: Bearer <apiKey>`. */
+  apiKey?: string;
+}
+
+// A run's input may hold 1,000,000 characters, and JSON escaping can take up to 6 bytes for each.
+const BODY_LIMIT_BYTES = 8 * 1024 * 1024;
+
+/** Request lines at debug: at info they would drown the engine's own logs. */
+class QuietLogController extends LogController {
+  override incomingRequest(request: Parameters<LogController['incomingRequest']>[0]): void {
+    request.log.debug({ method: request.method, url: request.url }, 'incoming request');
+  }
+
+  override requestCompleted(...[error, request, reply]: Parameters<LogController['requestCompleted']>): void {
+    if (error) reply.log.error({ err: error, statusCode: reply.statusCode }, 'request errored');
+    else request.log.debug({ statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request completed');
+  }
+}
+
+/** Builds the API without listening, so that tests can use app.inject(). */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    logController: new QuietLogController(),
+    bodyLimit: BODY_LIMIT_BYTES,
+    // Unknown fields are rejected, not silently dropped: a misspelt `maxturns` must not pass unnoticed.
+    ajv: { customOptions: { removeAdditional: false } },
+    schemaErrorFormatter: formatSchemaErrors,
+    // Router-level rejections (a malformed URL, an over-long id) get the same problem format.
+    frameworkErrors: (error, _request, reply) => sendProblem(reply, toProblem(error)),
+  });
+  acceptEmptyJsonBodies(app);
+  await app.register(problemHandlers);
+  await app.register(sharedSchemas);
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'Durable agent engine', version: '0.1.0', description: 'Agents, threads and durable runs on Temporal.' },
+      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
+      ...(deps.apiKey ? { security: [{ bearerAuth: [] }] } : {}),
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+  await app.register(healthRoutes, { db: deps.db, client: deps.client });
+  await app.register(v1Routes(deps), { prefix: '/v1' });
+  return app;
+}
+
+function v1Routes(deps: AppDeps): FastifyPluginAsync {
+  return async (v1) => {
+    if (deps.apiKey) {
+      const authenticate = requireApiKey(deps.apiKey);
+      v1.addHook('onRequest', authenticate);
+      // Unknown /v1 paths answer 401 too, so that an anonymous caller cannot map the API.
+      v1.setNotFoundHandler({ preHandler: authenticate }, routeNotFound);
+    }
+    await v1.register(agentRoutes, { db: deps.db });
+    await v1.register(threadRoutes, { db: deps.db });
+    await v1.register(runRoutes, { db: deps.db, client: deps.client, taskQueue: deps.taskQueue });
+  };
+}
+
+/** `POST /v1/runs/:id/cancel` with a JSON content type and no body is a reasonable request, not a 400. */
+function acceptEmptyJsonBodies(app: FastifyInstance): void {
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = body.toString();
+    if (text === '') done(null, undefined);
+    else void parseJson(request, text, done);
+  });
+}

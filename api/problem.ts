@@ -1,0 +1,60 @@
+import { STATUS_CODES } from 'node:http';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { EngineError, type EngineErrorCode } from '../core/runs/errors';
+
+/** RFC 9457 problem details. `code` tells apart problems that share a status (a busy thread vs a key reuse). */
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code?: string;
+  [extension: string]: unknown;
+}
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+
+/** An error a handler throws to answer with a given 4xx status. */
+export class HttpProblem extends Error {
+  override name = 'HttpProblem';
+  constructor(readonly status: number, detail: string, readonly code?: string, readonly extensions: Record<string, unknown> = {}) {
+    super(detail);
+  }
+}
+
+const engineStatus: Record<EngineErrorCode, number> = { not_found: 404, conflict: 409, thread_busy: 409, invalid: 400 };
+
+export function problem(status: number, detail: string, code?: string, extensions: Record<string, unknown> = {}): Problem {
+  return { type: 'about:blank', title: STATUS_CODES[status] ?? 'Error', status, detail, ...(code ? { code } : {}), ...extensions };
+}
+
+export function sendProblem(reply: FastifyReply, body: Problem): FastifyReply {
+  return reply.code(body.status).type(PROBLEM_CONTENT_TYPE).send(body);
+}
+
+/** Maps any error to a problem; only 4xx keep their message, because 5xx messages may carry internals. */
+export function toProblem(err: unknown): Problem {
+  if (err instanceof HttpProblem) return problem(err.status, err.message, err.code, err.extensions);
+  if (err instanceof EngineError) return problem(engineStatus[err.code], err.message, err.code);
+  const fastifyError = err as Partial<FastifyError> | undefined;
+  const message = fastifyError?.message ?? '';
+  if (fastifyError?.validation) return problem(400, message, 'validation');
+  const status = fastifyError?.statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500) return problem(status, message, fastifyError?.code);
+  return problem(500, 'Internal Server Error');
+}
+
+export function routeNotFound(request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  return sendProblem(reply, problem(404, `Route ${request.method} ${request.url.split('?')[0]} not found`));
+}
+
+/** One owner of the error format, for every route and for unknown routes. */
+export const problemHandlers = fp(async (app: FastifyInstance) => {
+  app.setErrorHandler((err, request, reply) => {
+    const body = toProblem(err);
+    if (body.status >= 500) request.log.error({ err }, 'request failed');
+    return sendProblem(reply, body);
+  });
+  app.setNotFoundHandler(routeNotFound);
+}, { name: 'problem-handlers' });

@@ -1,0 +1,70 @@
+import type { Client } from '@temporalio/client';
+import type { FastifyPluginAsync } from 'fastify';
+import type { Db } from '../../core/db/pool';
+import { readRun } from '../../core/runs/read-run';
+import { startRun } from '../../core/runs/start-run';
+import { HttpProblem } from '../problem';
+import { cancelRun, readRunWhenEnded } from '../run-control';
+import { idParams, problemResponse, readRunQuery, ref, runStatus, startRunBody, startRunHeaders } from '../schemas';
+
+export interface RunRouteDeps {
+  db: Db;
+  client: Client;
+  taskQueue: string;
+}
+
+const runNotFound = (id: string) => new HttpProblem(404, `Run ${id} does not exist`, 'not_found');
+
+export const runRoutes: FastifyPluginAsync<RunRouteDeps> = async (app, deps) => {
+  // Long polls would otherwise hold a shutdown for up to MAX_WAIT_MS.
+  const closing = new AbortController();
+  app.addHook('preClose', async () => closing.abort());
+
+  app.post<{ Params: { threadId: string }; Body: { input: string; agentId?: string }; Headers: { 'idempotency-key'?: string } }>(
+    '/threads/:threadId/runs', {
+      schema: {
+        tags: ['runs'], summary: 'Start a run on a thread',
+        params: { type: 'object', required: ['threadId'], properties: { threadId: idParams.properties.id } },
+        headers: startRunHeaders, body: startRunBody,
+        response: {
+          202: ref('RunAccepted'),
+          400: problemResponse('Invalid request'),
+          404: problemResponse('No such thread or agent'),
+          409: problemResponse('The thread is busy with another run (code thread_busy), or the Idempotency-Key was used with another body (code conflict)'),
+        },
+      },
+    }, async (request, reply) => {
+      const { run, created } = await startRun(deps, {
+        threadId: request.params.threadId, ...request.body, idempotencyKey: request.headers['idempotency-key'],
+      });
+      // A replay reports where the run is now, not where it was when first accepted.
+      const status = created ? 'running' : ((await readRun(deps, run.id))?.status ?? 'running');
+      return reply.code(202).send({ id: run.id, threadId: run.threadId, status });
+    },
+  );
+
+  app.get<{ Params: { id: string }; Querystring: { waitMs: number } }>('/runs/:id', {
+    schema: {
+      tags: ['runs'], summary: 'Read a run, optionally waiting for it to end', params: idParams, querystring: readRunQuery,
+      response: { 200: ref('Run'), 400: problemResponse('Invalid request'), 404: problemResponse('No such run') },
+    },
+  }, async (request) => {
+    const run = await readRunWhenEnded(deps, request.params.id, request.query.waitMs, closing.signal);
+    if (!run) throw runNotFound(request.params.id);
+    return run;
+  });
+
+  app.post<{ Params: { id: string } }>('/runs/:id/cancel', {
+    schema: {
+      tags: ['runs'], summary: 'Cancel a run; a run that has already ended is left as it is', params: idParams,
+      response: {
+        202: { type: 'object', required: ['id', 'status'], properties: { id: { type: 'string' }, status: runStatus } },
+        404: problemResponse('No such run'),
+      },
+    },
+  }, async (request, reply) => {
+    const run = await cancelRun(deps, request.params.id);
+    if (!run) throw runNotFound(request.params.id);
+    return reply.code(202).send({ id: run.id, status: run.status });
+  });
+};

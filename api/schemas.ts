@@ -1,0 +1,181 @@
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { z } from 'zod';
+import { modelSchema } from '../core/agent-model';
+import { PROBLEM_CONTENT_TYPE } from './problem';
+
+/**
+ * JSON Schemas of the HTTP contract. Shared shapes are registered once with an $id, so that
+ * routes reference them and the OpenAPI document names them.
+ */
+
+const id = { type: 'string', minLength: 1, maxLength: 128 } as const;
+const timestamp = { type: 'string', format: 'date-time' } as const;
+const nullable = (type: string) => ({ type: [type, 'null'] });
+
+const problemSchema = {
+  $id: 'Problem',
+  description: 'RFC 9457 problem details',
+  type: 'object',
+  required: ['type', 'title', 'status', 'detail'],
+  properties: {
+    type: { type: 'string' },
+    title: { type: 'string' },
+    status: { type: 'integer' },
+    detail: { type: 'string' },
+    code: { type: 'string', description: 'machine-readable cause, e.g. thread_busy, conflict, validation' },
+    checks: { type: 'object', additionalProperties: { type: 'string' } },
+  },
+} as const;
+
+const agentSchema = {
+  $id: 'Agent',
+  type: 'object',
+  required: ['id', 'name', 'description', 'instructions', 'model', 'integrationIds', 'maxTurns', 'createdAt', 'updatedAt'],
+  properties: {
+    id, name: { type: 'string' }, description: nullable('string'), instructions: nullable('string'),
+    // Serialised as given: the model union is validated by zod on the way in.
+    model: { type: 'object', additionalProperties: true, description: 'see AgentModel' },
+    integrationIds: { type: 'array', items: { type: 'string' } },
+    maxTurns: { type: 'integer' }, createdAt: timestamp, updatedAt: timestamp,
+  },
+} as const;
+
+const threadSchema = {
+  $id: 'Thread',
+  type: 'object',
+  required: ['id', 'agentId', 'createdAt'],
+  properties: { id, agentId: id, createdAt: timestamp },
+} as const;
+
+export const runStatus = { type: 'string', enum: ['running', 'completed', 'failed', 'cancelled'] } as const;
+
+const runAcceptedSchema = {
+  $id: 'RunAccepted',
+  type: 'object',
+  required: ['id', 'threadId', 'status'],
+  properties: { id, threadId: id, status: runStatus },
+} as const;
+
+const runSchema = {
+  $id: 'Run',
+  type: 'object',
+  required: ['id', 'threadId', 'agentId', 'status', 'stopReason', 'output', 'error', 'turns', 'usage', 'toolCalls', 'createdAt', 'endedAt'],
+  properties: {
+    id, threadId: id, agentId: id, status: runStatus,
+    stopReason: { type: ['string', 'null'], enum: ['answer', 'max_turns', 'cancelled', 'error', null] },
+    output: nullable('string'),
+    error: {
+      type: ['object', 'null'], required: ['type', 'message'],
+      properties: { type: { type: 'string' }, message: { type: 'string' } },
+    },
+    turns: { type: 'integer' },
+    usage: {
+      type: 'object', required: ['inputTokens', 'outputTokens'],
+      properties: { inputTokens: { type: 'integer' }, outputTokens: { type: 'integer' } },
+    },
+    toolCalls: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['id', 'turn', 'name', 'type', 'status', 'durationMs', 'result', 'resultBytes'],
+        properties: {
+          id: { type: 'string' }, turn: { type: 'integer' },
+          name: { type: 'string', description: 'as the LLM saw it' },
+          type: { type: 'string', enum: ['mcp_tool', 'mcp_resource', 'mcp_prompt', 'source_query', 'unknown'] },
+          integrationId: { type: 'string' }, status: { type: 'string', enum: ['ok', 'error'] },
+          durationMs: { type: 'integer' }, result: { type: 'string', description: 'a preview of at most 2 KB' },
+          resultBytes: { type: 'integer' },
+        },
+      },
+    },
+    createdAt: timestamp, endedAt: { type: ['string', 'null'], format: 'date-time' },
+  },
+} as const;
+
+/** For the OpenAPI document only: the request's `model` is validated by zod, whose messages are clearer. */
+function agentModelSchema(): Record<string, unknown> {
+  const { $schema: _ignored, ...schema } = z.toJSONSchema(modelSchema, { target: 'draft-07', io: 'input' });
+  return { $id: 'AgentModel', description: 'The LLM behind an agent, keyed on provider', ...schema };
+}
+
+export const sharedSchemas = fp(async (app: FastifyInstance) => {
+  for (const schema of [problemSchema, agentSchema, threadSchema, runAcceptedSchema, runSchema, agentModelSchema()]) {
+    app.addSchema(schema);
+  }
+}, { name: 'shared-schemas' });
+
+export const ref = (schemaId: string) => ({ $ref: `${schemaId}#` });
+
+/** A problem response, documented with its real media type. */
+export const problemResponse = (description: string) => ({
+  description,
+  content: { [PROBLEM_CONTENT_TYPE]: { schema: ref('Problem') } },
+});
+
+export const idParams = {
+  type: 'object', required: ['id'], properties: { id }, additionalProperties: false,
+} as const;
+
+export const createAgentBody = {
+  type: 'object',
+  required: ['name', 'model'],
+  additionalProperties: false,
+  properties: {
+    name: { type: 'string', minLength: 1, maxLength: 64, pattern: '^[a-zA-Z][a-zA-Z0-9_-]*$' },
+    description: { type: 'string', maxLength: 10_000 },
+    instructions: { type: 'string', maxLength: 1_000_000 },
+    model: {
+      type: 'object', required: ['provider'], additionalProperties: true,
+      properties: { provider: { type: 'string' } },
+      description: 'an AgentModel, e.g. {"provider":"scripted","script":[{"text":"Hello"}]}',
+    },
+    integrationIds: { type: 'array', items: id, maxItems: 100, uniqueItems: true },
+    maxTurns: { type: 'integer', minimum: 1, maximum: 1000 },
+  },
+} as const;
+
+export interface CreateAgentBody {
+  name: string;
+  description?: string;
+  instructions?: string;
+  model: unknown;
+  integrationIds?: string[];
+  maxTurns?: number;
+}
+
+export const createThreadBody = {
+  type: 'object', required: ['agentId'], additionalProperties: false, properties: { agentId: id },
+} as const;
+
+export const startRunBody = {
+  type: 'object',
+  required: ['input'],
+  additionalProperties: false,
+  properties: {
+    input: { type: 'string', minLength: 1, maxLength: 1_000_000 },
+    agentId: { ...id, description: 'runs this turn of the thread with another agent' },
+  },
+} as const;
+
+export const startRunHeaders = {
+  type: 'object',
+  properties: {
+    'idempotency-key': {
+      type: 'string', minLength: 1, maxLength: 255,
+      description: 'the same key with the same body gives the same run; with another body, 409',
+    },
+  },
+} as const;
+
+export const MAX_WAIT_MS = 30_000;
+
+export const readRunQuery = {
+  type: 'object',
+  properties: {
+    waitMs: {
+      type: 'integer', minimum: 0, maximum: MAX_WAIT_MS, default: 0,
+      description: 'long-poll: answer as soon as the run has ended, or after this many ms',
+    },
+  },
+} as const;
