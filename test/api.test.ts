@@ -239,6 +239,19 @@ describe('runs', () => {
     const conflict = await postRun(threadId, { input: 'something else' }, key);
     expect(expectProblem(conflict, 409)).toMatchObject({ code: 'conflict' });
   });
+
+  test('concurrent requests with the same Idempotency-Key all get the one run, which completes', async () => {
+    const threadId = await createThread([{ text: 'only once' }]);
+    const key = `key-${randomUUID()}`;
+    const responses = await Promise.all([1, 2, 3, 4].map(() => postRun(threadId, { input: 'same' }, key)));
+    expect(responses.map((r) => r.statusCode)).toEqual([202, 202, 202, 202]);
+    const ids = new Set(responses.map((r) => json(r).id));
+    expect(ids.size).toBe(1);
+    const [runId] = [...ids];
+    expect((await getRun(runId, 30_000)).body).toMatchObject({ status: 'completed', output: 'only once' });
+    const { rows } = await engine.db.query<{ n: string }>('SELECT count(*) AS n FROM runs WHERE thread_id = $1', [threadId]);
+    expect(Number(rows[0].n)).toBe(1);
+  });
 });
 
 describe('operations', () => {

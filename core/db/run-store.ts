@@ -22,13 +22,14 @@ const toRun = (r: RunRow): RunRecord => ({
   requestHash: r.request_hash, createdAt: r.created_at.toISOString(),
 });
 
-export async function insertRun(db: Queryable, run: Omit<RunRecord, 'createdAt'>): Promise<RunRecord> {
+/** Returns undefined when a run with this id already exists (a concurrent Idempotency-Key request won). */
+export async function insertRun(db: Queryable, run: Omit<RunRecord, 'createdAt'>): Promise<RunRecord | undefined> {
   const { rows } = await db.query<RunRow>(
     `INSERT INTO runs (id, thread_id, agent_id, input, idempotency_key, request_hash)
-     VALUES ($1, $2, $3, $4, $5, $6) RETURNING *`,
+     VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING RETURNING *`,
     [run.id, run.threadId, run.agentId, run.input, run.idempotencyKey, run.requestHash],
   );
-  return toRun(rows[0]);
+  return rows[0] && toRun(rows[0]);
 }
 
 export async function findRun(db: Queryable, id: string): Promise<RunRecord | undefined> {

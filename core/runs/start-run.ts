@@ -48,30 +48,43 @@ export async function startRun(deps: StartRunDeps, req: StartRunRequest): Promis
   const runId = req.idempotencyKey ? idempotentRunId(thread.id, req.idempotencyKey) : newId('run');
   if (req.idempotencyKey) {
     const existing = await findRun(db, runId);
-    if (existing) {
-      if (existing.requestHash !== hash) {
-        throw new EngineError('conflict', 'This Idempotency-Key was already used with a different request body');
-      }
-      await startWorkflow(deps, existing, req); // finishes a start that was interrupted; no-op otherwise
-      return { run: existing, created: false };
-    }
+    if (existing) return replay(deps, existing, hash, req);
   }
 
   await claimThread(deps, thread.id, runId);
-  let run: RunRecord;
+  const run = await insertRun(db, {
+    id: runId, threadId: thread.id, agentId, input: req.input, idempotencyKey: req.idempotencyKey ?? null, requestHash: hash,
+  }).catch(async (err: unknown) => {
+    await releaseThread(deps, thread.id, runId);
+    throw err;
+  });
+  if (!run) {
+    // A concurrent request with the same Idempotency-Key inserted the run first; it owns the thread claim.
+    const winner = await findRun(db, runId);
+    if (!winner) throw new EngineError('conflict', 'A concurrent request with this Idempotency-Key failed; retry it');
+    return replay(deps, winner, hash, req);
+  }
   try {
-    run = await insertRun(db, {
-      id: runId, threadId: thread.id, agentId, input: req.input,
-      idempotencyKey: req.idempotencyKey ?? null, requestHash: hash,
-    });
     await startWorkflow(deps, run, req);
   } catch (err) {
-    await db.query('UPDATE threads SET active_run_id = NULL WHERE id = $1 AND active_run_id = $2', [thread.id, runId]);
+    await releaseThread(deps, thread.id, runId);
     await db.query('DELETE FROM runs WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM run_events WHERE run_id = $1)', [runId]);
     throw err;
   }
   return { run, created: true };
 }
+
+/** Stripe's semantics: the same key and body give the same run; the same key with another body is a conflict. */
+async function replay(deps: StartRunDeps, existing: RunRecord, hash: string, req: StartRunRequest): Promise<StartedRun> {
+  if (existing.requestHash !== hash) {
+    throw new EngineError('conflict', 'This Idempotency-Key was already used with a different request body');
+  }
+  await startWorkflow(deps, existing, req); // finishes a start that was interrupted; a no-op otherwise
+  return { run: existing, created: false };
+}
+
+const releaseThread = (deps: StartRunDeps, threadId: string, runId: string) =>
+  deps.db.query('UPDATE threads SET active_run_id = NULL WHERE id = $1 AND active_run_id = $2', [threadId, runId]);
 
 async function startWorkflow(deps: StartRunDeps, run: RunRecord, req: StartRunRequest): Promise<void> {
   const input: RunWorkflowInput = { runId: run.id, continueAsNewAtHistoryBytes: req.continueAsNewAtHistoryBytes };
@@ -107,7 +120,7 @@ async function claimThread(deps: StartRunDeps, threadId: string, runId: string):
   if (holder && !(await holderIsGone(deps, holder))) {
     throw new EngineError('thread_busy', `Thread ${threadId} is busy with run ${holder}`);
   }
-  await deps.db.query('UPDATE threads SET active_run_id = NULL WHERE id = $1 AND active_run_id = $2', [threadId, holder]);
+  if (holder) await releaseThread(deps, threadId, holder);
   if ((await claim()).rowCount !== 1) throw new EngineError('thread_busy', `Thread ${threadId} is busy`);
 }
 
