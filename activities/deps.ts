@@ -1,10 +1,13 @@
 import type { Db } from '../core/db/pool';
 import type { LlmProviders } from '../core/llm/types';
 import type { Logger } from '../core/logger';
+import type { McpPool } from '../core/mcp/pool';
 
 /** What activities receive from the worker's composition root. */
 export interface ActivityDeps {
   db: Db;
   logger: Logger;
   providers: LlmProviders;
+  /** the worker's MCP connections; only activities talk to MCP servers */
+  mcpPool: McpPool;
 }

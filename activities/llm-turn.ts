@@ -9,7 +9,8 @@ import type { LlmTurnInput, LlmTurnOutput } from '../workflows/definitions';
 import { RESULT_PREVIEW_BYTES, truncateUtf8, utf8Length } from '../workflows/tool-results';
 import type { ActivityDeps } from './deps';
 import { SNAPSHOT, type PrefixSnapshot } from './run-context';
-import { nativeToolDefinitions } from './tool-definitions';
+import type { DiscoverySnapshot } from './discovery';
+import { mcpToolDefinitions, nativeToolDefinitions } from './tool-definitions';
 
 const HEARTBEAT_EVERY_MS = 5_000;
 
@@ -47,7 +48,9 @@ export function createLlmTurnActivities({ db, providers, logger }: ActivityDeps)
       const history = await threadMessages(db, input.threadId);
       const transcript = await runTranscript(db, runId, turn - 1);
       const messages = [...(prefix?.messages ?? []), ...history, ...transcript.map((m) => m.message)];
-      const tools: ToolDefinition[] = nativeToolDefinitions(input.nativeTools);
+      const discovery = await getSnapshot<DiscoverySnapshot>(db, runId, SNAPSHOT.discovery);
+      const integrations = discovery?.integrations ?? [];
+      const tools: ToolDefinition[] = [...mcpToolDefinitions(integrations), ...nativeToolDefinitions(input.nativeTools, integrations)];
 
       await recordTurnAttempt(db, runId, turn);
       const ctx = Context.current();

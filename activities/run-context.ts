@@ -2,14 +2,10 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { findAgent } from '../core/db/agents';
 import { appendEvent, findRun, putRunMessage, putSnapshot } from '../core/db/run-store';
 import type { ChatMessage } from '../core/messages';
-import type { DiscoveryResult, PromptPrefixResult, RunContext } from '../workflows/definitions';
+import type { PromptPrefixResult, RunContext } from '../workflows/definitions';
 import type { ActivityDeps } from './deps';
 
 export const SNAPSHOT = { discovery: 'discovery', prefix: 'prefix' } as const;
-
-export interface DiscoverySnapshot {
-  integrations: unknown[];
-}
 
 export interface PrefixSnapshot {
   messages: ChatMessage[];
@@ -32,13 +28,6 @@ export function createRunContextActivities({ db }: ActivityDeps) {
         integrationIds: agent.integrationIds,
         hasDataSources: false,
       };
-    },
-
-    /** Lists each integration's capabilities once per run. MCP discovery fills this in. */
-    async discoverCapabilities({ runId }: { runId: string; integrationIds: string[] }): Promise<DiscoveryResult> {
-      const snapshot: DiscoverySnapshot = { integrations: [] };
-      await putSnapshot(db, runId, SNAPSHOT.discovery, snapshot);
-      return { mcpRoutes: {}, integrationCount: 0, unreachable: [] };
     },
 
     /** Builds the injected prefix once per run: the agent's instructions (and, later, conventional MCP prompts). */

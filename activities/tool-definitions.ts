@@ -1,3 +1,4 @@
+import type { DiscoveredIntegration } from '../core/mcp/discover';
 import type { ToolDefinition } from '../core/messages';
 import { NATIVE_TOOL_NAMES } from '../workflows/tool-routing';
 
@@ -43,6 +44,48 @@ const NATIVE_TOOLS: Record<string, ToolDefinition> = {
   },
 };
 
-export function nativeToolDefinitions(names: string[]): ToolDefinition[] {
-  return names.flatMap((n) => (NATIVE_TOOLS[n] ? [NATIVE_TOOLS[n]] : []));
+/** Bounds the catalogue in descriptions: a server with thousands of resources must not fill the context. */
+const MAX_LISTED = 50;
+
+function listed<T>(items: T[], show: (item: T) => string): string {
+  const shown = items.slice(0, MAX_LISTED).map(show).join('; ');
+  return items.length > MAX_LISTED ? `${shown}; … and ${items.length - MAX_LISTED} more` : shown;
+}
+
+/** Tells the LLM which integrations exist and what each offers, so it can fill integrationId and the rest. */
+function integrationCatalogue(integrations: DiscoveredIntegration[], tool: string): string {
+  if (integrations.length === 0) return '';
+  const lines = integrations.map((i) => {
+    const head = `- ${i.id} (name: ${i.name})`;
+    if (i.status === 'unreachable') return `${head}: unreachable (${i.error ?? 'no answer'})`;
+    if (tool === NATIVE_TOOL_NAMES.resource) {
+      const parts = [
+        i.resources.length ? `resources: ${listed(i.resources, (r) => `${r.uri} (${r.name})`)}` : '',
+        i.resourceTemplates.length ? `templates: ${listed(i.resourceTemplates, (t) => `${t.uriTemplate} (${t.name})`)}` : '',
+      ].filter(Boolean);
+      return `${head}: ${parts.join('; ') || 'no resources'}`;
+    }
+    if (tool === NATIVE_TOOL_NAMES.prompt) {
+      return `${head}: ${i.prompts.length ? `prompts: ${listed(i.prompts, (p) => p.name)}` : 'no prompts'}`;
+    }
+    return head;
+  });
+  return `\n\nIntegrations (use the id or the name as integrationId):\n${lines.join('\n')}`;
+}
+
+export function nativeToolDefinitions(names: string[], integrations: DiscoveredIntegration[] = []): ToolDefinition[] {
+  return names.flatMap((n) => {
+    const tool = NATIVE_TOOLS[n];
+    if (!tool) return [];
+    return [{ ...tool, description: tool.description + integrationCatalogue(integrations, n) }];
+  });
+}
+
+/** The discovered MCP tools of reachable integrations, under the names the workflow routes. */
+export function mcpToolDefinitions(integrations: (DiscoveredIntegration & { exposedToolNames: string[] })[]): ToolDefinition[] {
+  return integrations.flatMap((i) => (i.status !== 'ok' ? [] : i.tools.map((t, k) => ({
+    name: i.exposedToolNames[k],
+    description: t.description ?? t.title ?? t.name,
+    inputSchema: t.inputSchema,
+  }))));
 }

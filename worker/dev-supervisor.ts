@@ -11,6 +11,7 @@ import { createLogger } from '../core/logger';
 import { resolveTemporalCli } from '../core/temporal/cli';
 import { freePort, startDevServer } from '../core/temporal/dev-server';
 import { createEngineWorker } from './create-worker';
+import { startMcpPool } from './mcp-lifecycle';
 import { runDemo } from './demo';
 
 /**
@@ -46,10 +47,9 @@ async function main(): Promise<void> {
 
   try {
     say(`data dir: ${config.dataDir}`);
-    const cliPath = await resolveTemporalCli({ cliPath: config.temporalCliPath, logger });
     const [temporal, postgres] = await Promise.all([
       config.temporalAddress ? undefined : startDevServer({
-        cliPath, dataDir: path.join(config.dataDir, 'temporal'), namespace: config.temporalNamespace,
+        cliPath: await resolveTemporalCli({ cliPath: config.temporalCliPath, logger }), dataDir: path.join(config.dataDir, 'temporal'), namespace: config.temporalNamespace,
         preferredPort: 7233, preferredUiPort: config.temporalUiPort, retention: config.temporalRetention, logger,
       }),
       config.databaseUrl ? undefined : freePort().then((port) => startEmbeddedPostgres({ dataDir: config.dataDir, port, logger })),
@@ -65,9 +65,12 @@ async function main(): Promise<void> {
     say('bundling workflows and starting the worker…');
     const nativeConnection = await NativeConnection.connect({ ...config.temporalConnect.connectionOptions, address: temporalAddress });
     stops.push(() => nativeConnection.close());
+    const mcpPool = await startMcpPool(logger);
+    // Stops run in reverse: the pool closes after the worker below has stopped.
+    stops.push(() => mcpPool.closeAll());
     const worker = await createEngineWorker({
       connection: nativeConnection, namespace: config.temporalNamespace, taskQueue: config.taskQueue,
-      deps: { db, logger, providers: createProviders() }, workflowBundlePath: config.workflowBundlePath,
+      deps: { db, logger, providers: createProviders(), mcpPool }, workflowBundlePath: config.workflowBundlePath,
     });
     const running = worker.run();
     stops.push(async () => {

@@ -5,6 +5,7 @@ import { createPool } from '../core/db/pool';
 import { createProviders } from '../core/llm/providers';
 import { createLogger } from '../core/logger';
 import { createEngineWorker } from './create-worker';
+import { startMcpPool } from './mcp-lifecycle';
 
 /** The worker process: `npm run worker`, against TEMPORAL_ADDRESS and DATABASE_URL. */
 async function main(): Promise<void> {
@@ -24,9 +25,10 @@ async function main(): Promise<void> {
     ...config.temporalConnect.connectionOptions,
     address: config.temporalAddress ?? config.temporalConnect.connectionOptions.address ?? 'localhost:7233',
   });
+  const mcpPool = await startMcpPool(logger);
   const worker = await createEngineWorker({
     connection, namespace: config.temporalNamespace, taskQueue: config.taskQueue,
-    deps: { db, logger, providers: createProviders() }, workflowBundlePath: config.workflowBundlePath,
+    deps: { db, logger, providers: createProviders(), mcpPool }, workflowBundlePath: config.workflowBundlePath,
   });
   const stop = (signal: string) => {
     logger.info({ signal }, 'shutting down the worker');
@@ -38,6 +40,8 @@ async function main(): Promise<void> {
   try {
     await worker.run();
   } finally {
+    // After the worker: its last activities may still be calling MCP tools during the grace time.
+    await mcpPool.closeAll();
     await connection.close();
     await db.end();
     logger.info('worker stopped');

@@ -78,6 +78,13 @@ export interface ToolCallRef {
   eventSeq: number;
 }
 
+export interface McpToolCallInput extends ToolCallRef {
+  integrationId: string;
+  toolName: string;
+  toolTimeoutMs: number;
+  totalTimeoutMs: number;
+}
+
 export interface ToolOutcome {
   status: 'ok' | 'error';
   preview: string;

@@ -23,7 +23,9 @@ import {
   type ToolOutcome,
 } from './definitions';
 import { runStatusKey } from './search-attributes';
-import { nativeToolsFor, routeToolCall, type ToolAvailability } from './tool-routing';
+import {
+  nativeToolsFor, routeToolCall, type McpToolRoute, type ToolAvailability, type ToolRoute,
+} from './tool-routing';
 import { toolResultText } from './tool-results';
 
 type Activities = ReturnType<typeof createActivities>;
@@ -51,8 +53,36 @@ const finishing = proxyActivities<Activities>({
  * Tool dispatch by route type. The MCP issues register their activities here; a type
  * without a dispatcher answers through recordToolResult.
  */
-type Dispatcher = (ref: ToolCallRef) => Promise<ToolOutcome>;
-const dispatchers: Partial<Record<string, Dispatcher>> = {};
+type Dispatcher = (ref: ToolCallRef, route: ToolRoute) => Promise<ToolOutcome>;
+const dispatchers: Partial<Record<string, Dispatcher>> = {
+  mcp_tool: (ref, route) => callMcpTool(ref, route as McpToolRoute),
+};
+
+/** Used when a route predates the timeout fields; matches the integrations table's default. */
+const DEFAULT_MCP_TOOL_TIMEOUT_MS = 60_000;
+/** Room above the MCP request's own bound for connecting (with its in-activity retries) and storing the result. */
+const MCP_ACTIVITY_MARGIN_MS = 90_000;
+
+/**
+ * An MCP tool call gets its own activity options: its timeout follows the integration's, so the
+ * MCP request always gives up before Temporal does and the LLM gets the contract timeout text.
+ * A tool may have side effects, so it runs once unless its server is trusted to say it is safe to repeat.
+ */
+function callMcpTool(ref: ToolCallRef, route: McpToolRoute): Promise<ToolOutcome> {
+  const toolTimeoutMs = route.toolTimeoutMs ?? DEFAULT_MCP_TOOL_TIMEOUT_MS;
+  const totalTimeoutMs = route.totalTimeoutMs ?? toolTimeoutMs;
+  const where = route.integrationName ?? route.integrationId;
+  const { callMcpTool: call } = proxyActivities<Activities>({
+    activityId: `mcp:${ref.turn}:${ref.index}:${ref.name}`,
+    summary: `MCP tool ${route.toolName} on ${where}`,
+    startToCloseTimeout: totalTimeoutMs + MCP_ACTIVITY_MARGIN_MS,
+    heartbeatTimeout: '10s',
+    retry: route.retryable
+      ? { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts: 3 }
+      : { maximumAttempts: 1 },
+  });
+  return call({ ...ref, integrationId: route.integrationId!, toolName: route.toolName, toolTimeoutMs, totalTimeoutMs });
+}
 
 export async function runWorkflow(input: RunWorkflowInput): Promise<RunOutcome> {
   const previous = input.continued;
@@ -126,12 +156,11 @@ export async function runWorkflow(input: RunWorkflowInput): Promise<RunOutcome> 
       // A cancel that arrived during this turn must not be lost to continue-as-new.
       if ((info.historySize >= historyBytes || info.continueAsNewSuggested) && state.turns < ctx.maxTurns
         && !CancellationScope.current().consideredCancelled) {
-        const next: RunContinuation = {
+        continuation = {
           turns: state.turns, eventSeq: state.eventSeq, usage: state.usage, toolCallCount: state.toolCallCount,
           lastTextPreview: state.lastTextPreview, context: ctx, mcpRoutes: avail.mcpRoutes,
           integrationCount: avail.integrationCount, hasDataSources: avail.hasDataSources,
         };
-        continuation = next;
         break;
       }
     }
@@ -189,12 +218,15 @@ async function dispatchToolCall(ref: ToolCallRef, tools: ToolAvailability): Prom
     return bookkeeping.recordToolResult({ ...ref, type: route.type, status: 'error', content: toolResultText.unknownTool(ref.name) });
   }
   try {
-    return await dispatcher(ref);
+    return await dispatcher(ref, route);
   } catch (err) {
     if (isCancellation(err)) throw err;
     // A tool activity that gave up still owes the LLM a result; a failed tool never fails the run.
     const message = describeFailure(err).message;
-    return bookkeeping.recordToolResult({ ...ref, type: route.type, status: 'error', content: toolResultText.mcpToolUnexpected(message) });
+    const integrationId = route.type === 'mcp_tool' ? route.integrationId : undefined;
+    return bookkeeping.recordToolResult({
+      ...ref, type: route.type, integrationId, status: 'error', content: toolResultText.mcpToolUnexpected(message),
+    });
   }
 }
 

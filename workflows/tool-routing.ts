@@ -5,10 +5,27 @@
 export type ToolType = 'mcp_tool' | 'mcp_resource' | 'mcp_prompt' | 'source_query' | 'unknown';
 
 export type ToolRoute =
-  | { type: 'mcp_tool'; integrationId?: string; toolName: string }
+  | McpToolRoute
   | { type: 'mcp_resource' }
   | { type: 'mcp_prompt' }
   | { type: 'source_query' };
+
+/**
+ * Where an MCP tool call goes, decided once per run by discovery. It carries the numbers the
+ * workflow needs to size the activity around the call, so the workflow never reads config.
+ */
+export interface McpToolRoute {
+  type: 'mcp_tool';
+  integrationId?: string;
+  toolName: string;
+  integrationName?: string;
+  /** per-request timeout; progress notifications restart it */
+  toolTimeoutMs?: number;
+  /** bound on the whole call, progress or not */
+  totalTimeoutMs?: number;
+  /** annotated read-only or idempotent by an integration whose annotations are trusted */
+  retryable?: boolean;
+}
 
 export const NATIVE_TOOL_NAMES = {
   resource: 'retrieve_mcp_resource',

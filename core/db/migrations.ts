@@ -126,6 +126,26 @@ CREATE TABLE run_results (
 );
 `,
   },
+  {
+    version: 2,
+    name: 'integrations',
+    sql: `
+-- MCP servers. Names become tool-name prefixes (<name>__<tool>), so "__" is reserved as the separator.
+CREATE TABLE integrations (
+  id text PRIMARY KEY,
+  name text NOT NULL UNIQUE CHECK (name ~ '^[a-zA-Z][a-zA-Z0-9_-]*$' AND position('__' in name) = 0),
+  -- {type: stdio, command, args?, env?, cwd?} | {type: http, url, headers?}; env and headers hold secrets
+  transport jsonb NOT NULL CHECK (transport->>'type' IN ('stdio', 'http')),
+  tool_timeout_ms integer NOT NULL DEFAULT 60000 CHECK (tool_timeout_ms > 0),
+  max_total_timeout_ms integer CHECK (max_total_timeout_ms > 0),
+  max_resource_bytes bigint NOT NULL DEFAULT 268435456 CHECK (max_resource_bytes > 0),
+  trust_annotations boolean NOT NULL DEFAULT false,
+  enabled boolean NOT NULL DEFAULT true,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  updated_at timestamptz NOT NULL DEFAULT now()
+);
+`,
+  },
 ];
 
 const LOCK_KEY = 0x6167_656e; // "agen"

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import type { ScriptStep } from '../../core/agent-model';
@@ -9,7 +10,9 @@ import { insertThread } from '../../core/db/threads';
 import { createScriptedProvider } from '../../core/llm/scripted';
 import { createLogger } from '../../core/logger';
 import { startRun, type StartRunRequest } from '../../core/runs/start-run';
+import type { McpPool } from '../../core/mcp/pool';
 import { createEngineWorker } from '../../worker/create-worker';
+import { startMcpPool } from '../../worker/mcp-lifecycle';
 import { testStack } from './stack-env';
 
 export type DatabaseKind = 'embedded' | 'external';
@@ -45,7 +48,7 @@ export async function startEngine(database: DatabaseKind = 'embedded', options: 
   const connection = await Connection.connect({ address: stack.temporalAddress });
   const client = new Client({ connection });
   const taskQueue = `test-${randomUUID()}`;
-  let worker: { instance: Worker; running: Promise<void>; connection: NativeConnection } | undefined;
+  let worker: { instance: Worker; running: Promise<void>; connection: NativeConnection; mcpPool: McpPool } | undefined;
 
   const engine: Engine = {
     db, client, taskQueue,
@@ -68,11 +71,13 @@ export async function startEngine(database: DatabaseKind = 'embedded', options: 
     },
     async startWorker() {
       const nativeConnection = await NativeConnection.connect({ address: stack.temporalAddress });
+      // The registry lives in this run's dir: jest workers of other runs on the machine keep theirs.
+      const mcpPool = await startMcpPool(logger, { groupsDir: path.join(stack.tmpDir, 'mcp-groups') });
       const instance = await createEngineWorker({
         connection: nativeConnection, namespace: 'default', taskQueue, workflowBundlePath: stack.workflowBundlePath,
-        deps: { db, logger, providers: { scripted: createScriptedProvider() } },
+        deps: { db, logger, providers: { scripted: createScriptedProvider() }, mcpPool },
       });
-      worker = { instance, running: instance.run(), connection: nativeConnection };
+      worker = { instance, running: instance.run(), connection: nativeConnection, mcpPool };
     },
     async stopWorker() {
       if (!worker) return;
@@ -80,6 +85,7 @@ export async function startEngine(database: DatabaseKind = 'embedded', options: 
       worker = undefined;
       w.instance.shutdown();
       await w.running;
+      await w.mcpPool.closeAll();
       await w.connection.close();
     },
     async close() {

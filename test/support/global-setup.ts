@@ -47,19 +47,21 @@ async function createExternalDatabase(): Promise<{ url: string; drop: () => Prom
   };
 }
 
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Directories of earlier runs whose jest process is gone. */
 async function removeStaleRuns(): Promise<void> {
   const entries = await fs.readdir(TMP_ROOT).catch(() => [] as string[]);
   for (const entry of entries) {
     const pid = Number(/^run-(\d+)$/.exec(entry)?.[1]);
-    let alive = false;
-    try {
-      if (pid) process.kill(pid, 0);
-      alive = Boolean(pid);
-    } catch {
-      alive = false;
-    }
-    if (!alive) await fs.rm(path.join(TMP_ROOT, entry), { recursive: true, force: true });
+    if (!pid || !processAlive(pid)) await fs.rm(path.join(TMP_ROOT, entry), { recursive: true, force: true });
   }
 }
 

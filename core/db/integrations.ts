@@ -1,0 +1,110 @@
+import { newId } from '../ids';
+import type { Queryable } from './pool';
+
+/** How the worker reaches an MCP server. `env` and `headers` hold secrets: never log or return them. */
+export type IntegrationTransport =
+  | { type: 'stdio'; command: string; args?: string[]; env?: Record<string, string>; cwd?: string }
+  | { type: 'http'; url: string; headers?: Record<string, string> };
+
+export interface Integration {
+  id: string;
+  name: string;
+  transport: IntegrationTransport;
+  toolTimeoutMs: number;
+  /** bound on a tool call that keeps reporting progress; null: the engine's default bound */
+  maxTotalTimeoutMs: number | null;
+  maxResourceBytes: number;
+  /** whether readOnlyHint/idempotentHint from this server may be trusted to retry its tools */
+  trustAnnotations: boolean;
+  enabled: boolean;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface NewIntegration {
+  name: string;
+  transport: IntegrationTransport;
+  toolTimeoutMs?: number;
+  maxTotalTimeoutMs?: number | null;
+  maxResourceBytes?: number;
+  trustAnnotations?: boolean;
+  enabled?: boolean;
+}
+
+/** What API responses show: the names of env variables and headers, never their values. */
+export type PublicTransport =
+  | { type: 'stdio'; command: string; args: string[]; envKeys: string[]; cwd?: string }
+  | { type: 'http'; url: string; headerKeys: string[] };
+
+export type PublicIntegration = Omit<Integration, 'transport'> & { transport: PublicTransport };
+
+/** Names prefix tool names as `<name>__<tool>`, so "__" is reserved. The table checks the same rule. */
+export const INTEGRATION_NAME_PATTERN = /^[a-zA-Z][a-zA-Z0-9_-]*$/;
+
+export function integrationNameProblem(name: string): string | undefined {
+  if (!INTEGRATION_NAME_PATTERN.test(name)) return 'must start with a letter and contain only letters, digits, "_" and "-"';
+  if (name.includes('__')) return 'must not contain "__" (it separates the integration from the tool name)';
+  return undefined;
+}
+
+interface IntegrationRow {
+  id: string; name: string; transport: IntegrationTransport; tool_timeout_ms: number; max_total_timeout_ms: number | null;
+  max_resource_bytes: string; trust_annotations: boolean; enabled: boolean; created_at: Date; updated_at: Date;
+}
+
+const toIntegration = (r: IntegrationRow): Integration => ({
+  id: r.id, name: r.name, transport: r.transport, toolTimeoutMs: r.tool_timeout_ms, maxTotalTimeoutMs: r.max_total_timeout_ms,
+  // bigint arrives as a string; 2^53 bytes is far beyond any bound we would set.
+  maxResourceBytes: Number(r.max_resource_bytes), trustAnnotations: r.trust_annotations, enabled: r.enabled,
+  createdAt: r.created_at.toISOString(), updatedAt: r.updated_at.toISOString(),
+});
+
+export function toPublic(integration: Integration): PublicIntegration {
+  const t = integration.transport;
+  const transport: PublicTransport = t.type === 'stdio'
+    ? { type: 'stdio', command: t.command, args: t.args ?? [], envKeys: Object.keys(t.env ?? {}).sort(), ...(t.cwd ? { cwd: t.cwd } : {}) }
+    : { type: 'http', url: t.url, headerKeys: Object.keys(t.headers ?? {}).sort() };
+  return { ...integration, transport };
+}
+
+export async function insertIntegration(db: Queryable, integration: NewIntegration): Promise<Integration> {
+  const problem = integrationNameProblem(integration.name);
+  if (problem) throw new Error(`Invalid integration name "${integration.name}": ${problem}`);
+  const { rows } = await db.query<IntegrationRow>(
+    `INSERT INTO integrations (id, name, transport, tool_timeout_ms, max_total_timeout_ms, max_resource_bytes, trust_annotations, enabled)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
+    [newId('int'), integration.name, JSON.stringify(integration.transport), integration.toolTimeoutMs ?? 60_000,
+      integration.maxTotalTimeoutMs ?? null, integration.maxResourceBytes ?? 268_435_456,
+      integration.trustAnnotations ?? false, integration.enabled ?? true],
+  );
+  return toIntegration(rows[0]);
+}
+
+export async function findIntegration(db: Queryable, id: string): Promise<Integration | undefined> {
+  const { rows } = await db.query<IntegrationRow>('SELECT * FROM integrations WHERE id = $1', [id]);
+  return rows[0] && toIntegration(rows[0]);
+}
+
+export async function findIntegrationByName(db: Queryable, name: string): Promise<Integration | undefined> {
+  const { rows } = await db.query<IntegrationRow>('SELECT * FROM integrations WHERE name = $1', [name]);
+  return rows[0] && toIntegration(rows[0]);
+}
+
+/** The integrations with these ids, in the order of `ids`; ids that do not exist are left out. */
+export async function findIntegrations(db: Queryable, ids: string[]): Promise<Integration[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await db.query<IntegrationRow>('SELECT * FROM integrations WHERE id = ANY($1)', [ids]);
+  const byId = new Map(rows.map((r) => [r.id, toIntegration(r)]));
+  return ids.flatMap((id) => (byId.has(id) ? [byId.get(id)!] : []));
+}
+
+/** Unpaged: integrations are configuration, counted in tens. */
+export async function listIntegrations(db: Queryable): Promise<Integration[]> {
+  const { rows } = await db.query<IntegrationRow>('SELECT * FROM integrations ORDER BY created_at, id');
+  return rows.map(toIntegration);
+}
+
+export async function deleteIntegration(db: Queryable, id: string): Promise<boolean> {
+  const res = await db.query('DELETE FROM integrations WHERE id = $1', [id]);
+  return res.rowCount === 1;
+}

@@ -1,0 +1,55 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { Integration } from '../db/integrations';
+import type { Logger } from '../logger';
+import { GroupStdioTransport } from './stdio-transport';
+
+export interface ConnectOptions {
+  groupsDir: string;
+  logger: Logger;
+  /** bound on spawning or reaching the server and the initialize handshake */
+  timeoutMs: number;
+}
+
+const CLIENT_INFO = { name: 'durable-agent-engine', version: '0.1.0' };
+
+async function connectOver(transport: Transport, timeoutMs: number): Promise<Client> {
+  const client = new Client(CLIENT_INFO, { capabilities: {} });
+  try {
+    await client.connect(transport, { timeout: timeoutMs });
+    return client;
+  } catch (err) {
+    // A failed handshake must not leave a server process or an open stream behind.
+    await client.close().catch(() => undefined);
+    await transport.close().catch(() => undefined);
+    throw err;
+  }
+}
+
+function is4xx(err: unknown): boolean {
+  const code = (err as { code?: unknown }).code;
+  return err instanceof StreamableHTTPError && typeof code === 'number' && code >= 400 && code < 500;
+}
+
+/** A connected, initialised client for one integration. Secrets stay in this process. */
+export async function connectIntegration(integration: Integration, options: ConnectOptions): Promise<Client> {
+  const t = integration.transport;
+  const logger = options.logger.child({ integrationId: integration.id });
+  if (t.type === 'stdio') {
+    return connectOver(new GroupStdioTransport({
+      command: t.command, args: t.args, env: t.env, cwd: t.cwd, groupsDir: options.groupsDir, logger,
+    }), options.timeoutMs);
+  }
+  const url = new URL(t.url);
+  const requestInit: RequestInit = { headers: t.headers ?? {} };
+  try {
+    return await connectOver(new StreamableHTTPClientTransport(url, { requestInit }), options.timeoutMs);
+  } catch (err) {
+    // Servers of the older HTTP+SSE protocol answer the Streamable HTTP POST with a 4xx (SDK docs: backwards compatibility).
+    if (!is4xx(err)) throw err;
+    logger.info({ err: (err as Error).message }, 'Streamable HTTP refused; trying the older SSE transport');
+    return connectOver(new SSEClientTransport(url, { requestInit }), options.timeoutMs);
+  }
+}

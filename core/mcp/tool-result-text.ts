@@ -1,0 +1,37 @@
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+
+type ContentBlock = CallToolResult['content'][number];
+
+const base64Bytes = (data: string) => Math.floor((data.length * 3) / 4) - (data.endsWith('==') ? 2 : data.endsWith('=') ? 1 : 0);
+
+/** Binary content would flood the context window; the LLM gets what it is and how big. */
+function blockText(block: ContentBlock): string {
+  switch (block.type) {
+    case 'text':
+      return block.text;
+    case 'image':
+    case 'audio':
+      return `[${block.type}: ${block.mimeType}, ${base64Bytes(block.data)} bytes]`;
+    case 'resource': {
+      const r = block.resource;
+      if ('text' in r && typeof r.text === 'string') return r.text;
+      const blob = 'blob' in r && typeof r.blob === 'string' ? r.blob : '';
+      return `[blob: ${r.mimeType ?? 'application/octet-stream'}, ${base64Bytes(blob)} bytes, ${r.uri}]`;
+    }
+    default:
+      return JSON.stringify(block, null, 2);
+  }
+}
+
+/**
+ * The text the LLM sees for a tool result (contract): text contents joined by newlines,
+ * structured content or other objects as pretty JSON, placeholders for binary content.
+ */
+export function toolResultContentText(result: CallToolResult | { toolResult: unknown }): string {
+  // Servers of protocol version 2024-10-07 answer with a bare toolResult.
+  if (!('content' in result)) return JSON.stringify(result.toolResult, null, 2);
+  const parts = (result.content ?? []).map(blockText);
+  // Servers with an output schema send structured content; the text blocks may only repeat it.
+  if (result.structuredContent !== undefined && !parts.some((p) => p.trim())) return JSON.stringify(result.structuredContent, null, 2);
+  return parts.join('\n');
+}
