@@ -5,6 +5,8 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
+  // test/record/ re-records the committed histories; it runs only through `npm run record-histories`.
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/record/'],
   transform: {
     '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json', diagnostics: false }],
     // Fastify's inject (cookie@1) and @fastify/static for /docs (content-disposition@3) depend on

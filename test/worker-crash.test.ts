@@ -1,35 +1,12 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import { runTurns } from '../core/db/run-store';
 import { startEngine, type Engine } from './support/engine';
+import { exited, spawnWorker } from './support/processes';
 import { testStack } from './support/stack-env';
 import { waitFor } from './support/wait';
 
-const ROOT = path.join(__dirname, '..');
-
-/** A worker in its own process, as `npm run worker` starts it. */
-function spawnWorker(engine: Engine): ChildProcess {
-  const stack = testStack();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'worker/main.ts'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      TEMPORAL_ADDRESS: stack.temporalAddress,
-      DATABASE_URL: stack.databases.embedded,
-      TASK_QUEUE: engine.taskQueue,
-      WORKFLOW_BUNDLE_PATH: stack.workflowBundlePath,
-      LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  child.stderr?.on('data', () => undefined);
-  return child;
-}
-
-const exited = (child: ChildProcess) =>
-  child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise<void>((r) => child.once('exit', () => r()));
-
 describe('a worker killed mid-run', () => {
+  const workerEnv = () => ({ DATABASE_URL: testStack().databases.embedded, TASK_QUEUE: engine.taskQueue });
   let engine: Engine;
   const children: ChildProcess[] = [];
   beforeAll(async () => {
@@ -46,7 +23,7 @@ describe('a worker killed mid-run', () => {
   test('a restarted worker finishes the run without re-running completed LLM turns', async () => {
     const steps = Array.from({ length: 6 }, (_, i) => ({ toolCalls: [{ name: `tick_${i + 1}`, arguments: {} }], delayMs: 600 }));
     const { threadId } = await engine.scriptedThread([...steps, { text: 'all done' }]);
-    const first = spawnWorker(engine);
+    const first = spawnWorker(workerEnv());
     children.push(first);
     const runId = await engine.start({ threadId, input: 'count' });
 
@@ -55,7 +32,7 @@ describe('a worker killed mid-run', () => {
     await exited(first);
     const doneAtKill = (await runTurns(engine.db, runId)).filter((t) => t.completed).map((t) => t.turn);
 
-    children.push(spawnWorker(engine));
+    children.push(spawnWorker(workerEnv()));
     const result = await engine.result(runId);
     expect(result).toMatchObject({ status: 'completed', stopReason: 'answer', output: 'all done', turns: 7 });
     expect(result.toolCalls.map((c) => c.name)).toEqual(steps.map((_, i) => `tick_${i + 1}`));

@@ -2,14 +2,30 @@ import type { Logger } from '../core/logger';
 import { createMcpPool, type McpPool, type McpPoolOptions } from '../core/mcp/pool';
 import { DEFAULT_GROUPS_DIR, killLeftoverServerGroups } from '../core/mcp/process-groups';
 
+/** How often a live worker looks for servers left by a sibling worker that died on this machine. */
+const SWEEP_EVERY_MS = 15_000;
+
 /**
  * The worker's MCP pool. A predecessor killed with SIGKILL could not stop its stdio servers,
- * so their process groups are killed first. Whoever starts the pool calls closeAll() after the
- * worker has stopped (in-flight activities still use it until then).
+ * so their process groups are killed first, and again periodically: with several workers on
+ * one machine, the one that died may have no successor. Whoever starts the pool calls
+ * closeAll() after the worker has stopped (in-flight activities still use it until then).
  */
 export async function startMcpPool(logger: Logger, options: Omit<McpPoolOptions, 'logger'> = {}): Promise<McpPool> {
   const groupsDir = options.groupsDir ?? DEFAULT_GROUPS_DIR;
-  const killed = await killLeftoverServerGroups(groupsDir, logger);
-  if (killed > 0) logger.warn({ killed }, 'killed MCP servers left by a crashed worker');
-  return createMcpPool({ ...options, logger, groupsDir });
+  const sweep = async () => {
+    const killed = await killLeftoverServerGroups(groupsDir, logger);
+    if (killed > 0) logger.warn({ killed }, 'killed MCP servers left by a crashed worker');
+  };
+  await sweep();
+  const timer = setInterval(() => void sweep().catch((err: unknown) => logger.warn({ err }, 'MCP leftover sweep failed')), SWEEP_EVERY_MS);
+  timer.unref();
+  const pool = createMcpPool({ ...options, logger, groupsDir });
+  return {
+    ...pool,
+    async closeAll() {
+      clearInterval(timer);
+      await pool.closeAll();
+    },
+  };
 }
