@@ -1,8 +1,12 @@
 import type { ActivityDeps } from './deps';
+import { createCapabilitiesActivities } from './capabilities';
 import { createDiscoveryActivities } from './discovery';
 import { createFinishRunActivities } from './finish-run';
 import { createLlmTurnActivities } from './llm-turn';
 import { createMcpToolActivities } from './mcp-tool';
+import { createPromptPrefixActivities } from './prompt-prefix';
+import { createRetrievePromptActivities } from './retrieve-prompt';
+import { createRetrieveResourceActivities } from './retrieve-resource';
 import { createRunContextActivities } from './run-context';
 import { createToolResultActivities } from './tool-results';
 
@@ -16,6 +20,10 @@ export function createActivities(deps: ActivityDeps) {
     ...createLlmTurnActivities(deps),
     ...createToolResultActivities(deps),
     ...createMcpToolActivities(deps),
+    ...createRetrievePromptActivities(deps),
+    ...createRetrieveResourceActivities(deps),
+    ...createPromptPrefixActivities(deps),
     ...createFinishRunActivities(deps),
+    ...createCapabilitiesActivities(deps),
   };
 }

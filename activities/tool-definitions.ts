@@ -19,7 +19,7 @@ const NATIVE_TOOLS: Record<string, ToolDefinition> = {
   },
   [NATIVE_TOOL_NAMES.prompt]: {
     name: NATIVE_TOOL_NAMES.prompt,
-    description: 'Retrieve a prompt template from an MCP integration.',
+    description: 'Retrieve a prompt template from an MCP integration: predefined messages that guide a task. Pass the arguments the prompt lists; those marked required must be given.',
     inputSchema: {
       type: 'object',
       properties: {
@@ -52,6 +52,16 @@ function listed<T>(items: T[], show: (item: T) => string): string {
   return items.length > MAX_LISTED ? `${shown}; … and ${items.length - MAX_LISTED} more` : shown;
 }
 
+/** Short enough that fifty prompts still fit in a description. */
+const MAX_PROMPT_DESCRIPTION = 120;
+
+/** A prompt as the LLM needs it to call retrieve_mcp_prompt: name, what it is for, and its arguments. */
+function promptEntry(p: DiscoveredIntegration['prompts'][number]): string {
+  const about = p.description ? ` - ${p.description.length > MAX_PROMPT_DESCRIPTION ? `${p.description.slice(0, MAX_PROMPT_DESCRIPTION)}…` : p.description}` : '';
+  const args = (p.arguments ?? []).map((a) => (a.required ? `${a.name} (required)` : a.name));
+  return `${p.name}${about}${args.length ? ` [arguments: ${args.join(', ')}]` : ''}`;
+}
+
 /** Tells the LLM which integrations exist and what each offers, so it can fill integrationId and the rest. */
 function integrationCatalogue(integrations: DiscoveredIntegration[], tool: string): string {
   if (integrations.length === 0) return '';
@@ -66,7 +76,7 @@ function integrationCatalogue(integrations: DiscoveredIntegration[], tool: strin
       return `${head}: ${parts.join('; ') || 'no resources'}`;
     }
     if (tool === NATIVE_TOOL_NAMES.prompt) {
-      return `${head}: ${i.prompts.length ? `prompts: ${listed(i.prompts, (p) => p.name)}` : 'no prompts'}`;
+      return `${head}: ${i.prompts.length ? `prompts: ${listed(i.prompts, promptEntry)}` : 'no prompts'}`;
     }
     return head;
   });

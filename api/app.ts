@@ -8,10 +8,15 @@ import { requireApiKey } from './auth';
 import { problemHandlers, routeNotFound, sendProblem, toProblem } from './problem';
 import { agentRoutes } from './routes/agents';
 import { healthRoutes } from './routes/health';
+import { integrationRoutes } from './routes/integrations';
+import { runEventRoutes } from './routes/run-events';
+import { runListRoutes } from './routes/run-list';
 import { runRoutes } from './routes/runs';
+import { sourceRoutes } from './routes/sources';
 import { threadRoutes } from './routes/threads';
 import { sharedSchemas } from './schemas';
 import { formatSchemaErrors } from './validation';
+import type { Environment } from './mcp-config-import';
 
 export interface AppDeps {
   db: Db;
@@ -20,6 +25,12 @@ export interface AppDeps {
   logger: Logger;
   /** When set, every /v1 route requires `Authorization: Bearer <apiKey>`. */
   apiKey?: string;
+  /** where `${VAR}` in imported MCP configs is looked up; server.ts passes process.env, tests a record */
+  env?: Environment;
+  /** how long GET /v1/integrations/:id/capabilities waits for a worker (default 30 s) */
+  capabilitiesWaitMs?: number;
+  /** heartbeat interval of run event streams (tests shorten it) */
+  sseHeartbeatMs?: number;
 }
 
 // A run's input may hold 1,000,000 characters, and JSON escaping can take up to 6 bytes for each.
@@ -75,9 +86,16 @@ function v1Routes(deps: AppDeps): FastifyPluginAsync {
       // Unknown /v1 paths answer 401 too, so that an anonymous caller cannot map the API.
       v1.setNotFoundHandler({ preHandler: authenticate }, routeNotFound);
     }
-    await v1.register(agentRoutes, { db: deps.db });
+    await v1.register(agentRoutes, { db: deps.db, client: deps.client, taskQueue: deps.taskQueue });
+    await v1.register(integrationRoutes, {
+      db: deps.db, client: deps.client, taskQueue: deps.taskQueue, logger: deps.logger,
+      env: deps.env ?? {}, capabilitiesWaitMs: deps.capabilitiesWaitMs ?? 30_000,
+    });
     await v1.register(threadRoutes, { db: deps.db });
+    await v1.register(sourceRoutes, { db: deps.db });
     await v1.register(runRoutes, { db: deps.db, client: deps.client, taskQueue: deps.taskQueue });
+    await v1.register(runListRoutes, { db: deps.db, client: deps.client });
+    await v1.register(runEventRoutes, { db: deps.db, client: deps.client, heartbeatMs: deps.sseHeartbeatMs });
   };
 }
 

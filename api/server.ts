@@ -18,7 +18,8 @@ export async function startApiServer(
   config: AppConfig,
   deps: { db: Db; client: Client; logger: Logger },
 ): Promise<ApiServer> {
-  const app = await buildApp({ ...deps, taskQueue: config.taskQueue, apiKey: config.apiKey });
+  // The composition root: imported MCP configs expand ${VAR} from this process's environment.
+  const app = await buildApp({ ...deps, taskQueue: config.taskQueue, apiKey: config.apiKey, env: process.env });
   try {
     const url = await app.listen({ host: config.host, port: config.port });
     return { app, url, close: () => app.close() };

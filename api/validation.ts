@@ -8,7 +8,7 @@ type Issue = z.core.$ZodIssue;
 const formatPath = (path: readonly PropertyKey[]) =>
   path.map((key, i) => (typeof key === 'number' ? `[${key}]` : `${i === 0 ? '' : '.'}${String(key)}`)).join('');
 
-function describeIssues(issues: readonly Issue[], base: readonly PropertyKey[]): string[] {
+export function describeIssues(issues: readonly Issue[], base: readonly PropertyKey[]): string[] {
   return issues.flatMap((issue) => {
     const path = [...base, ...issue.path];
     if (issue.code === 'invalid_union' && issue.errors.length > 0) {

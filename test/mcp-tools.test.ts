@@ -1,7 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import type { ScriptStep } from '../core/agent-model';
 import { insertAgent } from '../core/db/agents';
@@ -14,22 +13,13 @@ import { toolResultText } from '../workflows/tool-results';
 import { logger, startEngine, type Engine } from './support/engine';
 import { testStack } from './support/stack-env';
 import { waitFor } from './support/wait';
+import { freePort } from '../core/ports';
 
 const ROOT = path.join(__dirname, '..');
 const FIXTURE = path.join(__dirname, 'fixtures', 'mcp-fixture-server.ts');
 /** Every fixture process of this file carries the marker, so the leftover check finds ours and only ours. */
 const MARKER = `--marker=${randomUUID()}`;
 const suffix = () => randomUUID().slice(0, 8);
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer().once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 function processesWith(marker: string): number[] {
   return fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d)).filter((pid) => {

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { freePort } from '../core/temporal/dev-server';
+import { freePort } from '../core/ports';
 import { testStack } from './support/stack-env';
 import { waitFor } from './support/wait';
 

@@ -1,7 +1,7 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
-import { freePort } from '../core/temporal/dev-server';
+import { freePort } from '../core/ports';
 import { ROOT, exited, spawnWorker } from './support/processes';
 import { testStack } from './support/stack-env';
 import { waitFor } from './support/wait';

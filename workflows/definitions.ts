@@ -1,5 +1,5 @@
 import { defineQuery } from '@temporalio/workflow';
-import type { Usage } from '../core/messages';
+import type { ChatMessage, Usage } from '../core/messages';
 import type { ToolRoute, ToolType } from './tool-routing';
 
 export type RunStatus = 'running' | 'completed' | 'failed' | 'cancelled';
@@ -131,3 +131,14 @@ export const runStateQuery = defineQuery<RunState>('runState');
 
 export const RUN_WORKFLOW_TYPE = 'runWorkflow';
 export const DEFAULT_CONTINUE_AS_NEW_BYTES = 4 * 1024 * 1024;
+
+/** GET /v1/agents/:id/context: the prefix an agent's next run would get, built by a worker. */
+export interface ContextPreviewInput {
+  agentId: string;
+}
+
+export interface ContextPreview {
+  messages: ChatMessage[];
+}
+
+export const CONTEXT_PREVIEW_WORKFLOW_TYPE = 'contextPreviewWorkflow';

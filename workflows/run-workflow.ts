@@ -4,6 +4,7 @@ import {
   CancellationScope,
   continueAsNew,
   isCancellation,
+  patched,
   proxyActivities,
   setHandler,
   upsertSearchAttributes,
@@ -56,6 +57,8 @@ const finishing = proxyActivities<Activities>({
 type Dispatcher = (ref: ToolCallRef, route: ToolRoute) => Promise<ToolOutcome>;
 const dispatchers: Partial<Record<string, Dispatcher>> = {
   mcp_tool: (ref, route) => callMcpTool(ref, route as McpToolRoute),
+  mcp_prompt: (ref) => viaNativeActivity(ref, 'mcp_prompt', 'mcp-prompt-activity', promptActivities.retrievePrompt, toolResultText.promptFailed),
+  mcp_resource: (ref) => viaNativeActivity(ref, 'mcp_resource', 'mcp-resource-activity', resourceActivities.retrieveResource, toolResultText.resourceFailed),
 };
 
 /** Used when a route predates the timeout fields; matches the integrations table's default. */
@@ -82,6 +85,43 @@ function callMcpTool(ref: ToolCallRef, route: McpToolRoute): Promise<ToolOutcome
       : { maximumAttempts: 1 },
   });
   return call({ ...ref, integrationId: route.integrationId!, toolName: route.toolName, toolTimeoutMs, totalTimeoutMs });
+}
+
+/** prompts/get is a read: safe to retry. Its MCP request is bounded at 60 s, plus up to 30 s to connect. */
+const promptActivities = proxyActivities<Activities>({
+  startToCloseTimeout: '3 minutes',
+  heartbeatTimeout: '15s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts: 3 },
+});
+
+/**
+ * resources/read is a read, and a CSV import replaces its table atomically, so both are safe to
+ * retry. A 256 MiB CSV takes minutes to import: the activity heartbeats, so a dead worker is
+ * noticed within the heartbeat timeout, not at the end of the long start-to-close bound.
+ */
+const resourceActivities = proxyActivities<Activities>({
+  startToCloseTimeout: '30 minutes',
+  heartbeatTimeout: '30s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts: 3 },
+});
+
+/**
+ * retrieve_mcp_prompt and retrieve_mcp_resource are served by their own activities. Runs that started
+ * before those existed answered them through recordToolResult, hence the patch markers.
+ */
+async function viaNativeActivity(
+  ref: ToolCallRef, type: 'mcp_prompt' | 'mcp_resource', patchId: string,
+  call: (ref: ToolCallRef) => Promise<ToolOutcome>, failed: (message: string) => string,
+): Promise<ToolOutcome> {
+  if (!patched(patchId)) {
+    return bookkeeping.recordToolResult({ ...ref, type, status: 'error', content: toolResultText.unknownTool(ref.name) });
+  }
+  try {
+    return await call(ref);
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    return bookkeeping.recordToolResult({ ...ref, type, status: 'error', content: failed(describeFailure(err).message) });
+  }
 }
 
 export async function runWorkflow(input: RunWorkflowInput): Promise<RunOutcome> {

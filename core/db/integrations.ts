@@ -17,6 +17,12 @@ export interface Integration {
   /** whether readOnlyHint/idempotentHint from this server may be trusted to retry its tools */
   trustAnnotations: boolean;
   enabled: boolean;
+  /** whether this server's conventional prompts (system_prompt, user_prompt, …) are injected into runs */
+  promptInjection: boolean;
+  /** prompt names never injected (matched case-insensitively) */
+  disabledPrompts: string[];
+  /** arguments passed to prompts/get when injecting, keyed by prompt name */
+  promptArguments: Record<string, Record<string, string>>;
   createdAt: string;
   updatedAt: string;
 }
@@ -29,6 +35,9 @@ export interface NewIntegration {
   maxResourceBytes?: number;
   trustAnnotations?: boolean;
   enabled?: boolean;
+  promptInjection?: boolean;
+  disabledPrompts?: string[];
+  promptArguments?: Record<string, Record<string, string>>;
 }
 
 /** What API responses show: the names of env variables and headers, never their values. */
@@ -50,12 +59,14 @@ export function integrationNameProblem(name: string): string | undefined {
 interface IntegrationRow {
   id: string; name: string; transport: IntegrationTransport; tool_timeout_ms: number; max_total_timeout_ms: number | null;
   max_resource_bytes: string; trust_annotations: boolean; enabled: boolean; created_at: Date; updated_at: Date;
+  prompt_injection: boolean; disabled_prompts: string[]; prompt_arguments: Record<string, Record<string, string>>;
 }
 
 const toIntegration = (r: IntegrationRow): Integration => ({
   id: r.id, name: r.name, transport: r.transport, toolTimeoutMs: r.tool_timeout_ms, maxTotalTimeoutMs: r.max_total_timeout_ms,
   // bigint arrives as a string; 2^53 bytes is far beyond any bound we would set.
   maxResourceBytes: Number(r.max_resource_bytes), trustAnnotations: r.trust_annotations, enabled: r.enabled,
+  promptInjection: r.prompt_injection, disabledPrompts: r.disabled_prompts, promptArguments: r.prompt_arguments,
   createdAt: r.created_at.toISOString(), updatedAt: r.updated_at.toISOString(),
 });
 
@@ -71,11 +82,13 @@ export async function insertIntegration(db: Queryable, integration: NewIntegrati
   const problem = integrationNameProblem(integration.name);
   if (problem) throw new Error(`Invalid integration name "${integration.name}": ${problem}`);
   const { rows } = await db.query<IntegrationRow>(
-    `INSERT INTO integrations (id, name, transport, tool_timeout_ms, max_total_timeout_ms, max_resource_bytes, trust_annotations, enabled)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
+    `INSERT INTO integrations (id, name, transport, tool_timeout_ms, max_total_timeout_ms, max_resource_bytes, trust_annotations, enabled,
+       prompt_injection, disabled_prompts, prompt_arguments)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING *`,
     [newId('int'), integration.name, JSON.stringify(integration.transport), integration.toolTimeoutMs ?? 60_000,
       integration.maxTotalTimeoutMs ?? null, integration.maxResourceBytes ?? 268_435_456,
-      integration.trustAnnotations ?? false, integration.enabled ?? true],
+      integration.trustAnnotations ?? false, integration.enabled ?? true,
+      integration.promptInjection ?? true, integration.disabledPrompts ?? [], JSON.stringify(integration.promptArguments ?? {})],
   );
   return toIntegration(rows[0]);
 }
@@ -107,4 +120,67 @@ export async function listIntegrations(db: Queryable): Promise<Integration[]> {
 export async function deleteIntegration(db: Queryable, id: string): Promise<boolean> {
   const res = await db.query('DELETE FROM integrations WHERE id = $1', [id]);
   return res.rowCount === 1;
+}
+
+/** A partial update; `maxTotalTimeoutMs: null` goes back to the engine's default bound. */
+export type IntegrationPatch = Partial<NewIntegration>;
+
+const patchColumns: Record<keyof IntegrationPatch, string> = {
+  name: 'name', transport: 'transport', toolTimeoutMs: 'tool_timeout_ms', maxTotalTimeoutMs: 'max_total_timeout_ms',
+  maxResourceBytes: 'max_resource_bytes', trustAnnotations: 'trust_annotations', enabled: 'enabled',
+  promptInjection: 'prompt_injection', disabledPrompts: 'disabled_prompts', promptArguments: 'prompt_arguments',
+};
+const jsonbFields = new Set<keyof IntegrationPatch>(['transport', 'promptArguments']);
+
+/** Applies the given fields; updated_at moves, so worker pools reconnect with the new config. Undefined when absent. */
+export async function updateIntegration(db: Queryable, id: string, patch: IntegrationPatch): Promise<Integration | undefined> {
+  if (patch.name !== undefined) {
+    const problem = integrationNameProblem(patch.name);
+    if (problem) throw new Error(`Invalid integration name "${patch.name}": ${problem}`);
+  }
+  const sets: string[] = [];
+  const values: unknown[] = [id];
+  for (const [key, column] of Object.entries(patchColumns) as [keyof IntegrationPatch, string][]) {
+    if (patch[key] === undefined) continue;
+    values.push(jsonbFields.has(key) ? JSON.stringify(patch[key]) : patch[key]);
+    sets.push(`${column} = $${values.length}`);
+  }
+  const { rows } = await db.query<IntegrationRow>(
+    `UPDATE integrations SET ${[...sets, 'updated_at = now()'].join(', ')} WHERE id = $1 RETURNING *`, values,
+  );
+  return rows[0] && toIntegration(rows[0]);
+}
+
+/** The names among `names` that integrations already use. */
+export async function takenIntegrationNames(db: Queryable, names: string[]): Promise<string[]> {
+  const { rows } = await db.query<{ name: string }>('SELECT name FROM integrations WHERE name = ANY($1) ORDER BY name', [names]);
+  return rows.map((r) => r.name);
+}
+
+/**
+ * Inside a transaction: key-share-locks the integrations with these ids, so that none of them
+ * can be deleted before the transaction ends, and returns the ids that do not exist.
+ */
+export async function lockIntegrationIds(tx: Queryable, ids: string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await tx.query<{ id: string }>('SELECT id FROM integrations WHERE id = ANY($1) FOR KEY SHARE', [ids]);
+  const found = new Set(rows.map((r) => r.id));
+  return ids.filter((id) => !found.has(id));
+}
+
+export type DeleteOutcome = { status: 'deleted' | 'not_found' } | { status: 'referenced'; agents: { id: string; name: string }[] };
+
+/**
+ * Inside a transaction: deletes the integration unless an agent still lists it. The row lock waits
+ * for agent inserts that key-share-locked it, so a concurrent insert cannot slip in a dangling id.
+ */
+export async function deleteUnreferencedIntegration(tx: Queryable, id: string): Promise<DeleteOutcome> {
+  const locked = await tx.query('SELECT id FROM integrations WHERE id = $1 FOR UPDATE', [id]);
+  if (locked.rowCount === 0) return { status: 'not_found' };
+  const { rows: agents } = await tx.query<{ id: string; name: string }>(
+    'SELECT id, name FROM agents WHERE $1 = ANY(integration_ids) ORDER BY created_at, id', [id],
+  );
+  if (agents.length > 0) return { status: 'referenced', agents };
+  await tx.query('DELETE FROM integrations WHERE id = $1', [id]);
+  return { status: 'deleted' };
 }

@@ -146,6 +146,41 @@ CREATE TABLE integrations (
 );
 `,
   },
+  {
+    version: 4,
+    name: 'integration prompt settings',
+    sql: `
+-- Conventional-prompt injection per integration: on/off, prompts left out, and the arguments passed to prompts/get.
+ALTER TABLE integrations
+  ADD COLUMN prompt_injection boolean NOT NULL DEFAULT true,
+  ADD COLUMN disabled_prompts text[] NOT NULL DEFAULT '{}',
+  -- {promptName: {argument: value}}; MCP prompt arguments are strings
+  ADD COLUMN prompt_arguments jsonb NOT NULL DEFAULT '{}' CHECK (jsonb_typeof(prompt_arguments) = 'object');
+`,
+  },
+  {
+    version: 3,
+    name: 'data sources',
+    sql: `
+-- CSV resources imported as tables, one per (thread, resource URI), in the thread's own schema (ds_<thread>).
+-- The row is written in the transaction that renames the staging table into place, so it never points at nothing.
+CREATE TABLE data_sources (
+  id text PRIMARY KEY,
+  thread_id text NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
+  uri text NOT NULL,
+  integration_id text,
+  schema_name text NOT NULL,
+  table_name text NOT NULL,
+  -- [{name, type}] in table order
+  columns jsonb NOT NULL,
+  row_count bigint NOT NULL,
+  bytes bigint NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  UNIQUE (thread_id, uri),
+  UNIQUE (thread_id, table_name)
+);
+`,
+  },
 ];
 
 const LOCK_KEY = 0x6167_656e; // "agen"

@@ -150,6 +150,11 @@ export async function appendEvent(db: Queryable, runId: string, seq: number, typ
   );
 }
 
+/** Adds fields to an event already written (figures known only after it); idempotent like every write here. */
+export async function mergeEventData(db: Queryable, runId: string, seq: number, data: Record<string, unknown>): Promise<void> {
+  await db.query('UPDATE run_events SET data = data || $3::jsonb WHERE run_id = $1 AND seq = $2', [runId, seq, JSON.stringify(data)]);
+}
+
 export async function listEvents(db: Queryable, runId: string, afterSeq = 0): Promise<RunEvent[]> {
   const { rows } = await db.query<{ seq: number; type: RunEventType; data: Record<string, unknown>; created_at: Date }>(
     'SELECT seq, type, data, created_at FROM run_events WHERE run_id = $1 AND seq > $2 ORDER BY seq', [runId, afterSeq],
@@ -173,6 +178,11 @@ export async function putSnapshot(db: Queryable, runId: string, kind: string, da
 export async function getSnapshot<T>(db: Queryable, runId: string, kind: string): Promise<T | undefined> {
   const { rows } = await db.query<{ data: T }>('SELECT data FROM run_snapshots WHERE run_id = $1 AND kind = $2', [runId, kind]);
   return rows[0]?.data;
+}
+
+export async function getSnapshotWithBytes<T>(db: Queryable, runId: string, kind: string): Promise<{ data: T; bytes: number } | undefined> {
+  const { rows } = await db.query<{ data: T; bytes: number }>('SELECT data, bytes FROM run_snapshots WHERE run_id = $1 AND kind = $2', [runId, kind]);
+  return rows[0];
 }
 
 // ---- results ----------------------------------------------------------------------------

@@ -28,6 +28,13 @@ async function connectOver(transport: Transport, timeoutMs: number): Promise<Cli
   }
 }
 
+/**
+ * A resource of maxResourceBytes arrives as JSON: escaped text (quotes in a CSV double) or base64 (4/3).
+ * Up to this bound the message is parsed and its decoded size checked exactly; past it the
+ * transport drops it unparsed, so a runaway server cannot exhaust the worker's memory.
+ */
+export const transportBound = (maxResourceBytes: number) => 2 * maxResourceBytes + 1024 * 1024;
+
 function is4xx(err: unknown): boolean {
   const code = (err as { code?: unknown }).code;
   return err instanceof StreamableHTTPError && typeof code === 'number' && code >= 400 && code < 500;
@@ -40,6 +47,7 @@ export async function connectIntegration(integration: Integration, options: Conn
   if (t.type === 'stdio') {
     return connectOver(new GroupStdioTransport({
       command: t.command, args: t.args, env: t.env, cwd: t.cwd, groupsDir: options.groupsDir, logger,
+      maxMessageBytes: transportBound(integration.maxResourceBytes),
     }), options.timeoutMs);
   }
   const url = new URL(t.url);

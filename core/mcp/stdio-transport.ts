@@ -1,9 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import { serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../logger';
+import { LineBuffer } from './line-buffer';
 import { groupAlive, registerGroup, signalGroup, unregisterGroup } from './process-groups';
 
 export interface StdioServerOptions {
@@ -17,7 +18,12 @@ export interface StdioServerOptions {
   logger: Logger;
   /** how long a server gets after SIGTERM before its group is killed */
   killGraceMs?: number;
+  /** bound on one message from the server; a longer one is answered with an error (see line-buffer.ts) */
+  maxMessageBytes?: number;
 }
+
+/** Room for the SDK's own messages when no resource bound is given. */
+export const DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
 
 const STDERR_LINE_LIMIT = 2000;
 
@@ -32,11 +38,13 @@ export class GroupStdioTransport implements Transport {
   onmessage?: (message: JSONRPCMessage) => void;
 
   private child?: ChildProcess;
-  private readonly buffer = new ReadBuffer();
+  private readonly buffer: LineBuffer;
   private closed = false;
   private stderrTail = '';
 
-  constructor(private readonly options: StdioServerOptions) {}
+  constructor(private readonly options: StdioServerOptions) {
+    this.buffer = new LineBuffer(options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES);
+  }
 
   get pid(): number | undefined {
     return this.child?.pid;
@@ -71,8 +79,7 @@ export class GroupStdioTransport implements Transport {
     });
     child.stdin!.on('error', (err) => this.onerror?.(err));
     child.stdout!.on('data', (chunk: Buffer) => {
-      this.buffer.append(chunk);
-      this.drain();
+      for (const message of this.buffer.push(chunk, (err) => this.onerror?.(err))) this.onmessage?.(message);
     });
     child.stdout!.on('error', (err) => this.onerror?.(err));
     let partial = '';
@@ -86,20 +93,6 @@ export class GroupStdioTransport implements Transport {
       }
       this.stderrTail = (this.stderrTail + text).slice(-2000);
     });
-  }
-
-  private drain(): void {
-    for (;;) {
-      let message: JSONRPCMessage | null;
-      try {
-        message = this.buffer.readMessage();
-      } catch (err) {
-        this.onerror?.(err as Error);
-        continue;
-      }
-      if (message === null) return;
-      this.onmessage?.(message);
-    }
   }
 
   async send(message: JSONRPCMessage): Promise<void> {

@@ -1,11 +1,15 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 
-type ContentBlock = CallToolResult['content'][number];
+export type ContentBlock = CallToolResult['content'][number];
 
 const base64Bytes = (data: string) => Math.floor((data.length * 3) / 4) - (data.endsWith('==') ? 2 : data.endsWith('=') ? 1 : 0);
 
-/** Binary content would flood the context window; the LLM gets what it is and how big. */
-function blockText(block: ContentBlock): string {
+/**
+ * The text of one MCP content block (tool results and prompt messages share the type): text and
+ * embedded text resources inline, a placeholder for binary content, which would only flood the
+ * LLM's context; `other` renders the remaining kinds (resource links, future types).
+ */
+export function contentBlockText(block: ContentBlock, other: (block: ContentBlock) => string): string {
   switch (block.type) {
     case 'text':
       return block.text;
@@ -19,9 +23,11 @@ function blockText(block: ContentBlock): string {
       return `[blob: ${r.mimeType ?? 'application/octet-stream'}, ${base64Bytes(blob)} bytes, ${r.uri}]`;
     }
     default:
-      return JSON.stringify(block, null, 2);
+      return other(block);
   }
 }
+
+const blockText = (block: ContentBlock) => contentBlockText(block, (b) => JSON.stringify(b, null, 2));
 
 /**
  * The text the LLM sees for a tool result (contract): text contents joined by newlines,

@@ -1,10 +1,10 @@
 import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
-import net from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
 import type { Logger } from '../logger';
+import { choosePort } from '../ports';
 import { runSearchAttributeKeys } from '../../workflows/search-attributes';
 
 /** The embedded Temporal dev server of `npm start`: persisted in the data dir, with the Web UI. */
@@ -22,30 +22,6 @@ export interface DevServerOptions {
   preferredUiPort: number;
   retention: string;
   logger: Logger;
-}
-
-export function portIsFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = net.createServer();
-    server.once('error', () => resolve(false));
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-  });
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** The preferred port when it is free, else any free one: a second instance must not collide with the first. */
-export async function choosePort(preferred: number): Promise<number> {
-  return (await portIsFree(preferred)) ? preferred : freePort();
 }
 
 const isAlive = (pid: number) => {

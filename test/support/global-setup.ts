@@ -1,5 +1,4 @@
 import fs from 'node:fs/promises';
-import net from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
 import { DefaultLogger, bundleWorkflowCode } from '@temporalio/worker';
@@ -10,17 +9,7 @@ import { migrate } from '../../core/db/migrations';
 import { createLogger } from '../../core/logger';
 import { runSearchAttributeKeys } from '../../workflows/search-attributes';
 import { TMP_ROOT, type TestStack } from './stack-env';
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
+import { freePort } from '../../core/ports';
 
 /** A fresh database on the machine's PostgreSQL (or EXTERNAL_DATABASE_URL), dropped at teardown. */
 async function createExternalDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {

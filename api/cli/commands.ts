@@ -1,0 +1,179 @@
+import { ApiError, type ApiClient } from './api-client';
+import { followRun } from './event-stream';
+import { ProgressDisplay, RunEventRenderer, type Output } from './progress';
+import { printRun, printRunList, type RunObject, type RunPage } from './render';
+
+/** Exit codes scripts can rely on (documented in README.md and in --help). */
+export const EXIT = { ok: 0, runNotCompleted: 1, usage: 2, api: 3, detached: 130 } as const;
+
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+/** What commands need from the outside world; main.ts builds it from the process. */
+export interface CliContext {
+  api: ApiClient;
+  out: Output;
+  err: Output;
+  /** true when a person can answer a question on stdin */
+  interactive: boolean;
+  /** asks a question; null when interrupted again (Ctrl-C while asking) */
+  ask(question: string): Promise<string | null>;
+  /** registers a Ctrl-C handler; returns its removal */
+  onInterrupt(handler: () => void): () => void;
+  readFile(path: string): Promise<string>;
+}
+
+interface Agent { id: string; name: string; model: { provider?: string }; maxTurns: number }
+
+async function resolveAgent(api: ApiClient, nameOrId: string): Promise<Agent> {
+  const { agents } = await api.get<{ agents: Agent[] }>('/v1/agents');
+  const agent = agents.find((a) => a.id === nameOrId) ?? agents.find((a) => a.name === nameOrId);
+  if (!agent) throw new UsageError(`No agent named or with id "${nameOrId}" (see: agent-engine agents list)`);
+  return agent;
+}
+
+const RUN_WAIT_MS = 30_000;
+
+export async function runCommand(
+  ctx: CliContext, opts: { agent: string; input: string; thread?: string; follow: boolean; json: boolean },
+): Promise<number> {
+  const agent = await resolveAgent(ctx.api, opts.agent);
+  const threadId = opts.thread ?? (await ctx.api.post<{ id: string }>('/v1/threads', { agentId: agent.id })).id;
+  const accepted = await ctx.api.post<{ id: string }>(`/v1/threads/${encodeURIComponent(threadId)}/runs`, {
+    input: opts.input, ...(opts.thread ? { agentId: agent.id } : {}),
+  });
+  const runId = accepted.id;
+  ctx.err.write(`run ${runId} on thread ${threadId} (agent ${agent.name})\n`);
+
+  const display = new ProgressDisplay(ctx.err);
+  const stop = new AbortController();
+  let detached = false;
+  const removeInterrupt = ctx.onInterrupt(interruptHandler(ctx, runId, display, () => {
+    detached = true;
+    stop.abort();
+  }));
+  try {
+    if (opts.follow) {
+      const renderer = new RunEventRenderer(display);
+      for await (const event of followRun(ctx.api, runId, stop.signal)) renderer.render(event);
+    } else {
+      display.setStatus('running');
+    }
+    const run = await waitForEnd(ctx.api, runId, stop.signal);
+    display.stop();
+    if (detached || !run) {
+      ctx.err.write(`detached: the run goes on (agent-engine runs show ${runId})\n`);
+      return EXIT.detached;
+    }
+    if (opts.json) ctx.out.write(`${JSON.stringify(run, null, 2)}\n`);
+    else if (run.status === 'completed') ctx.out.write(`${run.output ?? ''}\n`);
+    else ctx.err.write(`run ${run.status}${run.error ? `: ${run.error.type}: ${run.error.message}` : ''}\n`);
+    return run.status === 'completed' ? EXIT.ok : EXIT.runNotCompleted;
+  } catch (err) {
+    if (detached) {
+      display.stop();
+      ctx.err.write(`detached: the run goes on (agent-engine runs show ${runId})\n`);
+      return EXIT.detached;
+    }
+    throw err;
+  } finally {
+    display.stop();
+    removeInterrupt();
+  }
+}
+
+/**
+ * Ctrl-C asks whether to cancel the run; without a person at stdin it cancels without asking.
+ * Ctrl-C while the question is open (or a third Ctrl-C after a cancel) detaches: the CLI exits and the run goes on.
+ */
+function interruptHandler(ctx: CliContext, runId: string, display: ProgressDisplay, detach: () => void): () => void {
+  let asking = false;
+  let cancelRequested = false;
+  const cancel = async () => {
+    cancelRequested = true;
+    ctx.err.write(`cancelling run ${runId}…\n`);
+    try {
+      await ctx.api.post(`/v1/runs/${encodeURIComponent(runId)}/cancel`);
+    } catch (err) {
+      ctx.err.write(`could not cancel: ${(err as Error).message}\n`);
+    }
+  };
+  return () => {
+    if (asking || cancelRequested) return detach();
+    if (!ctx.interactive) return void cancel();
+    asking = true;
+    display.pause();
+    void ctx.ask(`Cancel run ${runId}? [y/N] `).then(async (answer) => {
+      asking = false;
+      if (answer === null) detach();
+      else if (/^\s*y/i.test(answer)) await cancel();
+      else ctx.err.write('continuing; Ctrl-C again to be asked again\n');
+    });
+  };
+}
+
+async function waitForEnd(api: ApiClient, runId: string, signal: AbortSignal): Promise<RunObject | undefined> {
+  while (!signal.aborted) {
+    try {
+      const run = await api.get<RunObject>(`/v1/runs/${encodeURIComponent(runId)}?waitMs=${RUN_WAIT_MS}`, signal);
+      if (run.status !== 'running') return run;
+    } catch (err) {
+      if (signal.aborted) return undefined;
+      throw err;
+    }
+  }
+  return undefined;
+}
+
+export async function runsListCommand(
+  ctx: CliContext, opts: { thread?: string; agent?: string; status?: string; limit?: string; cursor?: string; json: boolean },
+): Promise<number> {
+  const query = new URLSearchParams();
+  for (const [key, value] of [['threadId', opts.thread], ['agentId', opts.agent], ['status', opts.status], ['limit', opts.limit], ['cursor', opts.cursor]]) {
+    if (value) query.set(key as string, value);
+  }
+  const page = await ctx.api.get<RunPage>(`/v1/runs${query.size ? `?${query}` : ''}`);
+  if (opts.json) ctx.out.write(`${JSON.stringify(page, null, 2)}\n`);
+  else printRunList(ctx.out, page.runs);
+  if (page.nextCursor && !opts.json) ctx.err.write(`more: agent-engine runs list --cursor ${page.nextCursor}\n`);
+  return EXIT.ok;
+}
+
+export async function runsShowCommand(ctx: CliContext, opts: { id: string; json: boolean }): Promise<number> {
+  const run = await ctx.api.get<RunObject>(`/v1/runs/${encodeURIComponent(opts.id)}`);
+  if (opts.json) ctx.out.write(`${JSON.stringify(run, null, 2)}\n`);
+  else printRun(ctx.out, run);
+  return EXIT.ok;
+}
+
+export async function agentsListCommand(ctx: CliContext, opts: { json: boolean }): Promise<number> {
+  const { agents } = await ctx.api.get<{ agents: Agent[] }>('/v1/agents');
+  if (opts.json) ctx.out.write(`${JSON.stringify(agents, null, 2)}\n`);
+  else if (agents.length === 0) ctx.err.write('no agents yet\n');
+  else for (const a of agents) ctx.out.write(`${a.id}  ${a.name}  ${a.model.provider ?? '?'}  maxTurns=${a.maxTurns}\n`);
+  return EXIT.ok;
+}
+
+export async function integrationsImportCommand(ctx: CliContext, opts: { file: string; json: boolean }): Promise<number> {
+  let config: unknown;
+  try {
+    config = JSON.parse(await ctx.readFile(opts.file));
+  } catch (err) {
+    throw new UsageError(`Cannot read ${opts.file} as JSON: ${(err as Error).message}`);
+  }
+  let result: { integrations?: { id: string; name: string; transport?: { type?: string } }[] };
+  try {
+    result = await ctx.api.post('/v1/integrations/import', config);
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 404 && /route/i.test(String(err.problem?.detail ?? ''))) {
+      throw new ApiError('This API cannot import integrations yet (POST /v1/integrations/import is not there); update the engine, or create them one by one with POST /v1/integrations', 404);
+    }
+    throw err;
+  }
+  const integrations = result.integrations ?? [];
+  if (opts.json) ctx.out.write(`${JSON.stringify(result, null, 2)}\n`);
+  else for (const i of integrations) ctx.out.write(`${i.id}  ${i.name}  ${i.transport?.type ?? ''}\n`);
+  ctx.err.write(`imported ${integrations.length} integration(s)\n`);
+  return EXIT.ok;
+}

@@ -1,0 +1,79 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ApiError, type ApiClient } from './api-client';
+
+export interface StreamEvent {
+  id?: number;
+  event: string;
+  data: Record<string, unknown>;
+}
+
+/** Parses an SSE body into events; comments (heartbeats) and `retry:` lines are skipped. */
+export async function* parseSse(body: ReadableStream<Uint8Array>): AsyncGenerator<StreamEvent> {
+  const decoder = new TextDecoder();
+  let buffer = '';
+  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+    buffer += decoder.decode(chunk, { stream: true }).replace(/\r\n?/g, '\n');
+    let end: number;
+    while ((end = buffer.indexOf('\n\n')) >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      const event = parseBlock(block);
+      if (event) yield event;
+    }
+  }
+}
+
+function parseBlock(block: string): StreamEvent | undefined {
+  let id: number | undefined;
+  let event = 'message';
+  const data: string[] = [];
+  for (const line of block.split('\n')) {
+    if (line === '' || line.startsWith(':')) continue;
+    const colon = line.indexOf(':');
+    const field = colon < 0 ? line : line.slice(0, colon);
+    const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
+    if (field === 'id' && /^\d+$/.test(value)) id = Number(value);
+    else if (field === 'event') event = value;
+    else if (field === 'data') data.push(value);
+  }
+  if (data.length === 0) return undefined;
+  try {
+    return { id, event, data: JSON.parse(data.join('\n')) as Record<string, unknown> };
+  } catch {
+    return undefined; // not ours to interpret
+  }
+}
+
+const RECONNECT_ATTEMPTS = 5;
+const RECONNECT_DELAY_MS = 1_000;
+
+/**
+ * Follows /v1/runs/:id/events until run_ended. A dropped connection is resumed with
+ * Last-Event-ID, so no event is shown twice or missed; after a few failed reconnects it gives up.
+ */
+export async function* followRun(api: ApiClient, runId: string, signal: AbortSignal): AsyncGenerator<StreamEvent> {
+  let lastId: number | undefined;
+  let failures = 0;
+  while (!signal.aborted) {
+    try {
+      const res = await api.stream(`/v1/runs/${encodeURIComponent(runId)}/events`,
+        lastId === undefined ? {} : { 'last-event-id': String(lastId) }, signal);
+      if (!res.body) throw new ApiError('The API answered the event stream without a body');
+      for await (const event of parseSse(res.body)) {
+        failures = 0;
+        if (event.id !== undefined) lastId = event.id;
+        yield event;
+        if (event.event === 'run_ended') return;
+      }
+      // The server closed the stream before the run ended (it is restarting): resume.
+      if (++failures > RECONNECT_ATTEMPTS) throw new ApiError('The event stream keeps closing before the run ends');
+    } catch (err) {
+      if (err instanceof ApiError && err.status === undefined && failures > RECONNECT_ATTEMPTS) throw err;
+      if (signal.aborted) return;
+      // An HTTP answer (404, 401) will not change on retry.
+      if (err instanceof ApiError && err.status !== undefined) throw err;
+      if (++failures > RECONNECT_ATTEMPTS) throw err;
+    }
+    await sleep(RECONNECT_DELAY_MS, undefined, { signal }).catch(() => undefined);
+  }
+}

@@ -1,0 +1,117 @@
+import type { StreamEvent } from './event-stream';
+
+export interface Output {
+  write(text: string): unknown;
+  isTTY?: boolean;
+}
+
+const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+const CLEAR_LINE = '\r\x1b[2K';
+
+/**
+ * Lines of progress, plus on a terminal a spinner line kept below them that shows what the run
+ * is doing now. Without a terminal (a pipe, a file, a test) only the lines are written.
+ */
+export class ProgressDisplay {
+  private status = '';
+  private frame = 0;
+  private timer?: NodeJS.Timeout;
+  private readonly startedAt = Date.now();
+
+  constructor(private readonly out: Output) {
+    if (out.isTTY) {
+      this.timer = setInterval(() => this.redraw(), 100);
+      this.timer.unref();
+    }
+  }
+
+  line(text: string): void {
+    if (this.out.isTTY) this.out.write(CLEAR_LINE);
+    this.out.write(`${text}\n`);
+    this.redraw();
+  }
+
+  setStatus(text: string): void {
+    this.status = text;
+    this.redraw();
+  }
+
+  /** Hides the spinner, e.g. before asking a question or printing the answer. */
+  pause(): void {
+    if (this.out.isTTY) this.out.write(CLEAR_LINE);
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    this.pause();
+  }
+
+  private redraw(): void {
+    if (!this.out.isTTY || !this.timer || !this.status) return;
+    const seconds = ((Date.now() - this.startedAt) / 1000).toFixed(1);
+    this.frame = (this.frame + 1) % SPINNER.length;
+    this.out.write(`${CLEAR_LINE}${SPINNER[this.frame]} ${this.status} · ${seconds}s`);
+  }
+}
+
+const str = (v: unknown) => (typeof v === 'string' ? v : v === undefined || v === null ? '' : String(v));
+const oneLine = (text: string, max = 100) => {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+};
+
+/** Turns run events into progress lines and status. */
+export class RunEventRenderer {
+  private turn = 0;
+  private running = new Set<string>();
+
+  constructor(private readonly display: ProgressDisplay) {}
+
+  render(e: StreamEvent): void {
+    const d = e.data;
+    switch (e.event) {
+      case 'run_started':
+        this.display.line(`run started · agent ${str(d.agentName) || str(d.agentId)}`);
+        this.display.setStatus('starting');
+        break;
+      case 'turn_started':
+        this.turn = Number(d.turn) || this.turn + 1;
+        this.display.line(`turn ${this.turn}`);
+        this.display.setStatus(`turn ${this.turn}: thinking`);
+        break;
+      case 'turn_ended': {
+        const calls = Array.isArray(d.toolCalls) ? d.toolCalls.map(str) : [];
+        const usage = (d.usage ?? {}) as { inputTokens?: number; outputTokens?: number };
+        const preview = oneLine(str(d.textPreview));
+        const parts = [preview ? `"${preview}"` : '', calls.length ? `calls ${calls.join(', ')}` : '',
+          `${usage.inputTokens ?? 0} in / ${usage.outputTokens ?? 0} out tokens`].filter(Boolean);
+        this.display.line(`  ${parts.join(' · ')}`);
+        this.display.setStatus(calls.length ? `turn ${this.turn}: ${calls.length} tool call(s)` : `turn ${this.turn}: answering`);
+        break;
+      }
+      case 'tool_call_started':
+        this.running.add(str(d.toolCallId));
+        this.display.line(`  → ${str(d.name)}${where(d)}`);
+        this.display.setStatus(`turn ${this.turn}: ${this.running.size} tool call(s) running`);
+        break;
+      case 'tool_call_ended':
+        this.running.delete(str(d.toolCallId));
+        this.display.line(`  ${d.status === 'ok' ? '✓' : '✗'} ${str(d.name)}${where(d)} ${str(d.status)} in ${Number(d.durationMs) || 0} ms`);
+        this.display.setStatus(this.running.size ? `turn ${this.turn}: ${this.running.size} tool call(s) running` : `turn ${this.turn}: done`);
+        break;
+      case 'run_ended': {
+        const error = d.error as { type?: string; message?: string } | null | undefined;
+        this.display.line(`run ${str(d.status)} (${str(d.stopReason)})${error?.message ? `: ${error.message}` : ''}`);
+        break;
+      }
+      default:
+        break;
+    }
+  }
+}
+
+function where(d: Record<string, unknown>): string {
+  const name = str(d.integrationName) || str(d.integrationId);
+  return name ? ` [${name}]` : '';
+}

@@ -1,0 +1,56 @@
+import type { Output } from './progress';
+
+export interface RunObject {
+  id: string; threadId: string; agentId: string;
+  status: 'running' | 'completed' | 'failed' | 'cancelled';
+  stopReason: string | null; output: string | null; error: { type: string; message: string } | null;
+  turns: number; usage: { inputTokens: number; outputTokens: number };
+  toolCalls: { id: string; turn: number; name: string; type: string; integrationId?: string; status: string; durationMs: number; resultBytes: number }[];
+  createdAt: string; endedAt: string | null;
+}
+
+export interface RunSummary {
+  id: string; threadId: string; agentId: string; status: string; stopReason: string | null;
+  turns: number | null; createdAt: string; endedAt: string | null;
+}
+
+export interface RunPage { runs: RunSummary[]; nextCursor: string | null }
+
+/** Columns padded to their widest cell, so the list reads as a table and still splits on spaces. */
+function table(out: Output, rows: string[][]): void {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  for (const row of rows) out.write(`${row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]))).join('  ')}\n`);
+}
+
+export function printRunList(out: Output, runs: RunSummary[]): void {
+  if (runs.length === 0) {
+    out.write('no runs\n');
+    return;
+  }
+  table(out, [
+    ['ID', 'STATUS', 'STOP', 'TURNS', 'CREATED', 'THREAD', 'AGENT'],
+    ...runs.map((r) => [r.id, r.status, r.stopReason ?? '-', r.turns === null ? '-' : String(r.turns), r.createdAt, r.threadId, r.agentId]),
+  ]);
+}
+
+export function printRun(out: Output, run: RunObject): void {
+  const lines = [
+    `id:       ${run.id}`,
+    `thread:   ${run.threadId}`,
+    `agent:    ${run.agentId}`,
+    `status:   ${run.status}${run.stopReason ? ` (${run.stopReason})` : ''}`,
+    `turns:    ${run.turns}`,
+    `usage:    ${run.usage.inputTokens} in / ${run.usage.outputTokens} out tokens`,
+    `created:  ${run.createdAt}`,
+    `ended:    ${run.endedAt ?? '-'}`,
+  ];
+  if (run.error) lines.push(`error:    ${run.error.type}: ${run.error.message}`);
+  if (run.toolCalls.length > 0) {
+    lines.push('tool calls:');
+    for (const c of run.toolCalls) {
+      lines.push(`  turn ${c.turn}  ${c.name}${c.integrationId ? ` [${c.integrationId}]` : ''}  ${c.status}  ${c.durationMs} ms  ${c.resultBytes} bytes`);
+    }
+  }
+  if (run.output !== null) lines.push('output:', run.output);
+  out.write(`${lines.join('\n')}\n`);
+}

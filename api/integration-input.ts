@@ -1,0 +1,50 @@
+import { z } from 'zod';
+import type { IntegrationTransport } from '../core/db/integrations';
+import { HttpProblem } from './problem';
+import { describeIssues } from './validation';
+
+/**
+ * The transport of an integration, checked with zod for messages that name the field. No message
+ * here may quote a value: env and header values are secrets, and a 400 must not echo them.
+ */
+
+// spawn() rejects NUL bytes, and "=" would split the variable; fetch() rejects CR/LF in headers.
+const envName = z.string().min(1).max(256).regex(/^[^=\0]+$/, 'must not contain "=" or NUL');
+const headerName = z.string().min(1).max(256).regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'must be an HTTP header name');
+const envValue = z.string().max(65_536).refine((v) => !v.includes('\0'), 'must not contain NUL');
+const headerValue = z.string().max(16_384).refine((v) => !/[\r\n\0]/.test(v), 'must not contain CR, LF or NUL');
+
+export const stdioTransportSchema = z.strictObject({
+  type: z.literal('stdio'),
+  command: z.string().min(1).max(4096),
+  args: z.array(z.string().max(65_536)).max(1000).optional(),
+  env: z.record(envName, envValue).optional(),
+  cwd: z.string().min(1).max(4096).optional(),
+});
+
+export const httpTransportSchema = z.strictObject({
+  type: z.literal('http'),
+  url: z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).max(8192),
+  headers: z.record(headerName, headerValue).optional(),
+});
+
+export const transportSchema = z.discriminatedUnion('type', [stdioTransportSchema, httpTransportSchema]);
+
+export function parseTransport(value: unknown, path: PropertyKey[] = ['body', 'transport']): IntegrationTransport {
+  const parsed = transportSchema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  throw new HttpProblem(400, `Invalid transport: ${describeIssues(parsed.error.issues, path).join('; ')}`, 'validation');
+}
+
+/**
+ * A PATCH's transport: of the same type (or without one), the given fields replace the stored
+ * ones and the rest stay (so env and headers survive a changed command or URL); `cwd: null`
+ * removes the directory. Of another type, it must be a complete transport.
+ */
+export function patchTransport(current: IntegrationTransport, patch: Record<string, unknown>): IntegrationTransport {
+  const type = patch.type ?? current.type;
+  const merged: Record<string, unknown> = type === current.type ? { ...current, ...patch, type } : { ...patch };
+  if (merged.cwd === null) delete merged.cwd;
+  return parseTransport(merged);
+}
+

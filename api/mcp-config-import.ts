@@ -1,0 +1,125 @@
+import { integrationNameProblem, type IntegrationTransport } from '../core/db/integrations';
+import { HttpProblem } from './problem';
+import { parseTransport } from './integration-input';
+
+/**
+ * Reads the MCP server lists of other clients: Claude Desktop's `{mcpServers: {...}}` and VS Code's
+ * `{servers: {...}}`. Other top-level keys (VS Code's `inputs`, Claude's app settings) are ignored,
+ * so that a whole config file can be posted as it is.
+ *
+ * `${VAR}` and `${env:VAR}` are expanded from the API's environment, in every string of an entry.
+ * Expanded values are treated as secrets: no error message quotes one. They stay hidden in env and
+ * headers; command, args, cwd and url are shown by the API, so a secret belongs in env or headers.
+ */
+
+export interface ImportedServer {
+  name: string;
+  transport: IntegrationTransport;
+}
+
+export type Environment = Readonly<Record<string, string | undefined>>;
+
+export const MAX_IMPORTED_SERVERS = 100;
+
+const STDIO_FIELDS = new Set(['type', 'command', 'args', 'env', 'cwd']);
+const HTTP_FIELDS = new Set(['type', 'url', 'headers']);
+/** VS Code metadata and dev-mode settings: they do not change how the server is reached. */
+const IGNORED_FIELDS = new Set(['gallery', 'version', 'dev']);
+const VARIABLE = /\$\{([^}]*)\}/g;
+const SUPPORTED_VARIABLE = /^(?:env:)?([A-Za-z_][A-Za-z0-9_]*)$/;
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+interface Expansion {
+  unset: Set<string>;
+  unsupported: Set<string>;
+}
+
+/** Replaces variables in every string of value (not in keys); what cannot be expanded is collected. */
+function expand(value: unknown, env: Environment, found: Expansion): unknown {
+  if (typeof value === 'string') {
+    return value.replace(VARIABLE, (whole, inner: string) => {
+      const name = SUPPORTED_VARIABLE.exec(inner)?.[1];
+      if (!name) {
+        found.unsupported.add(whole);
+        return whole;
+      }
+      const resolved = env[name];
+      if (resolved === undefined) found.unset.add(name);
+      return resolved ?? whole;
+    });
+  }
+  if (Array.isArray(value)) return value.map((v) => expand(v, env, found));
+  if (isRecord(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, expand(v, env, found)]));
+  return value;
+}
+
+function transportType(entry: Record<string, unknown>): 'stdio' | 'http' | string {
+  if (entry.type === undefined) {
+    if (entry.command !== undefined && entry.url !== undefined) return 'both command and url';
+    if (entry.command !== undefined) return 'stdio';
+    if (entry.url !== undefined) return 'http';
+    return 'neither command nor url';
+  }
+  // "sse" servers are reached over HTTP too: the worker falls back to the SSE transport when Streamable HTTP is refused.
+  if (entry.type === 'stdio') return 'stdio';
+  if (entry.type === 'http' || entry.type === 'sse') return 'http';
+  return `unknown type ${JSON.stringify(entry.type)}`;
+}
+
+function readEntry(key: string, name: string, raw: unknown, env: Environment, found: Expansion, problems: string[]): ImportedServer | undefined {
+  const where = `${key}.${name}`;
+  const nameProblem = integrationNameProblem(name);
+  if (nameProblem || name.length > 64) problems.push(`${where}: the name ${nameProblem ?? 'must be at most 64 characters'}`);
+  if (!isRecord(raw)) {
+    problems.push(`${where}: must be an object`);
+    return undefined;
+  }
+  const type = transportType(raw);
+  if (type !== 'stdio' && type !== 'http') {
+    problems.push(`${where}: has ${type}; give "command" for a stdio server or "url" for an HTTP one`);
+    return undefined;
+  }
+  if ('envFile' in raw) problems.push(`${where}: envFile is not supported; list the variables in env (with \${VAR} to take them from the API's environment)`);
+  const allowed = type === 'stdio' ? STDIO_FIELDS : HTTP_FIELDS;
+  const extra = Object.keys(raw).filter((k) => !allowed.has(k) && !IGNORED_FIELDS.has(k) && k !== 'envFile');
+  if (extra.length > 0) problems.push(`${where}: ${extra.map((k) => JSON.stringify(k)).join(', ')} not allowed for a ${type} server`);
+
+  const fields = Object.fromEntries(Object.entries(raw).filter(([k]) => allowed.has(k)));
+  const expanded = expand(fields, env, found) as Record<string, unknown>;
+  try {
+    return { name, transport: parseTransport({ ...expanded, type }, ['body', key, name]) };
+  } catch (err) {
+    problems.push(err instanceof HttpProblem ? err.message.replace(/^Invalid transport: /, '') : String(err));
+    return undefined;
+  }
+}
+
+/** The servers of a Claude Desktop or VS Code document, in document order; any problem is a 400 naming every one. */
+export function readMcpConfig(doc: Record<string, unknown>, env: Environment): ImportedServer[] {
+  const keys = ['mcpServers', 'servers'].filter((k) => doc[k] !== undefined);
+  if (keys.length !== 1) {
+    const why = keys.length === 0 ? 'has neither' : 'has both';
+    throw new HttpProblem(400, `The document ${why} "mcpServers" (Claude Desktop) and "servers" (VS Code): give exactly one`, 'validation');
+  }
+  const key = keys[0];
+  const servers = doc[key];
+  if (!isRecord(servers)) throw new HttpProblem(400, `body.${key} must be an object of servers keyed by name`, 'validation');
+  const entries = Object.entries(servers);
+  if (entries.length === 0) throw new HttpProblem(400, `body.${key} lists no servers`, 'validation');
+  if (entries.length > MAX_IMPORTED_SERVERS) throw new HttpProblem(400, `body.${key} lists more than ${MAX_IMPORTED_SERVERS} servers`, 'validation');
+
+  const found: Expansion = { unset: new Set(), unsupported: new Set() };
+  const problems: string[] = [];
+  const imported = entries.flatMap(([name, raw]) => readEntry(key, name, raw, env, found, problems) ?? []);
+  if (found.unset.size > 0) {
+    const names = [...found.unset].sort();
+    throw new HttpProblem(400, `Environment variable${names.length > 1 ? 's' : ''} not set in the API's environment: ${names.join(', ')}`,
+      'unset_variable');
+  }
+  if (found.unsupported.size > 0) {
+    problems.unshift(`unsupported variables ${[...found.unsupported].join(', ')}: only \${VAR} and \${env:VAR} are expanded`);
+  }
+  if (problems.length > 0) throw new HttpProblem(400, `Invalid ${key}: ${problems.join('; ')}`, 'validation');
+  return imported;
+}

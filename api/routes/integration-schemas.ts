@@ -1,0 +1,110 @@
+import { INTEGRATION_NAME_PATTERN } from '../../core/db/integrations';
+import { MAX_IMPORTED_SERVERS } from '../mcp-config-import';
+
+/**
+ * JSON Schemas of the integrations endpoints. Transports are checked in depth by zod
+ * (integration-input.ts), whose messages name the field without quoting secret values.
+ */
+
+const id = { type: 'string', minLength: 1, maxLength: 128 } as const;
+const timestamp = { type: 'string', format: 'date-time' } as const;
+const strings = { type: 'array', items: { type: 'string' } } as const;
+const MAX_INT32 = 2_147_483_647;
+
+const name = { type: 'string', minLength: 1, maxLength: 64, pattern: INTEGRATION_NAME_PATTERN.source, description: 'unique; "__" is reserved' } as const;
+
+const transportInput = {
+  type: 'object', required: ['type'], additionalProperties: true,
+  properties: { type: { type: 'string', enum: ['stdio', 'http'] } },
+  description: '{type:"stdio", command, args?, env?, cwd?} or {type:"http", url, headers?}; env and header values are secrets, never returned',
+} as const;
+
+const settings = {
+  toolTimeoutMs: { type: 'integer', minimum: 1, maximum: MAX_INT32, description: 'per MCP request; default 60000' },
+  maxTotalTimeoutMs: { type: ['integer', 'null'], minimum: 1, maximum: MAX_INT32, description: 'bound on a call that keeps reporting progress' },
+  maxResourceBytes: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'default 256 MiB' },
+  trustAnnotations: { type: 'boolean', description: 'retry tools this server marks readOnly or idempotent' },
+  enabled: { type: 'boolean' },
+  promptInjection: { type: 'boolean', description: "inject this server's conventional prompts into runs" },
+  disabledPrompts: { type: 'array', items: { type: 'string', minLength: 1, maxLength: 256 }, maxItems: 1000 },
+  promptArguments: {
+    type: 'object', maxProperties: 1000,
+    additionalProperties: { type: 'object', additionalProperties: { type: 'string' } },
+    description: 'arguments passed to prompts/get, keyed by prompt name',
+  },
+} as const;
+
+export const createIntegrationBody = {
+  type: 'object', required: ['name', 'transport'], additionalProperties: false,
+  properties: { name, transport: transportInput, ...settings },
+} as const;
+
+export const patchIntegrationBody = {
+  type: 'object', additionalProperties: false, minProperties: 1,
+  properties: {
+    name,
+    transport: {
+      ...transportInput, required: [],
+      description: 'fields given replace the stored ones (env and headers as a whole); of another type, a complete transport; cwd: null removes it',
+    },
+    ...settings,
+  },
+} as const;
+
+export const importBody = {
+  type: 'object', additionalProperties: true,
+  properties: {
+    mcpServers: { type: 'object', maxProperties: MAX_IMPORTED_SERVERS, description: 'Claude Desktop: {name: {command, args?, env?, cwd?} | {url, headers?}}' },
+    servers: { type: 'object', maxProperties: MAX_IMPORTED_SERVERS, description: 'VS Code: {name: {type?, command?, args?, env?, cwd?, url?, headers?}}' },
+  },
+  description: '${VAR} and ${env:VAR} are expanded from the API environment; other top-level keys are ignored',
+} as const;
+
+const publicTransport = {
+  type: 'object', required: ['type'],
+  properties: {
+    type: { type: 'string', enum: ['stdio', 'http'] },
+    command: { type: 'string' }, args: strings, envKeys: { ...strings, description: 'names only' }, cwd: { type: 'string' },
+    url: { type: 'string' }, headerKeys: { ...strings, description: 'names only' },
+  },
+} as const;
+
+/** Serialisation keeps only these properties, so a secret could not leave even through a mistake upstream. */
+export const integrationResponse = {
+  type: 'object',
+  required: ['id', 'name', 'transport', 'toolTimeoutMs', 'maxTotalTimeoutMs', 'maxResourceBytes', 'trustAnnotations', 'enabled', 'createdAt', 'updatedAt'],
+  properties: { id, name: { type: 'string' }, transport: publicTransport, ...settings, createdAt: timestamp, updatedAt: timestamp },
+} as const;
+
+const open = { type: 'object', additionalProperties: true } as const;
+
+export const capabilitiesResponse = {
+  type: 'object', required: ['tools', 'resources', 'resourceTemplates', 'prompts'],
+  properties: {
+    tools: {
+      type: 'array',
+      items: {
+        type: 'object', required: ['name', 'inputSchema'],
+        properties: { name: { type: 'string' }, title: { type: 'string' }, description: { type: 'string' }, inputSchema: open, annotations: open },
+      },
+    },
+    resources: {
+      type: 'array',
+      items: { type: 'object', required: ['uri', 'name'], properties: { uri: { type: 'string' }, name: { type: 'string' }, description: { type: 'string' }, mimeType: { type: 'string' } } },
+    },
+    resourceTemplates: {
+      type: 'array',
+      items: { type: 'object', required: ['uriTemplate', 'name'], properties: { uriTemplate: { type: 'string' }, name: { type: 'string' }, description: { type: 'string' }, mimeType: { type: 'string' } } },
+    },
+    prompts: {
+      type: 'array',
+      items: {
+        type: 'object', required: ['name'],
+        properties: {
+          name: { type: 'string' }, description: { type: 'string' },
+          arguments: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, description: { type: 'string' }, required: { type: 'boolean' } } } },
+        },
+      },
+    },
+  },
+} as const;

@@ -1,0 +1,162 @@
+import type { Client } from '@temporalio/client';
+import type { FastifyPluginAsync } from 'fastify';
+import { isUniqueViolation } from '../../core/db/agents';
+import {
+  deleteUnreferencedIntegration, findIntegration, insertIntegration, integrationNameProblem, listIntegrations,
+  takenIntegrationNames, toPublic, updateIntegration, type Integration, type NewIntegration,
+} from '../../core/db/integrations';
+import { inTransaction, type Db } from '../../core/db/pool';
+import type { Logger } from '../../core/logger';
+import { fetchCapabilities } from '../capabilities';
+import { patchTransport, parseTransport } from '../integration-input';
+import { readMcpConfig, type Environment } from '../mcp-config-import';
+import { HttpProblem } from '../problem';
+import { idParams, problemResponse } from '../schemas';
+import {
+  capabilitiesResponse, createIntegrationBody, importBody, integrationResponse, patchIntegrationBody,
+} from './integration-schemas';
+
+export interface IntegrationRoutesOptions {
+  db: Db;
+  client: Client;
+  taskQueue: string;
+  logger: Logger;
+  /** where `${VAR}` in imported documents is looked up; the composition root passes process.env */
+  env: Environment;
+  /** how long GET …/capabilities waits for a worker */
+  capabilitiesWaitMs: number;
+}
+
+type Settings = Omit<NewIntegration, 'name' | 'transport'>;
+type CreateBody = Settings & { name: string; transport: Record<string, unknown> };
+type PatchBody = Settings & { name?: string; transport?: Record<string, unknown> };
+type IdRequest = { Params: { id: string } };
+
+function checkName(name: string): void {
+  const problem = integrationNameProblem(name);
+  if (problem) throw new HttpProblem(400, `body.name ${problem}`, 'validation');
+}
+
+/** A unique violation can only be the name: the ids are random. */
+function nameConflict(names: string[]): HttpProblem {
+  return new HttpProblem(409, `An integration named ${names.join(', ')} already exists`, 'conflict');
+}
+
+async function mustFind(db: Db, id: string): Promise<Integration> {
+  const integration = await findIntegration(db, id);
+  if (!integration) throw new HttpProblem(404, `Integration ${id} does not exist`, 'not_found');
+  return integration;
+}
+
+const one = (description: string) => ({ 200: { description, ...integrationResponse } });
+const listResponse = { type: 'object', required: ['integrations'], properties: { integrations: { type: 'array', items: integrationResponse } } };
+
+export const integrationRoutes: FastifyPluginAsync<IntegrationRoutesOptions> = async (app, opts) => {
+  const { db } = opts;
+
+  app.post<{ Body: CreateBody }>('/integrations', {
+    schema: {
+      tags: ['integrations'], summary: 'Register an MCP server', body: createIntegrationBody,
+      response: { 201: integrationResponse, 400: problemResponse('Invalid request'), 409: problemResponse('The name is taken') },
+    },
+  }, async (request, reply) => {
+    checkName(request.body.name);
+    const transport = parseTransport(request.body.transport);
+    try {
+      return reply.code(201).send(toPublic(await insertIntegration(db, { ...request.body, transport })));
+    } catch (err) {
+      if (isUniqueViolation(err)) throw nameConflict([request.body.name]);
+      throw err;
+    }
+  });
+
+  app.get('/integrations', {
+    schema: { tags: ['integrations'], summary: 'List integrations, oldest first', response: { 200: listResponse } },
+  }, async () => ({ integrations: (await listIntegrations(db)).map(toPublic) }));
+
+  app.get<IdRequest>('/integrations/:id', {
+    schema: {
+      tags: ['integrations'], summary: 'Read an integration', params: idParams,
+      response: { ...one('The integration'), 404: problemResponse('No such integration') },
+    },
+  }, async (request) => toPublic(await mustFind(db, request.params.id)));
+
+  app.patch<IdRequest & { Body: PatchBody }>('/integrations/:id', {
+    schema: {
+      tags: ['integrations'], summary: 'Change an integration; workers reconnect with the new settings', params: idParams, body: patchIntegrationBody,
+      response: { ...one('The changed integration'), 400: problemResponse('Invalid request'), 404: problemResponse('No such integration'), 409: problemResponse('The name is taken') },
+    },
+  }, async (request) => {
+    const { transport: transportPatch, ...rest } = request.body;
+    if (rest.name !== undefined) checkName(rest.name);
+    const current = await mustFind(db, request.params.id);
+    const transport = transportPatch && patchTransport(current.transport, transportPatch);
+    try {
+      const updated = await updateIntegration(db, current.id, { ...rest, ...(transport ? { transport } : {}) });
+      if (!updated) throw new HttpProblem(404, `Integration ${current.id} does not exist`, 'not_found');
+      return toPublic(updated);
+    } catch (err) {
+      if (isUniqueViolation(err)) throw nameConflict([rest.name ?? current.name]);
+      throw err;
+    }
+  });
+
+  app.delete<IdRequest>('/integrations/:id', {
+    schema: {
+      tags: ['integrations'], summary: 'Delete an integration no agent uses', params: idParams,
+      response: {
+        204: { description: 'Deleted', type: 'null' }, 404: problemResponse('No such integration'),
+        409: problemResponse('Agents still use it: remove it from them first'),
+      },
+    },
+  }, async (request, reply) => {
+    const outcome = await inTransaction(db, (tx) => deleteUnreferencedIntegration(tx, request.params.id));
+    if (outcome.status === 'not_found') throw new HttpProblem(404, `Integration ${request.params.id} does not exist`, 'not_found');
+    if (outcome.status === 'referenced') {
+      const agents = outcome.agents.map((a) => `${a.name} (${a.id})`).join(', ');
+      throw new HttpProblem(409, `Integration ${request.params.id} is used by agents ${agents}: remove it from them first`, 'in_use');
+    }
+    return reply.code(204).send();
+  });
+
+  app.post<{ Body: Record<string, unknown> }>('/integrations/import', {
+    schema: {
+      tags: ['integrations'], summary: 'Import a Claude Desktop or VS Code MCP server list, all or nothing', body: importBody,
+      response: {
+        201: { type: 'object', required: ['integrations'], properties: { integrations: { type: 'array', items: integrationResponse } } },
+        400: problemResponse('Invalid document, or a variable not set'), 409: problemResponse('Names already taken'),
+      },
+    },
+  }, async (request, reply) => {
+    const servers = readMcpConfig(request.body, opts.env);
+    const names = servers.map((s) => s.name);
+    try {
+      const created = await inTransaction(db, async (tx) => {
+        const taken = await takenIntegrationNames(tx, names);
+        if (taken.length > 0) throw nameConflict(taken);
+        const inserted: Integration[] = [];
+        for (const server of servers) inserted.push(await insertIntegration(tx, server));
+        return inserted;
+      });
+      request.log.info({ count: created.length, names }, 'integrations imported');
+      return reply.code(201).send({ integrations: created.map(toPublic) });
+    } catch (err) {
+      // Another request took one of the names between the check and the insert.
+      if (isUniqueViolation(err)) throw nameConflict(await takenIntegrationNames(db, names));
+      throw err;
+    }
+  });
+
+  app.get<IdRequest>('/integrations/:id/capabilities', {
+    schema: {
+      tags: ['integrations'], summary: "List the server's tools, resources, templates and prompts (asks a worker)", params: idParams,
+      response: {
+        200: capabilitiesResponse, 404: problemResponse('No such integration'),
+        502: problemResponse('The MCP server is unreachable'), 504: problemResponse('No worker answered in time'),
+      },
+    },
+  }, async (request) => {
+    const integration = await mustFind(db, request.params.id);
+    return fetchCapabilities({ client: opts.client, taskQueue: opts.taskQueue, logger: opts.logger, waitMs: opts.capabilitiesWaitMs }, integration);
+  });
+};

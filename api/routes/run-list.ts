@@ -1,0 +1,49 @@
+import type { Client } from '@temporalio/client';
+import type { FastifyPluginAsync } from 'fastify';
+import type { Db } from '../../core/db/pool';
+import { listRuns, type ListRunsRequest } from '../../core/runs/list-runs';
+import { problemResponse, runStatus } from '../schemas';
+
+// Filters become visibility-query literals: ids are restricted to the characters our ids use.
+const filterId = { type: 'string', minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_-]+$' } as const;
+
+const listRunsQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    threadId: filterId,
+    agentId: filterId,
+    status: runStatus,
+    cursor: { type: 'string', minLength: 1, maxLength: 4096, pattern: '^[A-Za-z0-9_.-]+$', description: 'nextCursor of the previous page' },
+    limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+  },
+} as const;
+
+const runSummary = {
+  type: 'object',
+  required: ['id', 'threadId', 'agentId', 'status', 'stopReason', 'turns', 'createdAt', 'endedAt'],
+  properties: {
+    id: { type: 'string' }, threadId: { type: 'string' }, agentId: { type: 'string' }, status: runStatus,
+    stopReason: { type: ['string', 'null'] },
+    turns: { type: ['integer', 'null'], description: 'known once the run has ended' },
+    createdAt: { type: 'string', format: 'date-time' },
+    endedAt: { type: ['string', 'null'], format: 'date-time' },
+  },
+} as const;
+
+export const runListRoutes: FastifyPluginAsync<{ db: Db; client: Client }> = async (app, deps) => {
+  app.get<{ Querystring: ListRunsRequest }>('/runs', {
+    schema: {
+      tags: ['runs'],
+      summary: 'List runs from Temporal visibility: running runs first (newest first), then ended runs, most recently ended first',
+      querystring: listRunsQuery,
+      response: {
+        200: {
+          type: 'object', required: ['runs', 'nextCursor'],
+          properties: { runs: { type: 'array', items: runSummary }, nextCursor: { type: ['string', 'null'] } },
+        },
+        400: problemResponse('Invalid filter or cursor'),
+      },
+    },
+  }, async (request) => listRuns(deps, request.query));
+};

@@ -1,0 +1,93 @@
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { deserializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+
+/** JSON-RPC error code we give a response the transport refused for its size (in the implementation-defined range). */
+export const MESSAGE_TOO_LARGE = -32_099;
+
+/** Enough of a dropped line's ends to find its JSON-RPC id, wherever the server's serialiser put it. */
+const EDGE_BYTES = 256;
+
+/**
+ * Newline-delimited JSON-RPC from a stdio server, with a bound on one message.
+ *
+ * The SDK's ReadBuffer concatenates the whole buffer on every chunk (quadratic for a 100 MB
+ * resource) and throws past 10 MiB, which would lose the message with no answer to its request.
+ * Here chunks are joined once per message, and a message over the bound is skipped up to its
+ * newline and answered with an error for its id, so the caller gets an answer and the connection
+ * (and the server process) stays up.
+ */
+export class LineBuffer {
+  private chunks: Buffer[] = [];
+  private size = 0;
+  private dropping = false;
+  private head = Buffer.alloc(0);
+  private tail = Buffer.alloc(0);
+
+  constructor(private readonly maxMessageBytes: number) {}
+
+  /** Appends a chunk and returns the complete messages (and synthetic errors) it finished. */
+  push(chunk: Buffer, onBadLine: (err: Error) => void): JSONRPCMessage[] {
+    const out: JSONRPCMessage[] = [];
+    let rest = chunk;
+    for (let nl = rest.indexOf(0x0a); ; nl = rest.indexOf(0x0a)) {
+      const part = nl === -1 ? rest : rest.subarray(0, nl);
+      this.add(part);
+      if (nl === -1) break;
+      const message = this.finish(onBadLine);
+      if (message) out.push(message);
+      rest = rest.subarray(nl + 1);
+    }
+    return out;
+  }
+
+  clear(): void {
+    this.chunks = [];
+    this.size = 0;
+    this.dropping = false;
+  }
+
+  private add(part: Buffer): void {
+    if (part.length === 0) return;
+    if (!this.dropping && this.size + part.length > this.maxMessageBytes) {
+      const joined = Buffer.concat(this.chunks);
+      this.head = joined.subarray(0, EDGE_BYTES);
+      this.tail = Buffer.alloc(0);
+      this.chunks = [];
+      this.dropping = true;
+    }
+    this.size += part.length;
+    if (this.dropping) {
+      if (this.head.length < EDGE_BYTES) this.head = Buffer.concat([this.head, part.subarray(0, EDGE_BYTES - this.head.length)]);
+      this.tail = Buffer.concat([this.tail, part]).subarray(-EDGE_BYTES);
+    } else {
+      this.chunks.push(part);
+    }
+  }
+
+  private finish(onBadLine: (err: Error) => void): JSONRPCMessage | undefined {
+    const size = this.size;
+    const dropped = this.dropping;
+    const line = dropped ? '' : (this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks)).toString('utf8').replace(/\r$/, '');
+    const headText = this.head.toString('latin1');
+    const tailText = this.tail.toString('latin1');
+    this.clear();
+    if (dropped) {
+      // Our SDK's servers write the id last, others first: the tail is searched first, for its last match.
+      const idPattern = /"id"\s*:\s*(\d+|"(?:[^"\\]|\\.)*")\s*[,}]/g;
+      const id = [...tailText.matchAll(idPattern)].pop()?.[1] ?? [...headText.matchAll(idPattern)][0]?.[1];
+      const message = `message of ${size} bytes exceeds the transport bound of ${this.maxMessageBytes} bytes`;
+      if (id === undefined) {
+        onBadLine(new Error(`${message}; it had no id and was dropped`));
+        return undefined;
+      }
+      return { jsonrpc: '2.0', id: JSON.parse(id) as string | number, error: { code: MESSAGE_TOO_LARGE, message } };
+    }
+    if (line.trim() === '') return undefined;
+    try {
+      return deserializeMessage(line);
+    } catch (err) {
+      onBadLine(err as Error);
+      return undefined;
+    }
+  }
+}

@@ -1,0 +1,95 @@
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { Client } from '@temporalio/client';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import { createActivities } from '../../activities';
+import type { Integration } from '../../core/db/integrations';
+import { startEmbeddedPostgres } from '../../core/db/embedded-postgres';
+import { migrate } from '../../core/db/migrations';
+import { createPool, type Db } from '../../core/db/pool';
+import { createScriptedProvider } from '../../core/llm/scripted';
+import { createLogger } from '../../core/logger';
+import type { McpPool } from '../../core/mcp/pool';
+import { resolveTemporalCli } from '../../core/temporal/cli';
+import { runSearchAttributeKeys } from '../../workflows/search-attributes';
+import { startMcpPool } from '../../worker/mcp-lifecycle';
+import type { BenchActivities } from './bench-workflows';
+import { freePort } from '../../core/ports';
+
+/** Everything the benchmark runs on, started here and stopped by close(): nothing is shared with other runs. */
+export interface BenchStack {
+  db: Db;
+  client: Client;
+  taskQueue: string;
+  tmpDir: string;
+  mcpPool: McpPool;
+  /** the integration the bare activity calls; set before the first bare call */
+  bareTarget: { integration?: Integration };
+  close(): Promise<void>;
+}
+
+export const logger = createLogger('warn', 'bench');
+
+/** Runs fn for each started thing in reverse order, even when one of them fails. */
+async function closeInReverse(closers: (() => Promise<unknown>)[]): Promise<void> {
+  for (const close of closers.reverse()) {
+    await close().catch((err: Error) => logger.error({ err: err.message }, 'bench cleanup step failed'));
+  }
+}
+
+export async function startBenchStack(): Promise<BenchStack> {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  const tmpDir = await fs.mkdtemp(path.join(os.tmpdir(), 'engine-bench-'));
+  const closers: (() => Promise<unknown>)[] = [() => fs.rm(tmpDir, { recursive: true, force: true })];
+  // mkdtemp makes it 0700; run as root, PostgreSQL runs as the postgres user and must reach its data dir inside.
+  await fs.chmod(tmpDir, 0o755);
+  try {
+    const cliPath = await resolveTemporalCli({ logger });
+    const [envStarted, pgStarted] = await Promise.allSettled([
+      TestWorkflowEnvironment.createLocal({
+        server: { executable: { type: 'existing-path', path: cliPath }, searchAttributes: runSearchAttributeKeys, ip: '127.0.0.1' },
+      }),
+      freePort().then((port) => startEmbeddedPostgres({ dataDir: path.join(tmpDir, 'pg'), port, logger, database: 'bench' })),
+    ]);
+    // One of the two may have started although the other failed: it is stopped all the same.
+    if (envStarted.status === 'fulfilled') closers.push(() => envStarted.value.teardown());
+    if (pgStarted.status === 'fulfilled') closers.push(() => pgStarted.value.stop());
+    if (envStarted.status === 'rejected') throw envStarted.reason;
+    if (pgStarted.status === 'rejected') throw pgStarted.reason;
+    const [env, pg] = [envStarted.value, pgStarted.value];
+    const db = createPool(pg.url, logger);
+    closers.push(() => db.end());
+    await migrate(db);
+
+    const mcpPool = await startMcpPool(logger, { groupsDir: path.join(tmpDir, 'mcp-groups') });
+    closers.push(() => mcpPool.closeAll());
+    const bareTarget: { integration?: Integration } = {};
+    const benchActivities: BenchActivities = {
+      // The same call as the engine's MCP activity makes, through the same pool, without the engine's bookkeeping.
+      async benchEcho({ text }) {
+        const integration = bareTarget.integration;
+        if (!integration) throw new Error('no bench integration');
+        const result = await mcpPool.withClient(integration, (c) => c.callTool({ name: 'echo', arguments: { text } }));
+        return (result.content as { text?: string }[])[0]?.text ?? '';
+      },
+    };
+    const taskQueue = 'bench';
+    const worker = await Worker.create({
+      connection: env.nativeConnection, namespace: 'default', taskQueue,
+      workflowsPath: require.resolve('./bench-workflows'),
+      activities: { ...createActivities({ db, logger, providers: { scripted: createScriptedProvider() }, mcpPool }), ...benchActivities },
+    });
+    const running = worker.run();
+    // Closed in reverse: the worker stops before the pool it uses, the database and the server.
+    closers.push(async () => {
+      worker.shutdown();
+      await running;
+    });
+    return { db, client: env.client, taskQueue, tmpDir, mcpPool, bareTarget, close: () => closeInReverse(closers) };
+  } catch (err) {
+    await closeInReverse(closers);
+    throw err;
+  }
+}
