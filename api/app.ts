@@ -1,10 +1,11 @@
+import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Client } from '@temporalio/client';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
 import type { Db } from '../core/db/pool';
 import type { Logger } from '../core/logger';
-import { requireApiKey } from './auth';
+import { hasApiKey, requireApiKey } from './auth';
 import { problemHandlers, routeNotFound, sendProblem, toProblem } from './problem';
 import { agentRoutes } from './routes/agents';
 import { healthRoutes } from './routes/health';
@@ -31,10 +32,14 @@ export interface AppDeps {
   capabilitiesWaitMs?: number;
   /** heartbeat interval of run event streams (tests shorten it) */
   sseHeartbeatMs?: number;
+  /** requests per minute per API key, or per client address without one (default 600; 0 = off) */
+  rateLimitPerMinute?: number;
 }
 
 // A run's input may hold 1,000,000 characters, and JSON escaping can take up to 6 bytes for each.
 const BODY_LIMIT_BYTES = 8 * 1024 * 1024;
+/** A client has this long to send its whole request (slow-loris protection); long-polls and SSE answer for longer. */
+const REQUEST_TIMEOUT_MS = 30_000;
 
 /** Request lines at debug: at info they would drown the engine's own logs. */
 class QuietLogController extends LogController {
@@ -54,6 +59,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     loggerInstance: deps.logger as FastifyBaseLogger,
     logController: new QuietLogController(),
     bodyLimit: BODY_LIMIT_BYTES,
+    requestTimeout: REQUEST_TIMEOUT_MS,
     // Unknown fields are rejected, not silently dropped: a misspelt `maxturns` must not pass unnoticed.
     ajv: { customOptions: { removeAdditional: false } },
     schemaErrorFormatter: formatSchemaErrors,
@@ -73,7 +79,24 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
-  await app.register(healthRoutes, { db: deps.db, client: deps.client });
+  const perMinute = deps.rateLimitPerMinute ?? 600;
+  const withKey = deps.apiKey ? hasApiKey(deps.apiKey) : undefined;
+  if (perMinute > 0) {
+    await app.register(rateLimit, {
+      max: perMinute,
+      timeWindow: 60_000,
+      // Holders of the API key share one budget; anyone else is counted by address, so that
+      // inventing Authorization headers cannot buy a fresh budget. (With an API key set, requests
+      // without it are refused by the /v1 auth hook, which runs first and does no other work.)
+      keyGenerator: (request) => (withKey?.(request) ? 'api-key' : `ip:${request.ip}`),
+      // Becomes a 429 problem+json through the shared error handler; the plugin adds Retry-After.
+      errorResponseBuilder: (_request, context) => Object.assign(
+        new Error(`Rate limit exceeded: ${context.max} requests per minute; retry after ${Math.ceil(context.ttl / 1000)} s`),
+        { statusCode: 429, code: 'rate_limited' },
+      ),
+    });
+  }
+  await app.register(healthRoutes, { db: deps.db, client: deps.client, taskQueue: deps.taskQueue });
   await app.register(v1Routes(deps), { prefix: '/v1' });
   return app;
 }

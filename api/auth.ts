@@ -12,12 +12,20 @@ function bearerToken(request: FastifyRequest): string | undefined {
   return scheme.toLowerCase() === 'bearer' && token && rest.length === 0 ? token : undefined;
 }
 
+/** Whether the request carries the API key, compared in constant time. */
+export function hasApiKey(apiKey: string): (request: FastifyRequest) => boolean {
+  const expected = digest(apiKey);
+  return (request) => {
+    const token = bearerToken(request);
+    return token !== undefined && timingSafeEqual(digest(token), expected);
+  };
+}
+
 /** An onRequest hook that admits only `Authorization: Bearer <apiKey>`. */
 export function requireApiKey(apiKey: string): onRequestAsyncHookHandler {
-  const expected = digest(apiKey);
+  const valid = hasApiKey(apiKey);
   return async (request, reply) => {
-    const token = bearerToken(request);
-    if (token !== undefined && timingSafeEqual(digest(token), expected)) return;
+    if (valid(request)) return;
     reply.header('www-authenticate', 'Bearer');
     throw new HttpProblem(401, 'A valid API key is required: send "Authorization: Bearer <key>"', 'unauthorized');
   };

@@ -19,7 +19,9 @@ export async function startApiServer(
   deps: { db: Db; client: Client; logger: Logger },
 ): Promise<ApiServer> {
   // The composition root: imported MCP configs expand ${VAR} from this process's environment.
-  const app = await buildApp({ ...deps, taskQueue: config.taskQueue, apiKey: config.apiKey, env: process.env });
+  const app = await buildApp({
+    ...deps, taskQueue: config.taskQueue, apiKey: config.apiKey, env: process.env, rateLimitPerMinute: config.rateLimitPerMinute,
+  });
   try {
     const url = await app.listen({ host: config.host, port: config.port });
     return { app, url, close: () => app.close() };

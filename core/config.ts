@@ -28,6 +28,7 @@ const envSchema = z.object({
   API_KEY: z.preprocess(emptyToUndefined, z.string().min(16, 'must be at least 16 characters').optional()),
   WORKFLOW_BUNDLE_PATH: optionalString,
   TEMPORAL_UI_PORT: z.preprocess(emptyToUndefined, z.coerce.number().int().min(1).max(65535).default(8233)),
+  RATE_LIMIT_PER_MINUTE: z.preprocess(emptyToUndefined, z.coerce.number().int().min(0).default(600)),
   TEMPORAL_RETENTION: z.preprocess(emptyToUndefined, z.string().regex(/^\d+[hd]$/, 'like 72h or 7d').default('7d')),
 });
 
@@ -49,6 +50,8 @@ export interface AppConfig {
   workflowBundlePath?: string;
   temporalUiPort: number;
   temporalRetention: string;
+  /** requests per minute per API key (or per client address without one); 0 turns the limit off */
+  rateLimitPerMinute: number;
 }
 
 export class ConfigError extends Error {
@@ -87,5 +90,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     workflowBundlePath: e.WORKFLOW_BUNDLE_PATH,
     temporalUiPort: e.TEMPORAL_UI_PORT,
     temporalRetention: e.TEMPORAL_RETENTION,
+    rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
   };
 }

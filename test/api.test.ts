@@ -259,7 +259,7 @@ describe('operations', () => {
     expect(json(await inject({ method: 'GET', url: '/healthz' }))).toEqual({ status: 'ok' });
     const ready = await inject({ method: 'GET', url: '/readyz' });
     expect(ready.statusCode).toBe(200);
-    expect(json(ready)).toEqual({ status: 'ok', checks: { database: 'ok', temporal: 'ok' } });
+    expect(json(ready)).toEqual({ status: 'ok', checks: { database: 'ok', temporal: 'ok', workers: 'ok' } });
   });
 
   test('without its database, /readyz answers 503 naming it, and a 500 hides its cause', async () => {
@@ -269,7 +269,7 @@ describe('operations', () => {
       const body = expectProblem(await unready.inject({ method: 'GET', url: '/readyz' }), 503);
       expect(body.detail).toMatch(/database/);
       expect(body.detail).not.toMatch(/temporal/);
-      expect(body.checks).toEqual({ database: 'unreachable', temporal: 'ok' });
+      expect(body.checks).toEqual({ database: 'unreachable', temporal: 'ok', workers: 'ok' });
 
       const failed = await unready.inject({ method: 'GET', url: '/v1/agents' });
       expect(expectProblem(failed, 500).detail).toBe('Internal Server Error');

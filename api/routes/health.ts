@@ -1,10 +1,13 @@
 import type { Client } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import type { FastifyPluginAsync } from 'fastify';
 import type { Db } from '../../core/db/pool';
 import { problem, sendProblem } from '../problem';
 import { problemResponse } from '../schemas';
 
 const CHECK_DEADLINE_MS = 2_000;
+/** Temporal keeps a poller in the task queue's description for a while after its last poll. */
+const POLLER_FRESH_MS = 90_000;
 
 async function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -19,17 +22,34 @@ async function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
 }
 
 const checksSchema = {
-  type: 'object', required: ['database', 'temporal'],
-  properties: { database: { type: 'string' }, temporal: { type: 'string' } },
+  type: 'object', required: ['database', 'temporal', 'workers'],
+  properties: { database: { type: 'string' }, temporal: { type: 'string' }, workers: { type: 'string' } },
 } as const;
 
-export const healthRoutes: FastifyPluginAsync<{ db: Db; client: Client }> = async (app, { db, client }) => {
-  const probes: Record<'database' | 'temporal', () => Promise<unknown>> = {
+/** At least one worker polls the task queue recently: without one, runs would start and never move. */
+async function workerPolling(client: Client, taskQueue: string): Promise<void> {
+  const { pollers } = await client.withDeadline(Date.now() + CHECK_DEADLINE_MS, () => client.workflowService.describeTaskQueue({
+    namespace: client.options.namespace,
+    taskQueue: { name: taskQueue, kind: temporal.api.enums.v1.TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
+    taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+  }));
+  const now = Date.now();
+  const fresh = (pollers ?? []).some((p) => {
+    const seconds = Number(p.lastAccessTime?.seconds ?? 0);
+    return now - seconds * 1000 < POLLER_FRESH_MS;
+  });
+  if (!fresh) throw new Error(`no worker polls task queue ${taskQueue}`);
+}
+
+export const healthRoutes: FastifyPluginAsync<{ db: Db; client: Client; taskQueue: string }> = async (app, { db, client, taskQueue }) => {
+  const probes: Record<'database' | 'temporal' | 'workers', () => Promise<unknown>> = {
     database: () => withTimeout(db.query('SELECT 1'), CHECK_DEADLINE_MS),
     temporal: () => client.withDeadline(Date.now() + CHECK_DEADLINE_MS, () => client.workflowService.getSystemInfo({})),
+    workers: () => workerPolling(client, taskQueue),
   };
 
   app.get('/healthz', {
+    config: { rateLimit: false },
     schema: {
       tags: ['health'], summary: 'Liveness: the process answers', security: [],
       response: { 200: { type: 'object', required: ['status'], properties: { status: { type: 'string', enum: ['ok'] } } } },
@@ -37,8 +57,9 @@ export const healthRoutes: FastifyPluginAsync<{ db: Db; client: Client }> = asyn
   }, async () => ({ status: 'ok' as const }));
 
   app.get('/readyz', {
+    config: { rateLimit: false },
     schema: {
-      tags: ['health'], summary: 'Readiness: PostgreSQL and Temporal answer', security: [],
+      tags: ['health'], summary: 'Readiness: PostgreSQL and Temporal answer, and a worker polls the task queue', security: [],
       response: {
         200: { type: 'object', required: ['status', 'checks'], properties: { status: { type: 'string', enum: ['ok'] }, checks: checksSchema } },
         503: problemResponse('A dependency does not answer; detail names it'),
@@ -47,11 +68,12 @@ export const healthRoutes: FastifyPluginAsync<{ db: Db; client: Client }> = asyn
   }, async (request, reply) => {
     const names = Object.keys(probes) as (keyof typeof probes)[];
     const outcomes = await Promise.allSettled(names.map((name) => probes[name]()));
-    const checks = Object.fromEntries(names.map((name, i) => [name, outcomes[i].status === 'fulfilled' ? 'ok' : 'unreachable']));
+    const checks = Object.fromEntries(names.map((name, i) => [name, outcomes[i].status === 'fulfilled' ? 'ok' : name === 'workers' ? 'none polling' : 'unreachable']));
     const failed = names.filter((_, i) => outcomes[i].status === 'rejected');
     if (failed.length === 0) return { status: 'ok' as const, checks };
     // The causes go to the log only: this endpoint is unauthenticated, and errors can name hosts.
     request.log.warn({ causes: outcomes.map((o) => (o.status === 'rejected' ? String(o.reason) : 'ok')) }, 'not ready');
-    return sendProblem(reply, problem(503, `Not ready: ${failed.join(' and ')} unreachable`, 'not_ready', { checks }));
+    const what = failed.map((name) => (name === 'workers' ? 'no worker polls the task queue' : `${name} unreachable`));
+    return sendProblem(reply, problem(503, `Not ready: ${what.join('; ')}`, 'not_ready', { checks }));
   });
 };
