@@ -24,7 +24,8 @@ function npmStart(env: Record<string, string>): Started {
 /** Ctrl-C: SIGINT to the whole foreground group. npm itself exits by the signal; the engine must stop cleanly. */
 async function interrupt(started: Started): Promise<void> {
   process.kill(-started.child.pid!, 'SIGINT');
-  await waitFor(async () => started.output().includes('stopped.'), 30_000, 'the engine to stop');
+  await waitFor(async () => started.output().includes('stopped.'), 60_000, 'the engine to stop')
+    .catch((err: Error) => Promise.reject(new Error(`${err.message}; its output:\n${started.output().slice(-3000)}`)));
   await waitFor(async () => !groupAlive(started.child.pid!), 10_000, 'the process group to exit');
 }
 

@@ -140,7 +140,9 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     '-D', pgData, '-p', String(options.port),
     '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=',
     '-c', 'max_connections=200',
-  ], { ...ids, stdio: ['ignore', 'ignore', 'pipe'] });
+  // Its own process group: a terminal's Ctrl-C must reach the supervisor only, which stops the
+  // worker (whose activities still write) before the database.
+  ], { ...ids, stdio: ['ignore', 'ignore', 'pipe'], detached: true });
   let stderrTail = '';
   child.stderr?.on('data', (d: Buffer) => {
     stderrTail = (stderrTail + d.toString()).slice(-4000);

@@ -50,7 +50,12 @@ async function removeStaleRuns(): Promise<void> {
   const entries = await fs.readdir(TMP_ROOT).catch(() => [] as string[]);
   for (const entry of entries) {
     const pid = Number(/^run-(\d+)$/.exec(entry)?.[1]);
-    if (!pid || !processAlive(pid)) await fs.rm(path.join(TMP_ROOT, entry), { recursive: true, force: true });
+    if (pid && processAlive(pid)) continue;
+    // A jest run that was killed leaves its embedded PostgreSQL running (it has its own process group).
+    const postmaster = await fs.readFile(path.join(TMP_ROOT, entry, 'embedded-pg', 'postgres', 'postmaster.pid'), 'utf8').catch(() => '');
+    const pgPid = Number(postmaster.split('\n')[0]);
+    if (pgPid && processAlive(pgPid)) process.kill(pgPid, 'SIGQUIT');
+    await fs.rm(path.join(TMP_ROOT, entry), { recursive: true, force: true });
   }
 }
 
