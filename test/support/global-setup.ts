@@ -54,7 +54,8 @@ async function removeStaleRuns(): Promise<void> {
     // A jest run that was killed leaves its embedded PostgreSQL running (it has its own process group).
     const postmaster = await fs.readFile(path.join(TMP_ROOT, entry, 'embedded-pg', 'postgres', 'postmaster.pid'), 'utf8').catch(() => '');
     const pgPid = Number(postmaster.split('\n')[0]);
-    if (pgPid && processAlive(pgPid)) process.kill(pgPid, 'SIGQUIT');
+    const cmdline = pgPid ? await fs.readFile(`/proc/${pgPid}/cmdline`, 'utf8').catch(() => '') : '';
+    if (cmdline.includes(path.join(TMP_ROOT, entry))) process.kill(pgPid, 'SIGQUIT');
     await fs.rm(path.join(TMP_ROOT, entry), { recursive: true, force: true });
   }
 }
