@@ -2,6 +2,7 @@ import type { Db } from '../core/db/pool';
 import type { LlmProviders } from '../core/llm/types';
 import type { Logger } from '../core/logger';
 import type { McpPool } from '../core/mcp/pool';
+import type { SourceQueryOptions } from '../core/sql/source-query';
 
 /** What activities receive from the worker's composition root. */
 export interface ActivityDeps {
@@ -10,4 +11,6 @@ export interface ActivityDeps {
   providers: LlmProviders;
   /** the worker's MCP connections; only activities talk to MCP servers */
   mcpPool: McpPool;
+  /** source_query bounds (timeout, rows, bytes); defaults in core/sql/source-query.ts */
+  sourceQuery?: SourceQueryOptions;
 }

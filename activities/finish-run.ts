@@ -3,6 +3,7 @@ import {
   appendEvent, findRun, findRunResult, insertRunResult, listToolCalls, runTranscript, type StoredRunMessage,
 } from '../core/db/run-store';
 import type { ChatMessage } from '../core/messages';
+import { emitRunSpan, type RunSummary } from '../core/tracing/run-trace';
 import type { FinishRunInput } from '../workflows/definitions';
 import type { ActivityDeps } from './deps';
 
@@ -36,6 +37,7 @@ export function createFinishRunActivities({ db, logger }: ActivityDeps) {
   return {
     /** Commits the run's messages to its thread and writes the write-once result, in one transaction. */
     async finishRun(input: FinishRunInput): Promise<void> {
+      let summary: RunSummary | undefined;
       await inTransaction(db, async (tx) => {
         if (await findRunResult(tx, input.runId)) return;
         const run = await findRun(tx, input.runId);
@@ -58,7 +60,13 @@ export function createFinishRunActivities({ db, logger }: ActivityDeps) {
         });
         await tx.query('UPDATE threads SET active_run_id = NULL WHERE id = $1 AND active_run_id = $2', [run.threadId, run.id]);
         await appendEvent(tx, run.id, input.eventSeq, 'run_ended', { status: input.status, stopReason: input.stopReason, error: input.error });
+        summary = {
+          runId: run.id, threadId: run.threadId, agentId: run.agentId, status: input.status, stopReason: input.stopReason,
+          error: input.error, turns: input.turns, usage: input.usage, output: text, startTime: new Date(run.createdAt),
+        };
       });
+      // Once, after the commit: a retried finishRun found the result written and emits nothing.
+      if (summary) emitRunSpan(summary);
       logger.info({ runId: input.runId, status: input.status, stopReason: input.stopReason, turns: input.turns }, 'run finished');
     },
   };

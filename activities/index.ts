@@ -8,6 +8,7 @@ import { createPromptPrefixActivities } from './prompt-prefix';
 import { createRetrievePromptActivities } from './retrieve-prompt';
 import { createRetrieveResourceActivities } from './retrieve-resource';
 import { createRunContextActivities } from './run-context';
+import { createSourceQueryActivities } from './source-query';
 import { createToolResultActivities } from './tool-results';
 
 export type { ActivityDeps } from './deps';
@@ -22,6 +23,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createMcpToolActivities(deps),
     ...createRetrievePromptActivities(deps),
     ...createRetrieveResourceActivities(deps),
+    ...createSourceQueryActivities(deps),
     ...createPromptPrefixActivities(deps),
     ...createFinishRunActivities(deps),
     ...createCapabilitiesActivities(deps),

@@ -1,13 +1,13 @@
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { Context } from '@temporalio/activity';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { findIntegration } from '../core/db/integrations';
-import { findToolCall, getRunMessage } from '../core/db/run-store';
 import type { McpPool } from '../core/mcp/pool';
 import { toolResultContentText } from '../core/mcp/tool-result-text';
+import { mcpToolSpanName, traceToolCall } from '../core/tracing/run-trace';
 import type { McpToolCallInput, ToolOutcome } from '../workflows/definitions';
 import { toolResultText } from '../workflows/tool-results';
 import type { ActivityDeps } from './deps';
-import { recordToolStarted, storeToolResult } from './tool-results';
+import { loadToolCall, recordToolStarted, storedOutcome, storeToolResult } from './tool-results';
 
 /** Spawn or connect failures happen before the request is sent, so retrying them cannot repeat a side effect. */
 const CONNECT_ATTEMPTS = 3;
@@ -83,14 +83,10 @@ export function createMcpToolActivities(deps: ActivityDeps) {
   return {
     /** Calls one MCP tool. The arguments are read by reference; the full result goes to run_messages. */
     async callMcpTool(input: McpToolCallInput): Promise<ToolOutcome> {
-      const { runId, turn, index, integrationId, toolName } = input;
-      // A retry after the result was stored (worker died before reporting) must not call the tool again.
-      const stored = await findToolCall(db, runId, turn, index + 1);
-      if (stored) return { status: stored.status, preview: stored.result, resultBytes: stored.resultBytes, durationMs: stored.durationMs };
-
-      const assistant = await getRunMessage(db, runId, turn, 0);
-      const call = assistant?.role === 'assistant' ? assistant.toolCalls?.[index] : undefined;
-      if (!call) throw ApplicationFailure.nonRetryable(`Tool call ${index} of turn ${turn} is not in run ${runId}`, 'ToolCallNotFound');
+      const { runId, turn, integrationId, toolName } = input;
+      const loaded = await loadToolCall(db, input);
+      if ('stored' in loaded) return storedOutcome(loaded.stored);
+      const { call } = loaded;
 
       await recordToolStarted(db, input, 'mcp_tool', integrationId);
       const log = logger.child({ runId, integrationId, tool: toolName, toolCallId: input.toolCallId });
@@ -100,7 +96,9 @@ export function createMcpToolActivities(deps: ActivityDeps) {
       const heartbeat = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
       let verdict: Verdict;
       try {
-        verdict = await execute(mcpPool, input, call.arguments ?? {}, deps);
+        const metadata = { toolName, exposedName: input.name, integrationId, toolType: 'mcp', toolCallId: input.toolCallId, turn };
+        verdict = await traceToolCall(input, mcpToolSpanName(toolName), call.arguments ?? {}, metadata,
+          () => execute(mcpPool, input, call.arguments ?? {}, deps));
       } catch (err) {
         log.info({ durationMs: Date.now() - started }, 'MCP tool call cancelled');
         throw err;

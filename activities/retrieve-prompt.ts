@@ -1,16 +1,17 @@
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { Context } from '@temporalio/activity';
 import { findIntegration } from '../core/db/integrations';
-import { findToolCall, getRunMessage, getSnapshot } from '../core/db/run-store';
+import { getSnapshot } from '../core/db/run-store';
 import type { DiscoveredIntegration } from '../core/mcp/discover';
 import { formatPromptResult } from '../core/mcp/prompt-text';
+import { traceToolCall } from '../core/tracing/run-trace';
 import type { ToolCallRef, ToolOutcome } from '../workflows/definitions';
 import { toolResultText } from '../workflows/tool-results';
 import type { ActivityDeps } from './deps';
 import type { DiscoverySnapshot } from './discovery';
 import { SNAPSHOT } from './run-context';
-import { recordToolStarted, storeToolResult } from './tool-results';
+import { loadToolCall, recordToolStarted, storedOutcome, storeToolResult } from './tool-results';
 
-/** The tracing span this retrieval will become (tracing lands in its own issue); logs carry the name now. */
+/** The tracing span of a retrieval (seed 000); logs carry the name too. */
 export const PROMPT_RETRIEVAL_SPAN = 'mcp_prompt_retrieval';
 /** prompts/get is a read, not a long job: bounded well inside the activity's timeout, whatever the integration allows tools. */
 const MAX_PROMPT_TIMEOUT_MS = 60_000;
@@ -89,12 +90,10 @@ export function createRetrievePromptActivities(deps: ActivityDeps) {
   return {
     /** retrieve_mcp_prompt: gets one prompt and returns it to the LLM as the contract text. Failures are text too. */
     async retrievePrompt(ref: ToolCallRef): Promise<ToolOutcome> {
-      const { runId, turn, index } = ref;
-      const stored = await findToolCall(db, runId, turn, index + 1);
-      if (stored) return { status: stored.status, preview: stored.result, resultBytes: stored.resultBytes, durationMs: stored.durationMs };
-      const assistant = await getRunMessage(db, runId, turn, 0);
-      const call = assistant?.role === 'assistant' ? assistant.toolCalls?.[index] : undefined;
-      if (!call) throw ApplicationFailure.nonRetryable(`Tool call ${index} of turn ${turn} is not in run ${runId}`, 'ToolCallNotFound');
+      const { runId, turn } = ref;
+      const loaded = await loadToolCall(db, ref);
+      if ('stored' in loaded) return storedOutcome(loaded.stored);
+      const { call } = loaded;
 
       const discovery = await getSnapshot<DiscoverySnapshot>(db, runId, SNAPSHOT.discovery);
       const checked = checkRequest(isPlainObject(call.arguments) ? call.arguments : {}, discovery?.integrations ?? []);
@@ -102,20 +101,19 @@ export function createRetrievePromptActivities(deps: ActivityDeps) {
       await recordToolStarted(db, ref, 'mcp_prompt', integrationId);
       const log = logger.child({ runId, toolCallId: ref.toolCallId, span: PROMPT_RETRIEVAL_SPAN });
       const started = Date.now();
-      let verdict: Verdict;
-      if ('request' in checked) {
+      const spanMetadata = { integrationId: integrationId ?? call.arguments?.integrationId, promptName: call.arguments?.promptName, operationType: 'prompt_retrieval', toolCallId: ref.toolCallId, turn };
+      const verdict = await traceToolCall(ref, PROMPT_RETRIEVAL_SPAN, call.arguments, spanMetadata, async (): Promise<Verdict> => {
+        if (!('request' in checked)) return checked;
         const { request } = checked;
         log.info({ integrationId, promptName: request.promptName, hasArguments: Object.keys(request.arguments).length > 0 }, 'Retrieving MCP prompt');
         const ctx = Context.current();
         const heartbeat = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
         try {
-          verdict = await fetchPrompt(request, ctx.cancellationSignal);
+          return await fetchPrompt(request, ctx.cancellationSignal);
         } finally {
           clearInterval(heartbeat);
         }
-      } else {
-        verdict = checked;
-      }
+      });
       const durationMs = Date.now() - started;
       const meta = { integrationId, promptName: call.arguments?.promptName, status: verdict.status, durationMs };
       if (verdict.status === 'ok') log.info(meta, 'MCP prompt retrieval succeeded');

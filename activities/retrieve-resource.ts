@@ -1,20 +1,21 @@
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { Context } from '@temporalio/activity';
 import { ErrorCode, McpError, type ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
 import { CsvImportError, importCsv } from '../core/csv/import-csv';
 import { findIntegration, type Integration } from '../core/db/integrations';
-import { findToolCall, getRunMessage, getSnapshot } from '../core/db/run-store';
+import { getSnapshot } from '../core/db/run-store';
 import type { DiscoveredIntegration } from '../core/mcp/discover';
 import { MESSAGE_TOO_LARGE } from '../core/mcp/line-buffer';
 import { resolveResourceUri, type ResolvedUri } from '../core/mcp/resource-uri';
+import { traceToolCall } from '../core/tracing/run-trace';
 import type { ToolCallRef, ToolOutcome } from '../workflows/definitions';
 import { toolResultText } from '../workflows/tool-results';
 import type { ActivityDeps } from './deps';
 import type { DiscoverySnapshot } from './discovery';
 import { contentBytes, csvText, isCsv, textResult } from './resource-content';
 import { SNAPSHOT } from './run-context';
-import { recordToolStarted, storeToolResult } from './tool-results';
+import { loadToolCall, recordToolStarted, storedOutcome, storeToolResult } from './tool-results';
 
-/** The tracing span this retrieval will become (tracing lands in its own issue); logs carry the name now. */
+/** The tracing span of a retrieval (seed 001); logs carry the name too. */
 export const RESOURCE_RETRIEVAL_SPAN = 'mcp_resource_retrieval';
 /** Well inside the workflow's 30 s heartbeat timeout. */
 const HEARTBEAT_EVERY_MS = 5_000;
@@ -103,17 +104,13 @@ export function createRetrieveResourceActivities(deps: ActivityDeps) {
   return {
     /** retrieve_mcp_resource: CSV becomes a table of the thread, text goes back to the LLM, failures are text too. */
     async retrieveResource(ref: ToolCallRef): Promise<ToolOutcome> {
-      const { runId, turn, index } = ref;
-      const stored = await findToolCall(db, runId, turn, index + 1);
-      if (stored) {
-        return {
-          status: stored.status, preview: stored.result, resultBytes: stored.resultBytes, durationMs: stored.durationMs,
-          importedDataSource: stored.status === 'ok' && stored.result.startsWith('CSV resource imported as data source:'),
-        };
+      const { runId, turn } = ref;
+      const loaded = await loadToolCall(db, ref);
+      if ('stored' in loaded) {
+        const { stored } = loaded;
+        return { ...storedOutcome(stored), importedDataSource: stored.status === 'ok' && stored.result.startsWith('CSV resource imported as data source:') };
       }
-      const assistant = await getRunMessage(db, runId, turn, 0);
-      const call = assistant?.role === 'assistant' ? assistant.toolCalls?.[index] : undefined;
-      if (!call) throw ApplicationFailure.nonRetryable(`Tool call ${index} of turn ${turn} is not in run ${runId}`, 'ToolCallNotFound');
+      const { call } = loaded;
 
       const discovery = await getSnapshot<DiscoverySnapshot>(db, runId, SNAPSHOT.discovery);
       const checked = checkRequest(isPlainObject(call.arguments) ? call.arguments : {}, discovery?.integrations ?? []);
@@ -122,23 +119,24 @@ export function createRetrieveResourceActivities(deps: ActivityDeps) {
       await recordToolStarted(db, ref, 'mcp_resource', integrationId);
       const log = logger.child({ runId, toolCallId: ref.toolCallId, span: RESOURCE_RETRIEVAL_SPAN });
       const started = Date.now();
-      let verdict: Verdict;
-      if (request) {
+      const spanMetadata = {
+        integrationId: integrationId ?? call.arguments?.integrationId, resourceUri: request?.resolved.uri ?? call.arguments?.resourceUri, operationType: 'resource_retrieval', toolCallId: ref.toolCallId, turn,
+      };
+      const verdict = await traceToolCall(ref, RESOURCE_RETRIEVAL_SPAN, call.arguments, spanMetadata, async (): Promise<Verdict> => {
+        if (!request) return checked as Verdict;
         const { uri, known } = request.resolved;
         log.info({ integrationId, resourceUri: uri, hasParameters: request.hasParameters, listed: known }, 'Retrieving MCP resource');
         const ctx = Context.current();
         const heartbeat = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
         try {
-          verdict = await retrieve(ref, request, ctx);
+          return await retrieve(ref, request, ctx);
         } catch (err) {
           log.warn({ integrationId, resourceUri: uri, error: (err as Error).message }, 'MCP resource retrieval interrupted');
           throw err;
         } finally {
           clearInterval(heartbeat);
         }
-      } else {
-        verdict = checked as Verdict;
-      }
+      });
       const durationMs = Date.now() - started;
       const meta = { integrationId, resourceUri: request?.resolved.uri ?? call.arguments?.resourceUri, status: verdict.status, durationMs };
       if (verdict.status === 'ok') log.info({ ...meta, importedDataSource: Boolean(verdict.importedDataSource) }, 'MCP resource retrieval succeeded');

@@ -83,10 +83,12 @@ function integrationCatalogue(integrations: DiscoveredIntegration[], tool: strin
   return `\n\nIntegrations (use the id or the name as integrationId):\n${lines.join('\n')}`;
 }
 
-export function nativeToolDefinitions(names: string[], integrations: DiscoveredIntegration[] = []): ToolDefinition[] {
+/** `sourceCatalogue`: the thread's tables for source_query (or why it is off), built by activities/source-query.ts. */
+export function nativeToolDefinitions(names: string[], integrations: DiscoveredIntegration[] = [], sourceCatalogue = ''): ToolDefinition[] {
   return names.flatMap((n) => {
     const tool = NATIVE_TOOLS[n];
     if (!tool) return [];
+    if (n === NATIVE_TOOL_NAMES.sourceQuery) return [{ ...tool, description: tool.description + sourceCatalogue }];
     return [{ ...tool, description: tool.description + integrationCatalogue(integrations, n) }];
   });
 }

@@ -1,4 +1,6 @@
-import { appendEvent, putRunMessage, putToolCall } from '../core/db/run-store';
+import { ApplicationFailure } from '@temporalio/activity';
+import { appendEvent, findToolCall, getRunMessage, putRunMessage, putToolCall, type ToolCallRecord } from '../core/db/run-store';
+import type { ToolCall } from '../core/messages';
 import type { Queryable } from '../core/db/pool';
 import type { RecordToolResultInput, ToolCallRef, ToolOutcome } from '../workflows/definitions';
 import type { ToolType } from '../workflows/tool-routing';
@@ -12,6 +14,25 @@ export interface ToolResult {
   content: string;
   durationMs: number;
 }
+
+/**
+ * A tool call by reference: either the outcome already stored for it (the worker died after
+ * storing but before reporting: the tool must not run again), or the call with its arguments,
+ * which stay in run_messages and never pass through the workflow.
+ */
+export async function loadToolCall(db: Queryable, ref: ToolCallRef): Promise<{ stored: ToolCallRecord } | { call: ToolCall }> {
+  const { runId, turn, index } = ref;
+  const stored = await findToolCall(db, runId, turn, index + 1);
+  if (stored) return { stored };
+  const assistant = await getRunMessage(db, runId, turn, 0);
+  const call = assistant?.role === 'assistant' ? assistant.toolCalls?.[index] : undefined;
+  if (!call) throw ApplicationFailure.nonRetryable(`Tool call ${index} of turn ${turn} is not in run ${runId}`, 'ToolCallNotFound');
+  return { call };
+}
+
+export const storedOutcome = (stored: ToolCallRecord): ToolOutcome => ({
+  status: stored.status, preview: stored.result, resultBytes: stored.resultBytes, durationMs: stored.durationMs,
+});
 
 export async function recordToolStarted(db: Queryable, ref: ToolCallRef, type: ToolType, integrationId?: string): Promise<void> {
   await appendEvent(db, ref.runId, ref.eventSeq, 'tool_call_started', {

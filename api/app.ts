@@ -6,6 +6,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import type { Db } from '../core/db/pool';
 import type { Logger } from '../core/logger';
 import { hasApiKey, requireApiKey } from './auth';
+import { mcpHttpRoutes } from './mcp/http-route';
 import { problemHandlers, routeNotFound, sendProblem, toProblem } from './problem';
 import { agentRoutes } from './routes/agents';
 import { healthRoutes } from './routes/health';
@@ -98,6 +99,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   }
   await app.register(healthRoutes, { db: deps.db, client: deps.client, taskQueue: deps.taskQueue });
   await app.register(v1Routes(deps), { prefix: '/v1' });
+  await app.register(mcpHttpRoutes, { db: deps.db, client: deps.client, taskQueue: deps.taskQueue, logger: deps.logger, apiKey: deps.apiKey });
   return app;
 }
 

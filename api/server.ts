@@ -1,5 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
+import { startAgentFileSync, type AgentFileSync } from '../core/agent-files/sync';
 import { ConfigError, loadConfig, type AppConfig } from '../core/config';
 import { migrate } from '../core/db/migrations';
 import { createPool, type Db } from '../core/db/pool';
@@ -22,10 +23,15 @@ export async function startApiServer(
   const app = await buildApp({
     ...deps, taskQueue: config.taskQueue, apiKey: config.apiKey, env: process.env, rateLimitPerMinute: config.rateLimitPerMinute,
   });
+  let agentFiles: AgentFileSync | undefined;
   try {
+    // Agent files are synced here, so every API process (and npm start) keeps the database in step with AGENTS_DIR.
+    agentFiles = await startAgentFileSync({ db: deps.db, dir: config.agentsDir, logger: deps.logger });
     const url = await app.listen({ host: config.host, port: config.port });
-    return { app, url, close: () => app.close() };
+    const files = agentFiles;
+    return { app, url, close: () => { files.close(); return app.close(); } };
   } catch (err) {
+    agentFiles?.close();
     await app.close();
     throw err;
   }

@@ -30,6 +30,11 @@ const envSchema = z.object({
   TEMPORAL_UI_PORT: z.preprocess(emptyToUndefined, z.coerce.number().int().min(1).max(65535).default(8233)),
   RATE_LIMIT_PER_MINUTE: z.preprocess(emptyToUndefined, z.coerce.number().int().min(0).default(600)),
   TEMPORAL_RETENTION: z.preprocess(emptyToUndefined, z.string().regex(/^\d+[hd]$/, 'like 72h or 7d').default('7d')),
+  AGENTS_DIR: z.preprocess(emptyToUndefined, z.string().default('agents')),
+  LANGFUSE_PUBLIC_KEY: optionalString,
+  LANGFUSE_SECRET_KEY: optionalString,
+  LANGFUSE_BASE_URL: z.preprocess(emptyToUndefined, z.url().optional()),
+  LANGFUSE_HOST: z.preprocess(emptyToUndefined, z.url().optional()),
 });
 
 export interface AppConfig {
@@ -50,8 +55,14 @@ export interface AppConfig {
   workflowBundlePath?: string;
   temporalUiPort: number;
   temporalRetention: string;
+  /** directory of *.chatmd agent files, synced into the database by the API (absolute) */
+  agentsDir: string;
   /** requests per minute per API key (or per client address without one); 0 turns the limit off */
   rateLimitPerMinute: number;
+  /** Langfuse tracing; absent (no LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY) means off */
+  langfuse?: { publicKey: string; secretKey: string; baseUrl?: string };
+  /** reads an LLM API key by the name an agent's model gives (`apiKeyEnv`); keys are never stored */
+  readSecret: (envName: string) => string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -90,6 +101,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     workflowBundlePath: e.WORKFLOW_BUNDLE_PATH,
     temporalUiPort: e.TEMPORAL_UI_PORT,
     temporalRetention: e.TEMPORAL_RETENTION,
+    agentsDir: path.resolve(e.AGENTS_DIR),
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
+    langfuse: langfuseConfig(e),
+    readSecret: (envName) => emptyToUndefined(env[envName]) as string | undefined,
   };
+}
+
+function langfuseConfig(e: z.infer<typeof envSchema>): AppConfig['langfuse'] {
+  if (!e.LANGFUSE_PUBLIC_KEY && !e.LANGFUSE_SECRET_KEY) return undefined;
+  if (!e.LANGFUSE_PUBLIC_KEY || !e.LANGFUSE_SECRET_KEY) {
+    throw new ConfigError('Invalid configuration:\n  LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY must be set together');
+  }
+  return { publicKey: e.LANGFUSE_PUBLIC_KEY, secretKey: e.LANGFUSE_SECRET_KEY, baseUrl: e.LANGFUSE_BASE_URL ?? e.LANGFUSE_HOST };
 }

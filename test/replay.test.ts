@@ -24,9 +24,9 @@ async function replay(dir: string): Promise<{ code: number; stdout: string }> {
  * workflow's command sequence changed without a patched() branch: old runs would break.
  */
 describe('replaying committed run-workflow histories', () => {
-  test('a plain run, a continued-as-new run and a cancelled run replay without nondeterminism', async () => {
+  test('a plain run, a continued-as-new run, a cancelled run and an MCP run replay without nondeterminism', async () => {
     const files = fs.readdirSync(HISTORIES_DIR).filter((f) => f.endsWith('.json')).sort();
-    expect(files).toEqual(['cancelled.json', 'continued-as-new.json', 'three-turns.json']);
+    expect(files).toEqual(['cancelled.json', 'continued-as-new.json', 'mcp-tool-resource-prompt.json', 'three-turns.json']);
     const { code, stdout } = await replay(HISTORIES_DIR);
     expect(stdout.trim().split('\n')).toEqual(files.map((f) => `ok ${f}`));
     expect(code).toBe(0);

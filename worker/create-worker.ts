@@ -1,5 +1,6 @@
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../activities';
+import { sourceQuerySupport } from '../core/sql/thread-role';
 
 export interface EngineWorkerOptions {
   connection: NativeConnection;
@@ -12,6 +13,7 @@ export interface EngineWorkerOptions {
 }
 
 export async function createEngineWorker(options: EngineWorkerOptions): Promise<Worker> {
+  await warnIfSourceQueryDisabled(options.deps);
   return Worker.create({
     connection: options.connection,
     namespace: options.namespace,
@@ -25,4 +27,14 @@ export async function createEngineWorker(options: EngineWorkerOptions): Promise<
     shutdownGraceTime: '10s',
     shutdownForceTime: '30s',
   });
+}
+
+/** Said at start-up, not only to the LLM: an operator can grant CREATEROLE before anyone asks why queries fail. */
+async function warnIfSourceQueryDisabled({ db, logger }: ActivityDeps): Promise<void> {
+  try {
+    const support = await sourceQuerySupport(db);
+    if (!support.enabled) logger.warn(support.reason);
+  } catch (err) {
+    logger.warn({ err: (err as Error).message }, 'could not check whether source_query can isolate threads');
+  }
 }

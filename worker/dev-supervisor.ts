@@ -7,6 +7,7 @@ import { startEmbeddedPostgres } from '../core/db/embedded-postgres';
 import { migrate } from '../core/db/migrations';
 import { createPool } from '../core/db/pool';
 import { createProviders } from '../core/llm/providers';
+import { initTracing } from '../core/tracing/setup';
 import { createLogger } from '../core/logger';
 import { resolveTemporalCli } from '../core/temporal/cli';
 import { freePort } from '../core/ports';
@@ -69,9 +70,12 @@ async function main(): Promise<void> {
     const mcpPool = await startMcpPool(logger);
     // Stops run in reverse: the pool closes after the worker below has stopped.
     stops.push(() => mcpPool.closeAll());
+    // Flushed after the worker has stopped: its last activities may still be emitting observations.
+    const tracing = initTracing(config.langfuse, logger);
+    stops.push(() => tracing.shutdown());
     const worker = await createEngineWorker({
       connection: nativeConnection, namespace: config.temporalNamespace, taskQueue: config.taskQueue,
-      deps: { db, logger, providers: createProviders(), mcpPool }, workflowBundlePath: config.workflowBundlePath,
+      deps: { db, logger, providers: createProviders({ readApiKey: config.readSecret, logger }), mcpPool }, workflowBundlePath: config.workflowBundlePath,
     });
     const running = worker.run();
     stops.push(async () => {

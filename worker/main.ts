@@ -3,6 +3,7 @@ import { loadConfig } from '../core/config';
 import { migrate } from '../core/db/migrations';
 import { createPool } from '../core/db/pool';
 import { createProviders } from '../core/llm/providers';
+import { initTracing } from '../core/tracing/setup';
 import { createLogger } from '../core/logger';
 import { createEngineWorker } from './create-worker';
 import { startMcpPool } from './mcp-lifecycle';
@@ -26,9 +27,10 @@ async function main(): Promise<void> {
     address: config.temporalAddress ?? config.temporalConnect.connectionOptions.address ?? 'localhost:7233',
   });
   const mcpPool = await startMcpPool(logger);
+  const tracing = initTracing(config.langfuse, logger);
   const worker = await createEngineWorker({
     connection, namespace: config.temporalNamespace, taskQueue: config.taskQueue,
-    deps: { db, logger, providers: createProviders(), mcpPool }, workflowBundlePath: config.workflowBundlePath,
+    deps: { db, logger, providers: createProviders({ readApiKey: config.readSecret, logger }), mcpPool }, workflowBundlePath: config.workflowBundlePath,
   });
   const stop = (signal: string) => {
     logger.info({ signal }, 'shutting down the worker');
@@ -42,6 +44,7 @@ async function main(): Promise<void> {
   } finally {
     // After the worker: its last activities may still be calling MCP tools during the grace time.
     await mcpPool.closeAll();
+    await tracing.shutdown();
     await connection.close();
     await db.end();
     logger.info('worker stopped');

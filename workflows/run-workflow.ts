@@ -59,6 +59,7 @@ const dispatchers: Partial<Record<string, Dispatcher>> = {
   mcp_tool: (ref, route) => callMcpTool(ref, route as McpToolRoute),
   mcp_prompt: (ref) => viaNativeActivity(ref, 'mcp_prompt', 'mcp-prompt-activity', promptActivities.retrievePrompt, toolResultText.promptFailed),
   mcp_resource: (ref) => viaNativeActivity(ref, 'mcp_resource', 'mcp-resource-activity', resourceActivities.retrieveResource, toolResultText.resourceFailed),
+  source_query: (ref) => viaNativeActivity(ref, 'source_query', 'source-query-activity', sourceQueryActivities.sourceQuery, toolResultText.sourceQueryFailed),
 };
 
 /** Used when a route predates the timeout fields; matches the integrations table's default. */
@@ -106,11 +107,20 @@ const resourceActivities = proxyActivities<Activities>({
 });
 
 /**
- * retrieve_mcp_prompt and retrieve_mcp_resource are served by their own activities. Runs that started
+ * A source query is read-only, so a lost database connection is retried. Its statement (and the
+ * row count after it) are each bounded by statement_timeout, at most a minute apiece by config.
+ */
+const sourceQueryActivities = proxyActivities<Activities>({
+  startToCloseTimeout: '3 minutes',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts: 3 },
+});
+
+/**
+ * retrieve_mcp_prompt, retrieve_mcp_resource and source_query are served by their own activities. Runs that started
  * before those existed answered them through recordToolResult, hence the patch markers.
  */
 async function viaNativeActivity(
-  ref: ToolCallRef, type: 'mcp_prompt' | 'mcp_resource', patchId: string,
+  ref: ToolCallRef, type: 'mcp_prompt' | 'mcp_resource' | 'source_query', patchId: string,
   call: (ref: ToolCallRef) => Promise<ToolOutcome>, failed: (message: string) => string,
 ): Promise<ToolOutcome> {
   if (!patched(patchId)) {

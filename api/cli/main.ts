@@ -1,6 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
+import { ConfigError } from '../../core/config';
+import { runMcpStdio } from '../mcp/stdio-server';
 import { ApiError, createApiClient } from './api-client';
 import {
   agentsListCommand, EXIT, integrationsImportCommand, runCommand, runsListCommand, runsShowCommand, UsageError, type CliContext,
@@ -14,6 +16,7 @@ usage:
   agent-engine runs show <run id> [--json]
   agent-engine agents list [--json]
   agent-engine integrations import <mcp.json> [--json]
+  agent-engine mcp     the agents as an MCP server on stdio (needs DATABASE_URL and TEMPORAL_ADDRESS)
 
 options:
   --url <url>   the API (default: $API_URL, else http://127.0.0.1:3000); $API_KEY is sent as a bearer token
@@ -88,6 +91,10 @@ export async function main(argv: string[]): Promise<number> {
   const stdout = process.stdout;
   const stderr = process.stderr;
   try {
+    if (argv.length === 1 && argv[0] === 'mcp') {
+      await runMcpStdio();
+      return EXIT.ok;
+    }
     const { command, args, values } = parse(argv);
     if (command === 'help') {
       stdout.write(HELP);
@@ -120,6 +127,10 @@ export async function main(argv: string[]): Promise<number> {
   } catch (err) {
     if (err instanceof UsageError) {
       stderr.write(`error: ${err.message}\n\n${HELP}`);
+      return EXIT.usage;
+    }
+    if (err instanceof ConfigError) {
+      stderr.write(`error: ${err.message}\n`);
       return EXIT.usage;
     }
     if (err instanceof ApiError) {

@@ -181,6 +181,29 @@ CREATE TABLE data_sources (
 );
 `,
   },
+  {
+    version: 8,
+    name: 'agent files and MCP calls',
+    sql: `
+-- Agents defined by files in AGENTS_DIR: the absolute path of the file (NULL for API-defined agents), the
+-- <user>/<assistant> prompt template, and when the file went away (kept while threads still use the agent).
+ALTER TABLE agents
+  ADD COLUMN source_file text UNIQUE,
+  ADD COLUMN template jsonb NOT NULL DEFAULT '[]' CHECK (jsonb_typeof(template) = 'array'),
+  ADD COLUMN disabled_at timestamptz;
+
+-- Agent tool calls received over MCP's Streamable HTTP, keyed by the client's session and request id,
+-- so that a notifications/cancelled reaching any API process finds the run (no sticky routing).
+CREATE TABLE mcp_calls (
+  session_id text NOT NULL,
+  request_id text NOT NULL,
+  run_id text,
+  cancel_requested boolean NOT NULL DEFAULT false,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (session_id, request_id)
+);
+`,
+  },
 ];
 
 const LOCK_KEY = 0x6167_656e; // "agen"

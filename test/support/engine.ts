@@ -8,6 +8,7 @@ import { createPool, type Db } from '../../core/db/pool';
 import { findRunResult, type RunResult } from '../../core/db/run-store';
 import { insertThread } from '../../core/db/threads';
 import { createScriptedProvider } from '../../core/llm/scripted';
+import type { LlmProviders } from '../../core/llm/types';
 import { createLogger } from '../../core/logger';
 import { startRun, type StartRunRequest } from '../../core/runs/start-run';
 import type { McpPool } from '../../core/mcp/pool';
@@ -41,7 +42,13 @@ function quietRuntime(): void {
   Runtime.install({ logger: new DefaultLogger((process.env.TEMPORAL_LOG_LEVEL as 'WARN' | undefined) ?? 'WARN') });
 }
 
-export async function startEngine(database: DatabaseKind = 'embedded', options: { worker?: boolean } = {}): Promise<Engine> {
+export interface EngineOptions {
+  worker?: boolean;
+  /** the worker's LLM providers; the scripted one alone by default */
+  providers?: LlmProviders;
+}
+
+export async function startEngine(database: DatabaseKind = 'embedded', options: EngineOptions = {}): Promise<Engine> {
   quietRuntime();
   const stack = testStack();
   const db = createPool(stack.databases[database], logger);
@@ -75,7 +82,7 @@ export async function startEngine(database: DatabaseKind = 'embedded', options: 
       const mcpPool = await startMcpPool(logger, { groupsDir: path.join(stack.tmpDir, 'mcp-groups') });
       const instance = await createEngineWorker({
         connection: nativeConnection, namespace: 'default', taskQueue, workflowBundlePath: stack.workflowBundlePath,
-        deps: { db, logger, providers: { scripted: createScriptedProvider() }, mcpPool },
+        deps: { db, logger, providers: options.providers ?? { scripted: createScriptedProvider() }, mcpPool },
       });
       worker = { instance, running: instance.run(), connection: nativeConnection, mcpPool };
     },

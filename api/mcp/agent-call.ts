@@ -1,0 +1,137 @@
+import type { Client } from '@temporalio/client';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { renderTemplate } from '../../core/agent-files/parse-chatmd';
+import { seedThreadMessages, type ExposedAgent } from '../../core/db/file-agents';
+import { inTransaction, type Db } from '../../core/db/pool';
+import { findRunResult, type RunEvent } from '../../core/db/run-store';
+import { findThread, insertThread } from '../../core/db/threads';
+import type { Logger } from '../../core/logger';
+import { EngineError } from '../../core/runs/errors';
+import { followRunEvents, type RunProgress } from '../../core/runs/follow-events';
+import { readRun } from '../../core/runs/read-run';
+import { startRun } from '../../core/runs/start-run';
+import type { CallRegistry } from './call-registry';
+
+export interface AgentCallDeps {
+  db: Db;
+  client: Client;
+  taskQueue: string;
+  logger: Logger;
+  /** how often the run's event log is read; default 250 ms */
+  pollMs?: number;
+}
+
+export interface AgentCallContext {
+  requestId: string | number;
+  /** aborted when the client goes away: the run goes on (it is durable); only a cancel notification cancels it */
+  signal: AbortSignal;
+  /** set when the client asked for progress */
+  progress?: (progress: number, message: string) => Promise<void>;
+  registry?: CallRegistry;
+}
+
+const errorResult = (text: string, meta?: Record<string, unknown>): CallToolResult => ({
+  isError: true, content: [{ type: 'text', text }], ...(meta ? { _meta: meta } : {}),
+});
+
+/** `tools/call` on an agent: a new thread (or the given one), a durable run, progress from its event log, its answer. */
+export async function callAgent(deps: AgentCallDeps, agent: ExposedAgent, args: Record<string, unknown>, ctx: AgentCallContext): Promise<CallToolResult> {
+  if (typeof args.input !== 'string') return errorResult('The "input" argument is required and must be a string');
+  if (args.threadId !== undefined && typeof args.threadId !== 'string') return errorResult('The "threadId" argument must be a string');
+  const progress = progressReporter(ctx, deps.logger);
+
+  let threadId: string;
+  let input = args.input;
+  if (args.threadId) {
+    if (!(await findThread(deps.db, args.threadId))) return errorResult(`Thread ${args.threadId} does not exist`);
+    threadId = args.threadId;
+  } else {
+    const rendered = renderTemplate(agent.template, args.input);
+    input = rendered.input;
+    threadId = await inTransaction(deps.db, async (tx) => {
+      const thread = await insertThread(tx, agent.id);
+      await seedThreadMessages(tx, thread.id, rendered.history);
+      return thread.id;
+    });
+  }
+
+  await progress.send(0, 'Starting agent');
+  let runId: string;
+  try {
+    runId = (await startRun(deps, { threadId, input, agentId: agent.id })).run.id;
+  } catch (err) {
+    await progress.send(1, 'Failed');
+    if (err instanceof EngineError) return errorResult(err.message, { threadId });
+    throw err;
+  }
+  const meta = { runId, threadId };
+  if (ctx.registry && (await ctx.registry.register(ctx.requestId, runId))) await cancelWorkflow(deps, runId);
+
+  const follow = followRunEvents(deps.db, runId, {
+    afterSeq: 0, pollMs: deps.pollMs ?? 250, progressCheckMs: 5_000, signal: ctx.signal, progress: () => runProgress(deps, runId),
+  });
+  for await (const item of follow) {
+    if (item.kind === 'event') {
+      const message = describeEvent(item.event);
+      if (message) await progress.step(message);
+    }
+  }
+  if (ctx.signal.aborted) return errorResult('The client went away; the run goes on', meta);
+
+  const run = await readRun(deps, runId);
+  if (run?.status === 'completed') {
+    await progress.send(1, 'Completed');
+    return { content: [{ type: 'text', text: run.output ?? '' }], _meta: meta };
+  }
+  await progress.send(1, 'Failed');
+  if (run?.status === 'cancelled') return errorResult('The agent run was cancelled', meta);
+  if (run?.status === 'failed') return errorResult(`The agent run failed: ${run.error?.message ?? 'unknown error'}`, meta);
+  return errorResult('The agent run closed without recording an outcome (terminated or timed out)', meta);
+}
+
+export async function cancelWorkflow(deps: { client: Client; logger: Logger }, runId: string): Promise<void> {
+  try {
+    await deps.client.workflow.getHandle(runId).cancel();
+  } catch (err) {
+    // Already closed: nothing to cancel.
+    deps.logger.debug({ err, runId }, 'cancel of an MCP agent call found no running workflow');
+  }
+}
+
+function describeEvent(event: RunEvent): string | undefined {
+  const d = event.data;
+  switch (event.type) {
+    case 'turn_started': return `Turn ${String(d.turn)}`;
+    case 'tool_call_started': return `Calling ${String(d.name)}`;
+    case 'tool_call_ended': return `${String(d.name)} ${d.status === 'ok' ? 'returned' : 'failed'} after ${String(d.durationMs)} ms`;
+    default: return undefined;
+  }
+}
+
+/** Progress must only grow: 0 at start, k/(k+1) for the k-th step, 1 at the end. */
+function progressReporter(ctx: AgentCallContext, logger: Logger) {
+  let steps = 0;
+  const send = async (value: number, message: string) => {
+    if (!ctx.progress || ctx.signal.aborted) return;
+    // A client that cannot take a notification must not lose its answer.
+    await ctx.progress(value, message).catch((err: unknown) => logger.debug({ err }, 'progress notification not sent'));
+  };
+  return {
+    send,
+    step: (message: string) => {
+      steps += 1;
+      return send(steps / (steps + 1), message);
+    },
+  };
+}
+
+async function runProgress(deps: { db: Db; client: Client }, runId: string): Promise<RunProgress> {
+  if (await findRunResult(deps.db, runId)) return 'ended';
+  try {
+    const description = await deps.client.withDeadline(Date.now() + 2_000, () => deps.client.workflow.getHandle(runId).describe());
+    if (description.status.name === 'RUNNING') return 'running';
+  } catch {
+    return 'running';
+  }
+  return (await findRunResult(deps.db, runId)) ? 'ended' : 'closed_without_result';
+}

@@ -1,0 +1,59 @@
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { Client, Connection } from '@temporalio/client';
+import { ConfigError, loadConfig } from '../../core/config';
+import { agentListVersion } from '../../core/db/file-agents';
+import { migrate } from '../../core/db/migrations';
+import { createPool } from '../../core/db/pool';
+import { createLogger } from '../../core/logger';
+import { createAgentMcpServer } from './agent-server';
+import { memoryCallRegistry } from './call-registry';
+
+// Agents change in other processes (file sync, the API); a desktop client learns of it from list_changed.
+const LIST_POLL_MS = 2_000;
+
+/**
+ * `agent-engine mcp`: the agents as an MCP server over stdio, for desktop clients that launch it.
+ * It starts runs through Temporal like the API and runs no worker. stdout carries the protocol
+ * and nothing else: logs go to stderr. Resolves when the client closes stdin.
+ */
+export async function runMcpStdio(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const config = loadConfig(env);
+  if (!config.databaseUrl || !config.temporalAddress) {
+    throw new ConfigError('agent-engine mcp needs DATABASE_URL and TEMPORAL_ADDRESS (the engine\'s PostgreSQL and Temporal frontend)');
+  }
+  const logger = createLogger(config.logLevel, 'mcp-stdio');
+  const db = createPool(config.databaseUrl, logger, 4);
+  let connection: Connection | undefined;
+  try {
+    await migrate(db);
+    connection = await Connection.connect({ ...config.temporalConnect.connectionOptions, address: config.temporalAddress });
+  } catch (err) {
+    await db.end();
+    throw err;
+  }
+  const client = new Client({ connection, namespace: config.temporalNamespace });
+  const server = createAgentMcpServer({ db, client, taskQueue: config.taskQueue, logger }, { registry: memoryCallRegistry(), listChanged: true });
+
+  let version = await agentListVersion(db);
+  const poll = setInterval(() => {
+    agentListVersion(db).then(async (next) => {
+      if (next === version) return;
+      version = next;
+      await server.sendToolListChanged();
+      await server.sendPromptListChanged();
+    }).catch((err: unknown) => logger.warn({ err }, 'checking the agent list failed'));
+  }, LIST_POLL_MS);
+
+  const closed = new Promise<void>((resolve) => {
+    server.onclose = () => resolve();
+  });
+  const transport = new StdioServerTransport();
+  await server.connect(transport);
+  // The transport does not notice the end of stdin by itself: the client quitting must end this process.
+  process.stdin.once('end', () => void server.close());
+  logger.info({ taskQueue: config.taskQueue }, 'MCP stdio server ready');
+  await closed;
+  clearInterval(poll);
+  await connection.close();
+  await db.end();
+}

@@ -1,0 +1,166 @@
+import type pg from 'pg';
+import { quoteIdent } from '../csv/columns';
+import { threadSchemaName } from '../csv/import-csv';
+import type { Db } from '../db/pool';
+import { checkSql } from './check-sql';
+import { formatResultTable, type ResultTable } from './result-table';
+import { ensureThreadRole, sourceQuerySupport } from './thread-role';
+
+export interface SourceQueryOptions {
+  /** statement_timeout of the query (and, separately, of the row count) */
+  timeoutMs?: number;
+  /** rows shown when the call gives no limit */
+  defaultRows?: number;
+  /** the most rows a call may ask for */
+  maxRows?: number;
+  /** the table's size in UTF-8 bytes, before the "more rows" line */
+  maxBytes?: number;
+}
+
+export const SOURCE_QUERY_DEFAULTS: Required<SourceQueryOptions> = {
+  timeoutMs: 15_000, defaultRows: 100, maxRows: 1_000, maxBytes: 16 * 1024,
+};
+
+const MAX_TIMEOUT_MS = 60_000;
+/** SQLSTATE of a lock_timeout */
+const LOCK_NOT_AVAILABLE = '55P03';
+/** Counting what was not shown stops here: "… at least N more rows" beyond it. */
+const COUNT_BOUND = 100_000_000;
+
+export type SourceQueryOutcome = { ok: true; text: string; rowCount: number } | { ok: false; message: string };
+
+/** Every value as PostgreSQL prints it: no JS Date with the worker's time zone, no float rounding. */
+const RAW_TEXT: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number) => (oid === 16 ? (v: string) => (v === 't' ? 'true' : 'false') : (v: string) => v)) as pg.CustomTypesConfig['getTypeParser'],
+};
+
+type Row = (string | null)[];
+type RunQuery = (sql: string) => Promise<pg.QueryArrayResult<Row>>;
+
+/** A PostgreSQL error (the query's fault: syntax, permission, timeout) as opposed to a lost connection. */
+const isServerError = (err: unknown): err is { message: string; code: string } =>
+  typeof (err as { code?: unknown })?.code === 'string' && /^[0-9A-Z]{5}$/.test((err as { code: string }).code);
+
+function checkArguments(args: Record<string, unknown>, o: Required<SourceQueryOptions>): { sql: string; limit: number } | string {
+  const { sql, limit } = args;
+  if (typeof sql !== 'string' || !sql.trim()) return 'sql parameter is required';
+  if (limit === undefined || limit === null) return { sql, limit: o.defaultRows };
+  if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1) return 'limit must be a positive integer';
+  return { sql, limit: Math.min(limit, o.maxRows) };
+}
+
+/*
+ * The checked statement goes inside a subquery: the LIMIT caps what the server produces (a 10M-row
+ * join stops after limit+1 rows). The newline ends a trailing "--" comment of the statement.
+ */
+const rowsSql = (statement: string, limit: number) => `SELECT * FROM (\n${statement}\n) AS source_query LIMIT ${limit + 1}`;
+const countSql = (statement: string) =>
+  `SELECT count(*) FROM (SELECT 1 FROM (\n${statement}\n) AS source_query LIMIT ${COUNT_BOUND}) AS counted`;
+
+/**
+ * Everything the statement did ends with the transaction (SET LOCAL, set_config, the role), except
+ * session advisory locks: were the parser ever to let pg_advisory_lock through, the pooled connection
+ * must not keep it.
+ */
+const END = 'ROLLBACK; SELECT pg_advisory_unlock_all()';
+
+/**
+ * Runs one statement in a read-only transaction as the thread's role, with search_path on its schema.
+ * It does not check the SQL: that is runSourceQuery's first wall. Exported so tests can prove that
+ * this second wall (role, read-only transaction, extended protocol) holds on its own.
+ */
+export async function executeAsThreadRole(
+  db: Db, target: { role: string; schema: string }, statement: string, limit: number, o: Required<SourceQueryOptions>,
+): Promise<SourceQueryOutcome> {
+  const client = await db.connect();
+  let broken = false;
+  const onError = () => {
+    broken = true;
+  };
+  client.on('error', onError);
+  const run: RunQuery = (sql) => {
+    // The extended protocol takes one statement only; without values pg would use the simple one, which takes several.
+    const config: pg.QueryArrayConfig & { queryMode: 'extended' } = {
+      text: sql, values: [], queryMode: 'extended', rowMode: 'array', types: RAW_TEXT,
+    };
+    return client.query<Row>(config);
+  };
+  try {
+    // REPEATABLE READ: the count sees the same snapshot as the rows. LOCAL: all of it ends with the transaction.
+    await client.query([
+      'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY',
+      `SET LOCAL statement_timeout = ${Math.max(1, Math.floor(o.timeoutMs))}`,
+      `SET LOCAL search_path = ${quoteIdent(target.schema)}`,
+      "SET LOCAL TimeZone = 'UTC'",
+      "SET LOCAL DateStyle = 'ISO, YMD'",
+      `SET LOCAL ROLE ${quoteIdent(target.role)}`,
+    ].join('; '));
+    const result = await run(rowsSql(statement, limit));
+    const rows = result.rows.slice(0, limit);
+    const total = result.rows.length > limit ? await countRows(client, run, statement) : { count: result.rows.length, exact: true };
+    await client.query(END);
+    const text = formatResultTable({ columns: result.fields.map((f) => f.name), rows, total, maxBytes: o.maxBytes });
+    return { ok: true, text, rowCount: rows.length };
+  } catch (err) {
+    await client.query(END).catch(() => {
+      broken = true;
+    });
+    if (isServerError(err) && !broken) return { ok: false, message: err.message };
+    throw err;
+  } finally {
+    client.off('error', onError);
+    // A connection in doubt is closed, not handed to the next caller with this role still set.
+    client.release(broken);
+  }
+}
+
+/** How many rows the query makes, up to a bound; a count that times out leaves the shown rows intact. */
+async function countRows(
+  client: pg.PoolClient, run: RunQuery, statement: string,
+): Promise<ResultTable['total']> {
+  await client.query('SAVEPOINT count_rows');
+  try {
+    const { rows } = await run(countSql(statement));
+    await client.query('RELEASE SAVEPOINT count_rows');
+    const count = Number(rows[0][0]);
+    return { count, exact: count < COUNT_BOUND };
+  } catch (err) {
+    if (!isServerError(err)) throw err;
+    await client.query('ROLLBACK TO SAVEPOINT count_rows');
+    return 'uncounted';
+  }
+}
+
+/**
+ * source_query for one thread: argument checks, the parser's allow-list, then the isolated run.
+ * Refusals and the database's own errors come back as { ok: false, message }; only trouble with the
+ * database connection itself throws (the caller may retry, the query being read-only).
+ */
+export async function runSourceQuery(
+  db: Db, threadId: string, args: Record<string, unknown>, options: SourceQueryOptions = {},
+): Promise<SourceQueryOutcome> {
+  const o = { ...SOURCE_QUERY_DEFAULTS, ...options };
+  // The workflow's activity timeout assumes each of the two statements ends within a minute.
+  o.timeoutMs = Math.min(Math.max(o.timeoutMs, 100), MAX_TIMEOUT_MS);
+  const support = await sourceQuerySupport(db);
+  if (!support.enabled) return { ok: false, message: support.reason };
+  const checked = checkArguments(args, o);
+  if (typeof checked === 'string') return { ok: false, message: checked };
+  const verdict = await checkSql(checked.sql, threadSchemaName(threadId));
+  if (!verdict.ok) return { ok: false, message: `refused: ${verdict.reason}` };
+  // What reaches the server is exactly what passed the parser: the wrapped forms are checked too.
+  for (const wrapped of [rowsSql(verdict.statement, checked.limit), countSql(verdict.statement)]) {
+    const again = await checkSql(wrapped, threadSchemaName(threadId));
+    if (!again.ok) return { ok: false, message: `refused: ${again.reason}` };
+  }
+  let target: { role: string; schema: string };
+  try {
+    target = await ensureThreadRole(db, threadId);
+  } catch (err) {
+    if (err instanceof Error && (err as { code?: string }).code === LOCK_NOT_AVAILABLE) {
+      return { ok: false, message: 'a data import into this thread is in progress; try again when it has finished' };
+    }
+    throw err;
+  }
+  return executeAsThreadRole(db, target, verdict.statement, checked.limit, o);
+}

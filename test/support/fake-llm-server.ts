@@ -1,0 +1,157 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * A local HTTP server that speaks the real wire formats: OpenAI chat completions
+ * (`POST /v1/chat/completions`, JSON or SSE chunks) and Anthropic Messages (`POST /v1/messages`,
+ * JSON or SSE events). Each request takes the next reply from the queue and is recorded.
+ */
+export interface Reply {
+  text?: string;
+  toolCalls?: { id: string; name: string; args: Record<string, unknown> }[];
+  usage?: { input: number; output: number };
+}
+export interface ErrorReply {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+export type Step = Reply | ErrorReply;
+
+export interface RecordedRequest {
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  body: Record<string, unknown>;
+  at: number;
+}
+
+export interface FakeLlmServer {
+  baseUrl: string;
+  requests: RecordedRequest[];
+  /** replies to play, in order; the last one repeats */
+  play(steps: Step[]): void;
+  close(): Promise<void>;
+}
+
+const isError = (s: Step): s is ErrorReply => 'status' in s;
+
+export async function startFakeLlmServer(): Promise<FakeLlmServer> {
+  let steps: Step[] = [];
+  let next = 0;
+  const requests: RecordedRequest[] = [];
+  const server = http.createServer((req, res) => {
+    let raw = '';
+    req.on('data', (chunk) => { raw += chunk; });
+    req.on('end', () => {
+      const body = JSON.parse(raw || '{}') as Record<string, unknown>;
+      requests.push({ path: req.url ?? '', headers: req.headers, body, at: Date.now() });
+      const step = steps[Math.min(next++, steps.length - 1)] ?? { text: '' };
+      if (isError(step)) {
+        res.writeHead(step.status, { 'content-type': 'application/json', ...step.headers });
+        res.end(JSON.stringify(step.body));
+        return;
+      }
+      const anthropic = req.url?.endsWith('/messages') ?? false;
+      if (body.stream) {
+        res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+        for (const event of anthropic ? anthropicEvents(step) : openAiChunks(step)) res.write(event);
+        res.end();
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(anthropic ? anthropicMessage(step) : openAiCompletion(step)));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    baseUrl: `http://127.0.0.1:${port}/v1`,
+    requests,
+    play(s) {
+      steps = s;
+      next = 0;
+      requests.length = 0;
+    },
+    close: () => new Promise((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  };
+}
+
+const usageOf = (r: Reply) => r.usage ?? { input: 11, output: 7 };
+
+function openAiCompletion(r: Reply) {
+  const calls = r.toolCalls ?? [];
+  const u = usageOf(r);
+  return {
+    id: 'chatcmpl-1', object: 'chat.completion', created: 1_700_000_000, model: 'fake',
+    choices: [{
+      index: 0, finish_reason: calls.length ? 'tool_calls' : 'stop',
+      message: {
+        role: 'assistant', content: r.text ?? null,
+        ...(calls.length ? { tool_calls: calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.args) } })) } : {}),
+      },
+    }],
+    usage: { prompt_tokens: u.input, completion_tokens: u.output, total_tokens: u.input + u.output },
+  };
+}
+
+function openAiChunks(r: Reply): string[] {
+  const base = { id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1_700_000_000, model: 'fake' };
+  const chunk = (delta: unknown, finish: string | null = null) => `data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+  const out = [chunk({ role: 'assistant', content: '' })];
+  // Text in two pieces, arguments in two pieces: the client must reassemble both.
+  const text = r.text ?? '';
+  if (text) out.push(chunk({ content: text.slice(0, 3) }), chunk({ content: text.slice(3) }));
+  (r.toolCalls ?? []).forEach((c, index) => {
+    const args = JSON.stringify(c.args);
+    out.push(chunk({ tool_calls: [{ index, id: c.id, type: 'function', function: { name: c.name, arguments: args.slice(0, 2) } }] }));
+    out.push(chunk({ tool_calls: [{ index, function: { arguments: args.slice(2) } }] }));
+  });
+  out.push(chunk({}, r.toolCalls?.length ? 'tool_calls' : 'stop'));
+  const u = usageOf(r);
+  out.push(`data: ${JSON.stringify({ ...base, choices: [], usage: { prompt_tokens: u.input, completion_tokens: u.output, total_tokens: u.input + u.output } })}\n\n`);
+  out.push('data: [DONE]\n\n');
+  return out;
+}
+
+function anthropicMessage(r: Reply) {
+  const u = usageOf(r);
+  return {
+    id: 'msg_1', type: 'message', role: 'assistant', model: 'fake',
+    content: [
+      ...(r.text ? [{ type: 'text', text: r.text }] : []),
+      ...(r.toolCalls ?? []).map((c) => ({ type: 'tool_use', id: c.id, name: c.name, input: c.args })),
+    ],
+    stop_reason: r.toolCalls?.length ? 'tool_use' : 'end_turn', stop_sequence: null,
+    usage: { input_tokens: u.input, output_tokens: u.output },
+  };
+}
+
+function anthropicEvents(r: Reply): string[] {
+  const ev = (type: string, data: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+  const u = usageOf(r);
+  const out = [ev('message_start', {
+    message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'fake', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: u.input, output_tokens: 1 } },
+  })];
+  let index = 0;
+  if (r.text) {
+    out.push(ev('content_block_start', { index, content_block: { type: 'text', text: '' } }));
+    out.push(ev('content_block_delta', { index, delta: { type: 'text_delta', text: r.text.slice(0, 3) } }));
+    out.push(ev('content_block_delta', { index, delta: { type: 'text_delta', text: r.text.slice(3) } }));
+    out.push(ev('content_block_stop', { index }));
+    index++;
+  }
+  for (const c of r.toolCalls ?? []) {
+    const args = JSON.stringify(c.args);
+    out.push(ev('content_block_start', { index, content_block: { type: 'tool_use', id: c.id, name: c.name, input: {} } }));
+    out.push(ev('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: args.slice(0, 2) } }));
+    out.push(ev('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: args.slice(2) } }));
+    out.push(ev('content_block_stop', { index }));
+    index++;
+  }
+  out.push(ev('message_delta', { delta: { stop_reason: r.toolCalls?.length ? 'tool_use' : 'end_turn', stop_sequence: null }, usage: { output_tokens: u.output } }));
+  out.push(ev('message_stop', {}));
+  return out;
+}
