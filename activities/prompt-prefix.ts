@@ -10,6 +10,7 @@ import type { ChatMessage } from '../core/messages';
 import { buildInjectedMessages, detectConventionalPrompt, type FetchedPrompt } from '../workflows/conventional-prompts';
 import type { ContextPreview, ContextPreviewInput } from '../workflows/definitions';
 import type { ActivityDeps } from './deps';
+import { withDeadline } from '../core/deadline';
 
 type ListedPrompt = DiscoveredIntegration['prompts'][number];
 
@@ -80,18 +81,6 @@ async function fetchServerPrompts(pool: McpPool, source: PrefixSource, log: Logg
     }));
     return fetched.filter((p): p is FetchedPrompt => p !== undefined);
   });
-}
-
-async function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([work, deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /**

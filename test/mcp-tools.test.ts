@@ -14,22 +14,13 @@ import { logger, startEngine, type Engine } from './support/engine';
 import { testStack } from './support/stack-env';
 import { waitFor } from './support/wait';
 import { freePort } from '../core/ports';
+import { processesWith } from './support/processes';
 
 const ROOT = path.join(__dirname, '..');
 const FIXTURE = path.join(__dirname, 'fixtures', 'mcp-fixture-server.ts');
 /** Every fixture process of this file carries the marker, so the leftover check finds ours and only ours. */
 const MARKER = `--marker=${randomUUID()}`;
 const suffix = () => randomUUID().slice(0, 8);
-
-function processesWith(marker: string): number[] {
-  return fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d)).filter((pid) => {
-    try {
-      return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker);
-    } catch {
-      return false;
-    }
-  }).map(Number);
-}
 
 describe('MCP tools in a run', () => {
   let engine: Engine;

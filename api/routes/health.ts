@@ -4,22 +4,11 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { Db } from '../../core/db/pool';
 import { problem, sendProblem } from '../problem';
 import { problemResponse } from '../schemas';
+import { withDeadline } from '../../core/deadline';
 
 const CHECK_DEADLINE_MS = 2_000;
 /** Temporal keeps a poller in the task queue's description for a while after its last poll. */
 const POLLER_FRESH_MS = 90_000;
-
-async function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([work, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 const checksSchema = {
   type: 'object', required: ['database', 'temporal', 'workers'],
@@ -43,7 +32,7 @@ async function workerPolling(client: Client, taskQueue: string): Promise<void> {
 
 export const healthRoutes: FastifyPluginAsync<{ db: Db; client: Client; taskQueue: string }> = async (app, { db, client, taskQueue }) => {
   const probes: Record<'database' | 'temporal' | 'workers', () => Promise<unknown>> = {
-    database: () => withTimeout(db.query('SELECT 1'), CHECK_DEADLINE_MS),
+    database: () => withDeadline(db.query('SELECT 1'), CHECK_DEADLINE_MS),
     temporal: () => client.withDeadline(Date.now() + CHECK_DEADLINE_MS, () => client.workflowService.getSystemInfo({})),
     workers: () => workerPolling(client, taskQueue),
   };
