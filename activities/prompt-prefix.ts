@@ -93,7 +93,8 @@ export async function buildConventionalPrefix(
 ): Promise<BuiltPrefix> {
   const { mcpPool, logger } = deps;
   const failed: BuiltPrefix['failed'] = [];
-  const sources = input.sources.filter((s) => s.integration.enabled && s.integration.promptInjection !== false);
+  // A pinned integration's server may start only on its own queue's workers: no injection from it.
+  const sources = input.sources.filter((s) => s.integration.enabled && s.integration.promptInjection !== false && !s.integration.taskQueue);
   const perServer = await Promise.all(sources.map(async (source) => {
     const log = logger.child({ integrationId: source.integration.id });
     try {

@@ -74,6 +74,8 @@ export function createRetrievePromptActivities(deps: ActivityDeps) {
     const integration = await findIntegration(db, request.integrationId);
     if (!integration) return failed(`integration ${request.integrationId} does not exist`);
     if (!integration.enabled) return failed(`integration ${integration.name} is disabled`);
+    // Only workers of a pinned integration's queue may start its server; its prompts are not routed there yet.
+    if (integration.taskQueue) return failed(`integration ${integration.name} is pinned to task queue ${integration.taskQueue}, and only its tools can be used`);
     try {
       const result = await mcpPool.withClient(integration, (client) => client.getPrompt(
         { name: request.promptName, arguments: request.arguments },

@@ -74,6 +74,8 @@ export function createRetrieveResourceActivities(deps: ActivityDeps) {
     const integration = await findIntegration(db, request.integration.id);
     if (!integration) return failed(`integration ${request.integration.id} does not exist`);
     if (!integration.enabled) return failed(`integration ${integration.name} is disabled`);
+    // Only workers of a pinned integration's queue may start its server; its resources are not routed there yet.
+    if (integration.taskQueue) return failed(`integration ${integration.name} is pinned to task queue ${integration.taskQueue}, and only its tools can be used`);
     const { uri, listed } = request.resolved;
     const response = await read(integration, uri, ctx.cancellationSignal);
     if (!('result' in response)) return response;

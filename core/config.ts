@@ -28,6 +28,7 @@ const envSchema = z.object({
   API_KEY: z.preprocess(emptyToUndefined, z.string().min(16, 'must be at least 16 characters').optional()),
   WORKFLOW_BUNDLE_PATH: optionalString,
   TEMPORAL_UI_PORT: z.preprocess(emptyToUndefined, z.coerce.number().int().min(1).max(65535).default(8233)),
+  MCP_TASK_QUEUES: z.preprocess(emptyToUndefined, z.string().regex(/^[A-Za-z0-9_.-]+(,[A-Za-z0-9_.-]+)*$/, 'comma-separated task queue names').optional()),
   RATE_LIMIT_PER_MINUTE: z.preprocess(emptyToUndefined, z.coerce.number().int().min(0).default(600)),
   TEMPORAL_RETENTION: z.preprocess(emptyToUndefined, z.string().regex(/^\d+[hd]$/, 'like 72h or 7d').default('7d')),
   AGENTS_DIR: z.preprocess(emptyToUndefined, z.string().default('agents')),
@@ -57,6 +58,8 @@ export interface AppConfig {
   temporalRetention: string;
   /** directory of *.chatmd agent files, synced into the database by the API (absolute) */
   agentsDir: string;
+  /** task queues of pinned integrations this worker also serves (activities only) */
+  mcpTaskQueues: string[];
   /** requests per minute per API key (or per client address without one); 0 turns the limit off */
   rateLimitPerMinute: number;
   /** Langfuse tracing; absent (no LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY) means off */
@@ -103,6 +106,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     temporalRetention: e.TEMPORAL_RETENTION,
     agentsDir: path.resolve(e.AGENTS_DIR),
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
+    mcpTaskQueues: e.MCP_TASK_QUEUES ? e.MCP_TASK_QUEUES.split(',') : [],
     langfuse: langfuseConfig(e),
     readSecret: (envName) => emptyToUndefined(env[envName]) as string | undefined,
   };

@@ -29,6 +29,22 @@ export async function createEngineWorker(options: EngineWorkerOptions): Promise<
   });
 }
 
+/**
+ * A worker for the task queue of pinned integrations: activities only (discovery and tool calls
+ * of integrations whose servers need this machine), no workflows.
+ */
+export async function createPinnedMcpWorker(options: Omit<EngineWorkerOptions, 'workflowBundlePath'>): Promise<Worker> {
+  return Worker.create({
+    connection: options.connection,
+    namespace: options.namespace,
+    taskQueue: options.taskQueue,
+    ...(options.identity ? { identity: options.identity } : {}),
+    activities: createActivities(options.deps),
+    shutdownGraceTime: '10s',
+    shutdownForceTime: '30s',
+  });
+}
+
 /** Said at start-up, not only to the LLM: an operator can grant CREATEROLE before anyone asks why queries fail. */
 async function warnIfSourceQueryDisabled({ db, logger }: ActivityDeps): Promise<void> {
   try {

@@ -5,7 +5,7 @@ import { createPool } from '../core/db/pool';
 import { createProviders } from '../core/llm/providers';
 import { initTracing } from '../core/tracing/setup';
 import { createLogger } from '../core/logger';
-import { createEngineWorker } from './create-worker';
+import { createEngineWorker, createPinnedMcpWorker } from './create-worker';
 import { startMcpPool } from './mcp-lifecycle';
 
 /** The worker process: `npm run worker`, against TEMPORAL_ADDRESS and DATABASE_URL. */
@@ -28,19 +28,29 @@ async function main(): Promise<void> {
   });
   const mcpPool = await startMcpPool(logger);
   const tracing = initTracing(config.langfuse, logger);
+  const deps = { db, logger, providers: createProviders({ readApiKey: config.readSecret, logger }), mcpPool };
   const worker = await createEngineWorker({
-    connection, namespace: config.temporalNamespace, taskQueue: config.taskQueue,
-    deps: { db, logger, providers: createProviders({ readApiKey: config.readSecret, logger }), mcpPool }, workflowBundlePath: config.workflowBundlePath,
+    connection, namespace: config.temporalNamespace, taskQueue: config.taskQueue, deps, workflowBundlePath: config.workflowBundlePath,
   });
+  // Pinned integrations' discovery and tool calls come on their own queues (MCP_TASK_QUEUES).
+  const pinnedWorkers = await Promise.all(config.mcpTaskQueues.map((taskQueue) =>
+    createPinnedMcpWorker({ connection, namespace: config.temporalNamespace, taskQueue, deps })));
+  const workers = [worker, ...pinnedWorkers];
+  const stopAll = () => {
+    for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
+  };
   const stop = (signal: string) => {
     logger.info({ signal }, 'shutting down the worker');
-    worker.shutdown();
+    stopAll();
   };
   process.once('SIGINT', () => stop('SIGINT'));
   process.once('SIGTERM', () => stop('SIGTERM'));
-  logger.info({ taskQueue: config.taskQueue, pid: process.pid }, 'worker started');
+  logger.info({ taskQueue: config.taskQueue, mcpTaskQueues: config.mcpTaskQueues, pid: process.pid }, 'worker started');
   try {
-    await worker.run();
+    // One worker ending (a fatal error) ends the others too, so that the process exits whole.
+    const ended = await Promise.allSettled(workers.map((w) => w.run().finally(stopAll)));
+    const failure = ended.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failure) throw failure.reason;
   } finally {
     // After the worker: its last activities may still be calling MCP tools during the grace time.
     await mcpPool.closeAll();

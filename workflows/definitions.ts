@@ -43,6 +43,13 @@ export interface DiscoveryResult {
   mcpRoutes: Record<string, ToolRoute>;
   integrationCount: number;
   unreachable: { integrationId: string; message: string }[];
+  /** integrations pinned to their own task queue: discovered there, by discoverPinnedIntegration */
+  pinned?: { integrationId: string; taskQueue: string }[];
+}
+
+export interface PinnedDiscoveryResult {
+  mcpRoutes: Record<string, ToolRoute>;
+  unreachable: { integrationId: string; message: string }[];
 }
 
 export interface PromptPrefixResult {

@@ -14,6 +14,7 @@ import type { createActivities } from '../activities';
 import {
   DEFAULT_CONTINUE_AS_NEW_BYTES,
   runStateQuery,
+  type DiscoveryResult,
   type RunContext,
   type RunContinuation,
   type RunError,
@@ -78,6 +79,7 @@ function callMcpTool(ref: ToolCallRef, route: McpToolRoute): Promise<ToolOutcome
   const where = route.integrationName ?? route.integrationId;
   const { callMcpTool: call } = proxyActivities<Activities>({
     activityId: `mcp:${ref.turn}:${ref.index}:${ref.name}`,
+    ...(route.taskQueue ? { taskQueue: route.taskQueue } : {}),
     summary: `MCP tool ${route.toolName} on ${where}`,
     startToCloseTimeout: totalTimeoutMs + MCP_ACTIVITY_MARGIN_MS,
     heartbeatTimeout: '10s',
@@ -134,6 +136,24 @@ async function viaNativeActivity(
   }
 }
 
+/**
+ * Integrations pinned to a task queue are discovered by a worker of that queue, the only kind
+ * that can start their servers; their routes carry the queue so that their calls go there too.
+ */
+async function discoverPinned(runId: string, discovery: DiscoveryResult): Promise<void> {
+  const found = await Promise.all((discovery.pinned ?? []).map(({ integrationId, taskQueue }) => proxyActivities<Activities>({
+    taskQueue,
+    startToCloseTimeout: '1 minute',
+    summary: `MCP discovery of ${integrationId} on ${taskQueue}`,
+    retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts: 3 },
+  }).discoverPinnedIntegration({ runId, integrationId })));
+  for (const result of found) {
+    Object.assign(discovery.mcpRoutes, result.mcpRoutes);
+    discovery.unreachable.push(...result.unreachable);
+  }
+  discovery.integrationCount += found.length;
+}
+
 export async function runWorkflow(input: RunWorkflowInput): Promise<RunOutcome> {
   const previous = input.continued;
   const state: RunState = {
@@ -167,6 +187,7 @@ export async function runWorkflow(input: RunWorkflowInput): Promise<RunOutcome> 
     if (!context || !tools) {
       context = await bookkeeping.loadRunContext({ runId: input.runId });
       const discovery = await bookkeeping.discoverCapabilities({ runId: input.runId, integrationIds: context.integrationIds });
+      if (discovery.pinned?.length && patched('pinned-integrations')) await discoverPinned(input.runId, discovery);
       await bookkeeping.buildPromptPrefix({ runId: input.runId, agentId: context.agentId, integrationIds: context.integrationIds });
       tools = { mcpRoutes: discovery.mcpRoutes, integrationCount: discovery.integrationCount, hasDataSources: context.hasDataSources };
     }

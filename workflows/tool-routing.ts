@@ -25,6 +25,8 @@ export interface McpToolRoute {
   totalTimeoutMs?: number;
   /** annotated read-only or idempotent by an integration whose annotations are trusted */
   retryable?: boolean;
+  /** the task queue of a pinned integration: its calls run only on workers polling it */
+  taskQueue?: string;
 }
 
 export const NATIVE_TOOL_NAMES = {

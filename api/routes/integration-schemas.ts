@@ -32,6 +32,10 @@ const settings = {
     additionalProperties: { type: 'object', additionalProperties: { type: 'string' } },
     description: 'arguments passed to prompts/get, keyed by prompt name',
   },
+  taskQueue: {
+    type: ['string', 'null'], pattern: '^[A-Za-z0-9_.-]{1,200}$',
+    description: "pins discovery and tool calls to workers polling this task queue (their MCP_TASK_QUEUES); null: any worker",
+  },
 } as const;
 
 export const createIntegrationBody = {

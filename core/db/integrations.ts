@@ -23,6 +23,8 @@ export interface Integration {
   disabledPrompts: string[];
   /** arguments passed to prompts/get when injecting, keyed by prompt name */
   promptArguments: Record<string, Record<string, string>>;
+  /** when set, the integration's tools are discovered and called only by workers polling this task queue */
+  taskQueue: string | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -38,6 +40,7 @@ export interface NewIntegration {
   promptInjection?: boolean;
   disabledPrompts?: string[];
   promptArguments?: Record<string, Record<string, string>>;
+  taskQueue?: string | null;
 }
 
 /** What API responses show: the names of env variables and headers, never their values. */
@@ -60,6 +63,7 @@ interface IntegrationRow {
   id: string; name: string; transport: IntegrationTransport; tool_timeout_ms: number; max_total_timeout_ms: number | null;
   max_resource_bytes: string; trust_annotations: boolean; enabled: boolean; created_at: Date; updated_at: Date;
   prompt_injection: boolean; disabled_prompts: string[]; prompt_arguments: Record<string, Record<string, string>>;
+  task_queue: string | null;
 }
 
 const toIntegration = (r: IntegrationRow): Integration => ({
@@ -67,6 +71,7 @@ const toIntegration = (r: IntegrationRow): Integration => ({
   // bigint arrives as a string; 2^53 bytes is far beyond any bound we would set.
   maxResourceBytes: Number(r.max_resource_bytes), trustAnnotations: r.trust_annotations, enabled: r.enabled,
   promptInjection: r.prompt_injection, disabledPrompts: r.disabled_prompts, promptArguments: r.prompt_arguments,
+  taskQueue: r.task_queue,
   createdAt: r.created_at.toISOString(), updatedAt: r.updated_at.toISOString(),
 });
 
@@ -83,12 +88,13 @@ export async function insertIntegration(db: Queryable, integration: NewIntegrati
   if (problem) throw new Error(`Invalid integration name "${integration.name}": ${problem}`);
   const { rows } = await db.query<IntegrationRow>(
     `INSERT INTO integrations (id, name, transport, tool_timeout_ms, max_total_timeout_ms, max_resource_bytes, trust_annotations, enabled,
-       prompt_injection, disabled_prompts, prompt_arguments)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING *`,
+       prompt_injection, disabled_prompts, prompt_arguments, task_queue)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING *`,
     [newId('int'), integration.name, JSON.stringify(integration.transport), integration.toolTimeoutMs ?? 60_000,
       integration.maxTotalTimeoutMs ?? null, integration.maxResourceBytes ?? 268_435_456,
       integration.trustAnnotations ?? false, integration.enabled ?? true,
-      integration.promptInjection ?? true, integration.disabledPrompts ?? [], JSON.stringify(integration.promptArguments ?? {})],
+      integration.promptInjection ?? true, integration.disabledPrompts ?? [], JSON.stringify(integration.promptArguments ?? {}),
+      integration.taskQueue ?? null],
   );
   return toIntegration(rows[0]);
 }
@@ -129,6 +135,7 @@ const patchColumns: Record<keyof IntegrationPatch, string> = {
   name: 'name', transport: 'transport', toolTimeoutMs: 'tool_timeout_ms', maxTotalTimeoutMs: 'max_total_timeout_ms',
   maxResourceBytes: 'max_resource_bytes', trustAnnotations: 'trust_annotations', enabled: 'enabled',
   promptInjection: 'prompt_injection', disabledPrompts: 'disabled_prompts', promptArguments: 'prompt_arguments',
+  taskQueue: 'task_queue',
 };
 const jsonbFields = new Set<keyof IntegrationPatch>(['transport', 'promptArguments']);
 

@@ -204,6 +204,15 @@ CREATE TABLE mcp_calls (
 );
 `,
   },
+  {
+    version: 9,
+    name: 'integrations pinned to a task queue',
+    sql: `
+-- Tool calls (and discovery) of a pinned integration run only on workers polling this queue,
+-- e.g. a stdio server that needs files or devices of one machine.
+ALTER TABLE integrations ADD COLUMN task_queue text CHECK (task_queue ~ '^[A-Za-z0-9_.-]{1,200}$');
+`,
+  },
 ];
 
 const LOCK_KEY = 0x6167_656e; // "agen"
