@@ -51,7 +51,7 @@ async function main(): Promise<void> {
     say(`data dir: ${config.dataDir}`);
     const [temporal, postgres] = await Promise.all([
       config.temporalAddress ? undefined : startDevServer({
-        cliPath: await resolveTemporalCli({ cliPath: config.temporalCliPath, logger }), dataDir: path.join(config.dataDir, 'temporal'), namespace: config.temporalNamespace,
+        cliPath: await resolveTemporalCli({ cliPath: config.temporalCliPath, logger, onBuild: say }), dataDir: path.join(config.dataDir, 'temporal'), namespace: config.temporalNamespace,
         preferredPort: 7233, preferredUiPort: config.temporalUiPort, retention: config.temporalRetention, logger,
       }),
       config.databaseUrl ? undefined : freePort().then((port) => startEmbeddedPostgres({ dataDir: config.dataDir, port, logger })),

@@ -41,7 +41,9 @@ or install Go >= ${MIN_GO.join('.')} so that it can be built once with: go insta
  * Finds the Temporal CLI: TEMPORAL_CLI_PATH, then `temporal` on PATH, then the tools dir,
  * then a one-time `go install` into the tools dir.
  */
-export async function resolveTemporalCli(options: { cliPath?: string; logger?: Logger; build?: boolean } = {}): Promise<string> {
+export async function resolveTemporalCli(
+  options: { cliPath?: string; logger?: Logger; build?: boolean; onBuild?: (message: string) => void } = {},
+): Promise<string> {
   if (options.cliPath) {
     if (!isExecutable(options.cliPath)) throw new Error(`TEMPORAL_CLI_PATH=${options.cliPath} is not an executable file.\n${HOW_TO_GET_IT}`);
     return options.cliPath;
@@ -58,7 +60,9 @@ export async function resolveTemporalCli(options: { cliPath?: string; logger?: L
   if (!go || !version || version[0] < MIN_GO[0] || (version[0] === MIN_GO[0] && version[1] < MIN_GO[1])) {
     throw new Error(`The Temporal CLI was not found${go ? `, and ${go} is older than Go ${MIN_GO.join('.')}` : ''}.\n${HOW_TO_GET_IT}`);
   }
-  options.logger?.info(`building the Temporal CLI once with "go install ${TEMPORAL_CLI_MODULE}" (this takes a few minutes)`);
+  const building = `building the Temporal CLI once with "go install ${TEMPORAL_CLI_MODULE}" into ${binDir} (this takes a few minutes)`;
+  if (options.onBuild) options.onBuild(building);
+  else options.logger?.info(building);
   fs.mkdirSync(binDir, { recursive: true });
   try {
     await exec(go, ['install', TEMPORAL_CLI_MODULE], {
