@@ -115,6 +115,9 @@ function progressReporter(ctx: AgentCallContext, logger: Logger) {
     if (!ctx.progress || ctx.signal.aborted) return;
     // A client that cannot take a notification must not lose its answer.
     await ctx.progress(value, message).catch((err: unknown) => logger.debug({ err }, 'progress notification not sent'));
+    // The SDK client handles a notification a microtask after reading it but a response at once:
+    // a final progress read together with the result is dropped. A short pause keeps them apart.
+    if (value === 1) await new Promise((resolve) => setTimeout(resolve, 20));
   };
   return {
     send,
