@@ -37,7 +37,7 @@ describe('the production topology without Docker', () => {
     api.stderr?.on('data', () => undefined);
     children.push(api, spawnWorker(env), spawnWorker(env));
     const base = `http://127.0.0.1:${port}`;
-    await waitFor(async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200, 60_000, 'the API to be ready');
+    await waitFor(async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200, 120_000, 'the API to be ready');
 
     const post = async (path: string, body: unknown) => {
       const res = await fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -55,5 +55,5 @@ describe('the production topology without Docker', () => {
     for (const c of children) c.kill('SIGTERM');
     await Promise.all(children.map(exited));
     expect(children.map((c) => c.exitCode)).toEqual([0, 0, 0]);
-  });
+  }, 240_000);
 });
