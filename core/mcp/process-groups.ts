@@ -2,6 +2,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Logger } from '../logger';
+import { isAlive } from '../processes';
 
 /**
  * A registry of the stdio servers' process groups, one small file per group.
@@ -28,16 +29,6 @@ export async function registerGroup(dir: string, pgid: number, command: string):
 
 export async function unregisterGroup(dir: string, pgid: number): Promise<void> {
   await fs.rm(recordPath(dir, pgid), { force: true });
-}
-
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: it exists but belongs to someone else.
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 export function groupAlive(pgid: number): boolean {

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
 import type { Logger } from '../logger';
+import { isAlive, isLeftover, waitForExit } from '../processes';
 import { choosePort } from '../ports';
 import { runSearchAttributeKeys } from '../../workflows/search-attributes';
 
@@ -24,25 +25,13 @@ export interface DevServerOptions {
   logger: Logger;
 }
 
-const isAlive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
 /** A dev server left by a supervisor that was SIGKILLed still holds the SQLite file: end its process group. */
 async function stopLeftover(pidFile: string, logger: Logger): Promise<void> {
   const pid = Number(await fs.readFile(pidFile, 'utf8').catch(() => ''));
-  if (!pid || !isAlive(pid)) return;
-  const cmdline = await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
-  if (!cmdline.includes('start-dev')) return;
+  if (!(await isLeftover(pid, 'start-dev'))) return;
   logger.warn({ pid }, 'stopping a Temporal dev server left running by an earlier start');
   process.kill(-pid, 'SIGTERM');
-  for (let i = 0; i < 100 && isAlive(pid); i++) await new Promise((r) => setTimeout(r, 100));
-  if (isAlive(pid)) process.kill(-pid, 'SIGKILL');
+  if (!(await waitForExit(pid, 10_000))) process.kill(-pid, 'SIGKILL');
 }
 
 /** "7d" or "72h" → hours, the unit every CLI version accepts. */

@@ -10,6 +10,7 @@ import { createLogger } from '../../core/logger';
 import { runSearchAttributeKeys } from '../../workflows/search-attributes';
 import { TMP_ROOT, type TestStack } from './stack-env';
 import { freePort } from '../../core/ports';
+import { isAlive, isLeftover } from '../../core/processes';
 
 /** A fresh database on the machine's PostgreSQL (or EXTERNAL_DATABASE_URL), dropped at teardown. */
 async function createExternalDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
@@ -36,26 +37,16 @@ async function createExternalDatabase(): Promise<{ url: string; drop: () => Prom
   };
 }
 
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** Directories of earlier runs whose jest process is gone. */
 async function removeStaleRuns(): Promise<void> {
   const entries = await fs.readdir(TMP_ROOT).catch(() => [] as string[]);
   for (const entry of entries) {
     const pid = Number(/^run-(\d+)$/.exec(entry)?.[1]);
-    if (pid && processAlive(pid)) continue;
+    if (pid && isAlive(pid)) continue;
     // A jest run that was killed leaves its embedded PostgreSQL running (it has its own process group).
     const postmaster = await fs.readFile(path.join(TMP_ROOT, entry, 'embedded-pg', 'postgres', 'postmaster.pid'), 'utf8').catch(() => '');
     const pgPid = Number(postmaster.split('\n')[0]);
-    const cmdline = pgPid ? await fs.readFile(`/proc/${pgPid}/cmdline`, 'utf8').catch(() => '') : '';
-    if (cmdline.includes(path.join(TMP_ROOT, entry))) process.kill(pgPid, 'SIGQUIT');
+    if (await isLeftover(pgPid, path.join(TMP_ROOT, entry))) process.kill(pgPid, 'SIGQUIT');
     await fs.rm(path.join(TMP_ROOT, entry), { recursive: true, force: true });
   }
 }
