@@ -1,12 +1,24 @@
 # One image for the API and the worker; docker-compose.yml picks the command.
-FROM node:20-slim
+# Build stage: every dependency, the TypeScript build and the workflow bundle (npm run build).
+FROM node:24-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY . .
+RUN npm run build
+
+# Runtime stage: production dependencies and the build only; no TypeScript at run time.
+FROM node:24-slim
 WORKDIR /app
 ENV NODE_ENV=production
 COPY package.json package-lock.json ./
-RUN npm install --no-audit --no-fund
-COPY . .
-# Bundle the workflows once at build time, so workers start without webpack.
-RUN npx tsx -e "require('@temporalio/worker').bundleWorkflowCode({ workflowsPath: require.resolve('./workflows') }).then(b => require('fs').writeFileSync('workflow-bundle.js', b.code))"
-ENV WORKFLOW_BUNDLE_PATH=/app/workflow-bundle.js HOST=0.0.0.0
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+COPY --from=build /app/dist ./dist
+COPY api/cli/agent-engine.js ./api/cli/agent-engine.js
+COPY agents ./agents
+# Workers load the prebuilt bundle instead of running webpack at start. The API listens on all
+# interfaces here, so it refuses to start without API_KEY (given at run time, never baked into the
+# image): docker run -e API_KEY=... (docker-compose.yml requires it too).
+ENV WORKFLOW_BUNDLE_PATH=/app/dist/workflow-bundle.js HOST=0.0.0.0
 USER node
-CMD ["npx", "tsx", "api/server.ts"]
+CMD ["node", "dist/api/server.js"]

@@ -30,13 +30,28 @@ module.exports = tseslint.config(
         paths: workflowForbidden.map((name) => ({ name, message: 'Workflow code must be deterministic: no I/O modules (use an activity).' })),
         patterns: [
           { group: ['@modelcontextprotocol/*', '@langfuse/*', '@opentelemetry/*'], message: 'Workflow code must not do I/O (use an activity).' },
-          { group: ['../core/*', '../core/**', '../activities', '../activities/*', '../worker/*', '../api/*'], allowTypeImports: true, message: 'Workflow code may import only types from the rest of the engine.' },
+          {
+            regex: '^\\.\\./(core/(?!contract/)|activities|worker/|api/)',
+            allowTypeImports: true,
+            message: 'Workflow code may import only types from the rest of the engine, and values from core/contract/.',
+          },
         ],
       }],
       'no-restricted-globals': ['error',
         { name: 'process', message: 'Workflow code must not read the environment: pass values in the workflow input.' },
         { name: 'require', message: 'Use static imports in workflow code.' },
       ],
+    },
+  },
+  {
+    // Pure code that workflow code may import: no I/O, and nothing from the engine but types.
+    files: ['core/contract/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', {
+        paths: workflowForbidden.map((name) => ({ name, message: 'core/contract is imported by workflow code: no I/O modules.' })),
+        patterns: [{ group: ['../*', '!../messages'], allowTypeImports: true, message: 'core/contract may import only types from the rest of the engine.' }],
+      }],
+      'no-restricted-globals': ['error', { name: 'process', message: 'core/contract is imported by workflow code: no environment.' }],
     },
   },
   {

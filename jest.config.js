@@ -2,11 +2,12 @@ const esmOnly = '(content-disposition|cookie)';
 
 /** @type {import('jest').Config} */
 module.exports = {
-  testEnvironment: 'node',
+  // node, plus logs shown only for failing tests, and workers that exit as soon as they are idle.
+  testEnvironment: '<rootDir>/test/support/test-environment.ts',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
-  // test/record/ re-records the committed histories; it runs only through `npm run record-histories`.
-  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/record/'],
+  // test/runs/record/ re-records the committed histories; it runs only through `npm run record-histories`.
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/runs/record/'],
   transform: {
     '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json', diagnostics: false }],
     // Fastify's inject (cookie@1) and @fastify/static for /docs (content-disposition@3) depend on

@@ -1,3 +1,3 @@
 /** Records workflow histories for the replay test: `npm run record-histories`. */
 const base = require('./jest.config');
-module.exports = { ...base, roots: ['<rootDir>/test/record'], testPathIgnorePatterns: ['/node_modules/'] };
+module.exports = { ...base, roots: ['<rootDir>/test/runs/record'], testPathIgnorePatterns: ['/node_modules/'] };

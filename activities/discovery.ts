@@ -1,29 +1,35 @@
-import { findIntegrations, type Integration } from '../core/db/integrations';
+import { ApplicationFailure } from '@temporalio/activity';
+import type { McpToolRoute } from '../core/contract/tool-call';
+import { findIntegration, findIntegrations, type Integration } from '../core/db/integrations';
 import { inTransaction } from '../core/db/pool';
 import { getSnapshot, putSnapshot } from '../core/db/run-store';
 import { discoverIntegration, type DiscoveredIntegration } from '../core/mcp/discover';
 import { assignExposedNames } from '../core/mcp/naming';
-import type { DiscoveryResult, PinnedDiscoveryResult } from '../workflows/definitions';
-import type { McpToolRoute } from '../workflows/tool-routing';
 import type { ActivityDeps } from './deps';
-import { SNAPSHOT } from './run-context';
+import { SNAPSHOT, type DiscoverySnapshot } from './run-snapshots';
 
-/** The full capabilities of a run's integrations; the workflow keeps only the routes. */
-export interface DiscoverySnapshot {
-  integrations: (DiscoveredIntegration & { exposedToolNames: string[] })[];
-}
-
-/** Each integration gets this long to connect and list; well under the bookkeeping activity's 1-minute timeout. */
+/** Each integration gets this long to connect and list, in parallel; well inside prepareRun's timeout. */
 const DISCOVERY_TIMEOUT_MS = 20_000;
+/** Under the API's 30 s wait, so that an unreachable server is reported as such rather than as a timeout. */
+const LISTING_TIMEOUT_MS = 20_000;
 /** Bound on a tool call that keeps reporting progress, when the integration sets none. */
 export const DEFAULT_MAX_TOTAL_TIMEOUT_MS = 10 * 60_000;
+
+export interface RunDiscovery {
+  /** routes of discovered MCP tools, keyed by the exposed name (the tool-name map) */
+  mcpRoutes: Record<string, McpToolRoute>;
+  integrationCount: number;
+  /** integrations pinned to their own task queue: discovered there, by discoverPinnedIntegration */
+  pinned: { integrationId: string; taskQueue: string }[];
+  snapshot: DiscoverySnapshot;
+}
 
 function routesOf(integration: Integration, discovered: DiscoveredIntegration, names: string[]): Record<string, McpToolRoute> {
   const routes: Record<string, McpToolRoute> = {};
   discovered.tools.forEach((tool, i) => {
     const safeToRepeat = Boolean(tool.annotations?.readOnlyHint || tool.annotations?.idempotentHint);
     routes[names[i]] = {
-      type: 'mcp_tool', integrationId: discovered.id, integrationName: discovered.name, toolName: tool.name,
+      integrationId: discovered.id, integrationName: discovered.name, toolName: tool.name,
       toolTimeoutMs: integration.toolTimeoutMs,
       totalTimeoutMs: integration.maxTotalTimeoutMs ?? Math.max(integration.toolTimeoutMs, DEFAULT_MAX_TOTAL_TIMEOUT_MS),
       retryable: integration.trustAnnotations && safeToRepeat,
@@ -33,53 +39,44 @@ function routesOf(integration: Integration, discovered: DiscoveredIntegration, n
   return routes;
 }
 
-const unreachableOf = (d: DiscoveredIntegration) =>
-  (d.status === 'unreachable' ? [{ integrationId: d.id, message: d.error ?? 'unreachable' }] : []);
+/**
+ * Lists each enabled integration's capabilities once per run, stores the full snapshot, and
+ * returns the tool-name map. An unreachable integration is reported in the snapshot (and so in
+ * the tool descriptions), never fatal. Pinned integrations are left to their own queue.
+ */
+export async function discoverRun({ db, logger, mcpPool }: ActivityDeps, runId: string, integrationIds: string[]): Promise<RunDiscovery> {
+  const found = await findIntegrations(db, integrationIds);
+  const enabled = found.filter((i) => i.enabled && !i.taskQueue);
+  const pinned = found.filter((i) => i.enabled && i.taskQueue).map((i) => ({ integrationId: i.id, taskQueue: i.taskQueue! }));
+  const discovered = await Promise.all(enabled.map((i) => discoverIntegration(mcpPool, i, logger, DISCOVERY_TIMEOUT_MS)));
+
+  const names = assignExposedNames(discovered.flatMap((d) => d.tools.map((t) => ({ integrationName: d.name, toolName: t.name }))));
+  const mcpRoutes: Record<string, McpToolRoute> = {};
+  const snapshot: DiscoverySnapshot = { integrations: [] };
+  let n = 0;
+  for (const [i, d] of discovered.entries()) {
+    const exposedToolNames = names.slice(n, n + d.tools.length);
+    n += d.tools.length;
+    Object.assign(mcpRoutes, routesOf(enabled[i], d, exposedToolNames));
+    snapshot.integrations.push({ ...d, exposedToolNames });
+  }
+  await putSnapshot(db, runId, SNAPSHOT.discovery, snapshot);
+  if (integrationIds.length > 0) {
+    const unreachable = discovered.filter((d) => d.status === 'unreachable').length + integrationIds.length - found.length;
+    logger.info({ runId, integrations: enabled.length, pinned: pinned.length, tools: names.length, unreachable }, 'MCP discovery done');
+  }
+  return { mcpRoutes, integrationCount: enabled.length, pinned, snapshot };
+}
 
 export function createDiscoveryActivities({ db, logger, mcpPool }: ActivityDeps) {
   return {
     /**
-     * Lists each enabled integration's capabilities once per run, stores the full snapshot,
-     * and returns the tool-name map. An unreachable integration is reported, never fatal.
-     * Integrations pinned to a task queue are left to discoverPinnedIntegration on that queue.
-     */
-    async discoverCapabilities({ runId, integrationIds }: { runId: string; integrationIds: string[] }): Promise<DiscoveryResult> {
-      const found = await findIntegrations(db, integrationIds);
-      const enabled = found.filter((i) => i.enabled && !i.taskQueue);
-      const pinned = found.filter((i) => i.enabled && i.taskQueue).map((i) => ({ integrationId: i.id, taskQueue: i.taskQueue! }));
-      const missing = integrationIds.filter((id) => !found.some((i) => i.id === id));
-      const discovered = await Promise.all(enabled.map((i) => discoverIntegration(mcpPool, i, logger, DISCOVERY_TIMEOUT_MS)));
-
-      const flat = discovered.flatMap((d) => d.tools.map((t) => ({ integrationName: d.name, toolName: t.name })));
-      const names = assignExposedNames(flat);
-      const mcpRoutes: Record<string, McpToolRoute> = {};
-      const snapshot: DiscoverySnapshot = { integrations: [] };
-      let n = 0;
-      for (const [i, d] of discovered.entries()) {
-        const exposedToolNames = names.slice(n, n + d.tools.length);
-        n += d.tools.length;
-        Object.assign(mcpRoutes, routesOf(enabled[i], d, exposedToolNames));
-        snapshot.integrations.push({ ...d, exposedToolNames });
-      }
-      await putSnapshot(db, runId, SNAPSHOT.discovery, snapshot);
-
-      const unreachable = [
-        ...discovered.flatMap(unreachableOf),
-        ...missing.map((id) => ({ integrationId: id, message: 'the integration does not exist' })),
-      ];
-      if (integrationIds.length > 0) {
-        logger.info({ runId, integrations: enabled.length, pinned: pinned.length, tools: flat.length, unreachable: unreachable.length }, 'MCP discovery done');
-      }
-      return { mcpRoutes, integrationCount: enabled.length, unreachable, ...(pinned.length > 0 ? { pinned } : {}) };
-    },
-
-    /**
      * Discovery of one pinned integration, on a worker of its task queue (the only kind that can
      * start its server). Adds the integration to the run's discovery snapshot.
      */
-    async discoverPinnedIntegration({ runId, integrationId }: { runId: string; integrationId: string }): Promise<PinnedDiscoveryResult> {
+    async discoverPinnedIntegration({ runId, integrationId }: { runId: string; integrationId: string }): Promise<Record<string, McpToolRoute>> {
       const [integration] = await findIntegrations(db, [integrationId]);
-      if (!integration) return { mcpRoutes: {}, unreachable: [{ integrationId, message: 'the integration does not exist' }] };
+      if (!integration) return {};
       const d = await discoverIntegration(mcpPool, integration, logger, DISCOVERY_TIMEOUT_MS);
       const exposedToolNames = assignExposedNames(d.tools.map((t) => ({ integrationName: d.name, toolName: t.name })));
       await inTransaction(db, async (tx) => {
@@ -89,7 +86,18 @@ export function createDiscoveryActivities({ db, logger, mcpPool }: ActivityDeps)
         await putSnapshot(tx, runId, SNAPSHOT.discovery, { integrations: [...others, { ...d, exposedToolNames }] });
       });
       logger.info({ runId, integrationId, taskQueue: integration.taskQueue, tools: d.tools.length, status: d.status }, 'pinned MCP discovery done');
-      return { mcpRoutes: routesOf(integration, d, exposedToolNames), unreachable: unreachableOf(d) };
+      return routesOf(integration, d, exposedToolNames);
+    },
+
+    /**
+     * GET /v1/integrations/:id/capabilities: connects (through the worker's pool, so a later run
+     * reuses the connection) and lists one integration. A disabled integration is listed too: an
+     * operator may want to look before enabling it.
+     */
+    async listIntegrationCapabilities({ integrationId }: { integrationId: string }): Promise<DiscoveredIntegration> {
+      const integration = await findIntegration(db, integrationId);
+      if (!integration) throw ApplicationFailure.nonRetryable(`Integration ${integrationId} does not exist`, 'IntegrationNotFound');
+      return discoverIntegration(mcpPool, integration, logger, LISTING_TIMEOUT_MS);
     },
   };
 }

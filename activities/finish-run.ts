@@ -1,11 +1,22 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import type { RunError, RunStatus, StopReason } from '../core/contract/run';
 import { inTransaction } from '../core/db/pool';
 import {
   appendEvent, findRun, findRunResult, insertRunResult, listToolCalls, runTranscript, type StoredRunMessage,
 } from '../core/db/run-store';
-import type { ChatMessage } from '../core/messages';
+import type { ChatMessage, Usage } from '../core/messages';
 import { emitRunSpan, type RunSummary } from '../core/tracing/run-trace';
-import type { FinishRunInput } from '../workflows/definitions';
 import type { ActivityDeps } from './deps';
+
+export interface FinishRunInput {
+  runId: string;
+  status: Exclude<RunStatus, 'running'>;
+  stopReason: StopReason;
+  error: RunError | null;
+  turns: number;
+  usage: Usage;
+  eventSeq: number;
+}
 
 /**
  * The messages a thread keeps from a run. A run that ended early keeps only whole turns:
@@ -41,7 +52,7 @@ export function createFinishRunActivities({ db, logger }: ActivityDeps) {
       await inTransaction(db, async (tx) => {
         if (await findRunResult(tx, input.runId)) return;
         const run = await findRun(tx, input.runId);
-        if (!run) throw new Error(`Run ${input.runId} does not exist`);
+        if (!run) throw ApplicationFailure.nonRetryable(`Run ${input.runId} does not exist`, 'RunNotFound');
         const transcript = await runTranscript(tx, input.runId);
         const messages = committableMessages(transcript);
         await tx.query('SELECT 1 FROM threads WHERE id = $1 FOR UPDATE', [run.threadId]);

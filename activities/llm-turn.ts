@@ -5,16 +5,33 @@ import {
 } from '../core/db/run-store';
 import { threadMessages } from '../core/db/threads';
 import { classifyLlmError, type LlmFailure } from '../core/llm/errors';
-import type { ChatMessage, ToolDefinition } from '../core/messages';
+import { RESULT_PREVIEW_BYTES, truncateUtf8, utf8Length } from '../core/contract/tool-texts';
+import type { ChatMessage, ToolDefinition, Usage } from '../core/messages';
 import { startTurnGeneration } from '../core/tracing/run-trace';
-import type { LlmTurnInput, LlmTurnOutput } from '../workflows/definitions';
-import { RESULT_PREVIEW_BYTES, truncateUtf8, utf8Length } from '../workflows/tool-results';
+import { truncatedText } from '../core/truncated-text';
 import type { ActivityDeps } from './deps';
-import { SNAPSHOT, type PrefixSnapshot } from './run-context';
-import type { DiscoverySnapshot } from './discovery';
-import { mcpToolDefinitions, nativeToolDefinitions } from './tool-definitions';
-import { describeSourceQuery } from './source-query';
-import { NATIVE_TOOL_NAMES } from '../workflows/tool-routing';
+import { runIntegrations, SNAPSHOT, type PrefixSnapshot } from './run-snapshots';
+import { nativeTools } from './tools';
+import { mcpToolDefinitions } from './tools/mcp-tool';
+import { isPlainObject } from '../core/plain-object';
+
+export interface LlmTurnInput {
+  runId: string;
+  threadId: string;
+  agentId: string;
+  turn: number;
+  /** the native tools this turn offers, by name */
+  nativeTools: string[];
+  eventSeq: number;
+}
+
+export interface LlmTurnOutput {
+  /** summary: one line about a native tool call, for its activity in the Web UI */
+  toolCalls: { id: string; name: string; summary?: string }[];
+  textPreview: string;
+  textBytes: number;
+  usage: Usage;
+}
 
 const HEARTBEAT_EVERY_MS = 5_000;
 
@@ -30,16 +47,35 @@ function toTemporalFailure(failure: LlmFailure): ApplicationFailure {
   });
 }
 
+/** Bounded: a summary goes into workflow history with every call. */
+const SUMMARY_CHARS = 80;
+const oneLine = (text: string) => {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > SUMMARY_CHARS ? `${flat.slice(0, SUMMARY_CHARS - 1)}…` : flat;
+};
+
 function summarise(message: ChatMessage & { role: 'assistant' }, usage: LlmTurnOutput['usage']): LlmTurnOutput {
   return {
-    toolCalls: (message.toolCalls ?? []).map((c) => ({ id: c.id, name: c.name })),
+    toolCalls: (message.toolCalls ?? []).map((c) => {
+      const native = nativeTools.find((t) => t.name === c.name);
+      return native ? { id: c.id, name: c.name, summary: oneLine(native.summary(isPlainObject(c.arguments) ? c.arguments : {})) } : { id: c.id, name: c.name };
+    }),
     textPreview: truncateUtf8(message.content, RESULT_PREVIEW_BYTES),
     textBytes: utf8Length(message.content),
     usage,
   };
 }
 
-export function createLlmTurnActivities({ db, providers, logger, sourceQuery }: ActivityDeps) {
+/** What the LLM is told of its tools this turn: the run's MCP tools and the native tools offered. */
+async function turnTools(deps: ActivityDeps, input: LlmTurnInput): Promise<ToolDefinition[]> {
+  const integrations = await runIntegrations(deps.db, input.runId);
+  const offered = nativeTools.filter((t) => input.nativeTools.includes(t.name));
+  const natives = await Promise.all(offered.map((t) => t.definition({ deps, threadId: input.threadId, integrations })));
+  return [...mcpToolDefinitions(integrations), ...natives];
+}
+
+export function createLlmTurnActivities(deps: ActivityDeps) {
+  const { db, providers, logger } = deps;
   return {
     /**
      * One LLM turn. Reads the transcript by reference, writes the reply to run_messages, and
@@ -63,11 +99,10 @@ export function createLlmTurnActivities({ db, providers, logger, sourceQuery }: 
       const prefix = await getSnapshot<PrefixSnapshot>(db, runId, SNAPSHOT.prefix);
       const history = await threadMessages(db, input.threadId);
       const transcript = await runTranscript(db, runId, turn - 1);
-      const messages = [...(prefix?.messages ?? []), ...history, ...transcript.map((m) => m.message)];
-      const discovery = await getSnapshot<DiscoverySnapshot>(db, runId, SNAPSHOT.discovery);
-      const integrations = discovery?.integrations ?? [];
-      const sources = input.nativeTools.includes(NATIVE_TOOL_NAMES.sourceQuery) ? await describeSourceQuery(db, input.threadId, sourceQuery) : '';
-      const tools: ToolDefinition[] = [...mcpToolDefinitions(integrations), ...nativeToolDefinitions(input.nativeTools, integrations, sources)];
+      const messages = [...(prefix?.messages ?? []), ...history, ...transcript.map((m) => m.message)].map((m) => (
+        // What the LLM sees of a tool result is capped per agent; the transcript keeps it whole.
+        m.role === 'tool' ? { ...m, content: truncatedText(m.content, agent.maxToolResultBytes) } : m));
+      const tools = await turnTools(deps, input);
 
       await recordTurnAttempt(db, runId, turn);
       const ctx = Context.current();

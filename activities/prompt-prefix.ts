@@ -7,8 +7,8 @@ import type { DiscoveredIntegration } from '../core/mcp/discover';
 import type { McpPool } from '../core/mcp/pool';
 import { promptBody } from '../core/mcp/prompt-text';
 import type { ChatMessage } from '../core/messages';
-import { buildInjectedMessages, detectConventionalPrompt, type FetchedPrompt } from '../workflows/conventional-prompts';
-import type { ContextPreview, ContextPreviewInput } from '../workflows/definitions';
+import { buildInjectedMessages, detectConventionalPrompt, type FetchedPrompt } from '../core/mcp/conventional-prompts';
+import { mcpErrorText } from '../core/mcp/error-text';
 import type { ActivityDeps } from './deps';
 import { withDeadline } from '../core/deadline';
 
@@ -25,6 +25,11 @@ export interface PrefixSource {
   integration: Integration;
   /** the prompts discovery already listed; undefined: list them now */
   prompts?: ListedPrompt[];
+}
+
+/** GET /v1/agents/:id/context: the prefix an agent's next run would get, built by a worker. */
+export interface ContextPreview {
+  messages: ChatMessage[];
 }
 
 export interface BuiltPrefix {
@@ -100,7 +105,7 @@ export async function buildConventionalPrefix(
     try {
       return await withDeadline(fetchServerPrompts(mcpPool, source, log), SERVER_DEADLINE_MS);
     } catch (err) {
-      const message = (err as Error).message.replace(/^MCP error -?\d+: /, '');
+      const message = mcpErrorText(err);
       log.warn({ err: message }, 'fetching conventional prompts failed; the server is skipped');
       failed.push({ integrationId: source.integration.id, message });
       return [];
@@ -130,7 +135,7 @@ export async function integrationsPrefix(
 export function createPromptPrefixActivities(deps: ActivityDeps) {
   return {
     /** The prefix an agent's next run would get, for GET /v1/agents/:id/context; nothing is stored. */
-    async previewPromptPrefix({ agentId }: ContextPreviewInput): Promise<ContextPreview> {
+    async previewPromptPrefix({ agentId }: { agentId: string }): Promise<ContextPreview> {
       const agent = await findAgent(deps.db, agentId);
       if (!agent) throw ApplicationFailure.nonRetryable(`Agent ${agentId} does not exist`, 'AgentNotFound');
       const { messages, injected, failed } = await integrationsPrefix(deps, { instructions: agent.instructions, integrationIds: agent.integrationIds });

@@ -4,10 +4,14 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { Client } from '@temporalio/client';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
 import type { Db } from '../core/db/pool';
+import { listenForRunChanges, type RunChangeFeed } from '../core/db/run-changes';
 import type { Logger } from '../core/logger';
-import { hasApiKey, requireApiKey } from './auth';
+import { startRunReconciler, type ReconcileOptions } from './runs/reconcile-runs';
+import { createAdminPolicy, hasApiKey, requireApiKey } from './auth';
+import { hostCheck } from './host-check';
 import { mcpHttpRoutes } from './mcp/http-route';
 import { problemHandlers, routeNotFound, sendProblem, toProblem } from './problem';
+import { requestGuard } from './request-guard';
 import { agentRoutes } from './routes/agents';
 import { healthRoutes } from './routes/health';
 import { integrationRoutes } from './routes/integrations';
@@ -19,14 +23,25 @@ import { threadRoutes } from './routes/threads';
 import { sharedSchemas } from './schemas';
 import { formatSchemaErrors } from './validation';
 import type { Environment } from './mcp-config-import';
+import { DEFAULT_LLM_KEY_ENVS } from '../core/llm/key-policy';
 
 export interface AppDeps {
   db: Db;
   client: Client;
   taskQueue: string;
   logger: Logger;
-  /** When set, every /v1 route requires `Authorization: Bearer <apiKey>`. */
+  /** When set, every /v1 route and /mcp require `Authorization: Bearer <apiKey>` (or the admin key). */
   apiKey?: string;
+  /** the operator's key, needed for what decides what workers execute (see auth.ts AdminPolicy) */
+  adminApiKey?: string;
+  /** the address the server listens on (default 127.0.0.1): decides the Host check and who is admin without a key */
+  listenHost?: string;
+  /** Host names answered off loopback besides loopback names; absent: any */
+  allowedHosts?: readonly string[];
+  /** origins browsers may call from (with CORS headers) */
+  corsOrigins?: readonly string[];
+  /** the variables an agent's model.apiKeyEnv may name (default: OPENAI_API_KEY and ANTHROPIC_API_KEY) */
+  llmKeyEnvs?: readonly string[];
   /** where `${VAR}` in imported MCP configs is looked up; server.ts passes process.env, tests a record */
   env?: Environment;
   /** how long GET /v1/integrations/:id/capabilities waits for a worker (default 30 s) */
@@ -35,6 +50,10 @@ export interface AppDeps {
   sseHeartbeatMs?: number;
   /** requests per minute per API key, or per client address without one (default 600; 0 = off) */
   rateLimitPerMinute?: number;
+  /** the process's listener for run changes; buildApp starts (and stops) its own when absent */
+  changes?: RunChangeFeed;
+  /** the periodic pass that records runs whose workflow closed without a result (tests shorten it) */
+  reconcile?: ReconcileOptions;
 }
 
 // A run's input may hold 1,000,000 characters, and JSON escaping can take up to 6 bytes for each.
@@ -69,6 +88,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   acceptEmptyJsonBodies(app);
   await app.register(problemHandlers);
+  // First of all hooks: a request from a rebinding page is refused before authentication or any work.
+  await app.register(hostCheck, { listenHost: deps.listenHost ?? '127.0.0.1', allowedHosts: deps.allowedHosts, corsOrigins: deps.corsOrigins ?? [] });
+  await app.register(requestGuard);
   await app.register(sharedSchemas);
   await app.register(swagger, {
     openapi: {
@@ -81,7 +103,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   const perMinute = deps.rateLimitPerMinute ?? 600;
-  const withKey = deps.apiKey ? hasApiKey(deps.apiKey) : undefined;
+  const withKey = deps.apiKey ? hasApiKey(deps.apiKey, deps.adminApiKey) : undefined;
   if (perMinute > 0) {
     await app.register(rateLimit, {
       max: perMinute,
@@ -97,30 +119,39 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       ),
     });
   }
+  // One LISTEN connection and one reconciliation per API process, however many requests wait on runs.
+  const changes = deps.changes ?? listenForRunChanges(deps.db, deps.logger);
+  const reconciler = startRunReconciler(deps, deps.reconcile);
+  app.addHook('onClose', async () => {
+    await reconciler.close();
+    if (!deps.changes) await changes.close();
+  });
   await app.register(healthRoutes, { db: deps.db, client: deps.client, taskQueue: deps.taskQueue });
-  await app.register(v1Routes(deps), { prefix: '/v1' });
-  await app.register(mcpHttpRoutes, { db: deps.db, client: deps.client, taskQueue: deps.taskQueue, logger: deps.logger, apiKey: deps.apiKey });
+  await app.register(v1Routes({ ...deps, changes }), { prefix: '/v1' });
+  await app.register(mcpHttpRoutes, { db: deps.db, client: deps.client, taskQueue: deps.taskQueue, logger: deps.logger, apiKey: deps.apiKey, adminApiKey: deps.adminApiKey });
   return app;
 }
 
-function v1Routes(deps: AppDeps): FastifyPluginAsync {
+function v1Routes(deps: AppDeps & { changes: RunChangeFeed }): FastifyPluginAsync {
+  const admin = createAdminPolicy({ adminApiKey: deps.adminApiKey, listenHost: deps.listenHost ?? '127.0.0.1' });
+  const llmKeyEnvs = deps.llmKeyEnvs ?? DEFAULT_LLM_KEY_ENVS;
   return async (v1) => {
     if (deps.apiKey) {
-      const authenticate = requireApiKey(deps.apiKey);
+      const authenticate = requireApiKey(deps.apiKey, deps.adminApiKey);
       v1.addHook('onRequest', authenticate);
       // Unknown /v1 paths answer 401 too, so that an anonymous caller cannot map the API.
       v1.setNotFoundHandler({ preHandler: authenticate }, routeNotFound);
     }
-    await v1.register(agentRoutes, { db: deps.db, client: deps.client, taskQueue: deps.taskQueue });
+    await v1.register(agentRoutes, { db: deps.db, client: deps.client, taskQueue: deps.taskQueue, admin, llmKeyEnvs });
     await v1.register(integrationRoutes, {
-      db: deps.db, client: deps.client, taskQueue: deps.taskQueue, logger: deps.logger,
+      db: deps.db, client: deps.client, taskQueue: deps.taskQueue, logger: deps.logger, admin,
       env: deps.env ?? {}, capabilitiesWaitMs: deps.capabilitiesWaitMs ?? 30_000,
     });
     await v1.register(threadRoutes, { db: deps.db });
     await v1.register(sourceRoutes, { db: deps.db });
-    await v1.register(runRoutes, { db: deps.db, client: deps.client, taskQueue: deps.taskQueue });
+    await v1.register(runRoutes, { db: deps.db, client: deps.client, taskQueue: deps.taskQueue, changes: deps.changes });
     await v1.register(runListRoutes, { db: deps.db, client: deps.client });
-    await v1.register(runEventRoutes, { db: deps.db, client: deps.client, heartbeatMs: deps.sseHeartbeatMs });
+    await v1.register(runEventRoutes, { db: deps.db, changes: deps.changes, heartbeatMs: deps.sseHeartbeatMs });
   };
 }
 

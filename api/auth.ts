@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
+import { isLoopbackHost } from '../core/config';
 import { HttpProblem } from './problem';
 
 // Hashing first gives equal-length buffers, so timingSafeEqual leaks neither the key nor its length.
@@ -12,21 +13,51 @@ function bearerToken(request: FastifyRequest): string | undefined {
   return scheme.toLowerCase() === 'bearer' && token && rest.length === 0 ? token : undefined;
 }
 
-/** Whether the request carries the API key, compared in constant time. */
-export function hasApiKey(apiKey: string): (request: FastifyRequest) => boolean {
-  const expected = digest(apiKey);
+/** Whether the request carries one of the keys, compared in constant time. */
+export function hasApiKey(...keys: (string | undefined)[]): (request: FastifyRequest) => boolean {
+  const expected = keys.filter((k): k is string => Boolean(k)).map(digest);
   return (request) => {
     const token = bearerToken(request);
-    return token !== undefined && timingSafeEqual(digest(token), expected);
+    if (token === undefined) return false;
+    const given = digest(token);
+    // Every key is compared, so the time taken does not tell which one matched.
+    return expected.map((e) => timingSafeEqual(given, e)).includes(true);
   };
 }
 
-/** An onRequest hook that admits only `Authorization: Bearer <apiKey>`. */
-export function requireApiKey(apiKey: string): onRequestAsyncHookHandler {
-  const valid = hasApiKey(apiKey);
+/** An onRequest hook that admits only `Authorization: Bearer <key>` with one of the keys. */
+export function requireApiKey(...keys: (string | undefined)[]): onRequestAsyncHookHandler {
+  const valid = hasApiKey(...keys);
   return async (request, reply) => {
     if (valid(request)) return;
     reply.header('www-authenticate', 'Bearer');
     throw new HttpProblem(401, 'A valid API key is required: send "Authorization: Bearer <key>"', 'unauthorized');
+  };
+}
+
+/**
+ * Who may decide what a worker executes or where a stored secret goes (a stdio integration, a
+ * changed command or URL, `${VAR}` expansion, an agent's baseUrl or apiKeyEnv): the holder of
+ * ADMIN_API_KEY. Without one, everybody on a loopback-only API (local development), nobody otherwise.
+ */
+export interface AdminPolicy {
+  isAdmin(request: FastifyRequest): boolean;
+  /** Throws a 403 naming `field` unless the request is the operator's; `alternative` says where else it can be done. */
+  requireAdmin(request: FastifyRequest, field: string, alternative?: string): void;
+}
+
+export function createAdminPolicy(opts: { adminApiKey?: string; listenHost: string }): AdminPolicy {
+  const holdsAdminKey = opts.adminApiKey ? hasApiKey(opts.adminApiKey) : undefined;
+  const openToAll = !holdsAdminKey && isLoopbackHost(opts.listenHost);
+  const isAdmin = (request: FastifyRequest) => openToAll || (holdsAdminKey?.(request) ?? false);
+  return {
+    isAdmin,
+    requireAdmin(request, field, alternative) {
+      if (isAdmin(request)) return;
+      const how = holdsAdminKey
+        ? 'send the admin key ("Authorization: Bearer <ADMIN_API_KEY>")'
+        : 'this API listens on a non-loopback address and has no ADMIN_API_KEY, so nobody may do it through the API';
+      throw new HttpProblem(403, `${field}: only the operator may set this; ${how}${alternative ? `; ${alternative}` : ''}`, 'admin_required', { field });
+    },
   };
 }

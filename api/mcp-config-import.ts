@@ -7,9 +7,10 @@ import { parseTransport } from './integration-input';
  * `{servers: {...}}`. Other top-level keys (VS Code's `inputs`, Claude's app settings) are ignored,
  * so that a whole config file can be posted as it is.
  *
- * `${VAR}` and `${env:VAR}` are expanded from the API's environment, in every string of an entry.
- * Expanded values are treated as secrets: no error message quotes one. They stay hidden in env and
- * headers; command, args, cwd and url are shown by the API, so a secret belongs in env or headers.
+ * `${VAR}` and `${env:VAR}` are expanded from the API's environment in env and headers values only:
+ * those are secrets that no response shows and no error message quotes. Command, args, cwd and url
+ * are shown by the API (and decide what runs or where secrets go), so a variable there is a 400.
+ * Expanding is the operator's decision: the caller passes `authorizeExpansion`, which throws to refuse.
  */
 
 export interface ImportedServer {
@@ -18,6 +19,12 @@ export interface ImportedServer {
 }
 
 export type Environment = Readonly<Record<string, string | undefined>>;
+
+export interface ImportOptions {
+  env: Environment;
+  /** called with the field before a variable is expanded into it; throws to refuse (no admin key) */
+  authorizeExpansion?: (field: string) => void;
+}
 
 export const MAX_IMPORTED_SERVERS = 100;
 
@@ -35,23 +42,50 @@ interface Expansion {
   unsupported: Set<string>;
 }
 
-/** Replaces variables in every string of value (not in keys); what cannot be expanded is collected. */
-function expand(value: unknown, env: Environment, found: Expansion): unknown {
-  if (typeof value === 'string') {
-    return value.replace(VARIABLE, (whole, inner: string) => {
-      const name = SUPPORTED_VARIABLE.exec(inner)?.[1];
-      if (!name) {
-        found.unsupported.add(whole);
-        return whole;
+/** Only the values of env and headers are secrets; variables anywhere else are refused. */
+const SECRET_FIELDS = new Set(['env', 'headers']);
+
+/** Replaces the variables of one secret value; what cannot be expanded is collected. */
+function expandValue(value: string, env: Environment, found: Expansion): string {
+  return value.replace(VARIABLE, (whole, inner: string) => {
+    const name = SUPPORTED_VARIABLE.exec(inner)?.[1];
+    if (!name) {
+      found.unsupported.add(whole);
+      return whole;
+    }
+    const resolved = env[name];
+    if (resolved === undefined) found.unset.add(name);
+    return resolved ?? whole;
+  });
+}
+
+/** The variables (as written, `${...}`) in every string of a value. */
+function variablesIn(value: unknown): string[] {
+  if (typeof value === 'string') return [...value.matchAll(VARIABLE)].map((m) => m[0]);
+  if (Array.isArray(value)) return value.flatMap(variablesIn);
+  if (isRecord(value)) return Object.values(value).flatMap(variablesIn);
+  return [];
+}
+
+/**
+ * Expands env and headers values (after asking authorizeExpansion), and reports a variable in any
+ * other field as a problem naming the field and the variable (its name, never a value).
+ */
+function expandFields(fields: Record<string, unknown>, where: string, opts: ImportOptions, found: Expansion, problems: string[]): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(fields).map(([field, value]) => {
+    if (!SECRET_FIELDS.has(field) || !isRecord(value)) {
+      const variables = variablesIn(value);
+      if (variables.length > 0) {
+        problems.push(`${where}.${field}: variables are expanded only in env and headers values, found ${[...new Set(variables)].join(', ')}`);
       }
-      const resolved = env[name];
-      if (resolved === undefined) found.unset.add(name);
-      return resolved ?? whole;
-    });
-  }
-  if (Array.isArray(value)) return value.map((v) => expand(v, env, found));
-  if (isRecord(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, expand(v, env, found)]));
-  return value;
+      return [field, value];
+    }
+    return [field, Object.fromEntries(Object.entries(value).map(([key, v]) => {
+      if (typeof v !== 'string' || variablesIn(v).length === 0) return [key, v];
+      opts.authorizeExpansion?.(`${where}.${field}.${key}`);
+      return [key, expandValue(v, opts.env, found)];
+    }))];
+  }));
 }
 
 function transportType(entry: Record<string, unknown>): 'stdio' | 'http' | string {
@@ -67,7 +101,7 @@ function transportType(entry: Record<string, unknown>): 'stdio' | 'http' | strin
   return `unknown type ${JSON.stringify(entry.type)}`;
 }
 
-function readEntry(key: string, name: string, raw: unknown, env: Environment, found: Expansion, problems: string[]): ImportedServer | undefined {
+function readEntry(key: string, name: string, raw: unknown, opts: ImportOptions, found: Expansion, problems: string[]): ImportedServer | undefined {
   const where = `${key}.${name}`;
   const nameProblem = integrationNameProblem(name);
   if (nameProblem || name.length > 64) problems.push(`${where}: the name ${nameProblem ?? 'must be at most 64 characters'}`);
@@ -86,7 +120,7 @@ function readEntry(key: string, name: string, raw: unknown, env: Environment, fo
   if (extra.length > 0) problems.push(`${where}: ${extra.map((k) => JSON.stringify(k)).join(', ')} not allowed for a ${type} server`);
 
   const fields = Object.fromEntries(Object.entries(raw).filter(([k]) => allowed.has(k)));
-  const expanded = expand(fields, env, found) as Record<string, unknown>;
+  const expanded = expandFields(fields, `body.${where}`, opts, found, problems);
   try {
     return { name, transport: parseTransport({ ...expanded, type }, ['body', key, name]) };
   } catch (err) {
@@ -96,11 +130,13 @@ function readEntry(key: string, name: string, raw: unknown, env: Environment, fo
 }
 
 /** The servers of a Claude Desktop or VS Code document, in document order; any problem is a 400 naming every one. */
-export function readMcpConfig(doc: Record<string, unknown>, env: Environment): ImportedServer[] {
+export function readMcpConfig(doc: Record<string, unknown>, opts: ImportOptions): ImportedServer[] {
   const keys = ['mcpServers', 'servers'].filter((k) => doc[k] !== undefined);
   if (keys.length !== 1) {
-    const why = keys.length === 0 ? 'has neither' : 'has both';
-    throw new HttpProblem(400, `The document ${why} "mcpServers" (Claude Desktop) and "servers" (VS Code): give exactly one`, 'validation');
+    const found = keys.length === 0
+      ? 'The document has neither "mcpServers" (Claude Desktop) nor "servers" (VS Code)'
+      : 'The document has both "mcpServers" (Claude Desktop) and "servers" (VS Code)';
+    throw new HttpProblem(400, `${found}: give exactly one of them`, 'validation');
   }
   const key = keys[0];
   const servers = doc[key];
@@ -111,7 +147,7 @@ export function readMcpConfig(doc: Record<string, unknown>, env: Environment): I
 
   const found: Expansion = { unset: new Set(), unsupported: new Set() };
   const problems: string[] = [];
-  const imported = entries.flatMap(([name, raw]) => readEntry(key, name, raw, env, found, problems) ?? []);
+  const imported = entries.flatMap(([name, raw]) => readEntry(key, name, raw, opts, found, problems) ?? []);
   if (found.unset.size > 0) {
     const names = [...found.unset].sort();
     throw new HttpProblem(400, `Environment variable${names.length > 1 ? 's' : ''} not set in the API's environment: ${names.join(', ')}`,

@@ -1,7 +1,8 @@
 import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { EngineError, type EngineErrorCode } from '../core/runs/errors';
+import { isUnreachableDb } from '../core/db/pool';
+import { EngineError, type EngineErrorCode } from '../core/engine-error';
 
 /** RFC 9457 problem details. `code` tells apart problems that share a status (a busy thread vs a key reuse). */
 export interface Problem {
@@ -42,6 +43,7 @@ export function toProblem(err: unknown): Problem {
   if (fastifyError?.validation) return problem(400, message, 'validation');
   const status = fastifyError?.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) return problem(status, message, fastifyError?.code);
+  if (isUnreachableDb(err)) return problem(503, 'The database is unreachable; try again shortly', 'unavailable');
   return problem(500, 'Internal Server Error');
 }
 
@@ -49,11 +51,15 @@ export function routeNotFound(request: FastifyRequest, reply: FastifyReply): Fas
   return sendProblem(reply, problem(404, `Route ${request.method} ${request.url.split('?')[0]} not found`));
 }
 
+const DB_RETRY_AFTER_S = 5;
+
 /** One owner of the error format, for every route and for unknown routes. */
 export const problemHandlers = fp(async (app: FastifyInstance) => {
   app.setErrorHandler((err, request, reply) => {
     const body = toProblem(err);
     if (body.status >= 500) request.log.error({ err }, 'request failed');
+    // An outage passes: a client should come back rather than give up.
+    if (body.status === 503) reply.header('Retry-After', String(DB_RETRY_AFTER_S));
     return sendProblem(reply, body);
   });
   app.setNotFoundHandler(routeNotFound);

@@ -2,6 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { z } from 'zod';
 import { modelSchema } from '../core/agent-model';
+import { TOOL_TYPES } from '../workflows/tool-kinds';
+import { MAX_RUN_INPUT_CHARS } from './runs/runs';
 import { PROBLEM_CONTENT_TYPE } from './problem';
 
 /**
@@ -25,19 +27,26 @@ const problemSchema = {
     detail: { type: 'string' },
     code: { type: 'string', description: 'machine-readable cause, e.g. thread_busy, conflict, validation' },
     checks: { type: 'object', additionalProperties: { type: 'string' } },
+    field: { type: 'string', description: 'with code admin_required: the field only the operator may set' },
   },
 } as const;
 
 const agentSchema = {
   $id: 'Agent',
   type: 'object',
-  required: ['id', 'name', 'description', 'instructions', 'model', 'integrationIds', 'maxTurns', 'createdAt', 'updatedAt'],
+  required: ['id', 'name', 'description', 'instructions', 'model', 'integrationIds', 'maxTurns', 'sourceFile', 'disabledAt', 'createdAt', 'updatedAt'],
   properties: {
     id, name: { type: 'string' }, description: nullable('string'), instructions: nullable('string'),
     // Serialised as given: the model union is validated by zod on the way in.
     model: { type: 'object', additionalProperties: true, description: 'see AgentModel' },
     integrationIds: { type: 'array', items: { type: 'string' } },
-    maxTurns: { type: 'integer' }, createdAt: timestamp, updatedAt: timestamp,
+    maxTurns: { type: 'integer' }, maxToolResultBytes: { type: 'integer' },
+    sourceFile: { ...nullable('string'), description: 'the agent file that defines the agent; such an agent is changed by editing its file' },
+    disabledAt: {
+      type: ['string', 'null'], format: 'date-time',
+      description: 'when the agent was deleted while threads or runs referred to it; a disabled agent takes no new threads or runs',
+    },
+    createdAt: timestamp, updatedAt: timestamp,
   },
 } as const;
 
@@ -82,10 +91,12 @@ const runSchema = {
         properties: {
           id: { type: 'string' }, turn: { type: 'integer' },
           name: { type: 'string', description: 'as the LLM saw it' },
-          type: { type: 'string', enum: ['mcp_tool', 'mcp_resource', 'mcp_prompt', 'source_query', 'unknown'] },
+          type: { type: 'string', enum: TOOL_TYPES },
           integrationId: { type: 'string' }, status: { type: 'string', enum: ['ok', 'error'] },
           durationMs: { type: 'integer' }, result: { type: 'string', description: 'a preview of at most 2 KB' },
           resultBytes: { type: 'integer' },
+          arguments: { type: 'string', description: 'the arguments as JSON text, cut at 2000 characters' },
+          argumentsBytes: { type: 'integer' },
         },
       },
     },
@@ -117,23 +128,47 @@ export const idParams = {
   type: 'object', required: ['id'], properties: { id }, additionalProperties: false,
 } as const;
 
+const agentFields = {
+  name: { type: 'string', minLength: 1, maxLength: 64, pattern: '^[a-zA-Z][a-zA-Z0-9_-]*$' },
+  description: { type: 'string', maxLength: 10_000 },
+  instructions: { type: 'string', maxLength: 1_000_000 },
+  model: {
+    type: 'object', required: ['provider'], additionalProperties: true,
+    properties: { provider: { type: 'string' } },
+    description: 'an AgentModel, e.g. {"provider":"scripted","script":[{"text":"Hello"}]}',
+  },
+  integrationIds: { type: 'array', items: id, maxItems: 100, uniqueItems: true, description: 'integration ids or names' },
+  maxTurns: { type: 'integer', minimum: 1, maximum: 1000 },
+  maxToolResultBytes: { type: 'integer', minimum: 1024, maximum: 16 * 1024 * 1024, description: 'how much of any one tool result the LLM sees (default 65,536); the transcript keeps it whole' },
+} as const;
+
 export const createAgentBody = {
   type: 'object',
   required: ['name', 'model'],
   additionalProperties: false,
+  properties: agentFields,
+} as const;
+
+export const patchAgentBody = {
+  type: 'object',
+  minProperties: 1,
+  additionalProperties: false,
   properties: {
-    name: { type: 'string', minLength: 1, maxLength: 64, pattern: '^[a-zA-Z][a-zA-Z0-9_-]*$' },
-    description: { type: 'string', maxLength: 10_000 },
-    instructions: { type: 'string', maxLength: 1_000_000 },
-    model: {
-      type: 'object', required: ['provider'], additionalProperties: true,
-      properties: { provider: { type: 'string' } },
-      description: 'an AgentModel, e.g. {"provider":"scripted","script":[{"text":"Hello"}]}',
-    },
-    integrationIds: { type: 'array', items: id, maxItems: 100, uniqueItems: true },
-    maxTurns: { type: 'integer', minimum: 1, maximum: 1000 },
+    ...agentFields,
+    description: { ...agentFields.description, type: ['string', 'null'], description: 'null clears it' },
+    instructions: { ...agentFields.instructions, type: ['string', 'null'], description: 'null clears it' },
   },
 } as const;
+
+export interface PatchAgentBody {
+  name?: string;
+  description?: string | null;
+  instructions?: string | null;
+  model?: unknown;
+  integrationIds?: string[];
+  maxTurns?: number;
+  maxToolResultBytes?: number;
+}
 
 export interface CreateAgentBody {
   name: string;
@@ -142,10 +177,11 @@ export interface CreateAgentBody {
   model: unknown;
   integrationIds?: string[];
   maxTurns?: number;
+  maxToolResultBytes?: number;
 }
 
 export const createThreadBody = {
-  type: 'object', required: ['agentId'], additionalProperties: false, properties: { agentId: id },
+  type: 'object', required: ['agentId'], additionalProperties: false, properties: { agentId: { ...id, description: 'an agent id or name' } },
 } as const;
 
 export const startRunBody = {
@@ -153,8 +189,8 @@ export const startRunBody = {
   required: ['input'],
   additionalProperties: false,
   properties: {
-    input: { type: 'string', minLength: 1, maxLength: 1_000_000 },
-    agentId: { ...id, description: 'runs this turn of the thread with another agent' },
+    input: { type: 'string', minLength: 1, maxLength: MAX_RUN_INPUT_CHARS },
+    agentId: { ...id, description: 'runs this turn of the thread with another agent (id or name)' },
   },
 } as const;
 

@@ -1,11 +1,13 @@
 import { Client, Connection } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { startAgentFileSync, type AgentFileSync } from '../core/agent-files/sync';
-import { ConfigError, loadConfig, type AppConfig } from '../core/config';
+import { checkApiExposure, ConfigError, loadConfig, type AppConfig } from '../core/config';
 import { migrate } from '../core/db/migrations';
 import { createPool, type Db } from '../core/db/pool';
 import { createLogger, type Logger } from '../core/logger';
+import { openSecretStore } from '../core/secrets/open-store';
 import { buildApp } from './app';
+import { loadIntegrationsFile } from './integrations-file';
 
 export interface ApiServer {
   app: FastifyInstance;
@@ -14,22 +16,46 @@ export interface ApiServer {
   close(): Promise<void>;
 }
 
+/** How long requests in flight may take to finish once the server closes; then their connections are cut. */
+const CLOSE_GRACE_MS = 5_000;
+
+/**
+ * Closing waits for every connection to end, and a keep-alive connection that was busy when the
+ * close began (a long poll, a client's loop) would otherwise live on until its keep-alive timeout
+ * (72 s): close each as soon as it falls idle, and cut the rest after the grace period.
+ */
+async function closeWithin(app: FastifyInstance, graceMs: number): Promise<void> {
+  const idle = setInterval(() => app.server.closeIdleConnections(), 100);
+  const cut = setTimeout(() => app.server.closeAllConnections(), graceMs);
+  try {
+    await app.close();
+  } finally {
+    clearInterval(idle);
+    clearTimeout(cut);
+  }
+}
+
 /** Listens on config.host:config.port. The dev supervisor calls this to run the API in-process. */
 export async function startApiServer(
   config: AppConfig,
   deps: { db: Db; client: Client; logger: Logger },
 ): Promise<ApiServer> {
+  checkApiExposure(config);
   // The composition root: imported MCP configs expand ${VAR} from this process's environment.
   const app = await buildApp({
-    ...deps, taskQueue: config.taskQueue, apiKey: config.apiKey, env: process.env, rateLimitPerMinute: config.rateLimitPerMinute,
+    ...deps, taskQueue: config.taskQueue, apiKey: config.apiKey, adminApiKey: config.adminApiKey, env: process.env,
+    rateLimitPerMinute: config.rateLimitPerMinute, listenHost: config.host, allowedHosts: config.allowedHosts,
+    corsOrigins: config.corsOrigins, llmKeyEnvs: config.llmKeyEnvs,
   });
   let agentFiles: AgentFileSync | undefined;
   try {
+    // Before agent files, which may name these integrations.
+    if (config.integrationsFile) await loadIntegrationsFile({ db: deps.db, file: config.integrationsFile, env: process.env, logger: deps.logger });
     // Agent files are synced here, so every API process (and npm start) keeps the database in step with AGENTS_DIR.
-    agentFiles = await startAgentFileSync({ db: deps.db, dir: config.agentsDir, logger: deps.logger });
+    agentFiles = await startAgentFileSync({ db: deps.db, dir: config.agentsDir, logger: deps.logger, llmKeyEnvs: config.llmKeyEnvs });
     const url = await app.listen({ host: config.host, port: config.port });
     const files = agentFiles;
-    return { app, url, close: () => { files.close(); return app.close(); } };
+    return { app, url, close: () => { files.close(); return closeWithin(app, CLOSE_GRACE_MS); } };
   } catch (err) {
     agentFiles?.close();
     await app.close();
@@ -40,6 +66,7 @@ export async function startApiServer(
 /** `npm run api`: a stand-alone API process against DATABASE_URL and TEMPORAL_ADDRESS. */
 async function main(): Promise<void> {
   const config = loadConfig();
+  checkApiExposure(config);
   const logger = createLogger(config.logLevel, 'api');
   if (!config.databaseUrl) {
     throw new ConfigError('DATABASE_URL is required for a stand-alone API (npm start runs an embedded PostgreSQL).');
@@ -54,6 +81,7 @@ async function main(): Promise<void> {
   };
   try {
     await migrate(db);
+    await openSecretStore(db, config.secretKeys, logger);
     connection = await Connection.connect({
       ...config.temporalConnect.connectionOptions,
       address: config.temporalAddress ?? config.temporalConnect.connectionOptions.address ?? 'localhost:7233',

@@ -10,6 +10,8 @@ export interface EngineWorkerOptions {
   /** a prebuilt workflow bundle (tests, production images); otherwise workflows/ is bundled at start */
   workflowBundlePath?: string;
   identity?: string;
+  /** in-flight activities get `grace` to finish on shutdown before they are cancelled; default 10 s and 30 s */
+  shutdown?: { grace: `${number}s`; force: `${number}s` };
 }
 
 export async function createEngineWorker(options: EngineWorkerOptions): Promise<Worker> {
@@ -23,9 +25,8 @@ export async function createEngineWorker(options: EngineWorkerOptions): Promise<
       ? { workflowBundle: { codePath: options.workflowBundlePath } }
       : { workflowsPath: require.resolve('../workflows') }),
     activities: createActivities(options.deps),
-    // In-flight activities get this long to finish on shutdown before they are cancelled.
-    shutdownGraceTime: '10s',
-    shutdownForceTime: '30s',
+    shutdownGraceTime: options.shutdown?.grace ?? '10s',
+    shutdownForceTime: options.shutdown?.force ?? '30s',
   });
 }
 

@@ -30,10 +30,12 @@ async function api(baseUrl: string, method: string, path: string, body?: unknown
 export async function runDemo(baseUrl: string, print: (line: string) => void, apiKey?: string): Promise<Json> {
   let agent = await api(baseUrl, 'POST', '/v1/agents', DEMO_AGENT, apiKey);
   if (agent.status === 409) {
-    const list = await api(baseUrl, 'GET', '/v1/agents', undefined, apiKey);
-    const existing = (list.json.agents as Json[]).find((a) => a.name === DEMO_AGENT.name);
-    if (!existing) throw new Error('the demo agent exists but could not be listed');
-    agent = { status: 200, json: existing };
+    agent = await api(baseUrl, 'GET', `/v1/agents/${encodeURIComponent(DEMO_AGENT.name)}`, undefined, apiKey);
+    if (agent.status !== 200) throw new Error(`the demo agent exists but could not be read: ${JSON.stringify(agent.json)}`);
+    if (agent.json.disabledAt) {
+      print(`demo: skipped (the agent ${DEMO_AGENT.name} was deleted)`);
+      return agent.json;
+    }
   } else if (agent.status !== 201) {
     throw new Error(`creating the demo agent failed: ${JSON.stringify(agent.json)}`);
   }

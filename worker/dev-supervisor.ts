@@ -2,12 +2,17 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, makeTelemetryFilterString } from '@temporalio/worker';
 import { startApiServer } from '../api/server';
-import { ConfigError, loadConfig } from '../core/config';
+import { checkApiExposure, ConfigError, loadConfig } from '../core/config';
+import { DataDirBusyError, lockDataDir } from '../core/data-dir-lock';
 import { startEmbeddedPostgres } from '../core/db/embedded-postgres';
 import { migrate } from '../core/db/migrations';
 import { createPool } from '../core/db/pool';
 import { createProviders } from '../core/llm/providers';
+import { guardedFetch } from '../core/net/address-guard';
+import { loadOrCreateKeyFile } from '../core/secrets/key-file';
+import { openSecretStore } from '../core/secrets/open-store';
 import { initTracing } from '../core/tracing/setup';
+import { removeEngineState, writeEngineState } from '../core/engine-state';
 import { createLogger } from '../core/logger';
 import { resolveTemporalCli } from '../core/temporal/cli';
 import { freePort } from '../core/ports';
@@ -16,13 +21,17 @@ import { createEngineWorker } from './create-worker';
 import { startMcpPool } from './mcp-lifecycle';
 import { runDemo } from './demo';
 
+/** Ctrl-C must end `npm start` promptly in any phase; a step that overruns its own bound is given up on. */
+const SHUTDOWN_DEADLINE_MS = 14_000;
+
 /**
  * `npm start`: the whole engine on embedded defaults, in one process. Brings up the Temporal
  * dev server and PostgreSQL (both kept in DATA_DIR), a worker and the API, then runs the demo.
- * Ctrl-C stops everything in reverse order.
+ * Ctrl-C stops everything in reverse order, including services still starting.
  */
 async function main(): Promise<void> {
   const config = loadConfig();
+  checkApiExposure(config);
   const logger = createLogger(config.logLevel, 'engine');
   const say = (line: string) => process.stdout.write(`${line}\n`);
   Runtime.install({
@@ -32,12 +41,35 @@ async function main(): Promise<void> {
     telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} } },
   });
 
-  const stops: (() => Promise<unknown>)[] = [];
+  let lock: Awaited<ReturnType<typeof lockDataDir>>;
+  try {
+    lock = await lockDataDir(config.dataDir);
+  } catch (err) {
+    // Another engine owns the data dir: touch nothing of it.
+    process.stderr.write(`${err instanceof DataDirBusyError ? err.message : String(err)}\n`);
+    process.exit(1);
+  }
+
+  const stops: { name: string; stop: () => Promise<unknown> }[] = [{ name: 'data dir lock', stop: () => lock.release() }];
+  const onStop = (name: string, stop: () => Promise<unknown>) => stops.push({ name, stop });
+  // Services still starting when Ctrl-C comes stop themselves and settle this before the stops run.
+  const starting = new AbortController();
+  let services: Promise<unknown> = Promise.resolve();
   let stopping: Promise<void> | undefined;
   const shutdown = () => {
     stopping ??= (async () => {
       say('\nshutting down…');
-      for (const stop of stops.reverse()) await stop().catch((err: unknown) => logger.error({ err }, 'shutdown step failed'));
+      setTimeout(() => {
+        say('stopped (some steps did not finish in time; a next start cleans up what they left).');
+        process.exit(1);
+      }, SHUTDOWN_DEADLINE_MS).unref();
+      starting.abort();
+      await services.catch(() => undefined);
+      for (const { name, stop } of stops.reverse()) {
+        const began = Date.now();
+        await stop().catch((err: unknown) => logger.error({ err, step: name }, 'shutdown step failed'));
+        if (Date.now() - began > 3_000) logger.warn({ step: name, ms: Date.now() - began }, 'shutdown step was slow');
+      }
       say('stopped.');
       // Everything this process started is closed above; the native runtime alone may linger.
       process.exit();
@@ -49,45 +81,66 @@ async function main(): Promise<void> {
 
   try {
     say(`data dir: ${config.dataDir}`);
-    const [temporal, postgres] = await Promise.all([
-      config.temporalAddress ? undefined : startDevServer({
-        cliPath: await resolveTemporalCli({ cliPath: config.temporalCliPath, logger, onBuild: say }), dataDir: path.join(config.dataDir, 'temporal'), namespace: config.temporalNamespace,
-        preferredPort: 7233, preferredUiPort: config.temporalUiPort, retention: config.temporalRetention, logger,
-      }),
-      config.databaseUrl ? undefined : freePort().then((port) => startEmbeddedPostgres({ dataDir: config.dataDir, port, logger })),
+    const { signal } = starting;
+    const started = Promise.allSettled([
+      config.temporalAddress ? undefined : resolveTemporalCli({ cliPath: config.temporalCliPath, logger, onBuild: say, signal }).then((cliPath) => startDevServer({
+        cliPath, dataDir: path.join(config.dataDir, 'temporal'), namespace: config.temporalNamespace,
+        preferredPort: 7233, preferredUiPort: config.temporalUiPort, retention: config.temporalRetention, logger, signal,
+      })),
+      config.databaseUrl ? undefined : freePort().then((port) => startEmbeddedPostgres({ dataDir: config.dataDir, port, logger, signal })),
     ]);
-    if (temporal) stops.push(temporal.stop);
-    if (postgres) stops.push(postgres.stop);
+    services = started;
+    // Each service that came up is stopped on the way out, even when the other failed.
+    const [temporalOutcome, postgresOutcome] = await started;
+    const temporal = temporalOutcome.status === 'fulfilled' ? temporalOutcome.value : undefined;
+    const postgres = postgresOutcome.status === 'fulfilled' ? postgresOutcome.value : undefined;
+    // Independent of each other: stopped side by side, after everything that uses them.
+    onStop('Temporal dev server and PostgreSQL', () => Promise.all([temporal?.stop(), postgres?.stop()]));
+    for (const outcome of [temporalOutcome, postgresOutcome]) if (outcome.status === 'rejected') throw outcome.reason;
+    if (signal.aborted) return;
     const temporalAddress = config.temporalAddress ?? temporal!.address;
 
     const db = createPool(config.databaseUrl ?? postgres!.url, logger);
-    stops.push(() => db.end());
+    onStop('database pool', () => db.end());
     await migrate(db);
+    // Secrets at rest: SECRETS_KEY when set, else a key kept in the data dir, made on the first start.
+    const keyFile = config.secretKeys.current ? undefined : await loadOrCreateKeyFile(config.dataDir);
+    if (keyFile?.created) say(`created the secrets key: ${keyFile.file} (keep it: it opens the stored integration secrets)`);
+    await openSecretStore(db, { current: config.secretKeys.current ?? keyFile?.key, previous: config.secretKeys.previous }, logger);
 
     say('bundling workflows and starting the worker…');
     const nativeConnection = await NativeConnection.connect({ ...config.temporalConnect.connectionOptions, address: temporalAddress });
-    stops.push(() => nativeConnection.close());
-    const mcpPool = await startMcpPool(logger);
+    onStop('worker connection', () => nativeConnection.close());
+    const mcpPool = await startMcpPool(logger, { fetch: guardedFetch(config.networkPolicy) });
     // Stops run in reverse: the pool closes after the worker below has stopped.
-    stops.push(() => mcpPool.closeAll());
+    onStop('MCP servers', () => mcpPool.closeAll());
     // Flushed after the worker has stopped: its last activities may still be emitting observations.
     const tracing = initTracing(config.langfuse, logger);
-    stops.push(() => tracing.shutdown());
+    onStop('tracing', () => tracing.shutdown());
     const worker = await createEngineWorker({
       connection: nativeConnection, namespace: config.temporalNamespace, taskQueue: config.taskQueue,
-      deps: { db, logger, providers: createProviders({ readApiKey: config.readSecret, logger }), mcpPool }, workflowBundlePath: config.workflowBundlePath,
+      deps: { db, logger, providers: createProviders({ readApiKey: config.readSecret, allowedKeyEnvs: config.llmKeyEnvs, logger, networkPolicy: config.networkPolicy }), mcpPool }, workflowBundlePath: config.workflowBundlePath,
+      // Within Ctrl-C's 15 s; an activity cut short is retried under its policy once a worker polls again.
+      shutdown: { grace: '2s', force: '4s' },
     });
     const running = worker.run();
-    stops.push(async () => {
+    onStop('worker', async () => {
       worker.shutdown();
       await running;
     });
 
     const connection = await Connection.connect({ ...config.temporalConnect.connectionOptions, address: temporalAddress });
-    stops.push(() => connection.close());
+    onStop('client connection', () => connection.close());
     const client = new Client({ connection, namespace: config.temporalNamespace });
     const api = await startApiServer(config, { db, client, logger });
-    stops.push(api.close);
+    onStop('API', api.close);
+    await lock.setUrl(api.url);
+    // `agent-engine mcp` finds this engine through the data dir (ports and password change every start).
+    await writeEngineState(config.dataDir, {
+      pid: process.pid, apiUrl: api.url, databaseUrl: config.databaseUrl ?? postgres!.url, temporalAddress,
+      temporalNamespace: config.temporalNamespace, taskQueue: config.taskQueue, startedAt: new Date().toISOString(),
+    });
+    onStop('engine state file', () => removeEngineState(config.dataDir));
 
     say('');
     say(`API:              ${api.url}  (OpenAPI: ${api.url}/docs)`);
@@ -106,4 +159,8 @@ async function main(): Promise<void> {
   }
 }
 
-void main();
+main().catch((err: unknown) => {
+  // Configuration refused before anything started (bad values, an exposed API without a key).
+  process.stderr.write(`${err instanceof ConfigError ? err.message : err instanceof Error ? err.stack : String(err)}\n`);
+  process.exit(1);
+});

@@ -3,6 +3,8 @@ import { loadConfig } from '../core/config';
 import { migrate } from '../core/db/migrations';
 import { createPool } from '../core/db/pool';
 import { createProviders } from '../core/llm/providers';
+import { guardedFetch } from '../core/net/address-guard';
+import { openSecretStore } from '../core/secrets/open-store';
 import { initTracing } from '../core/tracing/setup';
 import { createLogger } from '../core/logger';
 import { createEngineWorker, createPinnedMcpWorker } from './create-worker';
@@ -22,13 +24,14 @@ async function main(): Promise<void> {
 
   const db = createPool(config.databaseUrl, logger);
   await migrate(db);
+  await openSecretStore(db, config.secretKeys, logger);
   const connection = await NativeConnection.connect({
     ...config.temporalConnect.connectionOptions,
     address: config.temporalAddress ?? config.temporalConnect.connectionOptions.address ?? 'localhost:7233',
   });
-  const mcpPool = await startMcpPool(logger);
+  const mcpPool = await startMcpPool(logger, { fetch: guardedFetch(config.networkPolicy) });
   const tracing = initTracing(config.langfuse, logger);
-  const deps = { db, logger, providers: createProviders({ readApiKey: config.readSecret, logger }), mcpPool };
+  const deps = { db, logger, providers: createProviders({ readApiKey: config.readSecret, allowedKeyEnvs: config.llmKeyEnvs, logger, networkPolicy: config.networkPolicy }), mcpPool };
   const worker = await createEngineWorker({
     connection, namespace: config.temporalNamespace, taskQueue: config.taskQueue, deps, workflowBundlePath: config.workflowBundlePath,
   });

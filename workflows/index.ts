@@ -1,3 +1,2 @@
 export { runWorkflow } from './run-workflow';
-export { contextPreviewWorkflow } from './context-preview-workflow';
-export { capabilitiesWorkflow } from './capabilities-workflow';
+export { capabilitiesWorkflow, contextPreviewWorkflow } from './helper-workflows';

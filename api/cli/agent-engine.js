@@ -1,11 +1,34 @@
 #!/usr/bin/env node
 'use strict';
-// The CLI is TypeScript; tsx (a runtime dependency) compiles it on the fly, so a fresh clone
-// works right after `npm install`, with no build step.
-require('tsx/cjs/api').register();
-const { main } = require('./main.ts');
+const path = require('node:path');
 
-main(process.argv.slice(2)).then(
+// A checkout with its devDependencies (`npm install`) runs the TypeScript sources through tsx, so
+// the CLI never lags behind them. A production install (`npm ci --omit=dev`) has no tsx and runs
+// the build of `npm run build` instead.
+function loadMain() {
+  let hasTsx = true;
+  try {
+    require.resolve('tsx/cjs/api');
+  } catch {
+    hasTsx = false;
+  }
+  if (hasTsx) {
+    require('tsx/cjs/api').register();
+    return require('./main.ts').main;
+  }
+  const built = path.join(__dirname, '..', '..', 'dist', 'api', 'cli', 'main.js');
+  try {
+    return require(built).main;
+  } catch (err) {
+    if (err && err.code === 'MODULE_NOT_FOUND' && err.message.includes(built)) {
+      process.stderr.write('agent-engine: run `npm install` (development) or `npm run build` (production) first\n');
+      process.exit(2);
+    }
+    throw err;
+  }
+}
+
+loadMain()(process.argv.slice(2)).then(
   (code) => {
     // Let stdout drain before exiting: a piped answer must not be cut short.
     process.exitCode = code;

@@ -73,6 +73,7 @@ async function httpError(method: string, path: string, res: Response): Promise<A
     problem = undefined;
   }
   const detail = typeof problem?.detail === 'string' ? problem.detail : text.slice(0, 200) || res.statusText;
-  const hint = res.status === 401 ? ' (set API_KEY)' : '';
+  // The admin key is accepted wherever the API key is, so an operator runs the CLI with it as API_KEY.
+  const hint = res.status === 401 ? ' (set API_KEY)' : problem?.code === 'admin_required' ? ' (an operator act: set API_KEY to the ADMIN_API_KEY)' : '';
   return new ApiError(`${method} ${path.split('?')[0]} failed with ${res.status}: ${detail}${hint}`, res.status, problem);
 }

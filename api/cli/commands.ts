@@ -26,11 +26,14 @@ export interface CliContext {
 
 interface Agent { id: string; name: string; model: { provider?: string }; maxTurns: number }
 
+/** The API accepts a name wherever an id goes; this only turns its 404 into a usage hint. */
 async function resolveAgent(api: ApiClient, nameOrId: string): Promise<Agent> {
-  const { agents } = await api.get<{ agents: Agent[] }>('/v1/agents');
-  const agent = agents.find((a) => a.id === nameOrId) ?? agents.find((a) => a.name === nameOrId);
-  if (!agent) throw new UsageError(`No agent named or with id "${nameOrId}" (see: agent-engine agents list)`);
-  return agent;
+  try {
+    return await api.get<Agent>(`/v1/agents/${encodeURIComponent(nameOrId)}`);
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 404) throw new UsageError(`No agent named or with id "${nameOrId}" (see: agent-engine agents list)`);
+    throw err;
+  }
 }
 
 const RUN_WAIT_MS = 30_000;
@@ -106,9 +109,10 @@ function interruptHandler(ctx: CliContext, runId: string, display: ProgressDispl
     display.pause();
     void ctx.ask(`Cancel run ${runId}? [y/N] `).then(async (answer) => {
       asking = false;
-      if (answer === null) detach();
-      else if (/^\s*y/i.test(answer)) await cancel();
+      if (answer === null) return detach();
+      if (/^\s*y/i.test(answer)) await cancel();
       else ctx.err.write('continuing; Ctrl-C again to be asked again\n');
+      display.resume();
     });
   };
 }

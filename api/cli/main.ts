@@ -7,16 +7,20 @@ import { ApiError, createApiClient } from './api-client';
 import {
   agentsListCommand, EXIT, integrationsImportCommand, runCommand, runsListCommand, runsShowCommand, UsageError, type CliContext,
 } from './commands';
+import { threadsListCommand, threadsShowCommand } from './thread-commands';
 
 const HELP = `agent-engine: start and follow agent runs through the engine's HTTP API
 
 usage:
   agent-engine run --agent <name|id> "<input>" [--thread <id>] [--follow] [--json]
-  agent-engine runs list [--thread <id>] [--agent <id>] [--status running|completed|failed|cancelled] [--limit N] [--cursor C] [--json]
+  agent-engine runs list [--thread <id>] [--agent <name|id>] [--status running|completed|failed|cancelled] [--limit N] [--cursor C] [--json]
   agent-engine runs show <run id> [--json]
+  agent-engine threads list [--agent <name|id>] [--limit N] [--cursor C] [--json]
+  agent-engine threads show <thread id> [--json]
   agent-engine agents list [--json]
   agent-engine integrations import <mcp.json> [--json]
-  agent-engine mcp     the agents as an MCP server on stdio (needs DATABASE_URL and TEMPORAL_ADDRESS)
+  agent-engine mcp     the agents as an MCP server on stdio: finds the engine \`npm start\` runs from DATA_DIR,
+                       or uses DATABASE_URL and TEMPORAL_ADDRESS
 
 options:
   --url <url>   the API (default: $API_URL, else http://127.0.0.1:3000); $API_KEY is sent as a bearer token
@@ -40,6 +44,8 @@ const COMMANDS: Record<string, { options: string[]; positionals: number }> = {
   run: { options: ['agent', 'thread', 'follow', 'json'], positionals: 1 },
   'runs list': { options: ['thread', 'agent', 'status', 'limit', 'cursor', 'json'], positionals: 0 },
   'runs show': { options: ['json'], positionals: 1 },
+  'threads list': { options: ['agent', 'limit', 'cursor', 'json'], positionals: 0 },
+  'threads show': { options: ['json'], positionals: 1 },
   'agents list': { options: ['json'], positionals: 0 },
   'integrations import': { options: ['json'], positionals: 1 },
 };
@@ -80,6 +86,8 @@ function dispatch(ctx: CliContext, command: string, args: string[], v: Values): 
     case 'run': return runCommand(ctx, { agent: v.agent!, input: args[0], thread: v.thread, follow: v.follow ?? false, json });
     case 'runs list': return runsListCommand(ctx, { thread: v.thread, agent: v.agent, status: v.status, limit: v.limit, cursor: v.cursor, json });
     case 'runs show': return runsShowCommand(ctx, { id: args[0], json });
+    case 'threads list': return threadsListCommand(ctx, { agent: v.agent, limit: v.limit, cursor: v.cursor, json });
+    case 'threads show': return threadsShowCommand(ctx, { id: args[0], json });
     case 'agents list': return agentsListCommand(ctx, { json });
     case 'integrations import': return integrationsImportCommand(ctx, { file: args[0], json });
     default: throw new UsageError(`Unknown command "${command}"`);

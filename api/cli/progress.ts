@@ -17,6 +17,8 @@ export class ProgressDisplay {
   private frame = 0;
   private timer?: NodeJS.Timeout;
   private readonly startedAt = Date.now();
+  /** lines that arrived while a question was on screen, written once it is answered */
+  private held: string[] | undefined;
 
   constructor(private readonly out: Output) {
     if (out.isTTY) {
@@ -26,6 +28,10 @@ export class ProgressDisplay {
   }
 
   line(text: string): void {
+    if (this.held) {
+      this.held.push(text);
+      return;
+    }
     if (this.out.isTTY) this.out.write(CLEAR_LINE);
     this.out.write(`${text}\n`);
     this.redraw();
@@ -36,19 +42,31 @@ export class ProgressDisplay {
     this.redraw();
   }
 
-  /** Hides the spinner, e.g. before asking a question or printing the answer. */
+  /**
+   * Clears the spinner and keeps it (and new progress lines) off the screen until resume(): a
+   * question asked meanwhile stays visible instead of being redrawn over.
+   */
   pause(): void {
+    this.held ??= [];
     if (this.out.isTTY) this.out.write(CLEAR_LINE);
+  }
+
+  resume(): void {
+    const held = this.held ?? [];
+    this.held = undefined;
+    for (const text of held) this.line(text);
+    this.redraw();
   }
 
   stop(): void {
     clearInterval(this.timer);
     this.timer = undefined;
-    this.pause();
+    this.held = undefined;
+    if (this.out.isTTY) this.out.write(CLEAR_LINE);
   }
 
   private redraw(): void {
-    if (!this.out.isTTY || !this.timer || !this.status) return;
+    if (!this.out.isTTY || !this.timer || !this.status || this.held) return;
     const seconds = ((Date.now() - this.startedAt) / 1000).toFixed(1);
     this.frame = (this.frame + 1) % SPINNER.length;
     this.out.write(`${CLEAR_LINE}${SPINNER[this.frame]} ${this.status} · ${seconds}s`);

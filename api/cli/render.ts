@@ -5,7 +5,10 @@ export interface RunObject {
   status: 'running' | 'completed' | 'failed' | 'cancelled';
   stopReason: string | null; output: string | null; error: { type: string; message: string } | null;
   turns: number; usage: { inputTokens: number; outputTokens: number };
-  toolCalls: { id: string; turn: number; name: string; type: string; integrationId?: string; status: string; durationMs: number; resultBytes: number }[];
+  toolCalls: {
+    id: string; turn: number; name: string; type: string; integrationId?: string; status: string; durationMs: number;
+    result: string; resultBytes: number; arguments?: string; argumentsBytes?: number;
+  }[];
   createdAt: string; endedAt: string | null;
 }
 
@@ -49,8 +52,18 @@ export function printRun(out: Output, run: RunObject): void {
     lines.push('tool calls:');
     for (const c of run.toolCalls) {
       lines.push(`  turn ${c.turn}  ${c.name}${c.integrationId ? ` [${c.integrationId}]` : ''}  ${c.status}  ${c.durationMs} ms  ${c.resultBytes} bytes`);
+      if (c.arguments !== undefined) lines.push(...labelled('arguments', c.arguments, c.argumentsBytes ?? 0));
+      lines.push(...labelled('result', c.result, c.resultBytes));
     }
   }
   if (run.output !== null) lines.push('output:', run.output);
   out.write(`${lines.join('\n')}\n`);
+}
+
+/** A text under a label, indented, with a note when it is only the first part of something larger. */
+export function labelled(label: string, text: string, fullBytes: number, indent = '    '): string[] {
+  const shown = Buffer.byteLength(text);
+  const note = shown < fullBytes ? ` (first ${shown} of ${fullBytes} bytes)` : '';
+  const [first = '', ...rest] = text.split('\n');
+  return [`${indent}${label}${note}: ${first}`, ...rest.map((l) => `${indent}  ${l}`)];
 }

@@ -1,15 +1,16 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { renderTemplate } from '../../core/agent-files/parse-chatmd';
 import { seedThreadMessages, type ExposedAgent } from '../../core/db/file-agents';
 import { inTransaction, type Db } from '../../core/db/pool';
 import { findRunResult, type RunEvent } from '../../core/db/run-store';
+import { unstorableReason } from '../../core/db/storable-text';
 import { findThread, insertThread } from '../../core/db/threads';
 import type { Logger } from '../../core/logger';
-import { EngineError } from '../../core/runs/errors';
-import { followRunEvents, type RunProgress } from '../../core/runs/follow-events';
-import { readRun } from '../../core/runs/read-run';
-import { startRun } from '../../core/runs/start-run';
+import { EngineError } from '../../core/engine-error';
+import { followRunEvents, type RunProgress } from '../runs/follow-events';
+import { MAX_RUN_INPUT_CHARS, readRun, startRun } from '../runs/runs';
 import type { CallRegistry } from './call-registry';
 
 export interface AgentCallDeps {
@@ -37,6 +38,9 @@ const errorResult = (text: string, meta?: Record<string, unknown>): CallToolResu
 /** `tools/call` on an agent: a new thread (or the given one), a durable run, progress from its event log, its answer. */
 export async function callAgent(deps: AgentCallDeps, agent: ExposedAgent, args: Record<string, unknown>, ctx: AgentCallContext): Promise<CallToolResult> {
   if (typeof args.input !== 'string') return errorResult('The "input" argument is required and must be a string');
+  if (args.input.length > MAX_RUN_INPUT_CHARS) return errorResult(`The "input" argument must be at most ${MAX_RUN_INPUT_CHARS} characters`);
+  const unstorable = unstorableReason(args.input);
+  if (unstorable) return errorResult(`The "input" argument contains ${unstorable}`);
   if (args.threadId !== undefined && typeof args.threadId !== 'string') return errorResult('The "threadId" argument must be a string');
   const progress = progressReporter(ctx, deps.logger);
 
@@ -68,7 +72,8 @@ export async function callAgent(deps: AgentCallDeps, agent: ExposedAgent, args: 
   if (ctx.registry && (await ctx.registry.register(ctx.requestId, runId))) await cancelWorkflow(deps, runId);
 
   const follow = followRunEvents(deps.db, runId, {
-    afterSeq: 0, pollMs: deps.pollMs ?? 250, progressCheckMs: 5_000, signal: ctx.signal, progress: () => runProgress(deps, runId),
+    afterSeq: 0, progressCheckMs: 5_000, signal: ctx.signal, progress: () => runProgress(deps, runId),
+    changed: () => sleep(deps.pollMs ?? 250, undefined, { signal: ctx.signal }).catch(() => undefined),
   });
   for await (const item of follow) {
     if (item.kind === 'event') {
@@ -78,7 +83,7 @@ export async function callAgent(deps: AgentCallDeps, agent: ExposedAgent, args: 
   }
   if (ctx.signal.aborted) return errorResult('The client went away; the run goes on', meta);
 
-  const run = await readRun(deps, runId);
+  const run = await readRun(deps.db, runId);
   if (run?.status === 'completed') {
     await progress.send(1, 'Completed');
     return { content: [{ type: 'text', text: run.output ?? '' }], _meta: meta };

@@ -1,10 +1,11 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   CallToolRequestSchema, CancelledNotificationSchema, ErrorCode, GetPromptRequestSchema, ListPromptsRequestSchema,
-  ListToolsRequestSchema, McpError, type GetPromptResult, type PromptMessage, type Tool,
+  ListToolsRequestSchema, type GetPromptResult, type PromptMessage, type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { renderTemplate } from '../../core/agent-files/parse-chatmd';
 import { listExposedAgents, type ExposedAgent } from '../../core/db/file-agents';
+import { mcpRequestError } from '../../core/mcp/error-text';
 import { callAgent, cancelWorkflow, type AgentCallDeps } from './agent-call';
 import type { CallRegistry } from './call-registry';
 
@@ -87,7 +88,7 @@ export function createAgentMcpServer(deps: AgentCallDeps, options: AgentServerOp
 
   server.setRequestHandler(GetPromptRequestSchema, async (request) => {
     const agent = await findByToolName(deps, request.params.name);
-    if (!agent) throw new McpError(ErrorCode.InvalidParams, `Unknown prompt: ${request.params.name}`);
+    if (!agent) throw mcpRequestError(ErrorCode.InvalidParams, `Unknown prompt: ${request.params.name}`);
     return promptOf(agent, request.params.arguments?.input);
   });
 

@@ -1,45 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { requireApiKey } from '../auth';
 import type { AgentCallDeps } from './agent-call';
 import { createAgentMcpServer } from './agent-server';
 import { dbCallRegistry } from './call-registry';
 
 export interface McpHttpDeps extends AgentCallDeps {
-  /** when set, /mcp requires `Authorization: Bearer <apiKey>` like /v1 */
+  /** when set, /mcp requires `Authorization: Bearer <apiKey>` (or the admin key) like /v1 */
   apiKey?: string;
+  adminApiKey?: string;
 }
 
-const LOOPBACK_HOSTNAMES = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
-const isLoopbackAddress = (address: string | undefined) => !!address && (/^(::ffff:)?127\./.test(address) || address === '::1');
-const hostnameOf = (value: string) => {
-  try {
-    return new URL(value.includes('://') ? value : `http://${value}`).hostname;
-  } catch {
-    return undefined;
-  }
-};
-
-/**
- * A server listening on loopback is reachable from the user's browser: a page on evil.example.com
- * whose name resolves to 127.0.0.1 could call agents. On a loopback socket, Host and Origin must
- * name a loopback host (the MCP spec's DNS-rebinding advice); other deployments sit behind the API key.
- */
-async function rejectDnsRebinding(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-  if (!isLoopbackAddress(request.socket.localAddress)) return;
-  const host = request.headers.host;
-  const origin = request.headers.origin;
-  const foreign = (value: string) => !LOOPBACK_HOSTNAMES.has(hostnameOf(value) ?? '');
-  if ((host !== undefined && foreign(host)) || (origin !== undefined && foreign(origin))) {
-    await jsonRpcError(reply, 403, 'Forbidden: a loopback server answers only requests whose Host and Origin name a loopback host');
-  }
-}
-
-const jsonRpcError = (reply: FastifyReply, status: number, message: string) =>
+const jsonRpcError = (reply: FastifyReply, status: number, message: string, code = -32000) =>
   reply.code(status).type('application/json')
-    .send({ jsonrpc: '2.0', error: { code: -32000, message }, id: null });
+    .send({ jsonrpc: '2.0', error: { code, message }, id: null });
 
 /**
  * POST /mcp: the agents as an MCP server over Streamable HTTP, stateless, so any API process can
@@ -48,8 +24,8 @@ const jsonRpcError = (reply: FastifyReply, status: number, message: string) =>
  * (a POST of its own, perhaps to another process) can be paired with the call through mcp_calls.
  */
 export const mcpHttpRoutes: FastifyPluginAsync<McpHttpDeps> = async (app, deps) => {
-  app.addHook('onRequest', rejectDnsRebinding);
-  if (deps.apiKey) app.addHook('onRequest', requireApiKey(deps.apiKey));
+  // Host and Origin are checked for every route by host-check.ts.
+  if (deps.apiKey) app.addHook('onRequest', requireApiKey(deps.apiKey, deps.adminApiKey));
   // Calls in flight would otherwise hold a shutdown until their runs end; their runs go on regardless.
   const closing = new AbortController();
   const open = new Set<StreamableHTTPServerTransport>();
@@ -60,6 +36,8 @@ export const mcpHttpRoutes: FastifyPluginAsync<McpHttpDeps> = async (app, deps) 
 
   app.post('/mcp', { schema: { hide: true } }, async (request, reply) => {
     const body = request.body;
+    // JSON-RPC 2.0: "an empty Array" is an Invalid Request; the SDK would answer it 202 as if all were notifications.
+    if (Array.isArray(body) && body.length === 0) return jsonRpcError(reply, 400, 'Invalid Request: an empty batch', -32600);
     const initializing = Array.isArray(body) ? body.some(isInitializeRequest) : isInitializeRequest(body);
     const header = request.headers['mcp-session-id'];
     const sessionId = typeof header === 'string' && /^[\x21-\x7e]{1,128}$/.test(header) ? header : undefined;

@@ -1,6 +1,7 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { Client, Connection } from '@temporalio/client';
-import { ConfigError, loadConfig } from '../../core/config';
+import { ConfigError, loadConfig, type AppConfig } from '../../core/config';
+import { engineStateFile, readEngineState } from '../../core/engine-state';
 import { agentListVersion } from '../../core/db/file-agents';
 import { migrate } from '../../core/db/migrations';
 import { createPool } from '../../core/db/pool';
@@ -18,21 +19,19 @@ const LIST_POLL_MS = 2_000;
  */
 export async function runMcpStdio(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const config = loadConfig(env);
-  if (!config.databaseUrl || !config.temporalAddress) {
-    throw new ConfigError('agent-engine mcp needs DATABASE_URL and TEMPORAL_ADDRESS (the engine\'s PostgreSQL and Temporal frontend)');
-  }
+  const target = await engineToServe(config);
   const logger = createLogger(config.logLevel, 'mcp-stdio');
-  const db = createPool(config.databaseUrl, logger, 4);
+  const db = createPool(target.databaseUrl, logger, 4);
   let connection: Connection | undefined;
   try {
     await migrate(db);
-    connection = await Connection.connect({ ...config.temporalConnect.connectionOptions, address: config.temporalAddress });
+    connection = await Connection.connect({ ...config.temporalConnect.connectionOptions, address: target.temporalAddress });
   } catch (err) {
     await db.end();
     throw err;
   }
-  const client = new Client({ connection, namespace: config.temporalNamespace });
-  const server = createAgentMcpServer({ db, client, taskQueue: config.taskQueue, logger }, { registry: memoryCallRegistry(), listChanged: true });
+  const client = new Client({ connection, namespace: target.temporalNamespace });
+  const server = createAgentMcpServer({ db, client, taskQueue: target.taskQueue, logger }, { registry: memoryCallRegistry(), listChanged: true });
 
   let version = await agentListVersion(db);
   const poll = setInterval(() => {
@@ -51,9 +50,40 @@ export async function runMcpStdio(env: NodeJS.ProcessEnv = process.env): Promise
   await server.connect(transport);
   // The transport does not notice the end of stdin by itself: the client quitting must end this process.
   process.stdin.once('end', () => void server.close());
-  logger.info({ taskQueue: config.taskQueue }, 'MCP stdio server ready');
+  logger.info({ taskQueue: target.taskQueue, source: target.source }, 'MCP stdio server ready');
   await closed;
   clearInterval(poll);
   await connection.close();
   await db.end();
+}
+
+interface EngineTarget {
+  databaseUrl: string;
+  temporalAddress: string;
+  temporalNamespace: string;
+  taskQueue: string;
+  source: 'environment' | 'data dir';
+}
+
+/**
+ * DATABASE_URL and TEMPORAL_ADDRESS when both are set; otherwise the engine `npm start` runs on
+ * DATA_DIR, as its engine.json says (its embedded PostgreSQL and Temporal change ports every start),
+ * with either variable that is set taking precedence.
+ */
+async function engineToServe(config: AppConfig): Promise<EngineTarget> {
+  if (config.databaseUrl && config.temporalAddress) {
+    return {
+      databaseUrl: config.databaseUrl, temporalAddress: config.temporalAddress, temporalNamespace: config.temporalNamespace,
+      taskQueue: config.taskQueue, source: 'environment',
+    };
+  }
+  const running = await readEngineState(config.dataDir);
+  if (!running) {
+    throw new ConfigError(`agent-engine mcp found no running engine in ${config.dataDir} (no live ${engineStateFile(config.dataDir)}): `
+      + 'start one with npm start and the same DATA_DIR, or set DATABASE_URL and TEMPORAL_ADDRESS');
+  }
+  return {
+    databaseUrl: config.databaseUrl ?? running.databaseUrl, temporalAddress: config.temporalAddress ?? running.temporalAddress,
+    temporalNamespace: running.temporalNamespace, taskQueue: running.taskQueue, source: 'data dir',
+  };
 }

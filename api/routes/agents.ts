@@ -1,17 +1,28 @@
 import type { Client } from '@temporalio/client';
-import type { FastifyPluginAsync } from 'fastify';
-import { findAgent, insertAgent, isUniqueViolation, listAgents, type Agent, type NewAgent } from '../../core/db/agents';
-import { lockIntegrationIds } from '../../core/db/integrations';
-import { inTransaction, type Db } from '../../core/db/pool';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import {
+  agentDisabledText, findAgentByRef, insertAgent, isUniqueViolation, listAgents, removeAgent, updateAgent,
+  type Agent, type AgentChanges, type NewAgent,
+} from '../../core/db/agents';
+import { inTransaction, type Db, type Queryable } from '../../core/db/pool';
+import { resolveRefs } from '../../core/db/refs';
+import { runningRunOfAgent } from '../runs/agent-runs';
+import type { ModelConfig } from '../../core/agent-model';
+import { apiKeyEnvProblem } from '../../core/llm/key-policy';
+import type { AdminPolicy } from '../auth';
 import { parseModel } from '../validation';
-import { DEFAULT_CONTEXT_PREVIEW_WAIT_MS, previewContext } from '../context-preview';
+import { DEFAULT_CONTEXT_PREVIEW_WAIT_MS, previewContext } from '../worker-questions';
 import { HttpProblem } from '../problem';
-import { createAgentBody, idParams, problemResponse, ref, type CreateAgentBody } from '../schemas';
+import { createAgentBody, idParams, patchAgentBody, problemResponse, ref, type CreateAgentBody, type PatchAgentBody } from '../schemas';
 
 export interface AgentRouteDeps {
   db: Db;
   client: Client;
   taskQueue: string;
+  /** who may point an agent at another LLM endpoint or key */
+  admin: AdminPolicy;
+  /** the variables model.apiKeyEnv may name */
+  llmKeyEnvs: readonly string[];
   /** bound on GET /agents/:id/context's wait for a worker */
   contextWaitMs?: number;
 }
@@ -33,14 +44,28 @@ const contextMessage = {
   },
 } as const;
 
-export const agentRoutes: FastifyPluginAsync<AgentRouteDeps> = async (app, { db, client, taskQueue, contextWaitMs }) => {
+export const agentRoutes: FastifyPluginAsync<AgentRouteDeps> = async (app, { db, client, taskQueue, contextWaitMs, admin, llmKeyEnvs }) => {
+  /** A model as the API may store it: a key variable the operator allowed, and an endpoint only the operator may choose. */
+  const checkedModel = (request: FastifyRequest, raw: unknown): ModelConfig => {
+    const model = parseModel(raw);
+    const refused = apiKeyEnvProblem(model, llmKeyEnvs);
+    if (refused) throw new HttpProblem(400, `body.model.${refused}`, 'validation');
+    // Where requests go and which key they carry is the operator's decision: a key sent elsewhere is a key given away.
+    const decisive = endpointFields(model);
+    if (decisive.length > 0) admin.requireAdmin(request, decisive.map((f) => `body.model.${f}`).join(', '));
+    return model;
+  };
+
   app.post<{ Body: CreateAgentBody }>('/agents', {
     schema: {
       tags: ['agents'], summary: 'Create an agent', body: createAgentBody,
-      response: { 201: ref('Agent'), 400: problemResponse('Invalid request'), 409: problemResponse('The name is taken') },
+      response: {
+        201: ref('Agent'), 400: problemResponse('Invalid request'),
+        403: problemResponse('model.baseUrl and model.apiKeyEnv need the admin key'), 409: problemResponse('The name is taken'),
+      },
     },
   }, async (request, reply) => {
-    const model = parseModel(request.body.model);
+    const model = checkedModel(request, request.body.model);
     try {
       return reply.code(201).send(await insertAgentWithIntegrations(db, { ...request.body, model }));
     } catch (err) {
@@ -51,20 +76,60 @@ export const agentRoutes: FastifyPluginAsync<AgentRouteDeps> = async (app, { db,
 
   app.get('/agents', {
     schema: {
-      tags: ['agents'], summary: 'List agents, oldest first',
+      tags: ['agents'], summary: 'List agents, oldest first (deleted agents kept for their threads are left out)',
       response: { 200: { type: 'object', required: ['agents'], properties: { agents: { type: 'array', items: ref('Agent') } } } },
     },
   }, async () => ({ agents: await listAgents(db) }));
 
   app.get<{ Params: { id: string } }>('/agents/:id', {
     schema: {
-      tags: ['agents'], summary: 'Read an agent', params: idParams,
+      tags: ['agents'], summary: 'Read an agent (by id or name)', params: idParams,
       response: { 200: ref('Agent'), 404: problemResponse('No such agent') },
     },
+  }, async (request) => mustFindAgent(db, request.params.id));
+
+  app.patch<{ Params: { id: string }; Body: PatchAgentBody }>('/agents/:id', {
+    schema: {
+      tags: ['agents'], summary: 'Change an agent (by id or name): only the fields given', params: idParams, body: patchAgentBody,
+      response: {
+        200: ref('Agent'), 400: problemResponse('Invalid request'), 404: problemResponse('No such agent'),
+        403: problemResponse('model.baseUrl and model.apiKeyEnv need the admin key'),
+        409: problemResponse('The name is taken (conflict), a run of the agent is running (agent_busy), the agent is defined by a file (defined_by_file), or it was deleted (agent_disabled)'),
+      },
+    },
   }, async (request) => {
-    const agent = await findAgent(db, request.params.id);
-    if (!agent) throw new HttpProblem(404, `Agent ${request.params.id} does not exist`, 'not_found');
-    return agent;
+    const agent = await mustBeChangeable({ db, client }, request.params.id, 'edit');
+    if (agent.disabledAt) throw new HttpProblem(409, agentDisabledText(agent), 'agent_disabled');
+    const { model, ...rest } = request.body;
+    const changes = { ...rest, ...(model === undefined ? {} : { model: checkedModel(request, model) }) };
+    try {
+      return await inTransaction(db, async (tx) => {
+        if (changes.integrationIds) changes.integrationIds = await lockIntegrations(tx, changes.integrationIds);
+        return (await updateAgent(tx, agent.id, changes as AgentChanges))!;
+      });
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new HttpProblem(409, `An agent named ${request.body.name} already exists`, 'conflict');
+      throw err;
+    }
+  });
+
+  app.delete<{ Params: { id: string } }>('/agents/:id', {
+    schema: {
+      tags: ['agents'],
+      summary: 'Delete an agent (by id or name). While threads or runs refer to it, it is disabled instead: kept readable, closed to new threads and runs',
+      params: idParams,
+      response: {
+        200: { ...ref('Agent'), description: 'The agent was disabled (disabledAt is set), not deleted' },
+        204: { type: 'null', description: 'The agent was deleted' },
+        404: problemResponse('No such agent'),
+        409: problemResponse('A run of the agent is running (agent_busy), or the agent is defined by a file (defined_by_file)'),
+      },
+    },
+  }, async (request, reply) => {
+    const agent = await mustBeChangeable({ db, client }, request.params.id, 'delete');
+    const outcome = await removeAgent(db, agent.id);
+    if (outcome === 'removed') return reply.code(204).send();
+    return mustFindAgent(db, agent.id);
   });
 
   app.get<{ Params: { id: string } }>('/agents/:id/context', {
@@ -80,20 +145,44 @@ export const agentRoutes: FastifyPluginAsync<AgentRouteDeps> = async (app, { db,
       },
     },
   }, async (request) => {
-    if (!(await findAgent(db, request.params.id))) throw new HttpProblem(404, `Agent ${request.params.id} does not exist`, 'not_found');
+    const agent = await mustFindAgent(db, request.params.id);
     const waitMs = contextWaitMs ?? DEFAULT_CONTEXT_PREVIEW_WAIT_MS;
-    return previewContext({ client, taskQueue, logger: request.log, waitMs }, request.params.id);
+    return previewContext({ client, taskQueue, logger: request.log, waitMs }, agent.id);
   });
 };
 
+function endpointFields(model: ModelConfig): string[] {
+  if (model.provider === 'scripted') return [];
+  return (['baseUrl', 'apiKeyEnv'] as const).filter((f) => model[f] !== undefined);
+}
+
+async function mustFindAgent(db: Db, ref: string): Promise<Agent> {
+  const agent = await findAgentByRef(db, ref);
+  if (!agent) throw new HttpProblem(404, `Agent ${ref} does not exist`, 'not_found');
+  return agent;
+}
+
+/** An agent the API may change: not defined by a file, and with no run running (runs read their agent at every turn). */
+async function mustBeChangeable(deps: { db: Db; client: Client }, ref: string, verb: 'edit' | 'delete'): Promise<Agent> {
+  const agent = await mustFindAgent(deps.db, ref);
+  if (agent.sourceFile) {
+    throw new HttpProblem(409, `Agent ${agent.name} is defined by the file ${agent.sourceFile}: ${verb} the file instead`, 'defined_by_file');
+  }
+  const running = await runningRunOfAgent(deps, agent.id);
+  if (running) throw new HttpProblem(409, `Agent ${agent.name} has a running run ${running}: wait for it to end or cancel it first`, 'agent_busy');
+  return agent;
+}
+
 /**
- * Unknown integration ids are a 400 naming them. The key-share lock keeps the integrations from
- * being deleted before the agent is stored (DELETE /integrations/:id refuses while agents use one).
+ * Integration ids or names to ids; unknown ones are a 400 naming them. The key-share lock keeps the
+ * integrations from being deleted before the agent is stored (DELETE /integrations/:id refuses while agents use one).
  */
+async function lockIntegrations(tx: Queryable, refs: string[]): Promise<string[]> {
+  const { ids, unknown } = await resolveRefs(tx, 'integrations', refs, { lockForKeyShare: true });
+  if (unknown.length > 0) throw new HttpProblem(400, `Unknown integrationIds: ${unknown.join(', ')}`, 'validation');
+  return ids;
+}
+
 async function insertAgentWithIntegrations(db: Db, agent: NewAgent): Promise<Agent> {
-  return inTransaction(db, async (tx) => {
-    const missing = await lockIntegrationIds(tx, agent.integrationIds ?? []);
-    if (missing.length > 0) throw new HttpProblem(400, `Unknown integrationIds: ${missing.join(', ')}`, 'validation');
-    return insertAgent(tx, agent);
-  });
+  return inTransaction(db, async (tx) => insertAgent(tx, { ...agent, integrationIds: await lockIntegrations(tx, agent.integrationIds ?? []) }));
 }

@@ -23,6 +23,7 @@ const settings = {
   toolTimeoutMs: { type: 'integer', minimum: 1, maximum: MAX_INT32, description: 'per MCP request; default 60000' },
   maxTotalTimeoutMs: { type: ['integer', 'null'], minimum: 1, maximum: MAX_INT32, description: 'bound on a call that keeps reporting progress' },
   maxResourceBytes: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'default 256 MiB' },
+  maxResultBytes: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'the largest tool response a call accepts (default 1 MiB); a larger one is refused' },
   trustAnnotations: { type: 'boolean', description: 'retry tools this server marks readOnly or idempotent' },
   enabled: { type: 'boolean' },
   promptInjection: { type: 'boolean', description: "inject this server's conventional prompts into runs" },
@@ -61,7 +62,7 @@ export const importBody = {
     mcpServers: { type: 'object', maxProperties: MAX_IMPORTED_SERVERS, description: 'Claude Desktop: {name: {command, args?, env?, cwd?} | {url, headers?}}' },
     servers: { type: 'object', maxProperties: MAX_IMPORTED_SERVERS, description: 'VS Code: {name: {type?, command?, args?, env?, cwd?, url?, headers?}}' },
   },
-  description: '${VAR} and ${env:VAR} are expanded from the API environment; other top-level keys are ignored',
+  description: '${VAR} and ${env:VAR} are expanded from the API environment into env and headers values only (an operator act); other top-level keys are ignored',
 } as const;
 
 const publicTransport = {

@@ -6,9 +6,11 @@ import {
   takenIntegrationNames, toPublic, updateIntegration, type Integration, type NewIntegration,
 } from '../../core/db/integrations';
 import { inTransaction, type Db } from '../../core/db/pool';
+import { resolveRef } from '../../core/db/refs';
 import type { Logger } from '../../core/logger';
-import { fetchCapabilities } from '../capabilities';
-import { patchTransport, parseTransport } from '../integration-input';
+import type { AdminPolicy } from '../auth';
+import { adminFieldsChanged, patchTransport, parseTransport } from '../integration-input';
+import { fetchCapabilities } from '../worker-questions';
 import { readMcpConfig, type Environment } from '../mcp-config-import';
 import { HttpProblem } from '../problem';
 import { idParams, problemResponse } from '../schemas';
@@ -21,6 +23,8 @@ export interface IntegrationRoutesOptions {
   client: Client;
   taskQueue: string;
   logger: Logger;
+  /** who may create stdio servers, change what runs or where secrets go, and expand variables */
+  admin: AdminPolicy;
   /** where `${VAR}` in imported documents is looked up; the composition root passes process.env */
   env: Environment;
   /** how long GET …/capabilities waits for a worker */
@@ -37,14 +41,18 @@ function checkName(name: string): void {
   if (problem) throw new HttpProblem(400, `body.name ${problem}`, 'validation');
 }
 
+const STDIO_ELSEWHERE = "stdio servers can also be listed in the operator's INTEGRATIONS_FILE";
+
 /** A unique violation can only be the name: the ids are random. */
 function nameConflict(names: string[]): HttpProblem {
   return new HttpProblem(409, `An integration named ${names.join(', ')} already exists`, 'conflict');
 }
 
-async function mustFind(db: Db, id: string): Promise<Integration> {
-  const integration = await findIntegration(db, id);
-  if (!integration) throw new HttpProblem(404, `Integration ${id} does not exist`, 'not_found');
+/** By id or by name. */
+async function mustFind(db: Db, ref: string): Promise<Integration> {
+  const id = await resolveRef(db, 'integrations', ref);
+  const integration = id === undefined ? undefined : await findIntegration(db, id);
+  if (!integration) throw new HttpProblem(404, `Integration ${ref} does not exist`, 'not_found');
   return integration;
 }
 
@@ -57,11 +65,16 @@ export const integrationRoutes: FastifyPluginAsync<IntegrationRoutesOptions> = a
   app.post<{ Body: CreateBody }>('/integrations', {
     schema: {
       tags: ['integrations'], summary: 'Register an MCP server', body: createIntegrationBody,
-      response: { 201: integrationResponse, 400: problemResponse('Invalid request'), 409: problemResponse('The name is taken') },
+      response: {
+        201: integrationResponse, 400: problemResponse('Invalid request'),
+        403: problemResponse('A stdio server needs the admin key'), 409: problemResponse('The name is taken'),
+      },
     },
   }, async (request, reply) => {
     checkName(request.body.name);
     const transport = parseTransport(request.body.transport);
+    // A stdio server is a command a worker runs: only the operator decides that.
+    if (transport.type === 'stdio') opts.admin.requireAdmin(request, 'body.transport.type (stdio)', STDIO_ELSEWHERE);
     try {
       return reply.code(201).send(toPublic(await insertIntegration(db, { ...request.body, transport })));
     } catch (err) {
@@ -76,7 +89,7 @@ export const integrationRoutes: FastifyPluginAsync<IntegrationRoutesOptions> = a
 
   app.get<IdRequest>('/integrations/:id', {
     schema: {
-      tags: ['integrations'], summary: 'Read an integration', params: idParams,
+      tags: ['integrations'], summary: 'Read an integration (by id or name)', params: idParams,
       response: { ...one('The integration'), 404: problemResponse('No such integration') },
     },
   }, async (request) => toPublic(await mustFind(db, request.params.id)));
@@ -84,13 +97,18 @@ export const integrationRoutes: FastifyPluginAsync<IntegrationRoutesOptions> = a
   app.patch<IdRequest & { Body: PatchBody }>('/integrations/:id', {
     schema: {
       tags: ['integrations'], summary: 'Change an integration; workers reconnect with the new settings', params: idParams, body: patchIntegrationBody,
-      response: { ...one('The changed integration'), 400: problemResponse('Invalid request'), 404: problemResponse('No such integration'), 409: problemResponse('The name is taken') },
+      response: {
+        ...one('The changed integration'), 400: problemResponse('Invalid request'), 403: problemResponse('Changing what runs or the URL needs the admin key'),
+        404: problemResponse('No such integration'), 409: problemResponse('The name is taken'),
+      },
     },
   }, async (request) => {
     const { transport: transportPatch, ...rest } = request.body;
     if (rest.name !== undefined) checkName(rest.name);
     const current = await mustFind(db, request.params.id);
     const transport = transportPatch && patchTransport(current.transport, transportPatch);
+    const decisive = transport ? adminFieldsChanged(current.transport, transport) : [];
+    if (decisive.length > 0) opts.admin.requireAdmin(request, decisive.map((f) => `body.transport.${f}`).join(', '));
     try {
       const updated = await updateIntegration(db, current.id, { ...rest, ...(transport ? { transport } : {}) });
       if (!updated) throw new HttpProblem(404, `Integration ${current.id} does not exist`, 'not_found');
@@ -103,14 +121,15 @@ export const integrationRoutes: FastifyPluginAsync<IntegrationRoutesOptions> = a
 
   app.delete<IdRequest>('/integrations/:id', {
     schema: {
-      tags: ['integrations'], summary: 'Delete an integration no agent uses', params: idParams,
+      tags: ['integrations'], summary: 'Delete an integration (by id or name) no agent uses', params: idParams,
       response: {
         204: { description: 'Deleted', type: 'null' }, 404: problemResponse('No such integration'),
         409: problemResponse('Agents still use it: remove it from them first'),
       },
     },
   }, async (request, reply) => {
-    const outcome = await inTransaction(db, (tx) => deleteUnreferencedIntegration(tx, request.params.id));
+    const id = (await resolveRef(db, 'integrations', request.params.id)) ?? request.params.id;
+    const outcome = await inTransaction(db, (tx) => deleteUnreferencedIntegration(tx, id));
     if (outcome.status === 'not_found') throw new HttpProblem(404, `Integration ${request.params.id} does not exist`, 'not_found');
     if (outcome.status === 'referenced') {
       const agents = outcome.agents.map((a) => `${a.name} (${a.id})`).join(', ');
@@ -124,11 +143,14 @@ export const integrationRoutes: FastifyPluginAsync<IntegrationRoutesOptions> = a
       tags: ['integrations'], summary: 'Import a Claude Desktop or VS Code MCP server list, all or nothing', body: importBody,
       response: {
         201: { type: 'object', required: ['integrations'], properties: { integrations: { type: 'array', items: integrationResponse } } },
-        400: problemResponse('Invalid document, or a variable not set'), 409: problemResponse('Names already taken'),
+        400: problemResponse('Invalid document, or a variable not set'),
+        403: problemResponse('Stdio servers and variables need the admin key'), 409: problemResponse('Names already taken'),
       },
     },
   }, async (request, reply) => {
-    const servers = readMcpConfig(request.body, opts.env);
+    const servers = readMcpConfig(request.body, { env: opts.env, authorizeExpansion: (field) => opts.admin.requireAdmin(request, field) });
+    const stdio = servers.filter((s) => s.transport.type === 'stdio').map((s) => s.name);
+    if (stdio.length > 0) opts.admin.requireAdmin(request, `stdio servers ${stdio.join(', ')}`, STDIO_ELSEWHERE);
     const names = servers.map((s) => s.name);
     try {
       const created = await inTransaction(db, async (tx) => {

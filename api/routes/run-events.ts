@@ -1,25 +1,22 @@
-import type { Client } from '@temporalio/client';
 import type { FastifyPluginAsync } from 'fastify';
 import { findIntegration } from '../../core/db/integrations';
 import type { Db } from '../../core/db/pool';
+import type { RunChangeFeed } from '../../core/db/run-changes';
 import { findRun, findRunResult, type RunEvent } from '../../core/db/run-store';
-import { followRunEvents, type RunProgress } from '../../core/runs/follow-events';
+import { followRunEvents } from '../runs/follow-events';
 import { HttpProblem } from '../problem';
 import { openSse } from '../sse';
 import { idParams, problemResponse } from '../schemas';
 
 export interface RunEventRouteDeps {
   db: Db;
-  client: Client;
+  changes: RunChangeFeed;
   /** comment lines on an idle stream, so that proxies keep it open; default 15 s */
   heartbeatMs?: number;
 }
 
-// Polling, not LISTEN/NOTIFY: a LISTEN holds a dedicated connection per stream (or a shared
-// listener to fan out), while a poll is one short pooled query and needs no trigger in the schema.
-const POLL_MS = 300;
-const PROGRESS_CHECK_MS = 5_000;
-const DESCRIBE_DEADLINE_MS = 2_000;
+// Streams wait on the process's one LISTEN connection; this re-read of a silent stream is only a safety net.
+const IDLE_REREAD_MS = 60_000;
 const DEFAULT_HEARTBEAT_MS = 15_000;
 
 const eventsQuery = {
@@ -56,10 +53,13 @@ export const runEventRoutes: FastifyPluginAsync<RunEventRouteDeps> = async (app,
 
     const stream = openSse(request, reply, { heartbeatMs: deps.heartbeatMs ?? DEFAULT_HEARTBEAT_MS, stop: closing.signal });
     const present = eventPresenter(deps.db);
+    const watch = deps.changes.watch(runId, ['event', 'ended']);
     try {
+      // A run closed from outside gets its result and run_ended from the API's reconciliation.
       const items = followRunEvents(deps.db, runId, {
-        afterSeq, pollMs: POLL_MS, progressCheckMs: PROGRESS_CHECK_MS, signal: stream.signal,
-        progress: () => runProgress(deps, runId),
+        afterSeq, progressCheckMs: 0, signal: stream.signal,
+        changed: () => watch.next(IDLE_REREAD_MS, stream.signal),
+        progress: async () => ((await findRunResult(deps.db, runId)) ? 'ended' : 'running'),
       });
       for await (const item of items) {
         const sent = item.kind === 'event'
@@ -76,6 +76,7 @@ export const runEventRoutes: FastifyPluginAsync<RunEventRouteDeps> = async (app,
     } catch (err) {
       request.log.error({ err, runId }, 'run event stream failed');
     } finally {
+      watch.close();
       stream.close();
     }
   });
@@ -93,16 +94,4 @@ function eventPresenter(db: Db) {
     const extra = typeof integrationId === 'string' ? { integrationName: await integrationName(integrationId) } : {};
     return { seq: event.seq, type: event.type, at: event.createdAt, ...event.data, ...extra };
   };
-}
-
-async function runProgress(deps: { db: Db; client: Client }, runId: string): Promise<RunProgress> {
-  if (await findRunResult(deps.db, runId)) return 'ended';
-  try {
-    const description = await deps.client.withDeadline(Date.now() + DESCRIBE_DEADLINE_MS, () => deps.client.workflow.getHandle(runId).describe());
-    if (description.status.name === 'RUNNING') return 'running';
-  } catch {
-    return 'running'; // not started yet, or Temporal unreachable: keep following
-  }
-  // Closed: finishRun commits before the workflow completes, so only a terminated run lacks a result.
-  return (await findRunResult(deps.db, runId)) ? 'ended' : 'closed_without_result';
 }

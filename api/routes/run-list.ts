@@ -1,7 +1,9 @@
 import type { Client } from '@temporalio/client';
 import type { FastifyPluginAsync } from 'fastify';
 import type { Db } from '../../core/db/pool';
-import { listRuns, type ListRunsRequest } from '../../core/runs/list-runs';
+import { resolveRef } from '../../core/db/refs';
+import { listRuns, type ListRunsRequest } from '../runs/list-runs';
+import { HttpProblem } from '../problem';
 import { problemResponse, runStatus } from '../schemas';
 
 // Filters become visibility-query literals: ids are restricted to the characters our ids use.
@@ -12,7 +14,7 @@ const listRunsQuery = {
   additionalProperties: false,
   properties: {
     threadId: filterId,
-    agentId: filterId,
+    agentId: { ...filterId, pattern: '^[A-Za-z0-9_.-]+$', description: 'an agent id or name' },
     status: runStatus,
     cursor: { type: 'string', minLength: 1, maxLength: 4096, pattern: '^[A-Za-z0-9_.-]+$', description: 'nextCursor of the previous page' },
     limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
@@ -25,7 +27,7 @@ const runSummary = {
   properties: {
     id: { type: 'string' }, threadId: { type: 'string' }, agentId: { type: 'string' }, status: runStatus,
     stopReason: { type: ['string', 'null'] },
-    turns: { type: ['integer', 'null'], description: 'known once the run has ended' },
+    turns: { type: ['integer', 'null'], description: 'LLM turns completed so far (null for a run the database does not know)' },
     createdAt: { type: 'string', format: 'date-time' },
     endedAt: { type: ['string', 'null'], format: 'date-time' },
   },
@@ -43,7 +45,14 @@ export const runListRoutes: FastifyPluginAsync<{ db: Db; client: Client }> = asy
           properties: { runs: { type: 'array', items: runSummary }, nextCursor: { type: ['string', 'null'] } },
         },
         400: problemResponse('Invalid filter or cursor'),
+        404: problemResponse('No such agent'),
       },
     },
-  }, async (request) => listRuns(deps, request.query));
+  }, async (request) => {
+    const { agentId: agentRef, ...filters } = request.query;
+    if (agentRef === undefined) return listRuns(deps, filters);
+    const agentId = await resolveRef(deps.db, 'agents', agentRef);
+    if (!agentId) throw new HttpProblem(404, `Agent ${agentRef} does not exist`, 'not_found');
+    return listRuns(deps, { ...filters, agentId });
+  });
 };

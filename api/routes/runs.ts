@@ -1,16 +1,16 @@
 import type { Client } from '@temporalio/client';
 import type { FastifyPluginAsync } from 'fastify';
 import type { Db } from '../../core/db/pool';
-import { readRun } from '../../core/runs/read-run';
-import { startRun } from '../../core/runs/start-run';
+import type { RunChangeFeed } from '../../core/db/run-changes';
+import { cancelRun, readRun, readRunWhenEnded, startRun } from '../runs/runs';
 import { HttpProblem } from '../problem';
-import { cancelRun, readRunWhenEnded } from '../run-control';
 import { idParams, problemResponse, readRunQuery, ref, runStatus, startRunBody, startRunHeaders } from '../schemas';
 
 export interface RunRouteDeps {
   db: Db;
   client: Client;
   taskQueue: string;
+  changes: RunChangeFeed;
 }
 
 const runNotFound = (id: string) => new HttpProblem(404, `Run ${id} does not exist`, 'not_found');
@@ -38,7 +38,7 @@ export const runRoutes: FastifyPluginAsync<RunRouteDeps> = async (app, deps) => 
         threadId: request.params.threadId, ...request.body, idempotencyKey: request.headers['idempotency-key'],
       });
       // A replay reports where the run is now, not where it was when first accepted.
-      const status = created ? 'running' : ((await readRun(deps, run.id))?.status ?? 'running');
+      const status = created ? 'running' : ((await readRun(deps.db, run.id))?.status ?? 'running');
       return reply.code(202).send({ id: run.id, threadId: run.threadId, status });
     },
   );

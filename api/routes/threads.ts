@@ -1,20 +1,39 @@
 import type { FastifyPluginAsync } from 'fastify';
-import { findAgent } from '../../core/db/agents';
+import { agentDisabledText, findAgentByRef } from '../../core/db/agents';
 import type { Db } from '../../core/db/pool';
-import { findThread, insertThread } from '../../core/db/threads';
+import { pageThreadMessages } from '../../core/db/thread-messages';
+import { findThread, insertThread, listThreads } from '../../core/db/threads';
 import { HttpProblem } from '../problem';
 import { createThreadBody, idParams, problemResponse, ref } from '../schemas';
+import { messagePageSchema, messagesQuery, threadPageSchema, threadsQuery } from './thread-schemas';
 
 export const threadRoutes: FastifyPluginAsync<{ db: Db }> = async (app, { db }) => {
   app.post<{ Body: { agentId: string } }>('/threads', {
     schema: {
-      tags: ['threads'], summary: 'Create a thread for an agent', body: createThreadBody,
-      response: { 201: ref('Thread'), 400: problemResponse('Invalid request'), 404: problemResponse('No such agent') },
+      tags: ['threads'], summary: 'Create a thread for an agent (by id or name)', body: createThreadBody,
+      response: {
+        201: ref('Thread'), 400: problemResponse('Invalid request'), 404: problemResponse('No such agent'),
+        409: problemResponse('The agent was deleted (agent_disabled)'),
+      },
     },
   }, async (request, reply) => {
-    const { agentId } = request.body;
-    if (!(await findAgent(db, agentId))) throw new HttpProblem(404, `Agent ${agentId} does not exist`, 'not_found');
-    return reply.code(201).send(await insertThread(db, agentId));
+    const agent = await findAgentByRef(db, request.body.agentId);
+    if (!agent) throw new HttpProblem(404, `Agent ${request.body.agentId} does not exist`, 'not_found');
+    if (agent.disabledAt) throw new HttpProblem(409, agentDisabledText(agent), 'agent_disabled');
+    return reply.code(201).send(await insertThread(db, agent.id));
+  });
+
+  app.get<{ Querystring: { agentId?: string; cursor?: string; limit: number } }>('/threads', {
+    schema: {
+      tags: ['threads'], summary: 'List threads, newest first, optionally of one agent (by id or name)', querystring: threadsQuery,
+      response: { 200: threadPageSchema, 400: problemResponse('Invalid cursor'), 404: problemResponse('No such agent') },
+    },
+  }, async (request) => {
+    const { agentId: agentRef, ...page } = request.query;
+    if (agentRef === undefined) return listThreads(db, page);
+    const agent = await findAgentByRef(db, agentRef);
+    if (!agent) throw new HttpProblem(404, `Agent ${agentRef} does not exist`, 'not_found');
+    return listThreads(db, { ...page, agentId: agent.id });
   });
 
   app.get<{ Params: { id: string } }>('/threads/:id', {
@@ -26,5 +45,17 @@ export const threadRoutes: FastifyPluginAsync<{ db: Db }> = async (app, { db }) 
     const thread = await findThread(db, request.params.id);
     if (!thread) throw new HttpProblem(404, `Thread ${request.params.id} does not exist`, 'not_found');
     return thread;
+  });
+
+  app.get<{ Params: { id: string }; Querystring: { after: number; limit: number } }>('/threads/:id/messages', {
+    schema: {
+      tags: ['threads'],
+      summary: 'Read a thread\'s conversation, oldest first: roles, tool calls and tool results; long texts are cut, with their full size',
+      params: idParams, querystring: messagesQuery,
+      response: { 200: messagePageSchema, 400: problemResponse('Invalid request'), 404: problemResponse('No such thread') },
+    },
+  }, async (request) => {
+    if (!(await findThread(db, request.params.id))) throw new HttpProblem(404, `Thread ${request.params.id} does not exist`, 'not_found');
+    return pageThreadMessages(db, request.params.id, request.query);
   });
 };

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { modelSchema, type ModelConfig } from '../agent-model';
+import { findUnacceptable } from '../db/storable-text';
 
 /**
  * ChatMD agent files: `<system>`, `<user>` and `<assistant>` blocks, as in ochat, plus one optional
@@ -56,6 +57,9 @@ export function parseChatmd(file: string, text: string): AgentFileDefinition {
   const fail = (index: number, detail: string): never => {
     throw new AgentFileError(file, lineAt(text, index), detail);
   };
+  // PostgreSQL text cannot hold NUL; such a file is refused here, not by the database mid-sync.
+  const nul = text.indexOf('\u0000');
+  if (nul >= 0) fail(nul, 'the file contains a NUL byte; agent files are UTF-8 text');
   const blocks: { tag: Tag; body: string; line: number; bodyIndex: number }[] = [];
   let i = 0;
   while (i < text.length) {
@@ -116,6 +120,8 @@ function parseConfig(file: string, text: string, block: { body: string; line: nu
     const issues = parsed.error.issues.map((issue) => `${issue.path.length ? issue.path.join('.') : '(config)'}: ${issue.message}`);
     throw new AgentFileError(file, block.line, `invalid <config>: ${issues.join('; ')}`);
   }
+  const unacceptable = findUnacceptable(json, '');
+  if (unacceptable) throw new AgentFileError(file, block.line, `invalid <config>: ${unacceptable}`);
   return parsed.data;
 }
 

@@ -1,8 +1,11 @@
 import { watch, type FSWatcher } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { findAgentOriginByName, listFileAgentsUnder, removeFileAgent, upsertFileAgent } from '../db/file-agents';
+import { removeAgent } from '../db/agents';
+import { findAgentOriginByName, listFileAgentsUnder, upsertFileAgent } from '../db/file-agents';
 import { inTransaction, type Db } from '../db/pool';
+import { apiKeyEnvProblem, DEFAULT_LLM_KEY_ENVS } from '../llm/key-policy';
+import { resolveRefs } from '../db/refs';
 import type { Logger } from '../logger';
 import { AgentFileError, parseChatmd, type AgentFileDefinition } from './parse-chatmd';
 
@@ -26,7 +29,7 @@ export interface SyncReport {
  * this directory are touched: an API-defined agent with the same name is a conflict, never
  * overwritten. A file that fails to parse keeps its last good version in the database.
  */
-export async function syncAgentFiles(db: Db, dirInput: string): Promise<SyncReport> {
+export async function syncAgentFiles(db: Db, dirInput: string, llmKeyEnvs: readonly string[] = DEFAULT_LLM_KEY_ENVS): Promise<SyncReport> {
   const dir = path.resolve(dirInput);
   const report: SyncReport = { changed: [], unchanged: [], removed: [], disabled: [], errors: [] };
   const files = (await readdir(dir, { withFileTypes: true }))
@@ -38,7 +41,11 @@ export async function syncAgentFiles(db: Db, dirInput: string): Promise<SyncRepo
     const name = path.basename(file, AGENT_FILE_EXTENSION);
     try {
       if (!AGENT_NAME.test(name)) throw new AgentFileError(file, 1, `the file name "${name}" is not a valid agent name (letters, digits, "_", "-", "." up to 64)`);
-      parsed.push({ file, name, def: parseChatmd(file, await readFile(file, 'utf8')) });
+      const def = parseChatmd(file, await readFile(file, 'utf8'));
+      // Files are the operator's, but a key name they did not allow is still refused (the worker refuses it too).
+      const refused = apiKeyEnvProblem(def.model, llmKeyEnvs);
+      if (refused) throw new AgentFileError(file, def.configLine, `model.${refused}`);
+      parsed.push({ file, name, def });
     } catch (err) {
       if (!(err instanceof AgentFileError)) throw err;
       report.errors.push(err);
@@ -46,10 +53,8 @@ export async function syncAgentFiles(db: Db, dirInput: string): Promise<SyncRepo
   }
   await inTransaction(db, async (tx) => {
     await tx.query('SELECT pg_advisory_xact_lock($1)', [SYNC_LOCK_KEY]);
-    const integrations = (await tx.query<{ id: string; name: string }>('SELECT id, name FROM integrations')).rows;
     for (const { file, name, def } of parsed) {
-      const ids = def.integrations.map((ref) => integrations.find((i) => i.id === ref || i.name === ref)?.id);
-      const unknown = def.integrations.filter((_ref, k) => !ids[k]);
+      const { ids, unknown } = await resolveRefs(tx, 'integrations', def.integrations);
       if (unknown.length > 0) {
         report.errors.push(new AgentFileError(file, def.configLine, `unknown integration(s): ${unknown.join(', ')}`));
         continue;
@@ -62,14 +67,15 @@ export async function syncAgentFiles(db: Db, dirInput: string): Promise<SyncRepo
       }
       const changed = await upsertFileAgent(tx, {
         name, sourceFile: file, description: def.description ?? null, instructions: def.instructions ?? null, model: def.model,
-        integrationIds: ids as string[], maxTurns: def.maxTurns ?? 20, template: def.template,
+        integrationIds: ids, maxTurns: def.maxTurns ?? 20, template: def.template,
       }, existing?.id);
       (changed ? report.changed : report.unchanged).push(name);
     }
     const present = new Set(files);
     for (const agent of await listFileAgentsUnder(tx, dir)) {
       if (present.has(agent.sourceFile!)) continue;
-      const outcome = await removeFileAgent(tx, agent.id);
+      // Disabled, not deleted, while threads or runs refer to it.
+      const outcome = await removeAgent(tx, agent.id);
       if (outcome === 'removed') report.removed.push(agent.name);
       if (outcome === 'disabled') report.disabled.push(agent.name);
     }
@@ -87,6 +93,8 @@ export interface AgentFileSyncOptions {
   db: Db;
   dir: string;
   logger: Logger;
+  /** the variables model.apiKeyEnv may name (config.llmKeyEnvs) */
+  llmKeyEnvs?: readonly string[];
   debounceMs?: number;
   /** called after every sync; tests wait on it */
   onSync?: (report: SyncReport) => void;
@@ -96,9 +104,14 @@ export interface AgentFileSyncOptions {
 export async function startAgentFileSync(opts: AgentFileSyncOptions): Promise<AgentFileSync> {
   const { db, logger } = opts;
   const dir = path.resolve(opts.dir);
+  // Every sync re-reads every file: a bad file is reported when its error appears or changes, not at every sync.
+  let reported = new Set<string>();
   const runSync = async () => {
-    const report = await syncAgentFiles(db, dir);
-    for (const err of report.errors) logger.error({ file: err.file, line: err.line }, `agent file rejected: ${err.message}`);
+    const report = await syncAgentFiles(db, dir, opts.llmKeyEnvs);
+    for (const err of report.errors) {
+      if (!reported.has(err.message)) logger.error({ file: err.file, line: err.line }, `agent file rejected: ${err.message}`);
+    }
+    reported = new Set(report.errors.map((err) => err.message));
     if (report.changed.length + report.removed.length + report.disabled.length > 0) {
       logger.info({ dir, changed: report.changed, removed: report.removed, disabled: report.disabled }, 'agent files synced');
     }

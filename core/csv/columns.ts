@@ -56,70 +56,152 @@ export function columnNames(header: string[]): string[] {
 /** A double-quoted identifier; names are already cut to 63 bytes, so PostgreSQL keeps them as written. */
 export const quoteIdent = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
-const INT = /^[+-]?\d{1,19}$/;
-// Only forms PostgreSQL's numeric input accepts with the same meaning; exponents are bounded below.
-const NUMERIC = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d{1,3})?$/;
-const BOOL = /^(true|false)$/i;
-const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
-const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(:(\d{2})(\.\d{1,6})?)?(Z|[+-]\d{2}(:?\d{2})?)?$/;
-const INT4 = { min: -(2n ** 31n), max: 2n ** 31n - 1n };
-const INT8 = { min: -(2n ** 63n), max: 2n ** 63n - 1n };
-
-function validDate(y: string, m: string, d: string): boolean {
-  const year = Number(y);
-  const month = Number(m);
-  const day = Number(d);
-  if (year < 1 || month < 1 || month > 12 || day < 1) return false;
-  return day <= new Date(Date.UTC(year, month, 0)).getUTCDate();
-}
-
-/** Bit flags of the types a value fits; a column's type is the narrowest one all its values fit. */
+// Bit flags of the types a value fits; a column's type is the narrowest one all its values fit.
 const FITS = { integer: 1, bigint: 2, numeric: 4, boolean: 8, date: 16, timestamp: 32, timestamptz: 64 } as const;
 const ALL = 127;
+const INTEGER = FITS.integer | FITS.bigint | FITS.numeric;
+const BIGINT = FITS.bigint | FITS.numeric;
 
-// "02134" is an identifier (a zip code, an account), not the number 2134: leading zeros keep a column as text.
-const LEADING_ZERO = /^[+-]?0\d/;
+const PLUS = 43;
+const MINUS = 45;
+const DOT = 46;
+const COLON = 58;
+const isDigit = (c: number) => c >= 48 && c <= 57;
+const digit = (t: string, i: number) => t.charCodeAt(i) - 48;
+const two = (t: string, i: number) => digit(t, i) * 10 + digit(t, i + 1);
 
-function fits(value: string): number {
-  if (LEADING_ZERO.test(value)) return 0;
-  if (INT.test(value)) {
-    const n = BigInt(value);
-    if (n >= INT4.min && n <= INT4.max) return FITS.integer | FITS.bigint | FITS.numeric;
-    if (n >= INT8.min && n <= INT8.max) return FITS.bigint | FITS.numeric;
+function digitsAt(t: string, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) if (!isDigit(t.charCodeAt(i))) return false;
+  return true;
+}
+
+/** Whether the digits t[i, i + limit.length) are at most `limit` (same length, so compared as text). */
+function atMost(t: string, i: number, limit: string): boolean {
+  for (let k = 0; k < limit.length; k++) {
+    const d = t.charCodeAt(i + k) - limit.charCodeAt(k);
+    if (d !== 0) return d < 0;
+  }
+  return true;
+}
+
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+function validDate(year: number, month: number, day: number): boolean {
+  if (year < 1 || month < 1 || month > 12 || day < 1) return false;
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  return day <= (month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1]);
+}
+
+/**
+ * `[+-]?digits`, `[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d{1,3})?`: only forms PostgreSQL's numeric input
+ * accepts with the same meaning, exponents bounded. Integers get the narrowest of int4 and int8 they fit.
+ */
+function fitsNumber(t: string, s: number, e: number): number {
+  const negative = t.charCodeAt(s) === MINUS;
+  let i = t.charCodeAt(s) === PLUS || negative ? s + 1 : s;
+  const intStart = i;
+  while (i < e && isDigit(t.charCodeAt(i))) i++;
+  const intDigits = i - intStart;
+  if (i === e) {
+    if (intDigits === 0) return 0;
+    if (intDigits < 10) return INTEGER;
+    if (intDigits === 10) return atMost(t, intStart, negative ? '2147483648' : '2147483647') ? INTEGER : BIGINT;
+    if (intDigits < 19) return BIGINT;
+    if (intDigits === 19) return atMost(t, intStart, negative ? '9223372036854775808' : '9223372036854775807') ? BIGINT : FITS.numeric;
     return FITS.numeric;
   }
-  if (NUMERIC.test(value)) return FITS.numeric;
-  if (BOOL.test(value)) return FITS.boolean;
-  let m = DATE.exec(value);
-  if (m) return validDate(m[1], m[2], m[3]) ? FITS.date : 0;
-  m = TIMESTAMP.exec(value);
-  if (m && validDate(m[1], m[2], m[3]) && Number(m[4]) < 24 && Number(m[5]) < 60 && Number(m[7] ?? 0) < 60) {
-    return m[9] ? FITS.timestamptz : FITS.timestamp;
+  let fracDigits = 0;
+  if (t.charCodeAt(i) === DOT) { // i < e here
+    const fracStart = ++i;
+    while (i < e && isDigit(t.charCodeAt(i))) i++;
+    fracDigits = i - fracStart;
   }
-  return 0;
+  if (intDigits === 0 && fracDigits === 0) return 0;
+  if (i === e) return FITS.numeric;
+  if ((t.charCodeAt(i) | 32) !== 101) return 0; // e or E
+  i++;
+  if (i < e && (t.charCodeAt(i) === PLUS || t.charCodeAt(i) === MINUS)) i++;
+  const expDigits = e - i;
+  return expDigits >= 1 && expDigits <= 3 && digitsAt(t, i, e) ? FITS.numeric : 0;
+}
+
+/** `YYYY-MM-DD`, or `YYYY-MM-DD[T ]hh:mm[:ss[.ffffff]][Z|±hh[[:]mm]]` with a real date and time. */
+function fitsDateTime(t: string, s: number, e: number): number {
+  const len = e - s;
+  if (len < 10 || t.charCodeAt(s + 4) !== MINUS || t.charCodeAt(s + 7) !== MINUS) return 0;
+  if (!digitsAt(t, s, s + 4) || !digitsAt(t, s + 5, s + 7) || !digitsAt(t, s + 8, s + 10)) return 0;
+  const dateOk = validDate(digit(t, s) * 1000 + digit(t, s + 1) * 100 + two(t, s + 2), two(t, s + 5), two(t, s + 8));
+  if (len === 10) return dateOk ? FITS.date : 0;
+  const sep = t.charCodeAt(s + 10);
+  if (!dateOk || (sep !== 84 && sep !== 32) || len < 16 || t.charCodeAt(s + 13) !== COLON) return 0; // T or space
+  if (!digitsAt(t, s + 11, s + 13) || !digitsAt(t, s + 14, s + 16) || two(t, s + 11) > 23 || two(t, s + 14) > 59) return 0;
+  let i = s + 16;
+  if (i < e && t.charCodeAt(i) === COLON) {
+    if (i + 3 > e || !digitsAt(t, i + 1, i + 3) || two(t, i + 1) > 59) return 0;
+    i += 3;
+    if (i < e && t.charCodeAt(i) === DOT) {
+      const fracStart = ++i;
+      while (i < e && isDigit(t.charCodeAt(i))) i++;
+      if (i === fracStart || i - fracStart > 6) return 0;
+    }
+  }
+  if (i === e) return FITS.timestamp;
+  const zone = t.charCodeAt(i);
+  if (zone === 90) return i + 1 === e ? FITS.timestamptz : 0; // Z
+  if (zone !== PLUS && zone !== MINUS) return 0;
+  const rest = e - i - 1;
+  const ok = rest === 2 || rest === 4 ? digitsAt(t, i + 1, e)
+    : rest === 5 && t.charCodeAt(i + 3) === COLON && digitsAt(t, i + 1, i + 3) && digitsAt(t, i + 4, e);
+  return ok ? FITS.timestamptz : 0;
+}
+
+const NUMBERS = FITS.integer | FITS.bigint | FITS.numeric;
+const DATES = FITS.date | FITS.timestamp | FITS.timestamptz;
+
+/**
+ * The types the value t[s, e) fits (it is not empty), of those in `wanted` at least. Char codes, not
+ * regular expressions: this runs for every cell.
+ */
+export function fitsAt(t: string, s: number, e: number, wanted = ALL): number {
+  const c = t.charCodeAt(s);
+  const first = c === PLUS || c === MINUS ? s + 1 : s;
+  // "02134" is an identifier (a zip code, an account), not the number 2134: leading zeros keep a column as text.
+  if (t.charCodeAt(first) === 48 && first + 1 < e && isDigit(t.charCodeAt(first + 1))) return 0;
+  if (isDigit(c)) return ((wanted & NUMBERS) !== 0 && fitsNumber(t, s, e)) || ((wanted & DATES) !== 0 ? fitsDateTime(t, s, e) : 0);
+  if (c === PLUS || c === MINUS || c === DOT) return fitsNumber(t, s, e);
+  return isWord(t, s, e, 'true') || isWord(t, s, e, 'false') ? FITS.boolean : 0;
+}
+
+/** t[s, e) is `word` in any case (word in lower case letters). */
+function isWord(t: string, s: number, e: number, word: string): boolean {
+  if (e - s !== word.length) return false;
+  for (let k = 0; k < word.length; k++) if ((t.charCodeAt(s + k) | 32) !== word.charCodeAt(k)) return false;
+  return true;
 }
 
 /** Infers column types value by value, in constant memory. Empty cells are NULL and fit every type. */
 export class TypeInference {
-  private readonly masks: number[];
-  private readonly seen: boolean[];
+  readonly masks: Int32Array;
+  readonly seen: Uint8Array;
 
   constructor(columnCount: number) {
-    this.masks = new Array<number>(columnCount).fill(ALL);
-    this.seen = new Array<boolean>(columnCount).fill(false);
+    this.masks = new Int32Array(columnCount).fill(ALL);
+    this.seen = new Uint8Array(columnCount);
   }
 
   add(record: string[]): void {
-    for (let i = 0; i < record.length; i++) {
-      const value = record[i];
-      if (value === '' || this.masks[i] === 0) continue;
-      this.seen[i] = true;
-      this.masks[i] &= fits(value);
-    }
+    for (let i = 0; i < record.length; i++) this.addAt(i, record[i], 0, record[i].length);
+  }
+
+  /** Column k holds t[s, e); `text` says that value can only be text (it holds a quote). */
+  addAt(k: number, t: string, s: number, e: number, text = false): void {
+    if (s === e || this.masks[k] === 0) return;
+    this.seen[k] = 1;
+    this.masks[k] = text ? 0 : this.masks[k] & fitsAt(t, s, e, this.masks[k]);
   }
 
   types(): ColumnType[] {
-    return this.masks.map((mask, i) => {
+    return Array.from(this.masks, (mask, i) => {
       // A column with no values at all says nothing about its type: text is the one that takes anything later.
       if (!this.seen[i]) return 'text';
       for (const type of ['boolean', 'integer', 'bigint', 'numeric', 'date', 'timestamp', 'timestamptz'] as const) {

@@ -1,15 +1,16 @@
 import { randomBytes } from 'node:crypto';
-import { Readable, Transform } from 'node:stream';
+import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { parse } from 'csv-parse';
 import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { findDataSourceByUri, upsertDataSource, type DataSource } from '../db/data-sources';
 import type { Db } from '../db/pool';
 import { MAX_IDENTIFIER_BYTES, quoteIdent, sanitiseName, uniqueNames, type CsvColumn } from './columns';
-import { CsvImportError, PARSE_OPTIONS, scanCsv, textChunks } from './scan-csv';
+import { copyTextChunks, verbatimChunks } from './copy-data';
+import { CsvImportError, lineOfRecord } from './csv-records';
+import { CsvScan } from './scan-csv';
 
-export { CsvImportError } from './scan-csv';
+export { CsvImportError } from './csv-records';
 
 export interface CsvImportRequest {
   threadId: string;
@@ -35,64 +36,6 @@ export function tableBaseName(uri: string): string {
   return sanitiseName(last.replace(/\.csv$/i, ''), 'data');
 }
 
-/** SQLSTATEs of a value the inferred type refused: the import then falls back to text columns. */
-const TYPE_REFUSALS = new Set(['22P02', '22003', '22007', '22008']);
-
-/** COPY text format: backslash escapes, \N for NULL. Empty cells are NULL (contract). */
-function copyLine(record: string[]): string {
-  let line = '';
-  for (let i = 0; i < record.length; i++) {
-    const v = record[i];
-    if (i > 0) line += '\t';
-    if (v === '') line += '\\N';
-    else if (/[\\\t\n\r]/.test(v)) line += v.replace(/[\\\t\n\r]/g, (c) => (c === '\\' ? '\\\\' : c === '\t' ? '\\t' : c === '\n' ? '\\n' : '\\r'));
-    else line += v;
-  }
-  return line + '\n';
-}
-
-/** Parsed records → COPY lines, batched so the COPY stream sees few large writes. The header is skipped. */
-function copyEncoder(onProgress?: () => void): Transform {
-  let headerSeen = false;
-  let batch = '';
-  let rows = 0;
-  return new Transform({
-    writableObjectMode: true,
-    transform(record: string[], _enc, done) {
-      if (!headerSeen) {
-        headerSeen = true;
-        return done();
-      }
-      batch += copyLine(record);
-      if (++rows % 50_000 === 0) onProgress?.();
-      if (batch.length >= 256 * 1024) {
-        const out = batch;
-        batch = '';
-        return done(null, out);
-      }
-      done();
-    },
-    flush(done) {
-      done(null, batch || undefined);
-    },
-  });
-}
-
-/** Passes text through, heartbeating every few megabytes. */
-function progress(onProgress?: () => void): Transform {
-  let chars = 0;
-  return new Transform({
-    transform(chunk: Buffer, _enc, done) {
-      chars += chunk.length;
-      if (chars >= 8 * 1024 * 1024) {
-        chars = 0;
-        onProgress?.();
-      }
-      done(null, chunk);
-    },
-  });
-}
-
 async function tableNameFor(tx: pg.PoolClient, threadId: string, uri: string): Promise<string> {
   const existing = await findDataSourceByUri(tx, threadId, uri);
   if (existing) return existing.tableName;
@@ -105,7 +48,7 @@ async function tableNameFor(tx: pg.PoolClient, threadId: string, uri: string): P
  * a failure, a cancel or a killed worker (its connection drops) rolls everything back, so nothing is
  * visible and nothing is left behind; the next attempt starts from scratch.
  */
-async function load(db: Db, req: CsvImportRequest, columns: CsvColumn[], rowCount: number, verbatim: boolean): Promise<DataSource> {
+async function load(db: Db, req: CsvImportRequest, scan: CsvScan, columns: CsvColumn[]): Promise<DataSource> {
   const schema = threadSchemaName(req.threadId);
   const staging = `_staging_${randomBytes(8).toString('hex')}`;
   const client = await db.connect();
@@ -125,19 +68,23 @@ async function load(db: Db, req: CsvImportRequest, columns: CsvColumn[], rowCoun
     await client.query(`CREATE TABLE ${quoteIdent(schema)}.${quoteIdent(staging)} (${columnSql})`);
     const target = `${quoteIdent(schema)}.${quoteIdent(staging)}`;
     const options = req.signal ? [{ signal: req.signal }] as const : [];
-    if (verbatim) {
+    // The data alone goes to COPY (never its header), so PostgreSQL's "line N" is data record N.
+    const verbatim = scan.done ? scan.verbatim : scan.streamable;
+    const copy = verbatim
       // FORCE_NULL: a quoted empty cell ("") is NULL too, as an unquoted one is (contract: empty cells are NULL).
-      const copy = client.query(copyFrom(`COPY ${target} FROM STDIN WITH (FORMAT csv, HEADER true, FORCE_NULL (${columns.map((c) => quoteIdent(c.name)).join(', ')}))`));
-      await pipeline(Readable.from(textChunks(req.text.replace(/^\uFEFF/, ''))), progress(req.onProgress), copy, ...options);
-    } else {
-      const copy = client.query(copyFrom(`COPY ${target} FROM STDIN`));
-      await pipeline(Readable.from(textChunks(req.text)), parse(PARSE_OPTIONS), copyEncoder(req.onProgress), copy, ...options);
-    }
+      ? client.query(copyFrom(`COPY ${target} FROM STDIN WITH (FORMAT csv, FREEZE, FORCE_NULL (${columns.map((c) => quoteIdent(c.name)).join(', ')}))`))
+      : client.query(copyFrom(`COPY ${target} FROM STDIN WITH (FREEZE)`));
+    const chunks = !verbatim ? copyTextChunks(req.text, columns.length, req.onProgress)
+      : scan.done ? verbatimChunks(req.text, scan.dataStart, req.onProgress)
+      : scannedChunks(scan, columns, req.onProgress);
+    await pipeline(Readable.from(chunks), copy, ...options);
+    // What was checked must be what was loaded: a disagreement between the scan and PostgreSQL is a defect, not bad CSV.
+    if (copy.rowCount !== scan.rowCount) throw new Error(`COPY loaded ${copy.rowCount} rows where the scan counted ${scan.rowCount}`);
     await client.query(`DROP TABLE IF EXISTS ${quoteIdent(schema)}.${quoteIdent(table)}`);
     await client.query(`ALTER TABLE ${quoteIdent(schema)}.${quoteIdent(staging)} RENAME TO ${quoteIdent(table)}`);
     const source = await upsertDataSource(client, {
       threadId: req.threadId, uri: req.uri, integrationId: req.integrationId, schemaName: schema, tableName: table,
-      columns, rowCount, bytes: req.bytes,
+      columns, rowCount: scan.rowCount, bytes: req.bytes,
     });
     await client.query('COMMIT');
     return source;
@@ -153,29 +100,85 @@ async function load(db: Db, req: CsvImportRequest, columns: CsvColumn[], rowCoun
   }
 }
 
+/** The part of the text scanned first, whose types are the guess the text streams to COPY with. */
+const GUESS_CHARS = 1 << 20;
+
+/** The streamed text outgrew the types guessed from its beginning: it is loaded again, with the types of the whole. */
+class GuessOutgrown extends Error {}
+
 /**
- * Imports a CSV resource as a table of the thread. Bad CSV → CsvImportError naming the line;
+ * The text as it is, each chunk scanned before it goes, so that COPY works on one chunk while the
+ * next is scanned. A record that breaks the guessed types stops the stream (CSV errors too).
+ */
+function scannedChunks(scan: CsvScan, columns: CsvColumn[], onProgress?: () => void): Generator<Buffer> {
+  return verbatimChunks(scan.text, scan.dataStart, onProgress, (end) => {
+    scan.scanTo(end);
+    const types = scan.types();
+    if (columns.some((c, i) => c.type !== types[i])) throw new GuessOutgrown();
+  });
+}
+
+/** After this many single-column fallbacks every typed column falls back at once, so a file costs a bounded number of loads. */
+const MAX_COLUMN_FALLBACKS = 4;
+
+/**
+ * Imports a CSV resource as a table of the thread. Bad CSV → CsvImportError naming the file line;
  * database trouble (a dropped connection) → the error as it is, so the caller may retry.
  */
 export async function importCsv(db: Db, req: CsvImportRequest): Promise<DataSource> {
-  const shape = await scanCsv(req.text, () => req.onProgress?.());
-  req.signal?.throwIfAborted();
-  try {
-    return await load(db, req, shape.columns, shape.rowCount, shape.verbatim);
-  } catch (err) {
-    const code = (err as { code?: string }).code;
-    if (!code || !TYPE_REFUSALS.has(code) || shape.columns.every((c) => c.type === 'text')) throw asImportError(err);
-    // Inference is a subset of what PostgreSQL accepts, so this is a safety net, not a path we expect.
-    return load(db, req, shape.columns.map((c) => ({ ...c, type: 'text' })), shape.rowCount, shape.verbatim);
+  const scan = new CsvScan(req.text);
+  scan.scanTo(scan.dataStart + GUESS_CHARS);
+  // A text PostgreSQL may read as it is streams to COPY behind the scan; any other is scanned whole first.
+  if (!scan.streamable) await scan.finish(req.onProgress, req.signal);
+  const textColumns = new Set<number>();
+  for (let fallbacks = 0; ; fallbacks++) {
+    req.signal?.throwIfAborted();
+    const columns = scan.columns().map((c, i) => (textColumns.has(i) ? { ...c, type: 'text' as const } : c));
+    try {
+      return await load(db, req, scan, columns);
+    } catch (err) {
+      if (err instanceof CsvImportError) throw err;
+      const refused = err instanceof GuessOutgrown ? undefined : refusedColumn(err, columns);
+      if (!(err instanceof GuessOutgrown) && refused === undefined) throw asImportError(err, scan);
+      // The whole text is checked, and its types known, before it is loaded again.
+      await scan.finish(req.onProgress, req.signal);
+      // PostgreSQL refused a value for a type the scan inferred (e.g. the offset +16): that column is text after all.
+      columns.forEach((c, i) => {
+        if (c.type !== 'text' && (i === refused || refused === -1 || fallbacks >= MAX_COLUMN_FALLBACKS)) textColumns.add(i);
+      });
+    }
   }
 }
 
-/** PostgreSQL's own refusals of the data (class 22, limits in 54) are the CSV's fault; the rest may be transient. */
-function asImportError(err: unknown): unknown {
+/** COPY's error context (PostgreSQL's English form): `COPY <table>, line <n>[, column <name>][: "<value>"]`. */
+const COPY_CONTEXT = /^COPY [^,]+, line (\d+)(?:, column ([^:]+))?/;
+/** Data exceptions that are not about a value's type: a malformed COPY stream or bytes outside the encoding. */
+const NOT_TYPE_REFUSALS = new Set(['22P04', '22021', '22P05']);
+
+/**
+ * The index of the typed column whose value PostgreSQL refused; -1 when a typed column was refused
+ * but its name is not in the error; undefined when the error is no refusal of a typed column.
+ */
+function refusedColumn(err: unknown, columns: CsvColumn[]): number | undefined {
+  const e = err as { code?: string; where?: string };
+  if (typeof e.code !== 'string' || !e.code.startsWith('22') || NOT_TYPE_REFUSALS.has(e.code)) return undefined;
+  const name = COPY_CONTEXT.exec(e.where ?? '')?.[2];
+  const index = columns.findIndex((c) => c.name === name);
+  if (index !== -1) return columns[index].type === 'text' ? undefined : index;
+  return columns.some((c) => c.type !== 'text') ? -1 : undefined;
+}
+
+/**
+ * PostgreSQL's own refusals of the data (class 22, limits in 54) are the CSV's fault; the rest may be transient.
+ * A refused value names its line exactly; a refused row (too big) is found while a batch of rows is written,
+ * and PostgreSQL then names the batch's last line read, so that line is an upper bound.
+ */
+function asImportError(err: unknown, scan: CsvScan): unknown {
   const e = err as { code?: string; message?: string; where?: string };
-  if (typeof e.code === 'string' && (e.code.startsWith('22') || e.code.startsWith('54'))) {
-    const where = e.where ? ` (${e.where.split('\n')[0]})` : '';
-    return new CsvImportError(`invalid CSV: ${e.message}${where}`);
-  }
-  return err;
+  if (typeof e.code !== 'string' || !(e.code.startsWith('22') || e.code.startsWith('54'))) return err;
+  const context = COPY_CONTEXT.exec(e.where ?? '');
+  const line = context ? lineOfRecord(scan.text, Math.min(Number(context[1]), scan.rowCount)) : undefined;
+  if (!line) return new CsvImportError(`invalid CSV: ${e.message}`);
+  if (context?.[2]) return new CsvImportError(`invalid CSV: line ${line}, column ${context[2]}: ${e.message}`);
+  return new CsvImportError(`invalid CSV: ${e.message} (a row on line ${line} or before)`);
 }

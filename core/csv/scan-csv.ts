@@ -1,113 +1,115 @@
-import { Readable } from 'node:stream';
-import { CsvError, parse, type Options } from 'csv-parse';
-import { MAX_COLUMNS, TypeInference, columnNames, type CsvColumn } from './columns';
+import { MAX_COLUMNS, TypeInference, columnNames, type CsvColumn, type ColumnType } from './columns';
+import { CsvImportError, CsvRecords, ESCAPED } from './csv-records';
 
-/** A CSV that cannot be imported as it is; the message names the line, for the LLM and the log. */
-export class CsvImportError extends Error {
-  override name = 'CsvImportError';
-}
+export { CsvImportError } from './csv-records';
 
-/** One parser configuration for both passes, so that what was checked is exactly what is loaded. */
-export const PARSE_OPTIONS: Options = {
-  bom: true,
-  // A blank line is no record, not a row of NULLs (and not a ragged row).
-  skip_empty_lines: true,
-  relax_column_count: false,
-  relax_quotes: false,
-};
-
-const CHUNK_CHARS = 64 * 1024;
-
-/** The text in chunks that never split a surrogate pair, so the parser's UTF-8 stays intact. */
-export function* textChunks(text: string): Generator<string> {
-  for (let start = 0; start < text.length;) {
-    let end = Math.min(start + CHUNK_CHARS, text.length);
-    const last = text.charCodeAt(end - 1);
-    if (end < text.length && last >= 0xd800 && last <= 0xdbff) end--;
-    yield text.slice(start, end);
-    start = end;
-  }
-}
-
-export const lineOf = (text: string, index: number) => {
+const lineOf = (text: string, index: number) => {
   let line = 1;
   for (let i = text.indexOf('\n'); i !== -1 && i < index; i = text.indexOf('\n', i + 1)) line++;
   return line;
 };
 
-export interface CsvShape {
-  columns: CsvColumn[];
-  rowCount: number;
-  /**
-   * Whether PostgreSQL's own CSV reader will read the text exactly as csv-parse did, so the text
-   * can go to COPY as it is instead of being parsed twice. Strict RFC 4180 (which the scan
-   * enforces) reads the same in both; blank lines (skipped here), carriage returns (PostgreSQL
-   * wants one line ending per file) and a lone `\.` line (its end-of-data marker) are handled
-   * by re-encoding instead.
-   */
-  verbatim: boolean;
+/** A line that is `\.` alone, which PostgreSQL's CSV reader takes for the end of the data. */
+function hasEndMarkerLine(text: string, from: number): boolean {
+  for (let i = text.indexOf('\\.', from); i !== -1; i = text.indexOf('\\.', i + 2)) {
+    const before = text.charCodeAt(i - 1);
+    const after = text.charCodeAt(i + 2);
+    if ((i === from || before === 10 || before === 13) && (i + 2 === text.length || after === 10 || after === 13)) return true;
+  }
+  return false;
 }
 
-function describe(err: unknown, recordStartLine: number, headerLength: number | undefined): CsvImportError {
-  if (!(err instanceof CsvError)) return new CsvImportError(`invalid CSV: ${(err as Error).message}`);
-  const e = err as CsvError & { lines?: number; record?: string[] };
-  if (err.code === 'CSV_QUOTE_NOT_CLOSED') {
-    return new CsvImportError(`invalid CSV: the quoted field in the record starting on line ${recordStartLine} is never closed`);
-  }
-  if (err.code === 'CSV_RECORD_INCONSISTENT_FIELDS_LENGTH' && e.record) {
-    return new CsvImportError(`invalid CSV: line ${e.lines} has ${e.record.length} fields, but the header has ${headerLength}`);
-  }
-  return new CsvImportError(`invalid CSV: ${err.message}`);
-}
+const SCAN_SLICE = 4 << 20;
 
 /**
- * The first pass: checks the whole file and infers column types without keeping rows, so memory
- * stays bounded by the resource itself. Throws CsvImportError naming the line.
+ * The scan of a CSV text: checks every record and infers column types without keeping rows, so
+ * memory stays bounded by the resource itself. It runs in slices (`scanTo`), so that the text can
+ * stream to COPY right behind it. Throws CsvImportError naming the file line.
  */
-export async function scanCsv(text: string, onProgress?: (rows: number) => void): Promise<CsvShape> {
-  if (text.replace(/^\uFEFF/, '').trim() === '') throw new CsvImportError('invalid CSV: the file is empty (no header row)');
-  const nul = text.indexOf('\0');
-  if (nul !== -1) throw new CsvImportError(`invalid CSV: a NUL byte on line ${lineOf(text, nul)} (PostgreSQL text cannot hold it)`);
+export class CsvScan {
+  readonly names: string[];
+  /** Where the first data record starts in the text (after the BOM and the header). */
+  readonly dataStart: number;
+  /**
+   * Whether, by cheap checks of the whole text in advance, PostgreSQL's own CSV reader will read the
+   * data exactly as this scan does, so the text may go to COPY as it is while the scan is still under
+   * way: strict RFC 4180 (which the scan enforces) reads the same in both, but not blank lines (skipped
+   * here), carriage returns (PostgreSQL wants one kind of line ending) or a `\.` line (its end of data).
+   */
+  readonly streamable: boolean;
+  rowCount = 0;
+  done = false;
+  private readonly records: CsvRecords;
+  private readonly inference: TypeInference;
 
-  let header: string[] | undefined;
-  let inference: TypeInference | undefined;
-  let rowCount = 0;
-  let endMarker = false;
-  let nextRecordLine = 1;
-  // Kept by the parser itself: its error can overtake records still buffered for the loop below.
-  let headerLength: number | undefined;
-  const parser = Readable.from(textChunks(text)).pipe(parse({
-    ...PARSE_OPTIONS,
-    on_record: (record: string[], context) => {
-      nextRecordLine = context.lines + 1;
-      headerLength ??= record.length;
-      return record;
-    },
-  }));
-  try {
-    for await (const record of parser as AsyncIterable<string[]>) {
-      if (!header) {
-        header = record;
-        if (header.length > MAX_COLUMNS) {
-          throw new CsvImportError(`invalid CSV: line 1 has ${header.length} columns; PostgreSQL allows at most ${MAX_COLUMNS}`);
-        }
-        inference = new TypeInference(header.length);
-        continue;
-      }
-      if (record.length === 1 && record[0] === '\\.') endMarker = true;
-      inference!.add(record);
-      rowCount++;
-      if (rowCount % 50_000 === 0) onProgress?.(rowCount);
+  constructor(readonly text: string) {
+    if (text.replace(/^\uFEFF/, '').trim() === '') throw new CsvImportError('invalid CSV: the file is empty (no header row)');
+    const nul = text.indexOf('\0');
+    if (nul !== -1) throw new CsvImportError(`invalid CSV: a NUL byte on line ${lineOf(text, nul)} (PostgreSQL text cannot hold it)`);
+    this.records = new CsvRecords(text, MAX_COLUMNS + 1);
+    const records = this.records;
+    if (!records.next()) throw new CsvImportError('invalid CSV: the file is empty (no header row)');
+    if (records.count > MAX_COLUMNS) {
+      throw new CsvImportError(`invalid CSV: line ${records.recordLine} has ${records.count} columns; PostgreSQL allows at most ${MAX_COLUMNS}`);
     }
-  } catch (err) {
-    parser.destroy();
-    if (err instanceof CsvImportError) throw err;
-    throw describe(err, nextRecordLine, headerLength);
+    this.names = columnNames(Array.from({ length: records.count }, (_, k) => records.value(k)));
+    this.dataStart = records.offset;
+    this.inference = new TypeInference(records.count);
+    this.streamable = !text.includes('\r') && !text.includes('\n\n', this.dataStart - 1) && !hasEndMarkerLine(text, this.dataStart);
   }
-  if (!header) throw new CsvImportError('invalid CSV: the file is empty (no header row)');
-  const names = columnNames(header);
-  const types = inference!.types();
-  const verbatim = !endMarker && (parser as unknown as { info: { empty_lines: number } }).info.empty_lines === 0
-    && !text.includes('\r') && !header.some((h) => h.includes('\n'));
-  return { columns: names.map((name, i) => ({ name, type: types[i] })), rowCount, verbatim };
+
+  get width(): number {
+    return this.names.length;
+  }
+
+  /** Where the scan has got to in the text. */
+  get offset(): number {
+    return this.records.offset;
+  }
+
+  /** Once done: whether the data goes to COPY as it is (see `streamable`), judged on what the scan saw. */
+  get verbatim(): boolean {
+    return this.records.blankLines === 0 && !this.records.sawCr && !hasEndMarkerLine(this.text, this.dataStart);
+  }
+
+  /** The types inferred from the records scanned so far. */
+  types(): ColumnType[] {
+    return this.inference.types();
+  }
+
+  columns(): CsvColumn[] {
+    const types = this.types();
+    return this.names.map((name, i) => ({ name, type: types[i] }));
+  }
+
+  /** Scans whole records until the scan is at or past `offset` in the text, or at its end. */
+  scanTo(offset: number): void {
+    const { records, inference, text, width } = this;
+    const { starts, ends, flags } = records;
+    const { masks } = inference;
+    while (records.offset < offset) {
+      if (!records.next()) {
+        this.done = true;
+        return;
+      }
+      if (records.count !== width) {
+        throw new CsvImportError(`invalid CSV: line ${records.recordLine} has ${records.count} fields, but the header has ${width}`);
+      }
+      for (let k = 0; k < width; k++) {
+        if (masks[k] !== 0 && starts[k] !== ends[k]) inference.addAt(k, text, starts[k], ends[k], (flags[k] & ESCAPED) !== 0);
+      }
+      this.rowCount++;
+    }
+    if (records.offset >= text.length) this.done = true;
+  }
+
+  /** Scans the rest, letting a cancellation and the heartbeat through between slices. */
+  async finish(onProgress?: () => void, signal?: AbortSignal): Promise<void> {
+    while (!this.done) {
+      this.scanTo(this.offset + SCAN_SLICE);
+      onProgress?.();
+      await new Promise(setImmediate);
+      signal?.throwIfAborted();
+    }
+  }
 }

@@ -1,6 +1,7 @@
 import type { ModelConfig } from '../agent-model';
 import { newId } from '../ids';
 import type { Queryable } from './pool';
+import { resolveRef } from './refs';
 
 export interface Agent {
   id: string;
@@ -10,6 +11,12 @@ export interface Agent {
   model: ModelConfig;
   integrationIds: string[];
   maxTurns: number;
+  /** how much of any one tool result the LLM sees; the transcript keeps it whole */
+  maxToolResultBytes: number;
+  /** the agent file that defines it; null for agents created through the API */
+  sourceFile: string | null;
+  /** set when the agent was deleted (or its file removed) while threads or runs still refer to it */
+  disabledAt: string | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -21,25 +28,26 @@ export interface NewAgent {
   model: ModelConfig;
   integrationIds?: string[];
   maxTurns?: number;
+  maxToolResultBytes?: number;
 }
 
 interface AgentRow {
   id: string; name: string; description: string | null; instructions: string | null; model: ModelConfig;
-  integration_ids: string[]; max_turns: number; created_at: Date; updated_at: Date;
+  integration_ids: string[]; max_turns: number; max_tool_result_bytes: number; source_file: string | null; disabled_at: Date | null; created_at: Date; updated_at: Date;
 }
 
 const toAgent = (r: AgentRow): Agent => ({
   id: r.id, name: r.name, description: r.description, instructions: r.instructions, model: r.model,
-  integrationIds: r.integration_ids, maxTurns: r.max_turns,
+  integrationIds: r.integration_ids, maxTurns: r.max_turns, maxToolResultBytes: r.max_tool_result_bytes, sourceFile: r.source_file, disabledAt: r.disabled_at?.toISOString() ?? null,
   createdAt: r.created_at.toISOString(), updatedAt: r.updated_at.toISOString(),
 });
 
 export async function insertAgent(db: Queryable, agent: NewAgent): Promise<Agent> {
   const { rows } = await db.query<AgentRow>(
-    `INSERT INTO agents (id, name, description, instructions, model, integration_ids, max_turns)
-     VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *`,
+    `INSERT INTO agents (id, name, description, instructions, model, integration_ids, max_turns, max_tool_result_bytes)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
     [newId('agt'), agent.name, agent.description ?? null, agent.instructions ?? null, JSON.stringify(agent.model),
-      agent.integrationIds ?? [], agent.maxTurns ?? 20],
+      agent.integrationIds ?? [], agent.maxTurns ?? 20, agent.maxToolResultBytes ?? 65_536],
   );
   return toAgent(rows[0]);
 }
@@ -49,10 +57,52 @@ export async function findAgent(db: Queryable, id: string): Promise<Agent | unde
   return rows[0] && toAgent(rows[0]);
 }
 
-/** Unpaged: agents are configuration, counted in tens, not in millions. */
+/** The agent named `ref` by its id or its name. */
+export async function findAgentByRef(db: Queryable, ref: string): Promise<Agent | undefined> {
+  const id = await resolveRef(db, 'agents', ref);
+  return id === undefined ? undefined : findAgent(db, id);
+}
+
+/** Why a disabled agent takes no new threads or runs. */
+export const agentDisabledText = (agent: Pick<Agent, 'name' | 'sourceFile'>) => (agent.sourceFile
+  ? `Agent ${agent.name} is disabled: its file ${agent.sourceFile} was removed; it is kept for the threads that refer to it`
+  : `Agent ${agent.name} was deleted; it is kept only for the threads and runs that refer to it`);
+
+/** Unpaged: agents are configuration, counted in tens, not in millions. Disabled (deleted) agents are left out. */
 export async function listAgents(db: Queryable): Promise<Agent[]> {
-  const { rows } = await db.query<AgentRow>('SELECT * FROM agents ORDER BY created_at, id');
+  const { rows } = await db.query<AgentRow>('SELECT * FROM agents WHERE disabled_at IS NULL ORDER BY created_at, id');
   return rows.map(toAgent);
+}
+
+export type AgentChanges = Partial<Pick<Agent, 'name' | 'description' | 'instructions' | 'model' | 'integrationIds' | 'maxTurns' | 'maxToolResultBytes'>>;
+
+const COLUMNS: Record<keyof AgentChanges, string> = {
+  name: 'name', description: 'description', instructions: 'instructions', model: 'model', integrationIds: 'integration_ids', maxTurns: 'max_turns', maxToolResultBytes: 'max_tool_result_bytes',
+};
+
+/** Applies the given fields (null clears description and instructions); undefined when there is no such agent. */
+export async function updateAgent(db: Queryable, id: string, changes: AgentChanges): Promise<Agent | undefined> {
+  const fields = (Object.keys(COLUMNS) as (keyof AgentChanges)[]).filter((k) => changes[k] !== undefined);
+  const values = fields.map((k) => (k === 'model' ? JSON.stringify(changes[k]) : changes[k]));
+  const sets = fields.map((k, i) => `${COLUMNS[k]} = $${i + 2}`);
+  const { rows } = await db.query<AgentRow>(
+    `UPDATE agents SET ${[...sets, 'updated_at = now()'].join(', ')} WHERE id = $1 RETURNING *`, [id, ...values],
+  );
+  return rows[0] && toAgent(rows[0]);
+}
+
+/**
+ * Deletes an agent, unless threads or runs still refer to it: then it is disabled instead (left
+ * out of listings and the MCP server, closed to new threads and runs), so that their history stays readable.
+ */
+export async function removeAgent(db: Queryable, id: string): Promise<'removed' | 'disabled' | 'unchanged'> {
+  const { rowCount } = await db.query(
+    `DELETE FROM agents WHERE id = $1
+       AND NOT EXISTS (SELECT 1 FROM threads WHERE agent_id = $1) AND NOT EXISTS (SELECT 1 FROM runs WHERE agent_id = $1)`, [id],
+  );
+  if ((rowCount ?? 0) > 0) return 'removed';
+  const disabled = await db.query('UPDATE agents SET disabled_at = now(), updated_at = now() WHERE id = $1 AND disabled_at IS NULL', [id]);
+  return (disabled.rowCount ?? 0) > 0 ? 'disabled' : 'unchanged';
 }
 
 /** True for the error PostgreSQL raises when an insert collides with a unique constraint. */

@@ -4,6 +4,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { ConfigError } from '../config';
 import type { Logger } from '../logger';
 import { isLeftover, waitForExit } from '../processes';
 
@@ -25,7 +26,12 @@ export interface EmbeddedPostgresOptions {
   port: number;
   logger: Logger;
   database?: string;
+  /** aborted: stop PostgreSQL if it is still starting, and reject */
+  signal?: AbortSignal;
 }
+
+/** Fast shutdown takes well under a second; past this, Ctrl-C would wait too long (a kill is recovered from at the next start). */
+const STOP_GRACE_MS = 5_000;
 
 const SUPERUSER = 'postgres';
 
@@ -52,6 +58,32 @@ async function postgresOsUser(): Promise<{ uid: number; gid: number } | undefine
   return { uid: Number(uid), gid: Number(gid) };
 }
 
+/**
+ * The first directory on the way to `dir` that the postgres OS user may not enter. Checked on the
+ * mode bits with its primary group alone: a process started with a uid gets no supplementary groups.
+ */
+async function firstUnreachable(dir: string, ids: { uid: number; gid: number }): Promise<{ dir: string; mode: number; uid: number } | undefined> {
+  const chain: string[] = [];
+  for (let current = path.resolve(dir); ; current = path.dirname(current)) {
+    chain.unshift(current);
+    if (path.dirname(current) === current) break;
+  }
+  for (const d of chain) {
+    const st = await fs.stat(d);
+    const bits = st.uid === ids.uid ? st.mode >> 6 : st.gid === ids.gid ? st.mode >> 3 : st.mode;
+    if ((bits & 1) === 0) return { dir: d, mode: st.mode & 0o777, uid: st.uid };
+  }
+  return undefined;
+}
+
+async function assertReachable(dataDir: string, ids: { uid: number; gid: number }): Promise<void> {
+  const blocked = await firstUnreachable(dataDir, ids);
+  if (!blocked) return;
+  throw new ConfigError(`PostgreSQL runs as the system user "${SUPERUSER}" (it refuses to run as root), and that user cannot enter `
+    + `${blocked.dir} (mode ${blocked.mode.toString(8).padStart(4, '0')}, owner uid ${blocked.uid}) on the way to the data dir ${dataDir}. `
+    + `Give it search permission (chmod o+x ${blocked.dir}), choose a DATA_DIR that user can reach, or set DATABASE_URL.`);
+}
+
 function run(cmd: string, args: string[], ids: { uid: number; gid: number } | undefined): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { ...ids, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -75,10 +107,11 @@ async function stopLeftoverPostmaster(pgData: string, logger: Logger): Promise<v
   await waitForExit(pid, 10_000);
 }
 
-async function waitUntilReady(url: string, child: ChildProcess, timeoutMs: number): Promise<void> {
+async function waitUntilReady(url: string, child: ChildProcess, timeoutMs: number, signal?: AbortSignal): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   while (Date.now() < deadline) {
+    signal?.throwIfAborted();
     if (child.exitCode !== null) throw new Error(`PostgreSQL exited during start-up with code ${child.exitCode}`);
     const client = new pg.Client({ connectionString: url });
     try {
@@ -101,6 +134,8 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   const pgData = path.join(options.dataDir, 'postgres');
   const passwordFile = path.join(options.dataDir, 'postgres.password');
   await fs.mkdir(options.dataDir, { recursive: true });
+  // Said at once and plainly, not as initdb's "Permission denied" on a file it was handed.
+  if (ids) await assertReachable(options.dataDir, ids);
 
   let password = (await fs.readFile(passwordFile, 'utf8').catch(() => '')).trim();
   const initialised = await fs.stat(path.join(pgData, 'PG_VERSION')).then(() => true, () => false);
@@ -125,6 +160,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     }
   }
   await stopLeftoverPostmaster(pgData, logger);
+  options.signal?.throwIfAborted();
 
   const child = spawn(path.join(bin, 'postgres'), [
     '-D', pgData, '-p', String(options.port),
@@ -138,12 +174,20 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     stderrTail = (stderrTail + d.toString()).slice(-4000);
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    // SIGINT is PostgreSQL's "fast shutdown": it ends sessions and checkpoints.
+    child.kill('SIGINT');
+    const timer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
+    await exited;
+    clearTimeout(timer);
+  };
 
   const adminUrl = `postgres://${SUPERUSER}:${encodeURIComponent(password)}@127.0.0.1:${options.port}/postgres`;
   try {
-    await waitUntilReady(adminUrl, child, 30_000);
+    await waitUntilReady(adminUrl, child, 30_000, options.signal);
   } catch (err) {
-    child.kill('SIGKILL');
+    await stop();
     throw new Error(`${(err as Error).message}\n${stderrTail}`, { cause: err });
   }
   const database = options.database ?? 'engine';
@@ -159,13 +203,6 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   return {
     url: `postgres://${SUPERUSER}:${encodeURIComponent(password)}@127.0.0.1:${options.port}/${database}`,
     port: options.port,
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      // SIGINT is PostgreSQL's "fast shutdown": it ends sessions and checkpoints.
-      child.kill('SIGINT');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-      await exited;
-      clearTimeout(timer);
-    },
+    stop,
   };
 }

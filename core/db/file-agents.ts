@@ -63,17 +63,6 @@ export async function listFileAgentsUnder(db: Queryable, dir: string): Promise<A
   return rows.map((r) => ({ id: r.id, name: r.name, sourceFile: r.source_file, disabled: r.disabled_at !== null }));
 }
 
-/**
- * An agent whose file is gone is deleted, unless threads still point at it: then it is disabled
- * (hidden from the MCP server) so that their history stays readable.
- */
-export async function removeFileAgent(db: Queryable, id: string): Promise<'removed' | 'disabled' | 'unchanged'> {
-  const { rowCount } = await db.query('DELETE FROM agents WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM threads WHERE agent_id = $1)', [id]);
-  if ((rowCount ?? 0) > 0) return 'removed';
-  const disabled = await db.query('UPDATE agents SET disabled_at = now(), updated_at = now() WHERE id = $1 AND disabled_at IS NULL', [id]);
-  return (disabled.rowCount ?? 0) > 0 ? 'disabled' : 'unchanged';
-}
-
 /** What the MCP server exposes of an agent. */
 export interface ExposedAgent {
   id: string;

@@ -1,10 +1,10 @@
 import { newId } from '../ids';
+import { secretKeys } from '../secrets/key-ring';
+import { openTransport, sealTransport, type IntegrationTransport } from './integration-secrets';
 import type { Queryable } from './pool';
 
-/** How the worker reaches an MCP server. `env` and `headers` hold secrets: never log or return them. */
-export type IntegrationTransport =
-  | { type: 'stdio'; command: string; args?: string[]; env?: Record<string, string>; cwd?: string }
-  | { type: 'http'; url: string; headers?: Record<string, string> };
+/** Its `env` and `headers` are stored sealed (integration-secrets.ts) and opened here, with the process's keys. */
+export type { IntegrationTransport };
 
 export interface Integration {
   id: string;
@@ -14,6 +14,8 @@ export interface Integration {
   /** bound on a tool call that keeps reporting progress; null: the engine's default bound */
   maxTotalTimeoutMs: number | null;
   maxResourceBytes: number;
+  /** the largest tool response a call accepts; a larger one is refused before it is stored or shown */
+  maxResultBytes: number;
   /** whether readOnlyHint/idempotentHint from this server may be trusted to retry its tools */
   trustAnnotations: boolean;
   enabled: boolean;
@@ -35,6 +37,7 @@ export interface NewIntegration {
   toolTimeoutMs?: number;
   maxTotalTimeoutMs?: number | null;
   maxResourceBytes?: number;
+  maxResultBytes?: number;
   trustAnnotations?: boolean;
   enabled?: boolean;
   promptInjection?: boolean;
@@ -61,15 +64,15 @@ export function integrationNameProblem(name: string): string | undefined {
 
 interface IntegrationRow {
   id: string; name: string; transport: IntegrationTransport; tool_timeout_ms: number; max_total_timeout_ms: number | null;
-  max_resource_bytes: string; trust_annotations: boolean; enabled: boolean; created_at: Date; updated_at: Date;
+  max_resource_bytes: string; max_result_bytes: string; trust_annotations: boolean; enabled: boolean; created_at: Date; updated_at: Date;
   prompt_injection: boolean; disabled_prompts: string[]; prompt_arguments: Record<string, Record<string, string>>;
-  task_queue: string | null;
+  task_queue: string | null; secrets: unknown;
 }
 
 const toIntegration = (r: IntegrationRow): Integration => ({
-  id: r.id, name: r.name, transport: r.transport, toolTimeoutMs: r.tool_timeout_ms, maxTotalTimeoutMs: r.max_total_timeout_ms,
+  id: r.id, name: r.name, transport: openTransport(secretKeys(), r.id, r.transport, r.secrets), toolTimeoutMs: r.tool_timeout_ms, maxTotalTimeoutMs: r.max_total_timeout_ms,
   // bigint arrives as a string; 2^53 bytes is far beyond any bound we would set.
-  maxResourceBytes: Number(r.max_resource_bytes), trustAnnotations: r.trust_annotations, enabled: r.enabled,
+  maxResourceBytes: Number(r.max_resource_bytes), maxResultBytes: Number(r.max_result_bytes), trustAnnotations: r.trust_annotations, enabled: r.enabled,
   promptInjection: r.prompt_injection, disabledPrompts: r.disabled_prompts, promptArguments: r.prompt_arguments,
   taskQueue: r.task_queue,
   createdAt: r.created_at.toISOString(), updatedAt: r.updated_at.toISOString(),
@@ -86,15 +89,17 @@ export function toPublic(integration: Integration): PublicIntegration {
 export async function insertIntegration(db: Queryable, integration: NewIntegration): Promise<Integration> {
   const problem = integrationNameProblem(integration.name);
   if (problem) throw new Error(`Invalid integration name "${integration.name}": ${problem}`);
+  const id = newId('int');
+  const stored = sealTransport(secretKeys(), id, integration.transport);
   const { rows } = await db.query<IntegrationRow>(
     `INSERT INTO integrations (id, name, transport, tool_timeout_ms, max_total_timeout_ms, max_resource_bytes, trust_annotations, enabled,
-       prompt_injection, disabled_prompts, prompt_arguments, task_queue)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING *`,
-    [newId('int'), integration.name, JSON.stringify(integration.transport), integration.toolTimeoutMs ?? 60_000,
+       prompt_injection, disabled_prompts, prompt_arguments, task_queue, secrets, max_result_bytes)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING *`,
+    [id, integration.name, JSON.stringify(stored.transport), integration.toolTimeoutMs ?? 60_000,
       integration.maxTotalTimeoutMs ?? null, integration.maxResourceBytes ?? 268_435_456,
       integration.trustAnnotations ?? false, integration.enabled ?? true,
       integration.promptInjection ?? true, integration.disabledPrompts ?? [], JSON.stringify(integration.promptArguments ?? {}),
-      integration.taskQueue ?? null],
+      integration.taskQueue ?? null, stored.secrets && JSON.stringify(stored.secrets), integration.maxResultBytes ?? 1_048_576],
   );
   return toIntegration(rows[0]);
 }
@@ -123,17 +128,12 @@ export async function listIntegrations(db: Queryable): Promise<Integration[]> {
   return rows.map(toIntegration);
 }
 
-export async function deleteIntegration(db: Queryable, id: string): Promise<boolean> {
-  const res = await db.query('DELETE FROM integrations WHERE id = $1', [id]);
-  return res.rowCount === 1;
-}
-
 /** A partial update; `maxTotalTimeoutMs: null` goes back to the engine's default bound. */
 export type IntegrationPatch = Partial<NewIntegration>;
 
 const patchColumns: Record<keyof IntegrationPatch, string> = {
   name: 'name', transport: 'transport', toolTimeoutMs: 'tool_timeout_ms', maxTotalTimeoutMs: 'max_total_timeout_ms',
-  maxResourceBytes: 'max_resource_bytes', trustAnnotations: 'trust_annotations', enabled: 'enabled',
+  maxResourceBytes: 'max_resource_bytes', maxResultBytes: 'max_result_bytes', trustAnnotations: 'trust_annotations', enabled: 'enabled',
   promptInjection: 'prompt_injection', disabledPrompts: 'disabled_prompts', promptArguments: 'prompt_arguments',
   taskQueue: 'task_queue',
 };
@@ -148,9 +148,15 @@ export async function updateIntegration(db: Queryable, id: string, patch: Integr
   const sets: string[] = [];
   const values: unknown[] = [id];
   for (const [key, column] of Object.entries(patchColumns) as [keyof IntegrationPatch, string][]) {
-    if (patch[key] === undefined) continue;
+    if (patch[key] === undefined || key === 'transport') continue;
     values.push(jsonbFields.has(key) ? JSON.stringify(patch[key]) : patch[key]);
     sets.push(`${column} = $${values.length}`);
+  }
+  if (patch.transport) {
+    // A new transport replaces the secrets too: sealed again, bound to this row.
+    const stored = sealTransport(secretKeys(), id, patch.transport);
+    values.push(JSON.stringify(stored.transport), stored.secrets && JSON.stringify(stored.secrets));
+    sets.push(`transport = $${values.length - 1}`, `secrets = $${values.length}`);
   }
   const { rows } = await db.query<IntegrationRow>(
     `UPDATE integrations SET ${[...sets, 'updated_at = now()'].join(', ')} WHERE id = $1 RETURNING *`, values,
@@ -164,30 +170,21 @@ export async function takenIntegrationNames(db: Queryable, names: string[]): Pro
   return rows.map((r) => r.name);
 }
 
-/**
- * Inside a transaction: key-share-locks the integrations with these ids, so that none of them
- * can be deleted before the transaction ends, and returns the ids that do not exist.
- */
-export async function lockIntegrationIds(tx: Queryable, ids: string[]): Promise<string[]> {
-  if (ids.length === 0) return [];
-  const { rows } = await tx.query<{ id: string }>('SELECT id FROM integrations WHERE id = ANY($1) FOR KEY SHARE', [ids]);
-  const found = new Set(rows.map((r) => r.id));
-  return ids.filter((id) => !found.has(id));
-}
-
 export type DeleteOutcome = { status: 'deleted' | 'not_found' } | { status: 'referenced'; agents: { id: string; name: string }[] };
 
 /**
  * Inside a transaction: deletes the integration unless an agent still lists it. The row lock waits
  * for agent inserts that key-share-locked it, so a concurrent insert cannot slip in a dangling id.
+ * Disabled (deleted) agents run no more: they lose the integration instead of keeping it.
  */
 export async function deleteUnreferencedIntegration(tx: Queryable, id: string): Promise<DeleteOutcome> {
   const locked = await tx.query('SELECT id FROM integrations WHERE id = $1 FOR UPDATE', [id]);
   if (locked.rowCount === 0) return { status: 'not_found' };
   const { rows: agents } = await tx.query<{ id: string; name: string }>(
-    'SELECT id, name FROM agents WHERE $1 = ANY(integration_ids) ORDER BY created_at, id', [id],
+    'SELECT id, name FROM agents WHERE $1 = ANY(integration_ids) AND disabled_at IS NULL ORDER BY created_at, id', [id],
   );
   if (agents.length > 0) return { status: 'referenced', agents };
+  await tx.query('UPDATE agents SET integration_ids = array_remove(integration_ids, $1) WHERE $1 = ANY(integration_ids)', [id]);
   await tx.query('DELETE FROM integrations WHERE id = $1', [id]);
   return { status: 'deleted' };
 }

@@ -7,7 +7,7 @@ import type pg from 'pg';
 export const migrations: { version: number; name: string; sql: string }[] = [
   {
     version: 1,
-    name: 'runs, threads and agents',
+    name: 'baseline',
     sql: `
 CREATE TABLE agents (
   id text PRIMARY KEY,
@@ -17,6 +17,11 @@ CREATE TABLE agents (
   model jsonb NOT NULL,
   integration_ids text[] NOT NULL DEFAULT '{}',
   max_turns integer NOT NULL DEFAULT 20,
+  -- agents defined by files in AGENTS_DIR: the file's absolute path (NULL for API-defined agents),
+  -- the <user>/<assistant> prompt template, and when the file went away (kept while threads use the agent)
+  source_file text UNIQUE,
+  template jsonb NOT NULL DEFAULT '[]' CHECK (jsonb_typeof(template) = 'array'),
+  disabled_at timestamptz,
   created_at timestamptz NOT NULL DEFAULT now(),
   updated_at timestamptz NOT NULL DEFAULT now()
 );
@@ -124,12 +129,7 @@ CREATE TABLE run_results (
   created_at timestamptz NOT NULL,
   ended_at timestamptz NOT NULL DEFAULT now()
 );
-`,
-  },
-  {
-    version: 2,
-    name: 'integrations',
-    sql: `
+
 -- MCP servers. Names become tool-name prefixes (<name>__<tool>), so "__" is reserved as the separator.
 CREATE TABLE integrations (
   id text PRIMARY KEY,
@@ -141,27 +141,18 @@ CREATE TABLE integrations (
   max_resource_bytes bigint NOT NULL DEFAULT 268435456 CHECK (max_resource_bytes > 0),
   trust_annotations boolean NOT NULL DEFAULT false,
   enabled boolean NOT NULL DEFAULT true,
+  -- conventional-prompt injection: on/off, prompts left out, and the arguments passed to prompts/get
+  prompt_injection boolean NOT NULL DEFAULT true,
+  disabled_prompts text[] NOT NULL DEFAULT '{}',
+  -- {promptName: {argument: value}}; MCP prompt arguments are strings
+  prompt_arguments jsonb NOT NULL DEFAULT '{}' CHECK (jsonb_typeof(prompt_arguments) = 'object'),
+  -- tool calls (and discovery) of a pinned integration run only on workers polling this queue,
+  -- e.g. a stdio server that needs files or devices of one machine
+  task_queue text CHECK (task_queue ~ '^[A-Za-z0-9_.-]{1,200}$'),
   created_at timestamptz NOT NULL DEFAULT now(),
   updated_at timestamptz NOT NULL DEFAULT now()
 );
-`,
-  },
-  {
-    version: 4,
-    name: 'integration prompt settings',
-    sql: `
--- Conventional-prompt injection per integration: on/off, prompts left out, and the arguments passed to prompts/get.
-ALTER TABLE integrations
-  ADD COLUMN prompt_injection boolean NOT NULL DEFAULT true,
-  ADD COLUMN disabled_prompts text[] NOT NULL DEFAULT '{}',
-  -- {promptName: {argument: value}}; MCP prompt arguments are strings
-  ADD COLUMN prompt_arguments jsonb NOT NULL DEFAULT '{}' CHECK (jsonb_typeof(prompt_arguments) = 'object');
-`,
-  },
-  {
-    version: 3,
-    name: 'data sources',
-    sql: `
+
 -- CSV resources imported as tables, one per (thread, resource URI), in the thread's own schema (ds_<thread>).
 -- The row is written in the transaction that renames the staging table into place, so it never points at nothing.
 CREATE TABLE data_sources (
@@ -179,18 +170,6 @@ CREATE TABLE data_sources (
   UNIQUE (thread_id, uri),
   UNIQUE (thread_id, table_name)
 );
-`,
-  },
-  {
-    version: 8,
-    name: 'agent files and MCP calls',
-    sql: `
--- Agents defined by files in AGENTS_DIR: the absolute path of the file (NULL for API-defined agents), the
--- <user>/<assistant> prompt template, and when the file went away (kept while threads still use the agent).
-ALTER TABLE agents
-  ADD COLUMN source_file text UNIQUE,
-  ADD COLUMN template jsonb NOT NULL DEFAULT '[]' CHECK (jsonb_typeof(template) = 'array'),
-  ADD COLUMN disabled_at timestamptz;
 
 -- Agent tool calls received over MCP's Streamable HTTP, keyed by the client's session and request id,
 -- so that a notifications/cancelled reaching any API process finds the run (no sticky routing).
@@ -205,12 +184,60 @@ CREATE TABLE mcp_calls (
 `,
   },
   {
-    version: 9,
-    name: 'integrations pinned to a task queue',
+    version: 2,
+    name: 'bounds on tool results',
     sql: `
--- Tool calls (and discovery) of a pinned integration run only on workers polling this queue,
--- e.g. a stdio server that needs files or devices of one machine.
-ALTER TABLE integrations ADD COLUMN task_queue text CHECK (task_queue ~ '^[A-Za-z0-9_.-]{1,200}$');
+-- the largest MCP tool response a call accepts; a larger one is refused before it is stored
+ALTER TABLE integrations ADD COLUMN max_result_bytes bigint NOT NULL DEFAULT 1048576 CHECK (max_result_bytes > 0);
+-- how much of any one tool result the agent's LLM sees (the transcript keeps it whole)
+ALTER TABLE agents ADD COLUMN max_tool_result_bytes integer NOT NULL DEFAULT 65536 CHECK (max_tool_result_bytes > 0);
+`,
+  },
+  {
+    version: 3,
+    name: 'secrets at rest, per-thread source_query logins',
+    sql: `
+-- An integration's env and header values, sealed with AES-256-GCM under SECRETS_KEY:
+-- {v, kid, iv, data, tag} (base64), bound to the row's id. transport keeps no secret values.
+ALTER TABLE integrations ADD COLUMN secrets jsonb CHECK (secrets IS NULL OR jsonb_typeof(secrets) = 'object');
+
+-- The one random secret from which the engine derives the passwords of the per-thread source_query
+-- login roles. Only the engine's own user can read it: thread roles are granted nothing here.
+CREATE TABLE source_query_login_secret (
+  only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+  secret text NOT NULL
+);
+REVOKE ALL ON source_query_login_secret FROM PUBLIC;
+`,
+  },
+  {
+    version: 4,
+    name: 'thread and agent listing indexes',
+    sql: `
+-- GET /v1/threads pages newest first, optionally by agent; deleting an agent asks whether threads or runs refer to it
+CREATE INDEX threads_created_idx ON threads (created_at DESC, id DESC);
+CREATE INDEX threads_agent_created_idx ON threads (agent_id, created_at DESC, id DESC);
+CREATE INDEX runs_agent_idx ON runs (agent_id);
+`,
+  },
+  {
+    version: 5,
+    name: 'run change notifications',
+    // API processes LISTEN on these channels (core/db/run-changes.ts): a long poll wakes when its
+    // run's result is written, an event stream when an event is. Triggers rather than NOTIFYs in
+    // the writers, so that every writer (activities, the reconciler, a retried step) notifies alike.
+    // The payload is the run id (ids are short: far below NOTIFY's 8000-byte limit).
+    sql: `
+CREATE FUNCTION notify_run_change() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_notify(TG_ARGV[0], NEW.run_id);
+  RETURN NULL;
+END
+$$;
+CREATE TRIGGER run_results_notify AFTER INSERT ON run_results
+  FOR EACH ROW EXECUTE FUNCTION notify_run_change('engine_run_ended');
+CREATE TRIGGER run_events_notify AFTER INSERT ON run_events
+  FOR EACH ROW EXECUTE FUNCTION notify_run_change('engine_run_event');
 `,
   },
 ];

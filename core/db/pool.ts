@@ -11,6 +11,18 @@ export function createPool(url: string, logger: Logger, max = 10): Db {
   return pool;
 }
 
+/**
+ * A failure to reach the database (refused, reset, shut down), as opposed to a statement's own
+ * error: worth waiting out. SQLSTATE class 08 is a connection exception; 57P01–57P03 a shutdown.
+ */
+export function isUnreachableDb(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code.startsWith('08') || /^57P0[123]$/.test(code);
+  const message = String((err as Error | null)?.message ?? '');
+  return ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH'].includes(String(code))
+    || /Connection terminated|connection timeout|Client has encountered a connection error/i.test(message);
+}
+
 export async function inTransaction<T>(pool: Db, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   try {

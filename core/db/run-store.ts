@@ -1,7 +1,13 @@
 import type { ChatMessage, Usage } from '../messages';
 import type { Queryable } from './pool';
+import { storableJson, storableText } from './storable-text';
 
-/** Repositories for a run's durable records. Every write is idempotent, because activities retry. */
+/**
+ * Repositories for a run's durable records. Every write is idempotent, because activities retry.
+ * What a run records comes from an LLM and from MCP servers: each write makes it storable here
+ * (storable-text.ts), so that no caller can forget and odd text never fails a turn or loses a result.
+ */
+const jsonText = (value: unknown) => JSON.stringify(storableJson(value));
 
 export interface RunRecord {
   id: string;
@@ -40,7 +46,7 @@ export async function findRun(db: Queryable, id: string): Promise<RunRecord | un
 // ---- transcript -------------------------------------------------------------------------
 
 export async function putRunMessage(db: Queryable, runId: string, turn: number, slot: number, message: ChatMessage): Promise<number> {
-  const json = JSON.stringify(message);
+  const json = jsonText(message);
   const bytes = Buffer.byteLength(json);
   await db.query(
     `INSERT INTO run_messages (run_id, turn, slot, message, bytes) VALUES ($1, $2, $3, $4, $5)
@@ -114,7 +120,8 @@ export async function putToolCall(db: Queryable, runId: string, rec: ToolCallRec
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
      ON CONFLICT (run_id, turn, slot) DO UPDATE SET status = EXCLUDED.status, duration_ms = EXCLUDED.duration_ms,
        result_preview = EXCLUDED.result_preview, result_bytes = EXCLUDED.result_bytes`,
-    [runId, rec.turn, rec.slot, rec.id, rec.name, rec.type, rec.integrationId, rec.status, rec.durationMs, rec.result, rec.resultBytes],
+    [runId, rec.turn, rec.slot, storableText(rec.id), storableText(rec.name), rec.type, rec.integrationId, rec.status, rec.durationMs,
+      storableText(rec.result), rec.resultBytes],
   );
 }
 
@@ -146,13 +153,13 @@ export interface RunEvent { seq: number; type: RunEventType; data: Record<string
 export async function appendEvent(db: Queryable, runId: string, seq: number, type: RunEventType, data: Record<string, unknown> = {}): Promise<void> {
   await db.query(
     'INSERT INTO run_events (run_id, seq, type, data) VALUES ($1, $2, $3, $4) ON CONFLICT (run_id, seq) DO NOTHING',
-    [runId, seq, type, JSON.stringify(data)],
+    [runId, seq, type, jsonText(data)],
   );
 }
 
 /** Adds fields to an event already written (figures known only after it); idempotent like every write here. */
 export async function mergeEventData(db: Queryable, runId: string, seq: number, data: Record<string, unknown>): Promise<void> {
-  await db.query('UPDATE run_events SET data = data || $3::jsonb WHERE run_id = $1 AND seq = $2', [runId, seq, JSON.stringify(data)]);
+  await db.query('UPDATE run_events SET data = data || $3::jsonb WHERE run_id = $1 AND seq = $2', [runId, seq, jsonText(data)]);
 }
 
 export async function listEvents(db: Queryable, runId: string, afterSeq = 0): Promise<RunEvent[]> {
@@ -165,7 +172,7 @@ export async function listEvents(db: Queryable, runId: string, afterSeq = 0): Pr
 // ---- snapshots --------------------------------------------------------------------------
 
 export async function putSnapshot(db: Queryable, runId: string, kind: string, data: unknown): Promise<number> {
-  const json = JSON.stringify(data);
+  const json = jsonText(data);
   const bytes = Buffer.byteLength(json);
   await db.query(
     `INSERT INTO run_snapshots (run_id, kind, data, bytes) VALUES ($1, $2, $3, $4)
@@ -213,8 +220,8 @@ export async function insertRunResult(db: Queryable, r: Omit<RunResult, 'endedAt
   const res = await db.query(
     `INSERT INTO run_results (run_id, thread_id, agent_id, status, stop_reason, output, error, turns, usage, tool_calls, created_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (run_id) DO NOTHING`,
-    [r.runId, r.threadId, r.agentId, r.status, r.stopReason, r.output, r.error && JSON.stringify(r.error), r.turns,
-      JSON.stringify(r.usage), JSON.stringify(r.toolCalls), r.createdAt],
+    [r.runId, r.threadId, r.agentId, r.status, r.stopReason, storableText(r.output), r.error && jsonText(r.error), r.turns,
+      JSON.stringify(r.usage), jsonText(r.toolCalls), r.createdAt],
   );
   return res.rowCount === 1;
 }

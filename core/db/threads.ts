@@ -1,5 +1,6 @@
 import { newId } from '../ids';
 import type { ChatMessage } from '../messages';
+import { EngineError } from '../engine-error';
 import type { Queryable } from './pool';
 
 export interface Thread {
@@ -27,4 +28,53 @@ export async function findThread(db: Queryable, id: string): Promise<Thread | un
 export async function threadMessages(db: Queryable, threadId: string): Promise<ChatMessage[]> {
   const { rows } = await db.query<{ message: ChatMessage }>('SELECT message FROM messages WHERE thread_id = $1 ORDER BY seq', [threadId]);
   return rows.map((r) => r.message);
+}
+
+/** A thread in a listing: what a person needs to pick a conversation. */
+export interface ThreadSummary extends Omit<Thread, 'activeRunId'> {
+  agentName: string;
+  messageCount: number;
+  lastMessageAt: string | null;
+}
+
+export interface ThreadPage {
+  threads: ThreadSummary[];
+  nextCursor: string | null;
+}
+
+/**
+ * A page of threads, newest first, optionally of one agent. The cursor is the last thread's
+ * (creation time in microseconds, id): keyset paging, stable while threads are added.
+ */
+export async function listThreads(db: Queryable, req: { agentId?: string; cursor?: string; limit: number }): Promise<ThreadPage> {
+  const after = req.cursor === undefined ? undefined : decodeThreadCursor(req.cursor);
+  const { rows } = await db.query<{
+    id: string; agent_id: string; agent_name: string; created_at: Date; micros: string; message_count: number; last_message_at: Date | null;
+  }>(
+    `SELECT t.id, t.agent_id, a.name AS agent_name, t.created_at,
+       (extract(epoch FROM t.created_at) * 1000000)::bigint::text AS micros,
+       (SELECT count(*)::integer FROM messages m WHERE m.thread_id = t.id) AS message_count,
+       (SELECT max(m.created_at) FROM messages m WHERE m.thread_id = t.id) AS last_message_at
+     FROM threads t JOIN agents a ON a.id = t.agent_id
+     WHERE ($1::text IS NULL OR t.agent_id = $1)
+       AND ($2::bigint IS NULL OR (t.created_at, t.id) < ('epoch'::timestamptz + $2::bigint * interval '1 microsecond', $3::text))
+     ORDER BY t.created_at DESC, t.id DESC LIMIT $4`,
+    [req.agentId ?? null, after?.micros ?? null, after?.id ?? null, req.limit + 1],
+  );
+  const page = rows.slice(0, req.limit);
+  const last = page.at(-1);
+  return {
+    threads: page.map((r) => ({
+      id: r.id, agentId: r.agent_id, agentName: r.agent_name, createdAt: r.created_at.toISOString(),
+      messageCount: r.message_count, lastMessageAt: r.last_message_at?.toISOString() ?? null,
+    })),
+    nextCursor: rows.length > req.limit && last ? Buffer.from(`${last.micros}.${last.id}`).toString('base64url') : null,
+  };
+}
+
+/** A cursor this listing did not issue is the caller's mistake. */
+function decodeThreadCursor(cursor: string): { micros: string; id: string } {
+  const match = /^(\d{1,18})\.([A-Za-z0-9_-]{1,128})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  if (!match) throw new EngineError('invalid', 'The cursor is not one this listing gave out: use the nextCursor of a previous page');
+  return { micros: match[1], id: match[2] };
 }

@@ -2,8 +2,10 @@ import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { generateText, streamText, type LanguageModel } from 'ai';
 import type { ModelConfig } from '../agent-model';
+import { guardedFetch, type GuardedFetch } from '../net/address-guard';
 import type { ToolCall, Usage } from '../messages';
 import { LlmConfigError } from './errors';
+import { apiKeyEnvProblem, DEFAULT_LLM_KEY_ENVS, keyEnvFor, PROVIDER_ENDPOINTS } from './key-policy';
 import type { LlmProvider, LlmRequest, LlmResponse } from './types';
 import { fromSdkToolCalls, toModelMessages, toToolSet } from './wire-messages';
 
@@ -12,48 +14,47 @@ type RemoteModel = Extract<ModelConfig, { provider: 'openai' | 'anthropic' }>;
 /** Reads a secret from the worker's environment by name; keys never enter history or the database. */
 export type ApiKeyReader = (envName: string) => string | undefined;
 
-const DEFAULTS = {
-  openai: { baseUrl: 'https://api.openai.com/v1', apiKeyEnv: 'OPENAI_API_KEY' },
-  anthropic: { baseUrl: 'https://api.anthropic.com/v1', apiKeyEnv: 'ANTHROPIC_API_KEY' },
-} as const;
-
 /**
- * The key for a model. A key named in `apiKeyEnv` must be set. The default key may be absent
- * when `baseUrl` points elsewhere: Ollama, vLLM and llama.cpp servers usually need none.
+ * The key for a model, read only when the policy lets it go to this model's endpoint. A key named
+ * in `apiKeyEnv` must be allowed and set; a custom baseUrl without one gets no key (Ollama, vLLM and
+ * llama.cpp servers usually need none).
  */
-function apiKeyFor(model: RemoteModel, readKey: ApiKeyReader): string | undefined {
-  const envName = model.apiKeyEnv ?? DEFAULTS[model.provider].apiKeyEnv;
+function apiKeyFor(model: RemoteModel, readKey: ApiKeyReader, allowedKeyEnvs: readonly string[]): string | undefined {
+  const refused = apiKeyEnvProblem(model, allowedKeyEnvs);
+  if (refused) throw new LlmConfigError(`The ${model.provider} model "${model.name}": ${refused}`);
+  const envName = keyEnvFor(model);
+  if (envName === undefined) return undefined;
   const key = readKey(envName);
-  if (key) return key;
-  if (model.apiKeyEnv || !model.baseUrl) {
-    throw new LlmConfigError(`The ${model.provider} model "${model.name}" needs an API key: set ${envName} in the worker's environment`);
-  }
-  return undefined;
+  if (!key) throw new LlmConfigError(`The ${model.provider} model "${model.name}" needs an API key: set ${envName} in the worker's environment`);
+  return key;
 }
 
-function languageModel(model: RemoteModel, readKey: ApiKeyReader): LanguageModel {
-  const apiKey = apiKeyFor(model, readKey);
-  const baseURL = model.baseUrl ?? DEFAULTS[model.provider].baseUrl;
+function languageModel(model: RemoteModel, readKey: ApiKeyReader, allowedKeyEnvs: readonly string[], fetch: GuardedFetch): LanguageModel {
+  const apiKey = apiKeyFor(model, readKey, allowedKeyEnvs);
+  const baseURL = model.baseUrl ?? PROVIDER_ENDPOINTS[model.provider].baseUrl;
   if (model.provider === 'anthropic') {
     // Anthropic's provider reads ANTHROPIC_API_KEY itself when none is given; an explicit empty header keeps it ours.
-    return createAnthropic({ baseURL, apiKey: apiKey ?? '' }).languageModel(model.name);
+    return createAnthropic({ baseURL, apiKey: apiKey ?? '', fetch }).languageModel(model.name);
   }
   // includeUsage asks for the final usage chunk when streaming (stream_options.include_usage).
-  return createOpenAICompatible({ name: 'openai', baseURL, apiKey, includeUsage: true }).chatModel(model.name);
+  return createOpenAICompatible({ name: 'openai', baseURL, apiKey, includeUsage: true, fetch }).chatModel(model.name);
 }
 
 /**
  * OpenAI-compatible chat completions (OpenAI, Ollama, vLLM, llama.cpp server, any base URL) and
  * Anthropic Messages, through the AI SDK. The SDK's retries are off (`maxRetries: 0`): Temporal's
- * retry policy is the only one, so attempts never multiply.
+ * retry policy is the only one, so attempts never multiply. Requests go through `fetch`, which refuses
+ * metadata and link-local addresses (see core/net/address-guard).
  */
-export function createAiSdkProvider(readKey: ApiKeyReader): LlmProvider {
+export function createAiSdkProvider(
+  readKey: ApiKeyReader, allowedKeyEnvs: readonly string[] = DEFAULT_LLM_KEY_ENVS, fetch: GuardedFetch = guardedFetch(),
+): LlmProvider {
   return {
     async complete(request: LlmRequest): Promise<LlmResponse> {
       const model = request.model;
       if (model.provider !== 'openai' && model.provider !== 'anthropic') throw new Error(`not a remote model: ${model.provider}`);
       const settings = {
-        model: languageModel(model, readKey),
+        model: languageModel(model, readKey, allowedKeyEnvs, fetch),
         messages: toModelMessages(request.messages),
         ...(request.tools.length > 0 ? { tools: toToolSet(request.tools) } : {}),
         temperature: model.temperature,

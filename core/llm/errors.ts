@@ -1,4 +1,5 @@
 import { APICallError } from 'ai';
+import { AddressRefusedError } from '../net/address-guard';
 
 /**
  * What a provider failure means for the run, decided once. The LLM activity turns it into a
@@ -29,6 +30,8 @@ const CONTEXT_LENGTH = /context[_ ]length|maximum context|context window|context
 
 export function classifyLlmError(err: unknown): LlmFailure {
   if (err instanceof LlmConfigError) return { type: 'LlmConfigError', message: err.message, retryable: false };
+  // The base URL resolves to a refused address: asking again will not change the answer.
+  if (err instanceof AddressRefusedError) return { type: 'LlmConfigError', message: err.message, retryable: false };
   if (!APICallError.isInstance(err)) {
     // Parse errors of a half-sent stream, sockets reset mid-body and the like: transient.
     return { type: 'LlmNetworkError', message: errorMessage(err), retryable: true };

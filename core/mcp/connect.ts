@@ -4,6 +4,7 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontex
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Integration } from '../db/integrations';
 import type { Logger } from '../logger';
+import { guardedFetch, type GuardedFetch } from '../net/address-guard';
 import { GroupStdioTransport } from './stdio-transport';
 
 export interface ConnectOptions {
@@ -11,7 +12,11 @@ export interface ConnectOptions {
   logger: Logger;
   /** bound on spawning or reaching the server and the initialize handshake */
   timeoutMs: number;
+  /** how HTTP servers are reached: a fetch that refuses metadata and link-local addresses (default) */
+  fetch?: GuardedFetch;
 }
+
+const defaultFetch = guardedFetch();
 
 const CLIENT_INFO = { name: 'durable-agent-engine', version: '0.1.0' };
 
@@ -52,12 +57,13 @@ export async function connectIntegration(integration: Integration, options: Conn
   }
   const url = new URL(t.url);
   const requestInit: RequestInit = { headers: t.headers ?? {} };
+  const fetch = options.fetch ?? defaultFetch;
   try {
-    return await connectOver(new StreamableHTTPClientTransport(url, { requestInit }), options.timeoutMs);
+    return await connectOver(new StreamableHTTPClientTransport(url, { requestInit, fetch }), options.timeoutMs);
   } catch (err) {
     // Servers of the older HTTP+SSE protocol answer the Streamable HTTP POST with a 4xx (SDK docs: backwards compatibility).
     if (!is4xx(err)) throw err;
     logger.info({ err: (err as Error).message }, 'Streamable HTTP refused; trying the older SSE transport');
-    return connectOver(new SSEClientTransport(url, { requestInit }), options.timeoutMs);
+    return connectOver(new SSEClientTransport(url, { requestInit, fetch }), options.timeoutMs);
   }
 }

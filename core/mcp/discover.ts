@@ -1,6 +1,8 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Integration } from '../db/integrations';
 import type { Logger } from '../logger';
+import { withDeadline } from '../deadline';
+import { mcpErrorText } from './error-text';
 import type { McpPool } from './pool';
 
 /** What one integration offers, as listed once per run and kept in the run's discovery snapshot. */
@@ -86,18 +88,12 @@ async function listCapabilities(client: Client, logger: Logger): Promise<Omit<Di
 export async function discoverIntegration(pool: McpPool, integration: Integration, logger: Logger, timeoutMs: number): Promise<DiscoveredIntegration> {
   const log = logger.child({ integrationId: integration.id });
   const head = { id: integration.id, name: integration.name };
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
-  });
   try {
-    const listed = await Promise.race([pool.withClient(integration, (client) => listCapabilities(client, log)), deadline]);
+    const listed = await withDeadline(pool.withClient(integration, (client) => listCapabilities(client, log)), timeoutMs);
     return { ...head, status: 'ok', ...listed };
   } catch (err) {
-    const message = (err as Error).message;
+    const message = mcpErrorText(err);
     log.warn({ err: message }, 'MCP integration unreachable during discovery');
     return { ...head, status: 'unreachable', error: message, tools: [], resources: [], resourceTemplates: [], prompts: [] };
-  } finally {
-    clearTimeout(timer);
   }
 }

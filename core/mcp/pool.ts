@@ -1,6 +1,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Integration } from '../db/integrations';
 import type { Logger } from '../logger';
+import type { GuardedFetch } from '../net/address-guard';
 import { connectIntegration } from './connect';
 import { DEFAULT_GROUPS_DIR } from './process-groups';
 
@@ -11,8 +12,6 @@ import { DEFAULT_GROUPS_DIR } from './process-groups';
 export interface McpPool {
   /** Runs fn with the integration's client, connecting (or reconnecting) first when needed. */
   withClient<T>(integration: Integration, fn: (client: Client) => Promise<T>): Promise<T>;
-  /** Drops the integration's connection (after a failure that may have left it unusable). */
-  discard(integrationId: string): Promise<void>;
   closeAll(): Promise<void>;
   /** ids of the integrations with a live connection, for tests and diagnostics */
   connectedIds(): string[];
@@ -24,6 +23,8 @@ export interface McpPoolOptions {
   /** a connection unused this long is closed, so idle servers do not hold memory and processes */
   idleMs?: number;
   connectTimeoutMs?: number;
+  /** how HTTP servers are reached (see core/net/address-guard); the default refuses metadata addresses */
+  fetch?: GuardedFetch;
 }
 
 interface Entry {
@@ -67,7 +68,7 @@ export function createMcpPool(options: McpPoolOptions): McpPool {
     const entry: Entry = { updatedAt: integration.updatedAt, inUse: 0, lastUsed: Date.now(), dead: false, connecting: undefined! };
     const started = Date.now();
     entry.connecting = connectIntegration(integration, {
-      groupsDir, logger, timeoutMs: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+      groupsDir, logger, timeoutMs: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS, fetch: options.fetch,
     }).then((client) => {
       entry.client = client;
       // A transport that closes or errors fatally (server crash, dropped stream) makes the next call reconnect.
@@ -106,10 +107,6 @@ export function createMcpPool(options: McpPoolOptions): McpPool {
         entry.inUse--;
         entry.lastUsed = Date.now();
       }
-    },
-    async discard(integrationId) {
-      const entry = entries.get(integrationId);
-      if (entry) await closeEntry(integrationId, entry);
     },
     async closeAll() {
       closing = true;

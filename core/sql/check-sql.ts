@@ -29,6 +29,14 @@ const names = (list: unknown): string[] =>
 
 class Refusal extends Error {}
 
+/**
+ * Levels of the parse tree a statement may have (about three per nested expression, so roughly 160
+ * nested calls or subqueries): far beyond any real query, and well inside the stack the parser and
+ * this walk need. Deeper text makes the parser itself throw RangeError, which is refused the same way.
+ */
+const MAX_TREE_DEPTH = 500;
+const TOO_DEEP = 'the statement is nested too deeply';
+
 const KIND_NAMES: Record<string, string> = {
   VariableSetStmt: 'SET', VariableShowStmt: 'SHOW', TransactionStmt: 'transaction control', DoStmt: 'DO',
 };
@@ -45,7 +53,7 @@ function checkFunction(fn: Node): void {
   const name = parts[parts.length - 1]?.toLowerCase() ?? '';
   const schema = parts.length > 1 ? parts[0].toLowerCase() : 'pg_catalog';
   if (parts.length > 2 || schema !== 'pg_catalog' || !ALLOWED_FUNCTIONS.has(name)) {
-    throw new Refusal(`the function ${parts.join('.')} is not allowed (only common built-in functions are)`);
+    throw new Refusal(`the function ${parts.join('.')} is not allowed: only common built-in functions may be called`);
   }
 }
 
@@ -57,7 +65,7 @@ function checkRelation(rel: Node, schemaName: string): void {
   }
   // pg_catalog is searched before the thread's schema: pg_class, pg_proc… would name the system catalogs.
   if (rel.schemaname === undefined && relname.toLowerCase().startsWith('pg_')) {
-    throw new Refusal(`the system catalog ${relname} cannot be read; only tables of this thread can`);
+    throw new Refusal(`the system catalog ${relname} cannot be read: only the tables of this thread are readable`);
   }
 }
 
@@ -78,9 +86,10 @@ function checkSelect(select: Node): void {
 }
 
 /** Visits every node of the tree: a node hidden in an unexpected field is still seen. */
-function walk(value: unknown, schemaName: string): void {
+function walk(value: unknown, schemaName: string, depth = 0): void {
+  if (depth > MAX_TREE_DEPTH) throw new Refusal(TOO_DEEP);
   if (Array.isArray(value)) {
-    for (const item of value) walk(item, schemaName);
+    for (const item of value) walk(item, schemaName, depth + 1);
     return;
   }
   if (!value || typeof value !== 'object') return;
@@ -100,7 +109,7 @@ function walk(value: unknown, schemaName: string): void {
     } else if (key === 'A_Expr' && names(node.name).length > 1 && names(node.name)[0].toLowerCase() !== 'pg_catalog') {
       throw new Refusal(`the operator ${names(node.name).join('.')} is not allowed`);
     }
-    walk(child, schemaName);
+    walk(child, schemaName, depth + 1);
   }
 }
 
@@ -116,10 +125,13 @@ function statementText(sql: string, location: number, length: number): string {
  */
 export async function checkSql(sql: string, schemaName: string): Promise<SqlVerdict> {
   if (Buffer.byteLength(sql, 'utf8') > MAX_SQL_BYTES) return { ok: false, reason: `the query is longer than ${MAX_SQL_BYTES} bytes` };
+  // The parser reads a C string: text after a NUL would be unseen here yet sent to the database.
+  if (sql.includes('\u0000')) return { ok: false, reason: 'the query contains a NUL character' };
   let tree: Awaited<ReturnType<typeof parse>>;
   try {
     tree = await parse(sql);
   } catch (err) {
+    if (err instanceof RangeError) return { ok: false, reason: TOO_DEEP };
     return { ok: false, reason: (err as Error).message };
   }
   const stmts = tree.stmts ?? [];
@@ -131,7 +143,7 @@ export async function checkSql(sql: string, schemaName: string): Promise<SqlVerd
   const raw = stmts[0];
   const stmt = (raw.stmt ?? {}) as Node;
   if (!('SelectStmt' in stmt)) {
-    return { ok: false, reason: `${kindOf(stmt)} is not allowed; only one SELECT, VALUES, TABLE or WITH query is` };
+    return { ok: false, reason: `${kindOf(stmt)} is not allowed: only a single SELECT, VALUES, TABLE or WITH query may run` };
   }
   try {
     walk(stmt, schemaName);

@@ -3,8 +3,10 @@ import { quoteIdent } from '../csv/columns';
 import { threadSchemaName } from '../csv/import-csv';
 import type { Db } from '../db/pool';
 import { checkSql } from './check-sql';
+import { processQuerySlots } from './query-slots';
 import { formatResultTable, type ResultTable } from './result-table';
-import { ensureThreadRole, sourceQuerySupport } from './thread-role';
+import { connectThreadLogin, ThreadLoginError } from './thread-login';
+import { ensureThreadRole, sourceQuerySupport, type ThreadTarget } from './thread-role';
 
 export interface SourceQueryOptions {
   /** statement_timeout of the query (and, separately, of the row count) */
@@ -15,10 +17,14 @@ export interface SourceQueryOptions {
   maxRows?: number;
   /** the table's size in UTF-8 bytes, before the "more rows" line */
   maxBytes?: number;
+  /** source queries one worker runs at once; each holds a database connection of its own */
+  concurrency?: number;
+  /** how long a query waits for one of those slots before it is refused */
+  slotWaitMs?: number;
 }
 
 export const SOURCE_QUERY_DEFAULTS: Required<SourceQueryOptions> = {
-  timeoutMs: 15_000, defaultRows: 100, maxRows: 1_000, maxBytes: 16 * 1024,
+  timeoutMs: 15_000, defaultRows: 100, maxRows: 1_000, maxBytes: 16 * 1024, concurrency: 4, slotWaitMs: 5_000,
 };
 
 const MAX_TIMEOUT_MS = 60_000;
@@ -58,21 +64,22 @@ const countSql = (statement: string) =>
   `SELECT count(*) FROM (SELECT 1 FROM (\n${statement}\n) AS source_query LIMIT ${COUNT_BOUND}) AS counted`;
 
 /**
- * Everything the statement did ends with the transaction (SET LOCAL, set_config, the role), except
- * session advisory locks: were the parser ever to let pg_advisory_lock through, the pooled connection
- * must not keep it.
- */
-const END = 'ROLLBACK; SELECT pg_advisory_unlock_all()';
-
-/**
- * Runs one statement in a read-only transaction as the thread's role, with search_path on its schema.
- * It does not check the SQL: that is runSourceQuery's first wall. Exported so tests can prove that
- * this second wall (role, read-only transaction, extended protocol) holds on its own.
+ * Runs one statement in a read-only transaction as the thread's reader role, on a connection of its
+ * own logged in as the thread's login role, with search_path on its schema. It does not check the
+ * SQL: that is runSourceQuery's first wall. Exported so tests can prove that this second wall (the
+ * login that can become this thread's reader and nothing else, the read-only transaction, the
+ * extended protocol) holds on its own.
  */
 export async function executeAsThreadRole(
-  db: Db, target: { role: string; schema: string }, statement: string, limit: number, o: Required<SourceQueryOptions>,
+  db: Db, target: ThreadTarget, statement: string, limit: number, o: Required<SourceQueryOptions>,
 ): Promise<SourceQueryOutcome> {
-  const client = await db.connect();
+  let client: pg.Client;
+  try {
+    client = await connectThreadLogin(db, target.login);
+  } catch (err) {
+    if (err instanceof ThreadLoginError) return { ok: false, message: err.message };
+    throw err;
+  }
   let broken = false;
   const onError = () => {
     broken = true;
@@ -86,7 +93,7 @@ export async function executeAsThreadRole(
     return client.query<Row>(config);
   };
   try {
-    // REPEATABLE READ: the count sees the same snapshot as the rows. LOCAL: all of it ends with the transaction.
+    // REPEATABLE READ: the count sees the same snapshot as the rows.
     await client.query([
       'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY',
       `SET LOCAL statement_timeout = ${Math.max(1, Math.floor(o.timeoutMs))}`,
@@ -95,28 +102,49 @@ export async function executeAsThreadRole(
       "SET LOCAL DateStyle = 'ISO, YMD'",
       `SET LOCAL ROLE ${quoteIdent(target.role)}`,
     ].join('; '));
-    const result = await run(rowsSql(statement, limit));
-    const rows = result.rows.slice(0, limit);
-    const total = result.rows.length > limit ? await countRows(client, run, statement) : { count: result.rows.length, exact: true };
-    await client.query(END);
-    const text = formatResultTable({ columns: result.fields.map((f) => f.name), rows, total, maxBytes: o.maxBytes });
+    const { columns, rows, complete } = await fetchWithin(run, rowsSql(statement, limit), limit, o.maxBytes);
+    const total = complete ? { count: rows.length, exact: true } : await countRows(client, run, statement);
+    const text = formatResultTable({ columns, rows, total, maxBytes: o.maxBytes });
     return { ok: true, text, rowCount: rows.length };
   } catch (err) {
-    await client.query(END).catch(() => {
-      broken = true;
-    });
     if (isServerError(err) && !broken) return { ok: false, message: err.message };
     throw err;
   } finally {
     client.off('error', onError);
-    // A connection in doubt is closed, not handed to the next caller with this role still set.
-    client.release(broken);
+    client.on('error', () => undefined);
+    // The session ends with the statement: nothing it set (a role, a setting, a lock) can outlive it.
+    await client.end().catch(() => undefined);
+  }
+}
+
+/**
+ * The rows the LLM will be shown, fetched through a cursor within a byte budget: a result of huge
+ * values stops at the budget instead of arriving whole. The first fetch takes one row, later ones
+ * as many as the budget left seems to hold. `complete`: every row of the query is here.
+ */
+async function fetchWithin(
+  run: RunQuery, sql: string, limit: number, maxBytes: number,
+): Promise<{ columns: string[]; rows: Row[]; complete: boolean }> {
+  await run(`DECLARE source_query NO SCROLL CURSOR FOR ${sql}`);
+  const rows: Row[] = [];
+  let bytes = 0;
+  for (let batch = 1; ; ) {
+    const result = await run(`FETCH ${batch} FROM source_query`);
+    const columns = result.fields.map((f) => f.name);
+    for (const row of result.rows) {
+      rows.push(row);
+      bytes += row.reduce((n, v) => n + (v === null ? 4 : v.length) + 3, 0);
+    }
+    if (result.rows.length < batch) return { columns, rows: rows.slice(0, limit), complete: rows.length <= limit };
+    if (rows.length > limit || bytes > maxBytes) return { columns, rows: rows.slice(0, limit), complete: false };
+    const perRow = Math.max(1, bytes / rows.length);
+    batch = Math.max(1, Math.min(limit + 1 - rows.length, Math.floor((maxBytes - bytes) / perRow) + 1, 200));
   }
 }
 
 /** How many rows the query makes, up to a bound; a count that times out leaves the shown rows intact. */
 async function countRows(
-  client: pg.PoolClient, run: RunQuery, statement: string,
+  client: pg.ClientBase, run: RunQuery, statement: string,
 ): Promise<ResultTable['total']> {
   await client.query('SAVEPOINT count_rows');
   try {
@@ -153,7 +181,7 @@ export async function runSourceQuery(
     const again = await checkSql(wrapped, threadSchemaName(threadId));
     if (!again.ok) return { ok: false, message: `refused: ${again.reason}` };
   }
-  let target: { role: string; schema: string };
+  let target: ThreadTarget;
   try {
     target = await ensureThreadRole(db, threadId);
   } catch (err) {
@@ -162,5 +190,14 @@ export async function runSourceQuery(
     }
     throw err;
   }
-  return executeAsThreadRole(db, target, verdict.statement, checked.limit, o);
+  // A slot per statement, so that slow queries never take every connection the database allows.
+  const release = await processQuerySlots(o.concurrency).acquire(o.slotWaitMs);
+  if (!release) {
+    return { ok: false, message: `the worker is running ${o.concurrency} source queries already and none ended within ${o.slotWaitMs / 1000} s; try again later` };
+  }
+  try {
+    return await executeAsThreadRole(db, target, verdict.statement, checked.limit, o);
+  } finally {
+    release();
+  }
 }

@@ -1,10 +1,12 @@
 import { MAX_IDENTIFIER_BYTES, quoteIdent, sanitiseName } from '../csv/columns';
 import { threadSchemaName } from '../csv/import-csv';
 import type { Db } from '../db/pool';
+import { ensureThreadLogin, loginPasswordClause, threadLoginName } from './thread-login';
 
 /**
- * Each thread's source_query runs as its own role, which may read its thread's schema and nothing
- * else. Roles are cluster-wide, hence the prefix: an operator can list (and a test can drop) ours.
+ * Each thread's source_query runs as its own reader role, which may read its thread's schema and
+ * nothing else, on a connection logged in as the thread's login role (see thread-login.ts). Roles
+ * are cluster-wide, hence the prefixes: an operator can list (and a test can drop) ours.
  */
 export const THREAD_ROLE_PREFIX = 'dsq_';
 
@@ -41,18 +43,29 @@ const LOCK_TIMEOUT_MS = 10_000;
  * Default privileges make every table the engine later creates in the schema readable by the role,
  * including a re-imported table, which is a new table renamed into place.
  */
-export async function ensureThreadRole(db: Db, threadId: string): Promise<{ role: string; schema: string }> {
+export interface ThreadTarget {
+  /** the reader role the statement runs as */
+  role: string;
+  schema: string;
+  /** the login role of the statement's connection, a member of `role` alone */
+  login: string;
+}
+
+export async function ensureThreadRole(db: Db, threadId: string): Promise<ThreadTarget> {
   const role = threadRoleName(threadId);
   const schema = threadSchemaName(threadId);
+  const login = threadLoginName(threadId);
   // The usual case, one cheap query. CASE keeps the privilege functions from erroring on a missing role or schema.
   const ready = await db.query<{ ready: boolean }>(
     `SELECT CASE WHEN EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1) AND EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $2)
-       THEN pg_has_role(current_user, $1::text, 'MEMBER') AND has_schema_privilege($1::text, $2::text, 'USAGE')
+         AND EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $3)
+       THEN has_schema_privilege($1::text, $2::text, 'USAGE') AND pg_has_role($3::text, $1::text, 'MEMBER')
        ELSE false END AS ready`,
-    [role, schema],
+    [role, schema, login],
   );
-  if (ready.rows[0]?.ready) return { role, schema };
+  if (ready.rows[0]?.ready) return { role, schema, login };
 
+  const password = await loginPasswordClause(db, login);
   const client = await db.connect();
   try {
     // A running CSV import of this thread holds the lock for minutes: give up rather than outlast the activity.
@@ -71,16 +84,13 @@ export async function ensureThreadRole(db: Db, threadId: string): Promise<{ role
         await client.query('ROLLBACK TO SAVEPOINT create_role');
       }
     }
-    // SET ROLE needs membership; since PostgreSQL 16 it must carry SET, and INHERIT FALSE keeps the
-    // engine's own rights unchanged. A superuser needs neither, but the grant does no harm.
-    const version = Number((await client.query<{ v: string }>('SHOW server_version_num')).rows[0].v);
-    await client.query(version >= 160000 ? `GRANT ${r} TO CURRENT_USER WITH INHERIT FALSE, SET TRUE` : `GRANT ${r} TO CURRENT_USER`);
     await client.query(`CREATE SCHEMA IF NOT EXISTS ${s}`);
     await client.query(`GRANT USAGE ON SCHEMA ${s} TO ${r}`);
     await client.query(`GRANT SELECT ON ALL TABLES IN SCHEMA ${s} TO ${r}`);
     await client.query(`ALTER DEFAULT PRIVILEGES IN SCHEMA ${s} GRANT SELECT ON TABLES TO ${r}`);
+    await ensureThreadLogin(client, login, role, password);
     await client.query('COMMIT');
-    return { role, schema };
+    return { role, schema, login };
   } catch (err) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw err;
@@ -89,10 +99,12 @@ export async function ensureThreadRole(db: Db, threadId: string): Promise<{ role
   }
 }
 
-/** Removes a thread's role and what was granted to it (tests; deleting a thread). The schema is dropped too. */
+/** Removes a thread's roles and what was granted to them (tests; deleting a thread). The schema is dropped too. */
 export async function dropThreadRole(db: Db, threadId: string): Promise<void> {
   const role = threadRoleName(threadId);
   const schema = threadSchemaName(threadId);
+  // The login owns nothing and was granted nothing but its membership, which goes with it.
+  await db.query(`DROP ROLE IF EXISTS ${quoteIdent(threadLoginName(threadId))}`);
   const exists = await db.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [role]);
   await db.query(`DROP SCHEMA IF EXISTS ${quoteIdent(schema)} CASCADE`);
   if (exists.rowCount === 0) return;

@@ -42,7 +42,7 @@ or install Go >= ${MIN_GO.join('.')} so that it can be built once with: go insta
  * then a one-time `go install` into the tools dir.
  */
 export async function resolveTemporalCli(
-  options: { cliPath?: string; logger?: Logger; build?: boolean; onBuild?: (message: string) => void } = {},
+  options: { cliPath?: string; logger?: Logger; build?: boolean; onBuild?: (message: string) => void; signal?: AbortSignal } = {},
 ): Promise<string> {
   if (options.cliPath) {
     if (!isExecutable(options.cliPath)) throw new Error(`TEMPORAL_CLI_PATH=${options.cliPath} is not an executable file.\n${HOW_TO_GET_IT}`);
@@ -68,6 +68,8 @@ export async function resolveTemporalCli(
     await exec(go, ['install', TEMPORAL_CLI_MODULE], {
       env: { ...process.env, GOBIN: binDir, GOFLAGS: '-trimpath', CGO_ENABLED: '0' },
       maxBuffer: 64 * 1024 * 1024,
+      // Ctrl-C during the build: npm start stops now, not minutes later.
+      signal: options.signal,
     });
   } catch (err) {
     throw new Error(`Building the Temporal CLI failed: ${(err as { stderr?: string }).stderr ?? (err as Error).message}\n${HOW_TO_GET_IT}`, { cause: err });

@@ -6,7 +6,7 @@ import { Connection } from '@temporalio/client';
 import type { Logger } from '../logger';
 import { isAlive, isLeftover, waitForExit } from '../processes';
 import { choosePort } from '../ports';
-import { runSearchAttributeKeys } from '../../workflows/search-attributes';
+import { runSearchAttributeKeys } from '../contract/search-attributes';
 
 /** The embedded Temporal dev server of `npm start`: persisted in the data dir, with the Web UI. */
 export interface DevServer {
@@ -23,6 +23,8 @@ export interface DevServerOptions {
   preferredUiPort: number;
   retention: string;
   logger: Logger;
+  /** aborted: stop the server if it is still starting, and reject */
+  signal?: AbortSignal;
 }
 
 /** A dev server left by a supervisor that was SIGKILLed still holds the SQLite file: end its process group. */
@@ -34,6 +36,9 @@ async function stopLeftover(pidFile: string, logger: Logger): Promise<void> {
   if (!(await waitForExit(pid, 10_000))) process.kill(-pid, 'SIGKILL');
 }
 
+/** Ctrl-C must end npm start within seconds: a server that has not exited by then is killed. */
+const STOP_GRACE_MS = 5_000;
+
 /** "7d" or "72h" → hours, the unit every CLI version accepts. */
 const retentionHours = (r: string) => `${Number(r.slice(0, -1)) * (r.endsWith('d') ? 24 : 1)}h`;
 
@@ -42,6 +47,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   await fs.mkdir(options.dataDir, { recursive: true });
   const pidFile = path.join(options.dataDir, 'temporal.pid');
   await stopLeftover(pidFile, logger);
+  options.signal?.throwIfAborted();
   const port = await choosePort(options.preferredPort);
   const uiPort = await choosePort(options.preferredUiPort);
   const args = [
@@ -61,14 +67,14 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   const stop = async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     process.kill(-child.pid!, 'SIGTERM');
-    const timer = setTimeout(() => child.pid && isAlive(child.pid) && process.kill(-child.pid, 'SIGKILL'), 10_000);
+    const timer = setTimeout(() => child.pid && isAlive(child.pid) && process.kill(-child.pid, 'SIGKILL'), STOP_GRACE_MS);
     await exited;
     clearTimeout(timer);
     await fs.rm(pidFile, { force: true });
   };
 
   try {
-    await waitForFrontend(address, child, 60_000);
+    await waitForFrontend(address, child, 60_000, options.signal);
     await promisify(execFile)(options.cliPath, [
       'operator', 'namespace', 'update', '--address', address, '--namespace', options.namespace,
       '--retention', retentionHours(options.retention),
@@ -81,10 +87,11 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   return { address, uiUrl: `http://127.0.0.1:${uiPort}`, stop };
 }
 
-async function waitForFrontend(address: string, child: { exitCode: number | null }, timeoutMs: number): Promise<void> {
+async function waitForFrontend(address: string, child: { exitCode: number | null }, timeoutMs: number, signal?: AbortSignal): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   while (Date.now() < deadline) {
+    signal?.throwIfAborted();
     if (child.exitCode !== null) throw new Error(`the server exited with code ${child.exitCode}`);
     try {
       const connection = await Connection.connect({ address, connectTimeout: 1000 });

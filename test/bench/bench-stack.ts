@@ -13,21 +13,30 @@ import { createScriptedProvider } from '../../core/llm/scripted';
 import { createLogger } from '../../core/logger';
 import type { McpPool } from '../../core/mcp/pool';
 import { resolveTemporalCli } from '../../core/temporal/cli';
-import { runSearchAttributeKeys } from '../../workflows/search-attributes';
+import { runSearchAttributeKeys } from '../../core/contract/search-attributes';
 import { startMcpPool } from '../../worker/mcp-lifecycle';
 import type { BenchActivities } from './bench-workflows';
 import { freePort } from '../../core/ports';
 
-/** Everything the benchmark runs on, started here and stopped by close(): nothing is shared with other runs. */
-export interface BenchStack {
+/** The servers a benchmark runs on, started here and stopped by close(): nothing is shared with other runs. */
+export interface BenchInfra {
   db: Db;
+  databaseUrl: string;
   client: Client;
-  taskQueue: string;
+  env: TestWorkflowEnvironment;
+  temporalAddress: string;
   tmpDir: string;
+  /** registers a cleanup step; close() runs them in reverse order */
+  onClose(step: () => Promise<unknown>): void;
+  close(): Promise<void>;
+}
+
+/** Everything `npm run bench` runs on: the servers plus a worker in this process. */
+export interface BenchStack extends BenchInfra {
+  taskQueue: string;
   mcpPool: McpPool;
   /** the integration the bare activity calls; set before the first bare call */
   bareTarget: { integration?: Integration };
-  close(): Promise<void>;
 }
 
 export const logger = createLogger('warn', 'bench');
@@ -39,7 +48,8 @@ async function closeInReverse(closers: (() => Promise<unknown>)[]): Promise<void
   }
 }
 
-export async function startBenchStack(): Promise<BenchStack> {
+/** A Temporal dev server and a PostgreSQL: the embedded one, or `databaseUrl` when given. */
+export async function startBenchInfra(options: { databaseUrl?: string } = {}): Promise<BenchInfra> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const tmpDir = await fs.mkdtemp(path.join(os.tmpdir(), 'engine-bench-'));
   const closers: (() => Promise<unknown>)[] = [() => fs.rm(tmpDir, { recursive: true, force: true })];
@@ -51,7 +61,9 @@ export async function startBenchStack(): Promise<BenchStack> {
       TestWorkflowEnvironment.createLocal({
         server: { executable: { type: 'existing-path', path: cliPath }, searchAttributes: runSearchAttributeKeys, ip: '127.0.0.1' },
       }),
-      freePort().then((port) => startEmbeddedPostgres({ dataDir: path.join(tmpDir, 'pg'), port, logger, database: 'bench' })),
+      options.databaseUrl
+        ? Promise.resolve({ url: options.databaseUrl, stop: async () => undefined })
+        : freePort().then((port) => startEmbeddedPostgres({ dataDir: path.join(tmpDir, 'pg'), port, logger, database: 'bench' })),
     ]);
     // One of the two may have started although the other failed: it is stopped all the same.
     if (envStarted.status === 'fulfilled') closers.push(() => envStarted.value.teardown());
@@ -62,34 +74,58 @@ export async function startBenchStack(): Promise<BenchStack> {
     const db = createPool(pg.url, logger);
     closers.push(() => db.end());
     await migrate(db);
-
-    const mcpPool = await startMcpPool(logger, { groupsDir: path.join(tmpDir, 'mcp-groups') });
-    closers.push(() => mcpPool.closeAll());
-    const bareTarget: { integration?: Integration } = {};
-    const benchActivities: BenchActivities = {
-      // The same call as the engine's MCP activity makes, through the same pool, without the engine's bookkeeping.
-      async benchEcho({ text }) {
-        const integration = bareTarget.integration;
-        if (!integration) throw new Error('no bench integration');
-        const result = await mcpPool.withClient(integration, (c) => c.callTool({ name: 'echo', arguments: { text } }));
-        return (result.content as { text?: string }[])[0]?.text ?? '';
-      },
+    return {
+      db, databaseUrl: pg.url, client: env.client, env, temporalAddress: env.address, tmpDir,
+      onClose: (step) => closers.push(step),
+      close: () => closeInReverse(closers),
     };
+  } catch (err) {
+    await closeInReverse(closers);
+    throw err;
+  }
+}
+
+/** The bench activities: the same MCP call as the engine's MCP activity makes, through the same pool, without its bookkeeping. */
+export function createBenchActivities(mcpPool: McpPool, target: { integration?: Integration }): BenchActivities {
+  return {
+    async benchEcho({ text }) {
+      const integration = target.integration;
+      if (!integration) throw new Error('no bench integration');
+      const result = await mcpPool.withClient(integration, (c) => c.callTool({ name: 'echo', arguments: { text } }));
+      return (result.content as { text?: string }[])[0]?.text ?? '';
+    },
+    // The floor's "LLM": it decides the turn's tool calls from its script, as the scripted provider does.
+    async floorLlmTurn({ script, turn, text }) {
+      const calls = script[turn - 1] ?? 0;
+      return { toolCalls: Array.from({ length: calls }, (_, i) => ({ name: 'echo', arguments: { text: `${text} ${turn}.${i}` } })) };
+    },
+  };
+}
+
+export async function startBenchStack(): Promise<BenchStack> {
+  const infra = await startBenchInfra();
+  try {
+    const mcpPool = await startMcpPool(logger, { groupsDir: path.join(infra.tmpDir, 'mcp-groups') });
+    infra.onClose(() => mcpPool.closeAll());
+    const bareTarget: { integration?: Integration } = {};
     const taskQueue = 'bench';
     const worker = await Worker.create({
-      connection: env.nativeConnection, namespace: 'default', taskQueue,
+      connection: infra.env.nativeConnection, namespace: 'default', taskQueue,
       workflowsPath: require.resolve('./bench-workflows'),
-      activities: { ...createActivities({ db, logger, providers: { scripted: createScriptedProvider() }, mcpPool }), ...benchActivities },
+      activities: {
+        ...createActivities({ db: infra.db, logger, providers: { scripted: createScriptedProvider() }, mcpPool }),
+        ...createBenchActivities(mcpPool, bareTarget),
+      },
     });
     const running = worker.run();
     // Closed in reverse: the worker stops before the pool it uses, the database and the server.
-    closers.push(async () => {
+    infra.onClose(async () => {
       worker.shutdown();
       await running;
     });
-    return { db, client: env.client, taskQueue, tmpDir, mcpPool, bareTarget, close: () => closeInReverse(closers) };
+    return { ...infra, taskQueue, mcpPool, bareTarget };
   } catch (err) {
-    await closeInReverse(closers);
+    await infra.close();
     throw err;
   }
 }

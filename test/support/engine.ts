@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
+import { inspect } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import type { ScriptStep } from '../../core/agent-model';
@@ -9,12 +10,14 @@ import { findRunResult, type RunResult } from '../../core/db/run-store';
 import { insertThread } from '../../core/db/threads';
 import { createScriptedProvider } from '../../core/llm/scripted';
 import type { LlmProviders } from '../../core/llm/types';
-import { createLogger } from '../../core/logger';
-import { startRun, type StartRunRequest } from '../../core/runs/start-run';
+import { installSecretKeys } from '../../core/secrets/key-ring';
+import { keyRing } from '../../core/secrets/secret-box';
+import { startRun, type StartRunRequest } from '../../api/runs/runs';
 import type { McpPool } from '../../core/mcp/pool';
 import { createEngineWorker } from '../../worker/create-worker';
 import { startMcpPool } from '../../worker/mcp-lifecycle';
 import { testStack } from './stack-env';
+import { testLogSink, testLogger } from './test-log';
 
 export type DatabaseKind = 'embedded' | 'external';
 
@@ -32,30 +35,40 @@ export interface Engine {
   close(): Promise<void>;
 }
 
-export const logger = createLogger(process.env.LOG_LEVEL ?? 'warn', 'test');
+export const logger = testLogger('test');
 
 /** A worker in this process, a client and a pool, against the stack global setup started. */
 let runtimeInstalled = false;
 function quietRuntime(): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
-  Runtime.install({ logger: new DefaultLogger((process.env.TEMPORAL_LOG_LEVEL as 'WARN' | undefined) ?? 'WARN') });
+  const level = (process.env.TEMPORAL_LOG_LEVEL as 'WARN' | undefined) ?? 'WARN';
+  const sink = testLogSink();
+  Runtime.install({
+    logger: sink ? new DefaultLogger(level, ({ level: l, message, meta }) => sink(`${l} ${message}${meta ? ` ${inspect(meta, { depth: 4, breakLength: Infinity })}` : ''}\n`)) : new DefaultLogger(level),
+  });
 }
 
 export interface EngineOptions {
   worker?: boolean;
   /** the worker's LLM providers; the scripted one alone by default */
   providers?: LlmProviders;
+  /** the worker's own database URL (e.g. through a proxy a test cuts); the engine's by default */
+  workerDatabaseUrl?: string;
+  /** a database of the test's own instead of the stack's (migrated by the caller) */
+  databaseUrl?: string;
 }
 
 export async function startEngine(database: DatabaseKind = 'embedded', options: EngineOptions = {}): Promise<Engine> {
   quietRuntime();
   const stack = testStack();
-  const db = createPool(stack.databases[database], logger);
+  // As a composition root does: integrations' env and header values are stored sealed.
+  installSecretKeys(keyRing(Buffer.from(stack.secretsKey, 'base64')));
+  const db = createPool(options.databaseUrl ?? stack.databases[database], logger);
   const connection = await Connection.connect({ address: stack.temporalAddress });
   const client = new Client({ connection });
   const taskQueue = `test-${randomUUID()}`;
-  let worker: { instance: Worker; running: Promise<void>; connection: NativeConnection; mcpPool: McpPool } | undefined;
+  let worker: { instance: Worker; running: Promise<void>; connection: NativeConnection; mcpPool: McpPool; db: Db } | undefined;
 
   const engine: Engine = {
     db, client, taskQueue,
@@ -80,11 +93,12 @@ export async function startEngine(database: DatabaseKind = 'embedded', options: 
       const nativeConnection = await NativeConnection.connect({ address: stack.temporalAddress });
       // The registry lives in this run's dir: jest workers of other runs on the machine keep theirs.
       const mcpPool = await startMcpPool(logger, { groupsDir: path.join(stack.tmpDir, 'mcp-groups') });
+      const workerDb = options.workerDatabaseUrl ? createPool(options.workerDatabaseUrl, logger) : db;
       const instance = await createEngineWorker({
         connection: nativeConnection, namespace: 'default', taskQueue, workflowBundlePath: stack.workflowBundlePath,
-        deps: { db, logger, providers: options.providers ?? { scripted: createScriptedProvider() }, mcpPool },
+        deps: { db: workerDb, logger, providers: options.providers ?? { scripted: createScriptedProvider() }, mcpPool },
       });
-      worker = { instance, running: instance.run(), connection: nativeConnection, mcpPool };
+      worker = { instance, running: instance.run(), connection: nativeConnection, mcpPool, db: workerDb };
     },
     async stopWorker() {
       if (!worker) return;
@@ -94,6 +108,7 @@ export async function startEngine(database: DatabaseKind = 'embedded', options: 
       await w.running;
       await w.mcpPool.closeAll();
       await w.connection.close();
+      if (w.db !== db) await w.db.end();
     },
     async close() {
       await engine.stopWorker();

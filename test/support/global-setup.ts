@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import pg from 'pg';
@@ -7,7 +8,7 @@ import { resolveTemporalCli } from '../../core/temporal/cli';
 import { startEmbeddedPostgres } from '../../core/db/embedded-postgres';
 import { migrate } from '../../core/db/migrations';
 import { createLogger } from '../../core/logger';
-import { runSearchAttributeKeys } from '../../workflows/search-attributes';
+import { runSearchAttributeKeys } from '../../core/contract/search-attributes';
 import { TMP_ROOT, type TestStack } from './stack-env';
 import { freePort } from '../../core/ports';
 import { isAlive, isLeftover } from '../../core/processes';
@@ -80,7 +81,10 @@ export default async function globalSetup(): Promise<void> {
     temporalCliPath: cliPath,
     workflowBundlePath: bundlePath,
     databases: { embedded: embedded.url, external: external.url },
+    secretsKey: process.env.SECRETS_KEY || randomBytes(32).toString('base64'),
   };
   process.env.ENGINE_TEST_STACK = JSON.stringify(stack);
+  // One secrets key for the run: in-process engines install it, spawned APIs and workers inherit it.
+  process.env.SECRETS_KEY ??= stack.secretsKey;
   (globalThis as Record<string, unknown>).__ENGINE_TEST__ = { env, embedded, external, tmpDir: TMP_DIR };
 }

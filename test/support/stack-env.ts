@@ -10,6 +10,8 @@ export interface TestStack {
   temporalCliPath: string;
   workflowBundlePath: string;
   databases: { embedded: string; external: string };
+  /** SECRETS_KEY of the run (base64) */
+  secretsKey: string;
 }
 
 export function testStack(): TestStack {

@@ -1,0 +1,211 @@
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { McpToolRoute, ToolCallRef, ToolOutcome } from '../core/contract/tool-call';
+import { RESULT_PREVIEW_BYTES, truncateUtf8, utf8Length } from '../core/contract/tool-texts';
+import { isUnreachableDb, type Queryable } from '../core/db/pool';
+import {
+  appendEvent, findToolCall, getRunMessage, putRunMessage, putToolCall, type ToolCallRecord,
+} from '../core/db/run-store';
+import type { Logger } from '../core/logger';
+import type { ToolCall, ToolDefinition } from '../core/messages';
+import { traceToolCall } from '../core/tracing/run-trace';
+import type { ActivityDeps } from './deps';
+import type { DiscoverySnapshot } from './run-snapshots';
+import { isPlainObject } from '../core/plain-object';
+
+/** Every tool activity takes this: the call by reference, and for an MCP tool its route. */
+export interface ToolActivityInput extends ToolCallRef {
+  route?: McpToolRoute;
+}
+
+/** A tool call's answer to the LLM: what it says, and whether it says the call failed. */
+export interface Verdict {
+  status: 'ok' | 'error';
+  content: string;
+  importedDataSource?: boolean;
+}
+
+/** A call its check refused, with the integration it named when that was found. */
+export type Refusal = Verdict & { integrationId?: string };
+
+export interface CheckedCall<R> {
+  request: R;
+  integrationId?: string;
+  /** what the log line and the trace span say about the call, besides its arguments */
+  about: Record<string, unknown>;
+}
+
+/** What a tool's own code gets while it runs. */
+export interface ToolRun {
+  input: ToolActivityInput;
+  deps: ActivityDeps;
+  log: Logger;
+  signal: AbortSignal;
+  heartbeat: () => void;
+}
+
+/** What an LLM turn knows when it describes the native tools. */
+export interface DefinitionContext {
+  deps: ActivityDeps;
+  threadId: string;
+  integrations: DiscoverySnapshot['integrations'];
+}
+
+/**
+ * One kind of tool, as activities see it: only what is its own. Everything every tool call does
+ * (load by reference, replay a stored result, events, log, timer, trace, heartbeat, store) is
+ * toolActivity's, once.
+ */
+export interface ToolHandler<R> {
+  /** a native tool's name and what the LLM is told about it; MCP tools describe themselves */
+  native?: {
+    name: string;
+    definition: (ctx: DefinitionContext) => Promise<ToolDefinition> | ToolDefinition;
+    /** one line for the call's activity in the Web UI, from its arguments; never a secret */
+    summary: (args: Record<string, unknown>) => string;
+  };
+  span: (input: ToolActivityInput) => string;
+  /** checks the arguments against the tool's schema and the run's integrations: a problem is a verdict */
+  check: (args: Record<string, unknown>, input: ToolActivityInput, deps: ActivityDeps) => Promise<CheckedCall<R> | Refusal>;
+  /** what the log line and the trace span say about any call, whatever its check found */
+  about?: (args: Record<string, unknown>) => Record<string, unknown>;
+  /** runs the call; the tool's own failures are verdicts, a throw is transient and retried by Temporal */
+  execute: (request: R, run: ToolRun) => Promise<Verdict>;
+  /** what an outcome stored before a crash says beyond status and size */
+  restored?: (stored: ToolCallRecord) => Partial<ToolOutcome>;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a registry holds handlers of every request type
+export type AnyToolHandler = ToolHandler<any>;
+
+/** Well inside the 10 s heartbeat timeout the workflow sets, so a live call is never mistaken for a dead worker. */
+const HEARTBEAT_EVERY_MS = 3_000;
+
+const isVerdict = <R>(c: CheckedCall<R> | Refusal): c is Refusal => 'status' in c;
+
+/**
+ * The call by reference: either the outcome already stored for it (the worker died after storing
+ * but before reporting: the tool must not run again), or the call with its arguments.
+ */
+async function loadToolCall(db: Queryable, ref: ToolCallRef): Promise<{ stored: ToolCallRecord } | { call: ToolCall }> {
+  const { runId, turn, index } = ref;
+  const stored = await findToolCall(db, runId, turn, index + 1);
+  if (stored) return { stored };
+  const assistant = await getRunMessage(db, runId, turn, 0);
+  const call = assistant?.role === 'assistant' ? assistant.toolCalls?.[index] : undefined;
+  if (!call) throw ApplicationFailure.nonRetryable(`Tool call ${index} of turn ${turn} is not in run ${runId}`, 'ToolCallNotFound');
+  return { call };
+}
+
+async function recordToolStarted(db: Queryable, ref: ToolCallRef, integrationId?: string): Promise<void> {
+  await appendEvent(db, ref.runId, ref.eventSeq, 'tool_call_started', {
+    turn: ref.turn, toolCallId: ref.toolCallId, name: ref.name, type: ref.type, integrationId: integrationId ?? null,
+  });
+}
+
+/** Writes a result in full to the transcript, a preview to the run's tool calls, and the end event. */
+export async function storeToolResult(
+  db: Queryable, ref: ToolCallRef, result: Verdict & { integrationId?: string; durationMs: number },
+): Promise<ToolOutcome> {
+  const resultBytes = utf8Length(result.content);
+  await putRunMessage(db, ref.runId, ref.turn, ref.index + 1, {
+    role: 'tool', toolCallId: ref.toolCallId, name: ref.name, content: result.content,
+  });
+  await putToolCall(db, ref.runId, {
+    id: ref.toolCallId, turn: ref.turn, slot: ref.index + 1, name: ref.name, type: ref.type,
+    integrationId: result.integrationId ?? null, status: result.status, durationMs: result.durationMs,
+    result: truncateUtf8(result.content, RESULT_PREVIEW_BYTES), resultBytes,
+  });
+  await appendEvent(db, ref.runId, ref.eventSeq + 1, 'tool_call_ended', {
+    turn: ref.turn, toolCallId: ref.toolCallId, name: ref.name, type: ref.type,
+    integrationId: result.integrationId ?? null, status: result.status, durationMs: result.durationMs,
+  });
+  return { status: result.status, resultBytes, ...(result.importedDataSource ? { importedDataSource: true } : {}) };
+}
+
+/** The activity serving one tool kind: the shared steps around the handler's check and execute. */
+export function toolActivity<R>(deps: ActivityDeps, handler: ToolHandler<R>) {
+  return async (input: ToolActivityInput): Promise<ToolOutcome> => {
+    const ctx = Context.current();
+    const heartbeat = () => ctx.heartbeat();
+    // From the start: on a starved worker the bookkeeping below alone can outlast the heartbeat timeout.
+    const timer = setInterval(heartbeat, HEARTBEAT_EVERY_MS);
+    try {
+      return await runToolCall(deps, handler, input, ctx, heartbeat);
+    } finally {
+      clearInterval(timer);
+    }
+  };
+}
+
+async function runToolCall<R>(
+  deps: ActivityDeps, handler: ToolHandler<R>, input: ToolActivityInput, ctx: Context, heartbeat: () => void,
+): Promise<ToolOutcome> {
+  const { db, logger } = deps;
+  const loaded = await loadToolCall(db, input);
+  if ('stored' in loaded) {
+    const { stored } = loaded;
+    return { status: stored.status, resultBytes: stored.resultBytes, ...handler.restored?.(stored) };
+  }
+  const args = isPlainObject(loaded.call.arguments) ? loaded.call.arguments : {};
+  const checked = await handler.check(args, input, deps);
+  const integrationId = checked.integrationId ?? input.route?.integrationId;
+  await recordToolStarted(db, input, integrationId);
+
+  const about = { ...handler.about?.(args), ...(isVerdict(checked) ? {} : checked.about) };
+  const log = logger.child({ runId: input.runId, toolCallId: input.toolCallId, tool: input.name, type: input.type, integrationId });
+  const started = Date.now();
+  const metadata = { toolType: input.type, toolCallId: input.toolCallId, turn: input.turn, ...about, ...(integrationId ? { integrationId } : {}) };
+  let verdict: Verdict;
+  try {
+    verdict = await traceToolCall(input, handler.span(input), args, metadata, async () => {
+      if (isVerdict(checked)) return { status: checked.status, content: checked.content };
+      log.info(about, 'tool call started');
+      return handler.execute(checked.request, { input, deps, log, signal: ctx.cancellationSignal, heartbeat });
+    });
+  } catch (err) {
+    log.warn({ durationMs: Date.now() - started, err: (err as Error)?.message }, 'tool call interrupted');
+    throw err;
+  }
+  const durationMs = Date.now() - started;
+  if (verdict.status === 'ok') log.info({ durationMs }, 'tool call succeeded');
+  else log.warn({ durationMs, error: verdict.content.slice(0, 500) }, 'tool call failed');
+  return keepTrying(ctx, log, () => storeToolResult(db, input, { ...verdict, integrationId, durationMs }));
+}
+
+/** How long a produced result waits for the database to come back; well inside every tool activity's bound. */
+const STORE_PATIENCE_MS = 60_000;
+
+/**
+ * Once a tool has answered, its result must not be lost to a database outage: a retried activity
+ * would run the tool again (or, for a tool that may not repeat, tell the LLM it failed). So the
+ * store is retried here, heartbeating, while the database is unreachable.
+ */
+async function keepTrying<T>(ctx: Context, log: Logger, store: () => Promise<T>): Promise<T> {
+  const giveUpAt = Date.now() + STORE_PATIENCE_MS;
+  for (let delay = 250; ; delay = Math.min(delay * 2, 5_000)) {
+    try {
+      return await store();
+    } catch (err) {
+      if (!isUnreachableDb(err) || Date.now() + delay > giveUpAt || ctx.cancellationSignal.aborted) throw err;
+      log.warn({ err: (err as Error).message, retryInMs: delay }, 'database unreachable; keeping the tool result and retrying');
+      ctx.heartbeat();
+      await ctx.sleep(delay);
+    }
+  }
+}
+
+/**
+ * The tool activities by the names workflows/tool-kinds.ts uses, and recordToolResult, which
+ * stores an answer the workflow decided itself: an unknown tool, or an activity that gave up.
+ */
+export function createToolCallActivities<H extends Record<string, AnyToolHandler>>(deps: ActivityDeps, handlers: H) {
+  const activities = Object.fromEntries(Object.entries(handlers).map(([name, handler]) => [name, toolActivity(deps, handler)]));
+  return {
+    ...(activities as { [K in keyof H]: (input: ToolActivityInput) => Promise<ToolOutcome> }),
+    async recordToolResult(input: ToolActivityInput & Verdict): Promise<ToolOutcome> {
+      const { status, content, route, ...ref } = input;
+      await recordToolStarted(deps.db, ref, route?.integrationId);
+      return storeToolResult(deps.db, ref, { status, content, integrationId: route?.integrationId, durationMs: 0 });
+    },
+  };
+}

@@ -1,0 +1,92 @@
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { McpToolRoute } from '../../core/contract/tool-call';
+import { toolResultText } from '../../core/contract/tool-texts';
+import { mcpErrorText } from '../../core/mcp/error-text';
+import { toolResultContentText } from '../../core/mcp/tool-result-text';
+import type { ToolDefinition } from '../../core/messages';
+import { mcpToolSpanName } from '../../core/tracing/run-trace';
+import type { DiscoverySnapshot } from '../run-snapshots';
+import type { ToolHandler, ToolRun, Verdict } from '../tool-call';
+import { usableIntegration } from './usable-integration';
+
+/** Spawn or connect failures happen before the request is sent, so retrying them cannot repeat a side effect. */
+const CONNECT_ATTEMPTS = 3;
+const CONNECT_BACKOFF_MS = 500;
+
+const unexpected = (message: string): Verdict => ({ status: 'error', content: toolResultText.mcpToolUnexpected(message) });
+
+function timeoutMs(err: McpError, fallback: number): number {
+  const data = (err.data ?? {}) as { timeout?: unknown; maxTotalTimeout?: unknown };
+  const ms = data.maxTotalTimeout ?? data.timeout;
+  return typeof ms === 'number' ? ms : fallback;
+}
+
+/** The one classification of an MCP tool's failure into the contract texts. */
+function failureVerdict(err: unknown, requestTimeoutMs: number): Verdict {
+  if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
+    return { status: 'error', content: toolResultText.mcpToolTimedOut(timeoutMs(err, requestTimeoutMs)) };
+  }
+  // -32000 is the SDK's own "Connection closed": the server died or the stream dropped.
+  if (err instanceof McpError && err.code !== ErrorCode.ConnectionClosed) {
+    return { status: 'error', content: toolResultText.mcpToolFailed(mcpErrorText(err)) };
+  }
+  return unexpected(mcpErrorText(err));
+}
+
+async function callTool(route: McpToolRoute, args: Record<string, unknown>, run: ToolRun): Promise<Verdict> {
+  const integration = await usableIntegration(run.deps.db, route.integrationId, { pinnedAllowed: true });
+  if (typeof integration === 'string') return unexpected(integration);
+  const { signal } = run;
+  // Progress notifications restart the per-request timer; it must never outlast the whole-call bound.
+  const requestTimeoutMs = Math.min(route.toolTimeoutMs, route.totalTimeoutMs);
+  for (let attempt = 1; ; attempt++) {
+    let sent = false;
+    try {
+      const result = await run.deps.mcpPool.withClient(integration, (client) => {
+        sent = true;
+        return client.callTool({ name: route.toolName, arguments: args }, undefined, {
+          timeout: requestTimeoutMs,
+          maxTotalTimeout: route.totalTimeoutMs,
+          resetTimeoutOnProgress: true,
+          onprogress: run.heartbeat,
+          signal,
+        });
+      });
+      const text = toolResultContentText(result);
+      // The transport has read the response already; the bound keeps it out of the transcript and every later turn.
+      if (Buffer.byteLength(text) > integration.maxResultBytes) {
+        return { status: 'error', content: toolResultText.mcpToolFailed(`result exceeds ${integration.maxResultBytes} bytes`) };
+      }
+      return 'isError' in result && result.isError ? { status: 'error', content: toolResultText.mcpToolFailed(text) } : { status: 'ok', content: text };
+    } catch (err) {
+      // A cancel and a timeout both surface as -32001: the signal tells them apart.
+      if (signal.aborted) throw signal.reason ?? err;
+      if (!sent && attempt < CONNECT_ATTEMPTS) {
+        run.log.warn({ attempt, err: mcpErrorText(err) }, 'MCP connect failed; retrying');
+        await new Promise((r) => setTimeout(r, CONNECT_BACKOFF_MS * attempt));
+        continue;
+      }
+      return failureVerdict(err, requestTimeoutMs);
+    }
+  }
+}
+
+/** An MCP tool, called under the name the LLM saw (`<integration>__<tool>`) through the run's route. */
+export const mcpTool: ToolHandler<{ route: McpToolRoute; args: Record<string, unknown> }> = {
+  span: (input) => mcpToolSpanName(input.route?.toolName ?? input.name),
+  check: async (args, input) => {
+    if (!input.route?.integrationId) return { status: 'error', content: toolResultText.mcpToolMissingIntegration() };
+    const { route } = input;
+    return { request: { route, args }, integrationId: route.integrationId, about: { toolName: route.toolName, exposedName: input.name, toolType: 'mcp' } };
+  },
+  execute: ({ route, args }, run) => callTool(route, args, run),
+};
+
+/** The discovered MCP tools of reachable integrations, under the names the workflow routes. */
+export function mcpToolDefinitions(integrations: DiscoverySnapshot['integrations']): ToolDefinition[] {
+  return integrations.flatMap((i) => (i.status !== 'ok' ? [] : i.tools.map((t, k) => ({
+    name: i.exposedToolNames[k],
+    description: t.description ?? t.title ?? t.name,
+    inputSchema: t.inputSchema,
+  }))));
+}

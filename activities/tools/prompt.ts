@@ -1,0 +1,110 @@
+import { NATIVE_TOOL_NAMES } from '../../core/contract/tool-call';
+import { toolResultText } from '../../core/contract/tool-texts';
+import type { DiscoveredIntegration } from '../../core/mcp/discover';
+import { mcpErrorText } from '../../core/mcp/error-text';
+import { formatPromptResult } from '../../core/mcp/prompt-text';
+import { runIntegrations } from '../run-snapshots';
+import type { ToolHandler, ToolRun, Verdict } from '../tool-call';
+import { isPlainObject } from '../../core/plain-object';
+import { integrationCatalogue, listed, runIntegration } from './integration-catalogue';
+import { usableIntegration } from './usable-integration';
+
+/** The tracing span of a retrieval; logs carry the name too. */
+export const PROMPT_RETRIEVAL_SPAN = 'mcp_prompt_retrieval';
+/** prompts/get is a read, not a long job: bounded well inside the activity's timeout, whatever the integration allows tools. */
+const MAX_PROMPT_TIMEOUT_MS = 60_000;
+/** Short enough that fifty prompts still fit in a description. */
+const MAX_PROMPT_DESCRIPTION = 120;
+
+const failed = (message: string): Verdict => ({ status: 'error', content: toolResultText.promptFailed(message) });
+
+interface Request {
+  integrationId: string;
+  promptName: string;
+  arguments: Record<string, string>;
+  /** from the listing: many servers (the SDK's McpServer among them) leave it out of prompts/get */
+  listedDescription?: string;
+}
+
+/** MCP prompt arguments are strings; an LLM may send numbers or booleans, which mean the same. */
+function stringArguments(args: Record<string, unknown>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(args)) {
+    if (v === undefined || v === null) continue;
+    out[k] = typeof v === 'string' ? v : typeof v === 'object' ? JSON.stringify(v) : String(v);
+  }
+  return out;
+}
+
+async function fetchPrompt(request: Request, run: ToolRun): Promise<Verdict> {
+  const integration = await usableIntegration(run.deps.db, request.integrationId, { pinnedAllowed: false });
+  if (typeof integration === 'string') return failed(integration);
+  try {
+    const result = await run.deps.mcpPool.withClient(integration, (client) => client.getPrompt(
+      { name: request.promptName, arguments: request.arguments },
+      { timeout: Math.min(integration.toolTimeoutMs, MAX_PROMPT_TIMEOUT_MS), signal: run.signal },
+    ));
+    const description = result.description ?? request.listedDescription;
+    return { status: 'ok', content: formatPromptResult(request.promptName, { ...result, description }) };
+  } catch (err) {
+    if (run.signal.aborted) throw run.signal.reason ?? err;
+    return failed(mcpErrorText(err));
+  }
+}
+
+/** A prompt as the LLM needs it to call retrieve_mcp_prompt: name, what it is for, and its arguments. */
+function promptEntry(p: DiscoveredIntegration['prompts'][number]): string {
+  const about = p.description ? ` - ${p.description.length > MAX_PROMPT_DESCRIPTION ? `${p.description.slice(0, MAX_PROMPT_DESCRIPTION)}…` : p.description}` : '';
+  const args = (p.arguments ?? []).map((a) => (a.required ? `${a.name} (required)` : a.name));
+  return `${p.name}${about}${args.length ? ` [arguments: ${args.join(', ')}]` : ''}`;
+}
+
+/** retrieve_mcp_prompt {integrationId, promptName, arguments?} (contract schema): the prompt as the contract text. */
+export const promptTool: ToolHandler<Request> = {
+  native: {
+    name: NATIVE_TOOL_NAMES.prompt,
+    summary: (args) => `prompt ${String(args.promptName ?? '?')} from ${String(args.integrationId ?? '?')}`,
+    definition: ({ integrations }) => ({
+      name: NATIVE_TOOL_NAMES.prompt,
+      description: 'Retrieve a prompt template from an MCP integration: predefined messages that guide a task. Pass the arguments the prompt lists; those marked required must be given.'
+        + integrationCatalogue(integrations, (i) => (i.prompts.length ? `prompts: ${listed(i.prompts, promptEntry)}` : 'no prompts')),
+      inputSchema: {
+        type: 'object',
+        properties: {
+          integrationId: { type: 'string', description: 'The id or name of the integration.' },
+          promptName: { type: 'string', description: 'The name of the prompt.' },
+          arguments: { type: 'object', description: 'Arguments of the prompt.' },
+        },
+        required: ['integrationId', 'promptName'],
+      },
+    }),
+  },
+  span: () => PROMPT_RETRIEVAL_SPAN,
+  about: (args) => ({ integrationId: args.integrationId, promptName: args.promptName, operationType: 'prompt_retrieval' }),
+  check: async (params, input, { db }) => {
+    const { integrationId, promptName } = params;
+    if (typeof integrationId !== 'string' || !integrationId.trim()) return failed('integrationId parameter is required');
+    if (typeof promptName !== 'string' || !promptName.trim()) return failed('promptName parameter is required');
+    if (params.arguments !== undefined && params.arguments !== null && !isPlainObject(params.arguments)) {
+      return failed('arguments must be an object of argument names to values');
+    }
+    const integration = runIntegration(await runIntegrations(db, input.runId), integrationId);
+    if (!integration) return failed(`integration ${integrationId} is not available to this agent`);
+    const refused = (message: string) => ({ ...failed(message), integrationId: integration.id });
+    if (integration.status === 'unreachable') return refused(`integration ${integration.name} is unreachable (${integration.error ?? 'no answer'})`);
+    const prompt = integration.prompts.find((p) => p.name === promptName);
+    if (!prompt) {
+      const names = integration.prompts.map((p) => p.name).join(', ') || 'none';
+      return refused(`prompt ${promptName} was not found on integration ${integration.name} (available prompts: ${names})`);
+    }
+    const args = stringArguments(isPlainObject(params.arguments) ? params.arguments : {});
+    const missing = (prompt.arguments ?? []).filter((a) => a.required && args[a.name] === undefined).map((a) => a.name);
+    if (missing.length > 0) return refused(`missing required arguments: ${missing.join(', ')}`);
+    return {
+      request: { integrationId: integration.id, promptName, arguments: args, listedDescription: prompt.description },
+      integrationId: integration.id,
+      about: { hasArguments: Object.keys(args).length > 0 },
+    };
+  },
+  execute: fetchPrompt,
+};

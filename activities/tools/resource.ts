@@ -1,0 +1,123 @@
+import { ErrorCode, McpError, type ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
+import { NATIVE_TOOL_NAMES } from '../../core/contract/tool-call';
+import { toolResultText } from '../../core/contract/tool-texts';
+import { CsvImportError, importCsv } from '../../core/csv/import-csv';
+import type { Integration } from '../../core/db/integrations';
+import type { DiscoveredIntegration } from '../../core/mcp/discover';
+import { mcpErrorText } from '../../core/mcp/error-text';
+import { MESSAGE_TOO_LARGE } from '../../core/mcp/line-buffer';
+import { resolveResourceUri, type ResolvedUri } from '../../core/mcp/resource-uri';
+import { runIntegrations } from '../run-snapshots';
+import type { ToolHandler, ToolRun, Verdict } from '../tool-call';
+import { isPlainObject } from '../../core/plain-object';
+import { integrationCatalogue, listed, runIntegration } from './integration-catalogue';
+import { contentBytes, csvText, isCsv, textResult } from './resource-content';
+import { usableIntegration } from './usable-integration';
+
+/** The tracing span of a retrieval; logs carry the name too. */
+export const RESOURCE_RETRIEVAL_SPAN = 'mcp_resource_retrieval';
+const IMPORTED_PREFIX = 'CSV resource imported as data source:';
+
+const failed = (message: string): Verdict => ({ status: 'error', content: toolResultText.resourceFailed(message) });
+
+export const csvImportedText = (uri: string, table: string, columns: { name: string; type: string }[], rows: number) =>
+  `${IMPORTED_PREFIX} ${uri}. You can now query this data using the source_query tool.`
+  + `\nTable: ${table}\nColumns: ${columns.map((c) => `${c.name} (${c.type})`).join(', ')}\nRows: ${rows}`;
+
+interface Request {
+  integration: DiscoveredIntegration;
+  resolved: ResolvedUri;
+}
+
+async function read(integration: Integration, uri: string, run: ToolRun): Promise<{ result: ReadResourceResult } | Verdict> {
+  const { signal } = run;
+  try {
+    return { result: await run.deps.mcpPool.withClient(integration, (client) => client.readResource({ uri }, { timeout: integration.toolTimeoutMs, signal })) };
+  } catch (err) {
+    if (signal.aborted) throw signal.reason ?? err;
+    // The transport dropped an over-long message but kept the connection (core/mcp/line-buffer.ts).
+    if (err instanceof McpError && err.code === MESSAGE_TOO_LARGE) return failed(`resource exceeds ${integration.maxResourceBytes} bytes`);
+    if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) return failed(`timed out after ${integration.toolTimeoutMs} ms`);
+    return failed(mcpErrorText(err));
+  }
+}
+
+/** CSV becomes a table of the thread, text goes back to the LLM, failures are text too. */
+async function retrieve({ integration: listedIntegration, resolved }: Request, run: ToolRun): Promise<Verdict> {
+  const { db, logger } = run.deps;
+  const integration = await usableIntegration(db, listedIntegration.id, { pinnedAllowed: false });
+  if (typeof integration === 'string') return failed(integration);
+  const { uri, listed: listedUri } = resolved;
+  const response = await read(integration, uri, run);
+  if (!('result' in response)) return response;
+  const contents = response.result.contents ?? [];
+  if (contents.length === 0) return failed(`the resource ${uri} has no contents`);
+  // The SDK has already read the whole message: this bounds what goes on (import, transcript), not what arrived.
+  const bytes = contentBytes(contents);
+  if (bytes > integration.maxResourceBytes) return failed(`resource exceeds ${integration.maxResourceBytes} bytes`);
+
+  const csv = contents.find((c) => isCsv(c, listedUri));
+  if (!csv) return { status: 'ok', content: textResult(contents) };
+  const { text, transcoded } = csvText(csv);
+  if (transcoded) logger.info({ runId: run.input.runId, uri }, 'CSV resource is not UTF-8; decoded as Windows-1252');
+  try {
+    const source = await importCsv(db, {
+      threadId: run.input.threadId, uri, integrationId: integration.id, text, bytes, signal: run.signal, onProgress: run.heartbeat,
+    });
+    return { status: 'ok', content: csvImportedText(uri, source.tableName, source.columns, source.rowCount), importedDataSource: true };
+  } catch (err) {
+    if (run.signal.aborted) throw run.signal.reason ?? err;
+    if (err instanceof CsvImportError) return failed(err.message);
+    // A dropped database connection and the like: the activity is retried, and the import starts from scratch.
+    throw err;
+  }
+}
+
+const resourceOffers = (i: DiscoveredIntegration) => [
+  i.resources.length ? `resources: ${listed(i.resources, (r) => `${r.uri} (${r.name})`)}` : '',
+  i.resourceTemplates.length ? `templates: ${listed(i.resourceTemplates, (t) => `${t.uriTemplate} (${t.name})`)}` : '',
+].filter(Boolean).join('; ') || 'no resources';
+
+/** retrieve_mcp_resource {integrationId, resourceUri, parameters?} (contract schema). */
+export const resourceTool: ToolHandler<Request> = {
+  native: {
+    name: NATIVE_TOOL_NAMES.resource,
+    summary: (args) => `resource ${String(args.resourceUri ?? '?')} from ${String(args.integrationId ?? '?')}`,
+    definition: ({ integrations }) => ({
+      name: NATIVE_TOOL_NAMES.resource,
+      description: 'Retrieve a resource from an MCP integration. CSV resources are imported as data sources that source_query can query; text is returned directly.'
+        + integrationCatalogue(integrations, resourceOffers),
+      inputSchema: {
+        type: 'object',
+        properties: {
+          integrationId: { type: 'string', description: 'The id or name of the integration.' },
+          resourceUri: { type: 'string', description: 'The URI of the resource, or of a resource template.' },
+          parameters: { type: 'object', description: 'Values for the parameters of a resource template.' },
+        },
+        required: ['integrationId', 'resourceUri'],
+      },
+    }),
+  },
+  span: () => RESOURCE_RETRIEVAL_SPAN,
+  about: (args) => ({ integrationId: args.integrationId, resourceUri: args.resourceUri, operationType: 'resource_retrieval' }),
+  check: async ({ integrationId, resourceUri, parameters }, input, { db }) => {
+    if (typeof integrationId !== 'string' || !integrationId.trim()) return failed('integrationId parameter is required');
+    if (typeof resourceUri !== 'string' || !resourceUri.trim()) return failed('resourceUri parameter is required');
+    if (parameters !== undefined && parameters !== null && !isPlainObject(parameters)) {
+      return failed('parameters must be an object of template variable names to values');
+    }
+    const integration = runIntegration(await runIntegrations(db, input.runId), integrationId);
+    if (!integration) return failed(`integration ${integrationId} is not available to this agent`);
+    const refused = (message: string) => ({ ...failed(message), integrationId: integration.id });
+    try {
+      const values = isPlainObject(parameters) ? parameters : undefined;
+      const resolved = resolveResourceUri(resourceUri, values, integration);
+      const about = { resourceUri: resolved.uri, hasParameters: Object.keys(values ?? {}).length > 0, listed: resolved.known };
+      return { request: { integration, resolved }, integrationId: integration.id, about };
+    } catch (err) {
+      return refused((err as Error).message);
+    }
+  },
+  execute: retrieve,
+  restored: (stored) => (stored.status === 'ok' && stored.result.startsWith(IMPORTED_PREFIX) ? { importedDataSource: true } : {}),
+};

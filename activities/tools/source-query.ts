@@ -1,0 +1,49 @@
+import { NATIVE_TOOL_NAMES } from '../../core/contract/tool-call';
+import { toolResultText } from '../../core/contract/tool-texts';
+import { listDataSources } from '../../core/db/data-sources';
+import { sourceCatalogue } from '../../core/sql/source-catalogue';
+import { runSourceQuery, SOURCE_QUERY_DEFAULTS } from '../../core/sql/source-query';
+import { sourceQuerySupport } from '../../core/sql/thread-role';
+import type { ToolHandler } from '../tool-call';
+
+/** The tracing span of a query; logs carry the name too. */
+export const SOURCE_QUERY_SPAN = 'source_query';
+
+/**
+ * source_query {sql, limit?} (contract schema): one read-only statement over the thread's imported
+ * tables, as the thread's own role. Refusals and SQL errors are results for the LLM; a lost
+ * database connection is thrown, and the activity is retried.
+ */
+export const sourceQueryTool: ToolHandler<Record<string, unknown>> = {
+  native: {
+    name: NATIVE_TOOL_NAMES.sourceQuery,
+    summary: (args) => `SQL: ${String(args.sql ?? '').trim().split('\n')[0]}`,
+    /** The thread's tables, or why the tool is off: two cheap queries a turn. */
+    definition: async ({ deps, threadId }) => {
+      const support = await sourceQuerySupport(deps.db);
+      const sources = support.enabled ? await listDataSources(deps.db, threadId) : [];
+      return {
+        name: NATIVE_TOOL_NAMES.sourceQuery,
+        description: "Run one read-only SQL query over this thread's data sources."
+          + sourceCatalogue(sources, support, { ...SOURCE_QUERY_DEFAULTS, ...deps.sourceQuery }),
+        inputSchema: {
+          type: 'object',
+          properties: {
+            sql: { type: 'string', description: 'One SELECT, VALUES, TABLE or WITH statement.' },
+            limit: { type: 'integer', description: 'The maximum number of rows to return.' },
+          },
+          required: ['sql'],
+        },
+      };
+    },
+  },
+  span: () => SOURCE_QUERY_SPAN,
+  check: async (args, input) => ({ request: args, about: { threadId: input.threadId, operationType: 'source_query' } }),
+  execute: async (args, { input, deps, log }) => {
+    const outcome = await runSourceQuery(deps.db, input.threadId, args, deps.sourceQuery);
+    if (outcome.ok) return { status: 'ok', content: outcome.text };
+    // The SQL is logged on refusal: an operator wants to see what an injected prompt tried.
+    log.warn({ error: outcome.message, sql: String(args.sql ?? '').slice(0, 2000) }, 'source query refused or failed');
+    return { status: 'error', content: toolResultText.sourceQueryFailed(outcome.message) };
+  },
+};

@@ -1,0 +1,58 @@
+import { readFile } from 'node:fs/promises';
+import { isDeepStrictEqual } from 'node:util';
+import { ConfigError } from '../core/config';
+import { findIntegrationByName, insertIntegration, updateIntegration } from '../core/db/integrations';
+import { inTransaction, type Db } from '../core/db/pool';
+import type { Logger } from '../core/logger';
+import { readMcpConfig, type Environment } from './mcp-config-import';
+import { HttpProblem } from './problem';
+
+const LOAD_LOCK_KEY = 0x696e_7466; // "intf": one load at a time across API processes
+
+export interface IntegrationsFileReport {
+  created: string[];
+  updated: string[];
+  unchanged: string[];
+}
+
+/**
+ * The operator's MCP servers (INTEGRATIONS_FILE, in the Claude Desktop or VS Code shape that
+ * POST /v1/integrations/import reads), loaded when the API starts. This is how stdio servers reach
+ * an API that listens off loopback without an ADMIN_API_KEY. Each server is created, or its
+ * transport replaced, by name; integrations the file does not name are left alone. `${VAR}` is
+ * expanded into env and headers values from the API's environment, as on import.
+ */
+export async function loadIntegrationsFile(opts: { db: Db; file: string; env: Environment; logger: Logger }): Promise<IntegrationsFileReport> {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(await readFile(opts.file, 'utf8'));
+  } catch (err) {
+    throw new ConfigError(`INTEGRATIONS_FILE ${opts.file} cannot be read as JSON: ${(err as Error).message}`);
+  }
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new ConfigError(`INTEGRATIONS_FILE ${opts.file} must hold a JSON object`);
+  let servers;
+  try {
+    servers = readMcpConfig(doc as Record<string, unknown>, { env: opts.env });
+  } catch (err) {
+    if (err instanceof HttpProblem) throw new ConfigError(`INTEGRATIONS_FILE ${opts.file}: ${err.message.replace(/\bbody\./g, '')}`);
+    throw err;
+  }
+  const report: IntegrationsFileReport = { created: [], updated: [], unchanged: [] };
+  await inTransaction(opts.db, async (tx) => {
+    await tx.query('SELECT pg_advisory_xact_lock($1)', [LOAD_LOCK_KEY]);
+    for (const server of servers) {
+      const existing = await findIntegrationByName(tx, server.name);
+      if (!existing) {
+        await insertIntegration(tx, server);
+        report.created.push(server.name);
+      } else if (!isDeepStrictEqual(existing.transport, server.transport)) {
+        await updateIntegration(tx, existing.id, { transport: server.transport });
+        report.updated.push(server.name);
+      } else {
+        report.unchanged.push(server.name);
+      }
+    }
+  });
+  opts.logger.info({ file: opts.file, created: report.created, updated: report.updated }, 'integrations file loaded');
+  return report;
+}

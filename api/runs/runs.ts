@@ -1,0 +1,263 @@
+import { createHash } from 'node:crypto';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { RUN_WORKFLOW_TYPE, type RunStatus } from '../../core/contract/run';
+import { agentIdKey, runStatusKey, threadIdKey } from '../../core/contract/search-attributes';
+import { agentDisabledText, findAgent, findAgentByRef } from '../../core/db/agents';
+import type { Db, Queryable } from '../../core/db/pool';
+import type { RunChangeFeed } from '../../core/db/run-changes';
+import { findStoredRun } from '../../core/db/run-reads';
+import { findRun, findRunResult, insertRun, type RunRecord, type ToolCallRecord } from '../../core/db/run-store';
+import { runToolCallArguments } from '../../core/db/thread-messages';
+import { findThread } from '../../core/db/threads';
+import { EngineError } from '../../core/engine-error';
+import { idempotentRunId, newId } from '../../core/ids';
+import type { Usage } from '../../core/messages';
+import type { RunWorkflowInput } from '../../workflows/definitions';
+
+/*
+ * The run use cases behind the API and the MCP endpoint: starting a run (with idempotency and the
+ * one-run-per-thread rule), reading it from PostgreSQL (waiting for its end when asked), cancelling it.
+ */
+
+/** The longest run input, in characters, through every front door (REST and MCP). */
+export const MAX_RUN_INPUT_CHARS = 1_000_000;
+
+export interface StartRunRequest {
+  threadId: string;
+  input: string;
+  agentId?: string;
+  idempotencyKey?: string;
+  /** forces continue-as-new early; tests use it */
+  continueAsNewAtHistoryBytes?: number;
+}
+
+export interface StartRunDeps {
+  db: Db;
+  client: Client;
+  taskQueue: string;
+}
+
+export interface StartedRun {
+  run: RunRecord;
+  /** false when an Idempotency-Key replay returned an existing run */
+  created: boolean;
+}
+
+const requestHash = (r: StartRunRequest) =>
+  createHash('sha256').update(JSON.stringify([r.threadId, r.input, r.agentId ?? null])).digest('hex');
+
+/**
+ * Starts a run on a thread: validate → claim the thread → record the run → start the workflow.
+ * The workflow id is the run id, so a run that continues-as-new keeps its identity.
+ */
+export async function startRun(deps: StartRunDeps, req: StartRunRequest): Promise<StartedRun> {
+  const { db } = deps;
+  const thread = await findThread(db, req.threadId);
+  if (!thread) throw new EngineError('not_found', `Thread ${req.threadId} does not exist`);
+  const agent = await findAgentByRef(db, req.agentId ?? thread.agentId);
+  if (!agent) throw new EngineError('not_found', `Agent ${req.agentId ?? thread.agentId} does not exist`);
+  const agentId = agent.id;
+
+  const hash = requestHash({ ...req, agentId });
+  const runId = req.idempotencyKey ? idempotentRunId(thread.id, req.idempotencyKey) : newId('run');
+  if (req.idempotencyKey) {
+    const existing = await findRun(db, runId);
+    if (existing) return replay(deps, existing, hash, req);
+  }
+  if (agent.disabledAt) throw new EngineError('conflict', agentDisabledText(agent));
+
+  await claimThread(deps, thread.id, runId);
+  const run = await insertRun(db, {
+    id: runId, threadId: thread.id, agentId, input: req.input, idempotencyKey: req.idempotencyKey ?? null, requestHash: hash,
+  }).catch(async (err: unknown) => {
+    await releaseThread(deps, thread.id, runId);
+    throw err;
+  });
+  if (!run) {
+    // A concurrent request with the same Idempotency-Key inserted the run first; it owns the thread claim.
+    const winner = await findRun(db, runId);
+    if (!winner) throw new EngineError('conflict', 'A concurrent request with this Idempotency-Key failed; retry it');
+    return replay(deps, winner, hash, req);
+  }
+  try {
+    await startWorkflow(deps, run, req);
+  } catch (err) {
+    await releaseThread(deps, thread.id, runId);
+    await db.query('DELETE FROM runs WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM run_events WHERE run_id = $1)', [runId]);
+    throw err;
+  }
+  return { run, created: true };
+}
+
+/** Stripe's semantics: the same key and body give the same run; the same key with another body is a conflict. */
+async function replay(deps: StartRunDeps, existing: RunRecord, hash: string, req: StartRunRequest): Promise<StartedRun> {
+  if (existing.requestHash !== hash) {
+    throw new EngineError('conflict', 'This Idempotency-Key was already used with a different request body');
+  }
+  await startWorkflow(deps, existing, req); // finishes a start that was interrupted; a no-op otherwise
+  return { run: existing, created: false };
+}
+
+const releaseThread = (deps: StartRunDeps, threadId: string, runId: string) =>
+  deps.db.query('UPDATE threads SET active_run_id = NULL WHERE id = $1 AND active_run_id = $2', [threadId, runId]);
+
+const firstLine = (text: string) => {
+  const line = text.trim().split('\n')[0] ?? '';
+  return line.length > 120 ? `${line.slice(0, 119)}…` : line;
+};
+
+async function startWorkflow(deps: StartRunDeps, run: RunRecord, req: StartRunRequest): Promise<void> {
+  const input: RunWorkflowInput = { runId: run.id, continueAsNewAtHistoryBytes: req.continueAsNewAtHistoryBytes };
+  try {
+    await deps.client.workflow.start(RUN_WORKFLOW_TYPE, {
+      workflowId: run.id,
+      taskQueue: deps.taskQueue,
+      args: [input],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      typedSearchAttributes: [
+        { key: threadIdKey, value: run.threadId },
+        { key: agentIdKey, value: run.agentId },
+        { key: runStatusKey, value: 'running' },
+      ],
+      // The Web UI's run list then reads as a list of conversations.
+      staticSummary: `${(await findAgent(deps.db, run.agentId))?.name ?? run.agentId}: ${firstLine(run.input)}`,
+      staticDetails: `run ${run.id} on thread ${run.threadId}`,
+    });
+  } catch (err) {
+    // The run already ran and closed: an idempotent replay, not an error.
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+  }
+}
+
+/** A thread runs one run at a time. A holder that has already ended (its result is written) is stale. */
+async function claimThread(deps: StartRunDeps, threadId: string, runId: string): Promise<void> {
+  const claim = () => deps.db.query(
+    'UPDATE threads SET active_run_id = $2 WHERE id = $1 AND (active_run_id IS NULL OR active_run_id = $2) RETURNING id',
+    [threadId, runId],
+  );
+  if ((await claim()).rowCount === 1) return;
+  const { rows } = await deps.db.query<{ active_run_id: string | null }>('SELECT active_run_id FROM threads WHERE id = $1', [threadId]);
+  const holder = rows[0]?.active_run_id;
+  if (holder && !(await runHasEnded(deps, holder))) {
+    throw new EngineError('thread_busy', `Thread ${threadId} is busy with run ${holder}`);
+  }
+  if (holder) await releaseThread(deps, threadId, holder);
+  if ((await claim()).rowCount !== 1) throw new EngineError('thread_busy', `Thread ${threadId} is busy`);
+}
+
+/** Whether a run has ended: its result is written, or its workflow is closed or gone. */
+export async function runHasEnded(deps: { db: Db; client: Client }, runId: string): Promise<boolean> {
+  if (await findRunResult(deps.db, runId)) return true;
+  try {
+    const description = await deps.client.workflow.getHandle(runId).describe();
+    return description.status.name !== 'RUNNING';
+  } catch (err) {
+    return err instanceof WorkflowNotFoundError;
+  }
+}
+
+export interface RunView {
+  id: string;
+  threadId: string;
+  agentId: string;
+  status: RunStatus;
+  stopReason: string | null;
+  output: string | null;
+  error: { type: string; message: string } | null;
+  turns: number;
+  usage: Usage;
+  toolCalls: {
+    id: string; turn: number; name: string; type: string; integrationId?: string;
+    status: 'ok' | 'error'; durationMs: number; result: string; resultBytes: number;
+    /** the arguments as JSON text, cut at MESSAGE_PREVIEW_CHARS characters */
+    arguments?: string; argumentsBytes?: number;
+  }[];
+  createdAt: string;
+  endedAt: string | null;
+}
+
+/**
+ * The run object, from PostgreSQL alone: run_results once the run has ended; while it runs, what
+ * its activities have written (completed turns and their usage, ended tool calls). Reading a run
+ * never asks Temporal or a worker, so polling costs one indexed query however busy the workers are.
+ * A workflow that closes without writing its result (terminated by an operator) gets one from the
+ * API's reconciliation (api/runs/reconcile-runs.ts).
+ */
+export async function readRun(db: Queryable, runId: string): Promise<RunView | undefined> {
+  const view = await readRunView(db, runId);
+  if (!view) return undefined;
+  const args = await runToolCallArguments(db, runId);
+  return { ...view, toolCalls: view.toolCalls.map((c) => ({ ...c, ...args.get(c.id) })) };
+}
+
+async function readRunView(db: Queryable, runId: string): Promise<RunView | undefined> {
+  const run = await findStoredRun(db, runId);
+  if (!run) return undefined;
+  const { result, progress } = run;
+  if (result) {
+    return {
+      id: run.id, threadId: result.threadId, agentId: result.agentId, status: result.status, stopReason: result.stopReason,
+      output: result.output, error: result.error, turns: result.turns, usage: result.usage,
+      toolCalls: result.toolCalls.map(toView), createdAt: result.createdAt, endedAt: result.endedAt,
+    };
+  }
+  return {
+    id: run.id, threadId: run.threadId, agentId: run.agentId, status: 'running', stopReason: null, output: null, error: null,
+    turns: progress?.turns ?? 0, usage: progress?.usage ?? { inputTokens: 0, outputTokens: 0 },
+    toolCalls: (progress?.toolCalls ?? []).map(toView), createdAt: run.createdAt, endedAt: null,
+  };
+}
+
+function toView(c: Omit<ToolCallRecord, 'slot'>): RunView['toolCalls'][number] {
+  return {
+    id: c.id, turn: c.turn, name: c.name, type: c.type, ...(c.integrationId ? { integrationId: c.integrationId } : {}),
+    status: c.status, durationMs: c.durationMs, result: c.result, resultBytes: c.resultBytes,
+  };
+}
+
+export interface RunControlDeps {
+  db: Db;
+  client: Client;
+  changes: RunChangeFeed;
+}
+
+/**
+ * The run object, once the run has ended or `waitMs` has passed, whichever comes first.
+ * It waits on the process's LISTEN connection, which wakes it when the run's result is written,
+ * so a waiting request costs nothing between its first read and its last. `stop` ends the wait
+ * early (the server is closing) with the run as it is.
+ */
+export async function readRunWhenEnded(
+  deps: Pick<RunControlDeps, 'db' | 'changes'>, runId: string, waitMs: number, stop?: AbortSignal,
+): Promise<RunView | undefined> {
+  if (waitMs <= 0) return readRun(deps.db, runId);
+  const deadline = Date.now() + waitMs;
+  const watch = deps.changes.watch(runId, ['ended']);
+  try {
+    let run = await readRun(deps.db, runId);
+    while (run?.status === 'running' && !stop?.aborted && Date.now() < deadline) {
+      await watch.next(deadline - Date.now(), stop);
+      run = await readRun(deps.db, runId);
+    }
+    return run;
+  } finally {
+    watch.close();
+  }
+}
+
+/**
+ * Requests cancellation and answers with the run as it is now. A run that has already
+ * ended is returned as it is: cancelling it is not an error.
+ */
+export async function cancelRun(deps: RunControlDeps, runId: string): Promise<RunView | undefined> {
+  const run = await readRun(deps.db, runId);
+  if (run?.status !== 'running') return run;
+  try {
+    await deps.client.workflow.getHandle(runId).cancel();
+  } catch (err) {
+    // It closed between the read and the request; the re-read below shows how it ended.
+    if (!(err instanceof WorkflowNotFoundError)) throw err;
+  }
+  return (await readRun(deps.db, runId)) ?? run;
+}

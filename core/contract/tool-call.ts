@@ -1,0 +1,57 @@
+/**
+ * A tool call as the workflow hands it to an activity: by reference, since the arguments stay in
+ * run_messages and never pass through workflow history. Pure, so that workflow code may import it.
+ */
+export const NATIVE_TOOL_NAMES = {
+  resource: 'retrieve_mcp_resource',
+  prompt: 'retrieve_mcp_prompt',
+  sourceQuery: 'source_query',
+} as const;
+
+export interface ToolCallRef {
+  runId: string;
+  threadId: string;
+  turn: number;
+  /** index of the call in the turn's assistant message */
+  index: number;
+  toolCallId: string;
+  /** the name the LLM called */
+  name: string;
+  /** the tool kind the workflow routed the call to (workflows/tool-kinds.ts) */
+  type: string;
+  eventSeq: number;
+}
+
+/** What the workflow keeps of a finished call: enough to decide, never the result itself. */
+export interface ToolOutcome {
+  status: 'ok' | 'error';
+  resultBytes: number;
+  /** set when the call created or replaced a data source of the thread */
+  importedDataSource?: boolean;
+}
+
+/**
+ * Where an MCP tool call goes, decided once per run by discovery. It carries the numbers the
+ * workflow needs to size the activity around the call, so the workflow never reads config.
+ */
+export interface McpToolRoute {
+  integrationId: string;
+  integrationName: string;
+  toolName: string;
+  /** per-request timeout; progress notifications restart it */
+  toolTimeoutMs: number;
+  /** bound on the whole call, progress or not */
+  totalTimeoutMs: number;
+  /** annotated read-only or idempotent by an integration whose annotations are trusted */
+  retryable: boolean;
+  /** the task queue of a pinned integration: its calls run only on workers polling it */
+  taskQueue?: string;
+}
+
+/** The tools a run can offer, decided at its start; source_query joins once a CSV is imported. */
+export interface ToolAvailability {
+  /** routes of discovered MCP tools, keyed by the name the LLM sees (the tool-name map) */
+  mcpRoutes: Record<string, McpToolRoute>;
+  integrationCount: number;
+  hasDataSources: boolean;
+}

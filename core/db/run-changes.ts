@@ -1,0 +1,163 @@
+import pg from 'pg';
+import type { Logger } from '../logger';
+import type { Db } from './pool';
+
+/**
+ * Run changes pushed by PostgreSQL (the triggers of migration 2), fanned out to the requests that
+ * wait on them: one LISTEN connection per process, however many long polls and event streams are
+ * open. A waiter only learns "this run may have changed" and re-reads the database, so a lost or
+ * duplicated notification costs at most one extra read.
+ *
+ * When the connection drops, every waiter is woken (it re-reads, then waits again) and the feed
+ * reconnects; once listening again it wakes everyone once more, because notifications sent while
+ * it was away are lost.
+ */
+
+export type RunChange = 'event' | 'ended';
+
+const CHANNELS: Record<string, RunChange> = { engine_run_event: 'event', engine_run_ended: 'ended' };
+
+export interface RunWatch {
+  /** Resolves on a change of the watched kinds since the last call (at once if one came meanwhile), after `ms`, or on abort. */
+  next(ms: number, signal?: AbortSignal): Promise<void>;
+  close(): void;
+}
+
+export interface RunChangeFeed {
+  /** Watch before reading the run: a change between the read and next() is then not missed. */
+  watch(runId: string, kinds: readonly RunChange[]): RunWatch;
+  /** the LISTEN connection, for health checks and tests */
+  status(): { listening: boolean; pid?: number };
+  close(): Promise<void>;
+}
+
+export interface RunChangeFeedOptions {
+  /** first reconnect delay; it doubles up to 5 s */
+  retryMs?: number;
+  /** a round trip on the idle LISTEN connection, so that a silently dead one is noticed */
+  pingMs?: number;
+}
+
+interface Watcher { kinds: readonly RunChange[]; pending: boolean; wake?: () => void }
+
+export function listenForRunChanges(db: Db, logger: Logger, options: RunChangeFeedOptions = {}): RunChangeFeed {
+  const retryMs = options.retryMs ?? 250;
+  const pingMs = options.pingMs ?? 30_000;
+  const watchers = new Map<string, Set<Watcher>>();
+  let client: pg.Client | undefined;
+  let closed = false;
+  let delay = retryMs;
+  let retryTimer: NodeJS.Timeout | undefined;
+  let connecting: Promise<void> | undefined;
+
+  const poke = (w: Watcher) => {
+    w.pending = true;
+    w.wake?.();
+  };
+  const wakeAll = () => {
+    for (const set of watchers.values()) for (const w of set) poke(w);
+  };
+
+  const onNotification = (msg: pg.Notification) => {
+    const kind = CHANNELS[msg.channel];
+    const set = msg.payload ? watchers.get(msg.payload) : undefined;
+    if (!kind || !set) return;
+    for (const w of set) if (w.kinds.includes(kind)) poke(w);
+  };
+
+  const lost = (c: pg.Client, err?: Error) => {
+    if (client !== c) return;
+    client = undefined;
+    void c.end().catch(() => undefined);
+    if (!closed) logger.warn({ err: err?.message }, 'run change listener lost its connection; reconnecting');
+    wakeAll();
+    scheduleConnect();
+  };
+
+  const connect = async () => {
+    // A connection of its own, beside the pool: it is held for the process's lifetime and must not take a pooled slot.
+    const conn = new pg.Client({ ...db.options, application_name: 'engine-run-changes' });
+    try {
+      conn.on('notification', onNotification);
+      conn.on('error', (err) => lost(conn, err));
+      conn.on('end', () => lost(conn));
+      await conn.connect();
+      await conn.query('LISTEN engine_run_event; LISTEN engine_run_ended');
+      if (closed) {
+        await conn.end();
+        return;
+      }
+      client = conn;
+      delay = retryMs;
+      wakeAll(); // whatever happened before LISTEN took effect was not heard
+    } catch (err) {
+      await conn.end().catch(() => undefined);
+      if (closed) return;
+      logger.warn({ err: (err as Error).message, retryInMs: delay }, 'run change listener could not connect');
+      scheduleConnect();
+    }
+  };
+
+  function scheduleConnect() {
+    if (closed || retryTimer) return;
+    retryTimer = setTimeout(() => {
+      retryTimer = undefined;
+      connecting = connect();
+    }, delay);
+    retryTimer.unref();
+    delay = Math.min(delay * 2, 5_000);
+  }
+
+  const ping = setInterval(() => {
+    const c = client;
+    c?.query('SELECT 1').catch((err: Error) => lost(c, err));
+  }, pingMs);
+  ping.unref();
+  connecting = connect();
+
+  return {
+    watch(runId, kinds) {
+      const w: Watcher = { kinds, pending: false };
+      let set = watchers.get(runId);
+      if (!set) watchers.set(runId, (set = new Set()));
+      set.add(w);
+      return {
+        next(ms, signal) {
+          // After close() no notification comes: a waiter sleeps out its time rather than spinning.
+          if (w.pending || signal?.aborted || ms <= 0) {
+            w.pending = false;
+            return Promise.resolve();
+          }
+          return new Promise<void>((resolve) => {
+            const done = () => {
+              clearTimeout(timer);
+              signal?.removeEventListener('abort', done);
+              w.wake = undefined;
+              w.pending = false;
+              resolve();
+            };
+            const timer = setTimeout(done, ms);
+            signal?.addEventListener('abort', done, { once: true });
+            w.wake = done;
+          });
+        },
+        close() {
+          w.wake?.();
+          set.delete(w);
+          if (set.size === 0 && watchers.get(runId) === set) watchers.delete(runId);
+        },
+      };
+    },
+    status: () => ({ listening: client !== undefined, pid: (client as unknown as { processID?: number } | undefined)?.processID }),
+    async close() {
+      closed = true;
+      clearInterval(ping);
+      clearTimeout(retryTimer);
+      await connecting;
+      const c = client;
+      client = undefined;
+      await c?.end().catch(() => undefined);
+      wakeAll();
+    },
+  };
+}

@@ -1,0 +1,71 @@
+import type { Usage } from '../messages';
+import type { Queryable } from './pool';
+import type { RunResult, ToolCallRecord } from './run-store';
+
+/** What the API shows of a run, read in one round trip: its result once ended, its progress while it runs. */
+export interface StoredRun {
+  id: string;
+  threadId: string;
+  agentId: string;
+  createdAt: string;
+  /** the write-once outcome; absent while the run runs */
+  result?: RunResult;
+  /** while the run runs: completed LLM turns, their usage, and the tool calls that have ended */
+  progress?: { turns: number; usage: Usage; toolCalls: Omit<ToolCallRecord, 'slot'>[] };
+}
+
+interface StoredRunRow {
+  id: string; thread_id: string; agent_id: string; created_at: Date;
+  rr_thread_id: string | null; rr_agent_id: string | null; status: RunResult['status'] | null; stop_reason: string | null;
+  output: string | null; error: RunResult['error']; turns: number | null; usage: Usage | null; tool_calls: RunResult['toolCalls'] | null;
+  rr_created_at: Date | null; ended_at: Date | null;
+  live_turns: number | null; live_input_tokens: number | null; live_output_tokens: number | null;
+  live_tool_calls: RunResult['toolCalls'] | null;
+}
+
+// The progress sub-queries only run for a run without a result (rr.run_id IS NULL in their WHERE).
+const STORED_RUN_SQL = `
+SELECT r.id, r.thread_id, r.agent_id, r.created_at,
+  rr.thread_id AS rr_thread_id, rr.agent_id AS rr_agent_id, rr.status, rr.stop_reason, rr.output, rr.error, rr.turns,
+  rr.usage, rr.tool_calls, rr.created_at AS rr_created_at, rr.ended_at,
+  t.live_turns, t.live_input_tokens, t.live_output_tokens, tc.live_tool_calls
+FROM runs r
+LEFT JOIN run_results rr ON rr.run_id = r.id
+LEFT JOIN LATERAL (
+  SELECT count(*) FILTER (WHERE completed_at IS NOT NULL)::int AS live_turns,
+    coalesce(sum(input_tokens), 0)::int AS live_input_tokens, coalesce(sum(output_tokens), 0)::int AS live_output_tokens
+  FROM run_turns WHERE run_id = r.id AND rr.run_id IS NULL
+) t ON true
+LEFT JOIN LATERAL (
+  SELECT json_agg(json_build_object(
+    'id', tool_call_id, 'turn', turn, 'name', name, 'type', type, 'integrationId', integration_id, 'status', status,
+    'durationMs', duration_ms, 'result', result_preview, 'resultBytes', result_bytes) ORDER BY turn, slot) AS live_tool_calls
+  FROM run_tool_calls WHERE run_id = r.id AND rr.run_id IS NULL
+) tc ON true
+WHERE r.id = $1`;
+
+export async function findStoredRun(db: Queryable, runId: string): Promise<StoredRun | undefined> {
+  const { rows } = await db.query<StoredRunRow>(STORED_RUN_SQL, [runId]);
+  const r = rows[0];
+  if (!r) return undefined;
+  const base = { id: r.id, threadId: r.thread_id, agentId: r.agent_id, createdAt: r.created_at.toISOString() };
+  if (r.status && r.ended_at && r.rr_created_at) {
+    return {
+      ...base,
+      result: {
+        runId: r.id, threadId: r.rr_thread_id ?? r.thread_id, agentId: r.rr_agent_id ?? r.agent_id, status: r.status,
+        stopReason: r.stop_reason, output: r.output, error: r.error, turns: r.turns ?? 0,
+        usage: r.usage ?? { inputTokens: 0, outputTokens: 0 }, toolCalls: r.tool_calls ?? [],
+        createdAt: r.rr_created_at.toISOString(), endedAt: r.ended_at.toISOString(),
+      },
+    };
+  }
+  return {
+    ...base,
+    progress: {
+      turns: r.live_turns ?? 0,
+      usage: { inputTokens: r.live_input_tokens ?? 0, outputTokens: r.live_output_tokens ?? 0 },
+      toolCalls: r.live_tool_calls ?? [],
+    },
+  };
+}

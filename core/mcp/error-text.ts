@@ -1,0 +1,23 @@
+/**
+ * MCP error texts. The SDK's McpError prefixes its message with `MCP error <code>: `, and an SDK
+ * server sends that prefixed message over the wire, where the client's McpError prefixes it again:
+ * `MCP error -32602: MCP error -32602: Unknown prompt`. Every place that turns an MCP failure into
+ * text for a person or an LLM goes through mcpErrorText.
+ */
+
+const MCP_ERROR_PREFIX = /^(?:MCP error -?\d+: )+/;
+
+/** The message of an MCP failure without any number of `MCP error <code>: ` prefixes. */
+export function mcpErrorText(err: unknown): string {
+  const message = err instanceof Error ? err.message : typeof (err as { message?: unknown })?.message === 'string'
+    ? (err as { message: string }).message : String(err);
+  return message.replace(MCP_ERROR_PREFIX, '');
+}
+
+/**
+ * An error our own MCP servers throw from a request handler: the SDK sends `message` and `code`
+ * as they are, so the client shows the code once (an McpError would carry its prefix on the wire).
+ */
+export function mcpRequestError(code: number, message: string): Error & { code: number } {
+  return Object.assign(new Error(message), { code });
+}

@@ -1,0 +1,17 @@
+import type { KeyRing } from './secret-box';
+
+/**
+ * The process's secrets keys, installed once by a composition root (worker main, API server,
+ * dev supervisor, rotation command) from the configuration. The repositories that store secrets
+ * read them here rather than through every caller: the keys are process configuration, like the
+ * environment they come from, and threading them through each activity would spread them wider.
+ */
+let installed: KeyRing = {};
+
+export function installSecretKeys(ring: KeyRing): void {
+  installed = ring;
+}
+
+export function secretKeys(): KeyRing {
+  return installed;
+}

@@ -1,0 +1,17 @@
+import { prepareIntegrationSecrets } from '../db/integration-secrets';
+import type { Db } from '../db/pool';
+import type { Logger } from '../logger';
+import { installSecretKeys } from './key-ring';
+import { keyRing } from './secret-box';
+
+/**
+ * A composition root's step after migrating: installs the process's keys, refuses to go on when
+ * the database holds secrets this process cannot open, and seals rows still in plain text.
+ */
+export async function openSecretStore(db: Db, keys: { current?: Buffer; previous?: Buffer }, logger: Logger): Promise<void> {
+  const ring = keyRing(keys.current, keys.previous);
+  installSecretKeys(ring);
+  const { sealedPlain } = await prepareIntegrationSecrets(db, ring);
+  if (sealedPlain > 0) logger.info({ rows: sealedPlain, keyId: ring.current?.id }, 'sealed integration secrets that were stored in plain text');
+  if (!ring.current) logger.warn('SECRETS_KEY is not set: integrations with env or header values cannot be stored');
+}

@@ -1,0 +1,193 @@
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { buildApp } from '../../api/app';
+import { problemHandlers } from '../../api/problem';
+import { insertIntegration, type Integration } from '../../core/db/integrations';
+import { logger, startEngine, type Engine } from '../support/engine';
+import { freePort } from '../../core/ports';
+import { testStack } from '../support/stack-env';
+import { waitFor } from '../support/wait';
+
+const ROOT = path.join(__dirname, '..', '..');
+const BIN = path.join(ROOT, 'api', 'cli', 'agent-engine.js');
+const FIXTURE = path.join(__dirname, '..', 'fixtures', 'mcp-fixture-server.ts');
+const suffix = () => randomUUID().slice(0, 8);
+
+interface CliRun { code: number | null; stdout: string; stderr: string }
+
+/** The CLI as a user runs it: a child process, stdin a pipe (not a terminal), talking HTTP to the API. */
+function cli(args: string[], apiUrl: string) {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: ROOT, env: { ...process.env, API_URL: apiUrl, API_KEY: '' }, stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  const out = { stdout: '', stderr: '' };
+  child.stdout.on('data', (d: Buffer) => { out.stdout += d.toString(); });
+  child.stderr.on('data', (d: Buffer) => { out.stderr += d.toString(); });
+  const done = new Promise<CliRun>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, ...out }));
+  });
+  return { child, out, done };
+}
+
+const run = (args: string[], apiUrl: string) => cli(args, apiUrl).done;
+
+describe('the agent-engine CLI against a running API', () => {
+  let engine: Engine;
+  let app: FastifyInstance;
+  let url: string;
+  let fixture: Integration;
+
+  beforeAll(async () => {
+    engine = await startEngine('embedded');
+    app = await buildApp({ db: engine.db, client: engine.client, taskQueue: engine.taskQueue, logger });
+    url = await app.listen({ host: '127.0.0.1', port: 0 });
+    fixture = await insertIntegration(engine.db, {
+      name: `fx_${suffix()}`,
+      transport: { type: 'stdio', command: process.execPath, args: ['--import', 'tsx', FIXTURE], cwd: ROOT },
+    });
+  });
+  afterAll(async () => {
+    await app?.close();
+    await engine?.close();
+  });
+
+  async function createAgent(script: unknown[], integrationIds: string[] = []): Promise<{ id: string; name: string }> {
+    const res = await fetch(`${url}/v1/agents`, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: `cli_${suffix()}`, model: { provider: 'scripted', script }, integrationIds }),
+    });
+    expect(res.status).toBe(201);
+    return (await res.json()) as { id: string; name: string };
+  }
+
+  test('run --follow shows turns and tool calls live, then prints the answer; runs list/show and agents list read it back', async () => {
+    const echo = `${fixture.name}__echo`;
+    const agent = await createAgent([
+      { toolCalls: [{ name: echo, arguments: { text: 'hi' } }, { name: 'nope', arguments: {} }] },
+      { text: 'The answer: {{tool_results}}' },
+    ], [fixture.id]);
+
+    const followed = await run(['run', '--agent', agent.name, 'hello', '--follow'], url);
+    expect(followed.code).toBe(0);
+    expect(followed.stdout).toMatch(/^The answer: echo: hi\nA tool with the name nope was not found/);
+    const runId = /^run (run_\w+) on thread (thr_\w+) \(agent /m.exec(followed.stderr)?.[1];
+    const threadId = /^run run_\w+ on thread (thr_\w+)/m.exec(followed.stderr)?.[1];
+    expect(runId).toBeDefined();
+    const progress = [
+      `run started · agent ${agent.name}`, 'turn 1', `→ ${echo} [${fixture.name}]`, 'turn 2', 'run completed (answer)',
+    ].map((line) => followed.stderr.indexOf(line));
+    expect(progress.every((at) => at >= 0)).toBe(true);
+    expect([...progress].sort((a, b) => a - b)).toEqual(progress);
+    expect(followed.stderr).toMatch(new RegExp(`✓ ${echo} \\[${fixture.name}\\] ok in \\d+ ms`));
+    expect(followed.stderr).toMatch(/✗ nope error in \d+ ms/);
+    expect(followed.stderr).toMatch(/calls fx_\w+__echo, nope · \d+ in \/ \d+ out tokens/);
+
+    // On an existing thread, by agent id, without --follow: only the answer, on stdout.
+    const again = await run(['run', '--agent', agent.id, 'again', '--thread', threadId!], url);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toMatch(/^The answer: echo: hi/);
+    const secondId = /^run (run_\w+) on thread/m.exec(again.stderr)?.[1];
+
+    await waitFor(async () => {
+      const listed = await run(['runs', 'list', '--agent', agent.name], url);
+      return listed.code === 0 && listed.stdout.includes(runId!) && listed.stdout.includes(secondId!) && !listed.stdout.includes('running');
+    }, 30_000, 'both runs listed as ended');
+    const listed = await run(['runs', 'list', '--thread', threadId!, '--limit', '1'], url);
+    expect(listed.stdout.split('\n')[0]).toMatch(/^ID\s+STATUS\s+STOP\s+TURNS/);
+    expect(listed.stdout).toMatch(new RegExp(`^${secondId}\\s+completed\\s+answer\\s+2\\s`, 'm'));
+    expect(listed.stderr).toMatch(/^more: agent-engine runs list --cursor \S+/m);
+
+    const shown = await run(['runs', 'show', runId!], url);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toContain('status:   completed (answer)');
+    expect(shown.stdout).toMatch(new RegExp(`turn 1  ${echo} \\[${fixture.id}\\]  ok`));
+    // Each tool call with its arguments and (the start of) its result.
+    expect(shown.stdout).toContain(`${echo} [${fixture.id}]  ok`);
+    expect(shown.stdout).toMatch(new RegExp(`  ${echo} .*\n    arguments: \\{"text": "hi"\\}\n    result: echo: hi\n`));
+    expect(shown.stdout).toMatch(/ {2}nope .*\n {4}arguments: \{\}\n {4}result: A tool with the name nope was not found/);
+
+
+    const agents = await run(['agents', 'list', '--json'], url);
+    expect(JSON.parse(agents.stdout).map((a: { name: string }) => a.name)).toContain(agent.name);
+  });
+
+  test('threads list and threads show read a conversation: roles, tool calls with their arguments, results', async () => {
+    const echo = `${fixture.name}__echo`;
+    const agent = await createAgent([
+      { toolCalls: [{ name: echo, arguments: { text: 'hi' } }, { name: 'nope', arguments: {} }] },
+      { text: 'The answer: {{tool_results}}' },
+    ], [fixture.id]);
+    const post = async (path: string, body: unknown) => (await (await fetch(`${url}${path}`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body),
+    })).json()) as { id: string };
+    const threadId = (await post('/v1/threads', { agentId: agent.name })).id;
+    const runId = (await post(`/v1/threads/${threadId}/runs`, { input: 'hello' })).id;
+    await fetch(`${url}/v1/runs/${runId}?waitMs=30000`);
+
+    const threads = await run(['threads', 'list', '--agent', agent.name], url);
+    expect(threads.stdout).toMatch(new RegExp(`^${threadId}  ${agent.name}  5 messages`, 'm'));
+    const conversation = await run(['threads', 'show', threadId], url);
+    expect(conversation.code).toBe(0);
+    expect(conversation.stdout).toContain(`— run ${runId} —\nuser: hello\nassistant calls ${echo} (`);
+    expect(conversation.stdout).toMatch(new RegExp(`\n  arguments: \\{"text": "hi"\\}\nassistant calls nope \\(`));
+    expect(conversation.stdout).toMatch(new RegExp(`\ntool ${echo} \\(\\S+\\): echo: hi\n`));
+    expect(conversation.stdout).toMatch(/\nassistant: The answer: echo: hi\n/);
+  });
+
+  test('Ctrl-C with stdin not a terminal cancels the run without asking, and exits 1', async () => {
+    const agent = await createAgent([{ text: 'too late', delayMs: 30_000 }]);
+    const child = cli(['run', '--agent', agent.name, 'wait', '--follow'], url);
+    await waitFor(async () => child.out.stderr.includes('turn 1'), 30_000, 'the first turn to show');
+    child.child.kill('SIGINT');
+    const result = await child.done;
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/cancelling run run_\w+/);
+    expect(result.stderr).toContain('run cancelled (cancelled)');
+    expect(result.stdout).toBe('');
+  });
+
+  test('errors are readable and exit with codes scripts can use', async () => {
+    const usage = await run(['run', 'no agent given'], url);
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toContain('error: run needs --agent <name|id>');
+    expect((await run(['runs', 'show'], url)).code).toBe(2);
+    expect((await run(['runs', 'list', '--follow'], url)).stderr).toContain('--follow does not apply to "runs list"');
+    expect((await run(['run', '--agent', 'no_such_agent', 'hi'], url)).code).toBe(2);
+
+    const missing = await run(['runs', 'show', 'run_missing'], url);
+    expect(missing.code).toBe(3);
+    expect(missing.stderr).toContain('GET /v1/runs/run_missing failed with 404: Run run_missing does not exist');
+
+    const closedPort = await freePort();
+    const unreachable = await run(['agents', 'list', '--url', `http://127.0.0.1:${closedPort}`], url);
+    expect(unreachable.code).toBe(3);
+    expect(unreachable.stderr).toContain(`Cannot reach the API at http://127.0.0.1:${closedPort}`);
+  });
+
+  test('integrations import posts the file, and says so plainly when the API has no import endpoint', async () => {
+    const dir = testStack().tmpDir;
+    const bad = path.join(dir, `bad-${suffix()}.json`);
+    await fs.writeFile(bad, '{ not json');
+    const badRun = await run(['integrations', 'import', bad], url);
+    expect(badRun.code).toBe(2);
+    expect(badRun.stderr).toContain(`Cannot read ${bad} as JSON`);
+
+    // An API without the endpoint: the engine's own 404 handling, nothing else.
+    const bare = Fastify();
+    await bare.register(problemHandlers);
+    const bareUrl = await bare.listen({ host: '127.0.0.1', port: 0 });
+    try {
+      const file = path.join(dir, `mcp-${suffix()}.json`);
+      await fs.writeFile(file, JSON.stringify({ mcpServers: { fx: { command: 'node', args: ['server.js'] } } }));
+      const result = await run(['integrations', 'import', file], bareUrl);
+      expect(result.code).toBe(3);
+      expect(result.stderr).toContain('This API cannot import integrations yet (POST /v1/integrations/import is not there)');
+    } finally {
+      await bare.close();
+    }
+  });
+});

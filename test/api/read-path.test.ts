@@ -1,0 +1,139 @@
+import type { FastifyInstance } from 'fastify';
+import { Client } from '@temporalio/client';
+import pg from 'pg';
+import { buildApp } from '../../api/app';
+import { listenForRunChanges, type RunChangeFeed } from '../../core/db/run-changes';
+import { findRunResult, listEvents } from '../../core/db/run-store';
+import { logger, startEngine, type Engine } from '../support/engine';
+import { testStack } from '../support/stack-env';
+import { waitFor } from '../support/wait';
+
+// Bodies are checked by assertions, not by the compiler.
+type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** Reads a whole event stream (it closes after run_ended) and parses its events. */
+async function readSse(url: string): Promise<{ event: string; data: Json }[]> {
+  const raw = await (await fetch(url)).text();
+  return raw.split('\n\n').filter((block) => block.includes('data: ')).map((block) => {
+    const fields = Object.fromEntries(block.split('\n').filter((l) => !l.startsWith(':')).map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 2)]));
+    return { event: fields.event, data: JSON.parse(fields.data) };
+  });
+}
+
+describe('reading runs never asks Temporal to run a query on a worker', () => {
+  let engine: Engine;
+  let app: FastifyInstance;
+  let apiPool: pg.Pool;
+  let changes: RunChangeFeed;
+  let url: string;
+  // The API's own Temporal client, counting the calls that would reach a worker (query) or Temporal per read (describe).
+  const calls = { query: 0, describe: 0 };
+
+  beforeAll(async () => {
+    engine = await startEngine('embedded');
+    const apiClient = new Client({
+      connection: engine.client.connection,
+      interceptors: {
+        workflow: [{
+          query: (input, next) => { calls.query += 1; return next(input); },
+          describe: (input, next) => { calls.describe += 1; return next(input); },
+        }],
+      },
+    });
+    apiPool = new pg.Pool({ connectionString: testStack().databases.embedded, max: 8 });
+    changes = listenForRunChanges(apiPool, logger);
+    app = await buildApp({
+      db: apiPool, client: apiClient, taskQueue: engine.taskQueue, logger, changes, rateLimitPerMinute: 0,
+      reconcile: { everyMs: 300, minAgeMs: 0 },
+    });
+    url = await app.listen({ host: '127.0.0.1', port: 0 });
+  });
+  afterAll(async () => {
+    await app?.close();
+    await changes?.close();
+    await apiPool?.end();
+    await engine?.close();
+  });
+
+  const getRun = async (runId: string, waitMs?: number) => {
+    const started = Date.now();
+    const res = await fetch(`${url}/v1/runs/${runId}${waitMs === undefined ? '' : `?waitMs=${waitMs}`}`);
+    return { status: res.status, body: (await res.json()) as Json, elapsedMs: Date.now() - started };
+  };
+  const endedAgoMs = async (runId: string) => Date.now() - new Date((await findRunResult(engine.db, runId))!.endedAt).getTime();
+
+  test('GET, long polls and the event stream of a running run send no workflow query, and the long poll wakes as the run ends', async () => {
+    const { threadId } = await engine.scriptedThread([
+      { toolCalls: [{ name: 'nope', arguments: {} }] },
+      { text: 'done', delayMs: 3_000 },
+    ]);
+    const runId = await engine.start({ threadId, input: 'go' });
+    const streaming = readSse(`${url}/v1/runs/${runId}/events`);
+
+    // Turn 1 and its tool call are in the database: GET shows them while the run is running.
+    await waitFor(async () => (await getRun(runId)).body.toolCalls.length === 1, 30_000, 'the first turn and its tool call');
+    const reads = await Promise.all(Array.from({ length: 30 }, () => getRun(runId)));
+    for (const { status, body } of reads) {
+      expect(status).toBe(200);
+      expect(body).toMatchObject({ id: runId, status: 'running', turns: 1, endedAt: null, output: null });
+      expect(body.usage.inputTokens).toBeGreaterThan(0);
+      expect(body.toolCalls).toEqual([expect.objectContaining({ turn: 1, name: 'nope', type: 'unknown', status: 'error' })]);
+    }
+    // The run list shows the same progress (visibility lists the run a moment after its start).
+    await waitFor(async () => {
+      const list = await fetch(`${url}/v1/runs?threadId=${threadId}`).then((r) => r.json() as Promise<Json>);
+      return list.runs.length === 1 && list.runs[0].status === 'running' && list.runs[0].turns === 1;
+    }, 10_000, 'the run list to show the running run after one turn');
+    const short = await Promise.all([1, 2, 3].map(() => getRun(runId, 300)));
+    for (const { body, elapsedMs } of short) {
+      expect(body.status).toBe('running');
+      expect(elapsedMs).toBeGreaterThanOrEqual(290);
+    }
+
+    const { body: ended } = await getRun(runId, 30_000);
+    // Woken by the run's result being written, not by a poll interval.
+    expect(await endedAgoMs(runId)).toBeLessThan(1_500);
+    expect(ended).toMatchObject({ status: 'completed', stopReason: 'answer', output: 'done', turns: 2 });
+    const events = await streaming;
+    expect(events.at(-1)).toMatchObject({ event: 'run_ended', data: { status: 'completed' } });
+    expect(events.map((e) => e.data.seq)).toEqual((await listEvents(engine.db, runId)).map((e) => e.seq));
+    expect(calls).toEqual({ query: 0, describe: 0 });
+  });
+
+  test('a long poll still wakes when the run ends after the LISTEN connection was cut', async () => {
+    const { threadId } = await engine.scriptedThread([{ text: 'late', delayMs: 2_500 }]);
+    const runId = await engine.start({ threadId, input: 'go' });
+    await waitFor(async () => changes.status().listening, 10_000, 'the listener to connect');
+    const waiting = getRun(runId, 30_000);
+    const before = changes.status().pid!;
+    await engine.db.query('SELECT pg_terminate_backend($1)', [before]);
+    await waitFor(async () => changes.status().listening && changes.status().pid !== before, 10_000, 'the listener to reconnect');
+
+    const { body } = await waiting;
+    expect(body).toMatchObject({ status: 'completed', output: 'late' });
+    expect(await endedAgoMs(runId)).toBeLessThan(1_500);
+    expect(calls.query).toBe(0);
+  });
+
+  test('a run whose workflow an operator terminated gets a failed result: the long poll, GET and the stream end', async () => {
+    const { threadId } = await engine.scriptedThread([{ text: 'never', delayMs: 8_000 }]);
+    const runId = await engine.start({ threadId, input: 'go' });
+    await waitFor(async () => (await listEvents(engine.db, runId)).some((e) => e.type === 'turn_started'), 30_000, 'the turn to start');
+    const streaming = readSse(`${url}/v1/runs/${runId}/events`);
+    const waiting = getRun(runId, 20_000);
+    await engine.client.workflow.getHandle(runId).terminate('an operator stops it');
+
+    const { body, elapsedMs } = await waiting;
+    expect(body).toMatchObject({ status: 'failed', stopReason: 'error', error: { type: 'WorkflowClosed' }, endedAt: expect.any(String) });
+    expect(elapsedMs).toBeLessThan(10_000);
+    expect((await getRun(runId)).body).toEqual(body);
+    const events = await streaming;
+    expect(events.at(-1)).toMatchObject({ event: 'run_ended', data: { status: 'failed', error: { type: 'WorkflowClosed' } } });
+    // The thread is free again.
+    const next = await fetch(`${url}/v1/threads/${threadId}/runs`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: 'again' }),
+    });
+    expect(next.status).toBe(202);
+    expect(calls.query).toBe(0);
+  });
+});

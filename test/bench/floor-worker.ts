@@ -1,0 +1,38 @@
+import fs from 'node:fs';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import type { Integration } from '../../core/db/integrations';
+import { createLogger } from '../../core/logger';
+import { startMcpPool } from '../../worker/mcp-lifecycle';
+import { createBenchActivities } from './bench-stack';
+
+/**
+ * The floor's worker process for `npm run bench:load`, beside the engine's: the floor workflows
+ * and their activities (the MCP call through one pooled client), with the SDK's default options.
+ * Arguments: <temporal address> <task queue> <workflow bundle path> <integration JSON file> <MCP groups dir>.
+ * It stops on SIGTERM.
+ */
+async function main(): Promise<void> {
+  const [address, taskQueue, bundlePath, integrationFile, groupsDir] = process.argv.slice(2);
+  if (!groupsDir) throw new Error('usage: floor-worker <address> <task queue> <bundle> <integration.json> <groups dir>');
+  Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('WARN') });
+  const logger = createLogger('warn', 'floor-worker');
+  const integration = JSON.parse(fs.readFileSync(integrationFile, 'utf8')) as Integration;
+  const connection = await NativeConnection.connect({ address });
+  const mcpPool = await startMcpPool(logger, { groupsDir });
+  try {
+    const worker = await Worker.create({
+      connection, namespace: 'default', taskQueue, workflowBundle: { codePath: bundlePath },
+      activities: createBenchActivities(mcpPool, { integration }),
+    });
+    process.once('SIGTERM', () => worker.shutdown());
+    await worker.run();
+  } finally {
+    await mcpPool.closeAll();
+    await connection.close();
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`floor worker failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exitCode = 1;
+});

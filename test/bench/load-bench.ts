@@ -1,0 +1,293 @@
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
+import { loadConfig } from '../../core/config';
+import { findIntegration } from '../../core/db/integrations';
+import { freePort } from '../../core/ports';
+import { startBenchInfra, type BenchInfra } from './bench-stack';
+import type { floorRunWorkflow } from './bench-workflows';
+import { summarizeCpuProfiles } from './cpu-profile-summary';
+import {
+  assertAlive, hasPollers, median, percentile, ROOT, rssMb, sampleRss, startNode, stopChild, waitUntil, type Child,
+} from './load-processes';
+
+/**
+ * `npm run bench:load [-- --rounds=3 --concurrency=50 --rss-runs=100 --latency-n=20 --get-rate=200 --profile]`
+ *
+ * The production topology under load: a Temporal dev server, PostgreSQL (embedded, or DATABASE_URL),
+ * an API process and a worker process started from the same entry points as `npm run api` and
+ * `npm run worker`, and beside them the floor's worker (test/bench/floor-worker.ts), the least a
+ * Temporal program can do for the same run shape. Every run is checked before a figure is printed.
+ * --profile writes the worker's CPU profile (node --cpu-prof) and prints its hottest functions.
+ */
+
+const arg = (name: string, fallback: number) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
+const ROUNDS = arg('rounds', 3);
+const CONCURRENCY = arg('concurrency', 50);
+const RSS_RUNS = arg('rss-runs', 100);
+const LATENCY_N = arg('latency-n', 20);
+const GET_RATE = arg('get-rate', 200);
+const PROFILE = process.argv.includes('--profile');
+const FIXTURE = path.join(ROOT, 'test', 'fixtures', 'mcp-fixture-server.ts');
+const ENGINE_QUEUE = 'load-engine';
+const FLOOR_QUEUE = 'load-floor';
+/** tool calls per turn: the load shape (4 LLM turns, 6 MCP calls) and the latency shape (2 turns, 1 call) */
+const LOAD_SHAPE = [2, 2, 2];
+const LATENCY_SHAPE = [1];
+
+type Json = Record<string, unknown>;
+
+interface Api { url: string; post(p: string, body: Json): Promise<Json>; get(p: string): Promise<{ status: number; body: Json }> }
+
+function apiAt(url: string): Api {
+  return {
+    url,
+    async post(p, body) {
+      const res = await fetch(`${url}${p}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const json = (await res.json()) as Json;
+      if (res.status >= 300) throw new Error(`POST ${p} answered ${res.status}: ${JSON.stringify(json)}`);
+      return json;
+    },
+    async get(p) {
+      const res = await fetch(`${url}${p}`);
+      return { status: res.status, body: (await res.json()) as Json };
+    },
+  };
+}
+
+/** A scripted agent whose run makes `shape[t]` echo calls in turn t+1, then answers with the last turn's results. */
+function scriptFor(shape: number[]) {
+  return [
+    ...shape.map((calls, t) => ({ toolCalls: Array.from({ length: calls }, (_, i) => ({ name: 'bench__echo', arguments: { text: `t${t + 1}.${i}` } })) })),
+    { text: '{{tool_results}}' },
+  ];
+}
+const expectedOutput = (shape: number[]) => Array.from({ length: shape.at(-1)! }, (_, i) => `echo: t${shape.length}.${i}`).join('\n');
+const expectedFloor = (shape: number[], text: string) => shape.flatMap((calls, t) => Array.from({ length: calls }, (_, i) => `echo: ${text} ${t + 1}.${i}`));
+
+interface Engine { api: Api; agents: Record<'load' | 'latency', string> }
+
+/** One engine run as a user drives it: POST, then long polls until it ends; checked against its script. */
+async function engineRun(engine: Engine, kind: 'load' | 'latency', onStarted?: (id: string) => void): Promise<void> {
+  const thread = await engine.api.post('/v1/threads', { agentId: engine.agents[kind] });
+  const { id } = await engine.api.post(`/v1/threads/${String(thread.id)}/runs`, { input: 'go' });
+  onStarted?.(String(id));
+  let run: Json;
+  do run = (await engine.api.get(`/v1/runs/${String(id)}?waitMs=30000`)).body; while (run.status === 'running');
+  const shape = kind === 'load' ? LOAD_SHAPE : LATENCY_SHAPE;
+  const calls = run.toolCalls as { status: string; result: string }[];
+  const expectedCalls = shape.reduce((a, b) => a + b, 0);
+  const failedCall = calls.find((c) => c.status !== 'ok');
+  if (run.status !== 'completed' || run.output !== expectedOutput(shape) || calls.length !== expectedCalls || failedCall) {
+    const why = failedCall ? `a tool call failed: ${failedCall.result}` : `${String(run.status)}, ${calls.length} tool calls, output ${JSON.stringify(run.output)}`;
+    throw new Error(`engine run ${String(id)} did not complete correctly (${why})`);
+  }
+}
+
+async function floorRun(infra: BenchInfra, shape: number[], i: number): Promise<void> {
+  const text = `f${i}`;
+  const results = await infra.client.workflow.execute<typeof floorRunWorkflow>('floorRunWorkflow', {
+    taskQueue: FLOOR_QUEUE, workflowId: `floor-${i}-${Date.now()}`, args: [{ script: shape, text }],
+  });
+  if (JSON.stringify(results) !== JSON.stringify(expectedFloor(shape, text))) throw new Error(`floor run ${i} answered wrongly: ${JSON.stringify(results)}`);
+}
+
+/** Waits for every run, so that a failed one leaves none running into the next phase; then fails if any failed. */
+async function allChecked(runs: Promise<void>[]): Promise<void> {
+  const failed = (await Promise.allSettled(runs)).filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed.length > 0) throw new Error(`${failed.length} of ${runs.length} runs failed; first: ${(failed[0].reason as Error).message}`);
+}
+
+let floorCounter = 0;
+/** runs/s of `n` concurrent runs, from the first start to the last end */
+async function throughput(n: number, one: () => Promise<void>): Promise<number> {
+  const t = performance.now();
+  await allChecked(Array.from({ length: n }, one));
+  return n / ((performance.now() - t) / 1000);
+}
+
+/** GETs of running runs at a fixed rate (open loop: sent on schedule, whatever the answers' pace) while `n` runs execute. */
+async function getLatencyUnderLoad(engine: Engine, n: number): Promise<number[]> {
+  const ids: string[] = [];
+  const ms: number[] = [];
+  let errors = 0;
+  let running = true;
+  let failure: unknown;
+  const runs = allChecked(Array.from({ length: n }, () => engineRun(engine, 'load', (id) => ids.push(id)))).catch((err: unknown) => {
+    failure = err;
+  }).finally(() => {
+    running = false;
+  });
+  const inflight: Promise<void>[] = [];
+  const t0 = performance.now();
+  for (let i = 0; running; i++) {
+    const due = t0 + (i * 1000) / GET_RATE;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    if (ids.length === 0) continue;
+    const id = ids[i % ids.length];
+    inflight.push((async () => {
+      const t = performance.now();
+      const res = await engine.api.get(`/v1/runs/${id}`).catch(() => undefined);
+      ms.push(performance.now() - t);
+      if (res?.status !== 200 || res.body.id !== id) errors += 1;
+    })());
+  }
+  await runs;
+  await Promise.all(inflight);
+  // Not a figure (a run failed), but what the GETs saw meanwhile helps to tell the two problems apart.
+  if (failure) throw new Error(`${(failure as Error).message}; the GETs meanwhile: p50 ${percentile(ms, 50).toFixed(1)} ms, p99 ${percentile(ms, 99).toFixed(1)} ms (n=${ms.length})`);
+  if (errors > 0) throw new Error(`${errors} of ${ms.length} GETs failed`);
+  return ms;
+}
+
+const line = (label: string, value: string, target = '') => console.log(`${label.padEnd(58)} ${value.padEnd(50)} ${target}`);
+
+/**
+ * Measures one figure and prints it at once. A run that did not complete correctly voids the
+ * figure (printed as such, and the bench exits non-zero) but not the figures of other phases.
+ */
+async function phase(label: string, target: string, measure: () => Promise<string>, children: Child[]): Promise<void> {
+  try {
+    line(label, await measure(), target);
+  } catch (err) {
+    assertAlive(children);
+    line(label, `NOT REPORTED: ${(err as Error).message.slice(0, 400)}`, target);
+    process.exitCode = 1;
+  }
+}
+
+async function main(): Promise<void> {
+  const started = performance.now();
+  const load1 = os.loadavg()[0];
+  const config = loadConfig();
+  const infra = await startBenchInfra({ databaseUrl: config.databaseUrl });
+  const children: Child[] = [];
+  const profileDir = path.join(infra.tmpDir, 'cpu-profiles');
+  try {
+    const bundleLogger = new DefaultLogger('WARN');
+    const [engineBundle, floorBundle] = await Promise.all([
+      bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: bundleLogger }),
+      bundleWorkflowCode({ workflowsPath: require.resolve('./bench-workflows'), logger: bundleLogger }),
+    ]);
+    const engineBundlePath = path.join(infra.tmpDir, 'engine-bundle.js');
+    const floorBundlePath = path.join(infra.tmpDir, 'floor-bundle.js');
+    await fs.writeFile(engineBundlePath, engineBundle.code);
+    await fs.writeFile(floorBundlePath, floorBundle.code);
+    await fs.mkdir(path.join(infra.tmpDir, 'agents'));
+
+    const port = await freePort();
+    const common = { DATABASE_URL: infra.databaseUrl, TEMPORAL_ADDRESS: infra.temporalAddress, TASK_QUEUE: ENGINE_QUEUE, LOG_LEVEL: 'warn' };
+    const profiled = (name: string) => (PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${path.join(profileDir, name)}`] : []);
+    children.push(startNode('API', 'api/server.ts', {
+      env: { ...common, HOST: '127.0.0.1', PORT: String(port), RATE_LIMIT_PER_MINUTE: '0', AGENTS_DIR: path.join(infra.tmpDir, 'agents') },
+      nodeArgs: profiled('api'),
+    }));
+    const worker = startNode('worker', 'worker/main.ts', { env: { ...common, WORKFLOW_BUNDLE_PATH: engineBundlePath }, nodeArgs: profiled('worker') });
+    children.push(worker);
+    const api = apiAt(`http://127.0.0.1:${port}`);
+    await waitUntil('the API', async () => (await api.get('/healthz')).status === 200, children);
+
+    const integration = await api.post('/v1/integrations', {
+      name: 'bench', transport: { type: 'stdio', command: process.execPath, args: ['--import', 'tsx', FIXTURE], cwd: ROOT },
+    });
+    const integrationFile = path.join(infra.tmpDir, 'integration.json');
+    await fs.writeFile(integrationFile, JSON.stringify(await findIntegration(infra.db, String(integration.id))));
+    children.push(startNode('floor worker', 'test/bench/floor-worker.ts', {
+      args: [infra.temporalAddress, FLOOR_QUEUE, floorBundlePath, integrationFile, path.join(infra.tmpDir, 'floor-mcp-groups')],
+    }));
+    const agent = async (name: string, shape: number[]) => String((await api.post('/v1/agents', {
+      name, integrationIds: [integration.id], model: { provider: 'scripted', script: scriptFor(shape) },
+    })).id);
+    const engine: Engine = { api, agents: { load: await agent('load', LOAD_SHAPE), latency: await agent('latency', LATENCY_SHAPE) } };
+    await waitUntil('the workers', async () => (await hasPollers(infra.client, ENGINE_QUEUE)) && (await hasPollers(infra.client, FLOOR_QUEUE)), children);
+    const startupS = (performance.now() - started) / 1000;
+    const cpus = os.cpus();
+    console.log(`\nbench:load: Node ${process.version}, ${cpus.length} × ${cpus[0]?.model.trim() ?? 'CPU'}; load average ${load1.toFixed(2)} before start-up`);
+    console.log(`database: ${config.databaseUrl ? 'DATABASE_URL' : 'embedded PostgreSQL'}; startup ${startupS.toFixed(1)} s; every run is checked\n`);
+    line('figure', 'measured', 'target');
+
+    const engineRound = () => throughput(CONCURRENCY, () => engineRun(engine, 'load'));
+    const floorRound = () => throughput(CONCURRENCY, () => floorRun(infra, LOAD_SHAPE, floorCounter++));
+    await phase(`throughput, ${CONCURRENCY} concurrent runs (4 turns, 6 echo calls)`, '≥ 0.80×', async () => {
+      await engineRound(); // warm-up: JIT, pools, the MCP servers
+      await floorRound();
+      const engineRates: number[] = [];
+      const floorRates: number[] = [];
+      for (let r = 0; r < ROUNDS; r++) {
+        // Alternating the order, so that neither side always runs right after the other's burst.
+        if (r % 2 === 0) {
+          engineRates.push(await engineRound());
+          floorRates.push(await floorRound());
+        } else {
+          floorRates.push(await floorRound());
+          engineRates.push(await engineRound());
+        }
+      }
+      const [e, f] = [median(engineRates), median(floorRates)];
+      return `engine ${e.toFixed(1)}, floor ${f.toFixed(1)} runs/s: ${(e / f).toFixed(2)}× `
+        + `(rounds: ${engineRates.map((x) => x.toFixed(1)).join(' ')} / ${floorRates.map((x) => x.toFixed(1)).join(' ')})`;
+    }, children);
+
+    await phase(`worker RSS, ${RSS_RUNS} concurrent runs`, 'idle ≤ 300 MB, peak − idle ≤ 100 MB', async () => {
+      await new Promise((r) => setTimeout(r, 3_000));
+      const workerPid = worker.process.pid!;
+      const idleMb = rssMb(workerPid);
+      const sampler = sampleRss(workerPid);
+      let peakMb: number;
+      try {
+        await allChecked(Array.from({ length: RSS_RUNS }, () => engineRun(engine, 'load')));
+      } finally {
+        peakMb = sampler.stop();
+      }
+      return `idle ${idleMb.toFixed(0)} MB, peak ${peakMb.toFixed(0)} MB (+${(peakMb - idleMb).toFixed(0)})`;
+    }, children);
+
+    await phase(`GET /v1/runs/:id at ${GET_RATE} req/s, ${CONCURRENCY} runs executing`, 'p99 ≤ 25 ms', async () => {
+      const ms = await getLatencyUnderLoad(engine, CONCURRENCY);
+      return `p50 ${percentile(ms, 50).toFixed(1)} ms, p99 ${percentile(ms, 99).toFixed(1)} ms (n=${ms.length})`;
+    }, children);
+    await phase('  the same GETs beside one run (reference)', '', async () => {
+      const ms = await getLatencyUnderLoad(engine, 1);
+      return `p50 ${percentile(ms, 50).toFixed(1)} ms, p99 ${percentile(ms, 99).toFixed(1)} ms (n=${ms.length})`;
+    }, children);
+
+    await phase(`whole run, 2 turns + 1 echo call, p50 (n=${LATENCY_N})`, '≤ 1.50×', async () => {
+      const engineMs: number[] = [];
+      const floorMs: number[] = [];
+      for (let i = -3; i < LATENCY_N; i++) {
+        let t = performance.now();
+        await engineRun(engine, 'latency');
+        if (i >= 0) engineMs.push(performance.now() - t);
+        t = performance.now();
+        await floorRun(infra, LATENCY_SHAPE, floorCounter++);
+        if (i >= 0) floorMs.push(performance.now() - t);
+      }
+      const [ep, fp] = [median(engineMs), median(floorMs)];
+      return `engine ${ep.toFixed(0)} ms, floor ${fp.toFixed(0)} ms: ${(ep / fp).toFixed(2)}×`;
+    }, children);
+    console.log(`\nload average ${os.loadavg()[0].toFixed(2)} at the end`);
+  } catch (err) {
+    for (const c of children) if (c.process.exitCode !== null || c.process.signalCode !== null) process.stderr.write(`${c.name} exited:\n${c.stderr.join('\n')}\n`);
+    throw err;
+  } finally {
+    for (const c of [...children].reverse()) await stopChild(c);
+    for (const name of PROFILE ? ['worker', 'api'] : []) {
+      const dir = path.join(profileDir, name);
+      const files = (await fs.readdir(dir).catch(() => [] as string[])).filter((f) => f.endsWith('.cpuprofile'));
+      // Outside the bench's temporary dir, which close() removes (and outside test/.tmp, which jest clears).
+      const kept = path.join(os.tmpdir(), `engine-cpu-profiles-${process.pid}`, name);
+      await fs.mkdir(kept, { recursive: true });
+      for (const f of files) await fs.copyFile(path.join(dir, f), path.join(kept, f));
+      if (files.length > 0) console.log(`\n${name} CPU profile (${kept}):\n${await summarizeCpuProfiles(files.map((f) => path.join(kept, f)))}`);
+    }
+    await infra.close();
+  }
+}
+
+// No process.exit(): the process ends by itself once everything started has been stopped.
+main().catch((err: unknown) => {
+  process.stderr.write(`bench:load failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exitCode = 1;
+});

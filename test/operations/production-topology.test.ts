@@ -1,0 +1,66 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { promisify } from 'node:util';
+import { freePort } from '../../core/ports';
+import { ROOT, exited, spawnWorker } from '../support/processes';
+import { testStack } from '../support/stack-env';
+import { waitFor } from '../support/wait';
+
+/**
+ * The topology of docker-compose.yml, without Docker: a separate API process, separate worker
+ * processes, the machine's PostgreSQL and the Temporal server, each started as an operator would.
+ */
+describe('the production topology without Docker', () => {
+  const children: ChildProcess[] = [];
+  afterAll(async () => {
+    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    await Promise.all(children.map(exited));
+  });
+
+  test('docker-compose.yml describes postgresql, temporal with schema setup, temporal-ui, the API and replicated workers', async () => {
+    const env = { ...process.env, API_KEY: 'k'.repeat(32) };
+    const { stdout } = await promisify(execFile)('docker-compose', ['-f', 'docker-compose.yml', 'config', '--services'], { cwd: ROOT, env });
+    expect(stdout.trim().split('\n').sort()).toEqual(['api', 'postgresql', 'temporal', 'temporal-setup', 'temporal-ui', 'worker']);
+    const { stdout: full } = await promisify(execFile)('docker-compose', ['-f', 'docker-compose.yml', 'config'], { cwd: ROOT, env });
+    expect(full).toMatch(/worker:[\s\S]*replicas: 2/);
+  });
+
+  test('docker-compose.yml refuses to start without API_KEY: its API listens on 0.0.0.0', async () => {
+    const err = await promisify(execFile)('docker-compose', ['-f', 'docker-compose.yml', 'config'], { cwd: ROOT, env: { ...process.env, API_KEY: '' } })
+      .catch((e: unknown) => e as { stderr: string });
+    expect((err as { stderr?: string }).stderr).toMatch(/set API_KEY/);
+  });
+
+  test('an API process and two worker processes serve a run against the machine PostgreSQL', async () => {
+    const stack = testStack();
+    const taskQueue = `topology-${randomUUID()}`;
+    const port = await freePort();
+    const env = { DATABASE_URL: stack.databases.external, TASK_QUEUE: taskQueue };
+    // What `npm run api` runs; spawned directly so that SIGTERM reaches the server itself, as under an orchestrator.
+    const api = spawn(process.execPath, ['--import', 'tsx', 'api/server.ts'], {
+      cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, ...env, TEMPORAL_ADDRESS: stack.temporalAddress, PORT: String(port), LOG_LEVEL: 'warn' },
+    });
+    api.stderr?.on('data', () => undefined);
+    children.push(api, spawnWorker(env), spawnWorker(env));
+    const base = `http://127.0.0.1:${port}`;
+    await waitFor(async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200, 120_000, 'the API to be ready');
+
+    const post = async (path: string, body: unknown) => {
+      const res = await fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      return { status: res.status, json: (await res.json()) as Record<string, unknown> };
+    };
+    const agent = await post('/v1/agents', { name: `topology_${randomUUID().slice(0, 8)}`, model: { provider: 'scripted', script: [{ text: 'served by separate processes' }] } });
+    expect(agent.status).toBe(201);
+    const thread = await post('/v1/threads', { agentId: agent.json.id });
+    const run = await post(`/v1/threads/${thread.json.id}/runs`, { input: 'hello' });
+    expect(run.status).toBe(202);
+    const res = await fetch(`${base}/v1/runs/${run.json.id}?waitMs=30000`);
+    expect(await res.json()).toMatchObject({ status: 'completed', output: 'served by separate processes' });
+
+    // SIGTERM is how an orchestrator stops them: each process shuts down cleanly and exits 0.
+    for (const c of children) c.kill('SIGTERM');
+    await Promise.all(children.map(exited));
+    expect(children.map((c) => c.exitCode)).toEqual([0, 0, 0]);
+  }, 240_000);
+});

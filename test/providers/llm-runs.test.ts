@@ -1,0 +1,97 @@
+import { randomUUID } from 'node:crypto';
+import type { ModelConfig } from '../../core/agent-model';
+import { insertAgent } from '../../core/db/agents';
+import { insertThread } from '../../core/db/threads';
+import { createProviders } from '../../core/llm/providers';
+import { toolResultText } from '../../core/contract/tool-texts';
+import { logger, startEngine, type Engine } from '../support/engine';
+import { startFakeLlmServer, type FakeLlmServer, type Step } from '../support/fake-llm-server';
+
+describe('runs with a real LLM provider (a local server speaking the OpenAI and Anthropic wire formats)', () => {
+  let engine: Engine;
+  let server: FakeLlmServer;
+
+  beforeAll(async () => {
+    server = await startFakeLlmServer();
+    engine = await startEngine('embedded', { providers: createProviders({
+      readApiKey: (name) => (name === 'FAKE_LLM_KEY' ? 'fake-key' : undefined), allowedKeyEnvs: ['FAKE_LLM_KEY', 'NOT_SET_ANYWHERE'], logger,
+    }) });
+  });
+  afterAll(async () => {
+    await engine?.close();
+    await server?.close();
+  });
+
+  async function run(model: Partial<ModelConfig> & { provider: 'openai' | 'anthropic' }, steps: Step[]) {
+    server.play(steps);
+    const agent = await insertAgent(engine.db, {
+      name: `agent-${randomUUID()}`, instructions: 'Be brief.',
+      model: { name: 'fake-model', baseUrl: server.baseUrl, apiKeyEnv: 'FAKE_LLM_KEY', ...model } as ModelConfig,
+    });
+    const thread = await insertThread(engine.db, agent.id);
+    const runId = await engine.start({ threadId: thread.id, input: 'Weather in Paris?' });
+    return engine.result(runId);
+  }
+
+  test.each(['openai', 'anthropic'] as const)('%s: a tool call and an answer; usage per run is the sum of the turns', async (provider) => {
+    const result = await run({ provider, stream: provider === 'anthropic' }, [
+      { toolCalls: [{ id: 'call_x1', name: 'get_weather', args: { city: 'Paris' } }], usage: { input: 100, output: 20 } },
+      { text: 'It is sunny.', usage: { input: 150, output: 5 } },
+    ]);
+    expect(result).toMatchObject({ status: 'completed', stopReason: 'answer', output: 'It is sunny.', turns: 2, usage: { inputTokens: 250, outputTokens: 25 } });
+    expect(result.toolCalls).toMatchObject([{ id: 'call_x1', name: 'get_weather', type: 'unknown', status: 'error' }]);
+    // The second turn sent the call and its result back under the same id.
+    const second = JSON.stringify(server.requests[1].body);
+    expect(second).toContain('call_x1');
+    expect(second).toContain(JSON.stringify(toolResultText.unknownTool('get_weather')).slice(1, -1));
+    expect(server.requests[0].headers[provider === 'openai' ? 'authorization' : 'x-api-key']).toContain('fake-key');
+  });
+
+  test('NUL characters in the reply\'s text, tool name and arguments are stored as U+FFFD: no retry, the run completes', async () => {
+    const result = await run({ provider: 'openai' }, [
+      { text: 'thinking\u0000', toolCalls: [{ id: 'call_nul', name: 'get\u0000weather', args: { city: 'Par\u0000is' } }] },
+      { text: 'It is\u0000sunny.' },
+    ]);
+    expect(result).toMatchObject({ status: 'completed', output: 'It is\ufffdsunny.', turns: 2 });
+    expect(server.requests).toHaveLength(2);
+    expect(result.toolCalls).toMatchObject([{ id: 'call_nul', name: 'get\ufffdweather', status: 'error' }]);
+    // The second turn saw the first one's reply, with the replacement character.
+    const second = JSON.stringify(server.requests[1].body);
+    expect(second).toContain('Par\ufffdis');
+    expect(second).toContain('thinking\ufffd');
+    expect(second).not.toContain('u0000');
+  });
+
+  test('401 fails the run at once with LlmAuthError and the provider\'s message', async () => {
+    const result = await run({ provider: 'openai' }, [{ status: 401, body: { error: { message: 'Incorrect API key provided' } } }]);
+    expect(result).toMatchObject({ status: 'failed', stopReason: 'error', error: { type: 'LlmAuthError', message: 'LLM provider answered 401: Incorrect API key provided' } });
+    expect(server.requests).toHaveLength(1);
+  });
+
+  test('a context-length error is reported as one, without retries', async () => {
+    const result = await run({ provider: 'anthropic' }, [
+      { status: 400, body: { type: 'error', error: { type: 'invalid_request_error', message: 'prompt is too long: 210000 tokens > 200000 maximum' } } },
+    ]);
+    expect(result.status).toBe('failed');
+    expect(result.error).toMatchObject({ type: 'LlmContextLength' });
+    expect(result.error?.message).toContain('prompt is too long');
+    expect(server.requests).toHaveLength(1);
+  });
+
+  test('429 with Retry-After: Temporal retries after the delay the server asked for, not the policy\'s 2 s', async () => {
+    const result = await run({ provider: 'openai' }, [
+      { status: 429, headers: { 'retry-after': '4' }, body: { error: { message: 'Rate limit reached' } } },
+      { text: 'Done.' },
+    ]);
+    expect(result).toMatchObject({ status: 'completed', output: 'Done.' });
+    expect(server.requests).toHaveLength(2);
+    expect(server.requests[1].at - server.requests[0].at).toBeGreaterThanOrEqual(3_900);
+  }, 60_000);
+
+  test('a missing key named by apiKeyEnv fails the run with a clear error, and no request is made', async () => {
+    const result = await run({ provider: 'openai', apiKeyEnv: 'NOT_SET_ANYWHERE' }, [{ text: 'never' }]);
+    expect(result.error).toMatchObject({ type: 'LlmConfigError' });
+    expect(result.error?.message).toContain('set NOT_SET_ANYWHERE');
+    expect(server.requests).toHaveLength(0);
+  });
+});

@@ -1,0 +1,62 @@
+import { importCsv } from '../../core/csv/import-csv';
+import { runSourceQuery } from '../../core/sql/source-query';
+import { dropThreadRole } from '../../core/sql/thread-role';
+import { startEngine, type Engine } from '../support/engine';
+
+const DATA = 'n\n1\n2\n3\n';
+
+describe('source queries never starve the worker', () => {
+  let engine: Engine;
+  const threads: string[] = [];
+
+  beforeAll(async () => {
+    engine = await startEngine('embedded');
+  });
+  afterAll(async () => {
+    for (const id of threads) await dropThreadRole(engine.db, id);
+    await engine.close();
+  });
+
+  async function threadWithData(script: Parameters<Engine['scriptedThread']>[0]) {
+    const { threadId } = await engine.scriptedThread(script);
+    threads.push(threadId);
+    await importCsv(engine.db, { threadId, uri: 'fixture://t.csv', integrationId: null, text: DATA, bytes: DATA.length });
+    return threadId;
+  }
+
+  test('40 slow queries in one turn: 4 run, the rest are refused after 5 s, and another run on the worker stays quick', async () => {
+    const slow = await threadWithData([
+      { toolCalls: Array.from({ length: 40 }, () => ({ name: 'source_query', arguments: { sql: 'select pg_sleep(14) from t limit 1' } })) },
+      { text: 'done' },
+    ]);
+    const quick = await threadWithData([{ toolCalls: [{ name: 'source_query', arguments: { sql: 'select count(*) from t' } }] }, { text: '{{tool_results}}' }]);
+    const slowRun = await engine.start({ threadId: slow, input: 'slow' });
+    // Let the slow turn take its slots first.
+    await new Promise((r) => setTimeout(r, 3_000));
+    const started = Date.now();
+    const quickResult = await engine.result(await engine.start({ threadId: quick, input: 'quick' }));
+    // Its own query waits for a slot at most 5 s; everything else it does is untouched by the slow turn.
+    expect(quickResult.status).toBe('completed');
+    expect(Date.now() - started).toBeLessThan(8_000);
+
+    const slowResult = await engine.result(slowRun);
+    const refused = slowResult.toolCalls.filter((c) => c.status === 'error');
+    expect(slowResult.toolCalls.filter((c) => c.status === 'ok').length).toBeGreaterThanOrEqual(4);
+    expect(refused.length).toBeGreaterThan(20);
+    expect(refused[0].result).toMatch(/^Source query failed: the worker is running 4 source queries already and none ended within 5 s/);
+  }, 90_000);
+
+  test('a result of huge values is fetched within the byte budget, not whole', async () => {
+    const threadId = await threadWithData([]);
+    const before = process.memoryUsage().rss;
+    const outcomes = await Promise.all(Array.from({ length: 4 }, () => runSourceQuery(engine.db, threadId, {
+      sql: "select repeat('x', 10000000) from generate_series(1, 1000) limit 1000", limit: 1000,
+    })));
+    for (const o of outcomes) {
+      expect(o.ok).toBe(true);
+      expect(o.ok && o.text).toMatch(/more rows/);
+    }
+    // Four queries of 1,000 rows of 10 MB each: fetched whole, that is 40 GB; within the budget, one row each.
+    expect(process.memoryUsage().rss - before).toBeLessThan(300 * 1024 * 1024);
+  }, 90_000);
+});

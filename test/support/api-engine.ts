@@ -1,0 +1,20 @@
+import type { FastifyInstance } from 'fastify';
+import { buildApp, type AppDeps } from '../../api/app';
+import { logger, startEngine, type DatabaseKind, type Engine } from './engine';
+
+/** An engine with its worker, and the API built on it as the composition root builds it. */
+export interface ApiEngine {
+  engine: Engine;
+  app: FastifyInstance;
+}
+
+export async function startApiEngine(kind: DatabaseKind = 'embedded', extra: Partial<AppDeps> = {}): Promise<ApiEngine> {
+  const engine = await startEngine(kind);
+  const app = await buildApp({ db: engine.db, client: engine.client, taskQueue: engine.taskQueue, logger, ...extra });
+  return { engine, app };
+}
+
+export async function stopApiEngine(started: Partial<ApiEngine>): Promise<void> {
+  await started.app?.close();
+  await started.engine?.close();
+}
