@@ -17,7 +17,10 @@ const quote = (arg: string) => `'${arg.replace(/'/g, `'\\''`)}'`;
  * exits with the CLI's exit code.
  */
 function cliInTerminal(args: string[], apiUrl: string) {
-  const command = [process.execPath, BIN, ...args].map(quote).join(' ');
+  // `exec`: script runs the command through $SHELL (or /bin/sh) -c. dash does not replace itself with
+  // a lone command, so without exec it stays in the terminal's foreground group, receives the Ctrl-C
+  // too, and once the CLI has exited it kills itself with SIGINT: script then reports 130, not the CLI's code.
+  const command = `exec ${[process.execPath, BIN, ...args].map(quote).join(' ')}`;
   const child = spawn('script', ['-qefc', command, '/dev/null'], {
     cwd: ROOT, env: { ...process.env, API_URL: apiUrl, API_KEY: '', TERM: 'xterm' }, stdio: ['pipe', 'pipe', 'pipe'],
   });
