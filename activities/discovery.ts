@@ -1,4 +1,5 @@
 import { ApplicationFailure } from '@temporalio/activity';
+import { approvalRequirement } from '../core/contract/approval';
 import type { McpToolRoute } from '../core/contract/tool-call';
 import { findIntegration, findIntegrations, type Integration } from '../core/db/integrations';
 import { inTransaction } from '../core/db/pool';
@@ -28,12 +29,14 @@ function routesOf(integration: Integration, discovered: DiscoveredIntegration, n
   const routes: Record<string, McpToolRoute> = {};
   discovered.tools.forEach((tool, i) => {
     const safeToRepeat = Boolean(tool.annotations?.readOnlyHint || tool.annotations?.idempotentHint);
+    const approval = approvalRequirement(integration.approval, { name: tool.name, readOnlyHint: tool.annotations?.readOnlyHint }, integration.trustAnnotations);
     routes[names[i]] = {
       integrationId: discovered.id, integrationName: discovered.name, toolName: tool.name,
       toolTimeoutMs: integration.toolTimeoutMs,
       totalTimeoutMs: integration.maxTotalTimeoutMs ?? Math.max(integration.toolTimeoutMs, DEFAULT_MAX_TOTAL_TIMEOUT_MS),
       retryable: integration.trustAnnotations && safeToRepeat,
       ...(integration.taskQueue ? { taskQueue: integration.taskQueue } : {}),
+      ...(approval ? { approval } : {}),
     };
   });
   return routes;

@@ -1,5 +1,6 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { RunError, RunStatus, StopReason } from '../core/contract/run';
+import { cancelPendingApprovals } from '../core/db/approvals';
 import { inTransaction } from '../core/db/pool';
 import {
   appendEvent, findRun, findRunResult, insertRunResult, listToolCalls, runTranscript, type StoredRunMessage,
@@ -70,6 +71,8 @@ export function createFinishRunActivities({ db, logger }: ActivityDeps) {
           usage: input.usage, toolCalls, createdAt: run.createdAt,
         });
         await tx.query('UPDATE threads SET active_run_id = NULL WHERE id = $1 AND active_run_id = $2', [run.threadId, run.id]);
+        // A run that ended while calls waited (cancelled, failed) leaves nothing for a reviewer to decide.
+        await cancelPendingApprovals(tx, run.id);
         await appendEvent(tx, run.id, input.eventSeq, 'run_ended', { status: input.status, stopReason: input.stopReason, error: input.error });
         summary = {
           runId: run.id, threadId: run.threadId, agentId: run.agentId, status: input.status, stopReason: input.stopReason,

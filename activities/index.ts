@@ -1,3 +1,4 @@
+import { createApprovalActivities } from './approvals';
 import type { ActivityDeps } from './deps';
 import { createDiscoveryActivities } from './discovery';
 import { createFinishRunActivities } from './finish-run';
@@ -17,6 +18,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createLlmTurnActivities(deps),
     ...createToolCallActivities(deps, toolHandlers),
     ...createPromptPrefixActivities(deps),
+    ...createApprovalActivities(deps),
     ...createFinishRunActivities(deps),
   };
 }

@@ -2,7 +2,8 @@ import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Client } from '@temporalio/client';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync, type FastifyRequest } from 'fastify';
+import type { ApprovalKeyKind } from '../core/contract/approval';
 import type { Db } from '../core/db/pool';
 import { listenForRunChanges, type RunChangeFeed } from '../core/db/run-changes';
 import type { Logger } from '../core/logger';
@@ -135,6 +136,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 function v1Routes(deps: AppDeps & { changes: RunChangeFeed }): FastifyPluginAsync {
   const admin = createAdminPolicy({ adminApiKey: deps.adminApiKey, listenHost: deps.listenHost ?? '127.0.0.1' });
   const llmKeyEnvs = deps.llmKeyEnvs ?? DEFAULT_LLM_KEY_ENVS;
+  const holdsAdminKey = deps.adminApiKey ? hasApiKey(deps.adminApiKey) : undefined;
+  // The /v1 hook has already refused a request without a valid key when keys are set.
+  const keyKind = (request: FastifyRequest): ApprovalKeyKind => {
+    if (holdsAdminKey?.(request)) return 'admin';
+    return deps.apiKey ? 'api' : 'none';
+  };
   return async (v1) => {
     if (deps.apiKey) {
       const authenticate = requireApiKey(deps.apiKey, deps.adminApiKey);
@@ -149,7 +156,7 @@ function v1Routes(deps: AppDeps & { changes: RunChangeFeed }): FastifyPluginAsyn
     });
     await v1.register(threadRoutes, { db: deps.db });
     await v1.register(sourceRoutes, { db: deps.db });
-    await v1.register(runRoutes, { db: deps.db, client: deps.client, taskQueue: deps.taskQueue, changes: deps.changes });
+    await v1.register(runRoutes, { db: deps.db, client: deps.client, taskQueue: deps.taskQueue, changes: deps.changes, keyKind });
     await v1.register(runListRoutes, { db: deps.db, client: deps.client });
     await v1.register(runEventRoutes, { db: deps.db, changes: deps.changes, heartbeatMs: deps.sseHeartbeatMs });
   };

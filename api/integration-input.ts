@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseApprovalTimeout, type ApprovalPolicy } from '../core/contract/approval';
 import type { IntegrationTransport } from '../core/db/integrations';
 import { HttpProblem } from './problem';
 import { describeIssues } from './validation';
@@ -63,4 +64,22 @@ export function adminFieldsChanged(current: IntegrationTransport, next: Integrat
   const after = next as Record<string, unknown>;
   const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
   return DECISIVE_FIELDS[next.type].filter((field) => !same(before[field], after[field]));
+}
+
+const approvalRule = z.enum(['never', 'always']);
+
+/** An integration's approval policy (core/contract/approval.ts), as the API and imports accept it. */
+export const approvalPolicySchema = z.strictObject({
+  default: z.enum(['never', 'always', 'unless_read_only']),
+  tools: z.record(z.string().min(1).max(256), approvalRule).refine((t) => Object.keys(t).length <= 1000, 'at most 1000 tools').optional(),
+  timeout: z.string().max(16).refine((t) => parseApprovalTimeout(t) !== undefined,
+    'must be a duration such as "90s", "30m", "24h" or "7d", between 1s and 365d').optional(),
+});
+
+/** `null` removes the policy (no tool asks); absent leaves it as it is. */
+export function parseApproval(value: unknown, path: PropertyKey[] = ['body', 'approval']): ApprovalPolicy | null | undefined {
+  if (value === undefined || value === null) return value;
+  const parsed = approvalPolicySchema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  throw new HttpProblem(400, `Invalid approval policy: ${describeIssues(parsed.error.issues, path).join('; ')}`, 'validation');
 }

@@ -45,8 +45,8 @@ export async function loadIntegrationsFile(opts: { db: Db; file: string; env: En
       if (!existing) {
         await insertIntegration(tx, server);
         report.created.push(server.name);
-      } else if (!isDeepStrictEqual(existing.transport, server.transport)) {
-        await updateIntegration(tx, existing.id, { transport: server.transport });
+      } else if (!isDeepStrictEqual(existing.transport, server.transport) || !isDeepStrictEqual(existing.approval, server.approval ?? null)) {
+        await updateIntegration(tx, existing.id, { transport: server.transport, approval: server.approval ?? null });
         report.updated.push(server.name);
       } else {
         report.unchanged.push(server.name);

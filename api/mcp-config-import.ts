@@ -1,6 +1,7 @@
 import { integrationNameProblem, type IntegrationTransport } from '../core/db/integrations';
 import { HttpProblem } from './problem';
-import { parseTransport } from './integration-input';
+import type { ApprovalPolicy } from '../core/contract/approval';
+import { parseApproval, parseTransport } from './integration-input';
 
 /**
  * Reads the MCP server lists of other clients: Claude Desktop's `{mcpServers: {...}}` and VS Code's
@@ -16,6 +17,8 @@ import { parseTransport } from './integration-input';
 export interface ImportedServer {
   name: string;
   transport: IntegrationTransport;
+  /** the engine's own optional field: which tools wait for approval */
+  approval?: ApprovalPolicy;
 }
 
 export type Environment = Readonly<Record<string, string | undefined>>;
@@ -32,6 +35,8 @@ const STDIO_FIELDS = new Set(['type', 'command', 'args', 'env', 'cwd']);
 const HTTP_FIELDS = new Set(['type', 'url', 'headers']);
 /** VS Code metadata and dev-mode settings: they do not change how the server is reached. */
 const IGNORED_FIELDS = new Set(['gallery', 'version', 'dev']);
+/** Fields of the engine's own, beside the transport. */
+const ENGINE_FIELDS = new Set(['approval']);
 const VARIABLE = /\$\{([^}]*)\}/g;
 const SUPPORTED_VARIABLE = /^(?:env:)?([A-Za-z_][A-Za-z0-9_]*)$/;
 
@@ -116,13 +121,19 @@ function readEntry(key: string, name: string, raw: unknown, opts: ImportOptions,
   }
   if ('envFile' in raw) problems.push(`${where}: envFile is not supported; list the variables in env (with \${VAR} to take them from the API's environment)`);
   const allowed = type === 'stdio' ? STDIO_FIELDS : HTTP_FIELDS;
-  const extra = Object.keys(raw).filter((k) => !allowed.has(k) && !IGNORED_FIELDS.has(k) && k !== 'envFile');
+  const extra = Object.keys(raw).filter((k) => !allowed.has(k) && !IGNORED_FIELDS.has(k) && !ENGINE_FIELDS.has(k) && k !== 'envFile');
   if (extra.length > 0) problems.push(`${where}: ${extra.map((k) => JSON.stringify(k)).join(', ')} not allowed for a ${type} server`);
 
   const fields = Object.fromEntries(Object.entries(raw).filter(([k]) => allowed.has(k)));
   const expanded = expandFields(fields, `body.${where}`, opts, found, problems);
+  let approval: ApprovalPolicy | undefined;
   try {
-    return { name, transport: parseTransport({ ...expanded, type }, ['body', key, name]) };
+    approval = parseApproval(raw.approval, ['body', key, name, 'approval']) ?? undefined;
+  } catch (err) {
+    problems.push(err instanceof HttpProblem ? err.message.replace(/^Invalid approval policy: /, '') : String(err));
+  }
+  try {
+    return { name, transport: parseTransport({ ...expanded, type }, ['body', key, name]), ...(approval ? { approval } : {}) };
   } catch (err) {
     problems.push(err instanceof HttpProblem ? err.message.replace(/^Invalid transport: /, '') : String(err));
     return undefined;

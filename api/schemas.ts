@@ -28,6 +28,8 @@ const problemSchema = {
     code: { type: 'string', description: 'machine-readable cause, e.g. thread_busy, conflict, validation' },
     checks: { type: 'object', additionalProperties: { type: 'string' } },
     field: { type: 'string', description: 'with code admin_required: the field only the operator may set' },
+    approvalStatus: { type: 'string', description: 'with code already_decided: approved, denied, timed_out or cancelled' },
+    decision: { type: ['string', 'null'], description: 'with code already_decided: the earlier decision (approve or deny), null when none was made' },
   },
 } as const;
 
@@ -69,7 +71,7 @@ const runAcceptedSchema = {
 const runSchema = {
   $id: 'Run',
   type: 'object',
-  required: ['id', 'threadId', 'agentId', 'status', 'stopReason', 'output', 'error', 'turns', 'usage', 'toolCalls', 'createdAt', 'endedAt'],
+  required: ['id', 'threadId', 'agentId', 'status', 'stopReason', 'output', 'error', 'turns', 'usage', 'toolCalls', 'pendingApprovals', 'createdAt', 'endedAt'],
   properties: {
     id, threadId: id, agentId: id, status: runStatus,
     stopReason: { type: ['string', 'null'], enum: ['answer', 'max_turns', 'cancelled', 'error', null] },
@@ -97,6 +99,20 @@ const runSchema = {
           resultBytes: { type: 'integer' },
           arguments: { type: 'string', description: 'the arguments as JSON text, cut at 2000 characters' },
           argumentsBytes: { type: 'integer' },
+        },
+      },
+    },
+    pendingApprovals: {
+      type: 'array',
+      description: 'tool calls waiting for a decision (POST /v1/runs/{id}/approvals/{toolCallId}); empty once the run has ended',
+      items: {
+        type: 'object',
+        required: ['toolCallId', 'turn', 'name', 'integrationId', 'arguments', 'requestedAt', 'expiresAt'],
+        properties: {
+          toolCallId: { type: 'string' }, turn: { type: 'integer' }, name: { type: 'string', description: 'as the LLM saw it' },
+          integrationId: { type: ['string', 'null'] },
+          arguments: { description: 'the arguments the LLM gave, read from the transcript' },
+          requestedAt: timestamp, expiresAt: { ...timestamp, description: 'when the call is answered "not approved" unless decided' },
         },
       },
     },
@@ -213,5 +229,16 @@ export const readRunQuery = {
       type: 'integer', minimum: 0, maximum: MAX_WAIT_MS, default: 0,
       description: 'long-poll: answer as soon as the run has ended, or after this many ms',
     },
+  },
+} as const;
+
+/** The longest reviewer note a decision may carry; the LLM reads it. */
+export const MAX_APPROVAL_REASON_CHARS = 4000;
+
+export const decideApprovalBody = {
+  type: 'object', required: ['decision'], additionalProperties: false,
+  properties: {
+    decision: { type: 'string', enum: ['approve', 'deny'] },
+    reason: { type: 'string', minLength: 1, maxLength: MAX_APPROVAL_REASON_CHARS, description: 'a note for the LLM; with deny it reads "Tool call denied by a reviewer: {reason}"' },
   },
 } as const;

@@ -1,5 +1,6 @@
-import { defineQuery } from '@temporalio/workflow';
+import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { PreparedRun } from '../activities/prepare-run';
+import { DECIDE_APPROVAL_UPDATE, type DecideApprovalInput } from '../core/contract/approval';
 import { RUN_STATE_QUERY, type RunState } from '../core/contract/run';
 import type { Usage } from '../core/messages';
 
@@ -23,3 +24,11 @@ export interface RunContinuation {
 
 /** For the Web UI and operators; the API reads runs from PostgreSQL. */
 export const runStateQuery = defineQuery<RunState>(RUN_STATE_QUERY);
+
+/** Decides a pending approval. Its validator rejects an unknown call and one already decided. */
+export const decideApprovalUpdate = defineUpdate<ApprovalDecisionResult, [DecideApprovalInput]>(DECIDE_APPROVAL_UPDATE);
+
+export interface ApprovalDecisionResult {
+  toolCallId: string;
+  status: 'approved' | 'denied';
+}

@@ -6,6 +6,7 @@ import type { createActivities } from '../activities';
 import { DEFAULT_CONTINUE_AS_NEW_BYTES, type RunError, type RunOutcome, type RunState } from '../core/contract/run';
 import { runStatusKey } from '../core/contract/search-attributes';
 import type { ToolAvailability, ToolCallRef, ToolOutcome } from '../core/contract/tool-call';
+import { installApprovalGate, type ApprovalGate, type ApprovalSeqs } from './approval-gate';
 import { runStateQuery, type RunContinuation, type RunWorkflowInput } from './definitions';
 import { offeredNativeTools, routeToolCall } from './tool-kinds';
 
@@ -57,12 +58,13 @@ export async function runWorkflow(input: RunWorkflowInput): Promise<RunOutcome> 
     eventSeq: previous?.eventSeq ?? 2,
   };
   setHandler(runStateQuery, () => state);
+  const gate = installApprovalGate();
 
   let continuation: RunContinuation | undefined;
   let cancelled: unknown;
   try {
     const run = previous?.run ?? await prepare(input.runId);
-    continuation = await loop(input, state, run);
+    continuation = await loop(input, state, run, gate);
   } catch (err) {
     if (!isCancellation(err)) Object.assign(state, { status: 'failed', stopReason: 'error', error: describeFailure(err) });
     else {
@@ -94,7 +96,7 @@ async function prepare(runId: string): Promise<Run> {
 }
 
 /** LLM turns until an answer, maxTurns, or a continue-as-new, which it returns. */
-async function loop(input: RunWorkflowInput, state: RunState, run: Run): Promise<RunContinuation | undefined> {
+async function loop(input: RunWorkflowInput, state: RunState, run: Run, gate: ApprovalGate): Promise<RunContinuation | undefined> {
   const { context, tools } = run;
   while (state.turns < context.maxTurns) {
     const turn = state.turns + 1;
@@ -113,10 +115,15 @@ async function loop(input: RunWorkflowInput, state: RunState, run: Run): Promise
       return undefined;
     }
 
+    // Followers release events in seq order only, so every approval_requested of the turn comes first
+    // (a reviewer sees them at once), then the approval_resolved events, then the calls' own events.
+    const asks = reply.toolCalls.map((call) => Boolean(routeToolCall(call.name, tools).route?.approval));
+    const requested = asks.map((ask) => (ask ? allocateEvents(state, 1) : 0));
+    const resolved = asks.map((ask) => (ask ? allocateEvents(state, 1) : 0));
     const outcomes = await Promise.all(reply.toolCalls.map((call, index) => callTool({
       runId: input.runId, threadId: context.threadId, turn, index, toolCallId: call.id, name: call.name,
       eventSeq: allocateEvents(state, 2),
-    }, tools, call.summary)));
+    }, tools, { gate, summary: call.summary, approvalSeqs: { requested: requested[index], resolved: resolved[index] } })));
     state.toolCallCount += outcomes.length;
     if (outcomes.some((o) => o.importedDataSource)) tools.hasDataSources = true;
 
@@ -132,14 +139,24 @@ async function loop(input: RunWorkflowInput, state: RunState, run: Run): Promise
   return undefined;
 }
 
-/** One tool call, dispatched by its kind. A tool that fails, or whose activity gave up, answers the LLM with text. */
-async function callTool(ref: Omit<ToolCallRef, 'type'>, tools: ToolAvailability, summary?: string): Promise<ToolOutcome> {
+/**
+ * One tool call, dispatched by its kind. A tool that fails, or whose activity gave up, answers the LLM with text.
+ * A tool whose integration asks for approval waits for it first; denied or timed out, the LLM reads why.
+ */
+async function callTool(
+  ref: Omit<ToolCallRef, 'type'>, tools: ToolAvailability,
+  { gate, summary, approvalSeqs }: { gate: ApprovalGate; summary?: string; approvalSeqs: ApprovalSeqs },
+): Promise<ToolOutcome> {
   const { type, kind, route } = routeToolCall(ref.name, tools);
   const input = { ...ref, type, ...(route ? { route } : {}) };
   if (!kind.activity || !kind.options) {
     return recording.recordToolResult({ ...input, status: 'error', content: kind.failureText('', ref.name) });
   }
   try {
+    if (route?.approval) {
+      const verdict = await gate.awaitDecision({ ...ref, type }, route.integrationId, route.approval, approvalSeqs);
+      if (!verdict.approved) return await recording.recordToolResult({ ...input, status: 'error', content: verdict.content });
+    }
     return await proxyActivities<Activities>(kind.options({ ...ref, summary }, route))[kind.activity](input);
   } catch (err) {
     if (isCancellation(err)) throw err;

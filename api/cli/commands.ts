@@ -1,4 +1,5 @@
 import { ApiError, type ApiClient } from './api-client';
+import { approvalPrompter } from './approval-prompt';
 import { followRun } from './event-stream';
 import { ProgressDisplay, RunEventRenderer, type Output } from './progress';
 import { printRun, printRunList, type RunObject, type RunPage } from './render';
@@ -59,7 +60,11 @@ export async function runCommand(
   try {
     if (opts.follow) {
       const renderer = new RunEventRenderer(display);
-      for await (const event of followRun(ctx.api, runId, stop.signal)) renderer.render(event);
+      const approvals = approvalPrompter(ctx, ctx.api, runId, display);
+      for await (const event of followRun(ctx.api, runId, stop.signal)) {
+        renderer.render(event);
+        approvals(event);
+      }
     } else {
       display.setStatus('running');
     }

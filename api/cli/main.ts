@@ -8,6 +8,7 @@ import {
   agentsListCommand, EXIT, integrationsImportCommand, runCommand, runsListCommand, runsShowCommand, UsageError, type CliContext,
 } from './commands';
 import { threadsListCommand, threadsShowCommand } from './thread-commands';
+import { approvalsListCommand, decideCommand } from './approval-commands';
 
 const HELP = `agent-engine: start and follow agent runs through the engine's HTTP API
 
@@ -19,6 +20,9 @@ usage:
   agent-engine threads show <thread id> [--json]
   agent-engine agents list [--json]
   agent-engine integrations import <mcp.json> [--json]
+  agent-engine approvals list [--json]
+  agent-engine approve <run id> <tool call id> [--reason "<note>"] [--json]
+  agent-engine deny <run id> <tool call id> [--reason "<note>"] [--json]
   agent-engine mcp     the agents as an MCP server on stdio: finds the engine \`npm start\` runs from DATA_DIR,
                        or uses DATABASE_URL and TEMPORAL_ADDRESS
 
@@ -27,6 +31,8 @@ options:
   --follow      show turns and tool calls live (on stderr), then the answer (on stdout)
   --json        print JSON instead of text
 
+run --follow on a terminal asks about each tool call that waits for approval ([y/N]: anything but y
+denies); without a terminal it prints the call and the command that decides it, and keeps following.
 run without --thread creates a new thread for the agent. Ctrl-C asks whether to cancel the run;
 when stdin is not a terminal, Ctrl-C cancels it without asking. Ctrl-C while asked detaches.
 
@@ -35,7 +41,7 @@ exit codes: 0 ok; 1 the run failed or was cancelled; 2 usage error; 3 API unreac
 
 const OPTIONS = {
   url: { type: 'string' }, agent: { type: 'string' }, thread: { type: 'string' }, status: { type: 'string' },
-  limit: { type: 'string' }, cursor: { type: 'string' }, follow: { type: 'boolean' }, json: { type: 'boolean' },
+  limit: { type: 'string' }, cursor: { type: 'string' }, follow: { type: 'boolean' }, json: { type: 'boolean' }, reason: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -48,7 +54,12 @@ const COMMANDS: Record<string, { options: string[]; positionals: number }> = {
   'threads show': { options: ['json'], positionals: 1 },
   'agents list': { options: ['json'], positionals: 0 },
   'integrations import': { options: ['json'], positionals: 1 },
+  'approvals list': { options: ['json'], positionals: 0 },
+  approve: { options: ['reason', 'json'], positionals: 2 },
+  deny: { options: ['reason', 'json'], positionals: 2 },
 };
+/** Commands of one word; the others are `<noun> <verb>`. */
+const ONE_WORD = new Set(['run', 'approve', 'deny']);
 
 type Values = { [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K]['type'] extends 'boolean' ? boolean : string };
 
@@ -61,8 +72,8 @@ function parse(argv: string[]): { command: string; args: string[]; values: Value
   }
   const values = parsed.values as Values;
   const [first = '', second = '', ...rest] = parsed.positionals;
-  const command = first === 'run' ? 'run' : `${first} ${second}`;
-  const args = first === 'run' ? [second, ...rest].filter((a, i) => i > 0 || a !== '') : rest;
+  const command = ONE_WORD.has(first) ? first : `${first} ${second}`;
+  const args = ONE_WORD.has(first) ? [second, ...rest].filter((a, i) => i > 0 || a !== '') : rest;
   if (values.help) return { command: 'help', args: [], values };
   const spec = COMMANDS[command];
   if (!spec) throw new UsageError(first ? `Unknown command "${command.trim()}"` : 'No command given');
@@ -90,6 +101,9 @@ function dispatch(ctx: CliContext, command: string, args: string[], v: Values): 
     case 'threads show': return threadsShowCommand(ctx, { id: args[0], json });
     case 'agents list': return agentsListCommand(ctx, { json });
     case 'integrations import': return integrationsImportCommand(ctx, { file: args[0], json });
+    case 'approvals list': return approvalsListCommand(ctx, { json });
+    case 'approve':
+    case 'deny': return decideCommand(ctx, { decision: command, runId: args[0], toolCallId: args[1], reason: v.reason, json });
     default: throw new UsageError(`Unknown command "${command}"`);
   }
 }

@@ -118,6 +118,13 @@ export class RunEventRenderer {
         this.display.line(`  ${d.status === 'ok' ? '✓' : '✗'} ${str(d.name)}${where(d)} ${str(d.status)} in ${Number(d.durationMs) || 0} ms`);
         this.display.setStatus(this.running.size ? `turn ${this.turn}: ${this.running.size} tool call(s) running` : `turn ${this.turn}: done`);
         break;
+      case 'approval_requested':
+        this.display.line(`  ? ${str(d.name)}${where(d)} waits for approval`);
+        this.display.setStatus(`turn ${this.turn}: waiting for approval`);
+        break;
+      case 'approval_resolved':
+        this.display.line(`  ${d.decision === 'approve' ? '✓ approved' : d.decision === 'deny' ? '✗ denied' : `✗ ${str(d.status).replace('_', ' ')}`} ${str(d.name)}${d.reason ? ` (${str(d.reason)})` : ''}`);
+        break;
       case 'run_ended': {
         const error = d.error as { type?: string; message?: string } | null | undefined;
         this.display.line(`run ${str(d.status)} (${str(d.stopReason)})${error?.message ? `: ${error.message}` : ''}`);

@@ -1,3 +1,4 @@
+import { APPROVAL_TIMEOUT_PATTERN } from '../../core/contract/approval';
 import { INTEGRATION_NAME_PATTERN } from '../../core/db/integrations';
 import { MAX_IMPORTED_SERVERS } from '../mcp-config-import';
 
@@ -32,6 +33,15 @@ const settings = {
     type: 'object', maxProperties: 1000,
     additionalProperties: { type: 'object', additionalProperties: { type: 'string' } },
     description: 'arguments passed to prompts/get, keyed by prompt name',
+  },
+  approval: {
+    type: ['object', 'null'], additionalProperties: false, required: ['default'],
+    properties: {
+      default: { type: 'string', enum: ['never', 'always', 'unless_read_only'] },
+      tools: { type: 'object', additionalProperties: { type: 'string', enum: ['never', 'always'] }, description: "by the server's own tool name; overrides default" },
+      timeout: { type: 'string', pattern: APPROVAL_TIMEOUT_PATTERN, description: 'how long a call waits for a decision (default "24h"), 1s to 365d' },
+    },
+    description: 'which tools wait for a person\'s approval before they run (unless_read_only trusts readOnlyHint only with trustAnnotations); null: none. Setting it needs the admin key',
   },
   taskQueue: {
     type: ['string', 'null'], pattern: '^[A-Za-z0-9_.-]{1,200}$',

@@ -9,7 +9,7 @@ import { inTransaction, type Db } from '../../core/db/pool';
 import { resolveRef } from '../../core/db/refs';
 import type { Logger } from '../../core/logger';
 import type { AdminPolicy } from '../auth';
-import { adminFieldsChanged, patchTransport, parseTransport } from '../integration-input';
+import { adminFieldsChanged, parseApproval, patchTransport, parseTransport } from '../integration-input';
 import { fetchCapabilities } from '../worker-questions';
 import { readMcpConfig, type Environment } from '../mcp-config-import';
 import { HttpProblem } from '../problem';
@@ -75,8 +75,10 @@ export const integrationRoutes: FastifyPluginAsync<IntegrationRoutesOptions> = a
     const transport = parseTransport(request.body.transport);
     // A stdio server is a command a worker runs: only the operator decides that.
     if (transport.type === 'stdio') opts.admin.requireAdmin(request, 'body.transport.type (stdio)', STDIO_ELSEWHERE);
+    const approval = parseApproval(request.body.approval);
+    if (approval) opts.admin.requireAdmin(request, 'body.approval');
     try {
-      return reply.code(201).send(toPublic(await insertIntegration(db, { ...request.body, transport })));
+      return reply.code(201).send(toPublic(await insertIntegration(db, { ...request.body, transport, approval })));
     } catch (err) {
       if (isUniqueViolation(err)) throw nameConflict([request.body.name]);
       throw err;
@@ -109,6 +111,11 @@ export const integrationRoutes: FastifyPluginAsync<IntegrationRoutesOptions> = a
     const transport = transportPatch && patchTransport(current.transport, transportPatch);
     const decisive = transport ? adminFieldsChanged(current.transport, transport) : [];
     if (decisive.length > 0) opts.admin.requireAdmin(request, decisive.map((f) => `body.transport.${f}`).join(', '));
+    // Who is asked before a tool runs is the operator's decision, whichever way it changes.
+    if (rest.approval !== undefined) {
+      rest.approval = parseApproval(rest.approval);
+      opts.admin.requireAdmin(request, 'body.approval');
+    }
     try {
       const updated = await updateIntegration(db, current.id, { ...rest, ...(transport ? { transport } : {}) });
       if (!updated) throw new HttpProblem(404, `Integration ${current.id} does not exist`, 'not_found');
@@ -150,6 +157,8 @@ export const integrationRoutes: FastifyPluginAsync<IntegrationRoutesOptions> = a
   }, async (request, reply) => {
     const servers = readMcpConfig(request.body, { env: opts.env, authorizeExpansion: (field) => opts.admin.requireAdmin(request, field) });
     const stdio = servers.filter((s) => s.transport.type === 'stdio').map((s) => s.name);
+    const withApproval = servers.filter((s) => s.approval).map((s) => s.name);
+    if (withApproval.length > 0) opts.admin.requireAdmin(request, `approval of ${withApproval.join(', ')}`);
     if (stdio.length > 0) opts.admin.requireAdmin(request, `stdio servers ${stdio.join(', ')}`, STDIO_ELSEWHERE);
     const names = servers.map((s) => s.name);
     try {

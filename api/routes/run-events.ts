@@ -2,6 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { findIntegration } from '../../core/db/integrations';
 import type { Db } from '../../core/db/pool';
 import type { RunChangeFeed } from '../../core/db/run-changes';
+import { toolCallArguments } from '../../core/db/approvals';
 import { findRun, findRunResult, type RunEvent } from '../../core/db/run-store';
 import { followRunEvents } from '../runs/follow-events';
 import { HttpProblem } from '../problem';
@@ -40,7 +41,7 @@ export const runEventRoutes: FastifyPluginAsync<RunEventRouteDeps> = async (app,
       summary: 'Follow a run as Server-Sent Events (event id = seq; resumable with Last-Event-ID); closes after run_ended',
       params: idParams, querystring: eventsQuery, headers: eventsHeaders,
       response: {
-        200: { description: 'text/event-stream: run_started, turn_started, turn_ended, tool_call_started, tool_call_ended, run_ended', content: { 'text/event-stream': { schema: { type: 'string' } } } },
+        200: { description: 'text/event-stream: run_started, turn_started, turn_ended, tool_call_started, tool_call_ended, approval_requested, approval_resolved, run_ended', content: { 'text/event-stream': { schema: { type: 'string' } } } },
         400: problemResponse('Invalid Last-Event-ID'),
         404: problemResponse('No such run'),
       },
@@ -52,7 +53,7 @@ export const runEventRoutes: FastifyPluginAsync<RunEventRouteDeps> = async (app,
     const afterSeq = lastEventId !== undefined ? Number(lastEventId) : (request.query.after ?? 0);
 
     const stream = openSse(request, reply, { heartbeatMs: deps.heartbeatMs ?? DEFAULT_HEARTBEAT_MS, stop: closing.signal });
-    const present = eventPresenter(deps.db);
+    const present = eventPresenter(deps.db, runId);
     const watch = deps.changes.watch(runId, ['event', 'ended']);
     try {
       // A run closed from outside gets its result and run_ended from the API's reconciliation.
@@ -83,7 +84,7 @@ export const runEventRoutes: FastifyPluginAsync<RunEventRouteDeps> = async (app,
 };
 
 /** Event data as stored, plus its seq, type and time, and the integration's name for tool calls. */
-function eventPresenter(db: Db) {
+function eventPresenter(db: Db, runId: string) {
   const names = new Map<string, string | null>();
   const integrationName = async (id: string) => {
     if (!names.has(id)) names.set(id, (await findIntegration(db, id))?.name ?? null);
@@ -92,6 +93,8 @@ function eventPresenter(db: Db) {
   return async (event: RunEvent): Promise<Record<string, unknown>> => {
     const integrationId = event.data.integrationId;
     const extra = typeof integrationId === 'string' ? { integrationName: await integrationName(integrationId) } : {};
-    return { seq: event.seq, type: event.type, at: event.createdAt, ...event.data, ...extra };
+    // A reviewer needs the arguments; they stay in the transcript and are read for the stream only.
+    const args = event.type === 'approval_requested' ? { arguments: await toolCallArguments(db, runId, event.data) } : {};
+    return { seq: event.seq, type: event.type, at: event.createdAt, ...event.data, ...extra, ...args };
   };
 }

@@ -16,6 +16,7 @@ const listRunsQuery = {
     threadId: filterId,
     agentId: { ...filterId, pattern: '^[A-Za-z0-9_.-]+$', description: 'an agent id or name' },
     status: runStatus,
+    waiting: { type: 'boolean', description: 'true: only runs with a tool call waiting for approval (the waitingForApproval search attribute); false: only runs without' },
     cursor: { type: 'string', minLength: 1, maxLength: 4096, pattern: '^[A-Za-z0-9_.-]+$', description: 'nextCursor of the previous page' },
     limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
   },
@@ -37,7 +38,7 @@ export const runListRoutes: FastifyPluginAsync<{ db: Db; client: Client }> = asy
   app.get<{ Querystring: ListRunsRequest }>('/runs', {
     schema: {
       tags: ['runs'],
-      summary: 'List runs from Temporal visibility: running runs first (newest first), then ended runs, most recently ended first',
+      summary: 'List runs from Temporal visibility: running runs first (newest first), then ended runs, most recently ended first; ?waiting=true lists runs waiting for approval',
       querystring: listRunsQuery,
       response: {
         200: {

@@ -1,16 +1,22 @@
 import type { Client } from '@temporalio/client';
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { ApprovalDecision, ApprovalKeyKind } from '../../core/contract/approval';
+import { decideApproval } from '../runs/approvals';
 import type { Db } from '../../core/db/pool';
 import type { RunChangeFeed } from '../../core/db/run-changes';
 import { cancelRun, readRun, readRunWhenEnded, startRun } from '../runs/runs';
 import { HttpProblem } from '../problem';
-import { idParams, problemResponse, readRunQuery, ref, runStatus, startRunBody, startRunHeaders } from '../schemas';
+import {
+  decideApprovalBody, idParams, problemResponse, readRunQuery, ref, runStatus, startRunBody, startRunHeaders,
+} from '../schemas';
 
 export interface RunRouteDeps {
   db: Db;
   client: Client;
   taskQueue: string;
   changes: RunChangeFeed;
+  /** which key a request carries, recorded with an approval decision */
+  keyKind: (request: FastifyRequest) => ApprovalKeyKind;
 }
 
 const runNotFound = (id: string) => new HttpProblem(404, `Run ${id} does not exist`, 'not_found');
@@ -53,6 +59,24 @@ export const runRoutes: FastifyPluginAsync<RunRouteDeps> = async (app, deps) => 
     if (!run) throw runNotFound(request.params.id);
     return run;
   });
+
+  app.post<{ Params: { id: string; toolCallId: string }; Body: { decision: ApprovalDecision; reason?: string } }>('/runs/:id/approvals/:toolCallId', {
+    schema: {
+      tags: ['runs'], summary: 'Approve or deny a tool call that waits for approval; answers with the run once the decision is recorded',
+      params: {
+        type: 'object', required: ['id', 'toolCallId'], additionalProperties: false,
+        properties: { id: idParams.properties.id, toolCallId: { type: 'string', minLength: 1, maxLength: 512 } },
+      },
+      body: decideApprovalBody,
+      response: {
+        200: ref('Run'), 400: problemResponse('Invalid request'), 404: problemResponse('No such run, or no such call waiting for approval'),
+        409: problemResponse('The call was already decided, timed out or cancelled (code already_decided; approvalStatus and decision name how)'),
+        503: problemResponse('No worker took the decision in time'),
+      },
+    },
+  }, async (request) => decideApproval(deps, {
+    runId: request.params.id, toolCallId: request.params.toolCallId, ...request.body, keyKind: deps.keyKind(request),
+  }));
 
   app.post<{ Params: { id: string } }>('/runs/:id/cancel', {
     schema: {

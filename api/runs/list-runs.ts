@@ -3,7 +3,7 @@ import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import type { Db } from '../../core/db/pool';
 import { RUN_WORKFLOW_TYPE, type RunStatus } from '../../core/contract/run';
-import { agentIdKey, runStatusKey, threadIdKey } from '../../core/contract/search-attributes';
+import { agentIdKey, runStatusKey, threadIdKey, waitingForApprovalKey } from '../../core/contract/search-attributes';
 import { EngineError } from '../../core/engine-error';
 
 // A listing is short; without a deadline the client would retry a confused server for a long time.
@@ -24,6 +24,8 @@ export interface ListRunsRequest {
   threadId?: string;
   agentId?: string;
   status?: RunStatus;
+  /** only runs that wait (true) or do not wait (false) for an approval */
+  waiting?: boolean;
   /** an opaque cursor from a previous page's `nextCursor` */
   cursor?: string;
   limit: number;
@@ -47,6 +49,9 @@ export function runListQuery(req: Omit<ListRunsRequest, 'cursor' | 'limit'>): st
   if (req.threadId) clauses.push(`${threadIdKey.name} = ${literal(req.threadId)}`);
   if (req.agentId) clauses.push(`${agentIdKey.name} = ${literal(req.agentId)}`);
   if (req.status) clauses.push(`${runStatusKey.name} = ${literal(req.status)}`);
+  // Runs that never waited have no value at all.
+  if (req.waiting === true) clauses.push(`${waitingForApprovalKey.name} = true`);
+  if (req.waiting === false) clauses.push(`(${waitingForApprovalKey.name} = false OR ${waitingForApprovalKey.name} IS NULL)`);
   return clauses.join(' AND ');
 }
 

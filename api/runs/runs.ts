@@ -5,6 +5,7 @@ import { agentIdKey, runStatusKey, threadIdKey } from '../../core/contract/searc
 import { agentDisabledText, findAgent, findAgentByRef } from '../../core/db/agents';
 import type { Db, Queryable } from '../../core/db/pool';
 import type { RunChangeFeed } from '../../core/db/run-changes';
+import { pendingApprovals } from '../../core/db/approvals';
 import { findStoredRun } from '../../core/db/run-reads';
 import { findRun, findRunResult, insertRun, type RunRecord, type ToolCallRecord } from '../../core/db/run-store';
 import { runToolCallArguments } from '../../core/db/thread-messages';
@@ -173,6 +174,10 @@ export interface RunView {
     /** the arguments as JSON text, cut at MESSAGE_PREVIEW_CHARS characters */
     arguments?: string; argumentsBytes?: number;
   }[];
+  /** tool calls waiting for a person's decision (POST /v1/runs/:id/approvals/:toolCallId) */
+  pendingApprovals: {
+    toolCallId: string; turn: number; name: string; integrationId: string | null; arguments: unknown; requestedAt: string; expiresAt: string;
+  }[];
   createdAt: string;
   endedAt: string | null;
 }
@@ -187,11 +192,16 @@ export interface RunView {
 export async function readRun(db: Queryable, runId: string): Promise<RunView | undefined> {
   const view = await readRunView(db, runId);
   if (!view) return undefined;
-  const args = await runToolCallArguments(db, runId);
-  return { ...view, toolCalls: view.toolCalls.map((c) => ({ ...c, ...args.get(c.id) })) };
+  const [args, pending] = await Promise.all([
+    runToolCallArguments(db, runId), view.status === 'running' ? pendingApprovals(db, runId) : [],
+  ]);
+  return {
+    ...view, toolCalls: view.toolCalls.map((c) => ({ ...c, ...args.get(c.id) })),
+    pendingApprovals: pending.map(({ runId: _run, ...p }) => p),
+  };
 }
 
-async function readRunView(db: Queryable, runId: string): Promise<RunView | undefined> {
+async function readRunView(db: Queryable, runId: string): Promise<Omit<RunView, 'pendingApprovals'> | undefined> {
   const run = await findStoredRun(db, runId);
   if (!run) return undefined;
   const { result, progress } = run;

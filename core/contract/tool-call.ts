@@ -1,3 +1,5 @@
+import type { ApprovalRequirement } from './approval';
+
 /**
  * A tool call as the workflow hands it to an activity: by reference, since the arguments stay in
  * run_messages and never pass through workflow history. Pure, so that workflow code may import it.
@@ -46,6 +48,8 @@ export interface McpToolRoute {
   retryable: boolean;
   /** the task queue of a pinned integration: its calls run only on workers polling it */
   taskQueue?: string;
+  /** set when the integration's policy makes calls of this tool wait for a person's approval */
+  approval?: ApprovalRequirement;
 }
 
 /** The tools a run can offer, decided at its start; source_query joins once a CSV is imported. */

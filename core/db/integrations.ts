@@ -1,3 +1,4 @@
+import type { ApprovalPolicy } from '../contract/approval';
 import { newId } from '../ids';
 import { secretKeys } from '../secrets/key-ring';
 import { openTransport, sealTransport, type IntegrationTransport } from './integration-secrets';
@@ -27,6 +28,8 @@ export interface Integration {
   promptArguments: Record<string, Record<string, string>>;
   /** when set, the integration's tools are discovered and called only by workers polling this task queue */
   taskQueue: string | null;
+  /** which of its tools wait for a person's approval before they run; null: none */
+  approval: ApprovalPolicy | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -44,6 +47,7 @@ export interface NewIntegration {
   disabledPrompts?: string[];
   promptArguments?: Record<string, Record<string, string>>;
   taskQueue?: string | null;
+  approval?: ApprovalPolicy | null;
 }
 
 /** What API responses show: the names of env variables and headers, never their values. */
@@ -66,7 +70,7 @@ interface IntegrationRow {
   id: string; name: string; transport: IntegrationTransport; tool_timeout_ms: number; max_total_timeout_ms: number | null;
   max_resource_bytes: string; max_result_bytes: string; trust_annotations: boolean; enabled: boolean; created_at: Date; updated_at: Date;
   prompt_injection: boolean; disabled_prompts: string[]; prompt_arguments: Record<string, Record<string, string>>;
-  task_queue: string | null; secrets: unknown;
+  task_queue: string | null; secrets: unknown; approval: ApprovalPolicy | null;
 }
 
 const toIntegration = (r: IntegrationRow): Integration => ({
@@ -74,7 +78,7 @@ const toIntegration = (r: IntegrationRow): Integration => ({
   // bigint arrives as a string; 2^53 bytes is far beyond any bound we would set.
   maxResourceBytes: Number(r.max_resource_bytes), maxResultBytes: Number(r.max_result_bytes), trustAnnotations: r.trust_annotations, enabled: r.enabled,
   promptInjection: r.prompt_injection, disabledPrompts: r.disabled_prompts, promptArguments: r.prompt_arguments,
-  taskQueue: r.task_queue,
+  taskQueue: r.task_queue, approval: r.approval,
   createdAt: r.created_at.toISOString(), updatedAt: r.updated_at.toISOString(),
 });
 
@@ -93,13 +97,14 @@ export async function insertIntegration(db: Queryable, integration: NewIntegrati
   const stored = sealTransport(secretKeys(), id, integration.transport);
   const { rows } = await db.query<IntegrationRow>(
     `INSERT INTO integrations (id, name, transport, tool_timeout_ms, max_total_timeout_ms, max_resource_bytes, trust_annotations, enabled,
-       prompt_injection, disabled_prompts, prompt_arguments, task_queue, secrets, max_result_bytes)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING *`,
+       prompt_injection, disabled_prompts, prompt_arguments, task_queue, secrets, max_result_bytes, approval)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING *`,
     [id, integration.name, JSON.stringify(stored.transport), integration.toolTimeoutMs ?? 60_000,
       integration.maxTotalTimeoutMs ?? null, integration.maxResourceBytes ?? 268_435_456,
       integration.trustAnnotations ?? false, integration.enabled ?? true,
       integration.promptInjection ?? true, integration.disabledPrompts ?? [], JSON.stringify(integration.promptArguments ?? {}),
-      integration.taskQueue ?? null, stored.secrets && JSON.stringify(stored.secrets), integration.maxResultBytes ?? 1_048_576],
+      integration.taskQueue ?? null, stored.secrets && JSON.stringify(stored.secrets), integration.maxResultBytes ?? 1_048_576,
+      integration.approval ? JSON.stringify(integration.approval) : null],
   );
   return toIntegration(rows[0]);
 }
@@ -135,9 +140,9 @@ const patchColumns: Record<keyof IntegrationPatch, string> = {
   name: 'name', transport: 'transport', toolTimeoutMs: 'tool_timeout_ms', maxTotalTimeoutMs: 'max_total_timeout_ms',
   maxResourceBytes: 'max_resource_bytes', maxResultBytes: 'max_result_bytes', trustAnnotations: 'trust_annotations', enabled: 'enabled',
   promptInjection: 'prompt_injection', disabledPrompts: 'disabled_prompts', promptArguments: 'prompt_arguments',
-  taskQueue: 'task_queue',
+  taskQueue: 'task_queue', approval: 'approval',
 };
-const jsonbFields = new Set<keyof IntegrationPatch>(['transport', 'promptArguments']);
+const jsonbFields = new Set<keyof IntegrationPatch>(['transport', 'promptArguments', 'approval']);
 
 /** Applies the given fields; updated_at moves, so worker pools reconnect with the new config. Undefined when absent. */
 export async function updateIntegration(db: Queryable, id: string, patch: IntegrationPatch): Promise<Integration | undefined> {
@@ -149,7 +154,7 @@ export async function updateIntegration(db: Queryable, id: string, patch: Integr
   const values: unknown[] = [id];
   for (const [key, column] of Object.entries(patchColumns) as [keyof IntegrationPatch, string][]) {
     if (patch[key] === undefined || key === 'transport') continue;
-    values.push(jsonbFields.has(key) ? JSON.stringify(patch[key]) : patch[key]);
+    values.push(jsonbFields.has(key) && patch[key] !== null ? JSON.stringify(patch[key]) : patch[key]);
     sets.push(`${column} = $${values.length}`);
   }
   if (patch.transport) {

@@ -146,7 +146,8 @@ export async function listToolCalls(db: Queryable, runId: string): Promise<ToolC
 
 // ---- events -----------------------------------------------------------------------------
 
-export type RunEventType = 'run_started' | 'turn_started' | 'turn_ended' | 'tool_call_started' | 'tool_call_ended' | 'run_ended';
+export type RunEventType = 'run_started' | 'turn_started' | 'turn_ended' | 'tool_call_started' | 'tool_call_ended'
+  | 'approval_requested' | 'approval_resolved' | 'run_ended';
 
 export interface RunEvent { seq: number; type: RunEventType; data: Record<string, unknown>; createdAt: string }
 

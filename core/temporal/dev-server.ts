@@ -6,7 +6,7 @@ import { Connection } from '@temporalio/client';
 import type { Logger } from '../logger';
 import { isAlive, isLeftover, waitForExit } from '../processes';
 import { choosePort } from '../ports';
-import { runSearchAttributeKeys } from '../contract/search-attributes';
+import { runSearchAttributeKeys, searchAttributeTypeName } from '../contract/search-attributes';
 
 /** The embedded Temporal dev server of `npm start`: persisted in the data dir, with the Web UI. */
 export interface DevServer {
@@ -54,7 +54,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     'server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--ui-port', String(uiPort),
     '--db-filename', path.join(options.dataDir, 'temporal.sqlite'), '--namespace', options.namespace,
     '--log-level', 'error',
-    ...runSearchAttributeKeys.flatMap((k) => ['--search-attribute', `${k.name}=Keyword`]),
+    ...runSearchAttributeKeys.flatMap((k) => ['--search-attribute', `${k.name}=${searchAttributeTypeName(k)}`]),
   ];
   // Its own process group: Ctrl-C reaches the supervisor, which stops the worker before the server.
   const child = spawn(options.cliPath, args, { detached: true, stdio: ['ignore', 'ignore', 'pipe'] });

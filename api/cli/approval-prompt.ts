@@ -1,0 +1,52 @@
+import { ApiError, type ApiClient } from './api-client';
+import type { StreamEvent } from './event-stream';
+import type { Output, ProgressDisplay } from './progress';
+
+export interface PendingApproval {
+  toolCallId: string; turn: number; name: string; integrationId: string | null; arguments: unknown; requestedAt: string; expiresAt: string;
+}
+
+const ARGUMENTS_SHOWN_CHARS = 300;
+export const argumentsText = (args: unknown) => {
+  const text = JSON.stringify(args ?? {});
+  return text.length > ARGUMENTS_SHOWN_CHARS ? `${text.slice(0, ARGUMENTS_SHOWN_CHARS - 1)}…` : text;
+};
+export const decisionPath = (runId: string, toolCallId: string) =>
+  `/v1/runs/${encodeURIComponent(runId)}/approvals/${encodeURIComponent(toolCallId)}`;
+
+/** What the prompter needs of the CLI's context. */
+interface Asker {
+  err: Output;
+  interactive: boolean;
+  ask(question: string): Promise<string | null>;
+}
+
+/**
+ * While `run --follow` follows a run: on a terminal, each approval_requested becomes a question
+ * (one at a time) whose answer is sent as the decision; without one, the pending call is printed
+ * with the command that decides it, and following goes on.
+ */
+export function approvalPrompter(ctx: Asker, api: ApiClient, runId: string, display: ProgressDisplay) {
+  let queue: Promise<void> = Promise.resolve();
+  const ask = async (e: StreamEvent) => {
+    const toolCallId = String(e.data.toolCallId ?? '');
+    display.pause();
+    const answer = await ctx.ask(`Approve ${String(e.data.name)} ${argumentsText(e.data.arguments)}? [y/N] `);
+    const decision = answer !== null && /^\s*y/i.test(answer) ? 'approve' : 'deny';
+    try {
+      await api.post(decisionPath(runId, toolCallId), { decision });
+    } catch (err) {
+      // Decided elsewhere meanwhile, or timed out: the stream shows how it ended.
+      ctx.err.write(`could not ${decision} ${toolCallId}: ${err instanceof ApiError ? err.message : String(err)}\n`);
+    }
+    display.resume();
+  };
+  return (e: StreamEvent): void => {
+    if (e.event !== 'approval_requested') return;
+    if (!ctx.interactive) {
+      display.line(`  ? ${String(e.data.name)} ${argumentsText(e.data.arguments)} waits for approval: agent-engine approve|deny ${runId} ${String(e.data.toolCallId)}`);
+      return;
+    }
+    queue = queue.then(() => ask(e));
+  };
+}

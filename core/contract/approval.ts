@@ -1,0 +1,88 @@
+/**
+ * Approval of tool calls: the policy an integration sets, what the workflow needs to wait for a
+ * decision, and the exact texts the LLM reads when a call is not approved (contract). Pure, so
+ * that workflow code may import it.
+ */
+
+export type ApprovalRule = 'never' | 'always';
+export type ApprovalDefault = ApprovalRule | 'unless_read_only';
+
+/** An integration's approval policy; absent: its tools never ask. */
+export interface ApprovalPolicy {
+  default: ApprovalDefault;
+  /** per tool (the MCP server's own tool name), overriding the default */
+  tools?: Record<string, ApprovalRule>;
+  /** how long a call waits for a decision, e.g. "90s", "30m", "24h" (the default) */
+  timeout?: string;
+}
+
+export const DEFAULT_APPROVAL_TIMEOUT = '24h';
+
+/** On a route whose calls wait for a person's decision before they run. */
+export interface ApprovalRequirement {
+  timeoutMs: number;
+  /** the timeout as configured, for the text the LLM reads when it passes */
+  timeout: string;
+}
+
+export type ApprovalDecision = 'approve' | 'deny';
+/** How a pending approval ended. */
+export type ApprovalStatus = 'approved' | 'denied' | 'timed_out' | 'cancelled';
+/** Who ended it: a person through the API, the timeout, or the run's cancellation. */
+export type ApprovalResolver = 'api' | 'timeout' | 'cancel';
+/** Which key the deciding request carried; `none` when the API has no keys (loopback development). */
+export type ApprovalKeyKind = 'api' | 'admin' | 'none';
+
+/** The run workflow's update that decides a pending approval. */
+export const DECIDE_APPROVAL_UPDATE = 'decideApproval';
+/** Bool search attribute: true while any tool call of the run waits for approval. */
+export const WAITING_FOR_APPROVAL_ATTRIBUTE = 'waitingForApproval';
+
+export interface DecideApprovalInput {
+  toolCallId: string;
+  decision: ApprovalDecision;
+  reason?: string;
+  keyKind: ApprovalKeyKind;
+}
+
+/** The failure types the decision update answers with; the API maps them to 404 and 409. */
+export const APPROVAL_FAILURE = {
+  notFound: 'ApprovalNotFound',
+  alreadyDecided: 'ApprovalAlreadyDecided',
+} as const;
+
+/** What the LLM reads when a call is not approved (contract, exact). */
+export const approvalText = {
+  denied: (reason?: string) => (reason ? `Tool call denied by a reviewer: ${reason}` : 'Tool call denied by a reviewer.'),
+  timedOut: (timeout: string) => `Tool call not approved within ${timeout}.`,
+};
+
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+export const MIN_APPROVAL_TIMEOUT_MS = 1_000;
+export const MAX_APPROVAL_TIMEOUT_MS = 365 * 86_400_000;
+export const APPROVAL_TIMEOUT_PATTERN = '^[1-9][0-9]{0,9}(ms|s|m|h|d)$';
+
+/** "90s", "30m", "24h", "7d" → milliseconds; undefined when it is not such a duration or out of bounds. */
+export function parseApprovalTimeout(text: string): number | undefined {
+  const match = /^([1-9][0-9]{0,9})(ms|s|m|h|d)$/.exec(text);
+  if (!match) return undefined;
+  const ms = Number(match[1]) * UNIT_MS[match[2]];
+  return ms >= MIN_APPROVAL_TIMEOUT_MS && ms <= MAX_APPROVAL_TIMEOUT_MS ? ms : undefined;
+}
+
+/**
+ * Whether calls of a tool wait for approval. `unless_read_only` trusts `readOnlyHint` only from an
+ * integration whose annotations are trusted; otherwise every tool asks.
+ */
+export function approvalRequirement(
+  policy: ApprovalPolicy | null | undefined,
+  tool: { name: string; readOnlyHint?: boolean },
+  trustAnnotations: boolean,
+): ApprovalRequirement | undefined {
+  if (!policy) return undefined;
+  const rule = policy.tools?.[tool.name] ?? policy.default;
+  const asks = rule === 'always' || (rule === 'unless_read_only' && !(trustAnnotations && tool.readOnlyHint === true));
+  if (!asks) return undefined;
+  const timeout = policy.timeout ?? DEFAULT_APPROVAL_TIMEOUT;
+  return { timeout, timeoutMs: parseApprovalTimeout(timeout) ?? parseApprovalTimeout(DEFAULT_APPROVAL_TIMEOUT)! };
+}

@@ -1,0 +1,101 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../api/app';
+import { insertAgent } from '../../core/db/agents';
+import { insertIntegration, type Integration } from '../../core/db/integrations';
+import { logger, startEngine, type Engine } from '../support/engine';
+import { waitFor } from '../support/wait';
+
+const ROOT = path.join(__dirname, '..', '..');
+const BIN = path.join(ROOT, 'api', 'cli', 'agent-engine.js');
+const FIXTURE = path.join(__dirname, '..', 'fixtures', 'mcp-fixture-server.ts');
+const quote = (arg: string) => `'${arg.replace(/'/g, `'\\''`)}'`;
+const WAIT_MS = 60_000;
+
+interface Cli { out: { screen: string }; done: Promise<number | null>; type: (keys: string) => void; child: ChildProcess }
+
+/** The CLI as a person runs it, in a pseudo-terminal (see test/api/cli-terminal.test.ts), or with pipes when `terminal` is false. */
+function cli(args: string[], apiUrl: string, terminal: boolean): Cli {
+  const env = { ...process.env, API_URL: apiUrl, API_KEY: '', TERM: 'xterm' };
+  const child = terminal
+    ? spawn('script', ['-qefc', [process.execPath, BIN, ...args].map(quote).join(' '), '/dev/null'], { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] })
+    : spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const out = { screen: '' };
+  child.stdout!.on('data', (d: Buffer) => { out.screen += d.toString(); });
+  child.stderr!.on('data', (d: Buffer) => { out.screen += d.toString(); });
+  const done = new Promise<number | null>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (code) => resolve(code));
+  });
+  return { type: (keys) => child.stdin!.write(keys), out, done, child };
+}
+
+describe('approvals from the CLI', () => {
+  let engine: Engine;
+  let app: FastifyInstance;
+  let url: string;
+  let fx: Integration;
+  const started: Cli[] = [];
+
+  const agentCalling = async (text: string) => (await insertAgent(engine.db, {
+    name: `cli_${randomUUID().slice(0, 8)}`, integrationIds: [fx.id],
+    model: { provider: 'scripted', script: [{ toolCalls: [{ name: `${fx.name}__echo`, arguments: { text } }] }, { text: '{{tool_results}}' }] },
+  })).name;
+  const run = (args: string[], terminal: boolean) => {
+    const c = cli(args, url, terminal);
+    started.push(c);
+    return c;
+  };
+
+  beforeAll(async () => {
+    engine = await startEngine('embedded');
+    app = await buildApp({ db: engine.db, client: engine.client, taskQueue: engine.taskQueue, logger });
+    url = await app.listen({ host: '127.0.0.1', port: 0 });
+    fx = await insertIntegration(engine.db, {
+      name: `fx-${randomUUID().slice(0, 8)}`, approval: { default: 'always' },
+      transport: { type: 'stdio', command: process.execPath, args: ['--import', 'tsx', FIXTURE], cwd: ROOT },
+    });
+  });
+  afterAll(async () => {
+    for (const c of started) if (c.child.exitCode === null) c.child.kill();
+    await Promise.all(started.map((c) => c.done.catch(() => undefined)));
+    await app?.close();
+    await engine?.close();
+  });
+
+  test('run --follow on a terminal asks about the call, and "y" approves it', async () => {
+    const follow = run(['run', '--agent', await agentCalling('hi'), 'go', '--follow'], true);
+    await waitFor(async () => follow.out.screen.includes(`Approve ${fx.name}__echo {"text":"hi"}? [y/N] `), WAIT_MS, 'the question');
+    follow.type('y\r');
+    expect(await follow.done).toBe(0);
+    expect(follow.out.screen).toContain(`✓ approved ${fx.name}__echo`);
+    expect(follow.out.screen).toContain('echo: hi');
+  });
+
+  test('without a terminal, run --follow prints the pending call and keeps following; approvals list and deny decide it', async () => {
+    const follow = run(['run', '--agent', await agentCalling('there'), 'go', '--follow'], false);
+    let runId = '';
+    await waitFor(async () => {
+      const m = /waits for approval: agent-engine approve\|deny (run_\w+) call_1_1/.exec(follow.out.screen);
+      runId = m?.[1] ?? '';
+      return Boolean(m);
+    }, WAIT_MS, 'the pending call printed');
+    expect(follow.out.screen).toContain(`? ${fx.name}__echo {"text":"there"}`);
+
+    const list = run(['approvals', 'list'], false);
+    expect(await list.done).toBe(0);
+    expect(list.out.screen).toMatch(new RegExp(`${runId}  call_1_1  ${fx.name}__echo \\{"text":"there"\\}  expires `));
+
+    const deny = run(['deny', runId, 'call_1_1', '--reason', 'not today'], false);
+    expect(await deny.done).toBe(0);
+    expect(deny.out.screen).toContain(`denied call_1_1 of run ${runId}`);
+    expect(await follow.done).toBe(0);
+    expect(follow.out.screen).toContain('Tool call denied by a reviewer: not today');
+
+    const again = run(['approve', runId, 'call_1_1'], false);
+    expect(await again.done).toBe(3);
+    expect(again.out.screen).toMatch(/already denied/);
+  });
+});

@@ -1,0 +1,110 @@
+import {
+  ApplicationFailure, condition, isCancellation, proxyLocalActivities, setHandler, upsertSearchAttributes,
+} from '@temporalio/workflow';
+import type { createActivities } from '../activities';
+import {
+  APPROVAL_FAILURE, approvalText, type ApprovalKeyKind, type ApprovalRequirement, type ApprovalStatus,
+} from '../core/contract/approval';
+import { waitingForApprovalKey } from '../core/contract/search-attributes';
+import type { ToolCallRef } from '../core/contract/tool-call';
+import { decideApprovalUpdate } from './definitions';
+
+type Activities = ReturnType<typeof createActivities>;
+
+const recording = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 10 },
+});
+
+/** The event numbers of a call's approval_requested and approval_resolved, allocated by the run workflow. */
+export interface ApprovalSeqs {
+  requested: number;
+  resolved: number;
+}
+
+/** What the gate answers: run the tool, or tell the LLM why not. */
+export type GateVerdict = { approved: true } | { approved: false; content: string };
+
+interface Waiting {
+  decision?: { status: ApprovalStatus; reason?: string; keyKind?: ApprovalKeyKind };
+  /** the resolution is in PostgreSQL: the update may answer, and its caller reads the run without this call pending */
+  recorded: boolean;
+}
+
+const WORDS: Record<ApprovalStatus, string> = { approved: 'approved', denied: 'denied', timed_out: 'not approved in time', cancelled: 'cancelled with its run' };
+const alreadyDecided = (toolCallId: string, status: ApprovalStatus) => ApplicationFailure.create({
+  type: APPROVAL_FAILURE.alreadyDecided, nonRetryable: true, details: [status],
+  message: `Tool call ${toolCallId} was already ${WORDS[status]}`,
+});
+
+/**
+ * Tool calls that wait for a person's decision. The wait is a workflow condition with a timer: no
+ * activity runs and no worker slot is held, and a worker that dies meanwhile loses nothing. The
+ * decision arrives as an update whose validator refuses an unknown call and one already decided;
+ * the handler checks again, so of two concurrent decisions exactly one wins.
+ */
+export function installApprovalGate() {
+  const waiting = new Map<string, Waiting>();
+  /** calls decided in this execution (a run continues-as-new only between turns, when none waits) */
+  const settled = new Map<string, ApprovalStatus>();
+
+  setHandler(decideApprovalUpdate, async ({ toolCallId, decision, reason, keyKind }) => {
+    const entry = waiting.get(toolCallId);
+    if (!entry) throw alreadyDecided(toolCallId, settled.get(toolCallId) ?? 'cancelled');
+    if (entry.decision) throw alreadyDecided(toolCallId, entry.decision.status);
+    const status = decision === 'approve' ? 'approved' : 'denied';
+    entry.decision = { status, ...(reason ? { reason } : {}), keyKind };
+    await condition(() => entry.recorded);
+    return { toolCallId, status };
+  }, {
+    validator: ({ toolCallId }) => {
+      const entry = waiting.get(toolCallId);
+      const earlier = entry?.decision?.status ?? settled.get(toolCallId);
+      if (earlier) throw alreadyDecided(toolCallId, earlier);
+      if (!entry) {
+        throw ApplicationFailure.create({ type: APPROVAL_FAILURE.notFound, nonRetryable: true, message: `No tool call ${toolCallId} waits for approval in this run` });
+      }
+    },
+  });
+
+  let attributeSet = false;
+  const setWaitingAttribute = () => {
+    attributeSet = true;
+    upsertSearchAttributes([{ key: waitingForApprovalKey, value: waiting.size > 0 }]);
+  };
+
+  /** Records the request, waits for a decision or the timeout, and records how it ended. */
+  async function awaitDecision(
+    ref: ToolCallRef, integrationId: string, requirement: ApprovalRequirement, seqs: ApprovalSeqs,
+  ): Promise<GateVerdict> {
+    const entry: Waiting = { recorded: false };
+    const call = { ...ref, integrationId, requestedSeq: seqs.requested, resolvedSeq: seqs.resolved };
+    waiting.set(ref.toolCallId, entry);
+    try {
+      await recording.requestApproval({ ...call, timeoutMs: requirement.timeoutMs });
+      if (waiting.size === 1) setWaitingAttribute();
+      await condition(() => entry.decision !== undefined, requirement.timeoutMs, { summary: `waiting for approval of ${ref.name} (${ref.toolCallId})` });
+      // A decision that arrived with the timer wins over it.
+      entry.decision ??= { status: 'timed_out' };
+      const { status, reason, keyKind } = entry.decision;
+      await recording.recordApprovalOutcome({
+        ...call, status, ...(reason ? { reason } : {}), ...(keyKind ? { keyKind } : {}), resolvedBy: status === 'timed_out' ? 'timeout' : 'api',
+      });
+      if (status === 'approved') return { approved: true };
+      return { approved: false, content: status === 'timed_out' ? approvalText.timedOut(requirement.timeout) : approvalText.denied(reason) };
+    } catch (err) {
+      // finishRun marks the row cancelled; later decisions hear that it was.
+      if (isCancellation(err)) entry.decision ??= { status: 'cancelled' };
+      throw err;
+    } finally {
+      entry.recorded = true;
+      settled.set(ref.toolCallId, entry.decision?.status ?? 'cancelled');
+      waiting.delete(ref.toolCallId);
+      if (waiting.size === 0 && attributeSet) setWaitingAttribute();
+    }
+  }
+
+  return { awaitDecision };
+}
+
+export type ApprovalGate = ReturnType<typeof installApprovalGate>;
