@@ -1,0 +1,49 @@
+import type pg from 'pg';
+import { migration as m001 } from './001-baseline';
+import { migration as m002 } from './002-tool-result-bounds';
+import { migration as m003 } from './003-secrets-and-logins';
+import { migration as m004 } from './004-listing-indexes';
+import { migration as m005 } from './005-run-change-notify';
+import { migration as m006 } from './006-approvals';
+import type { Migration } from './migration';
+
+/**
+ * Forward-only migrations, applied in order under an advisory lock so that several
+ * workers and API processes starting at once do not race. A new migration is one new file
+ * in this folder with the next version, and one line here.
+ */
+export const migrations: Migration[] = [
+  m001,
+  m002,
+  m003,
+  m004,
+  m005,
+  m006,
+];
+
+const LOCK_KEY = 0x6167_656e; // "agen"
+
+export async function migrate(pool: pg.Pool): Promise<number[]> {
+  const client = await pool.connect();
+  const applied: number[] = [];
+  try {
+    await client.query('BEGIN');
+    await client.query('SELECT pg_advisory_xact_lock($1)', [LOCK_KEY]);
+    await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
+    const done = new Set((await client.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version));
+    for (const m of migrations) {
+      if (done.has(m.version)) continue;
+      await client.query(m.sql);
+      await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
+      applied.push(m.version);
+    }
+    await client.query('COMMIT');
+    return applied;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}
