@@ -1,6 +1,6 @@
 import { integrationNameProblem, type IntegrationTransport } from '../core/db/integrations';
 import { HttpProblem } from './problem';
-import { parseTransport } from './integration-input';
+import { parseTransport, readElicitationTimeout } from './integration-input';
 
 /**
  * Reads the MCP server lists of other clients: Claude Desktop's `{mcpServers: {...}}` and VS Code's
@@ -16,6 +16,9 @@ import { parseTransport } from './integration-input';
 export interface ImportedServer {
   name: string;
   transport: IntegrationTransport;
+  /** the engine's own settings, beside the client's fields: `elicitation` and `elicitationTimeout` */
+  elicitation?: boolean;
+  elicitationTimeoutMs?: number;
 }
 
 export type Environment = Readonly<Record<string, string | undefined>>;
@@ -32,6 +35,8 @@ const STDIO_FIELDS = new Set(['type', 'command', 'args', 'env', 'cwd']);
 const HTTP_FIELDS = new Set(['type', 'url', 'headers']);
 /** VS Code metadata and dev-mode settings: they do not change how the server is reached. */
 const IGNORED_FIELDS = new Set(['gallery', 'version', 'dev']);
+/** The engine's settings an entry may carry besides its transport. */
+const SETTING_FIELDS = new Set(['elicitation', 'elicitationTimeout']);
 const VARIABLE = /\$\{([^}]*)\}/g;
 const SUPPORTED_VARIABLE = /^(?:env:)?([A-Za-z_][A-Za-z0-9_]*)$/;
 
@@ -116,17 +121,33 @@ function readEntry(key: string, name: string, raw: unknown, opts: ImportOptions,
   }
   if ('envFile' in raw) problems.push(`${where}: envFile is not supported; list the variables in env (with \${VAR} to take them from the API's environment)`);
   const allowed = type === 'stdio' ? STDIO_FIELDS : HTTP_FIELDS;
-  const extra = Object.keys(raw).filter((k) => !allowed.has(k) && !IGNORED_FIELDS.has(k) && k !== 'envFile');
+  const extra = Object.keys(raw).filter((k) => !allowed.has(k) && !IGNORED_FIELDS.has(k) && !SETTING_FIELDS.has(k) && k !== 'envFile');
+  const settings = readSettings(raw, `body.${where}`, problems);
   if (extra.length > 0) problems.push(`${where}: ${extra.map((k) => JSON.stringify(k)).join(', ')} not allowed for a ${type} server`);
 
   const fields = Object.fromEntries(Object.entries(raw).filter(([k]) => allowed.has(k)));
   const expanded = expandFields(fields, `body.${where}`, opts, found, problems);
   try {
-    return { name, transport: parseTransport({ ...expanded, type }, ['body', key, name]) };
+    return { name, transport: parseTransport({ ...expanded, type }, ['body', key, name]), ...settings };
   } catch (err) {
     problems.push(err instanceof HttpProblem ? err.message.replace(/^Invalid transport: /, '') : String(err));
     return undefined;
   }
+}
+
+function readSettings(raw: Record<string, unknown>, where: string, problems: string[]): Pick<ImportedServer, 'elicitation' | 'elicitationTimeoutMs'> {
+  const settings: Pick<ImportedServer, 'elicitation' | 'elicitationTimeoutMs'> = {};
+  if (raw.elicitation !== undefined) {
+    if (typeof raw.elicitation === 'boolean') settings.elicitation = raw.elicitation;
+    else problems.push(`${where}.elicitation must be a boolean`);
+  }
+  try {
+    const ms = readElicitationTimeout(raw.elicitationTimeout, where);
+    if (ms !== undefined) settings.elicitationTimeoutMs = ms;
+  } catch (err) {
+    problems.push((err as Error).message);
+  }
+  return settings;
 }
 
 /** The servers of a Claude Desktop or VS Code document, in document order; any problem is a 400 naming every one. */

@@ -6,6 +6,7 @@ import { agentDisabledText, findAgent, findAgentByRef } from '../../core/db/agen
 import type { Db, Queryable } from '../../core/db/pool';
 import type { RunChangeFeed } from '../../core/db/run-changes';
 import { findStoredRun } from '../../core/db/run-reads';
+import { pendingRunInputs, type RunInput } from '../../core/db/run-inputs';
 import { findRun, findRunResult, insertRun, type RunRecord, type ToolCallRecord } from '../../core/db/run-store';
 import { runToolCallArguments } from '../../core/db/thread-messages';
 import { findThread } from '../../core/db/threads';
@@ -173,9 +174,28 @@ export interface RunView {
     /** the arguments as JSON text, cut at MESSAGE_PREVIEW_CHARS characters */
     arguments?: string; argumentsBytes?: number;
   }[];
+  /** questions MCP servers asked during tool calls that still wait for an answer (POST /v1/runs/:id/inputs/:inputId) */
+  pendingInputs: PendingInputView[];
   createdAt: string;
   endedAt: string | null;
 }
+
+export interface PendingInputView {
+  inputId: string;
+  toolCallId: string;
+  mode: 'form' | 'url';
+  message: string;
+  requestedSchema?: Record<string, unknown>;
+  url?: string;
+  requestedAt: string;
+  expiresAt: string;
+}
+
+export const pendingInputView = (i: RunInput): PendingInputView => ({
+  inputId: i.inputId, toolCallId: i.toolCallId, mode: i.mode, message: i.message,
+  ...(i.requestedSchema ? { requestedSchema: i.requestedSchema } : {}), ...(i.url ? { url: i.url } : {}),
+  requestedAt: i.requestedAt, expiresAt: i.expiresAt,
+});
 
 /**
  * The run object, from PostgreSQL alone: run_results once the run has ended; while it runs, what
@@ -188,10 +208,11 @@ export async function readRun(db: Queryable, runId: string): Promise<RunView | u
   const view = await readRunView(db, runId);
   if (!view) return undefined;
   const args = await runToolCallArguments(db, runId);
-  return { ...view, toolCalls: view.toolCalls.map((c) => ({ ...c, ...args.get(c.id) })) };
+  const pendingInputs = view.status === 'running' ? (await pendingRunInputs(db, runId)).map(pendingInputView) : [];
+  return { ...view, toolCalls: view.toolCalls.map((c) => ({ ...c, ...args.get(c.id) })), pendingInputs };
 }
 
-async function readRunView(db: Queryable, runId: string): Promise<RunView | undefined> {
+async function readRunView(db: Queryable, runId: string): Promise<Omit<RunView, 'pendingInputs'> | undefined> {
   const run = await findStoredRun(db, runId);
   if (!run) return undefined;
   const { result, progress } = run;
