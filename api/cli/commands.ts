@@ -1,5 +1,6 @@
 import { ApiError, type ApiClient } from './api-client';
 import { followRun } from './event-stream';
+import { promptForInput } from './input-prompt';
 import { ProgressDisplay, RunEventRenderer, type Output } from './progress';
 import { printRun, printRunList, type RunObject, type RunPage } from './render';
 
@@ -59,7 +60,10 @@ export async function runCommand(
   try {
     if (opts.follow) {
       const renderer = new RunEventRenderer(display);
-      for await (const event of followRun(ctx.api, runId, stop.signal)) renderer.render(event);
+      for await (const event of followRun(ctx.api, runId, stop.signal)) {
+        if (event.event === 'input_requested') await promptForInput(ctx, display, runId, event.data);
+        else renderer.render(event);
+      }
     } else {
       display.setStatus('running');
     }

@@ -11,12 +11,8 @@ const answerBody = {
     action: { type: 'string', enum: ['accept', 'decline', 'cancel'] },
     content: {
       type: 'object', maxProperties: 100,
-      additionalProperties: {
-        anyOf: [
-          { type: 'string', maxLength: 65_536 }, { type: 'number' }, { type: 'boolean' },
-          { type: 'array', maxItems: 100, items: { type: 'string', maxLength: 65_536 } },
-        ],
-      },
+      // Each value is checked against the input's requestedSchema, without coercion; here only the size.
+      additionalProperties: true,
       description: 'with accept, for a form-mode input: the fields, checked against the input\'s requestedSchema',
     },
   },

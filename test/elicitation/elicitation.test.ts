@@ -14,7 +14,7 @@ const FIXTURE = path.join(__dirname, '..', 'fixtures', 'mcp-fixture-server.ts');
 const EVERYTHING = path.join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 const suffix = () => randomUUID().slice(0, 8);
 
-interface PendingInput { inputId: string; toolCallId: string; mode: string; message: string; requestedSchema?: Record<string, unknown>; expiresAt: string }
+interface PendingInput { inputId: string; toolCallId: string; mode: string; message: string; requestedSchema?: Record<string, unknown>; url?: string; expiresAt: string }
 interface RunBody { status: string; output: string | null; pendingInputs: PendingInput[]; toolCalls: { id: string; status: string }[] }
 
 /**
@@ -148,6 +148,17 @@ describe('MCP elicitation: a server asks, the API answers, the tool call goes on
     expect(rows[0].status).toBe('expired');
     const late = await request<{ code: string }>('POST', `/v1/runs/${runId}/inputs/${input.inputId}`, { action: 'accept', content: { name: 'Late' } });
     expect(late).toMatchObject({ status: 409, body: { code: 'input_closed' } });
+  });
+
+  test('URL mode: the question carries its URL and is answered without content', async () => {
+    const { id, name } = await fixture();
+    const runId = await startRun(id, `${name}__ask_url`);
+    const input = await pendingInput(runId);
+    expect(input).toMatchObject({ mode: 'url', message: 'Sign in to continue', url: 'https://example.com/sign-in' });
+    const withContent = await request('POST', `/v1/runs/${runId}/inputs/${input.inputId}`, { action: 'accept', content: { x: '1' } });
+    expect(withContent.status).toBe(400);
+    expect((await request('POST', `/v1/runs/${runId}/inputs/${input.inputId}`, { action: 'accept' })).status).toBe(200);
+    expect((await ended(runId)).output).toBe('url answer: accept');
   });
 
   test("server-everything's trigger-elicitation-request, offered only because elicitation is declared", async () => {
