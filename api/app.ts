@@ -17,6 +17,7 @@ import { agentRoutes } from './routes/agents';
 import { healthRoutes } from './routes/health';
 import { integrationRoutes } from './routes/integrations';
 import { runEventRoutes } from './routes/run-events';
+import { runInputRoutes } from './routes/run-inputs';
 import { runListRoutes } from './routes/run-list';
 import { runRoutes } from './routes/runs';
 import { sourceRoutes } from './routes/sources';
@@ -158,6 +159,7 @@ function v1Routes(deps: AppDeps & { changes: RunChangeFeed }): FastifyPluginAsyn
     await v1.register(sourceRoutes, { db: deps.db });
     await v1.register(runRoutes, { db: deps.db, client: deps.client, taskQueue: deps.taskQueue, changes: deps.changes, keyKind });
     await v1.register(runListRoutes, { db: deps.db, client: deps.client });
+    await v1.register(runInputRoutes, { db: deps.db });
     await v1.register(runEventRoutes, { db: deps.db, changes: deps.changes, heartbeatMs: deps.sseHeartbeatMs });
   };
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { parseApprovalTimeout, type ApprovalPolicy } from '../core/contract/approval';
 import type { IntegrationTransport } from '../core/db/integrations';
+import { parseDuration } from '../core/duration';
 import { HttpProblem } from './problem';
 import { describeIssues } from './validation';
 
@@ -82,4 +83,20 @@ export function parseApproval(value: unknown, path: PropertyKey[] = ['body', 'ap
   const parsed = approvalPolicySchema.safeParse(value);
   if (parsed.success) return parsed.data;
   throw new HttpProblem(400, `Invalid approval policy: ${describeIssues(parsed.error.issues, path).join('; ')}`, 'validation');
+}
+
+/** The longest a tool call may wait for answers: it lengthens the call's activity by as much. */
+export const MAX_ELICITATION_TIMEOUT_MS = 24 * 3_600_000;
+
+/**
+ * `elicitationTimeout` ("90s", "10m") as milliseconds, checked; the other settings pass as they are.
+ * `where` names the field in a 400 (body, or the imported server).
+ */
+export function readElicitationTimeout(value: unknown, where: string): number | undefined {
+  if (value === undefined) return undefined;
+  const ms = typeof value === 'string' ? parseDuration(value) : undefined;
+  if (ms === undefined || ms < 1000 || ms > MAX_ELICITATION_TIMEOUT_MS) {
+    throw new HttpProblem(400, `${where}.elicitationTimeout must be a duration from 1s to 24h, like "90s" or "10m"`, 'validation');
+  }
+  return ms;
 }

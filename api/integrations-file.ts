@@ -1,10 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import { isDeepStrictEqual } from 'node:util';
 import { ConfigError } from '../core/config';
-import { findIntegrationByName, insertIntegration, updateIntegration } from '../core/db/integrations';
+import { findIntegrationByName, insertIntegration, updateIntegration, type Integration } from '../core/db/integrations';
 import { inTransaction, type Db } from '../core/db/pool';
 import type { Logger } from '../core/logger';
-import { readMcpConfig, type Environment } from './mcp-config-import';
+import { readMcpConfig, type Environment, type ImportedServer } from './mcp-config-import';
 import { HttpProblem } from './problem';
 
 const LOAD_LOCK_KEY = 0x696e_7466; // "intf": one load at a time across API processes
@@ -45,8 +45,10 @@ export async function loadIntegrationsFile(opts: { db: Db; file: string; env: En
       if (!existing) {
         await insertIntegration(tx, server);
         report.created.push(server.name);
-      } else if (!isDeepStrictEqual(existing.transport, server.transport) || !isDeepStrictEqual(existing.approval, server.approval ?? null)) {
-        await updateIntegration(tx, existing.id, { transport: server.transport, approval: server.approval ?? null });
+      } else if (!isDeepStrictEqual(existing.transport, server.transport) || settingsChanged(existing, server)
+        || !isDeepStrictEqual(existing.approval, server.approval ?? null)) {
+        const { name: _name, ...patch } = server;
+        await updateIntegration(tx, existing.id, { ...patch, approval: server.approval ?? null });
         report.updated.push(server.name);
       } else {
         report.unchanged.push(server.name);
@@ -55,4 +57,10 @@ export async function loadIntegrationsFile(opts: { db: Db; file: string; env: En
   });
   opts.logger.info({ file: opts.file, created: report.created, updated: report.updated }, 'integrations file loaded');
   return report;
+}
+
+/** The engine settings a file entry gives (those it omits stay as they are). */
+function settingsChanged(existing: Integration, server: ImportedServer): boolean {
+  return (server.elicitation !== undefined && server.elicitation !== existing.elicitation)
+    || (server.elicitationTimeoutMs !== undefined && server.elicitationTimeoutMs !== existing.elicitationTimeoutMs);
 }

@@ -1,7 +1,7 @@
 import { integrationNameProblem, type IntegrationTransport } from '../core/db/integrations';
 import { HttpProblem } from './problem';
 import type { ApprovalPolicy } from '../core/contract/approval';
-import { parseApproval, parseTransport } from './integration-input';
+import { parseApproval, parseTransport, readElicitationTimeout } from './integration-input';
 
 /**
  * Reads the MCP server lists of other clients: Claude Desktop's `{mcpServers: {...}}` and VS Code's
@@ -19,6 +19,9 @@ export interface ImportedServer {
   transport: IntegrationTransport;
   /** the engine's own optional field: which tools wait for approval */
   approval?: ApprovalPolicy;
+  /** the engine's own settings, beside the client's fields: `elicitation` and `elicitationTimeout` */
+  elicitation?: boolean;
+  elicitationTimeoutMs?: number;
 }
 
 export type Environment = Readonly<Record<string, string | undefined>>;
@@ -35,8 +38,8 @@ const STDIO_FIELDS = new Set(['type', 'command', 'args', 'env', 'cwd']);
 const HTTP_FIELDS = new Set(['type', 'url', 'headers']);
 /** VS Code metadata and dev-mode settings: they do not change how the server is reached. */
 const IGNORED_FIELDS = new Set(['gallery', 'version', 'dev']);
-/** Fields of the engine's own, beside the transport. */
-const ENGINE_FIELDS = new Set(['approval']);
+/** Fields of the engine's own, beside the transport: which tools wait for approval, and the settings of elicitation. */
+const ENGINE_FIELDS = new Set(['approval', 'elicitation', 'elicitationTimeout']);
 const VARIABLE = /\$\{([^}]*)\}/g;
 const SUPPORTED_VARIABLE = /^(?:env:)?([A-Za-z_][A-Za-z0-9_]*)$/;
 
@@ -122,6 +125,7 @@ function readEntry(key: string, name: string, raw: unknown, opts: ImportOptions,
   if ('envFile' in raw) problems.push(`${where}: envFile is not supported; list the variables in env (with \${VAR} to take them from the API's environment)`);
   const allowed = type === 'stdio' ? STDIO_FIELDS : HTTP_FIELDS;
   const extra = Object.keys(raw).filter((k) => !allowed.has(k) && !IGNORED_FIELDS.has(k) && !ENGINE_FIELDS.has(k) && k !== 'envFile');
+  const settings = readSettings(raw, `body.${where}`, problems);
   if (extra.length > 0) problems.push(`${where}: ${extra.map((k) => JSON.stringify(k)).join(', ')} not allowed for a ${type} server`);
 
   const fields = Object.fromEntries(Object.entries(raw).filter(([k]) => allowed.has(k)));
@@ -133,11 +137,26 @@ function readEntry(key: string, name: string, raw: unknown, opts: ImportOptions,
     problems.push(err instanceof HttpProblem ? err.message.replace(/^Invalid approval policy: /, '') : String(err));
   }
   try {
-    return { name, transport: parseTransport({ ...expanded, type }, ['body', key, name]), ...(approval ? { approval } : {}) };
+    return { name, transport: parseTransport({ ...expanded, type }, ['body', key, name]), ...settings, ...(approval ? { approval } : {}) };
   } catch (err) {
     problems.push(err instanceof HttpProblem ? err.message.replace(/^Invalid transport: /, '') : String(err));
     return undefined;
   }
+}
+
+function readSettings(raw: Record<string, unknown>, where: string, problems: string[]): Pick<ImportedServer, 'elicitation' | 'elicitationTimeoutMs'> {
+  const settings: Pick<ImportedServer, 'elicitation' | 'elicitationTimeoutMs'> = {};
+  if (raw.elicitation !== undefined) {
+    if (typeof raw.elicitation === 'boolean') settings.elicitation = raw.elicitation;
+    else problems.push(`${where}.elicitation must be a boolean`);
+  }
+  try {
+    const ms = readElicitationTimeout(raw.elicitationTimeout, where);
+    if (ms !== undefined) settings.elicitationTimeoutMs = ms;
+  } catch (err) {
+    problems.push((err as Error).message);
+  }
+  return settings;
 }
 
 /** The servers of a Claude Desktop or VS Code document, in document order; any problem is a 400 naming every one. */

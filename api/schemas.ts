@@ -71,7 +71,7 @@ const runAcceptedSchema = {
 const runSchema = {
   $id: 'Run',
   type: 'object',
-  required: ['id', 'threadId', 'agentId', 'status', 'stopReason', 'output', 'error', 'turns', 'usage', 'toolCalls', 'pendingApprovals', 'createdAt', 'endedAt'],
+  required: ['id', 'threadId', 'agentId', 'status', 'stopReason', 'output', 'error', 'turns', 'usage', 'toolCalls', 'pendingApprovals', 'pendingInputs', 'createdAt', 'endedAt'],
   properties: {
     id, threadId: id, agentId: id, status: runStatus,
     stopReason: { type: ['string', 'null'], enum: ['answer', 'max_turns', 'cancelled', 'error', null] },
@@ -116,7 +116,27 @@ const runSchema = {
         },
       },
     },
+    pendingInputs: {
+      type: 'array',
+      description: 'questions MCP servers (integrations with elicitation) asked during tool calls, waiting for POST /v1/runs/{id}/inputs/{inputId}',
+      items: { $ref: 'PendingInput#' },
+    },
     createdAt: timestamp, endedAt: { type: ['string', 'null'], format: 'date-time' },
+  },
+} as const;
+
+const pendingInputSchema = {
+  $id: 'PendingInput',
+  type: 'object',
+  required: ['inputId', 'toolCallId', 'mode', 'message', 'requestedAt', 'expiresAt'],
+  properties: {
+    inputId: id, toolCallId: { type: 'string' },
+    mode: { type: 'string', enum: ['form', 'url'], description: 'form: answer with content matching requestedSchema; url: the user completes it at url' },
+    message: { type: 'string' },
+    requestedSchema: { type: 'object', additionalProperties: true, description: 'form mode: a flat object schema of primitive fields' },
+    url: { type: 'string', description: 'url mode: where the user completes the interaction' },
+    requestedAt: timestamp,
+    expiresAt: { ...timestamp, description: 'after this the tool call declines the question' },
   },
 } as const;
 
@@ -127,7 +147,7 @@ function agentModelSchema(): Record<string, unknown> {
 }
 
 export const sharedSchemas = fp(async (app: FastifyInstance) => {
-  for (const schema of [problemSchema, agentSchema, threadSchema, runAcceptedSchema, runSchema, agentModelSchema()]) {
+  for (const schema of [problemSchema, agentSchema, threadSchema, runAcceptedSchema, pendingInputSchema, runSchema, agentModelSchema()]) {
     app.addSchema(schema);
   }
 }, { name: 'shared-schemas' });

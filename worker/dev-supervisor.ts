@@ -6,6 +6,7 @@ import { checkApiExposure, ConfigError, loadConfig } from '../core/config';
 import { DataDirBusyError, lockDataDir } from '../core/data-dir-lock';
 import { startEmbeddedPostgres } from '../core/db/embedded-postgres';
 import { migrate } from '../core/db/migrations';
+import { listenForRunChanges } from '../core/db/run-changes';
 import { createPool } from '../core/db/pool';
 import { createProviders } from '../core/llm/providers';
 import { guardedFetch } from '../core/net/address-guard';
@@ -117,9 +118,12 @@ async function main(): Promise<void> {
     // Flushed after the worker has stopped: its last activities may still be emitting observations.
     const tracing = initTracing(config.langfuse, logger);
     onStop('tracing', () => tracing.shutdown());
+    // Tool calls waiting for answers to MCP servers' questions wake on it.
+    const runChanges = listenForRunChanges(db, logger);
+    onStop('run change listener', () => runChanges.close());
     const worker = await createEngineWorker({
       connection: nativeConnection, namespace: config.temporalNamespace, taskQueue: config.taskQueue,
-      deps: { db, logger, providers: createProviders({ readApiKey: config.readSecret, allowedKeyEnvs: config.llmKeyEnvs, logger, networkPolicy: config.networkPolicy }), mcpPool }, workflowBundlePath: config.workflowBundlePath,
+      deps: { db, logger, providers: createProviders({ readApiKey: config.readSecret, allowedKeyEnvs: config.llmKeyEnvs, logger, networkPolicy: config.networkPolicy }), mcpPool, runChanges }, workflowBundlePath: config.workflowBundlePath,
       // Within Ctrl-C's 15 s; an activity cut short is retried under its policy once a worker polls again.
       shutdown: { grace: '2s', force: '4s' },
     });

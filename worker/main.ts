@@ -2,6 +2,7 @@ import { DefaultLogger, NativeConnection, Runtime, makeTelemetryFilterString } f
 import { loadConfig } from '../core/config';
 import { migrate } from '../core/db/migrations';
 import { createPool } from '../core/db/pool';
+import { listenForRunChanges } from '../core/db/run-changes';
 import { createProviders } from '../core/llm/providers';
 import { guardedFetch } from '../core/net/address-guard';
 import { openSecretStore } from '../core/secrets/open-store';
@@ -31,7 +32,9 @@ async function main(): Promise<void> {
   });
   const mcpPool = await startMcpPool(logger, { fetch: guardedFetch(config.networkPolicy) });
   const tracing = initTracing(config.langfuse, logger);
-  const deps = { db, logger, providers: createProviders({ readApiKey: config.readSecret, allowedKeyEnvs: config.llmKeyEnvs, logger, networkPolicy: config.networkPolicy }), mcpPool };
+  // Tool calls waiting for answers to MCP servers' questions wake on it.
+  const runChanges = listenForRunChanges(db, logger);
+  const deps = { db, logger, providers: createProviders({ readApiKey: config.readSecret, allowedKeyEnvs: config.llmKeyEnvs, logger, networkPolicy: config.networkPolicy }), mcpPool, runChanges };
   const worker = await createEngineWorker({
     connection, namespace: config.temporalNamespace, taskQueue: config.taskQueue, deps, workflowBundlePath: config.workflowBundlePath,
   });
@@ -57,6 +60,7 @@ async function main(): Promise<void> {
   } finally {
     // After the worker: its last activities may still be calling MCP tools during the grace time.
     await mcpPool.closeAll();
+    await runChanges.close();
     await tracing.shutdown();
     await connection.close();
     await db.end();

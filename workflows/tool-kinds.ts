@@ -35,7 +35,7 @@ export const toolKinds = {
       activityId: `mcp:${call.turn}:${call.index}:${call.name}`,
       ...(route?.taskQueue ? { taskQueue: route.taskQueue } : {}),
       summary: `MCP tool ${route?.toolName} on ${route?.integrationName}`,
-      startToCloseTimeout: (route?.totalTimeoutMs ?? 0) + MCP_ACTIVITY_MARGIN_MS,
+      startToCloseTimeout: (route?.totalTimeoutMs ?? 0) + (route?.elicitationTimeoutMs ?? 0) + MCP_ACTIVITY_MARGIN_MS,
       heartbeatTimeout: '10s',
       retry: route?.retryable ? { ...readRetry, maximumAttempts: 3 } : { maximumAttempts: 1 },
     }),

@@ -1,3 +1,4 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { McpToolRoute } from '../../core/contract/tool-call';
 import { toolResultText } from '../../core/contract/tool-texts';
@@ -7,6 +8,8 @@ import type { ToolDefinition } from '../../core/messages';
 import { mcpToolSpanName } from '../../core/tracing/run-trace';
 import type { DiscoverySnapshot } from '../run-snapshots';
 import type { ToolHandler, ToolRun, Verdict } from '../tool-call';
+import type { Integration } from '../../core/db/integrations';
+import { callClock, elicitationHandler, requestTimedOut } from './elicitation';
 import { usableIntegration } from './usable-integration';
 
 /** Spawn or connect failures happen before the request is sent, so retrying them cannot repeat a side effect. */
@@ -42,7 +45,7 @@ async function callTool(route: McpToolRoute, args: Record<string, unknown>, run:
   for (let attempt = 1; ; attempt++) {
     let sent = false;
     try {
-      const result = await run.deps.mcpPool.withClient(integration, (client) => {
+      const send = (client: Client) => {
         sent = true;
         return client.callTool({ name: route.toolName, arguments: args }, undefined, {
           timeout: requestTimeoutMs,
@@ -51,7 +54,10 @@ async function callTool(route: McpToolRoute, args: Record<string, unknown>, run:
           onprogress: run.heartbeat,
           signal,
         });
-      });
+      };
+      const result = integration.elicitation
+        ? await callWithElicitation(integration, route, args, run, () => { sent = true; })
+        : await run.deps.mcpPool.withClient(integration, send);
       const text = toolResultContentText(result);
       // The transport has read the response already; the bound keeps it out of the transcript and every later turn.
       if (Buffer.byteLength(text) > integration.maxResultBytes) {
@@ -68,6 +74,38 @@ async function callTool(route: McpToolRoute, args: Record<string, unknown>, run:
       }
       return failureVerdict(err, requestTimeoutMs);
     }
+  }
+}
+
+/**
+ * A call to a server that may ask questions: on a connection of its own (so a question is this
+ * call's), with bounds of its own that stand still while a question waits for its answer, up to
+ * the integration's elicitation timeout (which discovery added to the activity's bound). The SDK's
+ * own timeout is only the backstop: the whole bound, waits included.
+ */
+async function callWithElicitation(
+  integration: Integration, route: McpToolRoute, args: Record<string, unknown>, run: ToolRun, onSent: () => void,
+): Promise<Awaited<ReturnType<Client['callTool']>>> {
+  const budgetMs = Math.min(route.elicitationTimeoutMs ?? 0, integration.elicitationTimeoutMs);
+  const requestTimeoutMs = Math.min(route.toolTimeoutMs, route.totalTimeoutMs);
+  const timedOut = new AbortController();
+  const clock = callClock(requestTimeoutMs, route.totalTimeoutMs, budgetMs, (ms) => timedOut.abort(requestTimedOut(ms)));
+  const signal = AbortSignal.any([run.signal, timedOut.signal]);
+  try {
+    return await run.deps.mcpPool.withCallClient(integration, elicitationHandler(run, clock, signal), (client) => {
+      onSent();
+      return client.callTool({ name: route.toolName, arguments: args }, undefined, {
+        timeout: route.totalTimeoutMs + budgetMs,
+        maxTotalTimeout: route.totalTimeoutMs + budgetMs,
+        onprogress: () => {
+          clock.progress();
+          run.heartbeat();
+        },
+        signal,
+      });
+    });
+  } finally {
+    clock.stop();
   }
 }
 

@@ -1,6 +1,7 @@
 import { ApiError, type ApiClient } from './api-client';
 import { approvalPrompter } from './approval-prompt';
 import { followRun } from './event-stream';
+import { promptForInput } from './input-prompt';
 import { ProgressDisplay, RunEventRenderer, type Output } from './progress';
 import { printRun, printRunList, type RunObject, type RunPage } from './render';
 
@@ -62,6 +63,10 @@ export async function runCommand(
       const renderer = new RunEventRenderer(display);
       const approvals = approvalPrompter(ctx, ctx.api, runId, display);
       for await (const event of followRun(ctx.api, runId, stop.signal)) {
+        if (event.event === 'input_requested') {
+          await promptForInput(ctx, display, runId, event.data);
+          continue;
+        }
         renderer.render(event);
         approvals(event);
       }

@@ -1,5 +1,6 @@
 import { APPROVAL_TIMEOUT_PATTERN } from '../../core/contract/approval';
 import { INTEGRATION_NAME_PATTERN } from '../../core/db/integrations';
+import { DURATION_PATTERN } from '../../core/duration';
 import { MAX_IMPORTED_SERVERS } from '../mcp-config-import';
 
 /**
@@ -46,6 +47,14 @@ const settings = {
   taskQueue: {
     type: ['string', 'null'], pattern: '^[A-Za-z0-9_.-]{1,200}$',
     description: "pins discovery and tool calls to workers polling this task queue (their MCP_TASK_QUEUES); null: any worker",
+  },
+  elicitation: {
+    type: 'boolean',
+    description: "declare MCP elicitation to this server: its questions during tool calls become the run's pendingInputs (turning it on needs the admin key)",
+  },
+  elicitationTimeout: {
+    type: 'string', pattern: DURATION_PATTERN,
+    description: 'how long a tool call waits for answers to the server\'s questions before declining them, e.g. "90s", "10m" (default 10m)',
   },
 } as const;
 

@@ -9,7 +9,7 @@ import { inTransaction, type Db } from '../../core/db/pool';
 import { resolveRef } from '../../core/db/refs';
 import type { Logger } from '../../core/logger';
 import type { AdminPolicy } from '../auth';
-import { adminFieldsChanged, parseApproval, patchTransport, parseTransport } from '../integration-input';
+import { adminFieldsChanged, parseApproval, patchTransport, parseTransport, readElicitationTimeout } from '../integration-input';
 import { fetchCapabilities } from '../worker-questions';
 import { readMcpConfig, type Environment } from '../mcp-config-import';
 import { HttpProblem } from '../problem';
@@ -31,7 +31,7 @@ export interface IntegrationRoutesOptions {
   capabilitiesWaitMs: number;
 }
 
-type Settings = Omit<NewIntegration, 'name' | 'transport'>;
+type Settings = Omit<NewIntegration, 'name' | 'transport' | 'elicitationTimeoutMs'> & { elicitationTimeout?: string };
 type CreateBody = Settings & { name: string; transport: Record<string, unknown> };
 type PatchBody = Settings & { name?: string; transport?: Record<string, unknown> };
 type IdRequest = { Params: { id: string } };
@@ -40,6 +40,16 @@ function checkName(name: string): void {
   const problem = integrationNameProblem(name);
   if (problem) throw new HttpProblem(400, `body.name ${problem}`, 'validation');
 }
+
+/** `elicitationTimeout` as stored (ms). */
+function storedSettings<T extends Settings>(body: T): Omit<T, 'elicitationTimeout'> & { elicitationTimeoutMs?: number } {
+  const { elicitationTimeout, ...rest } = body;
+  const ms = readElicitationTimeout(elicitationTimeout, 'body');
+  return { ...rest, ...(ms !== undefined ? { elicitationTimeoutMs: ms } : {}) };
+}
+
+/** A server's questions reach whoever answers the run's inputs: the operator decides which servers may ask. */
+const ELICITATION_ELSEWHERE = "or set elicitation in the operator's INTEGRATIONS_FILE";
 
 const STDIO_ELSEWHERE = "stdio servers can also be listed in the operator's INTEGRATIONS_FILE";
 
@@ -73,12 +83,14 @@ export const integrationRoutes: FastifyPluginAsync<IntegrationRoutesOptions> = a
   }, async (request, reply) => {
     checkName(request.body.name);
     const transport = parseTransport(request.body.transport);
+    const settings = storedSettings(request.body);
     // A stdio server is a command a worker runs: only the operator decides that.
     if (transport.type === 'stdio') opts.admin.requireAdmin(request, 'body.transport.type (stdio)', STDIO_ELSEWHERE);
     const approval = parseApproval(request.body.approval);
     if (approval) opts.admin.requireAdmin(request, 'body.approval');
+    if (settings.elicitation) opts.admin.requireAdmin(request, 'body.elicitation', ELICITATION_ELSEWHERE);
     try {
-      return reply.code(201).send(toPublic(await insertIntegration(db, { ...request.body, transport, approval })));
+      return reply.code(201).send(toPublic(await insertIntegration(db, { ...settings, transport, approval })));
     } catch (err) {
       if (isUniqueViolation(err)) throw nameConflict([request.body.name]);
       throw err;
@@ -105,8 +117,9 @@ export const integrationRoutes: FastifyPluginAsync<IntegrationRoutesOptions> = a
       },
     },
   }, async (request) => {
-    const { transport: transportPatch, ...rest } = request.body;
+    const { transport: transportPatch, ...rest } = storedSettings(request.body);
     if (rest.name !== undefined) checkName(rest.name);
+    if (rest.elicitation) opts.admin.requireAdmin(request, 'body.elicitation', ELICITATION_ELSEWHERE);
     const current = await mustFind(db, request.params.id);
     const transport = transportPatch && patchTransport(current.transport, transportPatch);
     const decisive = transport ? adminFieldsChanged(current.transport, transport) : [];
@@ -160,6 +173,8 @@ export const integrationRoutes: FastifyPluginAsync<IntegrationRoutesOptions> = a
     const withApproval = servers.filter((s) => s.approval).map((s) => s.name);
     if (withApproval.length > 0) opts.admin.requireAdmin(request, `approval of ${withApproval.join(', ')}`);
     if (stdio.length > 0) opts.admin.requireAdmin(request, `stdio servers ${stdio.join(', ')}`, STDIO_ELSEWHERE);
+    const asking = servers.filter((s) => s.elicitation).map((s) => s.name);
+    if (asking.length > 0) opts.admin.requireAdmin(request, `elicitation of ${asking.join(', ')}`, ELICITATION_ELSEWHERE);
     const names = servers.map((s) => s.name);
     try {
       const created = await inTransaction(db, async (tx) => {

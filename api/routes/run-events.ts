@@ -4,7 +4,9 @@ import type { Db } from '../../core/db/pool';
 import type { RunChangeFeed } from '../../core/db/run-changes';
 import { toolCallArguments } from '../../core/db/approvals';
 import { findRun, findRunResult, type RunEvent } from '../../core/db/run-store';
+import { pendingRunInputs } from '../../core/db/run-inputs';
 import { followRunEvents } from '../runs/follow-events';
+import { pendingInputView } from '../runs/runs';
 import { HttpProblem } from '../problem';
 import { openSse } from '../sse';
 import { idParams, problemResponse } from '../schemas';
@@ -41,7 +43,7 @@ export const runEventRoutes: FastifyPluginAsync<RunEventRouteDeps> = async (app,
       summary: 'Follow a run as Server-Sent Events (event id = seq; resumable with Last-Event-ID); closes after run_ended',
       params: idParams, querystring: eventsQuery, headers: eventsHeaders,
       response: {
-        200: { description: 'text/event-stream: run_started, turn_started, turn_ended, tool_call_started, tool_call_ended, approval_requested, approval_resolved, run_ended', content: { 'text/event-stream': { schema: { type: 'string' } } } },
+        200: { description: 'text/event-stream: run_started, turn_started, turn_ended, tool_call_started, tool_call_ended, approval_requested, approval_resolved, run_ended; input_requested (no id) for each question an MCP server asks that waits for an answer', content: { 'text/event-stream': { schema: { type: 'string' } } } },
         400: problemResponse('Invalid Last-Event-ID'),
         404: problemResponse('No such run'),
       },
@@ -61,11 +63,14 @@ export const runEventRoutes: FastifyPluginAsync<RunEventRouteDeps> = async (app,
         afterSeq, progressCheckMs: 0, signal: stream.signal,
         changed: () => watch.next(IDLE_REREAD_MS, stream.signal),
         progress: async () => ((await findRunResult(deps.db, runId)) ? 'ended' : 'running'),
+        pendingInputs: async () => (await pendingRunInputs(deps.db, runId)).map(pendingInputView),
       });
       for await (const item of items) {
         const sent = item.kind === 'event'
           ? await stream.send({ id: item.event.seq, event: item.event.type, data: await present(item.event) })
-          : await stream.send({
+          : item.kind === 'input_requested'
+            ? await stream.send({ event: 'input_requested', data: { type: 'input_requested', runId, ...item.input } })
+            : await stream.send({
             event: 'run_ended',
             data: {
               type: 'run_ended', status: 'failed', stopReason: 'error',

@@ -1,5 +1,6 @@
 import type { Queryable } from '../../core/db/pool';
 import { listEvents, type RunEvent } from '../../core/db/run-store';
+import type { PendingInputView } from './runs';
 
 /**
  * Following a run's event log (run_events) as it grows.
@@ -57,9 +58,15 @@ export interface FollowOptions {
   progress: () => Promise<RunProgress>;
   /** stops following: the client went away or the server is closing */
   signal: AbortSignal;
+  /**
+   * the run's questions waiting for answers (MCP elicitation), read on every wake: each is yielded
+   * once per follower, beside the numbered events (they have no seq: a resumed stream sees the
+   * questions still waiting again)
+   */
+  pendingInputs?: () => Promise<PendingInputView[]>;
 }
 
-export type FollowItem = { kind: 'event'; event: RunEvent } | { kind: 'closed_without_result' };
+export type FollowItem = { kind: 'event'; event: RunEvent } | { kind: 'closed_without_result' } | { kind: 'input_requested'; input: PendingInputView };
 
 /**
  * Yields the run's events after `afterSeq`, in order, until `run_ended` (or the workflow closed
@@ -69,7 +76,13 @@ export type FollowItem = { kind: 'event'; event: RunEvent } | { kind: 'closed_wi
 export async function* followRunEvents(db: Queryable, runId: string, opts: FollowOptions): AsyncGenerator<FollowItem> {
   let last = opts.afterSeq;
   let lastProgressCheck = 0;
+  const announced = new Set<string>();
   while (!opts.signal.aborted) {
+    for (const input of (await opts.pendingInputs?.()) ?? []) {
+      if (announced.has(input.inputId) || opts.signal.aborted) continue;
+      announced.add(input.inputId);
+      yield { kind: 'input_requested', input };
+    }
     const ready = releasable(await listEvents(db, runId, last), last);
     for (const event of ready) {
       if (opts.signal.aborted) return;

@@ -7,6 +7,7 @@ import type { Db, Queryable } from '../../core/db/pool';
 import type { RunChangeFeed } from '../../core/db/run-changes';
 import { pendingApprovals } from '../../core/db/approvals';
 import { findStoredRun } from '../../core/db/run-reads';
+import { pendingRunInputs, type RunInput } from '../../core/db/run-inputs';
 import { findRun, findRunResult, insertRun, type RunRecord, type ToolCallRecord } from '../../core/db/run-store';
 import { runToolCallArguments } from '../../core/db/thread-messages';
 import { findThread } from '../../core/db/threads';
@@ -178,9 +179,28 @@ export interface RunView {
   pendingApprovals: {
     toolCallId: string; turn: number; name: string; integrationId: string | null; arguments: unknown; requestedAt: string; expiresAt: string;
   }[];
+  /** questions MCP servers asked during tool calls that still wait for an answer (POST /v1/runs/:id/inputs/:inputId) */
+  pendingInputs: PendingInputView[];
   createdAt: string;
   endedAt: string | null;
 }
+
+export interface PendingInputView {
+  inputId: string;
+  toolCallId: string;
+  mode: 'form' | 'url';
+  message: string;
+  requestedSchema?: Record<string, unknown>;
+  url?: string;
+  requestedAt: string;
+  expiresAt: string;
+}
+
+export const pendingInputView = (i: RunInput): PendingInputView => ({
+  inputId: i.inputId, toolCallId: i.toolCallId, mode: i.mode, message: i.message,
+  ...(i.requestedSchema ? { requestedSchema: i.requestedSchema } : {}), ...(i.url ? { url: i.url } : {}),
+  requestedAt: i.requestedAt, expiresAt: i.expiresAt,
+});
 
 /**
  * The run object, from PostgreSQL alone: run_results once the run has ended; while it runs, what
@@ -192,16 +212,18 @@ export interface RunView {
 export async function readRun(db: Queryable, runId: string): Promise<RunView | undefined> {
   const view = await readRunView(db, runId);
   if (!view) return undefined;
-  const [args, pending] = await Promise.all([
-    runToolCallArguments(db, runId), view.status === 'running' ? pendingApprovals(db, runId) : [],
+  const running = view.status === 'running';
+  const [args, approvals, inputs] = await Promise.all([
+    runToolCallArguments(db, runId), running ? pendingApprovals(db, runId) : [], running ? pendingRunInputs(db, runId) : [],
   ]);
   return {
     ...view, toolCalls: view.toolCalls.map((c) => ({ ...c, ...args.get(c.id) })),
-    pendingApprovals: pending.map(({ runId: _run, ...p }) => p),
+    pendingApprovals: approvals.map(({ runId: _run, ...p }) => p),
+    pendingInputs: inputs.map(pendingInputView),
   };
 }
 
-async function readRunView(db: Queryable, runId: string): Promise<Omit<RunView, 'pendingApprovals'> | undefined> {
+async function readRunView(db: Queryable, runId: string): Promise<Omit<RunView, 'pendingApprovals' | 'pendingInputs'> | undefined> {
   const run = await findStoredRun(db, runId);
   if (!run) return undefined;
   const { result, progress } = run;

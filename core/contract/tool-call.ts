@@ -46,6 +46,11 @@ export interface McpToolRoute {
   totalTimeoutMs: number;
   /** annotated read-only or idempotent by an integration whose annotations are trusted */
   retryable: boolean;
+  /**
+   * an integration with elicitation: how long the call may wait, in all, for answers to the
+   * server's questions; the activity's bound includes it
+   */
+  elicitationTimeoutMs?: number;
   /** the task queue of a pinned integration: its calls run only on workers polling it */
   taskQueue?: string;
   /** set when the integration's policy makes calls of this tool wait for a person's approval */

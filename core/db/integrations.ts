@@ -1,4 +1,5 @@
 import type { ApprovalPolicy } from '../contract/approval';
+import { formatDuration } from '../duration';
 import { newId } from '../ids';
 import { secretKeys } from '../secrets/key-ring';
 import { openTransport, sealTransport, type IntegrationTransport } from './integration-secrets';
@@ -30,6 +31,10 @@ export interface Integration {
   taskQueue: string | null;
   /** which of its tools wait for a person's approval before they run; null: none */
   approval: ApprovalPolicy | null;
+  /** whether the engine declares the MCP `elicitation` capability to this server and relays its questions to the API */
+  elicitation: boolean;
+  /** how long a tool call waits for an answer to the server's questions before it declines them */
+  elicitationTimeoutMs: number;
   createdAt: string;
   updatedAt: string;
 }
@@ -48,6 +53,8 @@ export interface NewIntegration {
   promptArguments?: Record<string, Record<string, string>>;
   taskQueue?: string | null;
   approval?: ApprovalPolicy | null;
+  elicitation?: boolean;
+  elicitationTimeoutMs?: number;
 }
 
 /** What API responses show: the names of env variables and headers, never their values. */
@@ -55,7 +62,9 @@ export type PublicTransport =
   | { type: 'stdio'; command: string; args: string[]; envKeys: string[]; cwd?: string }
   | { type: 'http'; url: string; headerKeys: string[] };
 
-export type PublicIntegration = Omit<Integration, 'transport'> & { transport: PublicTransport };
+export type PublicIntegration = Omit<Integration, 'transport' | 'elicitationTimeoutMs'> & { transport: PublicTransport; elicitationTimeout: string };
+
+export const DEFAULT_ELICITATION_TIMEOUT_MS = 10 * 60_000;
 
 /** Names prefix tool names as `<name>__<tool>`, so "__" is reserved. The table checks the same rule. */
 export const INTEGRATION_NAME_PATTERN = /^[a-zA-Z][a-zA-Z0-9_-]*$/;
@@ -70,7 +79,7 @@ interface IntegrationRow {
   id: string; name: string; transport: IntegrationTransport; tool_timeout_ms: number; max_total_timeout_ms: number | null;
   max_resource_bytes: string; max_result_bytes: string; trust_annotations: boolean; enabled: boolean; created_at: Date; updated_at: Date;
   prompt_injection: boolean; disabled_prompts: string[]; prompt_arguments: Record<string, Record<string, string>>;
-  task_queue: string | null; secrets: unknown; approval: ApprovalPolicy | null;
+  task_queue: string | null; secrets: unknown; approval: ApprovalPolicy | null; elicitation: boolean; elicitation_timeout_ms: number;
 }
 
 const toIntegration = (r: IntegrationRow): Integration => ({
@@ -78,7 +87,7 @@ const toIntegration = (r: IntegrationRow): Integration => ({
   // bigint arrives as a string; 2^53 bytes is far beyond any bound we would set.
   maxResourceBytes: Number(r.max_resource_bytes), maxResultBytes: Number(r.max_result_bytes), trustAnnotations: r.trust_annotations, enabled: r.enabled,
   promptInjection: r.prompt_injection, disabledPrompts: r.disabled_prompts, promptArguments: r.prompt_arguments,
-  taskQueue: r.task_queue, approval: r.approval,
+  taskQueue: r.task_queue, approval: r.approval, elicitation: r.elicitation, elicitationTimeoutMs: r.elicitation_timeout_ms,
   createdAt: r.created_at.toISOString(), updatedAt: r.updated_at.toISOString(),
 });
 
@@ -87,7 +96,8 @@ export function toPublic(integration: Integration): PublicIntegration {
   const transport: PublicTransport = t.type === 'stdio'
     ? { type: 'stdio', command: t.command, args: t.args ?? [], envKeys: Object.keys(t.env ?? {}).sort(), ...(t.cwd ? { cwd: t.cwd } : {}) }
     : { type: 'http', url: t.url, headerKeys: Object.keys(t.headers ?? {}).sort() };
-  return { ...integration, transport };
+  const { elicitationTimeoutMs, ...rest } = integration;
+  return { ...rest, transport, elicitationTimeout: formatDuration(elicitationTimeoutMs) };
 }
 
 export async function insertIntegration(db: Queryable, integration: NewIntegration): Promise<Integration> {
@@ -97,14 +107,15 @@ export async function insertIntegration(db: Queryable, integration: NewIntegrati
   const stored = sealTransport(secretKeys(), id, integration.transport);
   const { rows } = await db.query<IntegrationRow>(
     `INSERT INTO integrations (id, name, transport, tool_timeout_ms, max_total_timeout_ms, max_resource_bytes, trust_annotations, enabled,
-       prompt_injection, disabled_prompts, prompt_arguments, task_queue, secrets, max_result_bytes, approval)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING *`,
+       prompt_injection, disabled_prompts, prompt_arguments, task_queue, secrets, max_result_bytes, approval, elicitation, elicitation_timeout_ms)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) RETURNING *`,
     [id, integration.name, JSON.stringify(stored.transport), integration.toolTimeoutMs ?? 60_000,
       integration.maxTotalTimeoutMs ?? null, integration.maxResourceBytes ?? 268_435_456,
       integration.trustAnnotations ?? false, integration.enabled ?? true,
       integration.promptInjection ?? true, integration.disabledPrompts ?? [], JSON.stringify(integration.promptArguments ?? {}),
       integration.taskQueue ?? null, stored.secrets && JSON.stringify(stored.secrets), integration.maxResultBytes ?? 1_048_576,
-      integration.approval ? JSON.stringify(integration.approval) : null],
+      integration.approval ? JSON.stringify(integration.approval) : null,
+      integration.elicitation ?? false, integration.elicitationTimeoutMs ?? DEFAULT_ELICITATION_TIMEOUT_MS],
   );
   return toIntegration(rows[0]);
 }
@@ -140,7 +151,7 @@ const patchColumns: Record<keyof IntegrationPatch, string> = {
   name: 'name', transport: 'transport', toolTimeoutMs: 'tool_timeout_ms', maxTotalTimeoutMs: 'max_total_timeout_ms',
   maxResourceBytes: 'max_resource_bytes', maxResultBytes: 'max_result_bytes', trustAnnotations: 'trust_annotations', enabled: 'enabled',
   promptInjection: 'prompt_injection', disabledPrompts: 'disabled_prompts', promptArguments: 'prompt_arguments',
-  taskQueue: 'task_queue', approval: 'approval',
+  taskQueue: 'task_queue', approval: 'approval', elicitation: 'elicitation', elicitationTimeoutMs: 'elicitation_timeout_ms',
 };
 const jsonbFields = new Set<keyof IntegrationPatch>(['transport', 'promptArguments', 'approval']);
 

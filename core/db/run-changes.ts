@@ -13,9 +13,10 @@ import type { Db } from './pool';
  * it was away are lost.
  */
 
-export type RunChange = 'event' | 'ended';
+export type RunChange = 'event' | 'ended' | 'input';
 
-const CHANNELS: Record<string, RunChange> = { engine_run_event: 'event', engine_run_ended: 'ended' };
+/** `input`: a run input (elicitation) was answered or closed; workers waiting for answers watch it. */
+const CHANNELS: Record<string, RunChange> = { engine_run_event: 'event', engine_run_ended: 'ended', engine_run_input: 'input' };
 
 export interface RunWatch {
   /** Resolves on a change of the watched kinds since the last call (at once if one came meanwhile), after `ms`, or on abort. */
@@ -82,7 +83,7 @@ export function listenForRunChanges(db: Db, logger: Logger, options: RunChangeFe
       conn.on('error', (err) => lost(conn, err));
       conn.on('end', () => lost(conn));
       await conn.connect();
-      await conn.query('LISTEN engine_run_event; LISTEN engine_run_ended');
+      await conn.query(Object.keys(CHANNELS).map((c) => `LISTEN ${c}`).join('; '));
       if (closed) {
         await conn.end();
         return;

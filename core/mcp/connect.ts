@@ -2,6 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { ElicitRequestSchema, type ElicitRequest, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Integration } from '../db/integrations';
 import type { Logger } from '../logger';
 import { guardedFetch, type GuardedFetch } from '../net/address-guard';
@@ -14,14 +15,29 @@ export interface ConnectOptions {
   timeoutMs: number;
   /** how HTTP servers are reached: a fetch that refuses metadata and link-local addresses (default) */
   fetch?: GuardedFetch;
+  /**
+   * For an integration with `elicitation`: the capability is declared (form and url modes) and
+   * the server's elicitation/create requests go here. Without it, such requests are declined.
+   */
+  elicit?: ElicitHandler;
 }
+
+/** Answers a server's question (elicitation/create) asked during a request of this connection. */
+export type ElicitHandler = (params: ElicitRequest['params'], signal: AbortSignal) => Promise<ElicitResult>;
 
 const defaultFetch = guardedFetch();
 
 const CLIENT_INFO = { name: 'durable-agent-engine', version: '0.1.0' };
 
-async function connectOver(transport: Transport, timeoutMs: number): Promise<Client> {
-  const client = new Client(CLIENT_INFO, { capabilities: {} });
+function newClient(elicit: ElicitHandler | undefined): Client {
+  if (!elicit) return new Client(CLIENT_INFO, { capabilities: {} });
+  const client = new Client(CLIENT_INFO, { capabilities: { elicitation: { form: {}, url: {} } } });
+  client.setRequestHandler(ElicitRequestSchema, (request, extra) => elicit(request.params, extra.signal));
+  return client;
+}
+
+async function connectOver(transport: Transport, timeoutMs: number, elicit?: ElicitHandler): Promise<Client> {
+  const client = newClient(elicit);
   try {
     await client.connect(transport, { timeout: timeoutMs });
     return client;
@@ -53,17 +69,17 @@ export async function connectIntegration(integration: Integration, options: Conn
     return connectOver(new GroupStdioTransport({
       command: t.command, args: t.args, env: t.env, cwd: t.cwd, groupsDir: options.groupsDir, logger,
       maxMessageBytes: transportBound(integration.maxResourceBytes),
-    }), options.timeoutMs);
+    }), options.timeoutMs, options.elicit);
   }
   const url = new URL(t.url);
   const requestInit: RequestInit = { headers: t.headers ?? {} };
   const fetch = options.fetch ?? defaultFetch;
   try {
-    return await connectOver(new StreamableHTTPClientTransport(url, { requestInit, fetch }), options.timeoutMs);
+    return await connectOver(new StreamableHTTPClientTransport(url, { requestInit, fetch }), options.timeoutMs, options.elicit);
   } catch (err) {
     // Servers of the older HTTP+SSE protocol answer the Streamable HTTP POST with a 4xx (SDK docs: backwards compatibility).
     if (!is4xx(err)) throw err;
     logger.info({ err: (err as Error).message }, 'Streamable HTTP refused; trying the older SSE transport');
-    return connectOver(new SSEClientTransport(url, { requestInit, fetch }), options.timeoutMs);
+    return connectOver(new SSEClientTransport(url, { requestInit, fetch }), options.timeoutMs, options.elicit);
   }
 }

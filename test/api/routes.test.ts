@@ -8,7 +8,7 @@ import { logger, type Engine } from '../support/engine';
 import { startApiEngine, stopApiEngine } from '../support/api-engine';
 
 const AGENT_KEYS = ['id', 'name', 'description', 'instructions', 'model', 'integrationIds', 'maxTurns', 'maxToolResultBytes', 'sourceFile', 'disabledAt', 'createdAt', 'updatedAt'];
-const RUN_KEYS = ['id', 'threadId', 'agentId', 'status', 'stopReason', 'output', 'error', 'turns', 'usage', 'toolCalls', 'pendingApprovals', 'createdAt', 'endedAt'];
+const RUN_KEYS = ['id', 'threadId', 'agentId', 'status', 'stopReason', 'output', 'error', 'turns', 'usage', 'toolCalls', 'pendingApprovals', 'pendingInputs', 'createdAt', 'endedAt'];
 const SLOW: ScriptStep[] = [{ text: 'too late', delayMs: 20_000 }];
 
 let engine: Engine;

@@ -6,6 +6,7 @@ import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporal
 import type { ScriptStep } from '../../core/agent-model';
 import { insertAgent, type Agent } from '../../core/db/agents';
 import { createPool, type Db } from '../../core/db/pool';
+import { listenForRunChanges, type RunChangeFeed } from '../../core/db/run-changes';
 import { findRunResult, type RunResult } from '../../core/db/run-store';
 import { insertThread } from '../../core/db/threads';
 import { createScriptedProvider } from '../../core/llm/scripted';
@@ -68,7 +69,7 @@ export async function startEngine(database: DatabaseKind = 'embedded', options: 
   const connection = await Connection.connect({ address: stack.temporalAddress });
   const client = new Client({ connection });
   const taskQueue = `test-${randomUUID()}`;
-  let worker: { instance: Worker; running: Promise<void>; connection: NativeConnection; mcpPool: McpPool; db: Db } | undefined;
+  let worker: { instance: Worker; running: Promise<void>; connection: NativeConnection; mcpPool: McpPool; db: Db; runChanges: RunChangeFeed } | undefined;
 
   const engine: Engine = {
     db, client, taskQueue,
@@ -94,11 +95,12 @@ export async function startEngine(database: DatabaseKind = 'embedded', options: 
       // The registry lives in this run's dir: jest workers of other runs on the machine keep theirs.
       const mcpPool = await startMcpPool(logger, { groupsDir: path.join(stack.tmpDir, 'mcp-groups') });
       const workerDb = options.workerDatabaseUrl ? createPool(options.workerDatabaseUrl, logger) : db;
+      const runChanges = listenForRunChanges(workerDb, logger);
       const instance = await createEngineWorker({
         connection: nativeConnection, namespace: 'default', taskQueue, workflowBundlePath: stack.workflowBundlePath,
-        deps: { db: workerDb, logger, providers: options.providers ?? { scripted: createScriptedProvider() }, mcpPool },
+        deps: { db: workerDb, logger, providers: options.providers ?? { scripted: createScriptedProvider() }, mcpPool, runChanges },
       });
-      worker = { instance, running: instance.run(), connection: nativeConnection, mcpPool, db: workerDb };
+      worker = { instance, running: instance.run(), connection: nativeConnection, mcpPool, db: workerDb, runChanges };
     },
     async stopWorker() {
       if (!worker) return;
@@ -107,6 +109,7 @@ export async function startEngine(database: DatabaseKind = 'embedded', options: 
       w.instance.shutdown();
       await w.running;
       await w.mcpPool.closeAll();
+      await w.runChanges.close();
       await w.connection.close();
       if (w.db !== db) await w.db.end();
     },

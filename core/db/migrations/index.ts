@@ -5,6 +5,7 @@ import { migration as m003 } from './003-secrets-and-logins';
 import { migration as m004 } from './004-listing-indexes';
 import { migration as m005 } from './005-run-change-notify';
 import { migration as m006 } from './006-approvals';
+import { migration as m007 } from './007-run-inputs';
 import type { Migration } from './migration';
 
 /**
@@ -19,6 +20,7 @@ export const migrations: Migration[] = [
   m004,
   m005,
   m006,
+  m007,
 ];
 
 const LOCK_KEY = 0x6167_656e; // "agen"

@@ -1,0 +1,147 @@
+import { ElicitRequestSchema, ErrorCode, McpError, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
+import { closeRunInput, insertRunInput, takeRunInputAnswer, type RunInput } from '../../core/db/run-inputs';
+import type { ElicitHandler } from '../../core/mcp/connect';
+import type { ToolRun } from '../tool-call';
+
+/**
+ * MCP elicitation during a tool call: the server's question becomes a pending input of the run
+ * (PostgreSQL), answered through the API; the call waits for the answer here, in its activity.
+ * While it waits, the request's own bounds stand still, up to the integration's elicitation timeout.
+ */
+
+/** A missed notification costs at most this long: the row is re-read on this period regardless. */
+const RECHECK_MS = 5_000;
+/** Without a LISTEN connection (a worker composed without one), the row is polled this often. */
+const POLL_MS = 1_000;
+/** A question larger than this is declined unseen: it would be stored and shown to every reader of the run. */
+const MAX_QUESTION_BYTES = 64 * 1024;
+
+export interface CallClock {
+  /** a progress notification: the per-request timer starts again */
+  progress(): void;
+  /** time left for waiting on answers in this call */
+  budgetMs(): number;
+  /** while a question waits, neither timer runs */
+  pause(): void;
+  resume(): void;
+  stop(): void;
+}
+
+/**
+ * The bounds of one MCP request whose waits for answers do not count: `requestMs` without
+ * progress, `totalMs` in all, both standing still while paused, for at most `budgetMs` in all.
+ * On expiry, onTimeout gets the bound that ran out (the contract timeout text names it).
+ */
+export function callClock(requestMs: number, totalMs: number, budgetMs: number, onTimeout: (ms: number) => void): CallClock {
+  let spent = 0;
+  let pausedAt: number | undefined;
+  let depth = 0;
+  let totalLeft = totalMs;
+  let totalStarted = Date.now();
+  let idle: NodeJS.Timeout | undefined;
+  let total: NodeJS.Timeout | undefined;
+  const clear = () => {
+    clearTimeout(idle);
+    clearTimeout(total);
+  };
+  const start = () => {
+    idle = setTimeout(() => onTimeout(requestMs), requestMs);
+    totalStarted = Date.now();
+    total = setTimeout(() => onTimeout(totalMs), Math.max(0, totalLeft));
+  };
+  start();
+  return {
+    progress() {
+      if (pausedAt !== undefined) return;
+      clearTimeout(idle);
+      idle = setTimeout(() => onTimeout(requestMs), requestMs);
+    },
+    budgetMs: () => Math.max(0, budgetMs - spent - (pausedAt === undefined ? 0 : Date.now() - pausedAt)),
+    pause() {
+      if (depth++ > 0) return;
+      pausedAt = Date.now();
+      totalLeft -= pausedAt - totalStarted;
+      clear();
+    },
+    resume() {
+      if (--depth > 0 || pausedAt === undefined) return;
+      spent += Date.now() - pausedAt;
+      pausedAt = undefined;
+      start();
+    },
+    stop: clear,
+  };
+}
+
+const sleep = (ms: number, signal: AbortSignal) => new Promise<void>((resolve) => {
+  const done = () => {
+    clearTimeout(timer);
+    signal.removeEventListener('abort', done);
+    resolve();
+  };
+  const timer = setTimeout(done, ms);
+  signal.addEventListener('abort', done, { once: true });
+});
+
+/** Waits for the answer to a stored question until `deadline`; an abort withdraws the question. */
+async function awaitAnswer(run: ToolRun, input: RunInput, deadline: number, signal: AbortSignal): Promise<ElicitResult> {
+  const { db, runChanges } = run.deps;
+  const watch = runChanges?.watch(input.runId, ['input']);
+  try {
+    for (;;) {
+      const outcome = await takeRunInputAnswer(db, input.inputId);
+      if (outcome.status === 'accept') return { action: 'accept', ...('content' in outcome && outcome.content ? { content: outcome.content as ElicitResult['content'] } : {}) };
+      if (outcome.status === 'decline' || outcome.status === 'cancel') return { action: outcome.status };
+      if (outcome.status === 'expired') return { action: 'decline' };
+      if (signal.aborted) {
+        if (await closeRunInput(db, input.inputId, 'cancel')) return { action: 'cancel' };
+        continue; // an answer came first
+      }
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        if (await closeRunInput(db, input.inputId, 'expired')) {
+          run.log.info({ inputId: input.inputId }, 'no answer in time: the question is declined');
+          return { action: 'decline' };
+        }
+        continue;
+      }
+      if (watch) await watch.next(Math.min(left, RECHECK_MS), signal);
+      else await sleep(Math.min(left, POLL_MS), signal);
+    }
+  } finally {
+    watch?.close();
+  }
+}
+
+/**
+ * The handler for the server's questions during one call: each is stored as a pending input of
+ * the run and waited for, the clock paused, within what is left of the budget. A question that
+ * cannot be asked (no budget left, too large, malformed) is declined.
+ */
+export function elicitationHandler(run: ToolRun, clock: CallClock, callSignal: AbortSignal): ElicitHandler {
+  return async (rawParams, requestSignal) => {
+    const parsed = ElicitRequestSchema.shape.params.safeParse(rawParams);
+    const waitMs = clock.budgetMs();
+    if (!parsed.success || waitMs <= 0 || Buffer.byteLength(JSON.stringify(rawParams)) > MAX_QUESTION_BYTES) {
+      run.log.warn({ waitMs, valid: parsed.success }, 'an MCP server question was declined unasked');
+      return { action: 'decline' };
+    }
+    const params = parsed.data;
+    const signal = AbortSignal.any([callSignal, requestSignal]);
+    clock.pause();
+    try {
+      const input = await insertRunInput(run.deps.db, {
+        runId: run.input.runId, toolCallId: run.input.toolCallId, message: params.message, waitMs,
+        ...(params.mode === 'url' ? { mode: 'url', url: params.url } : { mode: 'form', requestedSchema: params.requestedSchema as Record<string, unknown> }),
+      });
+      run.log.info({ inputId: input.inputId, mode: input.mode, waitMs }, 'the MCP server asks for input');
+      const result = await awaitAnswer(run, input, Date.now() + waitMs, signal);
+      run.log.info({ inputId: input.inputId, action: result.action }, 'input relayed to the MCP server');
+      return result;
+    } finally {
+      clock.resume();
+    }
+  };
+}
+
+export const requestTimedOut = (ms: number) => new McpError(ErrorCode.RequestTimeout, 'Request timed out', { timeout: ms });

@@ -1,0 +1,86 @@
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../api/app';
+import { insertAgent } from '../../core/db/agents';
+import { logger, startEngine, type Engine } from '../support/engine';
+import { waitFor } from '../support/wait';
+
+const ROOT = path.join(__dirname, '..', '..');
+const BIN = path.join(ROOT, 'api', 'cli', 'agent-engine.js');
+const FIXTURE = path.join(__dirname, '..', 'fixtures', 'mcp-fixture-server.ts');
+const quote = (arg: string) => `'${arg.replace(/'/g, `'\\''`)}'`;
+
+/** The CLI in a pseudo-terminal (`script` from util-linux), as a person runs it. */
+function cliInTerminal(args: string[], apiUrl: string) {
+  const command = [process.execPath, BIN, ...args].map(quote).join(' ');
+  const child = spawn('script', ['-qefc', command, '/dev/null'], {
+    cwd: ROOT, env: { ...process.env, API_URL: apiUrl, API_KEY: '', TERM: 'xterm' }, stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  const out = { screen: '' };
+  child.stdout.on('data', (d: Buffer) => { out.screen += d.toString(); });
+  child.stderr.on('data', (d: Buffer) => { out.screen += d.toString(); });
+  const done = new Promise<number | null>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (code) => resolve(code));
+  });
+  return { type: (keys: string) => child.stdin.write(keys), out, done, child };
+}
+
+describe('run --follow on a terminal asks the MCP server\'s questions', () => {
+  let engine: Engine;
+  let app: FastifyInstance;
+  let url: string;
+
+  beforeAll(async () => {
+    engine = await startEngine('embedded');
+    app = await buildApp({ db: engine.db, client: engine.client, taskQueue: engine.taskQueue, logger });
+    url = await app.listen({ host: '127.0.0.1', port: 0 });
+  });
+  afterAll(async () => {
+    await app?.close();
+    await engine?.close();
+  });
+
+  test('the fields are asked one by one; a wrong one is refused with the field named, then the answer reaches the server', async () => {
+    const created = await app.inject({
+      method: 'POST', url: '/v1/integrations',
+      payload: { name: `ask-${randomUUID().slice(0, 8)}`, transport: { type: 'stdio', command: process.execPath, args: ['--import', 'tsx', FIXTURE], cwd: ROOT }, elicitation: true },
+    });
+    const integration = created.json() as { id: string; name: string };
+    const agent = await insertAgent(engine.db, {
+      name: `tty_${randomUUID().slice(0, 8)}`, integrationIds: [integration.id],
+      model: { provider: 'scripted', script: [{ toolCalls: [{ name: `${integration.name}__ask`, arguments: { message: 'Who are you?' } }] }, { text: '{{tool_results}}' }] },
+    });
+    const cli = cliInTerminal(['run', '--agent', agent.name, 'go', '--follow'], url);
+    const waitScreen = (text: string | RegExp, what: string) => waitFor(async () => (typeof text === 'string' ? cli.out.screen.includes(text) : text.test(cli.out.screen)), 90_000, what);
+    try {
+      await waitScreen('the MCP server asks: Who are you?', 'the question');
+      await waitScreen('Answer? [Y]es', 'the accept prompt');
+      cli.type('y\r');
+      await waitScreen(/Name \[string, required\]: $/, 'the name field');
+      cli.type('Ada\r');
+      await waitScreen(/email \[string\]: $/, 'the email field');
+      cli.type('nope\r');
+      await waitScreen(/count \[integer\]: $/, 'the count field');
+      cli.type('2\r');
+      await waitScreen('content.email', 'the refusal naming the field');
+      cli.type('y\r');
+      await waitScreen(/Name \[string, required\]: $/, 'the name field again');
+      cli.type('Ada\r');
+      await waitScreen(/email \[string\]: \S*$/, 'the email field again');
+      cli.type('ada@example.com\r');
+      await waitScreen(/count \[integer\]: \S*$/, 'the count field again');
+      cli.type('\r');
+      expect(await cli.done).toBe(0);
+      expect(cli.out.screen).toContain('answered (accept)');
+      expect(cli.out.screen).toContain('answer: accept {"name":"Ada","email":"ada@example.com"}');
+    } catch (err) {
+      process.stderr.write(`CLI screen:\n${JSON.stringify(cli.out.screen)}\n`);
+      throw err;
+    } finally {
+      if (cli.child.exitCode === null) cli.child.kill();
+    }
+  });
+});
