@@ -13,7 +13,8 @@ run_id text NOT NULL,
 tool_call_id text NOT NULL,
 mode text NOT NULL CHECK (mode IN ('form', 'url')),
 message text NOT NULL,
-requested_schema jsonb,
+-- json, not jsonb: the order of the fields is the order a person is asked them in
+requested_schema json,
 url text,
 status text NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'accept', 'decline', 'cancel', 'expired')),
 -- the accepted content, sealed under SECRETS_KEY when one is set; cleared once the worker relayed it
