@@ -1,38 +1,11 @@
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../api/app';
+import { runCli } from '../support/cli';
 import { logger, startEngine, type Engine } from '../support/engine';
 import { waitFor } from '../support/wait';
 
-const ROOT = path.join(__dirname, '..', '..');
-const BIN = path.join(ROOT, 'api', 'cli', 'agent-engine.js');
 const CLEAR_LINE = '\r\x1b[2K';
-const quote = (arg: string) => `'${arg.replace(/'/g, `'\\''`)}'`;
-
-/**
- * The CLI in a pseudo-terminal, as a person runs it: `script` (util-linux) gives it a terminal for
- * stdin, stdout and stderr, forwards what the test writes as keystrokes (\x03 is Ctrl-C), and with -e
- * exits with the CLI's exit code.
- */
-function cliInTerminal(args: string[], apiUrl: string) {
-  // `exec`: script runs the command through $SHELL (or /bin/sh) -c. dash does not replace itself with
-  // a lone command, so without exec it stays in the terminal's foreground group, receives the Ctrl-C
-  // too, and once the CLI has exited it kills itself with SIGINT: script then reports 130, not the CLI's code.
-  const command = `exec ${[process.execPath, BIN, ...args].map(quote).join(' ')}`;
-  const child = spawn('script', ['-qefc', command, '/dev/null'], {
-    cwd: ROOT, env: { ...process.env, API_URL: apiUrl, API_KEY: '', TERM: 'xterm' }, stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  const out = { screen: '' };
-  child.stdout.on('data', (d: Buffer) => { out.screen += d.toString(); });
-  child.stderr.on('data', (d: Buffer) => { out.screen += d.toString(); });
-  const done = new Promise<number | null>((resolve, reject) => {
-    child.once('error', reject);
-    child.once('close', (code) => resolve(code));
-  });
-  return { type: (keys: string) => child.stdin.write(keys), out, done, child };
-}
 
 describe('the CLI in a terminal', () => {
   let engine: Engine;
@@ -55,7 +28,7 @@ describe('the CLI in a terminal', () => {
       body: JSON.stringify({ name: `tty_${randomUUID().slice(0, 8)}`, model: { provider: 'scripted', script: [{ text: 'too late', delayMs: 30_000 }] } }),
     });
     const agent = (await res.json()) as { name: string };
-    const cli = cliInTerminal(['run', '--agent', agent.name, 'wait', '--follow'], url);
+    const cli = runCli(['run', '--agent', agent.name, 'wait', '--follow'], url, { terminal: true });
     try {
       await waitFor(async () => cli.out.screen.includes('turn 1: thinking'), 30_000, 'the spinner to show the first turn');
       cli.type('\x03');

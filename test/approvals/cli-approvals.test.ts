@@ -1,36 +1,16 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../api/app';
 import { insertAgent } from '../../core/db/agents';
 import { insertIntegration, type Integration } from '../../core/db/integrations';
+import { runCli, type Cli } from '../support/cli';
 import { logger, startEngine, type Engine } from '../support/engine';
 import { waitFor } from '../support/wait';
 
 const ROOT = path.join(__dirname, '..', '..');
-const BIN = path.join(ROOT, 'api', 'cli', 'agent-engine.js');
 const FIXTURE = path.join(__dirname, '..', 'fixtures', 'mcp-fixture-server.ts');
-const quote = (arg: string) => `'${arg.replace(/'/g, `'\\''`)}'`;
 const WAIT_MS = 60_000;
-
-interface Cli { out: { screen: string }; done: Promise<number | null>; type: (keys: string) => void; child: ChildProcess }
-
-/** The CLI as a person runs it, in a pseudo-terminal (see test/api/cli-terminal.test.ts), or with pipes when `terminal` is false. */
-function cli(args: string[], apiUrl: string, terminal: boolean): Cli {
-  const env = { ...process.env, API_URL: apiUrl, API_KEY: '', TERM: 'xterm' };
-  const child = terminal
-    ? spawn('script', ['-qefc', [process.execPath, BIN, ...args].map(quote).join(' '), '/dev/null'], { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] })
-    : spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
-  const out = { screen: '' };
-  child.stdout!.on('data', (d: Buffer) => { out.screen += d.toString(); });
-  child.stderr!.on('data', (d: Buffer) => { out.screen += d.toString(); });
-  const done = new Promise<number | null>((resolve, reject) => {
-    child.once('error', reject);
-    child.once('close', (code) => resolve(code));
-  });
-  return { type: (keys) => child.stdin!.write(keys), out, done, child };
-}
 
 describe('approvals from the CLI', () => {
   let engine: Engine;
@@ -44,7 +24,7 @@ describe('approvals from the CLI', () => {
     model: { provider: 'scripted', script: [{ toolCalls: [{ name: `${fx.name}__echo`, arguments: { text } }] }, { text: '{{tool_results}}' }] },
   })).name;
   const run = (args: string[], terminal: boolean) => {
-    const c = cli(args, url, terminal);
+    const c = runCli(args, url, { terminal });
     started.push(c);
     return c;
   };

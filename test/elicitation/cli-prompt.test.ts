@@ -1,33 +1,15 @@
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../api/app';
 import { insertAgent } from '../../core/db/agents';
+import { runCli } from '../support/cli';
 import { logger, startEngine, type Engine } from '../support/engine';
 import { waitFor } from '../support/wait';
 
 const ROOT = path.join(__dirname, '..', '..');
-const BIN = path.join(ROOT, 'api', 'cli', 'agent-engine.js');
 const FIXTURE = path.join(__dirname, '..', 'fixtures', 'mcp-fixture-server.ts');
 const CONTROL_SEQUENCE = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*[A-Za-z]`, 'g');
-const quote = (arg: string) => `'${arg.replace(/'/g, `'\\''`)}'`;
-
-/** The CLI in a pseudo-terminal (`script` from util-linux), as a person runs it. */
-function cliInTerminal(args: string[], apiUrl: string) {
-  const command = [process.execPath, BIN, ...args].map(quote).join(' ');
-  const child = spawn('script', ['-qefc', command, '/dev/null'], {
-    cwd: ROOT, env: { ...process.env, API_URL: apiUrl, API_KEY: '', TERM: 'xterm' }, stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  const out = { screen: '' };
-  child.stdout.on('data', (d: Buffer) => { out.screen += d.toString(); });
-  child.stderr.on('data', (d: Buffer) => { out.screen += d.toString(); });
-  const done = new Promise<number | null>((resolve, reject) => {
-    child.once('error', reject);
-    child.once('close', (code) => resolve(code));
-  });
-  return { type: (keys: string) => child.stdin.write(keys), out, done, child };
-}
 
 describe('run --follow on a terminal asks the MCP server\'s questions', () => {
   let engine: Engine;
@@ -54,7 +36,7 @@ describe('run --follow on a terminal asks the MCP server\'s questions', () => {
       name: `tty_${randomUUID().slice(0, 8)}`, integrationIds: [integration.id],
       model: { provider: 'scripted', script: [{ toolCalls: [{ name: `${integration.name}__ask`, arguments: { message: 'Who are you?' } }] }, { text: '{{tool_results}}' }] },
     });
-    const cli = cliInTerminal(['run', '--agent', agent.name, 'go', '--follow'], url);
+    const cli = runCli(['run', '--agent', agent.name, 'go', '--follow'], url, { terminal: true });
     // The screen without terminal control sequences (readline moves the cursor after each prompt).
     const plain = () => cli.out.screen.replace(CONTROL_SEQUENCE, '');
     const count = (text: string) => plain().split(text).length - 1;
