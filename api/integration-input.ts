@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { parseApprovalTimeout, type ApprovalPolicy } from '../core/contract/approval';
 import type { IntegrationTransport } from '../core/db/integrations';
-import { parseDuration } from '../core/duration';
+import { parseDuration } from '../core/contract/duration';
 import { HttpProblem } from './problem';
 import { describeIssues } from './validation';
 
@@ -94,7 +94,7 @@ export const MAX_ELICITATION_TIMEOUT_MS = 24 * 3_600_000;
  */
 export function readElicitationTimeout(value: unknown, where: string): number | undefined {
   if (value === undefined) return undefined;
-  const ms = typeof value === 'string' ? parseDuration(value) : undefined;
+  const ms = typeof value === 'string' ? parseDuration(value.trim()) : undefined;
   if (ms === undefined || ms < 1000 || ms > MAX_ELICITATION_TIMEOUT_MS) {
     throw new HttpProblem(400, `${where}.elicitationTimeout must be a duration from 1s to 24h, like "90s" or "10m"`, 'validation');
   }

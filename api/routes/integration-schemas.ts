@@ -1,6 +1,5 @@
-import { APPROVAL_TIMEOUT_PATTERN } from '../../core/contract/approval';
 import { INTEGRATION_NAME_PATTERN } from '../../core/db/integrations';
-import { DURATION_PATTERN } from '../../core/duration';
+import { DURATION_PATTERN } from '../../core/contract/duration';
 import { MAX_IMPORTED_SERVERS } from '../mcp-config-import';
 
 /**
@@ -40,7 +39,7 @@ const settings = {
     properties: {
       default: { type: 'string', enum: ['never', 'always', 'unless_read_only'] },
       tools: { type: 'object', additionalProperties: { type: 'string', enum: ['never', 'always'] }, description: "by the server's own tool name; overrides default" },
-      timeout: { type: 'string', pattern: APPROVAL_TIMEOUT_PATTERN, description: 'how long a call waits for a decision (default "24h"), 1s to 365d' },
+      timeout: { type: 'string', pattern: DURATION_PATTERN, description: 'how long a call waits for a decision (default "24h"), 1s to 365d' },
     },
     description: 'which tools wait for a person\'s approval before they run (unless_read_only trusts readOnlyHint only with trustAnnotations); null: none. Setting it needs the admin key',
   },

@@ -1,3 +1,5 @@
+import { parseDuration } from './duration';
+
 /**
  * Approval of tool calls: the policy an integration sets, what the workflow needs to wait for a
  * decision, and the exact texts the LLM reads when a call is not approved (contract). Pure, so
@@ -57,17 +59,13 @@ export const approvalText = {
   timedOut: (timeout: string) => `Tool call not approved within ${timeout}.`,
 };
 
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 export const MIN_APPROVAL_TIMEOUT_MS = 1_000;
 export const MAX_APPROVAL_TIMEOUT_MS = 365 * 86_400_000;
-export const APPROVAL_TIMEOUT_PATTERN = '^[1-9][0-9]{0,9}(ms|s|m|h|d)$';
 
 /** "90s", "30m", "24h", "7d" → milliseconds; undefined when it is not such a duration or out of bounds. */
 export function parseApprovalTimeout(text: string): number | undefined {
-  const match = /^([1-9][0-9]{0,9})(ms|s|m|h|d)$/.exec(text);
-  if (!match) return undefined;
-  const ms = Number(match[1]) * UNIT_MS[match[2]];
-  return ms >= MIN_APPROVAL_TIMEOUT_MS && ms <= MAX_APPROVAL_TIMEOUT_MS ? ms : undefined;
+  const ms = parseDuration(text);
+  return ms !== undefined && ms >= MIN_APPROVAL_TIMEOUT_MS && ms <= MAX_APPROVAL_TIMEOUT_MS ? ms : undefined;
 }
 
 /**

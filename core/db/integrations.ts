@@ -1,5 +1,5 @@
 import type { ApprovalPolicy } from '../contract/approval';
-import { formatDuration } from '../duration';
+import { formatDuration } from '../contract/duration';
 import { newId } from '../ids';
 import { secretKeys } from '../secrets/key-ring';
 import { openTransport, sealTransport, type IntegrationTransport } from './integration-secrets';
