@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ElicitRequestSchema, ErrorCode, McpError, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import { closeRunInput, insertRunInput, takeRunInputAnswer, type RunInput } from '../../core/db/run-inputs';
 import type { ElicitHandler } from '../../core/mcp/connect';
@@ -73,16 +74,6 @@ export function callClock(requestMs: number, totalMs: number, budgetMs: number, 
   };
 }
 
-const sleep = (ms: number, signal: AbortSignal) => new Promise<void>((resolve) => {
-  const done = () => {
-    clearTimeout(timer);
-    signal.removeEventListener('abort', done);
-    resolve();
-  };
-  const timer = setTimeout(done, ms);
-  signal.addEventListener('abort', done, { once: true });
-});
-
 /** Waits for the answer to a stored question until `deadline`; an abort withdraws the question. */
 async function awaitAnswer(run: ToolRun, input: RunInput, deadline: number, signal: AbortSignal): Promise<ElicitResult> {
   const { db, runChanges } = run.deps;
@@ -106,7 +97,7 @@ async function awaitAnswer(run: ToolRun, input: RunInput, deadline: number, sign
         continue;
       }
       if (watch) await watch.next(Math.min(left, RECHECK_MS), signal);
-      else await sleep(Math.min(left, POLL_MS), signal);
+      else await sleep(Math.min(left, POLL_MS), undefined, { signal }).catch(() => undefined); // an abort ends the wait early
     }
   } finally {
     watch?.close();
