@@ -64,3 +64,6 @@ export const problemHandlers = fp(async (app: FastifyInstance) => {
   });
   app.setNotFoundHandler(routeNotFound);
 }, { name: 'problem-handlers' });
+
+/** The one 404 for a run id that names no run. */
+export const runNotFound = (runId: string) => new HttpProblem(404, `Run ${runId} does not exist`, 'not_found');

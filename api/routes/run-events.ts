@@ -7,7 +7,7 @@ import { findRun, findRunResult, type RunEvent } from '../../core/db/run-store';
 import { pendingRunInputs } from '../../core/db/run-inputs';
 import { followRunEvents } from '../runs/follow-events';
 import { pendingInputView } from '../runs/runs';
-import { HttpProblem } from '../problem';
+import { runNotFound } from '../problem';
 import { openSse } from '../sse';
 import { idParams, problemResponse } from '../schemas';
 
@@ -50,7 +50,7 @@ export const runEventRoutes: FastifyPluginAsync<RunEventRouteDeps> = async (app,
     },
   }, async (request, reply) => {
     const runId = request.params.id;
-    if (!(await findRun(deps.db, runId))) throw new HttpProblem(404, `Run ${runId} does not exist`, 'not_found');
+    if (!(await findRun(deps.db, runId))) throw runNotFound(runId);
     const lastEventId = request.headers['last-event-id'];
     const afterSeq = lastEventId !== undefined ? Number(lastEventId) : (request.query.after ?? 0);
 

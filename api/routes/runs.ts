@@ -5,7 +5,7 @@ import { decideApproval } from '../runs/approvals';
 import type { Db } from '../../core/db/pool';
 import type { RunChangeFeed } from '../../core/db/run-changes';
 import { cancelRun, readRun, readRunWhenEnded, startRun } from '../runs/runs';
-import { HttpProblem } from '../problem';
+import { runNotFound } from '../problem';
 import {
   decideApprovalBody, idParams, problemResponse, readRunQuery, ref, runStatus, startRunBody, startRunHeaders,
 } from '../schemas';
@@ -18,8 +18,6 @@ export interface RunRouteDeps {
   /** which key a request carries, recorded with an approval decision */
   keyKind: (request: FastifyRequest) => ApprovalKeyKind;
 }
-
-const runNotFound = (id: string) => new HttpProblem(404, `Run ${id} does not exist`, 'not_found');
 
 export const runRoutes: FastifyPluginAsync<RunRouteDeps> = async (app, deps) => {
   // Long polls would otherwise hold a shutdown for up to MAX_WAIT_MS.

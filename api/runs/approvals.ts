@@ -6,7 +6,7 @@ import {
 import { findApproval, type ApprovalRecord } from '../../core/db/approvals';
 import type { Db } from '../../core/db/pool';
 import { findRun } from '../../core/db/run-store';
-import { HttpProblem } from '../problem';
+import { HttpProblem, runNotFound } from '../problem';
 import { readRun, type RunView } from './runs';
 
 /** A decision waits this long for a worker to take it; a run whose workers are all down answers 503 after it. */
@@ -42,7 +42,7 @@ const notWaiting = (runId: string, toolCallId: string) =>
  */
 export async function decideApproval(deps: { db: Db; client: Client }, req: DecideApprovalRequest): Promise<RunView> {
   const { db } = deps;
-  if (!(await findRun(db, req.runId))) throw new HttpProblem(404, `Run ${req.runId} does not exist`, 'not_found');
+  if (!(await findRun(db, req.runId))) throw runNotFound(req.runId);
   const before = await findApproval(db, req.runId, req.toolCallId);
   if (!before) throw notWaiting(req.runId, req.toolCallId);
   if (before.status !== 'pending') throw alreadyDecided(req.toolCallId, before.status, before.reason);
@@ -57,7 +57,7 @@ export async function decideApproval(deps: { db: Db; client: Client }, req: Deci
     throw await explainFailure(db, req, err);
   }
   const run = await readRun(db, req.runId);
-  if (!run) throw new HttpProblem(404, `Run ${req.runId} does not exist`, 'not_found');
+  if (!run) throw runNotFound(req.runId);
   return run;
 }
 

@@ -2,7 +2,7 @@ import { answerRunInput, findRunInput, type InputAction, type RunInput } from '.
 import type { Queryable } from '../../core/db/pool';
 import { findRun } from '../../core/db/run-store';
 import { elicitationContentProblem } from '../../core/mcp/elicitation-content';
-import { HttpProblem } from '../problem';
+import { HttpProblem, runNotFound } from '../problem';
 
 /**
  * Answering a question an MCP server asked during a run's tool call: check → record. The worker
@@ -34,7 +34,7 @@ function checkContent(input: RunInput, answer: InputAnswer): Record<string, unkn
 }
 
 export async function answerInput(db: Queryable, runId: string, inputId: string, answer: InputAnswer): Promise<RunInput> {
-  if (!(await findRun(db, runId))) throw new HttpProblem(404, `Run ${runId} does not exist`, 'not_found');
+  if (!(await findRun(db, runId))) throw runNotFound(runId);
   const input = await findRunInput(db, runId, inputId);
   if (!input) throw new HttpProblem(404, `Input ${inputId} of run ${runId} does not exist`, 'not_found');
   const content = checkContent(input, answer);
