@@ -40,8 +40,9 @@ const alreadyDecided = (toolCallId: string, status: ApprovalStatus) => Applicati
 /**
  * Tool calls that wait for a person's decision. The wait is a workflow condition with a timer: no
  * activity runs and no worker slot is held, and a worker that dies meanwhile loses nothing. The
- * decision arrives as an update whose validator refuses an unknown call and one already decided;
- * the handler checks again, so of two concurrent decisions exactly one wins.
+ * decision arrives as an update (the API has checked in PostgreSQL that the call waits) whose
+ * validator refuses a call already decided; the handler checks again, so of two concurrent
+ * decisions exactly one wins.
  */
 export function installApprovalGate() {
   const waiting = new Map<string, Waiting>();
@@ -49,6 +50,10 @@ export function installApprovalGate() {
   const settled = new Map<string, ApprovalStatus>();
 
   setHandler(decideApprovalUpdate, async ({ toolCallId, decision, reason, keyKind }) => {
+    // A decision can arrive before this execution has reached the call again: after a worker crash,
+    // the replaying worker may take the update before the events that re-create the wait. The API
+    // has checked PostgreSQL (the call was recorded as waiting), so the handler waits for the call.
+    await condition(() => waiting.has(toolCallId) || settled.has(toolCallId));
     const entry = waiting.get(toolCallId);
     if (!entry) throw alreadyDecided(toolCallId, settled.get(toolCallId) ?? 'cancelled');
     if (entry.decision) throw alreadyDecided(toolCallId, entry.decision.status);
@@ -57,13 +62,10 @@ export function installApprovalGate() {
     await condition(() => entry.recorded);
     return { toolCallId, status };
   }, {
+    // Refuses a call already decided; of two concurrent decisions the handler's check above lets one win.
     validator: ({ toolCallId }) => {
-      const entry = waiting.get(toolCallId);
-      const earlier = entry?.decision?.status ?? settled.get(toolCallId);
+      const earlier = waiting.get(toolCallId)?.decision?.status ?? settled.get(toolCallId);
       if (earlier) throw alreadyDecided(toolCallId, earlier);
-      if (!entry) {
-        throw ApplicationFailure.create({ type: APPROVAL_FAILURE.notFound, nonRetryable: true, message: `No tool call ${toolCallId} waits for approval in this run` });
-      }
     },
   });
 

@@ -25,7 +25,7 @@ export interface RunContinuation {
 /** For the Web UI and operators; the API reads runs from PostgreSQL. */
 export const runStateQuery = defineQuery<RunState>(RUN_STATE_QUERY);
 
-/** Decides a pending approval. Its validator rejects an unknown call and one already decided. */
+/** Decides a pending approval. Its validator rejects a call already decided. */
 export const decideApprovalUpdate = defineUpdate<ApprovalDecisionResult, [DecideApprovalInput]>(DECIDE_APPROVAL_UPDATE);
 
 export interface ApprovalDecisionResult {

@@ -63,7 +63,6 @@ export async function decideApproval(deps: { db: Db; client: Client }, req: Deci
 
 async function explainFailure(db: Db, req: DecideApprovalRequest, err: unknown): Promise<unknown> {
   const cause = err instanceof WorkflowUpdateFailedError ? err.cause : undefined;
-  if (cause instanceof ApplicationFailure && cause.type === APPROVAL_FAILURE.notFound) return notWaiting(req.runId, req.toolCallId);
   if (cause instanceof ApplicationFailure && cause.type === APPROVAL_FAILURE.alreadyDecided) {
     const now = await findApproval(db, req.runId, req.toolCallId);
     const status = (cause.details?.[0] as ApprovalStatus | undefined) ?? settledStatus(now) ?? 'cancelled';

@@ -47,9 +47,8 @@ export interface DecideApprovalInput {
   keyKind: ApprovalKeyKind;
 }
 
-/** The failure types the decision update answers with; the API maps them to 404 and 409. */
+/** The failure type the decision update answers with; the API maps it to 409. (An unknown call is the API's 404, from PostgreSQL.) */
 export const APPROVAL_FAILURE = {
-  notFound: 'ApprovalNotFound',
   alreadyDecided: 'ApprovalAlreadyDecided',
 } as const;
 
