@@ -223,11 +223,14 @@ describe.each(Object.keys(transports))('agents as an MCP server over %s', (kind)
   }, 120_000);
 
   it('an input longer than the REST API allows (1,000,000 characters) is refused, and no run starts', async () => {
-    const before = (await engine.db.query('SELECT count(*)::int AS n FROM runs')).rows[0].n;
+    // Runs of this agent only: other suites start runs in the same database meanwhile.
+    const runsOfAgent = async () => (await engine.db.query(
+      'SELECT count(*)::int AS n FROM runs r JOIN agents a ON a.id = r.agent_id WHERE a.name = $1', [SUMMARISE])).rows[0].n;
+    const before = await runsOfAgent();
     const result = await client.callTool({ name: SUMMARISE, arguments: { input: 'x'.repeat(1_000_001) } }, undefined, { timeout: 60_000 });
     expect(result.isError).toBe(true);
     expect(result.content).toEqual([{ type: 'text', text: 'The "input" argument must be at most 1000000 characters' }]);
-    expect((await engine.db.query('SELECT count(*)::int AS n FROM runs')).rows[0].n).toBe(before);
+    expect(await runsOfAgent()).toBe(before);
   }, 60_000);
 
   it('an input holding a NUL character is refused, not a failed call', async () => {
