@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 import type { Client } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
@@ -48,7 +49,37 @@ async function closeInReverse(closers: (() => Promise<unknown>)[]): Promise<void
   }
 }
 
-/** A Temporal dev server and a PostgreSQL: the embedded one, or `databaseUrl` when given. */
+/**
+ * A database of this run's own on the server of `url`, dropped at close: a run neither meets an
+ * earlier run's rows nor shares its database (and so its backends' CPU time) with anything else.
+ */
+async function ownDatabase(url: string): Promise<{ url: string; stop(): Promise<unknown> }> {
+  const name = `engine_bench_${process.pid}`;
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  try {
+    await admin.query(`DROP DATABASE IF EXISTS ${name}`);
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const own = new URL(url);
+  own.pathname = `/${name}`;
+  return {
+    url: own.toString(),
+    async stop() {
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      } finally {
+        await client.end();
+      }
+    },
+  };
+}
+
+/** A Temporal dev server and a PostgreSQL: the embedded one, or a database of its own on `databaseUrl`'s server. */
 export async function startBenchInfra(options: { databaseUrl?: string } = {}): Promise<BenchInfra> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const tmpDir = await fs.mkdtemp(path.join(os.tmpdir(), 'engine-bench-'));
@@ -62,7 +93,7 @@ export async function startBenchInfra(options: { databaseUrl?: string } = {}): P
         server: { executable: { type: 'existing-path', path: cliPath }, searchAttributes: runSearchAttributeKeys, ip: '127.0.0.1' },
       }),
       options.databaseUrl
-        ? Promise.resolve({ url: options.databaseUrl, stop: async () => undefined })
+        ? ownDatabase(options.databaseUrl)
         : freePort().then((port) => startEmbeddedPostgres({ dataDir: path.join(tmpDir, 'pg'), port, logger, database: 'bench' })),
     ]);
     // One of the two may have started although the other failed: it is stopped all the same.

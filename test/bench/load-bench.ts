@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,16 +10,17 @@ import { startBenchInfra, type BenchInfra } from './bench-stack';
 import type { floorRunWorkflow } from './bench-workflows';
 import { summarizeCpuProfiles } from './cpu-profile-summary';
 import {
-  assertAlive, hasPollers, median, percentile, ROOT, rssMb, sampleRss, startNode, stopChild, waitUntil, type Child,
+  assertAlive, cpuByPart, cpuDelta, hasPollers, median, percentile, ROOT, rssMb, sampleRss, startNode, stopChild, waitUntil,
+  type Child, type CpuGroups,
 } from './load-processes';
 
 /**
- * `npm run bench:load [-- --rounds=3 --concurrency=50 --rss-runs=100 --latency-n=20 --get-rate=200 --profile]`
+ * `npm run bench:load [-- --rounds=3 --concurrency=50 --rss-runs=100 --latency-n=20 --get-rate=200 --profile --only=…]`
  *
- * The production topology under load: a Temporal dev server, PostgreSQL (embedded, or DATABASE_URL),
- * an API process and a worker process started from the same entry points as `npm run api` and
- * `npm run worker`, and beside them the floor's worker (test/bench/floor-worker.ts), the least a
- * Temporal program can do for the same run shape. Every run is checked before a figure is printed.
+ * The production topology under load: a Temporal dev server, PostgreSQL (embedded, or a database of
+ * its own on DATABASE_URL's server), an API process and a worker process built and started as the
+ * production image starts them (`npm run build`, then `node dist/...`), and beside them the floor's
+ * worker (test/bench/floor-worker.ts), the least a Temporal program can do for the same run shape. Every run is checked before a figure is printed.
  * --profile writes the worker's CPU profile (node --cpu-prof) and prints its hottest functions.
  */
 
@@ -29,12 +31,16 @@ const RSS_RUNS = arg('rss-runs', 100);
 const LATENCY_N = arg('latency-n', 20);
 const GET_RATE = arg('get-rate', 200);
 const PROFILE = process.argv.includes('--profile');
+/** --only=throughput,rss,get,latency measures those phases alone (all by default) */
+const ONLY = process.argv.find((a) => a.startsWith('--only='))?.split('=')[1]?.split(',');
 const FIXTURE = path.join(ROOT, 'test', 'fixtures', 'mcp-fixture-server.ts');
 const ENGINE_QUEUE = 'load-engine';
 const FLOOR_QUEUE = 'load-floor';
 /** tool calls per turn: the load shape (4 LLM turns, 6 MCP calls) and the latency shape (2 turns, 1 call) */
 const LOAD_SHAPE = [2, 2, 2];
 const LATENCY_SHAPE = [1];
+/** Names of this run's own, so that a database kept from an earlier run (DATABASE_URL) does not collide. */
+const INTEGRATION = `bench${process.pid}`;
 
 type Json = Record<string, unknown>;
 
@@ -59,7 +65,7 @@ function apiAt(url: string): Api {
 /** A scripted agent whose run makes `shape[t]` echo calls in turn t+1, then answers with the last turn's results. */
 function scriptFor(shape: number[]) {
   return [
-    ...shape.map((calls, t) => ({ toolCalls: Array.from({ length: calls }, (_, i) => ({ name: 'bench__echo', arguments: { text: `t${t + 1}.${i}` } })) })),
+    ...shape.map((calls, t) => ({ toolCalls: Array.from({ length: calls }, (_, i) => ({ name: `${INTEGRATION}__echo`, arguments: { text: `t${t + 1}.${i}` } })) })),
     { text: '{{tool_results}}' },
   ];
 }
@@ -148,7 +154,8 @@ const line = (label: string, value: string, target = '') => console.log(`${label
  * Measures one figure and prints it at once. A run that did not complete correctly voids the
  * figure (printed as such, and the bench exits non-zero) but not the figures of other phases.
  */
-async function phase(label: string, target: string, measure: () => Promise<string>, children: Child[]): Promise<void> {
+async function phase(name: string, label: string, target: string, measure: () => Promise<string>, children: Child[]): Promise<void> {
+  if (ONLY && !ONLY.includes(name)) return;
   try {
     line(label, await measure(), target);
   } catch (err) {
@@ -166,39 +173,41 @@ async function main(): Promise<void> {
   const children: Child[] = [];
   const profileDir = path.join(infra.tmpDir, 'cpu-profiles');
   try {
-    const bundleLogger = new DefaultLogger('WARN');
-    const [engineBundle, floorBundle] = await Promise.all([
-      bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: bundleLogger }),
-      bundleWorkflowCode({ workflowsPath: require.resolve('./bench-workflows'), logger: bundleLogger }),
-    ]);
-    const engineBundlePath = path.join(infra.tmpDir, 'engine-bundle.js');
+    // The API and the worker run from the build, as the production image runs them (Dockerfile).
+    const build = spawnSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, encoding: 'utf8' });
+    if (build.status !== 0) throw new Error(`npm run build failed:\n${build.stdout}${build.stderr}`);
+    const engineBundlePath = path.join(ROOT, 'dist', 'workflow-bundle.js');
     const floorBundlePath = path.join(infra.tmpDir, 'floor-bundle.js');
-    await fs.writeFile(engineBundlePath, engineBundle.code);
-    await fs.writeFile(floorBundlePath, floorBundle.code);
+    await fs.writeFile(floorBundlePath, (await bundleWorkflowCode({
+      workflowsPath: require.resolve('./bench-workflows'), logger: new DefaultLogger('WARN'),
+    })).code);
     await fs.mkdir(path.join(infra.tmpDir, 'agents'));
 
     const port = await freePort();
     const common = { DATABASE_URL: infra.databaseUrl, TEMPORAL_ADDRESS: infra.temporalAddress, TASK_QUEUE: ENGINE_QUEUE, LOG_LEVEL: 'warn' };
     const profiled = (name: string) => (PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${path.join(profileDir, name)}`] : []);
-    children.push(startNode('API', 'api/server.ts', {
+    const apiProcess = startNode('API', 'api/server.ts', {
       env: { ...common, HOST: '127.0.0.1', PORT: String(port), RATE_LIMIT_PER_MINUTE: '0', AGENTS_DIR: path.join(infra.tmpDir, 'agents') },
       nodeArgs: profiled('api'),
-    }));
+    });
+    children.push(apiProcess);
     const worker = startNode('worker', 'worker/main.ts', { env: { ...common, WORKFLOW_BUNDLE_PATH: engineBundlePath }, nodeArgs: profiled('worker') });
     children.push(worker);
     const api = apiAt(`http://127.0.0.1:${port}`);
     await waitUntil('the API', async () => (await api.get('/healthz')).status === 200, children);
 
     const integration = await api.post('/v1/integrations', {
-      name: 'bench', transport: { type: 'stdio', command: process.execPath, args: ['--import', 'tsx', FIXTURE], cwd: ROOT },
+      name: INTEGRATION, transport: { type: 'stdio', command: process.execPath, args: ['--import', 'tsx', FIXTURE], cwd: ROOT },
     });
     const integrationFile = path.join(infra.tmpDir, 'integration.json');
     await fs.writeFile(integrationFile, JSON.stringify(await findIntegration(infra.db, String(integration.id))));
-    children.push(startNode('floor worker', 'test/bench/floor-worker.ts', {
+    const floorProcess = startNode('floor worker', 'test/bench/floor-worker.ts', {
+      source: true,
       args: [infra.temporalAddress, FLOOR_QUEUE, floorBundlePath, integrationFile, path.join(infra.tmpDir, 'floor-mcp-groups')],
-    }));
+    });
+    children.push(floorProcess);
     const agent = async (name: string, shape: number[]) => String((await api.post('/v1/agents', {
-      name, integrationIds: [integration.id], model: { provider: 'scripted', script: scriptFor(shape) },
+      name: `${name}-${process.pid}`, integrationIds: [integration.id], model: { provider: 'scripted', script: scriptFor(shape) },
     })).id);
     const engine: Engine = { api, agents: { load: await agent('load', LOAD_SHAPE), latency: await agent('latency', LATENCY_SHAPE) } };
     await waitUntil('the workers', async () => (await hasPollers(infra.client, ENGINE_QUEUE)) && (await hasPollers(infra.client, FLOOR_QUEUE)), children);
@@ -208,9 +217,20 @@ async function main(): Promise<void> {
     console.log(`database: ${config.databaseUrl ? 'DATABASE_URL' : 'embedded PostgreSQL'}; startup ${startupS.toFixed(1)} s; every run is checked\n`);
     line('figure', 'measured', 'target');
 
-    const engineRound = () => throughput(CONCURRENCY, () => engineRun(engine, 'load'));
-    const floorRound = () => throughput(CONCURRENCY, () => floorRun(infra, LOAD_SHAPE, floorCounter++));
-    await phase(`throughput, ${CONCURRENCY} concurrent runs (4 turns, 6 echo calls)`, '≥ 0.80×', async () => {
+    // Where each side's CPU time goes, per run: read from /proc around every measured round.
+    const parts = { 'engine worker': worker.process.pid!, API: apiProcess.process.pid!, 'floor worker': floorProcess.process.pid!, 'bench client': process.pid };
+    const cpu: Record<'engine' | 'floor', CpuGroups> = { engine: {}, floor: {} };
+    const database = new URL(infra.databaseUrl).pathname.slice(1);
+    const reading = () => cpuByPart(parts, process.pid, database);
+    const counted = async (side: 'engine' | 'floor', round: () => Promise<number>) => {
+      const before = reading();
+      const rate = await round();
+      for (const [k, v] of Object.entries(cpuDelta(before, reading()))) cpu[side][k] = (cpu[side][k] ?? 0) + v;
+      return rate;
+    };
+    const engineRound = () => counted('engine', () => throughput(CONCURRENCY, () => engineRun(engine, 'load')));
+    const floorRound = () => counted('floor', () => throughput(CONCURRENCY, () => floorRun(infra, LOAD_SHAPE, floorCounter++)));
+    await phase('throughput', `throughput, ${CONCURRENCY} concurrent runs (4 turns, 6 echo calls)`, '≥ 0.80×', async () => {
       await engineRound(); // warm-up: JIT, pools, the MCP servers
       await floorRound();
       const engineRates: number[] = [];
@@ -226,11 +246,18 @@ async function main(): Promise<void> {
         }
       }
       const [e, f] = [median(engineRates), median(floorRates)];
+      // The warm-up rounds are counted too: both sides had one.
+      const runs = CONCURRENCY * (ROUNDS + 1);
+      const perRun = (g: CpuGroups) => Object.entries(g).filter(([, s]) => s * 1000 / runs >= 0.5).sort((a, b) => b[1] - a[1])
+        .map(([k, s]) => `${k} ${(s * 1000 / runs).toFixed(1)}`).join(', ');
+      const total = (g: CpuGroups) => Object.values(g).reduce((a, b) => a + b, 0) * 1000 / runs;
+      console.log(`  CPU ms per run, engine (${total(cpu.engine).toFixed(0)} in all): ${perRun(cpu.engine)}`);
+      console.log(`  CPU ms per run, floor (${total(cpu.floor).toFixed(0)} in all): ${perRun(cpu.floor)}`);
       return `engine ${e.toFixed(1)}, floor ${f.toFixed(1)} runs/s: ${(e / f).toFixed(2)}× `
         + `(rounds: ${engineRates.map((x) => x.toFixed(1)).join(' ')} / ${floorRates.map((x) => x.toFixed(1)).join(' ')})`;
     }, children);
 
-    await phase(`worker RSS, ${RSS_RUNS} concurrent runs`, 'idle ≤ 300 MB, peak − idle ≤ 100 MB', async () => {
+    await phase('rss', `worker RSS, ${RSS_RUNS} concurrent runs`, 'idle ≤ 300 MB, peak − idle ≤ 100 MB', async () => {
       await new Promise((r) => setTimeout(r, 3_000));
       const workerPid = worker.process.pid!;
       const idleMb = rssMb(workerPid);
@@ -244,16 +271,16 @@ async function main(): Promise<void> {
       return `idle ${idleMb.toFixed(0)} MB, peak ${peakMb.toFixed(0)} MB (+${(peakMb - idleMb).toFixed(0)})`;
     }, children);
 
-    await phase(`GET /v1/runs/:id at ${GET_RATE} req/s, ${CONCURRENCY} runs executing`, 'p99 ≤ 25 ms', async () => {
+    await phase('get', `GET /v1/runs/:id at ${GET_RATE} req/s, ${CONCURRENCY} runs executing`, 'p99 ≤ 25 ms', async () => {
       const ms = await getLatencyUnderLoad(engine, CONCURRENCY);
       return `p50 ${percentile(ms, 50).toFixed(1)} ms, p99 ${percentile(ms, 99).toFixed(1)} ms (n=${ms.length})`;
     }, children);
-    await phase('  the same GETs beside one run (reference)', '', async () => {
+    await phase('get', '  the same GETs beside one run (reference)', '', async () => {
       const ms = await getLatencyUnderLoad(engine, 1);
       return `p50 ${percentile(ms, 50).toFixed(1)} ms, p99 ${percentile(ms, 99).toFixed(1)} ms (n=${ms.length})`;
     }, children);
 
-    await phase(`whole run, 2 turns + 1 echo call, p50 (n=${LATENCY_N})`, '≤ 1.50×', async () => {
+    await phase('latency', `whole run, 2 turns + 1 echo call, p50 (n=${LATENCY_N})`, '≤ 1.50×', async () => {
       const engineMs: number[] = [];
       const floorMs: number[] = [];
       for (let i = -3; i < LATENCY_N; i++) {

@@ -15,9 +15,15 @@ export interface Child {
   stderr: string[];
 }
 
-/** `node --import tsx <entry>`: what `npm run api` and `npm run worker` run, without npm's wrapper processes in between. */
-export function startNode(name: string, entry: string, options: { env?: Record<string, string>; args?: string[]; nodeArgs?: string[] }): Child {
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', entry, ...(options.args ?? [])], {
+/**
+ * `node dist/<entry>.js`, as the production image runs the API and the worker (Dockerfile), or with
+ * `source` `node --import tsx <entry>.ts` (the bench's own floor worker); no npm wrapper processes in between.
+ */
+export function startNode(
+  name: string, entry: string, options: { env?: Record<string, string>; args?: string[]; nodeArgs?: string[]; source?: boolean },
+): Child {
+  const script = options.source ? ['--import', 'tsx', entry] : [path.join('dist', entry.replace(/\.ts$/, '.js'))];
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), ...script, ...(options.args ?? [])], {
     cwd: ROOT, env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'],
   });
   const stderr: string[] = [];
@@ -99,3 +105,64 @@ export function percentile(samples: number[], p: number): number {
 }
 
 export const median = (xs: number[]) => percentile(xs, 50);
+
+const CLOCK_TICKS = 100; // USER_HZ on Linux
+
+/** CPU seconds (user + system) of every process now, with its parent and name, from /proc. */
+function readProcs(): Map<number, { ppid: number; comm: string; cpuS: number }> {
+  const procs = new Map<number, { ppid: number; comm: string; cpuS: number }>();
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const close = stat.lastIndexOf(')');
+      const comm = stat.slice(stat.indexOf('(') + 1, close);
+      const fields = stat.slice(close + 2).split(' ');
+      // fields[0] is the state (field 3); utime and stime are fields 14 and 15.
+      procs.set(Number(entry), { ppid: Number(fields[1]), comm, cpuS: (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS });
+    } catch {
+      // it exited meanwhile
+    }
+  }
+  return procs;
+}
+
+export type CpuGroups = Record<string, number>;
+
+/**
+ * CPU seconds by part of the system: each named process with its descendants (the MCP servers a
+ * worker spawned count as its own), the Temporal server started under `temporalParent`, and the
+ * PostgreSQL backends serving `database` (others on the same server are not this run's).
+ * Differences of two readings say where the time of a phase went.
+ */
+export function cpuByPart(named: Record<string, number>, temporalParent: number, database: string): CpuGroups {
+  const procs = readProcs();
+  const ancestry = (pid: number): number[] => {
+    const chain: number[] = [];
+    for (let p = pid; p > 1 && chain.length < 20; p = procs.get(p)?.ppid ?? 0) chain.push(p);
+    return chain;
+  };
+  const names = Object.entries(named);
+  const groups: CpuGroups = {};
+  for (const [pid, proc] of procs) {
+    let part: string | undefined;
+    if (proc.comm === 'postgres') {
+      // A backend's title: "postgres: [<cluster>: ]<user> <database> <client> <state>".
+      const title = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+      if (title.includes(` ${database} `)) part = 'PostgreSQL';
+    } else if (proc.comm === 'temporal') {
+      if (ancestry(pid).includes(temporalParent)) part = 'Temporal server';
+    } else {
+      for (const p of ancestry(pid)) {
+        part = names.find(([, n]) => n === p)?.[0];
+        if (part) break;
+      }
+    }
+    if (part) groups[part] = (groups[part] ?? 0) + proc.cpuS;
+  }
+  return groups;
+}
+
+export function cpuDelta(before: CpuGroups, after: CpuGroups): CpuGroups {
+  return Object.fromEntries(Object.keys(after).map((k) => [k, after[k] - (before[k] ?? 0)]));
+}
