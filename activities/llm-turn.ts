@@ -1,7 +1,7 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { findAgent } from '../core/db/agents';
 import {
-  appendEvent, completeTurn, getRunMessage, getSnapshot, recordTurnAttempt, runTranscript, putRunMessage,
+  eventWrite, runMessageWrite, runTranscript, turnAttemptWrite, turnCompletedWrite, writeTogether,
 } from '../core/db/run-store';
 import { threadMessages } from '../core/db/threads';
 import { classifyLlmError, type LlmFailure } from '../core/llm/errors';
@@ -10,7 +10,7 @@ import type { ChatMessage, ToolDefinition, Usage } from '../core/messages';
 import { startTurnGeneration } from '../core/tracing/run-trace';
 import { truncatedText } from '../core/truncated-text';
 import type { ActivityDeps } from './deps';
-import { runIntegrations, SNAPSHOT, type PrefixSnapshot } from './run-snapshots';
+import { readSnapshot, runIntegrations, type PrefixSnapshot } from './run-snapshots';
 import { nativeTools } from './tools';
 import { mcpToolDefinitions } from './tools/mcp-tool';
 import { isPlainObject } from '../core/plain-object';
@@ -83,12 +83,15 @@ export function createLlmTurnActivities(deps: ActivityDeps) {
      */
     async llmTurn(input: LlmTurnInput): Promise<LlmTurnOutput> {
       const { runId, turn } = input;
-      const recorded = await getRunMessage(db, runId, turn, 0);
+      // The run's messages up to this turn: the turns before it are the transcript; this turn's reply may be stored already.
+      const stored = await runTranscript(db, runId, turn);
+      const recorded = stored.find((m) => m.turn === turn && m.slot === 0)?.message;
       if (recorded?.role === 'assistant') {
         // The reply was stored but the worker died before reporting it: do not ask the LLM again.
         return summarise(recorded, { inputTokens: 0, outputTokens: 0 });
       }
-      await appendEvent(db, runId, input.eventSeq, 'turn_started', { turn });
+      // The attempt is counted with the event, so that re-executions after a crash are visible.
+      await writeTogether(db, [eventWrite(runId, input.eventSeq, 'turn_started', { turn }), turnAttemptWrite(runId, turn)]);
 
       const agent = await findAgent(db, input.agentId);
       if (!agent) throw ApplicationFailure.nonRetryable(`Agent ${input.agentId} does not exist`, 'AgentNotFound');
@@ -96,15 +99,14 @@ export function createLlmTurnActivities(deps: ActivityDeps) {
       if (!provider) {
         throw ApplicationFailure.nonRetryable(`No LLM provider "${agent.model.provider}" is configured on this worker`, 'ProviderUnavailable');
       }
-      const prefix = await getSnapshot<PrefixSnapshot>(db, runId, SNAPSHOT.prefix);
+      const prefix = await readSnapshot<PrefixSnapshot>(db, runId, 'prefix');
       const history = await threadMessages(db, input.threadId);
-      const transcript = await runTranscript(db, runId, turn - 1);
+      const transcript = stored.filter((m) => m.turn < turn);
       const messages = [...(prefix?.messages ?? []), ...history, ...transcript.map((m) => m.message)].map((m) => (
         // What the LLM sees of a tool result is capped per agent; the transcript keeps it whole.
         m.role === 'tool' ? { ...m, content: truncatedText(m.content, agent.maxToolResultBytes) } : m));
       const tools = await turnTools(deps, input);
 
-      await recordTurnAttempt(db, runId, turn);
       const ctx = Context.current();
       const heartbeat = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
       const generation = startTurnGeneration({ runId, threadId: input.threadId, agentId: input.agentId, turn }, agent.model, messages, tools);
@@ -130,12 +132,14 @@ export function createLlmTurnActivities(deps: ActivityDeps) {
         content: response.text,
         ...(response.toolCalls.length > 0 ? { toolCalls: response.toolCalls } : {}),
       };
-      await putRunMessage(db, runId, turn, 0, reply);
-      await completeTurn(db, runId, turn, response.usage, response.toolCalls.length);
       const out = summarise(reply, response.usage);
-      await appendEvent(db, runId, input.eventSeq + 1, 'turn_ended', {
-        turn, textPreview: truncateUtf8(response.text, 280), toolCalls: out.toolCalls.map((c) => c.name), usage: response.usage,
-      });
+      await writeTogether(db, [
+        runMessageWrite(runId, turn, 0, reply),
+        turnCompletedWrite(runId, turn, response.usage, response.toolCalls.length),
+        eventWrite(runId, input.eventSeq + 1, 'turn_ended', {
+          turn, textPreview: truncateUtf8(response.text, 280), toolCalls: out.toolCalls.map((c) => c.name), usage: response.usage,
+        }),
+      ]);
       logger.debug({ runId, turn, toolCalls: out.toolCalls.length }, 'llm turn done');
       return out;
     },

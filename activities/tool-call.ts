@@ -3,7 +3,7 @@ import type { McpToolRoute, ToolCallRef, ToolOutcome } from '../core/contract/to
 import { RESULT_PREVIEW_BYTES, truncateUtf8, utf8Length } from '../core/contract/tool-texts';
 import { isUnreachableDb, type Queryable } from '../core/db/pool';
 import {
-  appendEvent, findToolCall, getRunMessage, putRunMessage, putToolCall, type ToolCallRecord,
+  appendEvent, eventWrite, findToolCallAndRequest, runMessageWrite, toolCallWrite, writeTogether, type ToolCallRecord,
 } from '../core/db/run-store';
 import type { Logger } from '../core/logger';
 import type { ToolCall, ToolDefinition } from '../core/messages';
@@ -88,9 +88,8 @@ const isVerdict = <R>(c: CheckedCall<R> | Refusal): c is Refusal => 'status' in 
  */
 async function loadToolCall(db: Queryable, ref: ToolCallRef): Promise<{ stored: ToolCallRecord } | { call: ToolCall }> {
   const { runId, turn, index } = ref;
-  const stored = await findToolCall(db, runId, turn, index + 1);
+  const { stored, assistant } = await findToolCallAndRequest(db, runId, turn, index + 1);
   if (stored) return { stored };
-  const assistant = await getRunMessage(db, runId, turn, 0);
   const call = assistant?.role === 'assistant' ? assistant.toolCalls?.[index] : undefined;
   if (!call) throw ApplicationFailure.nonRetryable(`Tool call ${index} of turn ${turn} is not in run ${runId}`, 'ToolCallNotFound');
   return { call };
@@ -102,23 +101,23 @@ async function recordToolStarted(db: Queryable, ref: ToolCallRef, integrationId?
   });
 }
 
-/** Writes a result in full to the transcript, a preview to the run's tool calls, and the end event. */
+/** Writes a result in full to the transcript, a preview to the run's tool calls, and the end event: one statement, all or nothing. */
 export async function storeToolResult(
   db: Queryable, ref: ToolCallRef, result: Verdict & { integrationId?: string; durationMs: number },
 ): Promise<ToolOutcome> {
   const resultBytes = utf8Length(result.content);
-  await putRunMessage(db, ref.runId, ref.turn, ref.index + 1, {
-    role: 'tool', toolCallId: ref.toolCallId, name: ref.name, content: result.content,
-  });
-  await putToolCall(db, ref.runId, {
-    id: ref.toolCallId, turn: ref.turn, slot: ref.index + 1, name: ref.name, type: ref.type,
-    integrationId: result.integrationId ?? null, status: result.status, durationMs: result.durationMs,
-    result: truncateUtf8(result.content, RESULT_PREVIEW_BYTES), resultBytes,
-  });
-  await appendEvent(db, ref.runId, ref.eventSeq + 1, 'tool_call_ended', {
-    turn: ref.turn, toolCallId: ref.toolCallId, name: ref.name, type: ref.type,
-    integrationId: result.integrationId ?? null, status: result.status, durationMs: result.durationMs,
-  });
+  await writeTogether(db, [
+    runMessageWrite(ref.runId, ref.turn, ref.index + 1, { role: 'tool', toolCallId: ref.toolCallId, name: ref.name, content: result.content }),
+    toolCallWrite(ref.runId, {
+      id: ref.toolCallId, turn: ref.turn, slot: ref.index + 1, name: ref.name, type: ref.type,
+      integrationId: result.integrationId ?? null, status: result.status, durationMs: result.durationMs,
+      result: truncateUtf8(result.content, RESULT_PREVIEW_BYTES), resultBytes,
+    }),
+    eventWrite(ref.runId, ref.eventSeq + 1, 'tool_call_ended', {
+      turn: ref.turn, toolCallId: ref.toolCallId, name: ref.name, type: ref.type,
+      integrationId: result.integrationId ?? null, status: result.status, durationMs: result.durationMs,
+    }),
+  ]);
   return { status: result.status, resultBytes, ...(result.importedDataSource ? { importedDataSource: true } : {}) };
 }
 

@@ -9,6 +9,28 @@ import { storableJson, storableText } from './storable-text';
  */
 const jsonText = (value: unknown) => JSON.stringify(storableJson(value));
 
+/** One write: a statement and its values. Several go to the database as one statement (writeTogether). */
+export interface Write { text: string; values: unknown[] }
+
+/**
+ * Several writes in one statement, so one round trip and one commit: all of them or none. Each is
+ * a data-modifying WITH query, which PostgreSQL runs exactly once whether or not it is read.
+ * The writes must not touch the same row (they see one snapshot, not each other's effects).
+ */
+export async function writeTogether(db: Queryable, writes: Write[]): Promise<void> {
+  if (writes.length === 1) {
+    await db.query(writes[0].text, writes[0].values);
+    return;
+  }
+  const values: unknown[] = [];
+  const parts = writes.map((w, i) => {
+    const offset = values.length;
+    values.push(...w.values);
+    return `w${i} AS (${w.text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`)})`;
+  });
+  await db.query(`WITH ${parts.join(', ')} SELECT 1`, values);
+}
+
 export interface RunRecord {
   id: string;
   threadId: string;
@@ -45,15 +67,21 @@ export async function findRun(db: Queryable, id: string): Promise<RunRecord | un
 
 // ---- transcript -------------------------------------------------------------------------
 
-export async function putRunMessage(db: Queryable, runId: string, turn: number, slot: number, message: ChatMessage): Promise<number> {
+export function runMessageWrite(runId: string, turn: number, slot: number, message: ChatMessage): Write & { bytes: number } {
   const json = jsonText(message);
   const bytes = Buffer.byteLength(json);
-  await db.query(
-    `INSERT INTO run_messages (run_id, turn, slot, message, bytes) VALUES ($1, $2, $3, $4, $5)
+  return {
+    text: `INSERT INTO run_messages (run_id, turn, slot, message, bytes) VALUES ($1, $2, $3, $4, $5)
      ON CONFLICT (run_id, turn, slot) DO UPDATE SET message = EXCLUDED.message, bytes = EXCLUDED.bytes`,
-    [runId, turn, slot, json, bytes],
-  );
-  return bytes;
+    values: [runId, turn, slot, json, bytes],
+    bytes,
+  };
+}
+
+export async function putRunMessage(db: Queryable, runId: string, turn: number, slot: number, message: ChatMessage): Promise<number> {
+  const write = runMessageWrite(runId, turn, slot, message);
+  await writeTogether(db, [write]);
+  return write.bytes;
 }
 
 export interface StoredRunMessage { turn: number; slot: number; message: ChatMessage }
@@ -76,21 +104,17 @@ export async function getRunMessage(db: Queryable, runId: string, turn: number, 
 // ---- turns ------------------------------------------------------------------------------
 
 /** Counts LLM invocations per turn, so that re-executions after a crash are visible. */
-export async function recordTurnAttempt(db: Queryable, runId: string, turn: number): Promise<void> {
-  await db.query(
-    `INSERT INTO run_turns (run_id, turn, attempts) VALUES ($1, $2, 1)
+export const turnAttemptWrite = (runId: string, turn: number): Write => ({
+  text: `INSERT INTO run_turns (run_id, turn, attempts) VALUES ($1, $2, 1)
      ON CONFLICT (run_id, turn) DO UPDATE SET attempts = run_turns.attempts + 1`,
-    [runId, turn],
-  );
-}
+  values: [runId, turn],
+});
 
-export async function completeTurn(db: Queryable, runId: string, turn: number, usage: Usage, toolCallCount: number): Promise<void> {
-  await db.query(
-    `UPDATE run_turns SET input_tokens = $3, output_tokens = $4, tool_call_count = $5, completed_at = now()
+export const turnCompletedWrite = (runId: string, turn: number, usage: Usage, toolCallCount: number): Write => ({
+  text: `UPDATE run_turns SET input_tokens = $3, output_tokens = $4, tool_call_count = $5, completed_at = now()
      WHERE run_id = $1 AND turn = $2`,
-    [runId, turn, usage.inputTokens, usage.outputTokens, toolCallCount],
-  );
-}
+  values: [runId, turn, usage.inputTokens, usage.outputTokens, toolCallCount],
+});
 
 export async function runTurns(db: Queryable, runId: string): Promise<{ turn: number; attempts: number; completed: boolean }[]> {
   const { rows } = await db.query<{ turn: number; attempts: number; completed: boolean }>(
@@ -114,16 +138,14 @@ export interface ToolCallRecord {
   resultBytes: number;
 }
 
-export async function putToolCall(db: Queryable, runId: string, rec: ToolCallRecord): Promise<void> {
-  await db.query(
-    `INSERT INTO run_tool_calls (run_id, turn, slot, tool_call_id, name, type, integration_id, status, duration_ms, result_preview, result_bytes)
+export const toolCallWrite = (runId: string, rec: ToolCallRecord): Write => ({
+  text: `INSERT INTO run_tool_calls (run_id, turn, slot, tool_call_id, name, type, integration_id, status, duration_ms, result_preview, result_bytes)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
      ON CONFLICT (run_id, turn, slot) DO UPDATE SET status = EXCLUDED.status, duration_ms = EXCLUDED.duration_ms,
        result_preview = EXCLUDED.result_preview, result_bytes = EXCLUDED.result_bytes`,
-    [runId, rec.turn, rec.slot, storableText(rec.id), storableText(rec.name), rec.type, rec.integrationId, rec.status, rec.durationMs,
-      storableText(rec.result), rec.resultBytes],
-  );
-}
+  values: [runId, rec.turn, rec.slot, storableText(rec.id), storableText(rec.name), rec.type, rec.integrationId, rec.status, rec.durationMs,
+    storableText(rec.result), rec.resultBytes],
+});
 
 interface ToolCallRow {
   tool_call_id: string; turn: number; slot: number; name: string; type: string; integration_id: string | null;
@@ -134,9 +156,20 @@ const toToolCall = (r: ToolCallRow): ToolCallRecord => ({
   status: r.status, durationMs: r.duration_ms, result: r.result_preview, resultBytes: r.result_bytes,
 });
 
-export async function findToolCall(db: Queryable, runId: string, turn: number, slot: number): Promise<ToolCallRecord | undefined> {
-  const { rows } = await db.query<ToolCallRow>('SELECT * FROM run_tool_calls WHERE run_id = $1 AND turn = $2 AND slot = $3', [runId, turn, slot]);
-  return rows[0] && toToolCall(rows[0]);
+/**
+ * A tool call by reference, in one round trip: its outcome if one is stored (a worker died after
+ * storing it but before reporting), and the assistant message of its turn, which holds its arguments.
+ */
+export async function findToolCallAndRequest(
+  db: Queryable, runId: string, turn: number, slot: number,
+): Promise<{ stored?: ToolCallRecord; assistant?: ChatMessage }> {
+  const { rows } = await db.query<{ stored: ToolCallRow | null; assistant: ChatMessage | null }>(
+    `SELECT (SELECT row_to_json(c) FROM run_tool_calls c WHERE run_id = $1 AND turn = $2 AND slot = $3) AS stored,
+            (SELECT message FROM run_messages WHERE run_id = $1 AND turn = $2 AND slot = 0) AS assistant`,
+    [runId, turn, slot],
+  );
+  const { stored, assistant } = rows[0];
+  return { ...(stored ? { stored: toToolCall(stored) } : {}), ...(assistant ? { assistant } : {}) };
 }
 
 export async function listToolCalls(db: Queryable, runId: string): Promise<ToolCallRecord[]> {
@@ -151,11 +184,13 @@ export type RunEventType = 'run_started' | 'turn_started' | 'turn_ended' | 'tool
 
 export interface RunEvent { seq: number; type: RunEventType; data: Record<string, unknown>; createdAt: string }
 
+export const eventWrite = (runId: string, seq: number, type: RunEventType, data: Record<string, unknown> = {}): Write => ({
+  text: 'INSERT INTO run_events (run_id, seq, type, data) VALUES ($1, $2, $3, $4) ON CONFLICT (run_id, seq) DO NOTHING',
+  values: [runId, seq, type, jsonText(data)],
+});
+
 export async function appendEvent(db: Queryable, runId: string, seq: number, type: RunEventType, data: Record<string, unknown> = {}): Promise<void> {
-  await db.query(
-    'INSERT INTO run_events (run_id, seq, type, data) VALUES ($1, $2, $3, $4) ON CONFLICT (run_id, seq) DO NOTHING',
-    [runId, seq, type, jsonText(data)],
-  );
+  await writeTogether(db, [eventWrite(runId, seq, type, data)]);
 }
 
 /** Adds fields to an event already written (figures known only after it); idempotent like every write here. */
