@@ -57,12 +57,13 @@ export function createFinishRunActivities({ db, logger }: ActivityDeps) {
         const transcript = await runTranscript(tx, input.runId);
         const messages = committableMessages(transcript);
         await tx.query('SELECT 1 FROM threads WHERE id = $1 FOR UPDATE', [run.threadId]);
-        const { rows } = await tx.query<{ next: number }>('SELECT COALESCE(MAX(seq), 0) + 1 AS next FROM messages WHERE thread_id = $1', [run.threadId]);
-        let seq = rows[0].next;
-        for (const message of messages) {
-          await tx.query('INSERT INTO messages (thread_id, seq, run_id, message) VALUES ($1, $2, $3, $4)',
-            [run.threadId, seq++, run.id, JSON.stringify(message)]);
-        }
+        // All of them in one statement, numbered after the thread's last message (the row lock above orders writers).
+        await tx.query(
+          `INSERT INTO messages (thread_id, seq, run_id, message)
+           SELECT $1, (SELECT COALESCE(MAX(seq), 0) FROM messages WHERE thread_id = $1) + n, $2, m
+           FROM unnest($3::jsonb[]) WITH ORDINALITY AS t(m, n)`,
+          [run.threadId, run.id, messages.map((m) => JSON.stringify(m))],
+        );
         const toolCalls = (await listToolCalls(tx, input.runId)).map(({ slot: _slot, ...call }) => call);
         const text = input.status === 'completed' ? finalText(transcript) : null;
         await insertRunResult(tx, {
