@@ -82,7 +82,7 @@ export async function startRun(deps: StartRunDeps, req: StartRunRequest): Promis
     return replay(deps, winner, hash, req);
   }
   try {
-    await startWorkflow(deps, run, req);
+    await startWorkflow(deps, run, req, agent.name);
   } catch (err) {
     await releaseThread(deps, thread.id, runId);
     await db.query('DELETE FROM runs WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM run_events WHERE run_id = $1)', [runId]);
@@ -108,7 +108,7 @@ const firstLine = (text: string) => {
   return line.length > 120 ? `${line.slice(0, 119)}…` : line;
 };
 
-async function startWorkflow(deps: StartRunDeps, run: RunRecord, req: StartRunRequest): Promise<void> {
+async function startWorkflow(deps: StartRunDeps, run: RunRecord, req: StartRunRequest, agentName?: string): Promise<void> {
   const input: RunWorkflowInput = { runId: run.id, continueAsNewAtHistoryBytes: req.continueAsNewAtHistoryBytes };
   try {
     await deps.client.workflow.start(RUN_WORKFLOW_TYPE, {
@@ -123,7 +123,7 @@ async function startWorkflow(deps: StartRunDeps, run: RunRecord, req: StartRunRe
         { key: runStatusKey, value: 'running' },
       ],
       // The Web UI's run list then reads as a list of conversations.
-      staticSummary: `${(await findAgent(deps.db, run.agentId))?.name ?? run.agentId}: ${firstLine(run.input)}`,
+      staticSummary: `${agentName ?? (await findAgent(deps.db, run.agentId))?.name ?? run.agentId}: ${firstLine(run.input)}`,
       staticDetails: `run ${run.id} on thread ${run.threadId}`,
     });
   } catch (err) {
@@ -210,16 +210,17 @@ export const pendingInputView = (i: RunInput): PendingInputView => ({
  * API's reconciliation (api/runs/reconcile-runs.ts).
  */
 export async function readRun(db: Queryable, runId: string): Promise<RunView | undefined> {
-  const view = await readRunView(db, runId);
+  // One round trip's wait: the four reads go out together. Pending approvals and inputs are
+  // cheap index lookups; an ended run shows none, whatever its rows say.
+  const [view, args, approvals, inputs] = await Promise.all([
+    readRunView(db, runId), runToolCallArguments(db, runId), pendingApprovals(db, runId), pendingRunInputs(db, runId),
+  ]);
   if (!view) return undefined;
   const running = view.status === 'running';
-  const [args, approvals, inputs] = await Promise.all([
-    runToolCallArguments(db, runId), running ? pendingApprovals(db, runId) : [], running ? pendingRunInputs(db, runId) : [],
-  ]);
   return {
     ...view, toolCalls: view.toolCalls.map((c) => ({ ...c, ...args.get(c.id) })),
-    pendingApprovals: approvals.map(({ runId: _run, ...p }) => p),
-    pendingInputs: inputs.map(pendingInputView),
+    pendingApprovals: running ? approvals.map(({ runId: _run, ...p }) => p) : [],
+    pendingInputs: running ? inputs.map(pendingInputView) : [],
   };
 }
 
