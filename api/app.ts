@@ -6,6 +6,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import type { ApprovalKeyKind } from '../core/contract/approval';
 import type { Db } from '../core/db/pool';
 import { listenForRunChanges, type RunChangeFeed } from '../core/db/run-changes';
+import { createRunViewCache, type RunViewCache } from './runs/run-view-cache';
 import type { Logger } from '../core/logger';
 import { startRunReconciler, type ReconcileOptions } from './runs/reconcile-runs';
 import { createAdminPolicy, hasApiKey, requireApiKey } from './auth';
@@ -123,18 +124,20 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   }
   // One LISTEN connection and one reconciliation per API process, however many requests wait on runs.
   const changes = deps.changes ?? listenForRunChanges(deps.db, deps.logger);
+  const views = createRunViewCache(changes);
   const reconciler = startRunReconciler(deps, deps.reconcile);
   app.addHook('onClose', async () => {
     await reconciler.close();
+    views.close();
     if (!deps.changes) await changes.close();
   });
   await app.register(healthRoutes, { db: deps.db, client: deps.client, taskQueue: deps.taskQueue });
-  await app.register(v1Routes({ ...deps, changes }), { prefix: '/v1' });
+  await app.register(v1Routes({ ...deps, changes, views }), { prefix: '/v1' });
   await app.register(mcpHttpRoutes, { db: deps.db, client: deps.client, taskQueue: deps.taskQueue, logger: deps.logger, apiKey: deps.apiKey, adminApiKey: deps.adminApiKey });
   return app;
 }
 
-function v1Routes(deps: AppDeps & { changes: RunChangeFeed }): FastifyPluginAsync {
+function v1Routes(deps: AppDeps & { changes: RunChangeFeed; views: RunViewCache }): FastifyPluginAsync {
   const admin = createAdminPolicy({ adminApiKey: deps.adminApiKey, listenHost: deps.listenHost ?? '127.0.0.1' });
   const llmKeyEnvs = deps.llmKeyEnvs ?? DEFAULT_LLM_KEY_ENVS;
   const holdsAdminKey = deps.adminApiKey ? hasApiKey(deps.adminApiKey) : undefined;
@@ -157,9 +160,9 @@ function v1Routes(deps: AppDeps & { changes: RunChangeFeed }): FastifyPluginAsyn
     });
     await v1.register(threadRoutes, { db: deps.db });
     await v1.register(sourceRoutes, { db: deps.db });
-    await v1.register(runRoutes, { db: deps.db, client: deps.client, taskQueue: deps.taskQueue, changes: deps.changes, keyKind });
+    await v1.register(runRoutes, { db: deps.db, client: deps.client, taskQueue: deps.taskQueue, changes: deps.changes, views: deps.views, keyKind });
     await v1.register(runListRoutes, { db: deps.db, client: deps.client });
-    await v1.register(runInputRoutes, { db: deps.db });
+    await v1.register(runInputRoutes, { db: deps.db, views: deps.views });
     await v1.register(runEventRoutes, { db: deps.db, changes: deps.changes, heartbeatMs: deps.sseHeartbeatMs });
   };
 }

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Db } from '../../core/db/pool';
 import { answerInput, type InputAnswer } from '../runs/run-inputs';
+import type { RunViewCache } from '../runs/run-view-cache';
 import { problemResponse } from '../schemas';
 
 const id = { type: 'string', minLength: 1, maxLength: 128 } as const;
@@ -18,7 +19,7 @@ const answerBody = {
   },
 } as const;
 
-export const runInputRoutes: FastifyPluginAsync<{ db: Db }> = async (app, { db }) => {
+export const runInputRoutes: FastifyPluginAsync<{ db: Db; views: RunViewCache }> = async (app, { db, views }) => {
   app.post<{ Params: { id: string; inputId: string }; Body: InputAnswer }>('/runs/:id/inputs/:inputId', {
     schema: {
       tags: ['runs'], summary: "Answer a question an MCP server asked during one of the run's tool calls (one of its pendingInputs)",
@@ -36,6 +37,7 @@ export const runInputRoutes: FastifyPluginAsync<{ db: Db }> = async (app, { db }
     },
   }, async (request) => {
     const input = await answerInput(db, request.params.id, request.params.inputId, request.body);
+    views.forget(input.runId);
     return { inputId: input.inputId, runId: input.runId, toolCallId: input.toolCallId, status: input.status, answeredAt: input.answeredAt };
   });
 };

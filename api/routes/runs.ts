@@ -6,6 +6,7 @@ import type { Db } from '../../core/db/pool';
 import type { RunChangeFeed } from '../../core/db/run-changes';
 import { cancelRun, readRun, readRunWhenEnded, startRun } from '../runs/runs';
 import { runNotFound } from '../problem';
+import type { RunViewCache } from '../runs/run-view-cache';
 import {
   decideApprovalBody, idParams, problemResponse, readRunQuery, ref, runStatus, startRunBody, startRunHeaders,
 } from '../schemas';
@@ -15,6 +16,8 @@ export interface RunRouteDeps {
   client: Client;
   taskQueue: string;
   changes: RunChangeFeed;
+  /** the run objects this process has read, until their runs change */
+  views: RunViewCache;
   /** which key a request carries, recorded with an approval decision */
   keyKind: (request: FastifyRequest) => ApprovalKeyKind;
 }
@@ -72,9 +75,13 @@ export const runRoutes: FastifyPluginAsync<RunRouteDeps> = async (app, deps) => 
         503: problemResponse('No worker took the decision in time'),
       },
     },
-  }, async (request) => decideApproval(deps, {
-    runId: request.params.id, toolCallId: request.params.toolCallId, ...request.body, keyKind: deps.keyKind(request),
-  }));
+  }, async (request) => {
+    const run = await decideApproval(deps, {
+      runId: request.params.id, toolCallId: request.params.toolCallId, ...request.body, keyKind: deps.keyKind(request),
+    });
+    deps.views.forget(request.params.id);
+    return run;
+  });
 
   app.post<{ Params: { id: string } }>('/runs/:id/cancel', {
     schema: {
@@ -86,6 +93,7 @@ export const runRoutes: FastifyPluginAsync<RunRouteDeps> = async (app, deps) => 
     },
   }, async (request, reply) => {
     const run = await cancelRun(deps, request.params.id);
+    deps.views.forget(request.params.id);
     if (!run) throw runNotFound(request.params.id);
     return reply.code(202).send({ id: run.id, status: run.status });
   });

@@ -5,6 +5,7 @@ import { agentIdKey, runStatusKey, threadIdKey } from '../../core/contract/searc
 import { agentDisabledText, findAgent, findAgentByRef } from '../../core/db/agents';
 import type { Db, Queryable } from '../../core/db/pool';
 import type { RunChangeFeed } from '../../core/db/run-changes';
+import type { RunViewCache } from './run-view-cache';
 import { pendingApprovals } from '../../core/db/approvals';
 import { findStoredRun } from '../../core/db/run-reads';
 import { pendingRunInputs, type RunInput } from '../../core/db/run-inputs';
@@ -256,22 +257,24 @@ export interface RunControlDeps {
 }
 
 /**
- * The run object, once the run has ended or `waitMs` has passed, whichever comes first.
+ * The run object, once the run has ended or `waitMs` has passed, whichever comes first; through
+ * `views` when given, so that reads of an unchanged run cost no query.
  * It waits on the process's LISTEN connection, which wakes it when the run's result is written,
  * so a waiting request costs nothing between its first read and its last. `stop` ends the wait
  * early (the server is closing) with the run as it is.
  */
 export async function readRunWhenEnded(
-  deps: Pick<RunControlDeps, 'db' | 'changes'>, runId: string, waitMs: number, stop?: AbortSignal,
+  deps: Pick<RunControlDeps, 'db' | 'changes'> & { views?: RunViewCache }, runId: string, waitMs: number, stop?: AbortSignal,
 ): Promise<RunView | undefined> {
-  if (waitMs <= 0) return readRun(deps.db, runId);
+  const read = () => (deps.views ? deps.views.read(runId, () => readRun(deps.db, runId)) : readRun(deps.db, runId));
+  if (waitMs <= 0) return read();
   const deadline = Date.now() + waitMs;
   const watch = deps.changes.watch(runId, ['ended']);
   try {
-    let run = await readRun(deps.db, runId);
+    let run = await read();
     while (run?.status === 'running' && !stop?.aborted && Date.now() < deadline) {
       await watch.next(deadline - Date.now(), stop);
-      run = await readRun(deps.db, runId);
+      run = await read();
     }
     return run;
   } finally {

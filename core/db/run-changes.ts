@@ -27,6 +27,11 @@ export interface RunWatch {
 export interface RunChangeFeed {
   /** Watch before reading the run: a change between the read and next() is then not missed. */
   watch(runId: string, kinds: readonly RunChange[]): RunWatch;
+  /**
+   * Every change as it is heard: the run's id, or undefined when changes may have been missed (the
+   * connection was lost, or has just been made). Returns the unsubscribe function.
+   */
+  onChange(listener: (runId: string | undefined) => void): () => void;
   /** the LISTEN connection, for health checks and tests */
   status(): { listening: boolean; pid?: number };
   close(): Promise<void>;
@@ -55,12 +60,15 @@ export function listenForRunChanges(db: Db, logger: Logger, options: RunChangeFe
     w.pending = true;
     w.wake?.();
   };
+  const listeners = new Set<(runId: string | undefined) => void>();
   const wakeAll = () => {
+    for (const listener of listeners) listener(undefined);
     for (const set of watchers.values()) for (const w of set) poke(w);
   };
 
   const onNotification = (msg: pg.Notification) => {
     const kind = CHANNELS[msg.channel];
+    if (kind && msg.payload) for (const listener of listeners) listener(msg.payload);
     const set = msg.payload ? watchers.get(msg.payload) : undefined;
     if (!kind || !set) return;
     for (const w of set) if (w.kinds.includes(kind)) poke(w);
@@ -148,6 +156,10 @@ export function listenForRunChanges(db: Db, logger: Logger, options: RunChangeFe
           if (set.size === 0 && watchers.get(runId) === set) watchers.delete(runId);
         },
       };
+    },
+    onChange(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
     },
     status: () => ({ listening: client !== undefined, pid: (client as unknown as { processID?: number } | undefined)?.processID }),
     async close() {

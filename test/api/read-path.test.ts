@@ -100,6 +100,52 @@ describe('reading runs never asks Temporal to run a query on a worker', () => {
     expect(calls).toEqual({ query: 0, describe: 0 });
   });
 
+  test('a poll of an unchanged run sends no query, and every change shows in the next GET, as soon as its event is streamed', async () => {
+    const { threadId } = await engine.scriptedThread([
+      { toolCalls: [{ name: 'nope', arguments: { n: 1 } }, { name: 'nada', arguments: { n: 2 } }], delayMs: 300 },
+      { toolCalls: [{ name: 'nope', arguments: { n: 3 } }], delayMs: 300 },
+      { text: 'done', delayMs: 300 },
+    ]);
+    const runId = await engine.start({ threadId, input: 'go' });
+    const res = await fetch(`${url}/v1/runs/${runId}/events`);
+    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let buffered = '';
+    const seen: string[] = [];
+    for (let ended = false; !ended;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffered += value;
+      const blocks = buffered.split('\n\n');
+      buffered = blocks.pop()!;
+      for (const block of blocks.filter((b) => b.includes('data: '))) {
+        const data = JSON.parse(block.slice(block.indexOf('data: ') + 6).split('\n')[0]) as Json;
+        const event = /^event: (.+)$/m.exec(block)![1];
+        seen.push(event);
+        // The GET right after the event was streamed shows what the event says has happened.
+        const { body } = await getRun(runId);
+        if (event === 'turn_ended') expect(body.turns).toBeGreaterThanOrEqual(data.turn);
+        if (event === 'tool_call_ended') expect(body.toolCalls.map((c: Json) => c.id)).toContain(data.toolCallId);
+        if (event === 'run_ended') {
+          expect(body).toMatchObject({ status: 'completed', output: 'done', turns: 3 });
+          ended = true;
+        }
+      }
+    }
+    await reader.cancel();
+    expect(seen.filter((e) => e === 'tool_call_ended')).toHaveLength(3);
+
+    // The run has not changed since: fifty polls cost at most the one read that fills the cache.
+    let acquired = 0;
+    const count = () => { acquired += 1; };
+    apiPool.on('acquire', count);
+    try {
+      for (let i = 0; i < 50; i++) expect((await getRun(runId)).body.status).toBe('completed');
+    } finally {
+      apiPool.off('acquire', count);
+    }
+    expect(acquired).toBeLessThanOrEqual(4);
+  });
+
   test('a long poll still wakes when the run ends after the LISTEN connection was cut', async () => {
     const { threadId } = await engine.scriptedThread([{ text: 'late', delayMs: 2_500 }]);
     const runId = await engine.start({ threadId, input: 'go' });
