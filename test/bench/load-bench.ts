@@ -15,7 +15,7 @@ import {
 } from './load-processes';
 
 /**
- * `npm run bench:load [-- --rounds=3 --concurrency=50 --rss-runs=100 --latency-n=20 --get-rate=200 --profile --only=…]`
+ * `npm run bench:load [-- --rounds=3 --concurrency=50 --rss-runs=100 --latency-n=20 --get-rate=200 --profile --only=… --arenas=default]`
  *
  * The production topology under load: a Temporal dev server, PostgreSQL (embedded, or a database of
  * its own on DATABASE_URL's server), an API process and a worker process built and started as the
@@ -184,7 +184,9 @@ async function main(): Promise<void> {
     await fs.mkdir(path.join(infra.tmpDir, 'agents'));
 
     const port = await freePort();
-    const common = { DATABASE_URL: infra.databaseUrl, TEMPORAL_ADDRESS: infra.temporalAddress, TASK_QUEUE: ENGINE_QUEUE, LOG_LEVEL: 'warn' };
+    // MALLOC_ARENA_MAX as the production image sets it (Dockerfile); --arenas=default leaves glibc's default.
+    const arenas = process.argv.includes('--arenas=default') ? {} : { MALLOC_ARENA_MAX: '2' };
+    const common = { DATABASE_URL: infra.databaseUrl, TEMPORAL_ADDRESS: infra.temporalAddress, TASK_QUEUE: ENGINE_QUEUE, LOG_LEVEL: 'warn', ...arenas };
     const profiled = (name: string) => (PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${path.join(profileDir, name)}`] : []);
     const apiProcess = startNode('API', 'api/server.ts', {
       env: { ...common, HOST: '127.0.0.1', PORT: String(port), RATE_LIMIT_PER_MINUTE: '0', AGENTS_DIR: path.join(infra.tmpDir, 'agents') },
