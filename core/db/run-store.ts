@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { ChatMessage, Usage } from '../messages';
 import type { Queryable } from './pool';
 import { storableJson, storableText } from './storable-text';
@@ -18,17 +19,30 @@ export interface Write { text: string; values: unknown[] }
  * The writes must not touch the same row (they see one snapshot, not each other's effects).
  */
 export async function writeTogether(db: Queryable, writes: Write[]): Promise<void> {
-  if (writes.length === 1) {
-    await db.query(writes[0].text, writes[0].values);
-    return;
-  }
   const values: unknown[] = [];
   const parts = writes.map((w, i) => {
     const offset = values.length;
     values.push(...w.values);
     return `w${i} AS (${w.text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`)})`;
   });
-  await db.query(`WITH ${parts.join(', ')} SELECT 1`, values);
+  const text = writes.length === 1 ? writes[0].text : `WITH ${parts.join(', ')} SELECT 1`;
+  await db.query({ text, values, name: statementName(text) });
+}
+
+const statementNames = new Map<string, string>();
+/**
+ * The same few statements run several times per turn: named, each connection parses and plans
+ * them once (a prepared statement) and then only binds values, for about a third less of the
+ * server's CPU time per statement. Only statements whose text the code fixes are named: a
+ * connection keeps every prepared statement for its lifetime.
+ */
+function statementName(text: string): string {
+  let name = statementNames.get(text);
+  if (!name) {
+    name = `engine_${createHash('sha1').update(text).digest('hex').slice(0, 16)}`;
+    statementNames.set(text, name);
+  }
+  return name;
 }
 
 export interface RunRecord {
@@ -87,10 +101,8 @@ export async function putRunMessage(db: Queryable, runId: string, turn: number, 
 export interface StoredRunMessage { turn: number; slot: number; message: ChatMessage }
 
 export async function runTranscript(db: Queryable, runId: string, untilTurn = 2_147_483_647): Promise<StoredRunMessage[]> {
-  const { rows } = await db.query<StoredRunMessage>(
-    'SELECT turn, slot, message FROM run_messages WHERE run_id = $1 AND turn <= $2 ORDER BY turn, slot',
-    [runId, untilTurn],
-  );
+  const text = 'SELECT turn, slot, message FROM run_messages WHERE run_id = $1 AND turn <= $2 ORDER BY turn, slot';
+  const { rows } = await db.query<StoredRunMessage>({ name: statementName(text), text, values: [runId, untilTurn] });
   return rows;
 }
 
@@ -163,11 +175,9 @@ const toToolCall = (r: ToolCallRow): ToolCallRecord => ({
 export async function findToolCallAndRequest(
   db: Queryable, runId: string, turn: number, slot: number,
 ): Promise<{ stored?: ToolCallRecord; assistant?: ChatMessage }> {
-  const { rows } = await db.query<{ stored: ToolCallRow | null; assistant: ChatMessage | null }>(
-    `SELECT (SELECT row_to_json(c) FROM run_tool_calls c WHERE run_id = $1 AND turn = $2 AND slot = $3) AS stored,
-            (SELECT message FROM run_messages WHERE run_id = $1 AND turn = $2 AND slot = 0) AS assistant`,
-    [runId, turn, slot],
-  );
+  const text = `SELECT (SELECT row_to_json(c) FROM run_tool_calls c WHERE run_id = $1 AND turn = $2 AND slot = $3) AS stored,
+            (SELECT message FROM run_messages WHERE run_id = $1 AND turn = $2 AND slot = 0) AS assistant`;
+  const { rows } = await db.query<{ stored: ToolCallRow | null; assistant: ChatMessage | null }>({ name: statementName(text), text, values: [runId, turn, slot] });
   const { stored, assistant } = rows[0];
   return { ...(stored ? { stored: toToolCall(stored) } : {}), ...(assistant ? { assistant } : {}) };
 }

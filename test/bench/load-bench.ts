@@ -185,7 +185,7 @@ async function main(): Promise<void> {
 
     const port = await freePort();
     // MALLOC_ARENA_MAX as the production image sets it (Dockerfile); --arenas=default leaves glibc's default.
-    const arenas = process.argv.includes('--arenas=default') ? {} : { MALLOC_ARENA_MAX: '2' };
+    const arenas: Record<string, string> = process.argv.includes('--arenas=default') ? {} : { MALLOC_ARENA_MAX: '2' };
     const common = { DATABASE_URL: infra.databaseUrl, TEMPORAL_ADDRESS: infra.temporalAddress, TASK_QUEUE: ENGINE_QUEUE, LOG_LEVEL: 'warn', ...arenas };
     const profiled = (name: string) => (PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${path.join(profileDir, name)}`] : []);
     const apiProcess = startNode('API', 'api/server.ts', {
