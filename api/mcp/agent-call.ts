@@ -12,6 +12,8 @@ import { EngineError } from '../../core/engine-error';
 import { followRunEvents, type RunProgress } from '../runs/follow-events';
 import { MAX_RUN_INPUT_CHARS, readRun, startRun } from '../runs/runs';
 import type { CallRegistry } from './call-registry';
+import { askForApproval, type AskClient } from './approval-elicitation';
+import { decideApproval } from '../runs/approvals';
 
 export interface AgentCallDeps {
   db: Db;
@@ -28,6 +30,8 @@ export interface AgentCallContext {
   signal: AbortSignal;
   /** set when the client asked for progress */
   progress?: (progress: number, message: string) => Promise<void>;
+  /** set when the run's approvals are asked of the client's user (stdio, a client with elicitation) */
+  ask?: AskClient;
   registry?: CallRegistry;
 }
 
@@ -75,11 +79,24 @@ export async function callAgent(deps: AgentCallDeps, agent: ExposedAgent, args: 
     afterSeq: 0, progressCheckMs: 5_000, signal: ctx.signal, progress: () => runProgress(deps, runId),
     changed: () => sleep(deps.pollMs ?? 250, undefined, { signal: ctx.signal }).catch(() => undefined),
   });
-  for await (const item of follow) {
-    if (item.kind === 'event') {
-      const message = describeEvent(item.event);
+  // Questions to the client end with the call: a question left open once the run has moved on is withdrawn.
+  const asking = new AbortController();
+  const questions: Promise<void>[] = [];
+  try {
+    for await (const item of follow) {
+      if (item.kind !== 'event') continue;
+      const message = describeEvent(runId, item.event, Boolean(ctx.ask));
       if (message) await progress.step(message);
+      if (item.event.type === 'approval_requested' && ctx.ask) {
+        questions.push(askForApproval({
+          db: deps.db, logger: deps.logger, ask: ctx.ask,
+          apply: (decision) => decideApproval(deps, { ...decision, keyKind: 'mcp_client' }),
+        }, runId, item.event, AbortSignal.any([asking.signal, ctx.signal])));
+      }
     }
+  } finally {
+    asking.abort();
+    await Promise.all(questions);
   }
   if (ctx.signal.aborted) return errorResult('The client went away; the run goes on', meta);
 
@@ -103,12 +120,23 @@ export async function cancelWorkflow(deps: { client: Client; logger: Logger }, r
   }
 }
 
-function describeEvent(event: RunEvent): string | undefined {
+const APPROVAL_WORDS: Record<string, string> = {
+  approved: 'approved', denied: 'denied', timed_out: 'not approved in time', cancelled: 'cancelled with the run',
+};
+
+function describeEvent(runId: string, event: RunEvent, asksClient: boolean): string | undefined {
   const d = event.data;
   switch (event.type) {
     case 'turn_started': return `Turn ${String(d.turn)}`;
     case 'tool_call_started': return `Calling ${String(d.name)}`;
     case 'tool_call_ended': return `${String(d.name)} ${d.status === 'ok' ? 'returned' : 'failed'} after ${String(d.durationMs)} ms`;
+    case 'approval_requested': {
+      const where = `POST /v1/runs/${runId}/approvals/${String(d.toolCallId)} or agent-engine approve|deny ${runId} ${String(d.toolCallId)}`;
+      return asksClient
+        ? `Waiting for approval of ${String(d.name)}: answer the question, or decide with ${where}`
+        : `Waiting for approval of ${String(d.name)}: the run waits until it is decided with ${where}`;
+    }
+    case 'approval_resolved': return `${String(d.name)} ${APPROVAL_WORDS[String(d.status)] ?? String(d.status)}`;
     default: return undefined;
   }
 }

@@ -25,6 +25,12 @@ export interface AgentServerOptions {
   listChanged?: boolean;
   /** the server is closing: calls stop following their runs (which go on) */
   stop?: AbortSignal;
+  /**
+   * ask a client that declared (form) elicitation to decide its runs' approvals: only where the
+   * connection is one person's and lives as long as the call (stdio); over stateless HTTP the
+   * run waits for the REST decision
+   */
+  askApprovals?: boolean;
 }
 
 /** MCP tool names are [A-Za-z0-9_.-]{1,128}; API-defined agent names may hold other characters. */
@@ -65,8 +71,11 @@ export function createAgentMcpServer(deps: AgentCallDeps, options: AgentServerOp
       const agent = await findByToolName(deps, request.params.name);
       if (!agent) return { isError: true, content: [{ type: 'text', text: `No agent is exposed as the tool "${request.params.name}"` }] };
       const token = request.params._meta?.progressToken;
+      const canAsk = options.askApprovals && server.getClientCapabilities()?.elicitation?.form !== undefined;
       return await callAgent(deps, agent, request.params.arguments ?? {}, {
         requestId: extra.requestId, signal: options.stop ? AbortSignal.any([extra.signal, options.stop]) : extra.signal, registry: options.registry,
+        // A person may take their time: no request timeout, only the call's end withdraws the question.
+        ask: canAsk ? (params, signal) => server.elicitInput(params, { signal, relatedRequestId: extra.requestId, timeout: 2 ** 31 - 1 }) : undefined,
         progress: token === undefined ? undefined : (progress, message) => extra.sendNotification({
           method: 'notifications/progress', params: { progressToken: token, progress, total: 1, message },
         }),

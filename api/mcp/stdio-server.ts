@@ -31,7 +31,7 @@ export async function runMcpStdio(env: NodeJS.ProcessEnv = process.env): Promise
     throw err;
   }
   const client = new Client({ connection, namespace: target.temporalNamespace });
-  const server = createAgentMcpServer({ db, client, taskQueue: target.taskQueue, logger }, { registry: memoryCallRegistry(), listChanged: true });
+  const server = createAgentMcpServer({ db, client, taskQueue: target.taskQueue, logger }, { registry: memoryCallRegistry(), listChanged: true, askApprovals: true });
 
   let version = await agentListVersion(db);
   const poll = setInterval(() => {

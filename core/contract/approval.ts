@@ -32,8 +32,11 @@ export type ApprovalDecision = 'approve' | 'deny';
 export type ApprovalStatus = 'approved' | 'denied' | 'timed_out' | 'cancelled';
 /** Who ended it: a person through the API, the timeout, or the run's cancellation. */
 export type ApprovalResolver = 'api' | 'timeout' | 'cancel';
-/** Which key the deciding request carried; `none` when the API has no keys (loopback development). */
-export type ApprovalKeyKind = 'api' | 'admin' | 'none';
+/**
+ * Which key the deciding request carried; `none` when the API has no keys (loopback development);
+ * `mcp_client` when the user of the MCP client that started the run answered over stdio (`agent-engine mcp`).
+ */
+export type ApprovalKeyKind = 'api' | 'admin' | 'none' | 'mcp_client';
 
 /** The run workflow's update that decides a pending approval. */
 export const DECIDE_APPROVAL_UPDATE = 'decideApproval';

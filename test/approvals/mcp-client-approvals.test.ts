@@ -1,0 +1,166 @@
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ElicitRequestSchema, ProgressNotificationSchema, type ElicitRequest, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../api/app';
+import { toolNameOf } from '../../api/mcp/agent-server';
+import { insertAgent } from '../../core/db/agents';
+import { findApproval } from '../../core/db/approvals';
+import { insertIntegration } from '../../core/db/integrations';
+import { findRunResult, listEvents } from '../../core/db/run-store';
+import { logger, startEngine, type Engine } from '../support/engine';
+import { testStack } from '../support/stack-env';
+import { waitFor } from '../support/wait';
+
+const ROOT = path.join(__dirname, '..', '..');
+const FIXTURE = path.join(__dirname, '..', 'fixtures', 'mcp-fixture-server.ts');
+const suffix = () => randomUUID().slice(0, 8);
+
+/**
+ * Agents exposed as MCP tools, whose runs need approvals: over stdio a client that declared
+ * elicitation is asked; over stateless HTTP the run waits for the REST decision and says so.
+ */
+describe('approvals of runs started by an MCP client', () => {
+  let engine: Engine;
+  let app: FastifyInstance;
+  let mcpUrl: URL;
+  let agentTool: string;
+
+  beforeAll(async () => {
+    engine = await startEngine('embedded');
+    const integration = await insertIntegration(engine.db, {
+      name: `ap${suffix()}`, approval: { default: 'always' },
+      transport: { type: 'stdio', command: process.execPath, args: ['--import', 'tsx', FIXTURE], cwd: ROOT },
+    });
+    const agent = await insertAgent(engine.db, {
+      name: `approver_${suffix()}`, integrationIds: [integration.id],
+      model: { provider: 'scripted', script: [
+        { toolCalls: [{ name: `${integration.name}__echo`, arguments: { text: 'launch' } }] },
+        { text: 'result: {{tool_results}}' },
+      ] },
+    });
+    agentTool = toolNameOf(agent.name);
+    app = await buildApp({ db: engine.db, client: engine.client, taskQueue: engine.taskQueue, logger, rateLimitPerMinute: 0 });
+    mcpUrl = new URL(`${await app.listen({ host: '127.0.0.1', port: 0 })}/mcp`);
+  }, 120_000);
+  afterAll(async () => {
+    await app?.close();
+    await engine?.close();
+  });
+
+  const stdio = () => new StdioClientTransport({
+    command: process.execPath,
+    args: [path.join(ROOT, 'api', 'cli', 'agent-engine.js'), 'mcp'],
+    env: {
+      PATH: process.env.PATH ?? '', DATABASE_URL: testStack().databases.embedded, TEMPORAL_ADDRESS: testStack().temporalAddress,
+      TASK_QUEUE: engine.taskQueue, LOG_LEVEL: 'warn',
+    },
+    stderr: 'inherit',
+  });
+
+  /** A client that declares elicitation and answers every question with `answer`, keeping what it was asked. */
+  async function elicitingClient(answer: ElicitResult): Promise<{ client: Client; asked: ElicitRequest['params'][] }> {
+    const client = new Client({ name: 'test', version: '1.0.0' }, { capabilities: { elicitation: { form: {} } } });
+    const asked: ElicitRequest['params'][] = [];
+    client.setRequestHandler(ElicitRequestSchema, (request) => {
+      asked.push(request.params);
+      return answer;
+    });
+    await client.connect(stdio());
+    return { client, asked };
+  }
+
+  const runIdOf = (result: { _meta?: unknown }) => (result._meta as { runId: string }).runId;
+
+  test('over stdio, the client\'s user approves in a form: the tool runs and the decision records who made it', async () => {
+    const { client, asked } = await elicitingClient({ action: 'accept', content: { decision: 'approve' } });
+    try {
+      const result = await client.callTool({ name: agentTool, arguments: { input: 'go' } }, undefined, { timeout: 120_000 });
+      expect(result.isError).toBeFalsy();
+      expect(result.content).toEqual([{ type: 'text', text: 'result: echo: launch' }]);
+      expect(asked).toHaveLength(1);
+      expect(asked[0].message).toMatch(/^The agent wants to call ap[0-9a-f]{8}__echo \{"text":"launch"\}\. Approve this tool call\?$/);
+      expect(asked[0]).toMatchObject({ requestedSchema: { required: ['decision'], properties: { decision: { enum: ['approve', 'deny'] } } } });
+      const runId = runIdOf(result);
+      const resolved = (await listEvents(engine.db, runId)).find((e) => e.type === 'approval_resolved');
+      expect(resolved?.data).toMatchObject({ status: 'approved', decision: 'approve', by: 'api', keyKind: 'mcp_client' });
+    } finally {
+      await client.close();
+    }
+  }, 120_000);
+
+  test('over stdio, a denial with a reason reaches the LLM in the contract\'s words, and the run goes on', async () => {
+    const { client } = await elicitingClient({ action: 'accept', content: { decision: 'deny', reason: 'not today' } });
+    try {
+      const result = await client.callTool({ name: agentTool, arguments: { input: 'go' } }, undefined, { timeout: 120_000 });
+      expect(result.content).toEqual([{ type: 'text', text: 'result: Tool call denied by a reviewer: not today' }]);
+      const runId = runIdOf(result);
+      expect((await findRunResult(engine.db, runId))?.status).toBe('completed');
+    } finally {
+      await client.close();
+    }
+  }, 120_000);
+
+  test('over stdio, a dismissed form leaves the call waiting for the REST decision', async () => {
+    const { client, asked } = await elicitingClient({ action: 'cancel' });
+    const progress: string[] = [];
+    client.setNotificationHandler(ProgressNotificationSchema, (n) => {
+      if (n.params.message) progress.push(n.params.message);
+    });
+    try {
+      const call = client.callTool({ name: agentTool, arguments: { input: 'go' } }, undefined, { timeout: 120_000, onprogress: () => undefined });
+      await waitFor(async () => asked.length === 1, 60_000, 'the question');
+      let runId = '';
+      await waitFor(async () => {
+        const { rows } = await engine.db.query<{ run_id: string }>(
+          "SELECT a.run_id FROM run_approvals a JOIN runs r ON r.id = a.run_id JOIN agents g ON g.id = r.agent_id WHERE g.name = $1 AND a.status = 'pending'",
+          [agentTool]);
+        runId = rows[0]?.run_id ?? '';
+        return Boolean(runId);
+      }, 30_000, 'the pending approval');
+      const waiting = progress.find((m) => m.startsWith('Waiting for approval'));
+      expect(waiting).toMatch(new RegExp(`answer the question, or decide with POST /v1/runs/${runId}/approvals/`));
+      const pending = (await app.inject({ method: 'GET', url: `/v1/runs/${runId}` })).json<{ pendingApprovals: { toolCallId: string }[] }>().pendingApprovals;
+      expect(pending).toHaveLength(1);
+      const decided = await app.inject({ method: 'POST', url: `/v1/runs/${runId}/approvals/${pending[0].toolCallId}`, payload: { decision: 'approve' } });
+      expect(decided.statusCode).toBe(200);
+      const result = await call;
+      expect(result.content).toEqual([{ type: 'text', text: 'result: echo: launch' }]);
+      expect((await findApproval(engine.db, runId, pending[0].toolCallId))?.keyKind).toBe('none');
+    } finally {
+      await client.close();
+    }
+  }, 120_000);
+
+  test('over stateless HTTP, the run waits for the REST decision and the progress message says where to send it', async () => {
+    const client = new Client({ name: 'test', version: '1.0.0' }, { capabilities: { elicitation: { form: {} } } });
+    let asked = 0;
+    client.setRequestHandler(ElicitRequestSchema, () => {
+      asked += 1;
+      return { action: 'accept', content: { decision: 'deny' } };
+    });
+    const progress: string[] = [];
+    client.setNotificationHandler(ProgressNotificationSchema, (n) => {
+      if (n.params.message) progress.push(n.params.message);
+    });
+    await client.connect(new StreamableHTTPClientTransport(mcpUrl));
+    try {
+      const call = client.callTool({ name: agentTool, arguments: { input: 'go' } }, undefined, { timeout: 120_000, onprogress: () => undefined });
+      let message = '';
+      await waitFor(async () => Boolean(message = progress.find((m) => m.startsWith('Waiting for approval')) ?? ''), 60_000, 'the waiting message');
+      const [, tool, runId, toolCallId] = /^Waiting for approval of (\S+): the run waits until it is decided with POST \/v1\/runs\/([^/]+)\/approvals\/(\S+) or agent-engine approve\|deny \2 \3$/.exec(message) ?? [];
+      expect(tool).toMatch(/^ap[0-9a-f]{8}__echo$/);
+      const decided = await app.inject({ method: 'POST', url: `/v1/runs/${runId}/approvals/${toolCallId}`, payload: { decision: 'approve' } });
+      expect(decided.statusCode).toBe(200);
+      const result = await call;
+      expect(result.content).toEqual([{ type: 'text', text: 'result: echo: launch' }]);
+      expect(progress).toContain(`${tool} approved`);
+      expect(asked).toBe(0);
+    } finally {
+      await client.close();
+    }
+  }, 120_000);
+});
