@@ -1,5 +1,5 @@
 import {
-  ApplicationFailure, condition, isCancellation, proxyLocalActivities, setHandler, upsertSearchAttributes,
+  ApplicationFailure, CancellationScope, condition, isCancellation, proxyLocalActivities, setHandler, upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
 import {
@@ -82,8 +82,10 @@ export function installApprovalGate() {
     const entry: Waiting = { recorded: false };
     const call = { ...ref, integrationId, requestedSeq: seqs.requested, resolvedSeq: seqs.resolved };
     waiting.set(ref.toolCallId, entry);
+    let requested = false;
     try {
       await recording.requestApproval({ ...call, timeoutMs: requirement.timeoutMs });
+      requested = true;
       if (waiting.size === 1) setWaitingAttribute();
       await condition(() => entry.decision !== undefined, requirement.timeoutMs, { summary: `waiting for approval of ${ref.name} (${ref.toolCallId})` });
       // A decision that arrived with the timer wins over it.
@@ -95,8 +97,14 @@ export function installApprovalGate() {
       if (status === 'approved') return { approved: true };
       return { approved: false, content: status === 'timed_out' ? approvalText.timedOut(requirement.timeout) : approvalText.denied(reason) };
     } catch (err) {
-      // finishRun marks the row cancelled; later decisions hear that it was.
-      if (isCancellation(err)) entry.decision ??= { status: 'cancelled' };
+      if (isCancellation(err) && entry.decision === undefined) {
+        entry.decision = { status: 'cancelled' };
+        // Said on the run's events before run_ended (its number was allocated with the request), so
+        // a reviewer's view closes the call; finishRun would mark the row all the same.
+        if (requested) {
+          await CancellationScope.nonCancellable(() => recording.recordApprovalOutcome({ ...call, status: 'cancelled', resolvedBy: 'cancel' }));
+        }
+      }
       throw err;
     } finally {
       entry.recorded = true;

@@ -1,4 +1,5 @@
 import type { Client } from '@temporalio/client';
+import { cancelPendingApprovals } from '../../core/db/approvals';
 import { inTransaction, type Db } from '../../core/db/pool';
 import { findStoredRun } from '../../core/db/run-reads';
 import { appendEvent, insertRunResult, type RunResult } from '../../core/db/run-store';
@@ -111,7 +112,7 @@ async function workflowStates(client: Client, ids: string[]): Promise<Map<string
   return states;
 }
 
-/** The result, a run_ended event after the last one written, and the thread's release, in one transaction. */
+/** The result, a run_ended event after the last one written, the thread's release and its approvals' end, in one transaction. */
 async function writeClosure(db: Db, runId: string, closure: Closure): Promise<boolean> {
   return inTransaction(db, async (tx) => {
     const run = await findStoredRun(tx, runId);
@@ -125,6 +126,8 @@ async function writeClosure(db: Db, runId: string, closure: Closure): Promise<bo
     const { rows } = await tx.query<{ next: number }>('SELECT COALESCE(MAX(seq), 0) + 1 AS next FROM run_events WHERE run_id = $1', [runId]);
     await appendEvent(tx, runId, rows[0].next, 'run_ended', { status: closure.status, stopReason: closure.stopReason, error: closure.error });
     await tx.query('UPDATE threads SET active_run_id = NULL WHERE id = $1 AND active_run_id = $2', [run.threadId, runId]);
+    // Nobody can decide for a closed workflow any more.
+    await cancelPendingApprovals(tx, runId);
     return true;
   });
 }

@@ -1,15 +1,23 @@
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { Client } from '@temporalio/client';
 import pg from 'pg';
 import { buildApp } from '../../api/app';
 import { listenForRunChanges, type RunChangeFeed } from '../../core/db/run-changes';
+import { insertAgent } from '../../core/db/agents';
+import { findApproval } from '../../core/db/approvals';
+import { insertIntegration } from '../../core/db/integrations';
 import { findRunResult, listEvents } from '../../core/db/run-store';
+import { insertThread } from '../../core/db/threads';
 import { logger, startEngine, type Engine } from '../support/engine';
 import { testStack } from '../support/stack-env';
 import { waitFor } from '../support/wait';
 
 // Bodies are checked by assertions, not by the compiler.
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+const FIXTURE = path.join(__dirname, '..', 'fixtures', 'mcp-fixture-server.ts');
 
 /** Reads a whole event stream (it closes after run_ended) and parses its events. */
 async function readSse(url: string): Promise<{ event: string; data: Json }[]> {
@@ -159,6 +167,29 @@ describe('reading runs never asks Temporal to run a query on a worker', () => {
     expect(body).toMatchObject({ status: 'completed', output: 'late' });
     expect(await endedAgoMs(runId)).toBeLessThan(1_500);
     expect(calls.query).toBe(0);
+  });
+
+  test('a terminated run\'s pending approvals are closed with it: a late decision hears that the call was cancelled', async () => {
+    const fx = await insertIntegration(engine.db, {
+      name: `rp${randomUUID().slice(0, 8)}`, approval: { default: 'always' },
+      transport: { type: 'stdio', command: process.execPath, args: ['--import', 'tsx', FIXTURE], cwd: path.join(__dirname, '..', '..') },
+    });
+    const agent = await insertAgent(engine.db, {
+      name: `rp-${randomUUID()}`, integrationIds: [fx.id], model: { provider: 'scripted', script: [{ toolCalls: [{ name: `${fx.name}__echo`, arguments: { text: 'x' } }] }, { text: 'never' }] },
+    });
+    const thread = await insertThread(engine.db, agent.id);
+    const runId = await engine.start({ threadId: thread.id, input: 'go' });
+    await waitFor(async () => (await findApproval(engine.db, runId, 'call_1_1'))?.status === 'pending', 30_000, 'the pending approval');
+    await engine.client.workflow.getHandle(runId).terminate('an operator stops it');
+
+    const { body } = await getRun(runId, 20_000);
+    expect(body).toMatchObject({ status: 'failed', error: { type: 'WorkflowClosed' }, pendingApprovals: [] });
+    expect(await findApproval(engine.db, runId, 'call_1_1')).toMatchObject({ status: 'cancelled', resolvedBy: 'cancel' });
+    const late = await fetch(`${url}/v1/runs/${runId}/approvals/call_1_1`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ decision: 'approve' }),
+    });
+    expect(late.status).toBe(409);
+    expect(await late.json()).toMatchObject({ approvalStatus: 'cancelled' });
   });
 
   test('a run whose workflow an operator terminated gets a failed result: the long poll, GET and the stream end', async () => {

@@ -178,7 +178,7 @@ describe('approval of tool calls', () => {
     }
   });
 
-  test('cancelling a run that waits cancels its pending approvals', async () => {
+  test('cancelling a run that waits cancels its pending approvals, each with an approval_resolved event before run_ended', async () => {
     const fx = await integration({ default: 'always' });
     const runId = await start([fx], [{ toolCalls: [{ name: `${fx.name}__count`, arguments: {} }] }, { text: 'never' }]);
     await pendingOf(runId);
@@ -186,6 +186,9 @@ describe('approval of tool calls', () => {
     const result = await api.engine.result(runId);
     expect(result.status).toBe('cancelled');
     expect((await read(runId)).pendingApprovals).toEqual([]);
+    const events = await listEvents(api.engine.db, runId);
+    expect(events.map((e) => e.type).slice(-2)).toEqual(['approval_resolved', 'run_ended']);
+    expect(events.at(-2)?.data).toMatchObject({ toolCallId: 'call_1_1', status: 'cancelled', decision: null, by: 'cancel' });
     const late = await decide(runId, 'call_1_1', { decision: 'approve' });
     expect(late.statusCode).toBe(409);
     expect(late.json()).toMatchObject({ approvalStatus: 'cancelled' });
