@@ -115,14 +115,20 @@ async function loop(input: RunWorkflowInput, state: RunState, run: Run, gate: Ap
       return undefined;
     }
 
-    // Followers release events in seq order only, so every approval_requested of the turn comes first
-    // (a reviewer sees them at once), then the approval_resolved events, then the calls' own events.
+    // Followers release events in seq order only. So every approval_requested of the turn comes first
+    // (a reviewer sees them at once), then the events of the calls that run at once, and last those of
+    // the calls that wait: a decision that takes hours holds back nothing that has already happened.
     const asks = reply.toolCalls.map((call) => Boolean(routeToolCall(call.name, tools).route?.approval));
     const requested = asks.map((ask) => (ask ? allocateEvents(state, 1) : 0));
-    const resolved = asks.map((ask) => (ask ? allocateEvents(state, 1) : 0));
+    const callSeqs = asks.map((ask) => (ask ? 0 : allocateEvents(state, 2)));
+    const resolved = asks.map((ask, index) => {
+      if (!ask) return 0;
+      const seq = allocateEvents(state, 3);
+      callSeqs[index] = seq + 1;
+      return seq;
+    });
     const outcomes = await Promise.all(reply.toolCalls.map((call, index) => callTool({
-      runId: input.runId, threadId: context.threadId, turn, index, toolCallId: call.id, name: call.name,
-      eventSeq: allocateEvents(state, 2),
+      runId: input.runId, threadId: context.threadId, turn, index, toolCallId: call.id, name: call.name, eventSeq: callSeqs[index],
     }, tools, { gate, summary: call.summary, approvalSeqs: { requested: requested[index], resolved: resolved[index] } })));
     state.toolCallCount += outcomes.length;
     if (outcomes.some((o) => o.importedDataSource)) tools.hasDataSources = true;

@@ -5,6 +5,7 @@ import { approvalText, type ApprovalPolicy } from '../../core/contract/approval'
 import { insertAgent } from '../../core/db/agents';
 import { insertIntegration, type Integration } from '../../core/db/integrations';
 import { listEvents } from '../../core/db/run-store';
+import { releasable } from '../../api/runs/follow-events';
 import { insertThread } from '../../core/db/threads';
 import { startApiEngine, stopApiEngine, type ApiEngine } from '../support/api-engine';
 import { testStack } from '../support/stack-env';
@@ -142,9 +143,15 @@ describe('approval of tool calls', () => {
       return run.pendingApprovals.length === 1 && run.toolCalls.some((c) => c.id === 'call_1_1' && c.status === 'ok');
     }, WAIT_MS, 'echo done while count waits');
     expect((await read(runId)).pendingApprovals.map((p) => p.toolCallId)).toEqual(['call_1_2']);
+    // An event stream shows echo's end at once too: nothing it must deliver first waits for the decision.
+    const streamed = releasable(await listEvents(api.engine.db, runId), 0).map((e) => `${e.type} ${String(e.data.toolCallId ?? '')}`.trim());
+    expect(streamed).toEqual(expect.arrayContaining(['approval_requested call_1_2', 'tool_call_started call_1_1', 'tool_call_ended call_1_1']));
+    expect(streamed).not.toContain('tool_call_started call_1_2');
     expect((await decide(runId, 'call_1_2', { decision: 'approve' })).statusCode).toBe(200);
     const result = await api.engine.result(runId);
     expect(result.output).toMatch(/^echo: now\ncount: \d+$/);
+    const types = (await listEvents(api.engine.db, runId)).map((e) => `${e.type} ${String(e.data.toolCallId ?? '')}`.trim());
+    expect(types.indexOf('approval_resolved call_1_2')).toBeLessThan(types.indexOf('tool_call_started call_1_2'));
   });
 
   test('without trusted annotations, unless_read_only asks for read-only tools too; a per-tool rule overrides the default', async () => {
