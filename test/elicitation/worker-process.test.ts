@@ -1,0 +1,101 @@
+import type { ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../api/app';
+import { insertAgent } from '../../core/db/agents';
+import { insertThread } from '../../core/db/threads';
+import { logger, startEngine, type Engine } from '../support/engine';
+import { exited, spawnWorker } from '../support/processes';
+import { testStack } from '../support/stack-env';
+import { waitFor } from '../support/wait';
+
+const ROOT = path.join(__dirname, '..', '..');
+const FIXTURE = path.join(__dirname, '..', 'fixtures', 'mcp-fixture-server.ts');
+
+interface RunBody {
+  status: string; output: string | null; pendingInputs: { inputId: string }[]; toolCalls: { status: string; result: string }[];
+}
+
+/**
+ * An MCP server's question waits inside the running tool-call activity, in a worker process of its
+ * own here (the API in this one): when that worker dies, the wait ends with it, the call is not
+ * repeated, the LLM reads why, and the run goes on on another worker (as the README says).
+ */
+describe('a question asked in a worker process of its own', () => {
+  let engine: Engine;
+  let app: FastifyInstance;
+  const workers: ChildProcess[] = [];
+  const worker = () => {
+    const child = spawnWorker({ DATABASE_URL: testStack().databases.embedded, TASK_QUEUE: engine.taskQueue, SECRETS_KEY: testStack().secretsKey });
+    workers.push(child);
+    return child;
+  };
+
+  beforeAll(async () => {
+    engine = await startEngine('embedded', { worker: false });
+    app = await buildApp({ db: engine.db, client: engine.client, taskQueue: engine.taskQueue, logger, rateLimitPerMinute: 0 });
+  });
+  afterAll(async () => {
+    for (const w of workers) {
+      if (w.exitCode === null && w.signalCode === null) w.kill('SIGKILL');
+      await exited(w);
+    }
+    await app?.close();
+    await engine?.close();
+  });
+
+  const read = async (runId: string, waitMs = 0) =>
+    (await app.inject({ method: 'GET', url: `/v1/runs/${runId}${waitMs ? `?waitMs=${waitMs}` : ''}` })).json<RunBody>();
+
+  /** A run whose one tool call asks a question, and the question once the API shows it. */
+  async function askingRun(): Promise<{ runId: string; inputId: string }> {
+    const created = await app.inject({
+      method: 'POST', url: '/v1/integrations',
+      payload: { name: `ask-${randomUUID().slice(0, 8)}`, elicitation: true, transport: { type: 'stdio', command: process.execPath, args: ['--import', 'tsx', FIXTURE], cwd: ROOT } },
+    });
+    expect(created.statusCode).toBe(201);
+    const fx = created.json<{ id: string; name: string }>();
+    const agent = await insertAgent(engine.db, {
+      name: `agent-${randomUUID()}`, integrationIds: [fx.id],
+      model: { provider: 'scripted', script: [{ toolCalls: [{ name: `${fx.name}__ask`, arguments: { message: 'Still there?' } }] }, { text: 'after: {{tool_results}}' }] },
+    });
+    const thread = await insertThread(engine.db, agent.id);
+    const started = await app.inject({ method: 'POST', url: `/v1/threads/${thread.id}/runs`, payload: { input: 'go' } });
+    const runId = started.json<{ id: string }>().id;
+    let inputId = '';
+    await waitFor(async () => Boolean(inputId = (await read(runId)).pendingInputs[0]?.inputId ?? ''), 90_000, 'the question');
+    return { runId, inputId };
+  }
+
+  test('is answered through PostgreSQL: the worker process relays the API\'s answer to the server', async () => {
+    const only = worker();
+    const { runId, inputId } = await askingRun();
+    const answered = await app.inject({ method: 'POST', url: `/v1/runs/${runId}/inputs/${inputId}`, payload: { action: 'accept', content: { name: 'Ada' } } });
+    expect(answered.statusCode).toBe(200);
+    let run = await read(runId);
+    for (let i = 0; i < 10 && run.status === 'running'; i++) run = await read(runId, 30_000);
+    expect(run).toMatchObject({ status: 'completed', output: 'after: answer: accept {"name":"Ada"}', pendingInputs: [] });
+    only.kill('SIGTERM');
+    await exited(only);
+  }, 240_000);
+
+  test('ends when that worker dies: the LLM reads that the call failed, the question is closed, and the run completes', async () => {
+    const first = worker();
+    const { runId, inputId } = await askingRun();
+
+    first.kill('SIGKILL');
+    await exited(first);
+    worker();
+
+    let run = await read(runId);
+    for (let i = 0; i < 10 && run.status === 'running'; i++) run = await read(runId, 30_000);
+    expect(run.status).toBe('completed');
+    expect(run.output).toMatch(/^after: MCP tool execution failed unexpectedly: /);
+    expect(run.toolCalls).toEqual([expect.objectContaining({ status: 'error' })]);
+    expect(run.pendingInputs).toEqual([]);
+    const late = await app.inject({ method: 'POST', url: `/v1/runs/${runId}/inputs/${inputId}`, payload: { action: 'decline' } });
+    expect(late.statusCode).toBe(409);
+    expect(late.json()).toMatchObject({ code: 'input_closed' });
+  }, 240_000);
+});
