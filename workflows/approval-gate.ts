@@ -3,7 +3,7 @@ import {
 } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
 import {
-  APPROVAL_FAILURE, approvalText, type ApprovalKeyKind, type ApprovalRequirement, type ApprovalStatus,
+  APPROVAL_FAILURE, APPROVAL_STATUS_WORDS, approvalText, type ApprovalKeyKind, type ApprovalRequirement, type ApprovalStatus,
 } from '../core/contract/approval';
 import { waitingForApprovalKey } from '../core/contract/search-attributes';
 import type { ToolCallRef } from '../core/contract/tool-call';
@@ -31,10 +31,9 @@ interface Waiting {
   recorded: boolean;
 }
 
-const WORDS: Record<ApprovalStatus, string> = { approved: 'approved', denied: 'denied', timed_out: 'not approved in time', cancelled: 'cancelled with its run' };
 const alreadyDecided = (toolCallId: string, status: ApprovalStatus) => ApplicationFailure.create({
   type: APPROVAL_FAILURE.alreadyDecided, nonRetryable: true, details: [status],
-  message: `Tool call ${toolCallId} was already ${WORDS[status]}`,
+  message: `Tool call ${toolCallId} was already ${APPROVAL_STATUS_WORDS[status]}`,
 });
 
 /**

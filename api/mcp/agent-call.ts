@@ -13,6 +13,7 @@ import { followRunEvents, type RunProgress } from '../runs/follow-events';
 import { MAX_RUN_INPUT_CHARS, readRun, startRun } from '../runs/runs';
 import type { CallRegistry } from './call-registry';
 import { askForApproval, type AskClient } from './approval-elicitation';
+import { APPROVAL_STATUS_WORDS, type ApprovalStatus } from '../../core/contract/approval';
 import { decideApproval } from '../runs/approvals';
 
 export interface AgentCallDeps {
@@ -120,10 +121,6 @@ export async function cancelWorkflow(deps: { client: Client; logger: Logger }, r
   }
 }
 
-const APPROVAL_WORDS: Record<string, string> = {
-  approved: 'approved', denied: 'denied', timed_out: 'not approved in time', cancelled: 'cancelled with the run',
-};
-
 function describeEvent(runId: string, event: RunEvent, asksClient: boolean): string | undefined {
   const d = event.data;
   switch (event.type) {
@@ -136,7 +133,7 @@ function describeEvent(runId: string, event: RunEvent, asksClient: boolean): str
         ? `Waiting for approval of ${String(d.name)}: answer the question, or decide with ${where}`
         : `Waiting for approval of ${String(d.name)}: the run waits until it is decided with ${where}`;
     }
-    case 'approval_resolved': return `${String(d.name)} ${APPROVAL_WORDS[String(d.status)] ?? String(d.status)}`;
+    case 'approval_resolved': return `${String(d.name)} ${APPROVAL_STATUS_WORDS[d.status as ApprovalStatus] ?? String(d.status)}`;
     default: return undefined;
   }
 }

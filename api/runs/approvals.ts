@@ -1,7 +1,7 @@
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import {
-  APPROVAL_FAILURE, DECIDE_APPROVAL_UPDATE, type ApprovalDecision, type ApprovalKeyKind, type ApprovalStatus, type DecideApprovalInput,
+  APPROVAL_FAILURE, APPROVAL_STATUS_WORDS, DECIDE_APPROVAL_UPDATE, type ApprovalDecision, type ApprovalKeyKind, type ApprovalStatus, type DecideApprovalInput,
 } from '../../core/contract/approval';
 import { findApproval, type ApprovalRecord } from '../../core/db/approvals';
 import type { Db } from '../../core/db/pool';
@@ -21,9 +21,7 @@ export interface DecideApprovalRequest {
 }
 
 const DECISION_OF: Partial<Record<ApprovalStatus, ApprovalDecision>> = { approved: 'approve', denied: 'deny' };
-const WORDS: Record<ApprovalStatus, string> = {
-  approved: 'approved', denied: 'denied', timed_out: 'not approved in time (it timed out)', cancelled: 'cancelled with its run',
-};
+const WORDS: Record<ApprovalStatus, string> = { ...APPROVAL_STATUS_WORDS, timed_out: `${APPROVAL_STATUS_WORDS.timed_out} (it timed out)` };
 
 function alreadyDecided(toolCallId: string, status: ApprovalStatus, reason?: string | null): HttpProblem {
   const decision = DECISION_OF[status] ?? null;

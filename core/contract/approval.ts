@@ -30,6 +30,10 @@ export interface ApprovalRequirement {
 export type ApprovalDecision = 'approve' | 'deny';
 /** How a pending approval ended. */
 export type ApprovalStatus = 'approved' | 'denied' | 'timed_out' | 'cancelled';
+/** How each ending is said to people (409 problems, progress messages, update failures). */
+export const APPROVAL_STATUS_WORDS: Record<ApprovalStatus, string> = {
+  approved: 'approved', denied: 'denied', timed_out: 'not approved in time', cancelled: 'cancelled with its run',
+};
 /** Who ended it: a person through the API, the timeout, or the run's cancellation. */
 export type ApprovalResolver = 'api' | 'timeout' | 'cancel';
 /**
