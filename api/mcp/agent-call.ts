@@ -80,23 +80,34 @@ export async function callAgent(deps: AgentCallDeps, agent: ExposedAgent, args: 
     afterSeq: 0, progressCheckMs: 5_000, signal: ctx.signal, progress: () => runProgress(deps, runId),
     changed: () => sleep(deps.pollMs ?? 250, undefined, { signal: ctx.signal }).catch(() => undefined),
   });
-  // Questions to the client end with the call: a question left open once the run has moved on is withdrawn.
-  const asking = new AbortController();
+  // A question to the client is withdrawn once its call is decided elsewhere (the API, the CLI, the
+  // timeout), and every question still open when the call ends or the client goes away. (Plain
+  // controllers held here, not AbortSignal.any: a combined signal may be collected while it waits.)
+  const asking = new Map<string, AbortController>();
+  const withdrawAll = () => {
+    for (const question of asking.values()) question.abort();
+  };
+  ctx.signal.addEventListener('abort', withdrawAll, { once: true });
   const questions: Promise<void>[] = [];
   try {
     for await (const item of follow) {
       if (item.kind !== 'event') continue;
-      const message = describeEvent(runId, item.event, Boolean(ctx.ask));
+      const { event } = item;
+      const message = describeEvent(runId, event, Boolean(ctx.ask));
       if (message) await progress.step(message);
-      if (item.event.type === 'approval_requested' && ctx.ask) {
+      if (event.type === 'approval_resolved') asking.get(String(event.data.toolCallId))?.abort();
+      if (event.type === 'approval_requested' && ctx.ask) {
+        const question = new AbortController();
+        asking.set(String(event.data.toolCallId), question);
         questions.push(askForApproval({
           db: deps.db, logger: deps.logger, ask: ctx.ask,
           apply: (decision) => decideApproval(deps, { ...decision, keyKind: 'mcp_client' }),
-        }, runId, item.event, AbortSignal.any([asking.signal, ctx.signal])));
+        }, runId, event, question.signal));
       }
     }
   } finally {
-    asking.abort();
+    ctx.signal.removeEventListener('abort', withdrawAll);
+    withdrawAll();
     await Promise.all(questions);
   }
   if (ctx.signal.aborted) return errorResult('The client went away; the run goes on', meta);

@@ -28,6 +28,7 @@ describe('approvals of runs started by an MCP client', () => {
   let app: FastifyInstance;
   let mcpUrl: URL;
   let agentTool: string;
+  let slowTool: string;
 
   beforeAll(async () => {
     engine = await startEngine('embedded');
@@ -43,6 +44,14 @@ describe('approvals of runs started by an MCP client', () => {
       ] },
     });
     agentTool = toolNameOf(agent.name);
+    // The same, with a slow last turn: the call goes on for a while after its approval is decided.
+    slowTool = toolNameOf((await insertAgent(engine.db, {
+      name: `slow_approver_${suffix()}`, integrationIds: [integration.id],
+      model: { provider: 'scripted', script: [
+        { toolCalls: [{ name: `${integration.name}__echo`, arguments: { text: 'launch' } }] },
+        { text: 'result: {{tool_results}}', delayMs: 5_000 },
+      ] },
+    })).name);
     app = await buildApp({ db: engine.db, client: engine.client, taskQueue: engine.taskQueue, logger, rateLimitPerMinute: 0 });
     mcpUrl = new URL(`${await app.listen({ host: '127.0.0.1', port: 0 })}/mcp`);
   }, 120_000);
@@ -130,6 +139,43 @@ describe('approvals of runs started by an MCP client', () => {
       const result = await call;
       expect(result.content).toEqual([{ type: 'text', text: 'result: echo: launch' }]);
       expect((await findApproval(engine.db, runId, pending[0].toolCallId))?.keyKind).toBe('none');
+    } finally {
+      await client.close();
+    }
+  }, 120_000);
+
+  test('over stdio, a question still open when the call is decided elsewhere is withdrawn', async () => {
+    const client = new Client({ name: 'test', version: '1.0.0' }, { capabilities: { elicitation: { form: {} } } });
+    let asked = 0;
+    let withdrawn = false;
+    // The first question is approved at once; the second is never answered: its handler returns
+    // only when the server withdraws it. (The SDK's client ignores the cancellation of a request
+    // whose id is 0, the first a server sends, so the question to withdraw must not be the first.)
+    client.setRequestHandler(ElicitRequestSchema, (_request, extra) => new Promise<ElicitResult>((resolve) => {
+      asked += 1;
+      if (asked === 1) resolve({ action: 'accept', content: { decision: 'approve' } });
+      extra.signal.addEventListener('abort', () => {
+        withdrawn = true;
+        resolve({ action: 'cancel' });
+      });
+    }));
+    await client.connect(stdio());
+    try {
+      const first = await client.callTool({ name: agentTool, arguments: { input: 'go' } }, undefined, { timeout: 120_000 });
+      expect(first.content).toEqual([{ type: 'text', text: 'result: echo: launch' }]);
+      let answered = false;
+      const call = client.callTool({ name: slowTool, arguments: { input: 'go' } }, undefined, { timeout: 120_000 }).finally(() => {
+        answered = true;
+      });
+      await waitFor(async () => asked === 2, 60_000, 'the second question');
+      const runId = (await engine.db.query<{ run_id: string }>(
+        "SELECT a.run_id FROM run_approvals a JOIN runs r ON r.id = a.run_id JOIN agents g ON g.id = r.agent_id WHERE g.name = $1 AND a.status = 'pending'",
+        [slowTool])).rows[0].run_id;
+      expect((await app.inject({ method: 'POST', url: `/v1/runs/${runId}/approvals/call_1_1`, payload: { decision: 'deny' } })).statusCode).toBe(200);
+      await waitFor(async () => withdrawn, 30_000, 'the question to be withdrawn');
+      // Withdrawn as the decision was heard, while the run still had its slow last turn to go.
+      expect(answered).toBe(false);
+      expect((await call).content).toEqual([{ type: 'text', text: 'result: Tool call denied by a reviewer.' }]);
     } finally {
       await client.close();
     }
