@@ -83,6 +83,10 @@ describe('approvals of runs started by an MCP client', () => {
   }
 
   const runIdOf = (result: { _meta?: unknown }) => (result._meta as { runId: string }).runId;
+  /** The run of this agent that has a call waiting for approval, if any. */
+  const waitingRunOf = async (agentName: string) => (await engine.db.query<{ run_id: string }>(
+    "SELECT a.run_id FROM run_approvals a JOIN runs r ON r.id = a.run_id JOIN agents g ON g.id = r.agent_id WHERE g.name = $1 AND a.status = 'pending'",
+    [agentName])).rows[0]?.run_id;
 
   test('over stdio, the client\'s user approves in a form: the tool runs and the decision records who made it', async () => {
     const { client, asked } = await elicitingClient({ action: 'accept', content: { decision: 'approve' } });
@@ -124,10 +128,7 @@ describe('approvals of runs started by an MCP client', () => {
       await waitFor(async () => asked.length === 1, 60_000, 'the question');
       let runId = '';
       await waitFor(async () => {
-        const { rows } = await engine.db.query<{ run_id: string }>(
-          "SELECT a.run_id FROM run_approvals a JOIN runs r ON r.id = a.run_id JOIN agents g ON g.id = r.agent_id WHERE g.name = $1 AND a.status = 'pending'",
-          [agentTool]);
-        runId = rows[0]?.run_id ?? '';
+        runId = (await waitingRunOf(agentTool)) ?? '';
         return Boolean(runId);
       }, 30_000, 'the pending approval');
       const waiting = progress.find((m) => m.startsWith('Waiting for approval'));
@@ -168,9 +169,7 @@ describe('approvals of runs started by an MCP client', () => {
         answered = true;
       });
       await waitFor(async () => asked === 2, 60_000, 'the second question');
-      const runId = (await engine.db.query<{ run_id: string }>(
-        "SELECT a.run_id FROM run_approvals a JOIN runs r ON r.id = a.run_id JOIN agents g ON g.id = r.agent_id WHERE g.name = $1 AND a.status = 'pending'",
-        [slowTool])).rows[0].run_id;
+      const runId = (await waitingRunOf(slowTool))!;
       expect((await app.inject({ method: 'POST', url: `/v1/runs/${runId}/approvals/call_1_1`, payload: { decision: 'deny' } })).statusCode).toBe(200);
       await waitFor(async () => withdrawn, 30_000, 'the question to be withdrawn');
       // Withdrawn as the decision was heard, while the run still had its slow last turn to go.
