@@ -5,7 +5,7 @@ import { findIntegration, findIntegrations, type Integration } from '../core/db/
 import { inTransaction } from '../core/db/pool';
 import { getSnapshot, putSnapshot } from '../core/db/run-store';
 import { discoverIntegration, type DiscoveredIntegration } from '../core/mcp/discover';
-import { assignExposedNames } from '../core/mcp/naming';
+import { assignExposedNames, exposedToolName } from '../core/mcp/naming';
 import type { ActivityDeps } from './deps';
 import { SNAPSHOT, type DiscoverySnapshot } from './run-snapshots';
 
@@ -23,6 +23,8 @@ export interface RunDiscovery {
   /** integrations pinned to their own task queue: discovered there, by discoverPinnedIntegration */
   pinned: { integrationId: string; taskQueue: string }[];
   snapshot: DiscoverySnapshot;
+  /** integrations whose tools could not be listed for want of OAuth authorization */
+  unauthorized: { prefix: string; integrationName: string }[];
 }
 
 function routesOf(integration: Integration, discovered: DiscoveredIntegration, names: string[]): Record<string, McpToolRoute> {
@@ -69,7 +71,8 @@ export async function discoverRun({ db, logger, mcpPool }: ActivityDeps, runId: 
     const unreachable = discovered.filter((d) => d.status === 'unreachable').length + integrationIds.length - found.length;
     logger.info({ runId, integrations: enabled.length, pinned: pinned.length, tools: names.length, unreachable }, 'MCP discovery done');
   }
-  return { mcpRoutes, integrationCount: enabled.length, pinned, snapshot };
+  const unauthorized = discovered.filter((d) => d.needsAuthorization).map((d) => ({ prefix: exposedToolName(d.name, ''), integrationName: d.name }));
+  return { mcpRoutes, integrationCount: enabled.length, pinned, snapshot, unauthorized };
 }
 
 export function createDiscoveryActivities({ db, logger, mcpPool }: ActivityDeps) {

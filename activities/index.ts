@@ -3,6 +3,7 @@ import type { ActivityDeps } from './deps';
 import { createDiscoveryActivities } from './discovery';
 import { createFinishRunActivities } from './finish-run';
 import { createLlmTurnActivities } from './llm-turn';
+import { createOAuthActivities } from './oauth';
 import { createPrepareRunActivities } from './prepare-run';
 import { createPromptPrefixActivities } from './prompt-prefix';
 import { createToolCallActivities } from './tool-call';
@@ -20,5 +21,6 @@ export function createActivities(deps: ActivityDeps) {
     ...createPromptPrefixActivities(deps),
     ...createApprovalActivities(deps),
     ...createFinishRunActivities(deps),
+    ...createOAuthActivities(deps),
   };
 }

@@ -52,6 +52,7 @@ export function createPrepareRunActivities(deps: ActivityDeps) {
           tools: {
             mcpRoutes: discovery.mcpRoutes,
             integrationCount: discovery.integrationCount,
+            ...(discovery.unauthorized.length > 0 ? { unauthorized: discovery.unauthorized } : {}),
             // Tables imported by earlier runs of the thread (by any agent) stay queryable.
             hasDataSources: await threadHasDataSources(db, run.threadId),
           },

@@ -23,6 +23,7 @@ import { runListRoutes } from './routes/run-list';
 import { runRoutes } from './routes/runs';
 import { sourceRoutes } from './routes/sources';
 import { threadRoutes } from './routes/threads';
+import { integrationOAuthRoutes, oauthCallbackRoutes } from './routes/integration-oauth';
 import { sharedSchemas } from './schemas';
 import { formatSchemaErrors } from './validation';
 import type { Environment } from './mcp-config-import';
@@ -47,6 +48,8 @@ export interface AppDeps {
   llmKeyEnvs?: readonly string[];
   /** where `${VAR}` in imported MCP configs is looked up; server.ts passes process.env, tests a record */
   env?: Environment;
+  /** where browsers reach this API (PUBLIC_URL): OAuth redirects come back to PUBLIC_URL/oauth/callback */
+  publicUrl?: string;
   /** how long GET /v1/integrations/:id/capabilities waits for a worker (default 30 s) */
   capabilitiesWaitMs?: number;
   /** heartbeat interval of run event streams (tests shorten it) */
@@ -133,6 +136,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   await app.register(healthRoutes, { db: deps.db, client: deps.client, taskQueue: deps.taskQueue });
   await app.register(v1Routes({ ...deps, changes, views }), { prefix: '/v1' });
+  // Outside /v1: the authorization server's redirect carries no API key; its single-use state authenticates it.
+  await app.register(oauthCallbackRoutes, { db: deps.db, client: deps.client, taskQueue: deps.taskQueue, logger: deps.logger, waitMs: deps.capabilitiesWaitMs ?? 30_000 });
   await app.register(mcpHttpRoutes, { db: deps.db, client: deps.client, taskQueue: deps.taskQueue, logger: deps.logger, apiKey: deps.apiKey, adminApiKey: deps.adminApiKey });
   return app;
 }
@@ -157,6 +162,10 @@ function v1Routes(deps: AppDeps & { changes: RunChangeFeed; views: RunViewCache 
     await v1.register(integrationRoutes, {
       db: deps.db, client: deps.client, taskQueue: deps.taskQueue, logger: deps.logger, admin,
       env: deps.env ?? {}, capabilitiesWaitMs: deps.capabilitiesWaitMs ?? 30_000,
+    });
+    await v1.register(integrationOAuthRoutes, {
+      db: deps.db, client: deps.client, taskQueue: deps.taskQueue, logger: deps.logger, admin, publicUrl: deps.publicUrl,
+      waitMs: deps.capabilitiesWaitMs ?? 30_000,
     });
     await v1.register(threadRoutes, { db: deps.db });
     await v1.register(sourceRoutes, { db: deps.db });

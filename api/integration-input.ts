@@ -24,10 +24,19 @@ export const stdioTransportSchema = z.strictObject({
   cwd: z.string().min(1).max(4096).optional(),
 });
 
+const oauthSchema = z.strictObject({
+  type: z.literal('oauth'),
+  scopes: z.array(z.string().min(1).max(256).regex(/^[\x21\x23-\x5b\x5d-\x7e]+$/, 'must be an OAuth scope token')).max(100).optional(),
+  clientId: z.string().min(1).max(1024).optional(),
+  clientSecret: z.string().min(1).max(4096).optional(),
+  clientMetadataUrl: z.url({ protocol: /^https$/, error: 'must be an https URL' }).max(2048).optional(),
+}).refine((a) => !a.clientSecret || a.clientId, { message: 'clientSecret needs clientId', path: ['clientSecret'] });
+
 export const httpTransportSchema = z.strictObject({
   type: z.literal('http'),
   url: z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).max(8192),
   headers: z.record(headerName, headerValue).optional(),
+  auth: oauthSchema.optional(),
 });
 
 export const transportSchema = z.discriminatedUnion('type', [stdioTransportSchema, httpTransportSchema]);

@@ -30,6 +30,7 @@ const problemSchema = {
     field: { type: 'string', description: 'with code admin_required: the field only the operator may set' },
     approvalStatus: { type: 'string', description: 'with code already_decided: approved, denied, timed_out or cancelled' },
     decision: { type: ['string', 'null'], description: 'with code already_decided: the earlier decision (approve or deny), null when none was made' },
+    authorization: { type: 'string', description: 'with code authorization_required: required or expired' },
   },
 } as const;
 

@@ -45,7 +45,7 @@ export async function startApiServer(
   const app = await buildApp({
     ...deps, taskQueue: config.taskQueue, apiKey: config.apiKey, adminApiKey: config.adminApiKey, env: process.env,
     rateLimitPerMinute: config.rateLimitPerMinute, listenHost: config.host, allowedHosts: config.allowedHosts,
-    corsOrigins: config.corsOrigins, llmKeyEnvs: config.llmKeyEnvs,
+    corsOrigins: config.corsOrigins, llmKeyEnvs: config.llmKeyEnvs, publicUrl: config.publicUrl,
   });
   let agentFiles: AgentFileSync | undefined;
   try {

@@ -2,9 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { WorkflowFailedError, type Client } from '@temporalio/client';
 import type { Workflow } from '@temporalio/common';
 import type { ContextPreview } from '../activities/prompt-prefix';
-import { CAPABILITIES_WORKFLOW_TYPE, CONTEXT_PREVIEW_WORKFLOW_TYPE } from '../core/contract/run';
+import {
+  AUTHORIZE_INTEGRATION_WORKFLOW_TYPE, CAPABILITIES_WORKFLOW_TYPE, COMPLETE_AUTHORIZATION_WORKFLOW_TYPE, CONTEXT_PREVIEW_WORKFLOW_TYPE,
+  REVOKE_AUTHORIZATION_WORKFLOW_TYPE,
+} from '../core/contract/run';
 import type { DiscoveredIntegration } from '../core/mcp/discover';
-import type { capabilitiesWorkflow, contextPreviewWorkflow } from '../workflows/helper-workflows';
+import type {
+  authorizeIntegrationWorkflow, capabilitiesWorkflow, completeAuthorizationWorkflow, contextPreviewWorkflow, revokeAuthorizationWorkflow,
+} from '../workflows/helper-workflows';
 import { HttpProblem } from './problem';
 
 /*
@@ -98,5 +103,49 @@ export function previewContext(deps: WorkerQuestionDeps, agentId: string): Promi
     failed: (type, message) => (type === 'AgentNotFound'
       ? new HttpProblem(404, `Agent ${agentId} does not exist`, 'not_found')
       : new HttpProblem(502, `Building the context of agent ${agentId} failed: ${message}`, 'preview_failed')),
+  });
+}
+
+type OAuthTarget = { id: string; name: string; taskQueue: string | null };
+
+const oauthFailure = (integration: OAuthTarget, doing: string) => (type: string | undefined, message: string) => {
+  if (type === 'IntegrationNotFound') return new HttpProblem(404, `Integration ${integration.id} does not exist`, 'not_found');
+  if (type === 'NotAuthorizable') return new HttpProblem(400, message, 'not_authorizable');
+  return new HttpProblem(502, `${doing} ${integration.name} failed: ${message}`, 'authorization_failed');
+};
+
+/** Discovery and registration on a worker; the URL a person opens to authorize the integration. */
+export function beginIntegrationAuthorization(deps: WorkerQuestionDeps, integration: OAuthTarget, redirectUrl: string) {
+  return askWorker<typeof authorizeIntegrationWorkflow>(deps, {
+    type: AUTHORIZE_INTEGRATION_WORKFLOW_TYPE,
+    workflowId: `authorize-${integration.id}-${randomUUID()}`,
+    arg: { integrationId: integration.id, redirectUrl, ...(integration.taskQueue ? { taskQueue: integration.taskQueue } : {}) },
+    summary: `authorization of integration ${integration.name}`,
+    what: `started the authorization of integration ${integration.name}`,
+    failed: oauthFailure(integration, 'Starting the authorization of'),
+  });
+}
+
+/** The code exchange of a claimed callback, on a worker. */
+export function completeIntegrationAuthorization(deps: WorkerQuestionDeps, integration: OAuthTarget, input: { stateId: string; code: string }) {
+  return askWorker<typeof completeAuthorizationWorkflow>(deps, {
+    type: COMPLETE_AUTHORIZATION_WORKFLOW_TYPE,
+    workflowId: `authorize-callback-${integration.id}-${randomUUID()}`,
+    arg: { ...input, ...(integration.taskQueue ? { taskQueue: integration.taskQueue } : {}) },
+    summary: `authorization callback of integration ${integration.name}`,
+    what: `completed the authorization of integration ${integration.name}`,
+    failed: oauthFailure(integration, 'Completing the authorization of'),
+  });
+}
+
+/** Revocation at the server (when it offers it) and forgetting the tokens, on a worker. */
+export function revokeIntegrationAuthorization(deps: WorkerQuestionDeps, integration: OAuthTarget) {
+  return askWorker<typeof revokeAuthorizationWorkflow>(deps, {
+    type: REVOKE_AUTHORIZATION_WORKFLOW_TYPE,
+    workflowId: `revoke-authorization-${integration.id}-${randomUUID()}`,
+    arg: { integrationId: integration.id, ...(integration.taskQueue ? { taskQueue: integration.taskQueue } : {}) },
+    summary: `revocation of integration ${integration.name}`,
+    what: `revoked the authorization of integration ${integration.name}`,
+    failed: oauthFailure(integration, 'Revoking the authorization of'),
   });
 }

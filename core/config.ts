@@ -35,6 +35,7 @@ const envSchema = z.object({
   API_KEY: z.preprocess(emptyToUndefined, z.string().min(16, 'must be at least 16 characters').optional()),
   ADMIN_API_KEY: z.preprocess(emptyToUndefined, z.string().min(16, 'must be at least 16 characters').optional()),
   ALLOWED_HOSTS: z.preprocess(emptyToUndefined, z.string().regex(/^[A-Za-z0-9.:[\]-]+(,[A-Za-z0-9.:[\]-]+)*$/, 'comma-separated host names, each optionally with :port').optional()),
+  PUBLIC_URL: z.preprocess(emptyToUndefined, z.url({ protocol: /^https?$/, error: 'must be the http(s) URL browsers reach the API at, such as https://agents.example.com' }).optional()),
   CORS_ORIGINS: z.preprocess(emptyToUndefined, z.string().regex(/^https?:\/\/[^,/\s]+(,https?:\/\/[^,/\s]+)*$/, 'comma-separated origins such as https://app.example.com').optional()),
   LLM_KEY_ENVS: z.preprocess(emptyToUndefined, z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*(,[A-Za-z_][A-Za-z0-9_]*)*$/, 'comma-separated environment variable names').optional()),
   INTEGRATIONS_FILE: optionalString,
@@ -74,6 +75,8 @@ export interface AppConfig {
   allowedHosts?: string[];
   /** origins (scheme://host[:port]) that browsers may call the API from, with CORS headers */
   corsOrigins: string[];
+  /** where browsers reach the API (behind a proxy); OAuth redirects come back to PUBLIC_URL/oauth/callback. Absent: the address a request came to */
+  publicUrl?: string;
   /** the environment variables an agent's model.apiKeyEnv may name (the provider defaults plus LLM_KEY_ENVS) */
   llmKeyEnvs: string[];
   /** the operator's MCP server list (Claude Desktop or VS Code JSON), loaded by the API at start (absolute) */
@@ -139,6 +142,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     adminApiKey: e.ADMIN_API_KEY,
     allowedHosts: e.ALLOWED_HOSTS ? list(e.ALLOWED_HOSTS).map((h) => h.toLowerCase()) : undefined,
     corsOrigins: list(e.CORS_ORIGINS).map((o) => o.toLowerCase()),
+    publicUrl: e.PUBLIC_URL,
     llmKeyEnvs,
     integrationsFile: e.INTEGRATIONS_FILE ? path.resolve(e.INTEGRATIONS_FILE) : undefined,
     workflowBundlePath: e.WORKFLOW_BUNDLE_PATH,

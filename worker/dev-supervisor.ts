@@ -112,7 +112,7 @@ async function main(): Promise<void> {
     say('bundling workflows and starting the worker…');
     const nativeConnection = await NativeConnection.connect({ ...config.temporalConnect.connectionOptions, address: temporalAddress });
     onStop('worker connection', () => nativeConnection.close());
-    const mcpPool = await startMcpPool(logger, { fetch: guardedFetch(config.networkPolicy) });
+    const mcpPool = await startMcpPool(logger, { fetch: guardedFetch(config.networkPolicy), oauth: { db, logger } });
     // Stops run in reverse: the pool closes after the worker below has stopped.
     onStop('MCP servers', () => mcpPool.closeAll());
     // Flushed after the worker has stopped: its last activities may still be emitting observations.

@@ -30,7 +30,7 @@ async function main(): Promise<void> {
     ...config.temporalConnect.connectionOptions,
     address: config.temporalAddress ?? config.temporalConnect.connectionOptions.address ?? 'localhost:7233',
   });
-  const mcpPool = await startMcpPool(logger, { fetch: guardedFetch(config.networkPolicy) });
+  const mcpPool = await startMcpPool(logger, { fetch: guardedFetch(config.networkPolicy), oauth: { db, logger } });
   const tracing = initTracing(config.langfuse, logger);
   // Tool calls waiting for answers to MCP servers' questions wake on it.
   const runChanges = listenForRunChanges(db, logger);

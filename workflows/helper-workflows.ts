@@ -31,3 +31,29 @@ const { previewPromptPrefix } = proxyActivities<Activities>({
 export async function contextPreviewWorkflow(input: { agentId: string }): Promise<ContextPreview> {
   return previewPromptPrefix(input);
 }
+
+/**
+ * The steps of an integration's OAuth authorization (activities/oauth.ts), on a worker of the
+ * integration's task queue when it is pinned: that is where its server is reachable. None retries:
+ * an authorization code works once, and a person is waiting for the answer.
+ */
+const oauthActivities = (taskQueue: string | undefined) => proxyActivities<Activities>({
+  startToCloseTimeout: '45 seconds',
+  retry: { maximumAttempts: 1 },
+  ...(taskQueue ? { taskQueue } : {}),
+});
+
+/** POST /v1/integrations/:id/authorize. */
+export async function authorizeIntegrationWorkflow(input: { integrationId: string; redirectUrl: string; taskQueue?: string }): Promise<{ authorizationUrl: string; expiresAt: string }> {
+  return oauthActivities(input.taskQueue).beginIntegrationAuthorization({ integrationId: input.integrationId, redirectUrl: input.redirectUrl });
+}
+
+/** GET /oauth/callback, once its state is claimed. */
+export async function completeAuthorizationWorkflow(input: { stateId: string; code: string; taskQueue?: string }): Promise<{ integrationName: string }> {
+  return oauthActivities(input.taskQueue).completeIntegrationAuthorization({ stateId: input.stateId, code: input.code });
+}
+
+/** DELETE /v1/integrations/:id/authorization. */
+export async function revokeAuthorizationWorkflow(input: { integrationId: string; taskQueue?: string }): Promise<{ revokedAtServer: boolean }> {
+  return oauthActivities(input.taskQueue).revokeIntegrationAuthorization({ integrationId: input.integrationId });
+}

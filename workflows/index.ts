@@ -1,2 +1,4 @@
 export { runWorkflow } from './run-workflow';
-export { capabilitiesWorkflow, contextPreviewWorkflow } from './helper-workflows';
+export {
+  authorizeIntegrationWorkflow, capabilitiesWorkflow, completeAuthorizationWorkflow, contextPreviewWorkflow, revokeAuthorizationWorkflow,
+} from './helper-workflows';

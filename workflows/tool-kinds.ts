@@ -101,5 +101,9 @@ export function routeToolCall(name: string, tools: ToolAvailability): RoutedCall
     return { type: 'mcp_tool', kind: toolKinds.mcp_tool, route: tools.mcpRoutes[name] };
   }
   const native = nativeKinds.find(([, kind]) => kind.nativeName === name && kind.offered?.(tools));
-  return native ? { type: native[0], kind: native[1] } : { type: 'unknown', kind: toolKinds.unknown };
+  if (native) return { type: native[0], kind: native[1] };
+  // A tool of a server whose tools could not be listed for want of authorization: say so, not "not found".
+  const locked = tools.unauthorized?.find((u) => name.startsWith(u.prefix));
+  if (locked) return { type: 'mcp_tool', kind: { failureText: () => toolResultText.mcpToolFailed(toolResultText.needsAuthorization(locked.integrationName)) } };
+  return { type: 'unknown', kind: toolKinds.unknown };
 }

@@ -3,6 +3,7 @@ import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { McpToolRoute } from '../../core/contract/tool-call';
 import { toolResultText } from '../../core/contract/tool-texts';
 import { mcpErrorText } from '../../core/mcp/error-text';
+import { isAuthorizationRequired } from '../../core/mcp/oauth-provider';
 import { toolResultContentText } from '../../core/mcp/tool-result-text';
 import type { ToolDefinition } from '../../core/messages';
 import { mcpToolSpanName } from '../../core/tracing/run-trace';
@@ -26,6 +27,8 @@ function timeoutMs(err: McpError, fallback: number): number {
 
 /** The one classification of an MCP tool's failure into the contract texts. */
 function failureVerdict(err: unknown, requestTimeoutMs: number): Verdict {
+  // Not unexpected: the operator knows what to do, and the LLM can go on without this server.
+  if (isAuthorizationRequired(err)) return { status: 'error', content: toolResultText.mcpToolFailed(err.message) };
   if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
     return { status: 'error', content: toolResultText.mcpToolTimedOut(timeoutMs(err, requestTimeoutMs)) };
   }
@@ -67,7 +70,7 @@ async function callTool(route: McpToolRoute, args: Record<string, unknown>, run:
     } catch (err) {
       // A cancel and a timeout both surface as -32001: the signal tells them apart.
       if (signal.aborted) throw signal.reason ?? err;
-      if (!sent && attempt < CONNECT_ATTEMPTS) {
+      if (!sent && attempt < CONNECT_ATTEMPTS && !isAuthorizationRequired(err)) {
         run.log.warn({ attempt, err: mcpErrorText(err) }, 'MCP connect failed; retrying');
         await new Promise((r) => setTimeout(r, CONNECT_BACKOFF_MS * attempt));
         continue;

@@ -24,6 +24,8 @@ export interface CliContext {
   /** registers a Ctrl-C handler; returns its removal */
   onInterrupt(handler: () => void): () => void;
   readFile(path: string): Promise<string>;
+  /** opens a URL in the person's browser when the machine has one; false when it could not */
+  openUrl?(url: string): Promise<boolean>;
 }
 
 interface Agent { id: string; name: string; model: { provider?: string }; maxTurns: number }

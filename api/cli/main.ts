@@ -9,6 +9,8 @@ import {
 } from './commands';
 import { threadsListCommand, threadsShowCommand } from './thread-commands';
 import { approvalsListCommand, decideCommand } from './approval-commands';
+import { openInBrowser } from './browser';
+import { integrationsAuthorizeCommand } from './integration-commands';
 
 const HELP = `agent-engine: start and follow agent runs through the engine's HTTP API
 
@@ -20,6 +22,7 @@ usage:
   agent-engine threads show <thread id> [--json]
   agent-engine agents list [--json]
   agent-engine integrations import <mcp.json> [--json]
+  agent-engine integrations authorize <name|id> [--json]   OAuth: prints the URL to open, waits for the callback
   agent-engine approvals list [--json]
   agent-engine approve <run id> <tool call id> [--reason "<note>"] [--json]
   agent-engine deny <run id> <tool call id> [--reason "<note>"] [--json]
@@ -54,6 +57,7 @@ const COMMANDS: Record<string, { options: string[]; positionals: number }> = {
   'threads show': { options: ['json'], positionals: 1 },
   'agents list': { options: ['json'], positionals: 0 },
   'integrations import': { options: ['json'], positionals: 1 },
+  'integrations authorize': { options: ['json'], positionals: 1 },
   'approvals list': { options: ['json'], positionals: 0 },
   approve: { options: ['reason', 'json'], positionals: 2 },
   deny: { options: ['reason', 'json'], positionals: 2 },
@@ -101,6 +105,7 @@ function dispatch(ctx: CliContext, command: string, args: string[], v: Values): 
     case 'threads show': return threadsShowCommand(ctx, { id: args[0], json });
     case 'agents list': return agentsListCommand(ctx, { json });
     case 'integrations import': return integrationsImportCommand(ctx, { file: args[0], json });
+    case 'integrations authorize': return integrationsAuthorizeCommand(ctx, { integration: args[0], json });
     case 'approvals list': return approvalsListCommand(ctx, { json });
     case 'approve':
     case 'deny': return decideCommand(ctx, { decision: command, runId: args[0], toolCallId: args[1], reason: v.reason, json });
@@ -144,6 +149,7 @@ export async function main(argv: string[]): Promise<number> {
         return () => process.off('SIGINT', handler);
       },
       readFile: (path) => readFile(path, 'utf8'),
+      openUrl: openInBrowser,
     };
     return await dispatch(ctx, command, args, values);
   } catch (err) {

@@ -17,7 +17,8 @@ const name = { type: 'string', minLength: 1, maxLength: 64, pattern: INTEGRATION
 const transportInput = {
   type: 'object', required: ['type'], additionalProperties: true,
   properties: { type: { type: 'string', enum: ['stdio', 'http'] } },
-  description: '{type:"stdio", command, args?, env?, cwd?} or {type:"http", url, headers?}; env and header values are secrets, never returned',
+  description: '{type:"stdio", command, args?, env?, cwd?} or {type:"http", url, headers?, auth?}; env and header values are secrets, never returned. '
+    + 'auth: {type:"oauth", scopes?, clientId?, clientSecret?, clientMetadataUrl?} for a server behind the MCP authorization flow (clientSecret is a secret too)',
 } as const;
 
 const settings = {
@@ -89,14 +90,32 @@ const publicTransport = {
     type: { type: 'string', enum: ['stdio', 'http'] },
     command: { type: 'string' }, args: strings, envKeys: { ...strings, description: 'names only' }, cwd: { type: 'string' },
     url: { type: 'string' }, headerKeys: { ...strings, description: 'names only' },
+    auth: {
+      type: 'object', required: ['type'],
+      properties: {
+        type: { type: 'string', enum: ['oauth'] }, scopes: strings, clientId: { type: 'string' }, clientMetadataUrl: { type: 'string' },
+        clientSecretSet: { type: 'boolean', description: 'whether a client secret is stored (never shown)' },
+      },
+    },
   },
+} as const;
+
+/** An integration's OAuth state (core/db/integration-oauth.ts): never a token. */
+export const authorizationProperties = {
+  authorization: {
+    type: 'string', enum: ['not_required', 'required', 'authorized', 'expired'],
+    description: 'required: an operator must authorize it (POST /v1/integrations/{id}/authorize); expired: authorized once, no longer renewable',
+  },
+  expiresAt: { type: 'string', format: 'date-time', description: "the access token's expiry; workers refresh it before" },
+  scopes: strings,
+  authorizedAt: timestamp,
 } as const;
 
 /** Serialisation keeps only these properties, so a secret could not leave even through a mistake upstream. */
 export const integrationResponse = {
   type: 'object',
   required: ['id', 'name', 'transport', 'toolTimeoutMs', 'maxTotalTimeoutMs', 'maxResourceBytes', 'trustAnnotations', 'enabled', 'createdAt', 'updatedAt'],
-  properties: { id, name: { type: 'string' }, transport: publicTransport, ...settings, createdAt: timestamp, updatedAt: timestamp },
+  properties: { id, name: { type: 'string' }, transport: publicTransport, ...settings, ...authorizationProperties, createdAt: timestamp, updatedAt: timestamp },
 } as const;
 
 const open = { type: 'object', additionalProperties: true } as const;
@@ -104,6 +123,7 @@ const open = { type: 'object', additionalProperties: true } as const;
 export const capabilitiesResponse = {
   type: 'object', required: ['tools', 'resources', 'resourceTemplates', 'prompts'],
   properties: {
+    ...authorizationProperties,
     tools: {
       type: 'array',
       items: {

@@ -5,6 +5,7 @@ import {
   deleteUnreferencedIntegration, findIntegration, insertIntegration, integrationNameProblem, listIntegrations,
   takenIntegrationNames, toPublic, updateIntegration, type Integration, type NewIntegration,
 } from '../../core/db/integrations';
+import { authorizationView, authorizationViews } from '../../core/db/integration-oauth';
 import { inTransaction, type Db } from '../../core/db/pool';
 import { resolveRef } from '../../core/db/refs';
 import type { Logger } from '../../core/logger';
@@ -66,6 +67,11 @@ async function mustFind(db: Db, ref: string): Promise<Integration> {
   return integration;
 }
 
+/** The public integration with its OAuth state (never a token). */
+async function present(db: Db, integration: Integration) {
+  return { ...toPublic(integration), ...(await authorizationView(db, integration)) };
+}
+
 const one = (description: string) => ({ 200: { description, ...integrationResponse } });
 const listResponse = { type: 'object', required: ['integrations'], properties: { integrations: { type: 'array', items: integrationResponse } } };
 
@@ -90,7 +96,7 @@ export const integrationRoutes: FastifyPluginAsync<IntegrationRoutesOptions> = a
     if (approval) opts.admin.requireAdmin(request, 'body.approval');
     if (settings.elicitation) opts.admin.requireAdmin(request, 'body.elicitation', ELICITATION_ELSEWHERE);
     try {
-      return reply.code(201).send(toPublic(await insertIntegration(db, { ...settings, transport, approval })));
+      return reply.code(201).send(await present(db, await insertIntegration(db, { ...settings, transport, approval })));
     } catch (err) {
       if (isUniqueViolation(err)) throw nameConflict([request.body.name]);
       throw err;
@@ -99,14 +105,18 @@ export const integrationRoutes: FastifyPluginAsync<IntegrationRoutesOptions> = a
 
   app.get('/integrations', {
     schema: { tags: ['integrations'], summary: 'List integrations, oldest first', response: { 200: listResponse } },
-  }, async () => ({ integrations: (await listIntegrations(db)).map(toPublic) }));
+  }, async () => {
+    const integrations = await listIntegrations(db);
+    const views = await authorizationViews(db, integrations);
+    return { integrations: integrations.map((i) => ({ ...toPublic(i), ...views.get(i.id) })) };
+  });
 
   app.get<IdRequest>('/integrations/:id', {
     schema: {
       tags: ['integrations'], summary: 'Read an integration (by id or name)', params: idParams,
       response: { ...one('The integration'), 404: problemResponse('No such integration') },
     },
-  }, async (request) => toPublic(await mustFind(db, request.params.id)));
+  }, async (request) => present(db, await mustFind(db, request.params.id)));
 
   app.patch<IdRequest & { Body: PatchBody }>('/integrations/:id', {
     schema: {
@@ -132,7 +142,7 @@ export const integrationRoutes: FastifyPluginAsync<IntegrationRoutesOptions> = a
     try {
       const updated = await updateIntegration(db, current.id, { ...rest, ...(transport ? { transport } : {}) });
       if (!updated) throw new HttpProblem(404, `Integration ${current.id} does not exist`, 'not_found');
-      return toPublic(updated);
+      return await present(db, updated);
     } catch (err) {
       if (isUniqueViolation(err)) throw nameConflict([rest.name ?? current.name]);
       throw err;
@@ -198,11 +208,22 @@ export const integrationRoutes: FastifyPluginAsync<IntegrationRoutesOptions> = a
       tags: ['integrations'], summary: "List the server's tools, resources, templates and prompts (asks a worker)", params: idParams,
       response: {
         200: capabilitiesResponse, 404: problemResponse('No such integration'),
+        409: problemResponse('The server needs OAuth authorization: POST /v1/integrations/{id}/authorize'),
         502: problemResponse('The MCP server is unreachable'), 504: problemResponse('No worker answered in time'),
       },
     },
   }, async (request) => {
     const integration = await mustFind(db, request.params.id);
-    return fetchCapabilities({ client: opts.client, taskQueue: opts.taskQueue, logger: opts.logger, waitMs: opts.capabilitiesWaitMs }, integration);
+    try {
+      const listed = await fetchCapabilities({ client: opts.client, taskQueue: opts.taskQueue, logger: opts.logger, waitMs: opts.capabilitiesWaitMs }, integration);
+      return { ...(await authorizationView(db, integration)), ...listed };
+    } catch (err) {
+      if (!(err instanceof HttpProblem) || err.status !== 502) throw err;
+      // The worker may just have learnt that the server wants authorization (a 401 with resource metadata).
+      const view = await authorizationView(db, integration);
+      if (view.authorization !== 'required' && view.authorization !== 'expired') throw err;
+      throw new HttpProblem(409, `Integration ${integration.name} needs authorization; an operator must authorize it (POST /v1/integrations/${integration.id}/authorize)`,
+        'authorization_required', { ...view });
+    }
   });
 };

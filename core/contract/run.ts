@@ -7,6 +7,9 @@ import type { Usage } from '../messages';
 export const RUN_WORKFLOW_TYPE = 'runWorkflow';
 export const CAPABILITIES_WORKFLOW_TYPE = 'capabilitiesWorkflow';
 export const CONTEXT_PREVIEW_WORKFLOW_TYPE = 'contextPreviewWorkflow';
+export const AUTHORIZE_INTEGRATION_WORKFLOW_TYPE = 'authorizeIntegrationWorkflow';
+export const COMPLETE_AUTHORIZATION_WORKFLOW_TYPE = 'completeAuthorizationWorkflow';
+export const REVOKE_AUTHORIZATION_WORKFLOW_TYPE = 'revokeAuthorizationWorkflow';
 /** The query the Web UI and operators use on a running run; the API reads PostgreSQL instead. */
 export const RUN_STATE_QUERY = 'runState';
 export const DEFAULT_CONTINUE_AS_NEW_BYTES = 4 * 1024 * 1024;

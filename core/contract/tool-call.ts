@@ -63,4 +63,9 @@ export interface ToolAvailability {
   mcpRoutes: Record<string, McpToolRoute>;
   integrationCount: number;
   hasDataSources: boolean;
+  /**
+   * integrations that need OAuth authorization, as the LLM would see them: `<integration>__` (their
+   * tools could not be listed). A call to one of their tools is told an operator must authorize it.
+   */
+  unauthorized?: { prefix: string; integrationName: string }[];
 }

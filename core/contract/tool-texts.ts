@@ -9,6 +9,8 @@ export const toolResultText = {
   mcpToolTimedOut: (ms: number) => `MCP tool execution failed: timed out after ${ms} ms`,
   mcpToolUnexpected: (message: string) => `MCP tool execution failed unexpectedly: ${message}`,
   mcpToolMissingIntegration: () => 'MCP tool configuration error: missing integration ID',
+  /** an OAuth-protected server without (working) authorization; the tool call's text is mcpToolFailed of it */
+  needsAuthorization: (integrationName: string) => `integration ${integrationName} needs authorization; an operator must authorize it`,
   resourceFailed: (message: string) => `Resource retrieval failed: ${message}`,
   promptFailed: (message: string) => `Prompt retrieval failed: ${message}`,
   sourceQueryFailed: (message: string) => `Source query failed: ${message}`,

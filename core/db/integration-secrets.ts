@@ -8,15 +8,29 @@ import type { Db } from './pool';
  * sealing existed still carry env/headers in transport: they are read as they are and sealed by
  * sealPlainIntegrationSecrets at the first start with a key.
  */
-/** How the worker reaches an MCP server. `env` and `headers` hold secrets: never log or return them. */
+/**
+ * An HTTP server behind the MCP authorization flow (OAuth 2.1 with PKCE). Without clientId the
+ * engine registers itself (dynamic client registration, or the client ID metadata document at
+ * clientMetadataUrl when the authorization server accepts one). `clientSecret` is a secret.
+ */
+export interface OAuthSettings {
+  type: 'oauth';
+  scopes?: string[];
+  clientId?: string;
+  clientSecret?: string;
+  clientMetadataUrl?: string;
+}
+
+/** How the worker reaches an MCP server. `env`, `headers` and `auth.clientSecret` hold secrets: never log or return them. */
 export type IntegrationTransport =
   | { type: 'stdio'; command: string; args?: string[]; env?: Record<string, string>; cwd?: string }
-  | { type: 'http'; url: string; headers?: Record<string, string> };
+  | { type: 'http'; url: string; headers?: Record<string, string>; auth?: OAuthSettings };
 type Transport = IntegrationTransport;
 
 interface TransportSecrets {
   env?: Record<string, string>;
   headers?: Record<string, string>;
+  clientSecret?: string;
 }
 
 /** Binds a sealed value to its row: copied into another integration, it no longer opens. */
@@ -25,16 +39,24 @@ export const integrationSecretsContext = (id: string) => `integrations.secrets:$
 /** The two columns to store for a transport: the transport without secret values, and the sealed secrets (or null). */
 export function sealTransport(ring: KeyRing, id: string, transport: Transport): { transport: Transport; secrets: Sealed | null } {
   const { env, headers, ...rest } = transport as Transport & TransportSecrets;
-  const secrets: TransportSecrets = { ...(env ? { env } : {}), ...(headers ? { headers } : {}) };
-  if (Object.keys(env ?? {}).length === 0 && Object.keys(headers ?? {}).length === 0) return { transport: rest as Transport, secrets: null };
+  const auth = (rest as { auth?: OAuthSettings }).auth;
+  const clientSecret = auth?.clientSecret;
+  if (auth) {
+    const { clientSecret: _secret, ...publicAuth } = auth;
+    (rest as { auth?: OAuthSettings }).auth = publicAuth;
+  }
+  const secrets: TransportSecrets = { ...(env ? { env } : {}), ...(headers ? { headers } : {}), ...(clientSecret ? { clientSecret } : {}) };
+  if (Object.keys(env ?? {}).length === 0 && Object.keys(headers ?? {}).length === 0 && !clientSecret) return { transport: rest as Transport, secrets: null };
   return { transport: rest as Transport, secrets: seal(ring, JSON.stringify(secrets), integrationSecretsContext(id)) };
 }
 
 /** The transport as the worker uses it, secrets opened. */
 export function openTransport(ring: KeyRing, id: string, transport: Transport, secrets: unknown): Transport {
   if (!isSealed(secrets)) return transport;
-  const opened = JSON.parse(open(ring, secrets, integrationSecretsContext(id))) as TransportSecrets;
-  return { ...transport, ...opened } as Transport;
+  const { clientSecret, ...opened } = JSON.parse(open(ring, secrets, integrationSecretsContext(id))) as TransportSecrets;
+  const whole = { ...transport, ...opened } as Transport;
+  if (clientSecret && whole.type === 'http' && whole.auth) return { ...whole, auth: { ...whole.auth, clientSecret } };
+  return whole;
 }
 
 const PLAIN = "(transport ? 'env' OR transport ? 'headers')";

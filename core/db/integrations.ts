@@ -60,7 +60,7 @@ export interface NewIntegration {
 /** What API responses show: the names of env variables and headers, never their values. */
 export type PublicTransport =
   | { type: 'stdio'; command: string; args: string[]; envKeys: string[]; cwd?: string }
-  | { type: 'http'; url: string; headerKeys: string[] };
+  | { type: 'http'; url: string; headerKeys: string[]; auth?: { type: 'oauth'; scopes?: string[]; clientId?: string; clientMetadataUrl?: string; clientSecretSet: boolean } };
 
 export type PublicIntegration = Omit<Integration, 'transport' | 'elicitationTimeoutMs'> & { transport: PublicTransport; elicitationTimeout: string };
 
@@ -91,11 +91,15 @@ const toIntegration = (r: IntegrationRow): Integration => ({
   createdAt: r.created_at.toISOString(), updatedAt: r.updated_at.toISOString(),
 });
 
+function publicAuth({ clientSecret, ...rest }: NonNullable<Extract<IntegrationTransport, { type: 'http' }>['auth']>) {
+  return { ...rest, clientSecretSet: Boolean(clientSecret) };
+}
+
 export function toPublic(integration: Integration): PublicIntegration {
   const t = integration.transport;
   const transport: PublicTransport = t.type === 'stdio'
     ? { type: 'stdio', command: t.command, args: t.args ?? [], envKeys: Object.keys(t.env ?? {}).sort(), ...(t.cwd ? { cwd: t.cwd } : {}) }
-    : { type: 'http', url: t.url, headerKeys: Object.keys(t.headers ?? {}).sort() };
+    : { type: 'http', url: t.url, headerKeys: Object.keys(t.headers ?? {}).sort(), ...(t.auth ? { auth: publicAuth(t.auth) } : {}) };
   const { elicitationTimeoutMs, ...rest } = integration;
   return { ...rest, transport, elicitationTimeout: formatDuration(elicitationTimeoutMs) };
 }

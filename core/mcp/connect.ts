@@ -6,6 +6,7 @@ import { ElicitRequestSchema, type ElicitRequest, type ElicitResult } from '@mod
 import type { Integration } from '../db/integrations';
 import type { Logger } from '../logger';
 import { guardedFetch, type GuardedFetch } from '../net/address-guard';
+import { authorizedFetch, type OAuthFetchOptions } from './oauth-fetch';
 import { GroupStdioTransport } from './stdio-transport';
 
 export interface ConnectOptions {
@@ -20,12 +21,14 @@ export interface ConnectOptions {
    * the server's elicitation/create requests go here. Without it, such requests are declined.
    */
   elicit?: ElicitHandler;
+  /** where OAuth-protected servers' tokens are kept (the worker's database); without it, no server gets a token */
+  oauth?: OAuthFetchOptions;
 }
 
 /** Answers a server's question (elicitation/create) asked during a request of this connection. */
 export type ElicitHandler = (params: ElicitRequest['params'], signal: AbortSignal) => Promise<ElicitResult>;
 
-const defaultFetch = guardedFetch();
+export const defaultFetch = guardedFetch();
 
 const CLIENT_INFO = { name: 'durable-agent-engine', version: '0.1.0' };
 
@@ -73,7 +76,8 @@ export async function connectIntegration(integration: Integration, options: Conn
   }
   const url = new URL(t.url);
   const requestInit: RequestInit = { headers: t.headers ?? {} };
-  const fetch = options.fetch ?? defaultFetch;
+  const base = options.fetch ?? defaultFetch;
+  const fetch = options.oauth ? authorizedFetch(options.oauth, integration, base) as GuardedFetch : base;
   try {
     return await connectOver(new StreamableHTTPClientTransport(url, { requestInit, fetch }), options.timeoutMs, options.elicit);
   } catch (err) {

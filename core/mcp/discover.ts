@@ -3,6 +3,7 @@ import type { Integration } from '../db/integrations';
 import type { Logger } from '../logger';
 import { withDeadline } from '../deadline';
 import { mcpErrorText } from './error-text';
+import { isAuthorizationRequired } from './oauth-provider';
 import type { McpPool } from './pool';
 
 /** What one integration offers, as listed once per run and kept in the run's discovery snapshot. */
@@ -19,6 +20,8 @@ export interface DiscoveredIntegration {
   name: string;
   status: 'ok' | 'unreachable';
   error?: string;
+  /** unreachable because the server needs OAuth authorization an operator must give */
+  needsAuthorization?: boolean;
   tools: DiscoveredTool[];
   resources: { uri: string; name: string; description?: string; mimeType?: string }[];
   resourceTemplates: { uriTemplate: string; name: string; description?: string; mimeType?: string }[];
@@ -47,6 +50,8 @@ async function guarded<T>(supported: boolean, what: string, logger: Logger, list
   try {
     return await list();
   } catch (err) {
+    // Not a broken capability: the whole server refuses until an operator authorizes it.
+    if (isAuthorizationRequired(err)) throw err;
     logger.warn({ what, err: (err as Error).message }, 'MCP list call failed; treating it as empty');
     return [];
   }
@@ -94,6 +99,9 @@ export async function discoverIntegration(pool: McpPool, integration: Integratio
   } catch (err) {
     const message = mcpErrorText(err);
     log.warn({ err: message }, 'MCP integration unreachable during discovery');
-    return { ...head, status: 'unreachable', error: message, tools: [], resources: [], resourceTemplates: [], prompts: [] };
+    return {
+      ...head, status: 'unreachable', error: message, ...(isAuthorizationRequired(err) ? { needsAuthorization: true } : {}),
+      tools: [], resources: [], resourceTemplates: [], prompts: [],
+    };
   }
 }

@@ -2,7 +2,8 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Integration } from '../db/integrations';
 import type { Logger } from '../logger';
 import type { GuardedFetch } from '../net/address-guard';
-import { connectIntegration, type ElicitHandler } from './connect';
+import { connectIntegration, defaultFetch, type ElicitHandler } from './connect';
+import type { OAuthFetchOptions } from './oauth-fetch';
 import { DEFAULT_GROUPS_DIR } from './process-groups';
 
 /**
@@ -22,6 +23,8 @@ export interface McpPool {
   closeAll(): Promise<void>;
   /** ids of the integrations with a live connection, for tests and diagnostics */
   connectedIds(): string[];
+  /** how this worker reaches HTTP servers and their authorization servers (the address rules) */
+  readonly fetch: GuardedFetch;
 }
 
 export interface McpPoolOptions {
@@ -32,6 +35,8 @@ export interface McpPoolOptions {
   connectTimeoutMs?: number;
   /** how HTTP servers are reached (see core/net/address-guard); the default refuses metadata addresses */
   fetch?: GuardedFetch;
+  /** where OAuth tokens are kept: the worker's database */
+  oauth?: OAuthFetchOptions;
 }
 
 interface Entry {
@@ -93,7 +98,7 @@ export function createMcpPool(options: McpPoolOptions): McpPool {
       ? (params, signal) => (entry.elicit ? entry.elicit(params, signal) : Promise.resolve({ action: 'decline' }))
       : undefined;
     entry.connecting = connectIntegration(integration, {
-      groupsDir, logger, timeoutMs: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS, fetch: options.fetch, elicit,
+      groupsDir, logger, timeoutMs: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS, fetch: options.fetch, elicit, oauth: options.oauth,
     }).then((client) => {
       entry.client = client;
       // A transport that closes or errors fatally (server crash, dropped stream) makes the next call reconnect.
@@ -160,6 +165,7 @@ export function createMcpPool(options: McpPoolOptions): McpPool {
       clearInterval(sweep);
       await Promise.all(allEntries().map(([id, entry]) => closeEntry(id, entry)));
     },
+    fetch: options.fetch ?? defaultFetch,
     connectedIds() {
       return [...new Set(allEntries().filter(([, e]) => e.client && !e.dead).map(([id]) => id))];
     },

@@ -1,7 +1,8 @@
-import { prepareIntegrationSecrets } from '../db/integration-secrets';
+import { prepareIntegrationSecrets, StoredSecretsError } from '../db/integration-secrets';
 import type { Db } from '../db/pool';
 import type { Logger } from '../logger';
 import { installSecretKeys } from './key-ring';
+import { unopenableSecrets } from './rotate';
 import { keyRing } from './secret-box';
 
 /**
@@ -12,6 +13,11 @@ export async function openSecretStore(db: Db, keys: { current?: Buffer; previous
   const ring = keyRing(keys.current, keys.previous);
   installSecretKeys(ring);
   const { sealedPlain } = await prepareIntegrationSecrets(db, ring);
+  const unopenable = await unopenableSecrets(db, ring);
+  if (unopenable.length > 0) {
+    throw new StoredSecretsError(`Stored OAuth secrets do not open with this process's keys: ${unopenable.join(', ')}. `
+      + 'Start with the SECRETS_KEY that sealed them (as SECRETS_KEY_PREVIOUS during a rotation).');
+  }
   if (sealedPlain > 0) logger.info({ rows: sealedPlain, keyId: ring.current?.id }, 'sealed integration secrets that were stored in plain text');
   if (!ring.current) logger.warn('SECRETS_KEY is not set: integrations with env or header values cannot be stored');
 }

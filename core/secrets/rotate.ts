@@ -1,4 +1,5 @@
 import type { Db } from '../db/pool';
+import { integrationOAuthContext, oauthStateContext } from '../db/integration-oauth';
 import { integrationSecretsContext, sealPlainIntegrationSecrets } from '../db/integration-secrets';
 import { isSealed, reseal, SecretsKeyError, type KeyRing } from './secret-box';
 
@@ -8,6 +9,8 @@ import { isSealed, reseal, SecretsKeyError, type KeyRing } from './secret-box';
  */
 export const SEALED_COLUMNS = [
   { table: 'integrations', column: 'secrets', context: integrationSecretsContext },
+  { table: 'integration_oauth', column: 'sealed', context: integrationOAuthContext },
+  { table: 'oauth_states', column: 'sealed', context: oauthStateContext },
 ] as const;
 
 export interface RotationReport {
@@ -69,4 +72,20 @@ async function resealRow(db: Db, ring: KeyRing, table: string, column: string, i
   } finally {
     client.release();
   }
+}
+
+/**
+ * Sealed values (beyond integration env and headers, which prepareIntegrationSecrets reports in
+ * detail) that no key of the ring opens: OAuth tokens and authorizations in progress.
+ */
+export async function unopenableSecrets(db: Db, ring: KeyRing): Promise<string[]> {
+  const known = [ring.current?.id, ring.previous?.id].filter((k): k is string => Boolean(k));
+  const found: string[] = [];
+  for (const { table, column } of SEALED_COLUMNS.filter((c) => c.table !== 'integrations')) {
+    const { rows } = await db.query<{ kid: string; n: number }>(
+      `SELECT ${column}->>'kid' AS kid, count(*)::int AS n FROM ${table}
+       WHERE ${column} IS NOT NULL AND NOT (${column}->>'kid' = ANY($1)) GROUP BY 1 ORDER BY 1`, [known]);
+    for (const r of rows) found.push(`${r.n} in ${table} sealed with key ${r.kid}`);
+  }
+  return found;
 }

@@ -93,8 +93,8 @@ export async function startEngine(database: DatabaseKind = 'embedded', options: 
     async startWorker() {
       const nativeConnection = await NativeConnection.connect({ address: stack.temporalAddress });
       // The registry lives in this run's dir: jest workers of other runs on the machine keep theirs.
-      const mcpPool = await startMcpPool(logger, { groupsDir: path.join(stack.tmpDir, 'mcp-groups') });
       const workerDb = options.workerDatabaseUrl ? createPool(options.workerDatabaseUrl, logger) : db;
+      const mcpPool = await startMcpPool(logger, { groupsDir: path.join(stack.tmpDir, 'mcp-groups'), oauth: { db: workerDb, logger } });
       const runChanges = listenForRunChanges(workerDb, logger);
       const instance = await createEngineWorker({
         connection: nativeConnection, namespace: 'default', taskQueue, workflowBundlePath: stack.workflowBundlePath,

@@ -6,6 +6,7 @@ import { migration as m004 } from './004-listing-indexes';
 import { migration as m005 } from './005-run-change-notify';
 import { migration as m006 } from './006-approvals';
 import { migration as m007 } from './007-run-inputs';
+import { migration as m008 } from './008-oauth';
 import type { Migration } from './migration';
 
 /**
@@ -21,6 +22,7 @@ export const migrations: Migration[] = [
   m005,
   m006,
   m007,
+  m008,
 ];
 
 const LOCK_KEY = 0x6167_656e; // "agen"

@@ -1,0 +1,74 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import {
+  readAuthorizationState, readOAuthRecord, saveAuthorizationState, STATE_TTL_MS, writeOAuthRecord,
+} from '../core/db/integration-oauth';
+import { findIntegration, type Integration } from '../core/db/integrations';
+import type { Queryable } from '../core/db/pool';
+import { mcpErrorText } from '../core/mcp/error-text';
+import { beginAuthorization, completeAuthorization, revokeAtServer } from '../core/mcp/oauth-provider';
+import type { ActivityDeps } from './deps';
+
+/*
+ * The MCP authorization flow's steps that talk to the server and its authorization server:
+ * discovery and registration (begin), the code exchange (complete) and revocation. The API
+ * asks a worker for each through a short workflow (workflows/helper-workflows.ts), as it does
+ * for capabilities. None is retried: an authorization code is single-use, and a person waits.
+ */
+
+async function httpIntegration(db: Queryable, integrationId: string): Promise<Integration> {
+  const integration = await findIntegration(db, integrationId);
+  if (!integration) throw ApplicationFailure.nonRetryable(`Integration ${integrationId} does not exist`, 'IntegrationNotFound');
+  if (integration.transport.type !== 'http') {
+    throw ApplicationFailure.nonRetryable(`Integration ${integration.name} is a stdio server: only HTTP servers use OAuth`, 'NotAuthorizable');
+  }
+  return integration;
+}
+
+/** Pools hold connections by the integration's updated_at: moving it makes every worker reconnect with the new tokens (or none). */
+const reconnectWorkers = (db: Queryable, id: string) => db.query('UPDATE integrations SET updated_at = now() WHERE id = $1', [id]);
+
+export function createOAuthActivities({ db, logger, mcpPool }: ActivityDeps) {
+  return {
+    async beginIntegrationAuthorization(input: { integrationId: string; redirectUrl: string }): Promise<{ authorizationUrl: string; expiresAt: string }> {
+      const integration = await httpIntegration(db, input.integrationId);
+      let begun;
+      try {
+        begun = await beginAuthorization(db, integration, input.redirectUrl, mcpPool.fetch);
+      } catch (err) {
+        throw ApplicationFailure.nonRetryable(`Starting the authorization of ${integration.name} failed: ${mcpErrorText(err)}`, 'AuthorizationFailed');
+      }
+      await saveAuthorizationState(db, { integrationId: integration.id, state: begun.state, codeVerifier: begun.codeVerifier, redirectUrl: input.redirectUrl });
+      logger.info({ integrationId: integration.id }, 'OAuth authorization started');
+      return { authorizationUrl: begun.authorizationUrl, expiresAt: new Date(Date.now() + STATE_TTL_MS).toISOString() };
+    },
+
+    async completeIntegrationAuthorization(input: { stateId: string; code: string }): Promise<{ integrationName: string }> {
+      const state = await readAuthorizationState(db, input.stateId);
+      if (!state) throw ApplicationFailure.nonRetryable('This authorization is unknown or its integration was deleted', 'IntegrationNotFound');
+      const integration = await httpIntegration(db, state.integrationId);
+      try {
+        await completeAuthorization(db, integration, { code: input.code, codeVerifier: state.codeVerifier, redirectUrl: state.redirectUrl }, mcpPool.fetch);
+      } catch (err) {
+        throw ApplicationFailure.nonRetryable(`The authorization server did not issue tokens for ${integration.name}: ${mcpErrorText(err)}`, 'AuthorizationFailed');
+      }
+      await reconnectWorkers(db, integration.id);
+      logger.info({ integrationId: integration.id }, 'OAuth authorization completed');
+      return { integrationName: integration.name };
+    },
+
+    /** Revokes at the server when it offers revocation, then forgets the tokens (the registered client stays). */
+    async revokeIntegrationAuthorization(input: { integrationId: string }): Promise<{ revokedAtServer: boolean }> {
+      const integration = await httpIntegration(db, input.integrationId);
+      const row = await readOAuthRecord(db, integration.id);
+      if (!row) return { revokedAtServer: false };
+      const revokedAtServer = await revokeAtServer(integration, row.record, mcpPool.fetch).catch((err: unknown) => {
+        logger.warn({ integrationId: integration.id, err: mcpErrorText(err) }, 'OAuth revocation at the server failed; forgetting the tokens anyway');
+        return false;
+      });
+      await writeOAuthRecord(db, integration.id, { ...row.record, tokens: undefined, accessExpiresAt: undefined }, 'required');
+      await reconnectWorkers(db, integration.id);
+      logger.info({ integrationId: integration.id, revokedAtServer }, 'OAuth authorization revoked');
+      return { revokedAtServer };
+    },
+  };
+}

@@ -1,0 +1,151 @@
+import type { Client } from '@temporalio/client';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { authorizationView, claimAuthorizationState } from '../../core/db/integration-oauth';
+import { findIntegration } from '../../core/db/integrations';
+import type { Db } from '../../core/db/pool';
+import { resolveRef } from '../../core/db/refs';
+import type { Logger } from '../../core/logger';
+import type { AdminPolicy } from '../auth';
+import { HttpProblem } from '../problem';
+import { idParams, problemResponse } from '../schemas';
+import {
+  beginIntegrationAuthorization, completeIntegrationAuthorization, revokeIntegrationAuthorization, type WorkerQuestionDeps,
+} from '../worker-questions';
+import { authorizationProperties } from './integration-schemas';
+
+/**
+ * The MCP authorization flow of an HTTP integration (OAuth 2.1 with PKCE), as an operator drives
+ * it: POST …/authorize answers the URL a person opens; the authorization server sends the browser
+ * back to GET /oauth/callback (outside /v1: a redirect carries no API key, so the single-use
+ * `state` it brings is what authenticates it); DELETE …/authorization revokes and forgets.
+ * Everything that talks to the MCP server or its authorization server runs on a worker.
+ */
+
+export const OAUTH_CALLBACK_PATH = '/oauth/callback';
+
+export interface OAuthRoutesOptions {
+  db: Db;
+  client: Client;
+  taskQueue: string;
+  logger: Logger;
+  admin: AdminPolicy;
+  /** where browsers reach this API (PUBLIC_URL); absent: the address the request came to */
+  publicUrl?: string;
+  /** how long the API waits for a worker */
+  waitMs: number;
+}
+
+/** The redirect URL registered with authorization servers: PUBLIC_URL, or this API as the operator reached it. */
+export function callbackUrl(request: FastifyRequest, publicUrl: string | undefined): string {
+  const base = publicUrl ?? `${request.protocol}://${request.host}`;
+  return new URL(OAUTH_CALLBACK_PATH, base.endsWith('/') ? base : `${base}/`).toString();
+}
+
+async function mustFind(db: Db, ref: string) {
+  const id = await resolveRef(db, 'integrations', ref);
+  const integration = id === undefined ? undefined : await findIntegration(db, id);
+  if (!integration) throw new HttpProblem(404, `Integration ${ref} does not exist`, 'not_found');
+  if (integration.transport.type !== 'http') {
+    throw new HttpProblem(400, `Integration ${integration.name} is a stdio server: only HTTP servers use OAuth`, 'not_authorizable');
+  }
+  return integration;
+}
+
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** The page the browser shows after the redirect: short, self-contained, nothing from the query echoed unescaped. */
+function page(reply: FastifyReply, status: number, title: string, detail: string) {
+  return reply.code(status)
+    .header('content-type', 'text/html; charset=utf-8')
+    .header('cache-control', 'no-store')
+    .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'")
+    .header('referrer-policy', 'no-referrer')
+    .send(`<!doctype html><html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>`
+      + '<style>body{font-family:system-ui,sans-serif;max-width:36em;margin:4em auto;padding:0 1em}</style></head>'
+      + `<body><h1>${escapeHtml(title)}</h1><p>${escapeHtml(detail)}</p><p>You can close this window.</p></body></html>`);
+}
+
+const UNCLAIMED = {
+  unknown: 'This authorization is unknown, or its integration was deleted. Start it again.',
+  used: 'This authorization link was already used. Start it again.',
+  expired: 'This authorization expired (after 10 minutes). Start it again.',
+} as const;
+
+const callbackQuery = {
+  type: 'object', additionalProperties: true,
+  properties: {
+    code: { type: 'string', maxLength: 4096 }, state: { type: 'string', maxLength: 512 },
+    error: { type: 'string', maxLength: 256 }, error_description: { type: 'string', maxLength: 1024 },
+  },
+} as const;
+
+export const oauthCallbackRoutes: FastifyPluginAsync<Omit<OAuthRoutesOptions, 'admin' | 'publicUrl'>> = async (app, opts) => {
+  const { db } = opts;
+  const deps: WorkerQuestionDeps = { client: opts.client, taskQueue: opts.taskQueue, logger: opts.logger, waitMs: opts.waitMs };
+
+  app.get<{ Querystring: { code?: string; state?: string; error?: string; error_description?: string } }>(OAUTH_CALLBACK_PATH, {
+    schema: { tags: ['integrations'], summary: "The authorization server's redirect back (a browser page)", querystring: callbackQuery },
+  }, async (request, reply) => {
+    const { code, state, error, error_description: description } = request.query;
+    if (!state) return page(reply, 400, 'Authorization failed', 'The request has no state: it did not come from an authorization this engine started.');
+    // Claimed before anything else, so a replayed redirect fails even while the first is still exchanging.
+    const claim = await claimAuthorizationState(db, state);
+    if (claim.status !== 'claimed') return page(reply, 400, 'Authorization failed', UNCLAIMED[claim.status]);
+    const integration = await findIntegration(db, claim.integrationId);
+    if (!integration) return page(reply, 400, 'Authorization failed', 'The integration of this authorization no longer exists.');
+    if (error) {
+      return page(reply, 400, 'Authorization refused', `The authorization server answered ${error}${description ? `: ${description}` : ''}. Integration ${integration.name} is not authorized.`);
+    }
+    if (!code) return page(reply, 400, 'Authorization failed', 'The authorization server sent no code.');
+    try {
+      await completeIntegrationAuthorization(deps, integration, { stateId: claim.stateId, code });
+    } catch (err) {
+      const detail = err instanceof HttpProblem ? err.message : 'the engine could not complete it';
+      request.log.warn({ integrationId: integration.id, err: detail }, 'OAuth callback failed');
+      return page(reply, err instanceof HttpProblem && err.status === 504 ? 504 : 502, 'Authorization failed', detail);
+    }
+    return page(reply, 200, 'Authorized', `Integration ${integration.name} is authorized: runs can use its tools now.`);
+  });
+};
+
+export const integrationOAuthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, opts) => {
+  const { db } = opts;
+  const deps: WorkerQuestionDeps = { client: opts.client, taskQueue: opts.taskQueue, logger: opts.logger, waitMs: opts.waitMs };
+  const authorization = { type: 'object', required: ['authorization'], properties: authorizationProperties } as const;
+
+  app.post<{ Params: { id: string } }>('/integrations/:id/authorize', {
+    schema: {
+      tags: ['integrations'], summary: 'Start the OAuth authorization of an HTTP integration (admin): returns the URL a person opens', params: idParams,
+      response: {
+        200: {
+          type: 'object', required: ['authorizationUrl', 'expiresAt', 'redirectUrl'],
+          properties: { authorizationUrl: { type: 'string' }, expiresAt: { type: 'string', format: 'date-time' }, redirectUrl: { type: 'string' } },
+        },
+        400: problemResponse('Not an HTTP integration'), 403: problemResponse('Needs the admin key'), 404: problemResponse('No such integration'),
+        502: problemResponse('The server or its authorization server failed'), 504: problemResponse('No worker answered in time'),
+      },
+    },
+  }, async (request) => {
+    opts.admin.requireAdmin(request, 'authorizing an integration');
+    const integration = await mustFind(db, request.params.id);
+    const redirectUrl = callbackUrl(request, opts.publicUrl);
+    const begun = await beginIntegrationAuthorization(deps, integration, redirectUrl);
+    return { ...begun, redirectUrl };
+  });
+
+  app.delete<{ Params: { id: string } }>('/integrations/:id/authorization', {
+    schema: {
+      tags: ['integrations'], summary: 'Revoke (at the server when it offers revocation) and forget the tokens (admin)', params: idParams,
+      response: {
+        200: { ...authorization, properties: { ...authorization.properties, revokedAtServer: { type: 'boolean' } } },
+        400: problemResponse('Not an HTTP integration'), 403: problemResponse('Needs the admin key'), 404: problemResponse('No such integration'),
+        502: problemResponse('The worker failed'), 504: problemResponse('No worker answered in time'),
+      },
+    },
+  }, async (request) => {
+    opts.admin.requireAdmin(request, 'revoking an integration\'s authorization');
+    const integration = await mustFind(db, request.params.id);
+    const { revokedAtServer } = await revokeIntegrationAuthorization(deps, integration);
+    return { ...(await authorizationView(db, integration)), revokedAtServer };
+  });
+};

@@ -1,0 +1,172 @@
+import { createHash } from 'node:crypto';
+import type { OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
+import type { OAuthClientInformationMixed, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import { secretKeys } from '../secrets/key-ring';
+import { isSealed, open, seal } from '../secrets/secret-box';
+import type { Integration } from './integrations';
+import { inTransaction, type Db, type Queryable } from './pool';
+
+/**
+ * What the engine keeps of an integration's MCP authorization (OAuth): the client it registered,
+ * the tokens, and the authorization server it discovered. All of it is sealed under SECRETS_KEY,
+ * bound to the integration; the API sees only the status, the expiry and the scopes.
+ */
+export interface OAuthRecord {
+  client?: OAuthClientInformationMixed;
+  tokens?: OAuthTokens;
+  discovery?: OAuthDiscoveryState;
+  /** the redirect URL the client was registered with: refreshes present the same client */
+  redirectUrl?: string;
+  /** when the access token expires (ms since the epoch), from expires_in at the time it was issued */
+  accessExpiresAt?: number;
+}
+
+export type AuthorizationStatus = 'not_required' | 'required' | 'authorized' | 'expired';
+
+/** What GET /v1/integrations/:id and /capabilities show: never a token. */
+export interface AuthorizationView {
+  authorization: AuthorizationStatus;
+  expiresAt?: string;
+  scopes?: string[];
+  /** when the current tokens were first obtained (by the callback) */
+  authorizedAt?: string;
+}
+
+type StoredStatus = 'required' | 'authorized' | 'expired';
+
+export const integrationOAuthContext = (id: string) => `integration_oauth:${id}`;
+export const oauthStateContext = (id: string) => `oauth_states:${id}`;
+
+/** How long a `state` handed to a browser stays good. */
+export const STATE_TTL_MS = 10 * 60_000;
+
+interface Row {
+  status: StoredStatus;
+  sealed: unknown;
+  scopes: string[];
+  expires_at: Date | null;
+  has_refresh_token: boolean;
+  authorized_at: Date | null;
+}
+
+export async function readOAuthRecord(db: Queryable, integrationId: string): Promise<{ status: StoredStatus; record: OAuthRecord } | undefined> {
+  const { rows } = await db.query<Row>('SELECT status, sealed FROM integration_oauth WHERE id = $1', [integrationId]);
+  if (!rows[0]) return undefined;
+  const { sealed } = rows[0];
+  const record = isSealed(sealed) ? JSON.parse(open(secretKeys(), sealed, integrationOAuthContext(integrationId))) as OAuthRecord : {};
+  return { status: rows[0].status, record };
+}
+
+/** Stores the record; the status follows from its tokens unless given. */
+export async function writeOAuthRecord(db: Queryable, integrationId: string, record: OAuthRecord, status?: StoredStatus): Promise<void> {
+  const tokens = record.tokens;
+  const next: StoredStatus = status ?? (tokens ? 'authorized' : 'required');
+  const scopes = tokens?.scope ? tokens.scope.split(' ').filter(Boolean) : [];
+  const expiresAt = tokens && record.accessExpiresAt ? new Date(record.accessExpiresAt) : null;
+  const sealed = seal(secretKeys(), JSON.stringify(record), integrationOAuthContext(integrationId));
+  await db.query(
+    `INSERT INTO integration_oauth (id, status, sealed, scopes, expires_at, has_refresh_token, authorized_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, CASE WHEN $2 = 'authorized' THEN now() END, now())
+     ON CONFLICT (id) DO UPDATE SET status = $2, sealed = $3, scopes = $4, expires_at = $5, has_refresh_token = $6,
+       authorized_at = CASE WHEN $2 = 'authorized' AND integration_oauth.status <> 'authorized' THEN now()
+                            WHEN $2 = 'authorized' THEN integration_oauth.authorized_at END,
+       updated_at = now()`,
+    [integrationId, next, JSON.stringify(sealed), scopes, expiresAt, Boolean(tokens?.refresh_token)],
+  );
+}
+
+/** A server answered 401 with resource metadata: the integration needs the authorization flow. */
+export async function markAuthorizationRequired(db: Queryable, integrationId: string): Promise<void> {
+  await db.query(`INSERT INTO integration_oauth (id, status) VALUES ($1, 'required') ON CONFLICT (id) DO NOTHING`, [integrationId]);
+}
+
+/** The tokens no longer work and could not be refreshed: an operator must authorize again. */
+export async function markAuthorizationExpired(db: Queryable, integrationId: string): Promise<void> {
+  await db.query(`UPDATE integration_oauth SET status = 'expired', updated_at = now() WHERE id = $1 AND status = 'authorized'`, [integrationId]);
+}
+
+export async function hasOAuthRow(db: Queryable, integrationId: string): Promise<boolean> {
+  const { rowCount } = await db.query('SELECT 1 FROM integration_oauth WHERE id = $1', [integrationId]);
+  return (rowCount ?? 0) > 0;
+}
+
+/**
+ * Runs fn while holding the integration's refresh lock (a transaction-scoped advisory lock), so
+ * that two workers refreshing at once take turns: the second reads the tokens the first stored
+ * instead of presenting a refresh token the server has already rotated away.
+ */
+export function withRefreshLock<T>(db: Db, integrationId: string, fn: (tx: Queryable) => Promise<T>): Promise<T> {
+  return inTransaction(db, async (tx) => {
+    await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [integrationOAuthContext(integrationId)]);
+    return fn(tx);
+  });
+}
+
+export async function authorizationViews(db: Queryable, integrations: Integration[]): Promise<Map<string, AuthorizationView>> {
+  const { rows } = await db.query<Row & { id: string }>(
+    'SELECT id, status, scopes, expires_at, has_refresh_token, authorized_at FROM integration_oauth WHERE id = ANY($1)', [integrations.map((i) => i.id)]);
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  const views = new Map<string, AuthorizationView>();
+  const now = Date.now();
+  for (const integration of integrations) {
+    const row = byId.get(integration.id);
+    const configured = integration.transport.type === 'http' && integration.transport.auth?.type === 'oauth';
+    if (!row) {
+      views.set(integration.id, { authorization: configured ? 'required' : 'not_required' });
+      continue;
+    }
+    // An access token past its expiry with no refresh token cannot be renewed without a person.
+    const lapsed = row.status === 'authorized' && row.expires_at !== null && row.expires_at.getTime() <= now && !row.has_refresh_token;
+    views.set(integration.id, {
+      authorization: lapsed ? 'expired' : row.status,
+      ...(row.expires_at && row.status !== 'required' ? { expiresAt: row.expires_at.toISOString() } : {}),
+      ...(row.status !== 'required' ? { scopes: row.scopes } : {}),
+      ...(row.authorized_at && row.status !== 'required' ? { authorizedAt: row.authorized_at.toISOString() } : {}),
+    });
+  }
+  return views;
+}
+
+export async function authorizationView(db: Queryable, integration: Integration): Promise<AuthorizationView> {
+  return (await authorizationViews(db, [integration])).get(integration.id)!;
+}
+
+const stateId = (state: string) => createHash('sha256').update(state).digest('hex');
+
+/** One authorization in progress: its PKCE verifier waits here (sealed) for the callback. */
+export async function saveAuthorizationState(
+  db: Queryable, input: { integrationId: string; state: string; codeVerifier: string; redirectUrl: string },
+): Promise<void> {
+  const id = stateId(input.state);
+  const sealed = seal(secretKeys(), JSON.stringify({ codeVerifier: input.codeVerifier }), oauthStateContext(id));
+  await db.query(
+    `INSERT INTO oauth_states (id, integration_id, sealed, redirect_url, expires_at) VALUES ($1, $2, $3, $4, now() + $5 * interval '1 millisecond')`,
+    [id, input.integrationId, JSON.stringify(sealed), input.redirectUrl, STATE_TTL_MS],
+  );
+  // Abandoned attempts leave rows behind; a day later nobody needs them to explain a replay.
+  await db.query(`DELETE FROM oauth_states WHERE expires_at < now() - interval '1 day'`);
+}
+
+export type StateClaim =
+  | { status: 'claimed'; stateId: string; integrationId: string }
+  | { status: 'unknown' | 'used' | 'expired' };
+
+/** The callback's check: the state exists, is unused and young. Claiming it uses it up, whatever follows. */
+export async function claimAuthorizationState(db: Queryable, state: string): Promise<StateClaim> {
+  const id = stateId(state);
+  const { rows } = await db.query<{ integration_id: string; expired: boolean }>(
+    `UPDATE oauth_states SET used_at = now() WHERE id = $1 AND used_at IS NULL
+     RETURNING integration_id, expires_at <= now() AS expired`, [id]);
+  if (rows[0]) return rows[0].expired ? { status: 'expired' } : { status: 'claimed', stateId: id, integrationId: rows[0].integration_id };
+  const seen = await db.query('SELECT 1 FROM oauth_states WHERE id = $1', [id]);
+  return { status: (seen.rowCount ?? 0) > 0 ? 'used' : 'unknown' };
+}
+
+export async function readAuthorizationState(db: Queryable, id: string): Promise<{ integrationId: string; codeVerifier: string; redirectUrl: string } | undefined> {
+  const { rows } = await db.query<{ integration_id: string; sealed: unknown; redirect_url: string }>(
+    'SELECT integration_id, sealed, redirect_url FROM oauth_states WHERE id = $1', [id]);
+  const row = rows[0];
+  if (!row || !isSealed(row.sealed)) return undefined;
+  const { codeVerifier } = JSON.parse(open(secretKeys(), row.sealed, oauthStateContext(id))) as { codeVerifier: string };
+  return { integrationId: row.integration_id, codeVerifier, redirectUrl: row.redirect_url };
+}

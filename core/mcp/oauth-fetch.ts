@@ -1,0 +1,111 @@
+import { extractWWWAuthenticateParams } from '@modelcontextprotocol/sdk/client/auth.js';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  hasOAuthRow, markAuthorizationExpired, markAuthorizationRequired, readOAuthRecord, withRefreshLock, writeOAuthRecord, type OAuthRecord,
+} from '../db/integration-oauth';
+import type { Integration } from '../db/integrations';
+import type { Db } from '../db/pool';
+import type { Logger } from '../logger';
+import { AuthorizationRequiredError, oauthSettings, refreshTokens } from './oauth-provider';
+
+/**
+ * How a worker's requests to an OAuth-protected MCP server carry the access token: each request
+ * gets `Authorization: Bearer …`; a token within a minute of its expiry is refreshed first, and a
+ * 401 refreshes once and retries once. Refreshes are serialised per integration across workers
+ * (an advisory lock), so a rotated refresh token is never lost. A server that answers 401 with
+ * resource metadata to an integration configured without OAuth marks it as needing authorization.
+ */
+
+/** Refresh this long before the expiry the token response announced. */
+const REFRESH_MARGIN_MS = 60_000;
+
+export interface OAuthFetchOptions {
+  db: Db;
+  logger: Logger;
+}
+
+interface Held {
+  accessToken: string;
+  expiresAt?: number;
+}
+
+const held = (record: OAuthRecord | undefined): Held | undefined =>
+  record?.tokens ? { accessToken: record.tokens.access_token, expiresAt: record.accessExpiresAt } : undefined;
+
+const fresh = (h: Held | undefined): h is Held => h !== undefined && (h.expiresAt === undefined || h.expiresAt - REFRESH_MARGIN_MS > Date.now());
+
+function withBearer(init: RequestInit | undefined, token: string): RequestInit {
+  const headers = new Headers(init?.headers);
+  headers.set('authorization', `Bearer ${token}`);
+  return { ...init, headers };
+}
+
+/** The fetch an integration's transport uses: the base fetch (address rules) with its authorization. */
+export function authorizedFetch(options: OAuthFetchOptions, integration: Integration, base: FetchLike): FetchLike {
+  if (integration.transport.type !== 'http') return base;
+  const { db, logger } = options;
+  const log = logger.child({ integrationId: integration.id });
+  let current: Held | undefined;
+  let protectedByOAuth: Promise<boolean> | undefined;
+
+  /** The stored tokens, renewed under the lock when they are about to expire or `stale` was refused. */
+  const renew = async (stale?: string): Promise<Held> => {
+    const renewed = await withRefreshLock(db, integration.id, async (tx): Promise<Held | 'refused'> => {
+      const row = await readOAuthRecord(tx, integration.id);
+      const stored = held(row?.record);
+      // Another worker (or this one, a moment ago) refreshed already: its tokens are the ones to use.
+      if (row?.status === 'authorized' && fresh(stored) && stored.accessToken !== stale) return stored;
+      if (!row || !row.record.tokens) return 'refused';
+      try {
+        const next = await refreshTokens(tx, integration, row.record, base);
+        log.info('OAuth access token refreshed');
+        return held(next)!;
+      } catch (err) {
+        if (!(err instanceof AuthorizationRequiredError)) throw err;
+        // The row says why the integration stopped working; the refused tokens are of no more use.
+        await writeOAuthRecord(tx, integration.id, { ...row.record, tokens: undefined, accessExpiresAt: undefined }, 'expired');
+        log.warn('OAuth refresh refused: the integration needs authorization again');
+        return 'refused';
+      }
+    });
+    if (renewed === 'refused') throw new AuthorizationRequiredError(integration.name);
+    return renewed;
+  };
+
+  const token = async (): Promise<Held> => {
+    if (fresh(current)) return current;
+    const row = await readOAuthRecord(db, integration.id);
+    const stored = held(row?.record);
+    if (row?.status === 'authorized' && fresh(stored)) return (current = stored);
+    if (!row?.record.tokens) throw new AuthorizationRequiredError(integration.name);
+    return (current = await renew(stored?.accessToken));
+  };
+
+  const plain: FetchLike = async (url, init) => {
+    const res = await base(url, init);
+    if (res.status === 401 && extractWWWAuthenticateParams(res).resourceMetadataUrl) {
+      await res.body?.cancel();
+      await markAuthorizationRequired(db, integration.id);
+      log.warn('the server asks for OAuth authorization');
+      throw new AuthorizationRequiredError(integration.name);
+    }
+    return res;
+  };
+
+  return async (url, init) => {
+    protectedByOAuth ??= oauthSettings(integration) ? Promise.resolve(true) : hasOAuthRow(db, integration.id);
+    if (!(await protectedByOAuth)) return plain(url, init);
+    const first = await token();
+    const res = await base(url, withBearer(init, first.accessToken));
+    if (res.status !== 401) return res;
+    await res.body?.cancel();
+    current = await renew(first.accessToken);
+    const again = await base(url, withBearer(init, current.accessToken));
+    if (again.status !== 401) return again;
+    await again.body?.cancel();
+    // A fresh token refused too: revoked at the provider. Only a person can mend that.
+    current = undefined;
+    await markAuthorizationExpired(db, integration.id);
+    throw new AuthorizationRequiredError(integration.name);
+  };
+}

@@ -1,0 +1,225 @@
+import { randomBytes } from 'node:crypto';
+import { auth, type OAuthClientProvider, type OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
+import { OAuthError, ServerError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
+import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { OAuthSettings } from '../db/integration-secrets';
+import type { Integration } from '../db/integrations';
+import { toolResultText } from '../contract/tool-texts';
+import { readOAuthRecord, writeOAuthRecord, type OAuthRecord } from '../db/integration-oauth';
+import type { Queryable } from '../db/pool';
+
+/**
+ * The SDK's MCP authorization client (discovery, registration, PKCE, code exchange, refresh)
+ * with its state kept in our database (core/db/integration-oauth.ts). The SDK drives the
+ * protocol; this file only decides where each piece is stored and when a flow starts.
+ */
+
+/** An integration whose authorization is missing, revoked or could not be renewed. */
+export class AuthorizationRequiredError extends Error {
+  override name = 'AuthorizationRequiredError';
+  constructor(integrationName: string) {
+    super(toolResultText.needsAuthorization(integrationName));
+  }
+}
+
+export const isAuthorizationRequired = (err: unknown): err is AuthorizationRequiredError =>
+  err instanceof Error && err.name === 'AuthorizationRequiredError';
+
+const CLIENT_NAME = 'durable-agent-engine';
+
+export function oauthSettings(integration: Integration): OAuthSettings | undefined {
+  return integration.transport.type === 'http' ? integration.transport.auth : undefined;
+}
+
+/** Seconds from the token response as an absolute time, so every worker reads the same expiry. */
+const expiryOf = (tokens: OAuthTokens): number | undefined =>
+  typeof tokens.expires_in === 'number' && tokens.expires_in > 0 ? Date.now() + tokens.expires_in * 1000 : undefined;
+
+class StoredOAuthProvider implements OAuthClientProvider {
+  authorizationUrl?: URL;
+  verifier?: string;
+
+  constructor(
+    private readonly db: Queryable,
+    private readonly integration: Integration,
+    public record: OAuthRecord,
+    private readonly flow: {
+      redirectUrl: string; state?: string; codeVerifier?: string;
+      /** while a new authorization starts, the stored tokens (and status) stay as they are */
+      preserve?: { tokens?: OAuthTokens; accessExpiresAt?: number; status: 'required' | 'authorized' | 'expired' };
+    },
+  ) {}
+
+  private get settings(): OAuthSettings {
+    return oauthSettings(this.integration) ?? { type: 'oauth' };
+  }
+
+  get redirectUrl(): string {
+    return this.flow.redirectUrl;
+  }
+
+  get clientMetadataUrl(): string | undefined {
+    return this.settings.clientMetadataUrl;
+  }
+
+  get clientMetadata(): OAuthClientMetadata {
+    const { scopes, clientSecret } = this.settings;
+    return {
+      client_name: CLIENT_NAME,
+      redirect_uris: [this.flow.redirectUrl],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: clientSecret ? 'client_secret_post' : 'none',
+      ...(scopes?.length ? { scope: scopes.join(' ') } : {}),
+    };
+  }
+
+  state(): string {
+    return this.flow.state ?? randomBytes(32).toString('base64url');
+  }
+
+  clientInformation(): OAuthClientInformationMixed | undefined {
+    if (this.record.client) return this.record.client;
+    const { clientId, clientSecret } = this.settings;
+    return clientId ? { client_id: clientId, ...(clientSecret ? { client_secret: clientSecret } : {}) } : undefined;
+  }
+
+  async saveClientInformation(client: OAuthClientInformationMixed): Promise<void> {
+    this.record = { ...this.record, client, redirectUrl: this.flow.redirectUrl };
+    await this.persist();
+  }
+
+  tokens(): OAuthTokens | undefined {
+    return this.record.tokens;
+  }
+
+  async saveTokens(tokens: OAuthTokens): Promise<void> {
+    // A refresh response may leave the refresh token out: the old one stays good (RFC 6749 6).
+    const refresh = tokens.refresh_token ?? this.record.tokens?.refresh_token;
+    this.record = { ...this.record, tokens: { ...tokens, ...(refresh ? { refresh_token: refresh } : {}) }, accessExpiresAt: expiryOf(tokens) };
+    await this.persist();
+  }
+
+  redirectToAuthorization(url: URL): void {
+    this.authorizationUrl = url;
+  }
+
+  saveCodeVerifier(verifier: string): void {
+    this.verifier = verifier;
+  }
+
+  codeVerifier(): string {
+    if (!this.flow.codeVerifier) throw new Error('no authorization is in progress');
+    return this.flow.codeVerifier;
+  }
+
+  async invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): Promise<void> {
+    const r = { ...this.record };
+    if (scope === 'all' || scope === 'client') delete r.client;
+    if (scope === 'all' || scope === 'tokens') { delete r.tokens; delete r.accessExpiresAt; }
+    if (scope === 'all' || scope === 'discovery') delete r.discovery;
+    this.record = r;
+    await this.persist();
+  }
+
+  async saveDiscoveryState(discovery: OAuthDiscoveryState): Promise<void> {
+    this.record = { ...this.record, discovery };
+    await this.persist();
+  }
+
+  discoveryState(): OAuthDiscoveryState | undefined {
+    return this.record.discovery;
+  }
+
+  private persist(): Promise<void> {
+    const keep = this.flow.preserve;
+    if (!keep) return writeOAuthRecord(this.db, this.integration.id, this.record);
+    const { tokens, accessExpiresAt, status } = keep;
+    return writeOAuthRecord(this.db, this.integration.id, { ...this.record, tokens, accessExpiresAt }, status);
+  }
+}
+
+function serverUrl(integration: Integration): string {
+  if (integration.transport.type !== 'http') throw new Error(`integration ${integration.name} is not an HTTP server: it has no authorization`);
+  return integration.transport.url;
+}
+
+const scopeOf = (integration: Integration) => oauthSettings(integration)?.scopes?.join(' ') || undefined;
+
+/**
+ * Starts an authorization: discovers the authorization server, registers the engine when it has
+ * no client yet, and returns the URL a person opens, with the state and PKCE verifier the
+ * callback needs. Tokens held so far stay in use until the callback replaces them.
+ */
+export async function beginAuthorization(db: Queryable, integration: Integration, redirectUrl: string, fetchFn: FetchLike)
+  : Promise<{ authorizationUrl: string; state: string; codeVerifier: string }> {
+  const row = await readOAuthRecord(db, integration.id);
+  const stored = row?.record ?? {};
+  // A client registered for another redirect URL (PUBLIC_URL changed) registers again.
+  const record: OAuthRecord = stored.redirectUrl && stored.redirectUrl !== redirectUrl ? { discovery: stored.discovery } : stored;
+  const state = randomBytes(32).toString('base64url');
+  // Without tokens in sight, the SDK starts a new authorization instead of refreshing.
+  const provider = new StoredOAuthProvider(db, integration, { ...record, tokens: undefined, accessExpiresAt: undefined, redirectUrl }, {
+    redirectUrl, state,
+    preserve: { tokens: stored.tokens, accessExpiresAt: stored.accessExpiresAt, status: row?.status ?? 'required' },
+  });
+  const result = await auth(provider, { serverUrl: serverUrl(integration), scope: scopeOf(integration), fetchFn });
+  if (result !== 'REDIRECT' || !provider.authorizationUrl || !provider.verifier) throw new Error('the authorization server did not start an authorization');
+  const url = provider.authorizationUrl;
+  // The browser opens it: nothing but a web address may come from the server.
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error(`the authorization server gave a ${url.protocol} URL to open, not an http(s) one`);
+  return { authorizationUrl: url.toString(), state, codeVerifier: provider.verifier };
+}
+
+/** The callback's second half: exchanges the code for tokens and stores them. */
+export async function completeAuthorization(
+  db: Queryable, integration: Integration, input: { code: string; codeVerifier: string; redirectUrl: string }, fetchFn: FetchLike,
+): Promise<void> {
+  const record = (await readOAuthRecord(db, integration.id))?.record ?? {};
+  const provider = new StoredOAuthProvider(db, integration, record, { redirectUrl: input.redirectUrl, codeVerifier: input.codeVerifier });
+  const result = await auth(provider, { serverUrl: serverUrl(integration), authorizationCode: input.code, scope: scopeOf(integration), fetchFn });
+  if (result !== 'AUTHORIZED') throw new Error('the authorization server did not issue tokens');
+}
+
+/**
+ * Renews the access token with the refresh token, inside the caller's refresh lock. Returns the
+ * new tokens; throws AuthorizationRequiredError when there is nothing to refresh with or the
+ * authorization server refuses (revoked, expired, rotated away).
+ */
+export async function refreshTokens(tx: Queryable, integration: Integration, record: OAuthRecord, fetchFn: FetchLike): Promise<OAuthRecord> {
+  if (!record.tokens?.refresh_token || !record.redirectUrl) throw new AuthorizationRequiredError(integration.name);
+  const provider = new StoredOAuthProvider(tx, integration, record, { redirectUrl: record.redirectUrl });
+  let result;
+  try {
+    result = await auth(provider, { serverUrl: serverUrl(integration), scope: scopeOf(integration), fetchFn });
+  } catch (err) {
+    // The authorization server said no (its 5xx aside): a person must authorize again.
+    if (err instanceof OAuthError && !(err instanceof ServerError)) throw new AuthorizationRequiredError(integration.name);
+    throw err;
+  }
+  // REDIRECT: the refresh was refused and the SDK began a new authorization nobody will finish.
+  if (result !== 'AUTHORIZED' || !provider.record.tokens) throw new AuthorizationRequiredError(integration.name);
+  return provider.record;
+}
+
+/**
+ * Revokes the tokens at the authorization server when it offers revocation (RFC 7009). Returns
+ * whether it did; a server without the endpoint, or one that fails, leaves forgetting to the caller.
+ */
+export async function revokeAtServer(integration: Integration, record: OAuthRecord, fetchFn: FetchLike): Promise<boolean> {
+  // OIDC discovery documents need not list it; RFC 8414 metadata may.
+  const endpoint = (record.discovery?.authorizationServerMetadata as { revocation_endpoint?: string } | undefined)?.revocation_endpoint;
+  const client = record.client ?? (oauthSettings(integration)?.clientId ? { client_id: oauthSettings(integration)!.clientId! } : undefined);
+  if (!endpoint || !client || !record.tokens) return false;
+  const secret = 'client_secret' in client ? client.client_secret : oauthSettings(integration)?.clientSecret;
+  let revoked = false;
+  for (const [token, hint] of [[record.tokens.refresh_token, 'refresh_token'], [record.tokens.access_token, 'access_token']] as const) {
+    if (!token) continue;
+    const body = new URLSearchParams({ token, token_type_hint: hint, client_id: client.client_id, ...(secret ? { client_secret: secret } : {}) });
+    const res = await fetchFn(endpoint, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body });
+    await res.body?.cancel();
+    revoked ||= res.ok;
+  }
+  return revoked;
+}

@@ -1,0 +1,299 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../api/app';
+import type { ScriptStep } from '../../core/agent-model';
+import { insertAgent } from '../../core/db/agents';
+import { findIntegration } from '../../core/db/integrations';
+import { createPool } from '../../core/db/pool';
+import { insertThread } from '../../core/db/threads';
+import { defaultFetch } from '../../core/mcp/connect';
+import { authorizedFetch } from '../../core/mcp/oauth-fetch';
+import { runCli } from '../support/cli';
+import { logger, startEngine, type Engine } from '../support/engine';
+import { testStack } from '../support/stack-env';
+import { waitFor } from '../support/wait';
+import { approveInBrowser, startOAuthProtectedServer, type OAuthProtectedServer } from '../fixtures/oauth-protected-server';
+
+const suffix = () => randomUUID().slice(0, 8);
+const NEEDS = (name: string) => `MCP tool execution failed: integration ${name} needs authorization; an operator must authorize it`;
+
+interface IntegrationBody {
+  id: string; name: string; authorization: string; expiresAt?: string; scopes?: string[]; authorizedAt?: string;
+  transport: { auth?: Record<string, unknown> };
+}
+
+/**
+ * OAuth for remote MCP servers against a real protected server (the SDK's auth router and bearer
+ * middleware, test/fixtures/oauth-protected-server.ts): the engine discovers, registers, sends a
+ * person to authorize, exchanges the code at its callback, uses and refreshes the tokens, and
+ * tells the LLM when an operator must authorize again. The worker has its own pool, as a separate
+ * process would.
+ */
+describe('OAuth-protected MCP servers', () => {
+  let engine: Engine;
+  let app: FastifyInstance;
+  let server: OAuthProtectedServer;
+  let baseUrl: string;
+  /** every response body the API gave, to check that no token ever left */
+  const bodies: string[] = [];
+
+  beforeAll(async () => {
+    server = await startOAuthProtectedServer({ accessTtlSeconds: 3600 });
+    engine = await startEngine('embedded', { workerDatabaseUrl: testStack().databases.embedded });
+    app = await buildApp({ db: engine.db, client: engine.client, taskQueue: engine.taskQueue, logger });
+    baseUrl = await app.listen({ host: '127.0.0.1', port: 0 });
+  });
+  afterAll(async () => {
+    await app?.close();
+    await engine?.close();
+    await server?.close();
+  });
+
+  const request = async <T = Record<string, unknown>>(method: 'GET' | 'POST' | 'DELETE', url: string, payload?: unknown) => {
+    const res = await app.inject({ method, url, ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }) });
+    bodies.push(res.body);
+    return { status: res.statusCode, body: (String(res.headers['content-type'] ?? '').includes('json') ? res.json() : res.body) as T, text: res.body };
+  };
+
+  async function integration(auth?: Record<string, unknown>): Promise<IntegrationBody> {
+    const res = await request<IntegrationBody>('POST', '/v1/integrations', {
+      name: `oauth-${suffix()}`, transport: { type: 'http', url: server.url, ...(auth ? { auth } : {}) },
+    });
+    expect(res.status).toBe(201);
+    return res.body;
+  }
+
+  /** What an operator does: POST …/authorize, open the URL, let the browser follow the redirect back. */
+  async function authorize(id: string): Promise<{ callback: string; page: { status: number; text: string } }> {
+    const begun = await request<{ authorizationUrl: string; redirectUrl: string }>('POST', `/v1/integrations/${id}/authorize`);
+    expect(begun.status).toBe(200);
+    expect(begun.body.authorizationUrl.startsWith(server.issuerUrl)).toBe(true);
+    const callback = await approveInBrowser(begun.body.authorizationUrl);
+    expect(callback.startsWith(begun.body.redirectUrl)).toBe(true);
+    const url = new URL(callback);
+    const page = await request('GET', `${url.pathname}${url.search}`);
+    return { callback: `${url.pathname}${url.search}`, page: { status: page.status, text: page.text } };
+  }
+
+  async function runTool(integrationId: string, integrationName: string, tool: string, args: Record<string, unknown> = {}) {
+    const script: ScriptStep[] = [{ toolCalls: [{ name: `${integrationName}__${tool}`, arguments: args }] }, { text: '{{tool_results}}' }];
+    const agent = await insertAgent(engine.db, { name: `agent-${randomUUID()}`, model: { provider: 'scripted', script }, integrationIds: [integrationId] });
+    const thread = await insertThread(engine.db, agent.id);
+    const started = await request<{ id: string }>('POST', `/v1/threads/${thread.id}/runs`, { input: 'go' });
+    expect(started.status).toBe(202);
+    for (;;) {
+      const run = (await request<{ status: string; output: string | null }>('GET', `/v1/runs/${started.body.id}?waitMs=30000`)).body;
+      if (run.status !== 'running') return run;
+    }
+  }
+
+  const view = async (id: string) => (await request<IntegrationBody>('GET', `/v1/integrations/${id}`)).body;
+
+  test('a server that answers 401 with resource metadata is marked as needing authorization', async () => {
+    const plain = await integration();
+    expect(plain.authorization).toBe('not_required');
+    const caps = await request<{ code: string; authorization: string }>('GET', `/v1/integrations/${plain.id}/capabilities`);
+    expect(caps.status).toBe(409);
+    expect(caps.body).toMatchObject({ code: 'authorization_required', authorization: 'required' });
+    expect((await view(plain.id)).authorization).toBe('required');
+    // A run goes on without it: the LLM is told why.
+    const run = await runTool(plain.id, plain.name, 'echo', { text: 'hi' });
+    expect(run.status).toBe('completed');
+  }, 120_000);
+
+  test('authorize, callback, call a tool; the state works once', async () => {
+    const before = { ...server.stats };
+    const created = await integration({ type: 'oauth', scopes: ['mcp:tools'] });
+    expect(created.authorization).toBe('required');
+    expect(created.transport.auth).toMatchObject({ type: 'oauth', scopes: ['mcp:tools'], clientSecretSet: false });
+
+    const { callback, page } = await authorize(created.id);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain(`Integration ${created.name} is authorized`);
+    expect(server.stats.registrations).toBe(before.registrations + 1);
+    expect(server.stats.codeExchanges).toBe(before.codeExchanges + 1);
+
+    const shown = await view(created.id);
+    expect(shown.authorization).toBe('authorized');
+    expect(shown.scopes).toEqual(['mcp:tools']);
+    expect(Date.parse(shown.expiresAt!)).toBeGreaterThan(Date.now() + 3_000_000);
+
+    const caps = await request<{ authorization: string; tools: { name: string }[] }>('GET', `/v1/integrations/${created.id}/capabilities`);
+    expect(caps.status).toBe(200);
+    expect(caps.body.authorization).toBe('authorized');
+    expect(caps.body.tools.map((t) => t.name).sort()).toEqual(['echo', 'whoami']);
+
+    const run = await runTool(created.id, created.name, 'echo', { text: 'through oauth' });
+    expect(run).toMatchObject({ status: 'completed', output: 'echo: through oauth' });
+
+    // The same redirect again (a replay, a reload): refused, and nothing changes.
+    const replay = await request('GET', callback);
+    expect(replay.status).toBe(400);
+    expect(replay.text).toContain('already used');
+    expect(server.stats.codeExchanges).toBe(before.codeExchanges + 1);
+  }, 120_000);
+
+  test('a state that is unknown, expired, or whose integration was deleted is refused', async () => {
+    const unknown = await request('GET', '/oauth/callback?code=x&state=never-issued');
+    expect(unknown.status).toBe(400);
+    expect(unknown.text).toContain('unknown');
+    const missing = await request('GET', '/oauth/callback?code=x');
+    expect(missing.status).toBe(400);
+
+    const late = await integration({ type: 'oauth' });
+    const begun = await request<{ authorizationUrl: string }>('POST', `/v1/integrations/${late.id}/authorize`);
+    await engine.db.query(`UPDATE oauth_states SET expires_at = now() - interval '1 second' WHERE integration_id = $1`, [late.id]);
+    const lateUrl = new URL(await approveInBrowser(begun.body.authorizationUrl));
+    const expired = await request('GET', `${lateUrl.pathname}${lateUrl.search}`);
+    expect(expired.status).toBe(400);
+    expect(expired.text).toContain('expired');
+    expect((await view(late.id)).authorization).toBe('required');
+
+    const gone = await integration({ type: 'oauth' });
+    const begunGone = await request<{ authorizationUrl: string }>('POST', `/v1/integrations/${gone.id}/authorize`);
+    const goneUrl = new URL(await approveInBrowser(begunGone.body.authorizationUrl));
+    expect((await request('DELETE', `/v1/integrations/${gone.id}`)).status).toBe(204);
+    const orphan = await request('GET', `${goneUrl.pathname}${goneUrl.search}`);
+    expect(orphan.status).toBe(400);
+    expect(orphan.text).toContain('unknown');
+
+    // Markup in the query is never echoed as markup.
+    const refused = await integration({ type: 'oauth' });
+    const begunRefused = await request<{ authorizationUrl: string }>('POST', `/v1/integrations/${refused.id}/authorize`);
+    const state = new URL(begunRefused.body.authorizationUrl).searchParams.get('state')!;
+    const denied = await request('GET', `/oauth/callback?state=${encodeURIComponent(state)}&error=access_denied&error_description=${encodeURIComponent('<script>x</script>')}`);
+    expect(denied.status).toBe(400);
+    expect(denied.text).toContain('access_denied');
+    expect(denied.text).not.toContain('<script>');
+  }, 120_000);
+
+  test('an access token about to expire is refreshed, and the refresh token rotates', async () => {
+    server.setAccessTtl(30);
+    try {
+      const created = await integration({ type: 'oauth' });
+      await authorize(created.id);
+      const firstExpiry = (await view(created.id)).expiresAt!;
+      const refreshes = server.stats.refreshes;
+      const run = await runTool(created.id, created.name, 'echo', { text: 'fresh' });
+      expect(run).toMatchObject({ status: 'completed', output: 'echo: fresh' });
+      expect(server.stats.refreshes).toBeGreaterThan(refreshes);
+      const after = await view(created.id);
+      expect(after.authorization).toBe('authorized');
+      expect(Date.parse(after.expiresAt!)).toBeGreaterThan(Date.parse(firstExpiry));
+    } finally {
+      server.setAccessTtl(3600);
+    }
+  }, 120_000);
+
+  test('a refused refresh, and a token revoked at the provider: the LLM is told an operator must authorize', async () => {
+    server.setAccessTtl(30);
+    server.failRefresh(true);
+    try {
+      const failing = await integration({ type: 'oauth' });
+      await authorize(failing.id);
+      const run = await runTool(failing.id, failing.name, 'echo', { text: 'x' });
+      expect(run).toMatchObject({ status: 'completed', output: NEEDS(failing.name) });
+      expect((await view(failing.id)).authorization).toBe('expired');
+    } finally {
+      server.failRefresh(false);
+      server.setAccessTtl(3600);
+    }
+
+    const revoked = await integration({ type: 'oauth' });
+    await authorize(revoked.id);
+    expect((await runTool(revoked.id, revoked.name, 'echo', { text: 'a' })).output).toBe('echo: a');
+    server.revokeAll();
+    const run = await runTool(revoked.id, revoked.name, 'echo', { text: 'b' });
+    expect(run).toMatchObject({ status: 'completed', output: NEEDS(revoked.name) });
+    expect((await view(revoked.id)).authorization).toBe('expired');
+
+    // Authorizing again mends it.
+    await authorize(revoked.id);
+    expect((await runTool(revoked.id, revoked.name, 'echo', { text: 'c' })).output).toBe('echo: c');
+  }, 180_000);
+
+  test('two workers refreshing at once refresh once and keep the rotated refresh token', async () => {
+    server.setAccessTtl(30);
+    const created = await integration({ type: 'oauth' });
+    await authorize(created.id);
+    server.setAccessTtl(3600);
+    server.setRefreshDelayMs(500);
+    // Two workers: two pools, two connections, one database.
+    const pools = [createPool(testStack().databases.embedded, logger), createPool(testStack().databases.embedded, logger)];
+    try {
+      const integrationRow = (await findIntegration(engine.db, created.id))!;
+      const before = { ...server.stats };
+      const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' });
+      const init = { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body };
+      const answers = await Promise.all(pools.map((db) => authorizedFetch({ db, logger }, integrationRow, defaultFetch)(server.url, init)));
+      expect(answers.map((a) => a.status)).toEqual([200, 200]);
+      await Promise.all(answers.map((a) => a.body?.cancel()));
+      expect(server.stats.refreshes).toBe(before.refreshes + 1);
+      expect(server.stats.refreshFailures).toBe(before.refreshFailures);
+      // The rotated refresh token is the one stored: a later refresh works.
+      server.setRefreshDelayMs(0);
+      server.setAccessTtl(30);
+      await engine.db.query(`UPDATE integration_oauth SET expires_at = now() WHERE id = $1`, [created.id]);
+      expect((await runTool(created.id, created.name, 'echo', { text: 'still' })).output).toBe('echo: still');
+    } finally {
+      server.setRefreshDelayMs(0);
+      server.setAccessTtl(3600);
+      await Promise.all(pools.map((p) => p.end()));
+    }
+  }, 120_000);
+
+  test('DELETE …/authorization revokes at the server and forgets; tokens never leave the engine', async () => {
+    const created = await integration({ type: 'oauth' });
+    await authorize(created.id);
+    const revocations = server.stats.revocations;
+    const deleted = await request<{ authorization: string; revokedAtServer: boolean }>('DELETE', `/v1/integrations/${created.id}/authorization`);
+    expect(deleted.status).toBe(200);
+    expect(deleted.body).toMatchObject({ authorization: 'required', revokedAtServer: true });
+    expect(server.stats.revocations).toBeGreaterThan(revocations);
+    const run = await runTool(created.id, created.name, 'echo', { text: 'x' });
+    expect(run.output).toBe(NEEDS(created.name));
+
+    const tokens = server.issuedTokens();
+    expect(tokens.length).toBeGreaterThan(4);
+    const stored = (await engine.db.query<{ t: string }>(`SELECT (SELECT string_agg(t::text, '') FROM integration_oauth t)
+      || (SELECT coalesce(string_agg(s::text, ''), '') FROM oauth_states s) AS t`)).rows[0].t;
+    for (const token of tokens) {
+      expect(stored).not.toContain(token);
+      for (const body of bodies) expect(body).not.toContain(token);
+    }
+  }, 120_000);
+
+  test('agent-engine integrations authorize prints the URL, then waits until the callback has landed', async () => {
+    const created = await integration({ type: 'oauth' });
+    const cli = runCli(['integrations', 'authorize', created.name], baseUrl, { terminal: false });
+    const link = /(http:\/\/127\.0\.0\.1:\d+\/authorize\?\S+)/;
+    await waitFor(async () => link.test(cli.out.screen), 30_000, 'the CLI to print the authorization URL');
+    // It waits: nothing is authorized before the browser comes back.
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(cli.out.screen).toContain('waiting for the authorization');
+    expect(cli.out.screen).not.toContain('is authorized');
+    const callback = await approveInBrowser(cli.out.screen.match(link)![1]);
+    expect(callback.startsWith(`${baseUrl}/oauth/callback?`)).toBe(true);
+    const page = await fetch(callback);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('is authorized');
+    expect(await cli.done).toBe(0);
+    expect(cli.out.screen).toContain(`${created.name} is authorized (scopes: mcp:tools)`);
+  }, 60_000);
+
+  test('the server must be on an allowed address, and auth settings are checked without echoing secrets', async () => {
+    const metadata = await request<IntegrationBody>('POST', '/v1/integrations', {
+      name: `oauth-meta-${suffix()}`, transport: { type: 'http', url: 'http://169.254.169.254/mcp', auth: { type: 'oauth' } },
+    });
+    const refused = await request<{ detail: string }>('POST', `/v1/integrations/${metadata.body.id}/authorize`);
+    expect(refused.status).toBe(502);
+    expect(refused.body.detail).toMatch(/169\.254\.169\.254|refused|link-local|metadata/i);
+
+    const invalid = await request<{ detail: string }>('POST', '/v1/integrations', {
+      name: `oauth-bad-${suffix()}`, transport: { type: 'http', url: server.url, auth: { type: 'oauth', clientSecret: 'only-a-secret' } },
+    });
+    expect(invalid.status).toBe(400);
+    expect(invalid.body.detail).toContain('clientSecret');
+    expect(invalid.body.detail).not.toContain('only-a-secret');
+  }, 60_000);
+});
