@@ -75,9 +75,28 @@ export async function writeOAuthRecord(db: Queryable, integrationId: string, rec
   );
 }
 
-/** A server answered 401 with resource metadata: the integration needs the authorization flow. */
-export async function markAuthorizationRequired(db: Queryable, integrationId: string): Promise<void> {
-  await db.query(`INSERT INTO integration_oauth (id, status) VALUES ($1, 'required') ON CONFLICT (id) DO NOTHING`, [integrationId]);
+/** What a server's refusal (401, or 403 insufficient_scope) said in WWW-Authenticate; not secret. */
+export interface AuthChallenge {
+  resourceMetadataUrl?: string;
+  scope?: string;
+}
+
+/**
+ * Keeps the server's latest challenge, which the next authorization follows (its resource metadata
+ * may live at a URL only the challenge names; a step-up names the scope it needs). A server that
+ * refused without the engine holding tokens marks the integration as needing authorization.
+ */
+export async function recordChallenge(db: Queryable, integrationId: string, challenge: AuthChallenge): Promise<void> {
+  await db.query(
+    `INSERT INTO integration_oauth (id, status, challenge) VALUES ($1, 'required', $2)
+     ON CONFLICT (id) DO UPDATE SET challenge = $2, updated_at = now()`,
+    [integrationId, JSON.stringify(challenge)],
+  );
+}
+
+export async function readChallenge(db: Queryable, integrationId: string): Promise<AuthChallenge | undefined> {
+  const { rows } = await db.query<{ challenge: AuthChallenge | null }>('SELECT challenge FROM integration_oauth WHERE id = $1', [integrationId]);
+  return rows[0]?.challenge ?? undefined;
 }
 
 /** The tokens no longer work and could not be refreshed: an operator must authorize again. */

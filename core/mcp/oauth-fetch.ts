@@ -1,7 +1,7 @@
 import { extractWWWAuthenticateParams } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
-  hasOAuthRow, markAuthorizationExpired, markAuthorizationRequired, readOAuthRecord, withRefreshLock, writeOAuthRecord, type OAuthRecord,
+  hasOAuthRow, markAuthorizationExpired, readOAuthRecord, recordChallenge, withRefreshLock, writeOAuthRecord, type AuthChallenge, type OAuthRecord,
 } from '../db/integration-oauth';
 import type { Integration } from '../db/integrations';
 import type { Db } from '../db/pool';
@@ -33,6 +33,15 @@ const held = (record: OAuthRecord | undefined): Held | undefined =>
   record?.tokens ? { accessToken: record.tokens.access_token, expiresAt: record.accessExpiresAt } : undefined;
 
 const fresh = (h: Held | undefined): h is Held => h !== undefined && (h.expiresAt === undefined || h.expiresAt - REFRESH_MARGIN_MS > Date.now());
+
+/** The WWW-Authenticate of a refusal: a 401, or a 403 that asks for more scope (step-up). */
+function challengeOf(res: Response): (AuthChallenge & { insufficientScope: boolean }) | undefined {
+  if (res.status !== 401 && res.status !== 403) return undefined;
+  const params = extractWWWAuthenticateParams(res);
+  const insufficientScope = params.error === 'insufficient_scope';
+  if (res.status === 403 && !insufficientScope) return undefined;
+  return { resourceMetadataUrl: params.resourceMetadataUrl?.toString(), scope: params.scope, insufficientScope };
+}
 
 function withBearer(init: RequestInit | undefined, token: string): RequestInit {
   const headers = new Headers(init?.headers);
@@ -72,22 +81,29 @@ export function authorizedFetch(options: OAuthFetchOptions, integration: Integra
     return renewed;
   };
 
-  const token = async (): Promise<Held> => {
+  /** The token to send: the held one, the stored one, or a refreshed one; undefined when the engine holds none. */
+  const token = async (): Promise<Held | undefined> => {
     if (fresh(current)) return current;
     const row = await readOAuthRecord(db, integration.id);
     const stored = held(row?.record);
-    if (row?.status === 'authorized' && fresh(stored)) return (current = stored);
-    if (!row?.record.tokens) throw new AuthorizationRequiredError(integration.name);
+    if (!row?.record.tokens) return undefined;
+    if (row.status === 'authorized' && fresh(stored)) return (current = stored);
     return (current = await renew(stored?.accessToken));
+  };
+
+  /** A refusal the engine cannot mend by itself: remember what the server asked for, and stop. */
+  const refused = async (res: Response, challenge: AuthChallenge): Promise<never> => {
+    await res.body?.cancel();
+    await recordChallenge(db, integration.id, challenge);
+    throw new AuthorizationRequiredError(integration.name);
   };
 
   const plain: FetchLike = async (url, init) => {
     const res = await base(url, init);
-    if (res.status === 401 && extractWWWAuthenticateParams(res).resourceMetadataUrl) {
-      await res.body?.cancel();
-      await markAuthorizationRequired(db, integration.id);
+    const challenge = challengeOf(res);
+    if (res.status === 401 && challenge?.resourceMetadataUrl) {
       log.warn('the server asks for OAuth authorization');
-      throw new AuthorizationRequiredError(integration.name);
+      return refused(res, challenge);
     }
     return res;
   };
@@ -96,16 +112,20 @@ export function authorizedFetch(options: OAuthFetchOptions, integration: Integra
     protectedByOAuth ??= oauthSettings(integration) ? Promise.resolve(true) : hasOAuthRow(db, integration.id);
     if (!(await protectedByOAuth)) return plain(url, init);
     const first = await token();
-    const res = await base(url, withBearer(init, first.accessToken));
-    if (res.status !== 401) return res;
+    // Without tokens the request goes out bare: the server's refusal says where to authorize.
+    const res = await base(url, first ? withBearer(init, first.accessToken) : init);
+    const challenge = challengeOf(res);
+    if (!challenge) return res;
+    if (!first || challenge.insufficientScope) return refused(res, challenge);
     await res.body?.cancel();
+    await recordChallenge(db, integration.id, challenge);
     current = await renew(first.accessToken);
     const again = await base(url, withBearer(init, current.accessToken));
-    if (again.status !== 401) return again;
-    await again.body?.cancel();
-    // A fresh token refused too: revoked at the provider. Only a person can mend that.
+    const still = challengeOf(again);
+    if (!still) return again;
+    // A fresh token refused too: revoked at the provider, or short of scope. Only a person can mend that.
     current = undefined;
-    await markAuthorizationExpired(db, integration.id);
-    throw new AuthorizationRequiredError(integration.name);
+    if (!still.insufficientScope) await markAuthorizationExpired(db, integration.id);
+    return refused(again, still);
   };
 }

@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { auth, type OAuthClientProvider, type OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
+import { auth, extractWWWAuthenticateParams, type OAuthClientProvider, type OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
 import { OAuthError, ServerError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import type { OAuthSettings } from '../db/integration-secrets';
 import type { Integration } from '../db/integrations';
 import { toolResultText } from '../contract/tool-texts';
-import { readOAuthRecord, writeOAuthRecord, type OAuthRecord } from '../db/integration-oauth';
+import { readChallenge, readOAuthRecord, recordChallenge, writeOAuthRecord, type AuthChallenge, type OAuthRecord } from '../db/integration-oauth';
 import type { Queryable } from '../db/pool';
 
 /**
@@ -148,6 +149,30 @@ function serverUrl(integration: Integration): string {
 const scopeOf = (integration: Integration) => oauthSettings(integration)?.scopes?.join(' ') || undefined;
 
 /**
+ * What the server asks for: its last refusal as a worker saw it, or, before any, the refusal of
+ * an unauthenticated initialize. Its WWW-Authenticate may name resource metadata that lives
+ * nowhere the well-known paths would find, and the scope it wants.
+ */
+async function challengeFor(db: Queryable, integration: Integration, fetchFn: FetchLike): Promise<AuthChallenge> {
+  const stored = await readChallenge(db, integration.id);
+  if (stored?.resourceMetadataUrl) return stored;
+  const res = await fetchFn(serverUrl(integration), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({
+      jsonrpc: '2.0', id: 0, method: 'initialize',
+      params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: CLIENT_NAME, version: '0.1.0' } },
+    }),
+  });
+  await res.body?.cancel();
+  if (res.status !== 401) return stored ?? {};
+  const params = extractWWWAuthenticateParams(res);
+  const challenge = { resourceMetadataUrl: params.resourceMetadataUrl?.toString(), scope: params.scope };
+  await recordChallenge(db, integration.id, challenge);
+  return challenge;
+}
+
+/**
  * Starts an authorization: discovers the authorization server, registers the engine when it has
  * no client yet, and returns the URL a person opens, with the state and PKCE verifier the
  * callback needs. Tokens held so far stay in use until the callback replaces them.
@@ -164,7 +189,13 @@ export async function beginAuthorization(db: Queryable, integration: Integration
     redirectUrl, state,
     preserve: { tokens: stored.tokens, accessExpiresAt: stored.accessExpiresAt, status: row?.status ?? 'required' },
   });
-  const result = await auth(provider, { serverUrl: serverUrl(integration), scope: scopeOf(integration), fetchFn });
+  const challenge = await challengeFor(db, integration, fetchFn);
+  const result = await auth(provider, {
+    serverUrl: serverUrl(integration), fetchFn,
+    // The scope the server asked for first (SEP-835), then the operator's, then the SDK's pick from the metadata.
+    scope: challenge.scope ?? scopeOf(integration),
+    ...(challenge.resourceMetadataUrl ? { resourceMetadataUrl: new URL(challenge.resourceMetadataUrl) } : {}),
+  });
   if (result !== 'REDIRECT' || !provider.authorizationUrl || !provider.verifier) throw new Error('the authorization server did not start an authorization');
   const url = provider.authorizationUrl;
   // The browser opens it: nothing but a web address may come from the server.

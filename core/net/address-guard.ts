@@ -86,7 +86,13 @@ export function guardedFetch(policy: NetworkPolicy = DEFAULT_NETWORK_POLICY): Gu
   const fetchFn = async (input: Parameters<GuardedFetch>[0], init?: RequestInit): Promise<Response> => {
     try {
       const response = await undiciFetch(input as Parameters<typeof undiciFetch>[0], { ...(init as object), dispatcher });
-      return response as unknown as Response;
+      // undici's own Response is not the global one, and `instanceof Response` decides how the MCP
+      // SDK reads an OAuth error body: hand on the global kind, with the same status, headers and stream.
+      const nullBody = response.status === 204 || response.status === 205 || response.status === 304;
+      const global = new Response(nullBody ? null : response.body as ReadableStream<Uint8Array> | null, {
+        status: response.status, statusText: response.statusText, headers: response.headers as unknown as Headers,
+      });
+      return Object.defineProperty(global, 'url', { value: response.url });
     } catch (err) {
       const cause = (err as { cause?: unknown }).cause;
       if (cause instanceof AddressRefusedError) throw cause;

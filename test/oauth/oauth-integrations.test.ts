@@ -281,6 +281,29 @@ describe('OAuth-protected MCP servers', () => {
     expect(cli.out.screen).toContain(`${created.name} is authorized (scopes: mcp:tools)`);
   }, 60_000);
 
+  test('authorizing and revoking are admin acts; the callback needs no key (its state is the proof)', async () => {
+    const apiKey = 'api-key-0123456789abcdef';
+    const adminApiKey = 'admin-key-0123456789abcdef';
+    const keyed = await buildApp({ db: engine.db, client: engine.client, taskQueue: engine.taskQueue, logger, apiKey, adminApiKey });
+    try {
+      const created = await integration({ type: 'oauth' });
+      const as = (key: string) => ({ authorization: `Bearer ${key}` });
+      const refused = await keyed.inject({ method: 'POST', url: `/v1/integrations/${created.id}/authorize`, headers: as(apiKey) });
+      expect(refused.statusCode).toBe(403);
+      expect(refused.json()).toMatchObject({ code: 'admin_required' });
+      const revoke = await keyed.inject({ method: 'DELETE', url: `/v1/integrations/${created.id}/authorization`, headers: as(apiKey) });
+      expect(revoke.statusCode).toBe(403);
+      const begun = await keyed.inject({ method: 'POST', url: `/v1/integrations/${created.id}/authorize`, headers: as(adminApiKey) });
+      expect(begun.statusCode).toBe(200);
+      const back = new URL(await approveInBrowser(begun.json<{ authorizationUrl: string }>().authorizationUrl));
+      const page = await keyed.inject({ method: 'GET', url: `${back.pathname}${back.search}` });
+      expect(page.statusCode).toBe(200);
+      expect(page.body).toContain('is authorized');
+    } finally {
+      await keyed.close();
+    }
+  }, 60_000);
+
   test('the server must be on an allowed address, and auth settings are checked without echoing secrets', async () => {
     const metadata = await request<IntegrationBody>('POST', '/v1/integrations', {
       name: `oauth-meta-${suffix()}`, transport: { type: 'http', url: 'http://169.254.169.254/mcp', auth: { type: 'oauth' } },

@@ -80,6 +80,14 @@ describe('guarded fetch', () => {
     expect(await res.text()).toBe('hello');
   });
 
+  test('its responses are the global Response (the MCP SDK reads OAuth error bodies only from those)', async () => {
+    const res = await guardedFetch()(`${base}/`);
+    expect(res).toBeInstanceOf(Response);
+    expect(res.url).toBe(`${base}/`);
+    expect(res.headers.get('content-type')).toBe('text/plain');
+    await res.text();
+  });
+
   test('BLOCK_PRIVATE_NETWORKS refuses 127.0.0.1, [::1] and localhost before connecting', async () => {
     const before = connections;
     const fetch = guardedFetch({ blockPrivateNetworks: true });

@@ -17,6 +17,8 @@ scopes text[] NOT NULL DEFAULT '{}',
 expires_at timestamptz,
 has_refresh_token boolean NOT NULL DEFAULT false,
 authorized_at timestamptz,
+-- what the server said when it refused (WWW-Authenticate): where its resource metadata is, which scope it wants
+challenge jsonb,
 updated_at timestamptz NOT NULL DEFAULT now()
 );
 CREATE TABLE oauth_states (

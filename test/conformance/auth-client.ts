@@ -1,0 +1,92 @@
+import { randomUUID } from 'node:crypto';
+import os from 'node:os';
+import path from 'node:path';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { OAuthSettings } from '../../core/db/integration-secrets';
+import { findIntegration, insertIntegration } from '../../core/db/integrations';
+import { migrate } from '../../core/db/migrations';
+import { createPool } from '../../core/db/pool';
+import { createLogger } from '../../core/logger';
+import { connectIntegration } from '../../core/mcp/connect';
+import { beginAuthorization, completeAuthorization, isAuthorizationRequired } from '../../core/mcp/oauth-provider';
+import { guardedFetch } from '../../core/net/address-guard';
+import { installSecretKeys } from '../../core/secrets/key-ring';
+import { keyRing, newSecretKey } from '../../core/secrets/secret-box';
+
+/**
+ * The client command `@modelcontextprotocol/conformance client --suite auth` runs (see
+ * auth-conformance.sh): `auth-client.ts <server url>`. It is a worker's connect path, not a copy of
+ * it: the integration lives in a database (DATABASE_URL), its tokens sealed there; connecting
+ * fails with "needs authorization"; the operator's step (POST …/authorize) runs as the API's
+ * worker runs it, a headless browser follows the authorization URL (the suite's authorization
+ * server approves at once), the callback's exchange stores the tokens; then the worker connects,
+ * lists the tools and calls one.
+ */
+
+/** The scenario's client ID metadata document (SEP-991), which auth/basic-cimd expects the client to present. */
+const CONFORMANCE_CIMD_URL = 'https://conformance-test.local/client-metadata.json';
+/** Never reached: the headless browser reads the code from the redirect. */
+const REDIRECT_URL = 'http://127.0.0.1:9/oauth/callback';
+
+async function main(): Promise<void> {
+  const serverUrl = process.argv[process.argv.length - 1];
+  const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? '';
+  const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? '{}') as { client_id?: string; client_secret?: string };
+  const logger = createLogger(process.env.LOG_LEVEL ?? 'warn', 'conformance-client', { pretty: false });
+  installSecretKeys(keyRing(newSecretKey()));
+  const db = createPool(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres', logger, 4);
+  const fetch = guardedFetch();
+  const options = { groupsDir: path.join(os.tmpdir(), 'conformance-groups'), logger, timeoutMs: 20_000, fetch, oauth: { db, logger } };
+  let client: Client | undefined;
+  let id: string | undefined;
+  try {
+    await migrate(db);
+    const auth: OAuthSettings = {
+      type: 'oauth',
+      ...(context.client_id ? { clientId: context.client_id } : {}),
+      ...(context.client_secret ? { clientSecret: context.client_secret } : {}),
+      ...(scenario === 'auth/basic-cimd' ? { clientMetadataUrl: CONFORMANCE_CIMD_URL } : {}),
+    };
+    const created = await insertIntegration(db, { name: `conformance-${randomUUID().slice(0, 8)}`, transport: { type: 'http', url: serverUrl, auth } });
+    id = created.id;
+    /** The operator's authorization: begun on a worker, approved in a (headless) browser, completed at the callback. */
+    const authorize = async () => {
+      const integration = (await findIntegration(db, created.id))!;
+      const begun = await beginAuthorization(db, integration, REDIRECT_URL, fetch);
+      const res = await fetch(begun.authorizationUrl, { redirect: 'manual' });
+      await res.body?.cancel();
+      const location = res.headers.get('location');
+      if (!location) throw new Error(`the authorization server answered ${res.status} without a redirect`);
+      const back = new URL(location);
+      if (back.searchParams.get('state') !== begun.state) throw new Error('the redirect came back with another state');
+      const code = back.searchParams.get('code');
+      if (!code) throw new Error(`the redirect has no code: ${back.searchParams.get('error') ?? 'no error either'}`);
+      await completeAuthorization(db, integration, { code, codeVerifier: begun.codeVerifier, redirectUrl: REDIRECT_URL }, fetch);
+    };
+    /** What a worker does for each request, with the operator stepping in once when told an authorization is needed. */
+    const asWorker = async <T>(fn: (c: Client) => Promise<T>): Promise<T> => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          client ??= await connectIntegration((await findIntegration(db, created.id))!, options);
+          return await fn(client);
+        } catch (err) {
+          if (!isAuthorizationRequired(err) || attempt > 2) throw err;
+          await client?.close().catch(() => undefined);
+          client = undefined;
+          await authorize();
+        }
+      }
+    };
+    const { tools } = await asWorker((c) => c.listTools());
+    if (tools[0]) await asWorker((c) => c.callTool({ name: tools[0].name, arguments: {} }));
+  } finally {
+    await client?.close().catch(() => undefined);
+    if (id) await db.query('DELETE FROM integrations WHERE id = $1', [id]).catch(() => undefined);
+    await db.end();
+  }
+}
+
+main().then(() => process.exit(0), (err: unknown) => {
+  process.stderr.write(`auth client failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+  process.exit(1);
+});
