@@ -71,6 +71,8 @@ const UNCLAIMED = {
   expired: 'This authorization expired (after 10 minutes). Start it again.',
 } as const;
 
+const htmlPage = (description: string) => ({ description, content: { 'text/html': { schema: { type: 'string' } } } });
+
 const callbackQuery = {
   type: 'object', additionalProperties: true,
   properties: {
@@ -84,7 +86,10 @@ export const oauthCallbackRoutes: FastifyPluginAsync<Omit<OAuthRoutesOptions, 'a
   const deps: WorkerQuestionDeps = { client: opts.client, taskQueue: opts.taskQueue, logger: opts.logger, waitMs: opts.waitMs };
 
   app.get<{ Querystring: { code?: string; state?: string; error?: string; error_description?: string } }>(OAUTH_CALLBACK_PATH, {
-    schema: { tags: ['integrations'], summary: "The authorization server's redirect back (a browser page)", querystring: callbackQuery },
+    schema: {
+      tags: ['integrations'], summary: "The authorization server's redirect back: a page for the person's browser, not JSON", querystring: callbackQuery,
+      response: { 200: htmlPage('Authorized'), 400: htmlPage('Refused, unknown, used or expired'), 502: htmlPage('The exchange failed'), 504: htmlPage('No worker answered') },
+    },
   }, async (request, reply) => {
     const { code, state, error, error_description: description } = request.query;
     if (!state) return page(reply, 400, 'Authorization failed', 'The request has no state: it did not come from an authorization this engine started.');

@@ -242,7 +242,8 @@ describe('capabilities', () => {
     const res = await inject({ method: 'GET', url: `/v1/integrations/${fixture.id}/capabilities` });
     expect(res.statusCode).toBe(200);
     const body = json(res);
-    expect(Object.keys(body).sort()).toEqual(['prompts', 'resourceTemplates', 'resources', 'tools']);
+    expect(Object.keys(body).sort()).toEqual(['authorization', 'prompts', 'resourceTemplates', 'resources', 'tools']);
+    expect(body.authorization).toBe('not_required');
     expect(body.tools).toContainEqual(expect.objectContaining({
       name: 'echo', description: 'Echoes the text back', annotations: { readOnlyHint: true },
       inputSchema: expect.objectContaining({ type: 'object', properties: { text: { type: 'string' } }, required: ['text'] }),
