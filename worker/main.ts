@@ -23,6 +23,19 @@ async function main(): Promise<void> {
     telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} } },
   });
 
+  // From the start: an orchestrator may stop a worker that is still starting. It then finishes its
+  // start-up steps, runs nothing, and closes what it opened, exiting 0 like any clean stop.
+  let stopRequested = false;
+  let stopAll = () => {};
+  const stop = (signal: string) => {
+    logger.info({ signal }, 'shutting down the worker');
+    stopRequested = true;
+    stopAll();
+  };
+  process.once('SIGINT', () => stop('SIGINT'));
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  logger.info({ pid: process.pid }, 'worker starting');
+
   const db = createPool(config.databaseUrl, logger);
   await migrate(db);
   await openSecretStore(db, config.secretKeys, logger);
@@ -42,21 +55,20 @@ async function main(): Promise<void> {
   const pinnedWorkers = await Promise.all(config.mcpTaskQueues.map((taskQueue) =>
     createPinnedMcpWorker({ connection, namespace: config.temporalNamespace, taskQueue, deps })));
   const workers = [worker, ...pinnedWorkers];
-  const stopAll = () => {
+  stopAll = () => {
     for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
   };
-  const stop = (signal: string) => {
-    logger.info({ signal }, 'shutting down the worker');
-    stopAll();
-  };
-  process.once('SIGINT', () => stop('SIGINT'));
-  process.once('SIGTERM', () => stop('SIGTERM'));
-  logger.info({ taskQueue: config.taskQueue, mcpTaskQueues: config.mcpTaskQueues, pid: process.pid }, 'worker started');
   try {
-    // One worker ending (a fatal error) ends the others too, so that the process exits whole.
-    const ended = await Promise.allSettled(workers.map((w) => w.run().finally(stopAll)));
-    const failure = ended.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-    if (failure) throw failure.reason;
+    if (stopRequested) {
+      // A worker that was made must be shut down to let go of the connection: started and stopped at once.
+      await Promise.all(workers.map((w) => w.runUntil(Promise.resolve())));
+    } else {
+      logger.info({ taskQueue: config.taskQueue, mcpTaskQueues: config.mcpTaskQueues, pid: process.pid }, 'worker started');
+      // One worker ending (a fatal error) ends the others too, so that the process exits whole.
+      const ended = await Promise.allSettled(workers.map((w) => w.run().finally(stopAll)));
+      const failure = ended.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failure) throw failure.reason;
+    }
   } finally {
     // After the worker: its last activities may still be calling MCP tools during the grace time.
     await mcpPool.closeAll();

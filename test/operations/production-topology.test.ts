@@ -63,4 +63,24 @@ describe('the production topology without Docker', () => {
     await Promise.all(children.map(exited));
     expect(children.map((c) => c.exitCode)).toEqual([0, 0, 0]);
   }, 240_000);
+
+  test('a worker stopped while it is still starting exits 0, having run nothing', async () => {
+    const stack = testStack();
+    const worker = spawn(process.execPath, ['--import', 'tsx', 'worker/main.ts'], {
+      cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'],
+      env: {
+        ...process.env, TEMPORAL_ADDRESS: stack.temporalAddress, WORKFLOW_BUNDLE_PATH: stack.workflowBundlePath,
+        DATABASE_URL: stack.databases.external, TASK_QUEUE: `starting-${randomUUID()}`, LOG_LEVEL: 'info',
+      },
+    });
+    children.push(worker);
+    let log = '';
+    worker.stderr!.on('data', (d: Buffer) => { log += d.toString(); });
+    await waitFor(async () => log.includes('worker starting'), 60_000, 'the worker to begin its start-up');
+    worker.kill('SIGTERM');
+    await exited(worker);
+    expect({ code: worker.exitCode, signal: worker.signalCode, log: worker.exitCode === 0 ? '' : log }).toEqual({ code: 0, signal: null, log: '' });
+    expect(log).not.toContain('"worker started"');
+    expect(log).toContain('worker stopped');
+  }, 120_000);
 });
