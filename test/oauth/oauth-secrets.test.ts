@@ -1,0 +1,89 @@
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import type { ScriptStep } from '../../core/agent-model';
+import { insertAgent } from '../../core/db/agents';
+import { insertIntegration } from '../../core/db/integrations';
+import { migrate } from '../../core/db/migrations';
+import { insertThread } from '../../core/db/threads';
+import { readAuthorizationState, saveAuthorizationState } from '../../core/db/integration-oauth';
+import { beginAuthorization, completeAuthorization } from '../../core/mcp/oauth-provider';
+import { installSecretKeys } from '../../core/secrets/key-ring';
+import { openSecretStore } from '../../core/secrets/open-store';
+import { rotateSecrets } from '../../core/secrets/rotate';
+import { keyRing, newSecretKey } from '../../core/secrets/secret-box';
+import { defaultFetch } from '../../core/mcp/connect';
+import { logger, startEngine, type Engine } from '../support/engine';
+import { approveInBrowser, startOAuthProtectedServer, type OAuthProtectedServer } from '../fixtures/oauth-protected-server';
+
+const [K1, K2] = [newSecretKey(), newSecretKey()];
+const idOf = (key: Buffer) => keyRing(key).current!.id;
+
+/** A database of this file's own: a rotation rewrites every sealed row, and other test files must not see that. */
+const adminUrl = process.env.EXTERNAL_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const dbName = `oauth_secrets_${process.pid}_${Date.now().toString(36)}`;
+const dbUrl = (() => {
+  const url = new URL(adminUrl);
+  url.pathname = `/${dbName}`;
+  return url.toString();
+})();
+
+async function admin(sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  await client.query(sql).finally(() => client.end());
+}
+
+describe('OAuth secrets at rest', () => {
+  let engine: Engine;
+  let server: OAuthProtectedServer;
+
+  beforeAll(async () => {
+    await admin(`CREATE DATABASE ${dbName}`);
+    server = await startOAuthProtectedServer();
+    engine = await startEngine('external', { databaseUrl: dbUrl, worker: false });
+    await migrate(engine.db);
+    installSecretKeys(keyRing(K1));
+    await engine.startWorker();
+  });
+  afterAll(async () => {
+    await engine?.close();
+    await server?.close();
+    await admin(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+  });
+
+  const kids = async () => (await engine.db.query<{ kid: string }>(
+    `SELECT sealed->>'kid' AS kid FROM integration_oauth UNION ALL SELECT sealed->>'kid' FROM oauth_states ORDER BY 1`)).rows.map((r) => r.kid);
+
+  test('tokens and authorizations in progress are rotated with the other secrets; a process without their key refuses to start', async () => {
+    const integration = await insertIntegration(engine.db, {
+      name: `oauth-${randomUUID().slice(0, 8)}`, transport: { type: 'http', url: server.url, auth: { type: 'oauth' } },
+    });
+    // The operator's steps as the worker's activities take them, with a headless browser between.
+    const redirectUrl = 'http://127.0.0.1:9/oauth/callback';
+    const begun = await beginAuthorization(engine.db, integration, redirectUrl, defaultFetch);
+    await saveAuthorizationState(engine.db, { integrationId: integration.id, state: begun.state, codeVerifier: begun.codeVerifier, redirectUrl });
+    const code = new URL(await approveInBrowser(begun.authorizationUrl)).searchParams.get('code')!;
+    await completeAuthorization(engine.db, integration, { code, codeVerifier: begun.codeVerifier, redirectUrl }, defaultFetch);
+    expect(await kids()).toEqual([idOf(K1), idOf(K1)]);
+
+    // A process with another key only refuses, naming the table.
+    await expect(openSecretStore(engine.db, { current: K2 }, logger)).rejects.toThrow(/integration_oauth sealed with key/);
+    installSecretKeys(keyRing(K1));
+
+    const report = await rotateSecrets(engine.db, keyRing(K2, K1));
+    expect(report.remaining).toBe(0);
+    expect(await kids()).toEqual([idOf(K2), idOf(K2)]);
+    installSecretKeys(keyRing(K2));
+    const stateId = (await engine.db.query<{ id: string }>('SELECT id FROM oauth_states WHERE integration_id = $1', [integration.id])).rows[0].id;
+    expect((await readAuthorizationState(engine.db, stateId))?.codeVerifier).toBe(begun.codeVerifier);
+
+    // With only the new key, a worker still calls the server with the rotated tokens.
+    await engine.stopWorker();
+    await engine.startWorker();
+    const script: ScriptStep[] = [{ toolCalls: [{ name: `${integration.name}__echo`, arguments: { text: 'rotated' } }] }, { text: '{{tool_results}}' }];
+    const agent = await insertAgent(engine.db, { name: `agent-${randomUUID()}`, model: { provider: 'scripted', script }, integrationIds: [integration.id] });
+    const thread = await insertThread(engine.db, agent.id);
+    const runId = await engine.start({ threadId: thread.id, input: 'go' });
+    expect(await engine.result(runId)).toMatchObject({ status: 'completed', output: 'echo: rotated' });
+  }, 120_000);
+});
