@@ -175,6 +175,12 @@ export async function updateIntegration(db: Queryable, id: string, patch: Integr
   if (patch.transport) {
     // A new transport replaces the secrets too: sealed again, bound to this row.
     const stored = sealTransport(secretKeys(), id, patch.transport);
+    // Tokens were issued for one server and client: another URL or OAuth client must not receive them.
+    const next = stored.transport as { url?: string; auth?: unknown };
+    await db.query(
+      `DELETE FROM integration_oauth o USING integrations i WHERE o.id = i.id AND i.id = $1
+         AND (i.transport->>'url' IS DISTINCT FROM $2 OR i.transport->'auth' IS DISTINCT FROM $3::jsonb)`,
+      [id, next.url ?? null, next.auth === undefined ? null : JSON.stringify(next.auth)]);
     values.push(JSON.stringify(stored.transport), stored.secrets && JSON.stringify(stored.secrets));
     sets.push(`transport = $${values.length - 1}`, `secrets = $${values.length}`);
   }

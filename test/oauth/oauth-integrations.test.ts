@@ -49,7 +49,7 @@ describe('OAuth-protected MCP servers', () => {
     await server?.close();
   });
 
-  const request = async <T = Record<string, unknown>>(method: 'GET' | 'POST' | 'DELETE', url: string, payload?: unknown) => {
+  const request = async <T = Record<string, unknown>>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: unknown) => {
     const res = await app.inject({ method, url, ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }) });
     bodies.push(res.body);
     return { status: res.statusCode, body: (String(res.headers['content-type'] ?? '').includes('json') ? res.json() : res.body) as T, text: res.body };
@@ -262,6 +262,19 @@ describe('OAuth-protected MCP servers', () => {
       for (const body of bodies) expect(body).not.toContain(token);
     }
   }, 120_000);
+
+  test('a changed URL or OAuth client forgets the tokens: they were issued for the old one', async () => {
+    const created = await integration({ type: 'oauth' });
+    await authorize(created.id);
+    const headersOnly = await request<IntegrationBody>('PATCH', `/v1/integrations/${created.id}`, { transport: { headers: { 'x-extra': '1' } } });
+    expect(headersOnly.status).toBe(200);
+    expect(headersOnly.body.authorization).toBe('authorized');
+    const moved = await request<IntegrationBody>('PATCH', `/v1/integrations/${created.id}`, { transport: { url: `${server.url}?elsewhere=1` } });
+    expect(moved.status).toBe(200);
+    expect(moved.body.authorization).toBe('required');
+    const stored = await engine.db.query('SELECT 1 FROM integration_oauth WHERE id = $1', [created.id]);
+    expect(stored.rowCount).toBe(0);
+  }, 60_000);
 
   test('agent-engine integrations authorize prints the URL, then waits until the callback has landed', async () => {
     const created = await integration({ type: 'oauth' });
