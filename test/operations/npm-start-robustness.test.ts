@@ -7,7 +7,7 @@ import { freePort } from '../../core/ports';
 import { logger } from '../support/engine';
 import { interrupt, killEverything, npmStart, processesUsing, type Started } from '../support/npm-start';
 import { testStack } from '../support/stack-env';
-import { waitFor } from '../support/wait';
+import { waitFor, within } from '../support/wait';
 
 const envFor = async (dataDir: string, port: number) => ({
   DATA_DIR: dataDir, PORT: String(port), TEMPORAL_UI_PORT: String(await freePort()),
@@ -30,7 +30,7 @@ describe('npm start on a shared data dir, and Ctrl-C', () => {
     const runId = /demo: started run (run_\w+)/.exec(first.output())![1];
 
     second = npmStart(await envFor(dataDir, await freePort()));
-    const code = await Promise.race([second.exited, new Promise((r) => setTimeout(() => r('still running'), 60_000))]);
+    const code = await within(second.exited, 60_000, 'still running');
     expect(code).toBe(1);
     const said = /An engine is already running on the data dir (\S+): PID (\d+), API (\S+)\./.exec(second.output());
     expect(said?.slice(1)).toEqual([dataDir, expect.any(String), `http://127.0.0.1:${port}`]);

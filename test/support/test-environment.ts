@@ -1,3 +1,5 @@
+import { createHook } from 'node:async_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { TestEnvironment } from 'jest-environment-node';
 import { TEST_LOG_SINK } from './test-log';
 
@@ -13,6 +15,25 @@ const LOG_LIMIT = 256 * 1024;
 
 let exitWhenIdleInstalled = false;
 
+/** The resources that keep a process alive when they are left open (timers only while ref'd). */
+const KEEPS_ALIVE = new Set(['Timeout', 'TCPWRAP', 'TCPSERVERWRAP', 'PIPEWRAP', 'PIPESERVERWRAP', 'PROCESSWRAP', 'UDPWRAP', 'FSEVENTWRAP', 'STATWATCHER']);
+/** How long a test file's handles may take to close after its last hook (a child process exiting, a socket's FIN). */
+const CLOSE_GRACE_MS = 3_000;
+
+interface Handle { type: string; createdAt: string; resource: { hasRef?(): boolean; _destroyed?: boolean } }
+/** This jest worker's open handles, by async id, with where each was created. */
+const openHandles = new Map<number, Handle>();
+createHook({
+  init(id: number, type: string, _trigger: number, resource: object) {
+    if (KEEPS_ALIVE.has(type)) openHandles.set(id, { type, createdAt: new Error().stack?.split('\n').slice(3, 15).join('\n') ?? '', resource });
+  },
+  destroy(id: number) {
+    openHandles.delete(id);
+  },
+}).enable();
+
+const keepsAlive = ({ type, resource }: Handle) => type !== 'Timeout' || (resource.hasRef?.() === true && !resource._destroyed);
+
 /**
  * jest's node environment, plus:
  * - The engine's logs in tests go to a buffer (see test-log.ts), printed only for a test or hook
@@ -23,9 +44,12 @@ let exitWhenIdleInstalled = false;
  *   takes longer than that on a busy 2-core machine. 'beforeExit' fires only when nothing is left
  *   to run, so exiting there skips the teardown without hiding a leak: a leaked socket, timer or
  *   child process keeps the loop alive, 'beforeExit' never fires, and jest still reports it.
+ * - A test file that leaves such a handle open fails (teardown), naming where it was created.
  */
 export default class EngineTestEnvironment extends TestEnvironment {
   private log = '';
+  /** the handles open before this test file started: not its own */
+  private readonly before = new Set(openHandles.keys());
 
   constructor(...args: ConstructorParameters<typeof TestEnvironment>) {
     super(...args);
@@ -36,6 +60,22 @@ export default class EngineTestEnvironment extends TestEnvironment {
     if (!exitWhenIdleInstalled) {
       exitWhenIdleInstalled = true;
       process.once('beforeExit', () => process.exit());
+    }
+  }
+
+  /**
+   * A test file that leaves a timer, socket, server or child process open fails here, naming it and
+   * where it was created: left in the last file of a jest worker, it holds the worker past jest's
+   * 500 ms and jest force-exits it ("A worker process has failed to exit gracefully").
+   */
+  override async teardown(): Promise<void> {
+    await super.teardown();
+    const left = () => [...openHandles].filter(([id, h]) => !this.before.has(id) && keepsAlive(h)).map(([, h]) => h);
+    for (const started = Date.now(); left().length > 0 && Date.now() - started < CLOSE_GRACE_MS;) await sleep(50);
+    const leaked = left();
+    if (leaked.length > 0) {
+      throw new Error(`This test file left ${leaked.length} handle(s) open after its last hook; close them in the test:\n`
+        + leaked.map((h) => `${h.type}, created\n${h.createdAt}`).join('\n'));
     }
   }
 

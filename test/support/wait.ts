@@ -7,3 +7,13 @@ export async function waitFor(check: () => Promise<boolean>, timeoutMs = 30_000,
   }
   throw new Error(`${what} not met within ${timeoutMs} ms`);
 }
+
+/** `promise`'s value, or `fallback` after `ms`; the timer is cleared either way, so no test leaves one behind. */
+export async function within<T, F>(promise: Promise<T>, ms: number, fallback: F): Promise<T | F> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([promise, new Promise<F>((resolve) => (timer = setTimeout(() => resolve(fallback), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
