@@ -61,7 +61,11 @@ export default async function globalSetup(): Promise<void> {
   const cliPath = await resolveTemporalCli({ cliPath: process.env.TEMPORAL_CLI_PATH, logger });
   const [env, bundle, embedded, external] = await Promise.all([
     TestWorkflowEnvironment.createLocal({
-      server: { executable: { type: 'existing-path', path: cliPath }, searchAttributes: runSearchAttributeKeys, ip: '127.0.0.1' },
+      server: {
+        executable: { type: 'existing-path', path: cliPath }, searchAttributes: runSearchAttributeKeys, ip: '127.0.0.1',
+        // Its stderr is jest's: the shutdown noise of other tests' cancelled calls would flood the output.
+        log: { format: 'pretty', level: 'never' },
+      },
     }),
     bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: new DefaultLogger('WARN') }),
     freePort().then((port) => startEmbeddedPostgres({ dataDir: path.join(TMP_DIR, 'embedded-pg'), port, logger, database: 'engine_test' })),
