@@ -38,7 +38,13 @@ export interface Engine {
 
 export const logger = testLogger('test');
 
-/** A worker in this process, a client and a pool, against the stack global setup started. */
+/**
+ * The Temporal runtime of this test file's workers, installed when the first one starts: the SDK
+ * shuts it down when its last connection closes, so a file whose engine has no in-process worker
+ * creates none. Every test file has its own module registry, hence its own runtime: one installed
+ * and never shut down kept its native threads (and its closures) for the rest of the jest worker,
+ * and made that worker's exit slow enough for jest to force it. No signal handlers: jest owns them.
+ */
 let runtimeInstalled = false;
 function quietRuntime(): void {
   if (runtimeInstalled) return;
@@ -46,6 +52,7 @@ function quietRuntime(): void {
   const level = (process.env.TEMPORAL_LOG_LEVEL as 'WARN' | undefined) ?? 'WARN';
   const sink = testLogSink();
   Runtime.install({
+    shutdownSignals: [],
     logger: sink ? new DefaultLogger(level, ({ level: l, message, meta }) => sink(`${l} ${message}${meta ? ` ${inspect(meta, { depth: 4, breakLength: Infinity })}` : ''}\n`)) : new DefaultLogger(level),
   });
 }
@@ -60,8 +67,8 @@ export interface EngineOptions {
   databaseUrl?: string;
 }
 
+/** A client and a pool, and unless `worker: false` a worker in this process, against the stack global setup started. */
 export async function startEngine(database: DatabaseKind = 'embedded', options: EngineOptions = {}): Promise<Engine> {
-  quietRuntime();
   const stack = testStack();
   // As a composition root does: integrations' env and header values are stored sealed.
   installSecretKeys(keyRing(Buffer.from(stack.secretsKey, 'base64')));
@@ -91,6 +98,7 @@ export async function startEngine(database: DatabaseKind = 'embedded', options: 
       return result;
     },
     async startWorker() {
+      quietRuntime();
       const nativeConnection = await NativeConnection.connect({ address: stack.temporalAddress });
       // The registry lives in this run's dir: jest workers of other runs on the machine keep theirs.
       const workerDb = options.workerDatabaseUrl ? createPool(options.workerDatabaseUrl, logger) : db;
