@@ -16,7 +16,11 @@ const LOG_LIMIT = 256 * 1024;
 let exitWhenIdleInstalled = false;
 
 /** The resources that keep a process alive when they are left open (timers only while ref'd). */
-const KEEPS_ALIVE = new Set(['Timeout', 'TCPWRAP', 'TCPSERVERWRAP', 'PIPEWRAP', 'PIPESERVERWRAP', 'PROCESSWRAP', 'UDPWRAP', 'FSEVENTWRAP', 'STATWATCHER']);
+const KEEPS_ALIVE = new Set([
+  'Timeout', 'TCPWRAP', 'TCPSERVERWRAP', 'PIPEWRAP', 'PIPESERVERWRAP', 'PROCESSWRAP', 'UDPWRAP', 'FSEVENTWRAP', 'STATWATCHER',
+  // A worker thread (the Temporal SDK runs workflows in them): even unref'd, process.exit() must stop it and wait.
+  'WORKER',
+]);
 /** How long a test file's handles may take to close after its last hook (a child process exiting, a socket's FIN). */
 const CLOSE_GRACE_MS = 3_000;
 
@@ -31,6 +35,28 @@ createHook({
     openHandles.delete(id);
   },
 }).enable();
+
+/**
+ * jest ends a worker with a message ([2] in jest-worker's protocol, CHILD_MESSAGE_END), then waits
+ * 500 ms. A worker still alive 400 ms after it says what holds it on stderr, next to jest's warning.
+ */
+function reportIfStillAliveAfterEnd(): void {
+  const onMessage = (message: unknown) => {
+    if (!Array.isArray(message) || message[0] !== 2) return;
+    // jest-worker removes its own listener at the end: this one must not keep the IPC channel open.
+    process.removeListener('message', onMessage);
+    const endedAt = Date.now();
+    process.once('exit', () => {
+      if (Date.now() - endedAt > 300) process.stderr.write(`jest worker ${process.pid} began to exit ${Date.now() - endedAt} ms after jest ended it\n`);
+    });
+    setTimeout(() => {
+      const open = [...openHandles.values()].filter(keepsAlive);
+      process.stderr.write(`jest worker ${process.pid} is still alive 400 ms after jest ended it; active: ${process.getActiveResourcesInfo().join(', ')}\n`
+        + open.map((h) => `${h.type}, created\n${h.createdAt}`).join('\n') + '\n');
+    }, 400).unref();
+  };
+  process.on('message', onMessage);
+}
 
 const keepsAlive = ({ type, resource }: Handle) => type !== 'Timeout' || (resource.hasRef?.() === true && !resource._destroyed);
 
@@ -60,6 +86,7 @@ export default class EngineTestEnvironment extends TestEnvironment {
     if (!exitWhenIdleInstalled) {
       exitWhenIdleInstalled = true;
       process.once('beforeExit', () => process.exit());
+      reportIfStillAliveAfterEnd();
     }
   }
 
