@@ -7,10 +7,9 @@ import type { Db, Queryable } from '../../core/db/pool';
 import type { RunChangeFeed } from '../../core/db/run-changes';
 import type { RunViewCache } from './run-view-cache';
 import { pendingApprovals } from '../../core/db/approvals';
-import { findStoredRun } from '../../core/db/run-reads';
+import { findStoredRun, type StoredRun } from '../../core/db/run-reads';
 import { pendingRunInputs, type RunInput } from '../../core/db/run-inputs';
 import { findRun, findRunResult, insertRun, type RunRecord, type ToolCallRecord } from '../../core/db/run-store';
-import { runToolCallArguments } from '../../core/db/thread-messages';
 import { findThread } from '../../core/db/threads';
 import { EngineError } from '../../core/engine-error';
 import { idempotentRunId, newId } from '../../core/ids';
@@ -211,23 +210,23 @@ export const pendingInputView = (i: RunInput): PendingInputView => ({
  * API's reconciliation (api/runs/reconcile-runs.ts).
  */
 export async function readRun(db: Queryable, runId: string): Promise<RunView | undefined> {
-  // One round trip's wait: the four reads go out together. Pending approvals and inputs are
-  // cheap index lookups; an ended run shows none, whatever its rows say.
-  const [view, args, approvals, inputs] = await Promise.all([
-    readRunView(db, runId), runToolCallArguments(db, runId), pendingApprovals(db, runId), pendingRunInputs(db, runId),
+  // One statement in the usual case; pending approvals and questions are read only when the run
+  // has some (an ended run shows none, whatever its rows say).
+  const run = await findStoredRun(db, runId);
+  if (!run) return undefined;
+  const [approvals, inputs] = await Promise.all([
+    run.mayWait.approvals ? pendingApprovals(db, runId) : [], run.mayWait.inputs ? pendingRunInputs(db, runId) : [],
   ]);
-  if (!view) return undefined;
-  const running = view.status === 'running';
+  const args = run.toolCallArguments;
+  const view = runView(run);
   return {
     ...view, toolCalls: view.toolCalls.map((c) => ({ ...c, ...args.get(c.id) })),
-    pendingApprovals: running ? approvals.map(({ runId: _run, ...p }) => p) : [],
-    pendingInputs: running ? inputs.map(pendingInputView) : [],
+    pendingApprovals: approvals.map(({ runId: _run, ...p }) => p),
+    pendingInputs: inputs.map(pendingInputView),
   };
 }
 
-async function readRunView(db: Queryable, runId: string): Promise<Omit<RunView, 'pendingApprovals' | 'pendingInputs'> | undefined> {
-  const run = await findStoredRun(db, runId);
-  if (!run) return undefined;
+function runView(run: StoredRun): Omit<RunView, 'pendingApprovals' | 'pendingInputs'> {
   const { result, progress } = run;
   if (result) {
     return {

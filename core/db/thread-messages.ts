@@ -81,15 +81,3 @@ function toView(r: Row): MessageView {
   }
   return view;
 }
-
-/** The arguments of a run's tool calls by call id, cut like a message's (the run object shows them next to the results). */
-export async function runToolCallArguments(db: Queryable, runId: string): Promise<Map<string, { arguments: string; argumentsBytes: number }>> {
-  const { rows } = await db.query<{ id: string; arguments: string; bytes: number }>(
-    `SELECT c->>'id' AS id, left((c->'arguments')::text, $2) AS arguments, octet_length((c->'arguments')::text) AS bytes
-     FROM run_messages m,
-       jsonb_array_elements(CASE WHEN jsonb_typeof(m.message->'toolCalls') = 'array' THEN m.message->'toolCalls' ELSE '[]' END) AS c
-     WHERE m.run_id = $1 AND m.slot = 0`,
-    [runId, MESSAGE_PREVIEW_CHARS],
-  );
-  return new Map(rows.map((r) => [r.id, { arguments: r.arguments ?? '{}', argumentsBytes: r.bytes ?? 2 }]));
-}
