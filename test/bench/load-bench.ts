@@ -15,7 +15,7 @@ import {
 } from './load-processes';
 
 /**
- * `npm run bench:load [-- --rounds=3 --concurrency=50 --rss-runs=100 --latency-n=20 --get-rate=200 --profile --only=… --arenas=default]`
+ * `npm run bench:load [-- --rounds=3 --concurrency=50 --rss-runs=100 --latency-n=20 --get-rate=200 --profile --only=… --arenas=default --worker-node-args="…"]`
  *
  * The production topology under load: a Temporal dev server, PostgreSQL (embedded, or a database of
  * its own on DATABASE_URL's server), an API process and a worker process built and started as the
@@ -31,6 +31,8 @@ const RSS_RUNS = arg('rss-runs', 100);
 const LATENCY_N = arg('latency-n', 20);
 const GET_RATE = arg('get-rate', 200);
 const PROFILE = process.argv.includes('--profile');
+/** --worker-node-args="--max-semi-space-size=4 …" tries Node/V8 options on the engine worker alone */
+const WORKER_NODE_ARGS = process.argv.find((a) => a.startsWith('--worker-node-args='))?.slice('--worker-node-args='.length).split(' ').filter(Boolean) ?? [];
 /** --only=throughput,rss,get,latency measures those phases alone (all by default) */
 const ONLY = process.argv.find((a) => a.startsWith('--only='))?.split('=')[1]?.split(',');
 const FIXTURE = path.join(ROOT, 'test', 'fixtures', 'mcp-fixture-server.ts');
@@ -193,7 +195,7 @@ async function main(): Promise<void> {
       nodeArgs: profiled('api'),
     });
     children.push(apiProcess);
-    const worker = startNode('worker', 'worker/main.ts', { env: { ...common, WORKFLOW_BUNDLE_PATH: engineBundlePath }, nodeArgs: profiled('worker') });
+    const worker = startNode('worker', 'worker/main.ts', { env: { ...common, WORKFLOW_BUNDLE_PATH: engineBundlePath }, nodeArgs: [...WORKER_NODE_ARGS, ...profiled('worker')] });
     children.push(worker);
     const api = apiAt(`http://127.0.0.1:${port}`);
     await waitUntil('the API', async () => (await api.get('/healthz')).status === 200, children);
