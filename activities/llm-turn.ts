@@ -3,14 +3,13 @@ import { findAgent } from '../core/db/agents';
 import {
   eventWrite, runMessageWrite, runTranscript, turnAttemptWrite, turnCompletedWrite, writeTogether,
 } from '../core/db/run-store';
-import { threadMessages } from '../core/db/threads';
 import { classifyLlmError, type LlmFailure } from '../core/llm/errors';
 import { RESULT_PREVIEW_BYTES, truncateUtf8, utf8Length } from '../core/contract/tool-texts';
 import type { ChatMessage, ToolDefinition, Usage } from '../core/messages';
 import { startTurnGeneration } from '../core/tracing/run-trace';
 import { truncatedText } from '../core/truncated-text';
 import type { ActivityDeps } from './deps';
-import { readSnapshot, runIntegrations, type PrefixSnapshot } from './run-snapshots';
+import { readSnapshot, runIntegrations, threadHistory, type PrefixSnapshot } from './run-snapshots';
 import { nativeTools } from './tools';
 import { mcpToolDefinitions } from './tools/mcp-tool';
 import { isPlainObject } from '../core/plain-object';
@@ -100,7 +99,7 @@ export function createLlmTurnActivities(deps: ActivityDeps) {
         throw ApplicationFailure.nonRetryable(`No LLM provider "${agent.model.provider}" is configured on this worker`, 'ProviderUnavailable');
       }
       const prefix = await readSnapshot<PrefixSnapshot>(db, runId, 'prefix');
-      const history = await threadMessages(db, input.threadId);
+      const history = await threadHistory(db, runId, input.threadId);
       const transcript = stored.filter((m) => m.turn < turn);
       const messages = [...(prefix?.messages ?? []), ...history, ...transcript.map((m) => m.message)].map((m) => (
         // What the LLM sees of a tool result is capped per agent; the transcript keeps it whole.

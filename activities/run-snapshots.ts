@@ -1,5 +1,6 @@
 import type { Queryable } from '../core/db/pool';
 import { getSnapshotWithBytes } from '../core/db/run-store';
+import { threadHistoryWithBytes } from '../core/db/threads';
 import type { DiscoveredIntegration } from '../core/mcp/discover';
 import type { ChatMessage } from '../core/messages';
 
@@ -21,24 +22,23 @@ export interface PrefixSnapshot {
 
 /**
  * Snapshots are written while a run prepares and only read once its turns begin, so a worker keeps
- * those it has read for the turns and tool calls that follow (every turn reads both). Bounded by
- * their stored size; the least recently read go first. Run ids are unique, so one cache serves the process.
+ * those it has read for the turns and tool calls that follow (every turn reads both). The thread's
+ * history before the run is fixed too while the run is its thread's active run. Bounded by their
+ * stored size; the least recently read go first. Run ids are unique, so one cache serves the process.
  */
 const CACHE_BYTES = 16 * 1024 * 1024;
 const cached = new Map<string, { data: unknown; bytes: number }>();
 let cachedBytes = 0;
 
-/** A snapshot, for the steps after preparation (preparation itself reads and writes the database). */
-export async function readSnapshot<T>(db: Queryable, runId: string, kind: keyof typeof SNAPSHOT): Promise<T | undefined> {
-  const key = `${runId} ${kind}`;
+async function remembered<T>(key: string, load: () => Promise<{ data: T; bytes: number } | undefined>): Promise<T | undefined> {
   const hit = cached.get(key);
   if (hit) {
     cached.delete(key);
     cached.set(key, hit);
     return hit.data as T;
   }
-  const row = await getSnapshotWithBytes<T>(db, runId, kind);
-  // A missing snapshot is not remembered; one larger than an eighth of the cache is read each time.
+  const row = await load();
+  // A missing row is not remembered; one larger than an eighth of the cache is read each time.
   if (row && row.bytes <= CACHE_BYTES / 8) {
     cached.set(key, row);
     cachedBytes += row.bytes;
@@ -49,6 +49,16 @@ export async function readSnapshot<T>(db: Queryable, runId: string, kind: keyof 
     }
   }
   return row?.data;
+}
+
+/** A snapshot, for the steps after preparation (preparation itself reads and writes the database). */
+export async function readSnapshot<T>(db: Queryable, runId: string, kind: keyof typeof SNAPSHOT): Promise<T | undefined> {
+  return remembered(`${runId} ${kind}`, () => getSnapshotWithBytes<T>(db, runId, kind));
+}
+
+/** The messages of the run's thread before the run: what every turn puts before the run's own transcript. */
+export async function threadHistory(db: Queryable, runId: string, threadId: string): Promise<ChatMessage[]> {
+  return (await remembered(`${runId} history`, () => threadHistoryWithBytes(db, threadId))) ?? [];
 }
 
 export async function runIntegrations(db: Queryable, runId: string): Promise<DiscoverySnapshot['integrations']> {

@@ -47,6 +47,27 @@ describe('runs with a real LLM provider (a local server speaking the OpenAI and 
     expect(server.requests[0].headers[provider === 'openai' ? 'authorization' : 'x-api-key']).toContain('fake-key');
   });
 
+  test('every turn of a later run on the thread sends the earlier runs\' messages, then its own', async () => {
+    const agent = await insertAgent(engine.db, {
+      name: `agent-${randomUUID()}`, model: { provider: 'openai', name: 'fake-model', baseUrl: server.baseUrl, apiKeyEnv: 'FAKE_LLM_KEY' } as ModelConfig,
+    });
+    const thread = await insertThread(engine.db, agent.id);
+    server.play([{ text: 'First answer.' }]);
+    expect(await engine.result(await engine.start({ threadId: thread.id, input: 'First question' }))).toMatchObject({ status: 'completed' });
+    server.play([{ toolCalls: [{ id: 'call_h1', name: 'get_weather', args: {} }] }, { text: 'Second answer.' }]);
+    expect(await engine.result(await engine.start({ threadId: thread.id, input: 'Second question' }))).toMatchObject({ status: 'completed', turns: 2 });
+    const contents = (i: number) => (server.requests[i].body as { messages: { content: unknown }[] }).messages.map((m) => JSON.stringify(m.content));
+    for (const i of [0, 1]) {
+      const seen = contents(i).join('\n');
+      expect(seen.indexOf('First question')).toBeGreaterThanOrEqual(0);
+      expect(seen.indexOf('First answer.')).toBeGreaterThan(seen.indexOf('First question'));
+      expect(seen.indexOf('Second question')).toBeGreaterThan(seen.indexOf('First answer.'));
+    }
+    // The second turn has the first turn's call after the history.
+    const secondTurn = JSON.stringify(server.requests[1].body);
+    expect(secondTurn.indexOf('call_h1')).toBeGreaterThan(secondTurn.indexOf('Second question'));
+  });
+
   test('NUL characters in the reply\'s text, tool name and arguments are stored as U+FFFD: no retry, the run completes', async () => {
     const result = await run({ provider: 'openai' }, [
       { text: 'thinking\u0000', toolCalls: [{ id: 'call_nul', name: 'get\u0000weather', args: { city: 'Par\u0000is' } }] },
