@@ -25,18 +25,17 @@ export async function findThread(db: Queryable, id: string): Promise<Thread | un
   return rows[0] && toThread(rows[0]);
 }
 
-export async function threadMessages(db: Queryable, threadId: string): Promise<ChatMessage[]> {
-  const { rows } = await db.query<{ message: ChatMessage }>('SELECT message FROM messages WHERE thread_id = $1 ORDER BY seq', [threadId]);
-  return rows.map((r) => r.message);
-}
-
 const HISTORY_SQL = `SELECT COALESCE(json_agg(message ORDER BY seq), '[]') AS data, COALESCE(sum(octet_length(message::text)), 0)::bigint AS bytes
   FROM messages WHERE thread_id = $1`;
 
-/** The thread's messages as threadMessages reads them, with their stored size (for a bounded cache). */
+/** The thread's messages in order, with their stored size (for a bounded cache). */
 export async function threadHistoryWithBytes(db: Queryable, threadId: string): Promise<{ data: ChatMessage[]; bytes: number }> {
   const { rows } = await db.query<{ data: ChatMessage[]; bytes: string }>({ name: statementName(HISTORY_SQL), text: HISTORY_SQL, values: [threadId] });
   return { data: rows[0].data, bytes: Number(rows[0].bytes) };
+}
+
+export async function threadMessages(db: Queryable, threadId: string): Promise<ChatMessage[]> {
+  return (await threadHistoryWithBytes(db, threadId)).data;
 }
 
 /** A thread in a listing: what a person needs to pick a conversation. */
