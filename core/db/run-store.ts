@@ -28,7 +28,6 @@ export async function writeTogether(db: Queryable, writes: Write[]): Promise<voi
   await db.query({ text, values, name: statementName(text) });
 }
 
-
 export interface RunRecord {
   id: string;
   threadId: string;

@@ -124,12 +124,12 @@ function statementText(sql: string, location: number, length: number): string {
  * process whose agents never query a data source (the API, most workers) does not hold its module
  * and memory (about 5 MB of RSS).
  */
-let parserLoading: Promise<typeof parse> | undefined;
-function loadParser(): Promise<typeof parse> {
+let parser: typeof parse | undefined;
+function loadParser(): typeof parse {
   // require, not import(): the compiled code is CommonJS, and jest's module registry has no dynamic import.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  parserLoading ??= Promise.resolve().then(() => (require('libpg-query') as typeof import('libpg-query')).parse);
-  return parserLoading;
+  parser ??= (require('libpg-query') as typeof import('libpg-query')).parse;
+  return parser;
 }
 
 /**
@@ -140,10 +140,10 @@ export async function checkSql(sql: string, schemaName: string): Promise<SqlVerd
   if (Buffer.byteLength(sql, 'utf8') > MAX_SQL_BYTES) return { ok: false, reason: `the query is longer than ${MAX_SQL_BYTES} bytes` };
   // The parser reads a C string: text after a NUL would be unseen here yet sent to the database.
   if (sql.includes('\u0000')) return { ok: false, reason: 'the query contains a NUL character' };
-  const parser = await loadParser();
+  const parseSql = loadParser();
   let tree: Awaited<ReturnType<typeof parse>>;
   try {
-    tree = await parser(sql);
+    tree = await parseSql(sql);
   } catch (err) {
     if (err instanceof RangeError) return { ok: false, reason: TOO_DEEP };
     return { ok: false, reason: (err as Error).message };
