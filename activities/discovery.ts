@@ -22,7 +22,10 @@ export interface RunDiscovery {
   integrationCount: number;
   /** integrations pinned to their own task queue: discovered there, by discoverPinnedIntegration */
   pinned: { integrationId: string; taskQueue: string }[];
+  /** for the run's discovery snapshot: its caller stores it */
   snapshot: DiscoverySnapshot;
+  /** the agent's integrations as read, whether or not discovered */
+  integrations: Integration[];
   /** integrations whose tools could not be listed for want of OAuth authorization */
   unauthorized: { prefix: string; integrationName: string }[];
 }
@@ -46,9 +49,10 @@ function routesOf(integration: Integration, discovered: DiscoveredIntegration, n
 }
 
 /**
- * Lists each enabled integration's capabilities once per run, stores the full snapshot, and
- * returns the tool-name map. An unreachable integration is reported in the snapshot (and so in
- * the tool descriptions), never fatal. Pinned integrations are left to their own queue.
+ * Lists each enabled integration's capabilities once per run, and returns the tool-name map and
+ * the full snapshot, for the caller to store. An unreachable integration is reported in the
+ * snapshot (and so in the tool descriptions), never fatal. Pinned integrations are left to their
+ * own queue.
  */
 export async function discoverRun({ db, logger, mcpPool }: ActivityDeps, runId: string, integrationIds: string[]): Promise<RunDiscovery> {
   const found = await findIntegrations(db, integrationIds);
@@ -66,13 +70,12 @@ export async function discoverRun({ db, logger, mcpPool }: ActivityDeps, runId: 
     Object.assign(mcpRoutes, routesOf(enabled[i], d, exposedToolNames));
     snapshot.integrations.push({ ...d, exposedToolNames });
   }
-  await putSnapshot(db, runId, SNAPSHOT.discovery, snapshot);
   if (integrationIds.length > 0) {
     const unreachable = discovered.filter((d) => d.status === 'unreachable').length + integrationIds.length - found.length;
     logger.info({ runId, integrations: enabled.length, pinned: pinned.length, tools: names.length, unreachable }, 'MCP discovery done');
   }
   const unauthorized = discovered.filter((d) => d.needsAuthorization).map((d) => ({ prefix: exposedToolName(d.name, ''), integrationName: d.name }));
-  return { mcpRoutes, integrationCount: enabled.length, pinned, snapshot, unauthorized };
+  return { mcpRoutes, integrationCount: enabled.length, pinned, snapshot, integrations: found, unauthorized };
 }
 
 export function createDiscoveryActivities({ db, logger, mcpPool }: ActivityDeps) {

@@ -1,8 +1,6 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { findAgent } from '../core/db/agents';
-import {
-  eventWrite, runMessageWrite, runTranscript, turnAttemptWrite, turnCompletedWrite, writeTogether,
-} from '../core/db/run-store';
+import { beginTurn } from '../core/db/run-lifecycle';
+import { eventWrite, runMessageWrite, turnCompletedWrite, writeTogether } from '../core/db/run-store';
 import { classifyLlmError, type LlmFailure } from '../core/llm/errors';
 import { RESULT_PREVIEW_BYTES, truncateUtf8, utf8Length } from '../core/contract/tool-texts';
 import type { ChatMessage, ToolDefinition, Usage } from '../core/messages';
@@ -21,6 +19,8 @@ export interface LlmTurnInput {
   turn: number;
   /** the native tools this turn offers, by name */
   nativeTools: string[];
+  /** false when the thread has no data sources yet, so describing source_query needs no read (absent: unknown) */
+  hasDataSources?: boolean;
   eventSeq: number;
 }
 
@@ -69,7 +69,7 @@ function summarise(message: ChatMessage & { role: 'assistant' }, usage: LlmTurnO
 async function turnTools(deps: ActivityDeps, input: LlmTurnInput): Promise<ToolDefinition[]> {
   const integrations = await runIntegrations(deps.db, input.runId);
   const offered = nativeTools.filter((t) => input.nativeTools.includes(t.name));
-  const natives = await Promise.all(offered.map((t) => t.definition({ deps, threadId: input.threadId, integrations })));
+  const natives = await Promise.all(offered.map((t) => t.definition({ deps, threadId: input.threadId, integrations, hasDataSources: input.hasDataSources !== false })));
   return [...mcpToolDefinitions(integrations), ...natives];
 }
 
@@ -83,16 +83,13 @@ export function createLlmTurnActivities(deps: ActivityDeps) {
     async llmTurn(input: LlmTurnInput): Promise<LlmTurnOutput> {
       const { runId, turn } = input;
       // The run's messages up to this turn: the turns before it are the transcript; this turn's reply may be stored already.
-      const stored = await runTranscript(db, runId, turn);
+      const { transcript: stored, agent } = await beginTurn(db, runId, turn, input.agentId, { seq: input.eventSeq, data: { turn } });
       const recorded = stored.find((m) => m.turn === turn && m.slot === 0)?.message;
       if (recorded?.role === 'assistant') {
         // The reply was stored but the worker died before reporting it: do not ask the LLM again.
         return summarise(recorded, { inputTokens: 0, outputTokens: 0 });
       }
-      // The attempt is counted with the event, so that re-executions after a crash are visible.
-      await writeTogether(db, [eventWrite(runId, input.eventSeq, 'turn_started', { turn }), turnAttemptWrite(runId, turn)]);
 
-      const agent = await findAgent(db, input.agentId);
       if (!agent) throw ApplicationFailure.nonRetryable(`Agent ${input.agentId} does not exist`, 'AgentNotFound');
       const provider = providers[agent.model.provider];
       if (!provider) {
@@ -134,6 +131,8 @@ export function createLlmTurnActivities(deps: ActivityDeps) {
       const out = summarise(reply, response.usage);
       await writeTogether(db, [
         runMessageWrite(runId, turn, 0, reply),
+        // The turn's start again, in case its unflushed commit was lost (PROGRESS_ONLY).
+        eventWrite(runId, input.eventSeq, 'turn_started', { turn }),
         turnCompletedWrite(runId, turn, response.usage, response.toolCalls.length),
         eventWrite(runId, input.eventSeq + 1, 'turn_ended', {
           turn, textPreview: truncateUtf8(response.text, 280), toolCalls: out.toolCalls.map((c) => c.name), usage: response.usage,

@@ -120,9 +120,9 @@ export async function buildConventionalPrefix(
 /** The prefix for these integrations, listing prompts where discovery has not. */
 export async function integrationsPrefix(
   deps: ActivityDeps,
-  input: { instructions: string | null; integrationIds: string[]; discovered?: DiscoveredIntegration[] },
+  input: { instructions: string | null; integrationIds: string[]; integrations?: Integration[]; discovered?: DiscoveredIntegration[] },
 ): Promise<BuiltPrefix> {
-  const integrations = await findIntegrations(deps.db, input.integrationIds);
+  const integrations = input.integrations ?? await findIntegrations(deps.db, input.integrationIds);
   const sources: PrefixSource[] = integrations.flatMap((integration) => {
     const d = input.discovered?.find((x) => x.id === integration.id);
     // Discovery already waited for (and logged) an unreachable server: do not wait for it twice.

@@ -5,6 +5,7 @@ import { isUnreachableDb, type Queryable } from '../core/db/pool';
 import {
   appendEvent, eventWrite, findToolCallAndRequest, runMessageWrite, toolCallWrite, writeTogether, type ToolCallRecord,
 } from '../core/db/run-store';
+import type { Integration } from '../core/db/integrations';
 import type { Logger } from '../core/logger';
 import type { ToolCall, ToolDefinition } from '../core/messages';
 import { traceToolCall } from '../core/tracing/run-trace';
@@ -41,6 +42,8 @@ export interface ToolRun {
   log: Logger;
   signal: AbortSignal;
   heartbeat: () => void;
+  /** a routed call's integration, as read with the call: undefined if it no longer exists */
+  integration?: Integration;
 }
 
 /** What an LLM turn knows when it describes the native tools. */
@@ -48,6 +51,8 @@ export interface DefinitionContext {
   deps: ActivityDeps;
   threadId: string;
   integrations: DiscoverySnapshot['integrations'];
+  /** whether the thread may have data sources: false only when the workflow knows it has none */
+  hasDataSources: boolean;
 }
 
 /**
@@ -84,29 +89,41 @@ const isVerdict = <R>(c: CheckedCall<R> | Refusal): c is Refusal => 'status' in 
 
 /**
  * The call by reference: either the outcome already stored for it (the worker died after storing
- * but before reporting: the tool must not run again), or the call with its arguments.
+ * but before reporting: the tool must not run again), or the call with its arguments. A routed
+ * call (an MCP tool) names its integration before any check: the integration's row comes with the
+ * call, and the call's start is recorded in the same statement.
  */
-async function loadToolCall(db: Queryable, ref: ToolCallRef): Promise<{ stored: ToolCallRecord } | { call: ToolCall }> {
-  const { runId, turn, index } = ref;
-  const { stored, assistant } = await findToolCallAndRequest(db, runId, turn, index + 1);
+async function loadToolCall(db: Queryable, input: ToolActivityInput): Promise<{ stored: ToolCallRecord } | { call: ToolCall; integration?: Integration; startRecorded: boolean }> {
+  const { runId, turn, index } = input;
+  const integrationId = input.route?.integrationId;
+  const { stored, assistant, integration } = await findToolCallAndRequest(db, runId, turn, index + 1, integrationId
+    ? { integrationId, started: { seq: input.eventSeq, data: startedData(input, integrationId) } }
+    : {});
   if (stored) return { stored };
   const call = assistant?.role === 'assistant' ? assistant.toolCalls?.[index] : undefined;
   if (!call) throw ApplicationFailure.nonRetryable(`Tool call ${index} of turn ${turn} is not in run ${runId}`, 'ToolCallNotFound');
-  return { call };
+  return { call, ...(integration ? { integration } : {}), startRecorded: Boolean(integrationId) };
 }
+
+const startedData = (ref: ToolCallRef, integrationId?: string) => ({
+  turn: ref.turn, toolCallId: ref.toolCallId, name: ref.name, type: ref.type, integrationId: integrationId ?? null,
+});
 
 async function recordToolStarted(db: Queryable, ref: ToolCallRef, integrationId?: string): Promise<void> {
-  await appendEvent(db, ref.runId, ref.eventSeq, 'tool_call_started', {
-    turn: ref.turn, toolCallId: ref.toolCallId, name: ref.name, type: ref.type, integrationId: integrationId ?? null,
-  });
+  await appendEvent(db, ref.runId, ref.eventSeq, 'tool_call_started', startedData(ref, integrationId));
 }
 
-/** Writes a result in full to the transcript, a preview to the run's tool calls, and the end event: one statement, all or nothing. */
+/**
+ * Writes a result in full to the transcript, a preview to the run's tool calls, and the end event:
+ * one statement, all or nothing. The start event again too, where it is missing: the call may not
+ * have recorded it (a call the workflow answers itself), or its unflushed commit was lost (PROGRESS_ONLY).
+ */
 export async function storeToolResult(
   db: Queryable, ref: ToolCallRef, result: Verdict & { integrationId?: string; durationMs: number },
 ): Promise<ToolOutcome> {
   const resultBytes = utf8Length(result.content);
   await writeTogether(db, [
+    eventWrite(ref.runId, ref.eventSeq, 'tool_call_started', startedData(ref, result.integrationId)),
     runMessageWrite(ref.runId, ref.turn, ref.index + 1, { role: 'tool', toolCallId: ref.toolCallId, name: ref.name, content: result.content }),
     toolCallWrite(ref.runId, {
       id: ref.toolCallId, turn: ref.turn, slot: ref.index + 1, name: ref.name, type: ref.type,
@@ -147,8 +164,9 @@ async function runToolCall<R>(
   }
   const args = isPlainObject(loaded.call.arguments) ? loaded.call.arguments : {};
   const checked = await handler.check(args, input, deps);
-  const integrationId = checked.integrationId ?? input.route?.integrationId;
-  await recordToolStarted(db, input, integrationId);
+  // A routed call's integration is its route's.
+  const integrationId = input.route?.integrationId ?? checked.integrationId;
+  if (!loaded.startRecorded) await recordToolStarted(db, input, integrationId);
 
   const about = { ...handler.about?.(args), ...(isVerdict(checked) ? {} : checked.about) };
   const log = logger.child({ runId: input.runId, toolCallId: input.toolCallId, tool: input.name, type: input.type, integrationId });
@@ -159,7 +177,7 @@ async function runToolCall<R>(
     verdict = await traceToolCall(input, handler.span(input), args, metadata, async () => {
       if (isVerdict(checked)) return { status: checked.status, content: checked.content };
       log.info(about, 'tool call started');
-      return handler.execute(checked.request, { input, deps, log, signal: ctx.cancellationSignal, heartbeat });
+      return handler.execute(checked.request, { input, deps, log, signal: ctx.cancellationSignal, heartbeat, integration: loaded.integration });
     });
   } catch (err) {
     log.warn({ durationMs: Date.now() - started, err: (err as Error)?.message }, 'tool call interrupted');
@@ -203,7 +221,6 @@ export function createToolCallActivities<H extends Record<string, AnyToolHandler
     ...(activities as { [K in keyof H]: (input: ToolActivityInput) => Promise<ToolOutcome> }),
     async recordToolResult(input: ToolActivityInput & Verdict): Promise<ToolOutcome> {
       const { status, content, route, ...ref } = input;
-      await recordToolStarted(deps.db, ref, route?.integrationId);
       return storeToolResult(deps.db, ref, { status, content, integrationId: route?.integrationId, durationMs: 0 });
     },
   };

@@ -102,7 +102,7 @@ async function loop(input: RunWorkflowInput, state: RunState, run: Run, gate: Ap
     const turn = state.turns + 1;
     const reply = await proxyActivities<Activities>({ ...llmOptions, summary: `LLM turn ${turn}` }).llmTurn({
       runId: input.runId, threadId: context.threadId, agentId: context.agentId, turn,
-      nativeTools: offeredNativeTools(tools), eventSeq: allocateEvents(state, 2),
+      nativeTools: offeredNativeTools(tools), hasDataSources: tools.hasDataSources, eventSeq: allocateEvents(state, 2),
     });
     state.turns = turn;
     state.usage = {

@@ -11,7 +11,7 @@ import type { DiscoverySnapshot } from '../run-snapshots';
 import type { ToolHandler, ToolRun, Verdict } from '../tool-call';
 import type { Integration } from '../../core/db/integrations';
 import { callClock, elicitationHandler, requestTimedOut } from './elicitation';
-import { usableIntegration } from './usable-integration';
+import { integrationUsable } from './usable-integration';
 
 /** Spawn or connect failures happen before the request is sent, so retrying them cannot repeat a side effect. */
 const CONNECT_ATTEMPTS = 3;
@@ -40,7 +40,7 @@ function failureVerdict(err: unknown, requestTimeoutMs: number): Verdict {
 }
 
 async function callTool(route: McpToolRoute, args: Record<string, unknown>, run: ToolRun): Promise<Verdict> {
-  const integration = await usableIntegration(run.deps.db, route.integrationId, { pinnedAllowed: true });
+  const integration = integrationUsable(run.integration, route.integrationId, { pinnedAllowed: true });
   if (typeof integration === 'string') return unexpected(integration);
   const { signal } = run;
   // Progress notifications restart the per-request timer; it must never outlast the whole-call bound.

@@ -18,10 +18,10 @@ export const sourceQueryTool: ToolHandler<Record<string, unknown>> = {
   native: {
     name: NATIVE_TOOL_NAMES.sourceQuery,
     summary: (args) => `SQL: ${String(args.sql ?? '').trim().split('\n')[0]}`,
-    /** The thread's tables, or why the tool is off: two cheap queries a turn. */
-    definition: async ({ deps, threadId }) => {
+    /** The thread's tables, or why the tool is off: one cheap query a turn, none while the thread has no tables. */
+    definition: async ({ deps, threadId, hasDataSources }) => {
       const support = await sourceQuerySupport(deps.db);
-      const sources = support.enabled ? await listDataSources(deps.db, threadId) : [];
+      const sources = support.enabled && hasDataSources ? await listDataSources(deps.db, threadId) : [];
       return {
         name: NATIVE_TOOL_NAMES.sourceQuery,
         description: "Run one read-only SQL query over this thread's data sources."

@@ -6,12 +6,16 @@ import type { Queryable } from '../../core/db/pool';
  * deleted since the run started. Only workers of a pinned integration's queue may start its
  * server, and only its tools are routed there, so its resources and prompts are refused.
  */
-export async function usableIntegration(db: Queryable, id: string, opts: { pinnedAllowed: boolean }): Promise<Integration | string> {
-  const integration = await findIntegration(db, id);
+export function integrationUsable(integration: Integration | undefined, id: string, opts: { pinnedAllowed: boolean }): Integration | string {
   if (!integration) return `integration ${id} does not exist`;
   if (!integration.enabled) return `integration ${integration.name} is disabled`;
   if (integration.taskQueue && !opts.pinnedAllowed) {
     return `integration ${integration.name} is pinned to task queue ${integration.taskQueue}, and only its tools can be used`;
   }
   return integration;
+}
+
+/** integrationUsable, reading the integration first. */
+export async function usableIntegration(db: Queryable, id: string, opts: { pinnedAllowed: boolean }): Promise<Integration | string> {
+  return integrationUsable(await findIntegration(db, id), id, opts);
 }

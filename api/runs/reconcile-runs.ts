@@ -1,8 +1,8 @@
 import type { Client } from '@temporalio/client';
-import { cancelPendingApprovals } from '../../core/db/approvals';
-import { inTransaction, type Db } from '../../core/db/pool';
+import type { Db } from '../../core/db/pool';
 import { findStoredRun } from '../../core/db/run-reads';
-import { appendEvent, insertRunResult, type RunResult } from '../../core/db/run-store';
+import { writeRunEnd } from '../../core/db/run-lifecycle';
+import type { RunResult } from '../../core/db/run-store';
 import type { Logger } from '../../core/logger';
 import { RUN_WORKFLOW_TYPE } from '../../core/contract/run';
 import { literal } from './list-runs';
@@ -112,22 +112,17 @@ async function workflowStates(client: Client, ids: string[]): Promise<Map<string
   return states;
 }
 
-/** The result, a run_ended event after the last one written, the thread's release and its approvals' end, in one transaction. */
+/**
+ * The result, a run_ended event after the last one written, the thread's release and its approvals'
+ * end (nobody can decide for a closed workflow any more): the statement that ends every run.
+ */
 async function writeClosure(db: Db, runId: string, closure: Closure): Promise<boolean> {
-  return inTransaction(db, async (tx) => {
-    const run = await findStoredRun(tx, runId);
-    if (!run?.progress) return false;
-    const inserted = await insertRunResult(tx, {
-      runId, threadId: run.threadId, agentId: run.agentId, status: closure.status, stopReason: closure.stopReason,
-      output: null, error: closure.error, turns: run.progress.turns, usage: run.progress.usage,
-      toolCalls: run.progress.toolCalls, createdAt: run.createdAt,
-    });
-    if (!inserted) return false;
-    const { rows } = await tx.query<{ next: number }>('SELECT COALESCE(MAX(seq), 0) + 1 AS next FROM run_events WHERE run_id = $1', [runId]);
-    await appendEvent(tx, runId, rows[0].next, 'run_ended', { status: closure.status, stopReason: closure.stopReason, error: closure.error });
-    await tx.query('UPDATE threads SET active_run_id = NULL WHERE id = $1 AND active_run_id = $2', [run.threadId, runId]);
-    // Nobody can decide for a closed workflow any more.
-    await cancelPendingApprovals(tx, runId);
-    return true;
-  });
+  const run = await findStoredRun(db, runId);
+  if (!run?.progress) return false;
+  const { rows } = await db.query<{ next: number }>('SELECT COALESCE(MAX(seq), 0) + 1 AS next FROM run_events WHERE run_id = $1', [runId]);
+  return writeRunEnd(db, {
+    runId, threadId: run.threadId, agentId: run.agentId, status: closure.status, stopReason: closure.stopReason,
+    output: null, error: closure.error, turns: run.progress.turns, usage: run.progress.usage,
+    toolCalls: run.progress.toolCalls, createdAt: run.createdAt,
+  }, [], { seq: rows[0].next, data: { status: closure.status, stopReason: closure.stopReason, error: closure.error } });
 }

@@ -31,17 +31,20 @@ export interface NewAgent {
   maxToolResultBytes?: number;
 }
 
-interface AgentRow {
+/** A row as the driver reads it, or as row_to_json gives it inside another statement (timestamps as text). */
+export interface AgentRow {
   id: string; name: string; description: string | null; instructions: string | null; model: ModelConfig;
-  integration_ids: string[]; max_turns: number; max_tool_result_bytes: number; source_file: string | null; disabled_at: Date | null; created_at: Date; updated_at: Date;
+  integration_ids: string[]; max_turns: number; max_tool_result_bytes: number; source_file: string | null;
+  disabled_at: Date | string | null; created_at: Date | string; updated_at: Date | string;
 }
 
 const AGENT_COLUMNS = 'id, name, description, instructions, model, integration_ids, max_turns, max_tool_result_bytes, source_file, disabled_at, created_at, updated_at';
 
-const toAgent = (r: AgentRow): Agent => ({
+export const toAgent = (r: AgentRow): Agent => ({
   id: r.id, name: r.name, description: r.description, instructions: r.instructions, model: r.model,
-  integrationIds: r.integration_ids, maxTurns: r.max_turns, maxToolResultBytes: r.max_tool_result_bytes, sourceFile: r.source_file, disabledAt: r.disabled_at?.toISOString() ?? null,
-  createdAt: r.created_at.toISOString(), updatedAt: r.updated_at.toISOString(),
+  integrationIds: r.integration_ids, maxTurns: r.max_turns, maxToolResultBytes: r.max_tool_result_bytes, sourceFile: r.source_file,
+  disabledAt: r.disabled_at ? new Date(r.disabled_at).toISOString() : null,
+  createdAt: new Date(r.created_at).toISOString(), updatedAt: new Date(r.updated_at).toISOString(),
 });
 
 export async function insertAgent(db: Queryable, agent: NewAgent): Promise<Agent> {
@@ -55,7 +58,7 @@ export async function insertAgent(db: Queryable, agent: NewAgent): Promise<Agent
 }
 
 export async function findAgent(db: Queryable, id: string): Promise<Agent | undefined> {
-  // Every LLM turn reads its agent: a prepared statement, so its columns are named (a prepared
+  // Every run's start reads its agent: a prepared statement, so its columns are named (a prepared
   // SELECT * would fail on every pooled connection once a migration adds a column).
   const text = `SELECT ${AGENT_COLUMNS} FROM agents WHERE id = $1`;
   const { rows } = await db.query<AgentRow>({ name: statementName(text), text, values: [id] });

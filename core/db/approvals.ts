@@ -68,15 +68,6 @@ export async function resolveApproval(db: Queryable, runId: string, turn: number
   return rows[0] && toApproval(rows[0]);
 }
 
-/** Every approval of the run still pending becomes cancelled (the run has ended). Returns how many. */
-export async function cancelPendingApprovals(db: Queryable, runId: string): Promise<number> {
-  const res = await db.query(
-    `UPDATE run_approvals SET status = 'cancelled', resolved_by = 'cancel', resolved_at = now() WHERE run_id = $1 AND status = 'pending'`,
-    [runId],
-  );
-  return res.rowCount ?? 0;
-}
-
 /** The run's approval for a tool call id: the pending one if any, else the latest. */
 export async function findApproval(db: Queryable, runId: string, toolCallId: string): Promise<ApprovalRecord | undefined> {
   const { rows } = await db.query<ApprovalRow>(

@@ -56,7 +56,3 @@ export async function listDataSources(db: Queryable, threadId: string): Promise<
   return rows.map(toDataSource);
 }
 
-export async function threadHasDataSources(db: Queryable, threadId: string): Promise<boolean> {
-  const { rows } = await db.query<{ found: boolean }>('SELECT EXISTS (SELECT 1 FROM data_sources WHERE thread_id = $1) AS found', [threadId]);
-  return rows[0].found;
-}

@@ -75,20 +75,22 @@ export function integrationNameProblem(name: string): string | undefined {
   return undefined;
 }
 
-interface IntegrationRow {
+/** A row as the driver reads it, or as row_to_json gives it inside another statement (timestamps as text, bigints as numbers). */
+export interface IntegrationRow {
   id: string; name: string; transport: IntegrationTransport; tool_timeout_ms: number; max_total_timeout_ms: number | null;
-  max_resource_bytes: string; max_result_bytes: string; trust_annotations: boolean; enabled: boolean; created_at: Date; updated_at: Date;
+  max_resource_bytes: string | number; max_result_bytes: string | number; trust_annotations: boolean; enabled: boolean;
+  created_at: Date | string; updated_at: Date | string;
   prompt_injection: boolean; disabled_prompts: string[]; prompt_arguments: Record<string, Record<string, string>>;
   task_queue: string | null; secrets: unknown; approval: ApprovalPolicy | null; elicitation: boolean; elicitation_timeout_ms: number;
 }
 
-const toIntegration = (r: IntegrationRow): Integration => ({
+export const toIntegration = (r: IntegrationRow): Integration => ({
   id: r.id, name: r.name, transport: openTransport(secretKeys(), r.id, r.transport, r.secrets), toolTimeoutMs: r.tool_timeout_ms, maxTotalTimeoutMs: r.max_total_timeout_ms,
   // bigint arrives as a string; 2^53 bytes is far beyond any bound we would set.
   maxResourceBytes: Number(r.max_resource_bytes), maxResultBytes: Number(r.max_result_bytes), trustAnnotations: r.trust_annotations, enabled: r.enabled,
   promptInjection: r.prompt_injection, disabledPrompts: r.disabled_prompts, promptArguments: r.prompt_arguments,
   taskQueue: r.task_queue, approval: r.approval, elicitation: r.elicitation, elicitationTimeoutMs: r.elicitation_timeout_ms,
-  createdAt: r.created_at.toISOString(), updatedAt: r.updated_at.toISOString(),
+  createdAt: new Date(r.created_at).toISOString(), updatedAt: new Date(r.updated_at).toISOString(),
 });
 
 function publicAuth({ clientSecret, ...rest }: NonNullable<Extract<IntegrationTransport, { type: 'http' }>['auth']>) {

@@ -1,4 +1,5 @@
 import type { ChatMessage, Usage } from '../messages';
+import { toIntegration, type Integration, type IntegrationRow } from './integrations';
 import { statementName, type Queryable } from './pool';
 import { storableJson, storableText } from './storable-text';
 
@@ -7,7 +8,7 @@ import { storableJson, storableText } from './storable-text';
  * What a run records comes from an LLM and from MCP servers: each write makes it storable here
  * (storable-text.ts), so that no caller can forget and odd text never fails a turn or loses a result.
  */
-const jsonText = (value: unknown) => JSON.stringify(storableJson(value));
+export const jsonText = (value: unknown) => JSON.stringify(storableJson(value));
 
 /** One write: a statement and its values. Several go to the database as one statement (writeTogether). */
 export interface Write { text: string; values: unknown[] }
@@ -28,6 +29,17 @@ export async function writeTogether(db: Queryable, writes: Write[]): Promise<voi
   await db.query({ text, values, name: statementName(text) });
 }
 
+/**
+ * A CTE for statements that write progress only (a step's start event, an attempt count): read
+ * FROM it, it makes that statement's commit return without waiting for the WAL flush (for this
+ * transaction alone: set_config's third argument). PostgreSQL keeps commits in order, so such a
+ * write is lost only if PostgreSQL itself stops before any later commit is flushed; the step's
+ * final write, flushed as usual, writes the same rows again where they are missing. Flushes are
+ * half of PostgreSQL's CPU time per run on a small VM (bench:load with synchronous_commit off for
+ * everything: 23 against 43 ms); these are 10 of a run's 23 commits in that benchmark.
+ */
+export const PROGRESS_ONLY = "progress_only AS (SELECT set_config('synchronous_commit', 'off', true))";
+
 export interface RunRecord {
   id: string;
   threadId: string;
@@ -38,13 +50,15 @@ export interface RunRecord {
   createdAt: string;
 }
 
-interface RunRow {
+export interface RunRow {
   id: string; thread_id: string; agent_id: string; input: string; idempotency_key: string | null;
-  request_hash: string | null; created_at: Date;
+  request_hash: string | null;
+  /** a Date from the driver, text from row_to_json */
+  created_at: Date | string;
 }
-const toRun = (r: RunRow): RunRecord => ({
+export const toRun = (r: RunRow): RunRecord => ({
   id: r.id, threadId: r.thread_id, agentId: r.agent_id, input: r.input, idempotencyKey: r.idempotency_key,
-  requestHash: r.request_hash, createdAt: r.created_at.toISOString(),
+  requestHash: r.request_hash, createdAt: new Date(r.created_at).toISOString(),
 });
 
 /** Returns undefined when a run with this id already exists (a concurrent Idempotency-Key request won). */
@@ -75,12 +89,6 @@ export function runMessageWrite(runId: string, turn: number, slot: number, messa
   };
 }
 
-export async function putRunMessage(db: Queryable, runId: string, turn: number, slot: number, message: ChatMessage): Promise<number> {
-  const write = runMessageWrite(runId, turn, slot, message);
-  await writeTogether(db, [write]);
-  return write.bytes;
-}
-
 export interface StoredRunMessage { turn: number; slot: number; message: ChatMessage }
 
 export async function runTranscript(db: Queryable, runId: string, untilTurn = 2_147_483_647): Promise<StoredRunMessage[]> {
@@ -98,16 +106,12 @@ export async function getRunMessage(db: Queryable, runId: string, turn: number, 
 
 // ---- turns ------------------------------------------------------------------------------
 
-/** Counts LLM invocations per turn, so that re-executions after a crash are visible. */
-export const turnAttemptWrite = (runId: string, turn: number): Write => ({
-  text: `INSERT INTO run_turns (run_id, turn, attempts) VALUES ($1, $2, 1)
-     ON CONFLICT (run_id, turn) DO UPDATE SET attempts = run_turns.attempts + 1`,
-  values: [runId, turn],
-});
-
+/** Written whole, not as an update: the turn's start (its attempt count) may have been lost with its unflushed commit (PROGRESS_ONLY). */
 export const turnCompletedWrite = (runId: string, turn: number, usage: Usage, toolCallCount: number): Write => ({
-  text: `UPDATE run_turns SET input_tokens = $3, output_tokens = $4, tool_call_count = $5, completed_at = now()
-     WHERE run_id = $1 AND turn = $2`,
+  text: `INSERT INTO run_turns (run_id, turn, attempts, input_tokens, output_tokens, tool_call_count, completed_at)
+     VALUES ($1, $2, 1, $3, $4, $5, now())
+     ON CONFLICT (run_id, turn) DO UPDATE SET input_tokens = EXCLUDED.input_tokens, output_tokens = EXCLUDED.output_tokens,
+       tool_call_count = EXCLUDED.tool_call_count, completed_at = EXCLUDED.completed_at`,
   values: [runId, turn, usage.inputTokens, usage.outputTokens, toolCallCount],
 });
 
@@ -142,11 +146,11 @@ export const toolCallWrite = (runId: string, rec: ToolCallRecord): Write => ({
     storableText(rec.result), rec.resultBytes],
 });
 
-interface ToolCallRow {
+export interface ToolCallRow {
   tool_call_id: string; turn: number; slot: number; name: string; type: string; integration_id: string | null;
   status: 'ok' | 'error'; duration_ms: number; result_preview: string; result_bytes: number;
 }
-const toToolCall = (r: ToolCallRow): ToolCallRecord => ({
+export const toToolCall = (r: ToolCallRow): ToolCallRecord => ({
   id: r.tool_call_id, turn: r.turn, slot: r.slot, name: r.name, type: r.type, integrationId: r.integration_id,
   status: r.status, durationMs: r.duration_ms, result: r.result_preview, resultBytes: r.result_bytes,
 });
@@ -154,15 +158,28 @@ const toToolCall = (r: ToolCallRow): ToolCallRecord => ({
 /**
  * A tool call by reference, in one round trip: its outcome if one is stored (a worker died after
  * storing it but before reporting), and the assistant message of its turn, which holds its arguments.
+ * Given the call's integration, its row comes too; given its start event, the event is recorded in
+ * the same statement (once, only for a call that exists, as progress: PROGRESS_ONLY).
  */
 export async function findToolCallAndRequest(
   db: Queryable, runId: string, turn: number, slot: number,
-): Promise<{ stored?: ToolCallRecord; assistant?: ChatMessage }> {
-  const text = `SELECT (SELECT row_to_json(c) FROM run_tool_calls c WHERE run_id = $1 AND turn = $2 AND slot = $3) AS stored,
-            (SELECT message FROM run_messages WHERE run_id = $1 AND turn = $2 AND slot = 0) AS assistant`;
-  const { rows } = await db.query<{ stored: ToolCallRow | null; assistant: ChatMessage | null }>({ name: statementName(text), text, values: [runId, turn, slot] });
-  const { stored, assistant } = rows[0];
-  return { ...(stored ? { stored: toToolCall(stored) } : {}), ...(assistant ? { assistant } : {}) };
+  also: { integrationId?: string; started?: { seq: number; data: Record<string, unknown> } } = {},
+): Promise<{ stored?: ToolCallRecord; assistant?: ChatMessage; integration?: Integration }> {
+  const text = `WITH ${PROGRESS_ONLY}, started AS (
+      INSERT INTO run_events (run_id, seq, type, data)
+      SELECT $1, $4, 'tool_call_started', $5::jsonb FROM progress_only
+      WHERE $5::jsonb IS NOT NULL AND EXISTS (SELECT 1 FROM run_messages WHERE run_id = $1 AND turn = $2 AND slot = 0)
+      ON CONFLICT (run_id, seq) DO NOTHING)
+    SELECT (SELECT row_to_json(c) FROM run_tool_calls c WHERE run_id = $1 AND turn = $2 AND slot = $3) AS stored,
+      (SELECT message FROM run_messages WHERE run_id = $1 AND turn = $2 AND slot = 0) AS assistant,
+      (SELECT row_to_json(i) FROM integrations i WHERE id = $6) AS integration`;
+  const { started, integrationId } = also;
+  const { rows } = await db.query<{ stored: ToolCallRow | null; assistant: ChatMessage | null; integration: IntegrationRow | null }>({
+    name: statementName(text), text,
+    values: [runId, turn, slot, started?.seq ?? 0, started ? jsonText(started.data) : null, integrationId ?? null],
+  });
+  const { stored, assistant, integration } = rows[0];
+  return { ...(stored ? { stored: toToolCall(stored) } : {}), ...(assistant ? { assistant } : {}), ...(integration ? { integration: toIntegration(integration) } : {}) };
 }
 
 export async function listToolCalls(db: Queryable, runId: string): Promise<ToolCallRecord[]> {
@@ -200,15 +217,21 @@ export async function listEvents(db: Queryable, runId: string, afterSeq = 0): Pr
 
 // ---- snapshots --------------------------------------------------------------------------
 
-export async function putSnapshot(db: Queryable, runId: string, kind: string, data: unknown): Promise<number> {
+export function snapshotWrite(runId: string, kind: string, data: unknown): Write & { bytes: number } {
   const json = jsonText(data);
   const bytes = Buffer.byteLength(json);
-  await db.query(
-    `INSERT INTO run_snapshots (run_id, kind, data, bytes) VALUES ($1, $2, $3, $4)
+  return {
+    text: `INSERT INTO run_snapshots (run_id, kind, data, bytes) VALUES ($1, $2, $3, $4)
      ON CONFLICT (run_id, kind) DO UPDATE SET data = EXCLUDED.data, bytes = EXCLUDED.bytes`,
-    [runId, kind, json, bytes],
-  );
-  return bytes;
+    values: [runId, kind, json, bytes],
+    bytes,
+  };
+}
+
+export async function putSnapshot(db: Queryable, runId: string, kind: string, data: unknown): Promise<number> {
+  const write = snapshotWrite(runId, kind, data);
+  await writeTogether(db, [write]);
+  return write.bytes;
 }
 
 export async function getSnapshot<T>(db: Queryable, runId: string, kind: string): Promise<T | undefined> {
@@ -242,17 +265,6 @@ interface RunResultRow {
   run_id: string; thread_id: string; agent_id: string; status: RunResult['status']; stop_reason: string | null;
   output: string | null; error: RunResult['error']; turns: number; usage: Usage; tool_calls: RunResult['toolCalls'];
   created_at: Date; ended_at: Date;
-}
-
-/** Write-once: a retried finish keeps the first outcome. Returns false when a result already existed. */
-export async function insertRunResult(db: Queryable, r: Omit<RunResult, 'endedAt'>): Promise<boolean> {
-  const res = await db.query(
-    `INSERT INTO run_results (run_id, thread_id, agent_id, status, stop_reason, output, error, turns, usage, tool_calls, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (run_id) DO NOTHING`,
-    [r.runId, r.threadId, r.agentId, r.status, r.stopReason, storableText(r.output), r.error && jsonText(r.error), r.turns,
-      JSON.stringify(r.usage), jsonText(r.toolCalls), r.createdAt],
-  );
-  return res.rowCount === 1;
 }
 
 export async function findRunResult(db: Queryable, runId: string): Promise<RunResult | undefined> {

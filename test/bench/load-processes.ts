@@ -148,7 +148,12 @@ export function cpuByPart(named: Record<string, number>, temporalParent: number,
     let part: string | undefined;
     if (proc.comm === 'postgres') {
       // A backend's title: "postgres: [<cluster>: ]<user> <database> <client> <state>".
-      const title = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+      let title: string;
+      try {
+        title = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+      } catch {
+        continue; // a backend that ended since the listing: its time went with it
+      }
       if (title.includes(` ${database} `)) part = 'PostgreSQL';
     } else if (proc.comm === 'temporal') {
       if (ancestry(pid).includes(temporalParent)) part = 'Temporal server';

@@ -57,7 +57,7 @@ describe('tool definitions', () => {
   };
 
   test('native tool descriptions name every integration, and say which are unreachable', async () => {
-    const ctx = { deps: {} as ActivityDeps, threadId: 't', integrations: [ok, down] };
+    const ctx = { deps: {} as ActivityDeps, threadId: 't', integrations: [ok, down], hasDataSources: false };
     const [resource, prompt] = await Promise.all([resourceTool.native!.definition(ctx), promptTool.native!.definition(ctx)]);
     expect(resource.description).toContain('- int_1 (name: files): resources: file:///a.csv (a)');
     expect(resource.description).toContain('- int_2 (name: crm): unreachable (spawn crm ENOENT)');

@@ -6,7 +6,7 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import type { ScriptStep } from '../../core/agent-model';
 import { insertAgent } from '../../core/db/agents';
 import { insertIntegration, type Integration, type NewIntegration } from '../../core/db/integrations';
-import { getSnapshot, listEvents, runTranscript } from '../../core/db/run-store';
+import { findToolCallAndRequest, getSnapshot, listEvents, runTranscript, runTurns } from '../../core/db/run-store';
 import { insertThread } from '../../core/db/threads';
 import { killLeftoverServerGroups } from '../../core/mcp/process-groups';
 import type { DiscoverySnapshot } from '../../activities/run-snapshots';
@@ -196,6 +196,45 @@ describe('MCP tools in a run', () => {
     const transcript = await runTranscript(engine.db, runId);
     const tool = transcript.find((m) => m.message.role === 'tool')!.message;
     expect(tool.content).toHaveLength(100 * 1024);
+  });
+
+  test('start events and attempt counts lost with their unflushed commit are written again by the step that ends', async () => {
+    const slow = await insertIntegration(engine.db, {
+      name: `slow-${suffix()}`,
+      transport: { type: 'stdio', command: process.execPath, args: ['--import', 'tsx', FIXTURE, MARKER], cwd: ROOT, env: { COUNT_FILE: `${countFile}-slow` } },
+    });
+    const agent = await insertAgent(engine.db, {
+      name: `agent-${randomUUID()}`, integrationIds: [slow.id], model: {
+        provider: 'scripted',
+        script: [{ delayMs: 1500, toolCalls: [{ name: `${slow.name}__count_slowly`, arguments: { ms: 1500 } }] }, { text: '{{tool_results}}' }],
+      },
+    });
+    const runId = await engine.start({ threadId: (await insertThread(engine.db, agent.id)).id, input: 'go' });
+    const lose = async (type: string) => {
+      await waitFor(async () => (await listEvents(engine.db, runId)).some((e) => e.type === type));
+      await engine.db.query('DELETE FROM run_events WHERE run_id = $1 AND type = $2', [runId, type]);
+    };
+    // As PostgreSQL would lose them if it stopped before flushing: the turn's start while the LLM thinks, the call's while the tool works.
+    await lose('turn_started');
+    await engine.db.query('DELETE FROM run_turns WHERE run_id = $1', [runId]);
+    await lose('tool_call_started');
+
+    expect(await engine.result(runId)).toMatchObject({ status: 'completed', output: 'counted slowly: 1' });
+    const events = await listEvents(engine.db, runId);
+    expect(events.map((e) => `${e.seq} ${e.type}`)).toEqual([
+      '1 run_started', '2 turn_started', '3 turn_ended', '4 tool_call_started', '5 tool_call_ended', '6 turn_started', '7 turn_ended', '8 run_ended',
+    ]);
+    expect(events[3].data).toMatchObject({ toolCallId: 'call_1_1', integrationId: slow.id });
+    expect(await runTurns(engine.db, runId)).toEqual([{ turn: 1, attempts: 1, completed: true }, { turn: 2, attempts: 1, completed: true }]);
+
+    // Not flushing is the progress statement's own setting: the connection flushes every later commit again.
+    const client = await engine.db.connect();
+    try {
+      await findToolCallAndRequest(client, runId, 1, 1, { integrationId: slow.id, started: { seq: 4, data: {} } });
+      expect((await client.query<{ synchronous_commit: string }>('SHOW synchronous_commit')).rows[0].synchronous_commit).toBe('on');
+    } finally {
+      client.release();
+    }
   });
 
   test('a tool runs exactly once per call, and images become placeholders', async () => {

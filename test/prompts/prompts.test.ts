@@ -111,7 +111,7 @@ describe('MCP prompts in a run', () => {
 
     // The tool description tells the LLM each prompt and its arguments.
     const discovery = await getSnapshot<DiscoverySnapshot>(engine.db, runId, 'discovery');
-    const tool = await promptTool.native!.definition({ deps: {} as ActivityDeps, threadId: 't', integrations: discovery?.integrations ?? [] });
+    const tool = await promptTool.native!.definition({ deps: {} as ActivityDeps, threadId: 't', integrations: discovery?.integrations ?? [], hasDataSources: false });
     expect(tool.description).toContain(`- ${everything.id} (name: ${everything.name}): prompts: simple-prompt - A prompt with no arguments;`);
     expect(tool.description).toContain('args-prompt - A prompt with two arguments, one required and one optional [arguments: city (required), state]');
 

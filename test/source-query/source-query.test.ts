@@ -211,11 +211,13 @@ describe.each(['embedded', 'external'] as const)('source_query on the %s Postgre
     const text = await describeSourceQuery(db, mine);
     expect(text).toContain('- sales (3 rows, from fixture://data/sales.csv): region (text), amount (numeric), day (date), at (timestamp), paid (boolean)');
     expect(text).not.toContain('secret');
+    // A workflow that knows the thread has no tables yet spares the turn the read: then none are listed.
+    expect(await describeSourceQuery(db, mine, false)).not.toContain('sales');
   });
 
   /** What the LLM is told of source_query in a thread. */
-const describeSourceQuery = async (db: Db, threadId: string) =>
-  (await sourceQueryTool.native!.definition({ deps: { db } as ActivityDeps, threadId, integrations: [] })).description;
+const describeSourceQuery = async (db: Db, threadId: string, hasDataSources = true) =>
+  (await sourceQueryTool.native!.definition({ deps: { db } as ActivityDeps, threadId, integrations: [], hasDataSources })).description;
 
 describe('where the database user cannot create roles', () => {
     const login = `dsq_test_nocreaterole_${randomBytes(4).toString('hex')}`;

@@ -1,0 +1,113 @@
+import type { ChatMessage } from '../messages';
+import { toAgent, type Agent, type AgentRow } from './agents';
+import { statementName, type Queryable } from './pool';
+import {
+  PROGRESS_ONLY, jsonText, toRun, toToolCall, type RunRecord, type RunResult, type RunRow, type StoredRunMessage, type ToolCallRecord, type ToolCallRow,
+} from './run-store';
+import { storableText } from './storable-text';
+
+/**
+ * The statements that start a run and each of its turns, and end the run: each step reads what it
+ * needs in one round trip and writes in one, so a run's bookkeeping costs few round trips and few
+ * commits (every commit waits for a WAL flush).
+ */
+
+/** A run's messages (the rows `where` picks) as one JSON array of {turn, slot, message}, in order. */
+const transcriptOf = (where: string) => `(SELECT COALESCE(json_agg(json_build_object('turn', turn, 'slot', slot, 'message', message)
+    ORDER BY turn, slot), '[]') FROM run_messages WHERE ${where})`;
+
+/**
+ * A turn's start, in one round trip: the run's messages up to this turn, the agent as it is now (an
+ * edit applies from the next turn) and, unless this turn's reply is stored already (a worker died
+ * after storing it), its turn_started event and one more attempt of the turn, so that re-executions
+ * after a crash are visible. Those two are progress (PROGRESS_ONLY): the turn's end writes them again.
+ */
+export async function beginTurn(
+  db: Queryable, runId: string, turn: number, agentId: string, started: { seq: number; data: Record<string, unknown> },
+): Promise<{ transcript: StoredRunMessage[]; agent?: Agent }> {
+  const text = `WITH ${PROGRESS_ONLY}, replied AS (SELECT 1 FROM run_messages WHERE run_id = $1 AND turn = $2 AND slot = 0),
+    event AS (
+      INSERT INTO run_events (run_id, seq, type, data) SELECT $1, $3, 'turn_started', $4 FROM progress_only
+      WHERE NOT EXISTS (SELECT 1 FROM replied)
+      ON CONFLICT (run_id, seq) DO NOTHING),
+    attempt AS (
+      INSERT INTO run_turns (run_id, turn, attempts) SELECT $1, $2, 1 FROM progress_only WHERE NOT EXISTS (SELECT 1 FROM replied)
+      ON CONFLICT (run_id, turn) DO UPDATE SET attempts = run_turns.attempts + 1)
+    SELECT ${transcriptOf('run_id = $1 AND turn <= $2')} AS transcript,
+      (SELECT row_to_json(a) FROM agents a WHERE id = $5) AS agent`;
+  const { rows } = await db.query<{ transcript: StoredRunMessage[]; agent: AgentRow | null }>({
+    name: statementName(text), text, values: [runId, turn, started.seq, jsonText(started.data), agentId],
+  });
+  const { transcript, agent } = rows[0];
+  return { transcript, ...(agent ? { agent: toAgent(agent) } : {}) };
+}
+
+/**
+ * What preparing a run reads, in one round trip: the run, its agent, whether its thread has data
+ * sources (imported by earlier runs), and the prefix snapshot an earlier attempt recorded.
+ */
+export async function runToPrepare(db: Queryable, runId: string, prefixKind: string): Promise<{
+  run?: RunRecord; agent?: Agent; hasDataSources: boolean; prefix?: { data: unknown; bytes: number };
+}> {
+  const text = `SELECT row_to_json(r) AS run, (SELECT row_to_json(a) FROM agents a WHERE a.id = r.agent_id) AS agent,
+      EXISTS (SELECT 1 FROM data_sources WHERE thread_id = r.thread_id) AS has_data_sources,
+      (SELECT json_build_object('data', data, 'bytes', bytes) FROM run_snapshots WHERE run_id = $1 AND kind = $2) AS prefix
+    FROM runs r WHERE r.id = $1`;
+  const { rows } = await db.query<{ run: RunRow; agent: AgentRow | null; has_data_sources: boolean; prefix: { data: unknown; bytes: number } | null }>({
+    name: statementName(text), text, values: [runId, prefixKind],
+  });
+  const r = rows[0];
+  if (!r) return { hasDataSources: false };
+  return { run: toRun(r.run), ...(r.agent ? { agent: toAgent(r.agent) } : {}), hasDataSources: r.has_data_sources, ...(r.prefix ? { prefix: r.prefix } : {}) };
+}
+
+/** What ending a run reads, in one round trip: whether it has ended already, and else the run, its transcript and its tool calls. */
+export async function runToFinish(db: Queryable, runId: string): Promise<
+  { ended: true } | { ended: false; run?: RunRecord; transcript: StoredRunMessage[]; toolCalls: ToolCallRecord[] }
+> {
+  const text = `SELECT EXISTS (SELECT 1 FROM run_results WHERE run_id = $1) AS ended,
+      (SELECT row_to_json(r) FROM runs r WHERE id = $1) AS run,
+      ${transcriptOf('run_id = $1')} AS transcript,
+      (SELECT COALESCE(json_agg(c ORDER BY turn, slot), '[]') FROM run_tool_calls c WHERE run_id = $1) AS tool_calls`;
+  const { rows } = await db.query<{ ended: boolean; run: RunRow | null; transcript: StoredRunMessage[]; tool_calls: ToolCallRow[] }>({
+    name: statementName(text), text, values: [runId],
+  });
+  const r = rows[0];
+  if (r.ended) return { ended: true };
+  return { ended: false, ...(r.run ? { run: toRun(r.run) } : {}), transcript: r.transcript, toolCalls: r.tool_calls.map(toToolCall) };
+}
+
+/**
+ * A run's end, as one statement, so one round trip and one commit: its write-once result and, only
+ * if that result is the first, the thread's new messages (numbered after its last one), the thread's
+ * release, the end of its pending approvals (nobody can decide for an ended run) and its run_ended
+ * event. Returns false when a result was there already (a retried finish keeps the first outcome).
+ * A thread is written by its active run alone; were two writers to race, the (thread_id, seq) key
+ * would fail one statement whole, and its retry would number after the other's messages.
+ */
+export async function writeRunEnd(
+  db: Queryable, r: Omit<RunResult, 'endedAt'>, messages: ChatMessage[], ended: { seq: number; data: Record<string, unknown> },
+): Promise<boolean> {
+  const text = `WITH result AS (
+      INSERT INTO run_results (run_id, thread_id, agent_id, status, stop_reason, output, error, turns, usage, tool_calls, created_at)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (run_id) DO NOTHING RETURNING run_id),
+    thread_messages AS (
+      INSERT INTO messages (thread_id, seq, run_id, message)
+      SELECT $2, (SELECT COALESCE(MAX(seq), 0) FROM messages WHERE thread_id = $2) + n, $1, m
+      FROM unnest($12::jsonb[]) WITH ORDINALITY AS t(m, n) WHERE EXISTS (SELECT 1 FROM result)),
+    released AS (
+      UPDATE threads SET active_run_id = NULL WHERE id = $2 AND active_run_id = $1 AND EXISTS (SELECT 1 FROM result)),
+    approvals AS (
+      UPDATE run_approvals SET status = 'cancelled', resolved_by = 'cancel', resolved_at = now()
+      WHERE run_id = $1 AND status = 'pending' AND EXISTS (SELECT 1 FROM result)),
+    event AS (
+      INSERT INTO run_events (run_id, seq, type, data) SELECT $1, $13, 'run_ended', $14 WHERE EXISTS (SELECT 1 FROM result)
+      ON CONFLICT (run_id, seq) DO NOTHING)
+    SELECT EXISTS (SELECT 1 FROM result) AS written`;
+  const { rows } = await db.query<{ written: boolean }>({
+    name: statementName(text), text,
+    values: [r.runId, r.threadId, r.agentId, r.status, r.stopReason, storableText(r.output), r.error && jsonText(r.error), r.turns,
+      JSON.stringify(r.usage), jsonText(r.toolCalls), r.createdAt, messages.map((m) => jsonText(m)), ended.seq, jsonText(ended.data)],
+  });
+  return rows[0].written;
+}
