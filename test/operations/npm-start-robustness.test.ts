@@ -5,9 +5,9 @@ import { DataDirBusyError, lockDataDir } from '../../core/data-dir-lock';
 import { startEmbeddedPostgres } from '../../core/db/embedded-postgres';
 import { freePort } from '../../core/ports';
 import { logger } from '../support/engine';
-import { interrupt, killEverything, npmStart, processesUsing, type Started } from '../support/npm-start';
+import { interrupt, killEverything, npmStart, processesUsing, waitForOutput, type Started } from '../support/npm-start';
 import { testStack } from '../support/stack-env';
-import { waitFor, within } from '../support/wait';
+import { within } from '../support/wait';
 
 const envFor = async (dataDir: string, port: number) => ({
   DATA_DIR: dataDir, PORT: String(port), TEMPORAL_UI_PORT: String(await freePort()),
@@ -26,7 +26,7 @@ describe('npm start on a shared data dir, and Ctrl-C', () => {
   test('a second start on the same data dir says an engine runs there (PID, URL), exits non-zero, and leaves it alone', async () => {
     const port = await freePort();
     first = npmStart(await envFor(dataDir, port));
-    await waitFor(async () => first!.output().includes('Press Ctrl-C to stop'), 120_000, 'the first start');
+    await waitForOutput(first!, 'Press Ctrl-C to stop', 120_000, 'the first start');
     const runId = /demo: started run (run_\w+)/.exec(first.output())![1];
 
     second = npmStart(await envFor(dataDir, await freePort()));
@@ -50,7 +50,7 @@ describe('npm start on a shared data dir, and Ctrl-C', () => {
 
   test('Ctrl-C right after the API is ready, with the demo run in flight, stops within 15 s and says "stopped."', async () => {
     first = npmStart(await envFor(dataDir, await freePort()));
-    await waitFor(async () => first!.output().includes('demo: started run'), 120_000, 'the demo run to start');
+    await waitForOutput(first!, 'demo: started run', 120_000, 'the demo run to start');
     const stopAt = Date.now();
     await interrupt(first, 15_000);
     expect(Date.now() - stopAt).toBeLessThan(15_000);

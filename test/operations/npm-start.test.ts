@@ -1,9 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { freePort } from '../../core/ports';
-import { interrupt, killEverything, npmStart, processesUsing, type Started } from '../support/npm-start';
+import { interrupt, killEverything, npmStart, processesUsing, waitForOutput, type Started } from '../support/npm-start';
 import { testStack } from '../support/stack-env';
-import { waitFor } from '../support/wait';
 
 describe('npm start', () => {
   const dataDir = path.join(testStack().tmpDir, 'npm-start');
@@ -19,7 +18,7 @@ describe('npm start', () => {
       SECRETS_KEY: '',
     };
     started = npmStart(env);
-    await waitFor(async () => started!.output().includes('Press Ctrl-C to stop'), 90_000, 'the demo to finish');
+    await waitForOutput(started!, 'Press Ctrl-C to stop', 90_000, 'the demo to finish');
     const out = started.output();
     expect(out).toContain(`API:              http://127.0.0.1:${port}`);
     expect(out).toMatch(/Temporal Web UI: {2}http:\/\/127\.0\.0\.1:\d+\/namespaces\/default\/workflows/);
@@ -42,7 +41,7 @@ describe('npm start', () => {
     expect(fs.existsSync(engineJson)).toBe(false);
 
     started = npmStart(env);
-    await waitFor(async () => started!.output().includes('Press Ctrl-C to stop'), 90_000, 'the second start');
+    await waitForOutput(started!, 'Press Ctrl-C to stop', 90_000, 'the second start');
     const res = await fetch(`http://127.0.0.1:${port}/v1/runs/${runId}`);
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ id: runId, status: 'completed', stopReason: 'answer', turns: 2 });

@@ -20,11 +20,16 @@ export function npmStart(env: Record<string, string>): Started {
   return { child, output: () => output, exited };
 }
 
+/** Waits until `text` appears in the output; a failure quotes the output's end, which says why it did not. */
+export async function waitForOutput(started: Started, text: string, ms: number, what: string): Promise<void> {
+  await waitFor(async () => started.output().includes(text), ms, what)
+    .catch((err: Error) => Promise.reject(new Error(`${err.message}; its output:\n${started.output().slice(-3000)}`)));
+}
+
 /** Ctrl-C: SIGINT to the whole foreground group. npm itself exits by the signal; the engine must stop cleanly within `ms`. */
 export async function interrupt(started: Started, ms = 60_000): Promise<void> {
   process.kill(-started.child.pid!, 'SIGINT');
-  await waitFor(async () => started.output().includes('stopped.'), ms, 'the engine to stop')
-    .catch((err: Error) => Promise.reject(new Error(`${err.message}; its output:\n${started.output().slice(-3000)}`)));
+  await waitForOutput(started, 'stopped.', ms, 'the engine to stop');
   await waitFor(async () => !groupAlive(started.child.pid!), 10_000, 'the process group to exit');
 }
 
