@@ -3,6 +3,7 @@ import { beginTurn } from '../core/db/run-lifecycle';
 import { eventWrite, runMessageWrite, turnCompletedWrite, writeTogether } from '../core/db/run-store';
 import { classifyLlmError, type LlmFailure } from '../core/llm/errors';
 import { RESULT_PREVIEW_BYTES, truncateUtf8, utf8Length } from '../core/contract/tool-texts';
+import type { Agent } from '../core/db/agents';
 import type { ChatMessage, ToolDefinition, Usage } from '../core/messages';
 import { startTurnGeneration } from '../core/tracing/run-trace';
 import { truncatedText } from '../core/truncated-text';
@@ -73,73 +74,83 @@ async function turnTools(deps: ActivityDeps, input: LlmTurnInput): Promise<ToolD
   return [...mcpToolDefinitions(integrations), ...natives];
 }
 
-export function createLlmTurnActivities(deps: ActivityDeps) {
+/**
+ * A turn once its transcript is known: asks the LLM with the run's prefix, the thread's history and
+ * the transcript, writes the reply to run_messages with the turn's end, and returns what the
+ * workflow needs to decide. `transcript` is the run's messages before this turn.
+ */
+export async function askLlm(deps: ActivityDeps, input: LlmTurnInput, agent: Agent, transcript: ChatMessage[]): Promise<LlmTurnOutput> {
   const { db, providers, logger } = deps;
+  const { runId, turn } = input;
+  const provider = providers[agent.model.provider];
+  if (!provider) {
+    throw ApplicationFailure.nonRetryable(`No LLM provider "${agent.model.provider}" is configured on this worker`, 'ProviderUnavailable');
+  }
+  const prefix = await readSnapshot<PrefixSnapshot>(db, runId, 'prefix');
+  const history = await threadHistory(db, runId, input.threadId);
+  const messages = [...(prefix?.messages ?? []), ...history, ...transcript].map((m) => (
+    // What the LLM sees of a tool result is capped per agent; the transcript keeps it whole.
+    m.role === 'tool' ? { ...m, content: truncatedText(m.content, agent.maxToolResultBytes) } : m));
+  const tools = await turnTools(deps, input);
+
+  const ctx = Context.current();
+  const heartbeat = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
+  const generation = startTurnGeneration({ runId, threadId: input.threadId, agentId: input.agentId, turn }, agent.model, messages, tools);
+  let response;
+  try {
+    response = await provider.complete({ model: agent.model, messages, tools, turn, signal: ctx.cancellationSignal });
+  } catch (err) {
+    if (ctx.cancellationSignal.aborted) {
+      generation.fail(err, 'Cancelled');
+      throw err;
+    }
+    const failure = classifyLlmError(err);
+    generation.fail(err, failure.type);
+    logger.warn({ runId, turn, type: failure.type, retryable: failure.retryable, retryAfterMs: failure.retryAfterMs }, failure.message);
+    throw toTemporalFailure(failure);
+  } finally {
+    clearInterval(heartbeat);
+  }
+  generation.end(response);
+
+  const reply: ChatMessage & { role: 'assistant' } = {
+    role: 'assistant',
+    content: response.text,
+    ...(response.toolCalls.length > 0 ? { toolCalls: response.toolCalls } : {}),
+  };
+  const out = summarise(reply, response.usage);
+  await writeTogether(db, [
+    runMessageWrite(runId, turn, 0, reply),
+    // The turn's start again, in case its unflushed commit was lost (PROGRESS_ONLY).
+    eventWrite(runId, input.eventSeq, 'turn_started', { turn }),
+    turnCompletedWrite(runId, turn, response.usage, response.toolCalls.length),
+    eventWrite(runId, input.eventSeq + 1, 'turn_ended', {
+      turn, textPreview: truncateUtf8(response.text, 280), toolCalls: out.toolCalls.map((c) => c.name), usage: response.usage,
+    }),
+  ]);
+  logger.debug({ runId, turn, toolCalls: out.toolCalls.length }, 'llm turn done');
+  return out;
+}
+
+/**
+ * One LLM turn. Reads the transcript by reference, writes the reply to run_messages, and returns
+ * only what the workflow needs to decide: tool call ids and names, a preview, usage.
+ */
+export async function llmTurn(deps: ActivityDeps, input: LlmTurnInput): Promise<LlmTurnOutput> {
+  const { runId, turn } = input;
+  // The run's messages up to this turn: the turns before it are the transcript; this turn's reply may be stored already.
+  const { transcript: stored, agent } = await beginTurn(deps.db, runId, turn, input.agentId, { seq: input.eventSeq, data: { turn } });
+  const recorded = stored.find((m) => m.turn === turn && m.slot === 0)?.message;
+  if (recorded?.role === 'assistant') {
+    // The reply was stored but the worker died before reporting it: do not ask the LLM again.
+    return summarise(recorded, { inputTokens: 0, outputTokens: 0 });
+  }
+  if (!agent) throw ApplicationFailure.nonRetryable(`Agent ${input.agentId} does not exist`, 'AgentNotFound');
+  return askLlm(deps, input, agent, stored.filter((m) => m.turn < turn).map((m) => m.message));
+}
+
+export function createLlmTurnActivities(deps: ActivityDeps) {
   return {
-    /**
-     * One LLM turn. Reads the transcript by reference, writes the reply to run_messages, and
-     * returns only what the workflow needs to decide: tool call ids and names, a preview, usage.
-     */
-    async llmTurn(input: LlmTurnInput): Promise<LlmTurnOutput> {
-      const { runId, turn } = input;
-      // The run's messages up to this turn: the turns before it are the transcript; this turn's reply may be stored already.
-      const { transcript: stored, agent } = await beginTurn(db, runId, turn, input.agentId, { seq: input.eventSeq, data: { turn } });
-      const recorded = stored.find((m) => m.turn === turn && m.slot === 0)?.message;
-      if (recorded?.role === 'assistant') {
-        // The reply was stored but the worker died before reporting it: do not ask the LLM again.
-        return summarise(recorded, { inputTokens: 0, outputTokens: 0 });
-      }
-
-      if (!agent) throw ApplicationFailure.nonRetryable(`Agent ${input.agentId} does not exist`, 'AgentNotFound');
-      const provider = providers[agent.model.provider];
-      if (!provider) {
-        throw ApplicationFailure.nonRetryable(`No LLM provider "${agent.model.provider}" is configured on this worker`, 'ProviderUnavailable');
-      }
-      const prefix = await readSnapshot<PrefixSnapshot>(db, runId, 'prefix');
-      const history = await threadHistory(db, runId, input.threadId);
-      const transcript = stored.filter((m) => m.turn < turn);
-      const messages = [...(prefix?.messages ?? []), ...history, ...transcript.map((m) => m.message)].map((m) => (
-        // What the LLM sees of a tool result is capped per agent; the transcript keeps it whole.
-        m.role === 'tool' ? { ...m, content: truncatedText(m.content, agent.maxToolResultBytes) } : m));
-      const tools = await turnTools(deps, input);
-
-      const ctx = Context.current();
-      const heartbeat = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
-      const generation = startTurnGeneration({ runId, threadId: input.threadId, agentId: input.agentId, turn }, agent.model, messages, tools);
-      let response;
-      try {
-        response = await provider.complete({ model: agent.model, messages, tools, turn, signal: ctx.cancellationSignal });
-      } catch (err) {
-        if (ctx.cancellationSignal.aborted) {
-          generation.fail(err, 'Cancelled');
-          throw err;
-        }
-        const failure = classifyLlmError(err);
-        generation.fail(err, failure.type);
-        logger.warn({ runId, turn, type: failure.type, retryable: failure.retryable, retryAfterMs: failure.retryAfterMs }, failure.message);
-        throw toTemporalFailure(failure);
-      } finally {
-        clearInterval(heartbeat);
-      }
-      generation.end(response);
-
-      const reply: ChatMessage & { role: 'assistant' } = {
-        role: 'assistant',
-        content: response.text,
-        ...(response.toolCalls.length > 0 ? { toolCalls: response.toolCalls } : {}),
-      };
-      const out = summarise(reply, response.usage);
-      await writeTogether(db, [
-        runMessageWrite(runId, turn, 0, reply),
-        // The turn's start again, in case its unflushed commit was lost (PROGRESS_ONLY).
-        eventWrite(runId, input.eventSeq, 'turn_started', { turn }),
-        turnCompletedWrite(runId, turn, response.usage, response.toolCalls.length),
-        eventWrite(runId, input.eventSeq + 1, 'turn_ended', {
-          turn, textPreview: truncateUtf8(response.text, 280), toolCalls: out.toolCalls.map((c) => c.name), usage: response.usage,
-        }),
-      ]);
-      logger.debug({ runId, turn, toolCalls: out.toolCalls.length }, 'llm turn done');
-      return out;
-    },
+    llmTurn: (input: LlmTurnInput) => llmTurn(deps, input),
   };
 }

@@ -1,11 +1,16 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import type { ToolAvailability } from '../core/contract/tool-call';
+import { offeredNativeTools, type ToolAvailability } from '../core/contract/tool-call';
+import type { Agent } from '../core/db/agents';
 import { runToPrepare } from '../core/db/run-lifecycle';
-import { eventWrite, runMessageWrite, snapshotWrite, writeTogether, type Write } from '../core/db/run-store';
+import {
+  eventWrite, runMessageWrite, snapshotWrite, turnAttemptWrite, writeTogether, type RunRecord, type Write,
+} from '../core/db/run-store';
+import type { ChatMessage } from '../core/messages';
 import type { ActivityDeps } from './deps';
 import { discoverRun } from './discovery';
+import { askLlm, llmTurn, type LlmTurnInput, type LlmTurnOutput } from './llm-turn';
 import { integrationsPrefix } from './prompt-prefix';
-import { SNAPSHOT, type PrefixSnapshot } from './run-snapshots';
+import { rememberPrepared, SNAPSHOT, type PrefixSnapshot } from './run-snapshots';
 
 /** What the workflow keeps of its run for its whole life (and across continue-as-new). */
 export interface RunContext {
@@ -21,62 +26,104 @@ export interface PreparedRun {
   pinned: { integrationId: string; taskQueue: string }[];
 }
 
+export interface PrepareRunInput {
+  runId: string;
+  /** the event numbers of the first turn, which runs in the same activity unless integrations are pinned */
+  firstTurn?: { eventSeq: number };
+}
+
+export interface PrepareRunOutput extends PreparedRun {
+  /** the first LLM turn's reply, absent when the workflow must discover pinned integrations first */
+  firstTurn?: LlmTurnOutput;
+}
+
 /** Discovery may connect to slow servers: a heartbeat says the worker is still alive meanwhile. */
 const HEARTBEAT_EVERY_MS = 5_000;
 
-export function createPrepareRunActivities(deps: ActivityDeps) {
+/**
+ * A run's start: load the run by reference, discover its integrations' capabilities, build the
+ * prompt prefix (the agent's instructions and the servers' conventional prompts), and then, unless
+ * integrations pinned to other task queues must be discovered there first, the first LLM turn. One
+ * activity, so a run's start costs one round trip through Temporal, and one read and one write
+ * before the LLM is asked. What preparation found is recorded as snapshots with the run's input: a
+ * retry (say, after the LLM failed) reuses them and only asks the LLM again; every turn reads them.
+ */
+export async function prepareRun(deps: ActivityDeps, { runId, firstTurn }: PrepareRunInput): Promise<PrepareRunOutput> {
+  const read = await runToPrepare(deps.db, runId, [SNAPSHOT.prefix, SNAPSHOT.prepared]);
+  const { run, agent } = read;
+  if (!run) throw ApplicationFailure.nonRetryable(`Run ${runId} does not exist`, 'RunNotFound');
+  if (!agent) throw ApplicationFailure.nonRetryable(`Agent ${run.agentId} does not exist`, 'AgentNotFound');
+  const recorded = read.snapshots[SNAPSHOT.prepared]?.data as PreparedRun | undefined;
+  const turnHere = Boolean(firstTurn) && agent.maxTurns >= 1;
+  const prepared = recorded ?? await prepare(deps, run, agent, read, turnHere && firstTurn ? firstTurn.eventSeq : undefined);
+  if (!firstTurn || !turnHere || prepared.pinned.length > 0) return prepared;
+
+  const input: LlmTurnInput = {
+    runId, threadId: run.threadId, agentId: agent.id, turn: 1,
+    nativeTools: offeredNativeTools(prepared.tools), hasDataSources: prepared.tools.hasDataSources, eventSeq: firstTurn.eventSeq,
+  };
+  // After a recorded preparation, the turn is any turn: its reply may be stored already.
+  const reply = recorded ? await llmTurn(deps, input) : await askLlm(deps, input, agent, [{ role: 'user', content: run.input }]);
+  return { ...prepared, firstTurn: reply };
+}
+
+/**
+ * Discovery and the prefix, written in one statement with the run's input, run_started and, when
+ * the first turn follows here (`turnSeq`), its turn_started and attempt. The prefix an earlier
+ * attempt recorded is kept: every turn must read one text.
+ */
+async function prepare(
+  deps: ActivityDeps, run: RunRecord, agent: Agent,
+  read: { hasDataSources: boolean; history: { data: ChatMessage[]; bytes: number }; snapshots: Record<string, { data: unknown; bytes: number }> },
+  turnSeq: number | undefined,
+): Promise<PreparedRun> {
   const { db, logger } = deps;
+  const runId = run.id;
+  const ctx = Context.current();
+  const heartbeat = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
+  try {
+    const discovery = await discoverRun(deps, runId, agent.integrationIds);
+    const writes: Write[] = [runMessageWrite(runId, 0, 0, { role: 'user', content: run.input })];
+    const discoveryWrite = snapshotWrite(runId, SNAPSHOT.discovery, discovery.snapshot);
+    writes.push(discoveryWrite);
+    let prefix = read.snapshots[SNAPSHOT.prefix] as { data: PrefixSnapshot; bytes: number } | undefined;
+    if (!prefix) {
+      const { messages, injected } = await integrationsPrefix(deps, {
+        instructions: agent.instructions, integrationIds: agent.integrationIds, integrations: discovery.integrations, discovered: discovery.snapshot.integrations,
+      });
+      const write = snapshotWrite(runId, SNAPSHOT.prefix, { messages, injectedPrompts: injected } satisfies PrefixSnapshot);
+      writes.push(write);
+      prefix = { data: write.stored, bytes: write.bytes };
+      if (agent.integrationIds.length > 0) logger.info({ runId, injected, bytes: write.bytes }, `Injected ${injected} conventional prompts from MCP servers`);
+    }
+    const prepared: PreparedRun = {
+      context: { threadId: run.threadId, agentId: agent.id, maxTurns: agent.maxTurns },
+      tools: {
+        mcpRoutes: discovery.mcpRoutes,
+        integrationCount: discovery.integrationCount,
+        ...(discovery.unauthorized.length > 0 ? { unauthorized: discovery.unauthorized } : {}),
+        // Tables imported by earlier runs of the thread (by any agent) stay queryable.
+        hasDataSources: read.hasDataSources,
+      },
+      pinned: discovery.pinned,
+    };
+    writes.push(snapshotWrite(runId, SNAPSHOT.prepared, prepared));
+    // Written once complete, so that the event reads the same live and replayed.
+    const prefixFigures = { messageCount: prefix.data.messages.length, injectedPrompts: prefix.data.injectedPrompts, bytes: prefix.bytes };
+    writes.push(eventWrite(runId, 1, 'run_started', { threadId: run.threadId, agentId: agent.id, agentName: agent.name, prefix: prefixFigures }));
+    if (turnSeq !== undefined && discovery.pinned.length === 0) writes.push(eventWrite(runId, turnSeq, 'turn_started', { turn: 1 }), turnAttemptWrite(runId, 1));
+    await writeTogether(db, writes);
+    rememberPrepared(runId, {
+      ...(discovery.pinned.length === 0 ? { discovery: { data: discoveryWrite.stored, bytes: discoveryWrite.bytes } } : {}), prefix, history: read.history,
+    });
+    return prepared;
+  } finally {
+    clearInterval(heartbeat);
+  }
+}
+
+export function createPrepareRunActivities(deps: ActivityDeps) {
   return {
-    /**
-     * A run's start, in one step: load the run by reference, record its input as the first
-     * transcript message, discover its integrations' capabilities, and build the prompt prefix
-     * (the agent's instructions and the servers' conventional prompts). Discovery and the prefix
-     * are snapshots: a retry reuses the prefix an earlier attempt recorded, so every turn reads one
-     * text. One read and two writes: the input with the discovery, then the prefix with run_started.
-     */
-    async prepareRun({ runId }: { runId: string }): Promise<PreparedRun> {
-      const { run, agent, hasDataSources, prefix: recorded } = await runToPrepare(db, runId, SNAPSHOT.prefix);
-      if (!run) throw ApplicationFailure.nonRetryable(`Run ${runId} does not exist`, 'RunNotFound');
-      if (!agent) throw ApplicationFailure.nonRetryable(`Agent ${run.agentId} does not exist`, 'AgentNotFound');
-      const ctx = Context.current();
-      const heartbeat = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
-      try {
-        const discovery = await discoverRun(deps, runId, agent.integrationIds);
-        await writeTogether(db, [
-          runMessageWrite(runId, 0, 0, { role: 'user', content: run.input }),
-          snapshotWrite(runId, SNAPSHOT.discovery, discovery.snapshot),
-        ]);
-        let prefix: { messageCount: number; injectedPrompts: number; bytes: number };
-        const writes: Write[] = [];
-        if (recorded) {
-          const data = recorded.data as PrefixSnapshot;
-          prefix = { messageCount: data.messages.length, injectedPrompts: data.injectedPrompts, bytes: recorded.bytes };
-        } else {
-          const { messages, injected } = await integrationsPrefix(deps, {
-            instructions: agent.instructions, integrationIds: agent.integrationIds, integrations: discovery.integrations, discovered: discovery.snapshot.integrations,
-          });
-          const write = snapshotWrite(runId, SNAPSHOT.prefix, { messages, injectedPrompts: injected } satisfies PrefixSnapshot);
-          writes.push(write);
-          prefix = { messageCount: messages.length, injectedPrompts: injected, bytes: write.bytes };
-          if (agent.integrationIds.length > 0) logger.info({ runId, injected, bytes: write.bytes }, `Injected ${injected} conventional prompts from MCP servers`);
-        }
-        // Written once complete, so that the event reads the same live and replayed.
-        writes.push(eventWrite(runId, 1, 'run_started', { threadId: run.threadId, agentId: agent.id, agentName: agent.name, prefix }));
-        await writeTogether(db, writes);
-        return {
-          context: { threadId: run.threadId, agentId: agent.id, maxTurns: agent.maxTurns },
-          tools: {
-            mcpRoutes: discovery.mcpRoutes,
-            integrationCount: discovery.integrationCount,
-            ...(discovery.unauthorized.length > 0 ? { unauthorized: discovery.unauthorized } : {}),
-            // Tables imported by earlier runs of the thread (by any agent) stay queryable.
-            hasDataSources,
-          },
-          pinned: discovery.pinned,
-        };
-      } finally {
-        clearInterval(heartbeat);
-      }
-    },
+    prepareRun: (input: PrepareRunInput) => prepareRun(deps, input),
   };
 }

@@ -8,7 +8,7 @@ import type { ChatMessage } from '../core/messages';
  * What a run takes once at its start and every later step reads by reference: the integrations'
  * capabilities (discovery) and the injected prefix. A retry or a replay never sees other text.
  */
-export const SNAPSHOT = { discovery: 'discovery', prefix: 'prefix' } as const;
+export const SNAPSHOT = { discovery: 'discovery', prefix: 'prefix', prepared: 'prepared' } as const;
 
 export interface DiscoverySnapshot {
   integrations: (DiscoveredIntegration & { exposedToolNames: string[] })[];
@@ -30,6 +30,21 @@ const CACHE_BYTES = 16 * 1024 * 1024;
 const cached = new Map<string, { data: unknown; bytes: number }>();
 let cachedBytes = 0;
 
+function remember(key: string, row: { data: unknown; bytes: number }): void {
+  // One larger than an eighth of the cache is read each time.
+  if (row.bytes > CACHE_BYTES / 8) return;
+  const before = cached.get(key);
+  if (before) cachedBytes -= before.bytes;
+  cached.delete(key);
+  cached.set(key, row);
+  cachedBytes += row.bytes;
+  for (const [k, v] of cached) {
+    if (cachedBytes <= CACHE_BYTES) break;
+    cached.delete(k);
+    cachedBytes -= v.bytes;
+  }
+}
+
 async function remembered<T>(key: string, load: () => Promise<{ data: T; bytes: number } | undefined>): Promise<T | undefined> {
   const hit = cached.get(key);
   if (hit) {
@@ -38,17 +53,22 @@ async function remembered<T>(key: string, load: () => Promise<{ data: T; bytes: 
     return hit.data as T;
   }
   const row = await load();
-  // A missing row is not remembered; one larger than an eighth of the cache is read each time.
-  if (row && row.bytes <= CACHE_BYTES / 8) {
-    cached.set(key, row);
-    cachedBytes += row.bytes;
-    for (const [k, v] of cached) {
-      if (cachedBytes <= CACHE_BYTES) break;
-      cached.delete(k);
-      cachedBytes -= v.bytes;
-    }
-  }
+  // A missing row is not remembered.
+  if (row) remember(key, row);
   return row?.data;
+}
+
+/**
+ * What a run's preparation has just written or read, kept for the turns that follow on this worker:
+ * its first turn, which runs in the same activity, then reads none of it from the database.
+ */
+export function rememberPrepared(runId: string, known: {
+  /** absent while workers of pinned integrations' queues still add to it */
+  discovery?: { data: DiscoverySnapshot; bytes: number }; prefix: { data: PrefixSnapshot; bytes: number }; history: { data: ChatMessage[]; bytes: number };
+}): void {
+  if (known.discovery) remember(`${runId} ${SNAPSHOT.discovery}`, known.discovery);
+  remember(`${runId} ${SNAPSHOT.prefix}`, known.prefix);
+  remember(`${runId} history`, known.history);
 }
 
 /** A snapshot, for the steps after preparation (preparation itself reads and writes the database). */

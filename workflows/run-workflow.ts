@@ -3,12 +3,13 @@ import {
   proxyLocalActivities, setHandler, upsertSearchAttributes, workflowInfo,
 } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
+import type { LlmTurnOutput } from '../activities/llm-turn';
 import { DEFAULT_CONTINUE_AS_NEW_BYTES, type RunError, type RunOutcome, type RunState } from '../core/contract/run';
 import { runStatusKey } from '../core/contract/search-attributes';
-import type { ToolAvailability, ToolCallRef, ToolOutcome } from '../core/contract/tool-call';
+import { offeredNativeTools, type ToolAvailability, type ToolCallRef, type ToolOutcome } from '../core/contract/tool-call';
 import { installApprovalGate, type ApprovalGate, type ApprovalSeqs } from './approval-gate';
 import { runStateQuery, type RunContinuation, type RunWorkflowInput } from './definitions';
-import { offeredNativeTools, routeToolCall } from './tool-kinds';
+import { routeToolCall } from './tool-kinds';
 
 type Activities = ReturnType<typeof createActivities>;
 type Run = RunContinuation['run'];
@@ -17,24 +18,25 @@ type Run = RunContinuation['run'];
  * Which steps are regular activities and which are local, and why:
  * - prepareRun, discoverPinnedIntegration: regular. Discovery spawns MCP servers and waits for
  *   connects (up to 30 s), heartbeating; a pinned integration is discovered on its own task queue.
+ *   prepareRun also runs the first LLM turn, unless pinned integrations must be discovered first.
  * - llmTurn and every tool call: regular. They take long, heartbeat, and a tool call's options
  *   (timeouts, retries, task queue) come from its kind in tool-kinds.ts.
  * - recordToolResult and finishRun: local. Short, idempotent writes to our own database, done on
  *   this worker without a round trip through the Temporal server.
  */
-const preparing = proxyActivities<Activities>({
-  summary: 'prepare the run: its input, its integrations, the prompt prefix',
-  startToCloseTimeout: '2 minutes',
-  heartbeatTimeout: '20s',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 5, nonRetryableErrorTypes: ['RunNotFound', 'AgentNotFound'] },
-});
-
 /** An LLM turn heartbeats while it waits, so a dead worker is noticed within the heartbeat timeout. */
 const llmOptions = {
   startToCloseTimeout: '10 minutes',
   heartbeatTimeout: '15s',
   retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 6 },
 } as const;
+
+/** Preparation heartbeats while it discovers, then runs the first turn: an LLM turn's bounds. */
+const preparing = proxyActivities<Activities>({
+  ...llmOptions,
+  summary: 'prepare the run (its input, its integrations, the prompt prefix), then LLM turn 1',
+  retry: { ...llmOptions.retry, nonRetryableErrorTypes: ['RunNotFound', 'AgentNotFound'] },
+});
 
 const recording = proxyLocalActivities<Activities>({
   startToCloseTimeout: '30s',
@@ -63,8 +65,8 @@ export async function runWorkflow(input: RunWorkflowInput): Promise<RunOutcome> 
   let continuation: RunContinuation | undefined;
   let cancelled: unknown;
   try {
-    const run = previous?.run ?? await prepare(input.runId);
-    continuation = await loop(input, state, run, gate);
+    const { run, opening } = previous ? { run: previous.run, opening: undefined } : await prepare(input.runId, state);
+    continuation = await loop(input, state, run, gate, opening);
   } catch (err) {
     if (!isCancellation(err)) Object.assign(state, { status: 'failed', stopReason: 'error', error: describeFailure(err) });
     else {
@@ -81,9 +83,16 @@ export async function runWorkflow(input: RunWorkflowInput): Promise<RunOutcome> 
   return outcome;
 }
 
-/** The run's context and tools. Integrations pinned to a task queue are discovered by a worker of that queue. */
-async function prepare(runId: string): Promise<Run> {
-  const { context, tools, pinned } = await preparing.prepareRun({ runId });
+/** The first turn: its reply when preparation ran it, else the event numbers it was given. */
+type Opening = { reply: LlmTurnOutput } | { eventSeq: number };
+
+/**
+ * The run's context and tools, and its first turn. Integrations pinned to a task queue are
+ * discovered by a worker of that queue; the first turn then waits for them.
+ */
+async function prepare(runId: string, state: RunState): Promise<{ run: Run; opening: Opening }> {
+  const eventSeq = allocateEvents(state, 2);
+  const { context, tools, pinned, firstTurn } = await preparing.prepareRun({ runId, firstTurn: { eventSeq } });
   const routes = await Promise.all(pinned.map(({ integrationId, taskQueue }) => proxyActivities<Activities>({
     taskQueue,
     startToCloseTimeout: '1 minute',
@@ -92,17 +101,20 @@ async function prepare(runId: string): Promise<Run> {
   }).discoverPinnedIntegration({ runId, integrationId })));
   for (const found of routes) Object.assign(tools.mcpRoutes, found);
   tools.integrationCount += pinned.length;
-  return { context, tools };
+  return { run: { context, tools }, opening: firstTurn ? { reply: firstTurn } : { eventSeq } };
 }
 
 /** LLM turns until an answer, maxTurns, or a continue-as-new, which it returns. */
-async function loop(input: RunWorkflowInput, state: RunState, run: Run, gate: ApprovalGate): Promise<RunContinuation | undefined> {
+async function loop(
+  input: RunWorkflowInput, state: RunState, run: Run, gate: ApprovalGate, opening?: Opening,
+): Promise<RunContinuation | undefined> {
   const { context, tools } = run;
   while (state.turns < context.maxTurns) {
     const turn = state.turns + 1;
-    const reply = await proxyActivities<Activities>({ ...llmOptions, summary: `LLM turn ${turn}` }).llmTurn({
+    const first = turn === 1 ? opening : undefined;
+    const reply = first && 'reply' in first ? first.reply : await proxyActivities<Activities>({ ...llmOptions, summary: `LLM turn ${turn}` }).llmTurn({
       runId: input.runId, threadId: context.threadId, agentId: context.agentId, turn,
-      nativeTools: offeredNativeTools(tools), hasDataSources: tools.hasDataSources, eventSeq: allocateEvents(state, 2),
+      nativeTools: offeredNativeTools(tools), hasDataSources: tools.hasDataSources, eventSeq: first?.eventSeq ?? allocateEvents(state, 2),
     });
     state.turns = turn;
     state.usage = {

@@ -1,24 +1,23 @@
 import type { ActivityOptions } from '@temporalio/common';
-import { NATIVE_TOOL_NAMES, type McpToolRoute, type ToolAvailability } from '../core/contract/tool-call';
+import { NATIVE_TOOL_NAMES, offeredNativeTools, type McpToolRoute, type ToolAvailability } from '../core/contract/tool-call';
 import { toolResultText } from '../core/contract/tool-texts';
 
 /**
- * Every kind of tool call the workflow can dispatch, in one table: when it is offered, which
- * activity serves it with which options, and what the LLM reads when that activity gives up.
+ * Every kind of tool call the workflow can dispatch, in one table: which activity serves it with
+ * which options, and what the LLM reads when that activity gives up (when a native tool is
+ * offered is core/contract/tool-call.ts's offeredNativeTools, which preparation uses too).
  * A new native tool is one entry here, one handler file in activities/tools/ and one registration
  * line in activities/tools/index.ts. Pure: the run workflow reads it, the API derives its enums from it.
  */
 interface ToolKind {
   /** the native tool's name; MCP tools are found through the run's tool-name map instead */
   nativeName?: string;
-  offered?: (tools: ToolAvailability) => boolean;
   /** the activity that serves the call; without one, the workflow answers with the failure text */
   activity?: 'callMcpTool' | 'retrieveResource' | 'retrievePrompt' | 'sourceQuery';
   options?: (call: { turn: number; index: number; name: string; summary?: string }, route?: McpToolRoute) => ActivityOptions;
   failureText: (message: string, name: string) => string;
 }
 
-const withIntegrations = (t: ToolAvailability) => t.integrationCount > 0;
 const readRetry = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts: 3 } as const;
 /** Room above the MCP request's own bound for connecting (with its in-activity retries) and storing the result. */
 const MCP_ACTIVITY_MARGIN_MS = 90_000;
@@ -48,7 +47,6 @@ export const toolKinds = {
    */
   mcp_resource: {
     nativeName: NATIVE_TOOL_NAMES.resource,
-    offered: withIntegrations,
     activity: 'retrieveResource',
     options: (call) => ({ summary: call.summary, startToCloseTimeout: '30 minutes', heartbeatTimeout: '30s', retry: readRetry }),
     failureText: (message) => toolResultText.resourceFailed(message),
@@ -56,7 +54,6 @@ export const toolKinds = {
   /** prompts/get is a read: safe to retry. Its MCP request is bounded at 60 s, plus up to 30 s to connect. */
   mcp_prompt: {
     nativeName: NATIVE_TOOL_NAMES.prompt,
-    offered: withIntegrations,
     activity: 'retrievePrompt',
     options: (call) => ({ summary: call.summary, startToCloseTimeout: '3 minutes', heartbeatTimeout: '15s', retry: readRetry }),
     failureText: (message) => toolResultText.promptFailed(message),
@@ -67,7 +64,6 @@ export const toolKinds = {
    */
   source_query: {
     nativeName: NATIVE_TOOL_NAMES.sourceQuery,
-    offered: (t) => t.hasDataSources || t.integrationCount > 0,
     activity: 'sourceQuery',
     options: (call) => ({ summary: call.summary, startToCloseTimeout: '3 minutes', heartbeatTimeout: '15s', retry: readRetry }),
     failureText: (message) => toolResultText.sourceQueryFailed(message),
@@ -84,11 +80,6 @@ export const TOOL_TYPES = Object.keys(toolKinds) as ToolType[];
 type Entry = [ToolType, ToolKind];
 const nativeKinds = (Object.entries(toolKinds) as Entry[]).filter(([, kind]) => kind.nativeName);
 
-/** The native tools a turn offers (contract: ARCHITECTURE.md "Assemble tools"). */
-export function offeredNativeTools(tools: ToolAvailability): string[] {
-  return nativeKinds.filter(([, kind]) => kind.offered?.(tools)).map(([, kind]) => kind.nativeName!);
-}
-
 export interface RoutedCall {
   type: ToolType;
   kind: ToolKind;
@@ -100,7 +91,7 @@ export function routeToolCall(name: string, tools: ToolAvailability): RoutedCall
   if (Object.prototype.hasOwnProperty.call(tools.mcpRoutes, name)) {
     return { type: 'mcp_tool', kind: toolKinds.mcp_tool, route: tools.mcpRoutes[name] };
   }
-  const native = nativeKinds.find(([, kind]) => kind.nativeName === name && kind.offered?.(tools));
+  const native = offeredNativeTools(tools).includes(name) ? nativeKinds.find(([, kind]) => kind.nativeName === name) : undefined;
   if (native) return { type: native[0], kind: native[1] };
   // A tool of a server whose tools could not be listed for want of authorization: say so, not "not found".
   const locked = tools.unauthorized?.find((u) => name.startsWith(u.prefix));

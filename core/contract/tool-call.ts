@@ -69,3 +69,20 @@ export interface ToolAvailability {
    */
   unauthorized?: { prefix: string; integrationName: string }[];
 }
+
+const withIntegrations = (t: ToolAvailability) => t.integrationCount > 0;
+
+/**
+ * When each native tool is offered (ARCHITECTURE.md "Assemble tools"), in the order the LLM sees
+ * them: the workflow offers them every turn, and a run's preparation offers them to its first turn.
+ */
+const NATIVE_TOOL_OFFERS: [name: string, offered: (tools: ToolAvailability) => boolean][] = [
+  [NATIVE_TOOL_NAMES.resource, withIntegrations],
+  [NATIVE_TOOL_NAMES.prompt, withIntegrations],
+  [NATIVE_TOOL_NAMES.sourceQuery, (t) => t.hasDataSources || withIntegrations(t)],
+];
+
+/** The native tools a turn offers, by name. */
+export function offeredNativeTools(tools: ToolAvailability): string[] {
+  return NATIVE_TOOL_OFFERS.filter(([, offered]) => offered(tools)).map(([name]) => name);
+}

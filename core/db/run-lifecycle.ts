@@ -5,6 +5,7 @@ import {
   PROGRESS_ONLY, jsonText, toRun, toToolCall, type RunRecord, type RunResult, type RunRow, type StoredRunMessage, type ToolCallRecord, type ToolCallRow,
 } from './run-store';
 import { storableText } from './storable-text';
+import { threadHistoryOf } from './threads';
 
 /**
  * The statements that start a run and each of its turns, and end the run: each step reads what it
@@ -44,21 +45,27 @@ export async function beginTurn(
 
 /**
  * What preparing a run reads, in one round trip: the run, its agent, whether its thread has data
- * sources (imported by earlier runs), and the prefix snapshot an earlier attempt recorded.
+ * sources (imported by earlier runs), the thread's messages before the run, and the snapshots of
+ * `kinds` an earlier attempt recorded.
  */
-export async function runToPrepare(db: Queryable, runId: string, prefixKind: string): Promise<{
-  run?: RunRecord; agent?: Agent; hasDataSources: boolean; prefix?: { data: unknown; bytes: number };
+export async function runToPrepare(db: Queryable, runId: string, kinds: string[]): Promise<{
+  run?: RunRecord; agent?: Agent; hasDataSources: boolean; history: { data: ChatMessage[]; bytes: number };
+  snapshots: Record<string, { data: unknown; bytes: number }>;
 }> {
   const text = `SELECT row_to_json(r) AS run, (SELECT row_to_json(a) FROM agents a WHERE a.id = r.agent_id) AS agent,
       EXISTS (SELECT 1 FROM data_sources WHERE thread_id = r.thread_id) AS has_data_sources,
-      (SELECT json_build_object('data', data, 'bytes', bytes) FROM run_snapshots WHERE run_id = $1 AND kind = $2) AS prefix
+      ${threadHistoryOf('r.thread_id')} AS history,
+      (SELECT json_object_agg(kind, json_build_object('data', data, 'bytes', bytes)) FROM run_snapshots WHERE run_id = $1 AND kind = ANY($2)) AS snapshots
     FROM runs r WHERE r.id = $1`;
-  const { rows } = await db.query<{ run: RunRow; agent: AgentRow | null; has_data_sources: boolean; prefix: { data: unknown; bytes: number } | null }>({
-    name: statementName(text), text, values: [runId, prefixKind],
-  });
+  const { rows } = await db.query<{
+    run: RunRow; agent: AgentRow | null; has_data_sources: boolean; history: { data: ChatMessage[]; bytes: number };
+    snapshots: Record<string, { data: unknown; bytes: number }> | null;
+  }>({ name: statementName(text), text, values: [runId, kinds] });
   const r = rows[0];
-  if (!r) return { hasDataSources: false };
-  return { run: toRun(r.run), ...(r.agent ? { agent: toAgent(r.agent) } : {}), hasDataSources: r.has_data_sources, ...(r.prefix ? { prefix: r.prefix } : {}) };
+  if (!r) return { hasDataSources: false, history: { data: [], bytes: 0 }, snapshots: {} };
+  return {
+    run: toRun(r.run), ...(r.agent ? { agent: toAgent(r.agent) } : {}), hasDataSources: r.has_data_sources, history: r.history, snapshots: r.snapshots ?? {},
+  };
 }
 
 /** What ending a run reads, in one round trip: whether it has ended already, and else the run, its transcript and its tool calls. */

@@ -106,6 +106,13 @@ export async function getRunMessage(db: Queryable, runId: string, turn: number, 
 
 // ---- turns ------------------------------------------------------------------------------
 
+/** Counts LLM invocations per turn, so that re-executions after a crash are visible. */
+export const turnAttemptWrite = (runId: string, turn: number): Write => ({
+  text: `INSERT INTO run_turns (run_id, turn, attempts) VALUES ($1, $2, 1)
+     ON CONFLICT (run_id, turn) DO UPDATE SET attempts = run_turns.attempts + 1`,
+  values: [runId, turn],
+});
+
 /** Written whole, not as an update: the turn's start (its attempt count) may have been lost with its unflushed commit (PROGRESS_ONLY). */
 export const turnCompletedWrite = (runId: string, turn: number, usage: Usage, toolCallCount: number): Write => ({
   text: `INSERT INTO run_turns (run_id, turn, attempts, input_tokens, output_tokens, tool_call_count, completed_at)
@@ -217,14 +224,17 @@ export async function listEvents(db: Queryable, runId: string, afterSeq = 0): Pr
 
 // ---- snapshots --------------------------------------------------------------------------
 
-export function snapshotWrite(runId: string, kind: string, data: unknown): Write & { bytes: number } {
-  const json = jsonText(data);
+/** The write, its size, and the value as stored (storable text: what a later read returns). */
+export function snapshotWrite<T>(runId: string, kind: string, data: T): Write & { bytes: number; stored: T } {
+  const stored = storableJson(data);
+  const json = JSON.stringify(stored);
   const bytes = Buffer.byteLength(json);
   return {
     text: `INSERT INTO run_snapshots (run_id, kind, data, bytes) VALUES ($1, $2, $3, $4)
      ON CONFLICT (run_id, kind) DO UPDATE SET data = EXCLUDED.data, bytes = EXCLUDED.bytes`,
     values: [runId, kind, json, bytes],
     bytes,
+    stored,
   };
 }
 

@@ -25,13 +25,16 @@ export async function findThread(db: Queryable, id: string): Promise<Thread | un
   return rows[0] && toThread(rows[0]);
 }
 
-const HISTORY_SQL = `SELECT COALESCE(json_agg(message ORDER BY seq), '[]') AS data, COALESCE(sum(octet_length(message::text)), 0)::bigint AS bytes
-  FROM messages WHERE thread_id = $1`;
+/** A subquery: the messages of the thread `threadId` names (a parameter or a column), in order, as {data, bytes}. */
+export const threadHistoryOf = (threadId: string) => `(SELECT json_build_object('data', COALESCE(json_agg(message ORDER BY seq), '[]'),
+    'bytes', COALESCE(sum(octet_length(message::text)), 0)) FROM messages WHERE thread_id = ${threadId})`;
+
+const HISTORY_SQL = `SELECT ${threadHistoryOf('$1')} AS history`;
 
 /** The thread's messages in order, with their stored size (for a bounded cache). */
 export async function threadHistoryWithBytes(db: Queryable, threadId: string): Promise<{ data: ChatMessage[]; bytes: number }> {
-  const { rows } = await db.query<{ data: ChatMessage[]; bytes: string }>({ name: statementName(HISTORY_SQL), text: HISTORY_SQL, values: [threadId] });
-  return { data: rows[0].data, bytes: Number(rows[0].bytes) };
+  const { rows } = await db.query<{ history: { data: ChatMessage[]; bytes: number } }>({ name: statementName(HISTORY_SQL), text: HISTORY_SQL, values: [threadId] });
+  return rows[0].history;
 }
 
 export async function threadMessages(db: Queryable, threadId: string): Promise<ChatMessage[]> {

@@ -98,8 +98,7 @@ describe('MCP tools in a run', () => {
     const summaries = events.filter((e) => e.activityTaskScheduledEventAttributes)
       .map((e) => [e.activityTaskScheduledEventAttributes!.activityType!.name, e.userMetadata?.summary && defaultPayloadConverter.fromPayload(e.userMetadata.summary)]);
     expect(summaries).toEqual(expect.arrayContaining([
-      ['prepareRun', 'prepare the run: its input, its integrations, the prompt prefix'],
-      ['llmTurn', 'LLM turn 1'],
+      ['prepareRun', 'prepare the run (its input, its integrations, the prompt prefix), then LLM turn 1'],
       ['callMcpTool', `MCP tool echo on ${fixture.name}`],
       ['retrievePrompt', `prompt greeting from ${fixture.name}`],
       ['sourceQuery', 'SQL: select 1'],

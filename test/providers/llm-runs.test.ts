@@ -1,11 +1,16 @@
 import { randomUUID } from 'node:crypto';
+import path from 'node:path';
 import type { ModelConfig } from '../../core/agent-model';
 import { insertAgent } from '../../core/db/agents';
+import { insertIntegration } from '../../core/db/integrations';
+import { listEvents, runTurns } from '../../core/db/run-store';
 import { insertThread } from '../../core/db/threads';
 import { createProviders } from '../../core/llm/providers';
 import { toolResultText } from '../../core/contract/tool-texts';
 import { logger, startEngine, type Engine } from '../support/engine';
 import { startFakeLlmServer, type FakeLlmServer, type Step } from '../support/fake-llm-server';
+import { ROOT } from '../support/processes';
+import { waitFor } from '../support/wait';
 
 describe('runs with a real LLM provider (a local server speaking the OpenAI and Anthropic wire formats)', () => {
   let engine: Engine;
@@ -107,6 +112,29 @@ describe('runs with a real LLM provider (a local server speaking the OpenAI and 
     expect(result).toMatchObject({ status: 'completed', output: 'Done.' });
     expect(server.requests).toHaveLength(2);
     expect(server.requests[1].at - server.requests[0].at).toBeGreaterThanOrEqual(3_900);
+  }, 60_000);
+
+  test('a first turn retried after the LLM failed reuses the run\'s recorded preparation: same tools, one run_started', async () => {
+    const integration = await insertIntegration(engine.db, {
+      name: `fixture-${randomUUID().slice(0, 8)}`,
+      transport: { type: 'stdio', command: process.execPath, args: ['--import', 'tsx', path.join(ROOT, 'test', 'fixtures', 'mcp-fixture-server.ts')], cwd: ROOT },
+    });
+    server.play([{ status: 503, headers: { 'retry-after': '3' }, body: { error: { message: 'Overloaded' } } }, { text: 'Done.' }]);
+    const agent = await insertAgent(engine.db, {
+      name: `agent-${randomUUID()}`, integrationIds: [integration.id],
+      model: { provider: 'openai', name: 'fake-model', baseUrl: server.baseUrl, apiKeyEnv: 'FAKE_LLM_KEY' },
+    });
+    const runId = await engine.start({ threadId: (await insertThread(engine.db, agent.id)).id, input: 'go' });
+    // Discovery found the integration. Disabled now, a new discovery would offer none of its tools.
+    await waitFor(async () => server.requests.length === 1, 30_000, 'the first request');
+    await engine.db.query('UPDATE integrations SET enabled = false WHERE id = $1', [integration.id]);
+
+    expect(await engine.result(runId)).toMatchObject({ status: 'completed', output: 'Done.', turns: 1 });
+    const toolNames = (i: number) => (server.requests[i].body.tools as { function: { name: string } }[]).map((t) => t.function.name);
+    expect(toolNames(0)).toContain(`${integration.name}__echo`);
+    expect(toolNames(1)).toEqual(toolNames(0));
+    expect((await listEvents(engine.db, runId)).filter((e) => e.type === 'run_started')).toHaveLength(1);
+    expect(await runTurns(engine.db, runId)).toEqual([{ turn: 1, attempts: 2, completed: true }]);
   }, 60_000);
 
   test('a missing key named by apiKeyEnv fails the run with a clear error, and no request is made', async () => {

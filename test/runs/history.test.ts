@@ -1,7 +1,7 @@
 import { temporal } from '@temporalio/proto';
 import { startEngine, type Engine } from '../support/engine';
 
-/** History bytes after each LLM-turn activity completes, measured on the encoded events. */
+/** History bytes after each LLM turn completes (the first runs in prepareRun), measured on the encoded events. */
 function bytesPerTurn(history: temporal.api.history.v1.IHistory): number[] {
   const scheduled = new Map<string, string>();
   const marks: number[] = [];
@@ -11,7 +11,7 @@ function bytesPerTurn(history: temporal.api.history.v1.IHistory): number[] {
     const attrs = event.activityTaskScheduledEventAttributes;
     if (attrs) scheduled.set(String(event.eventId), attrs.activityType?.name ?? '');
     const done = event.activityTaskCompletedEventAttributes;
-    if (done && scheduled.get(String(done.scheduledEventId)) === 'llmTurn') marks.push(total);
+    if (done && ['prepareRun', 'llmTurn'].includes(scheduled.get(String(done.scheduledEventId)) ?? '')) marks.push(total);
   }
   return marks;
 }

@@ -3,7 +3,8 @@ import { ConfigError, loadConfig } from '../../core/config';
 import { createScriptedProvider } from '../../core/llm/scripted';
 import type { ChatMessage } from '../../core/messages';
 import { resolveTemporalCli } from '../../core/temporal/cli';
-import { offeredNativeTools, routeToolCall, TOOL_TYPES, toolKinds } from '../../workflows/tool-kinds';
+import { offeredNativeTools } from '../../core/contract/tool-call';
+import { routeToolCall, TOOL_TYPES, toolKinds } from '../../workflows/tool-kinds';
 import { toolResultText, truncateUtf8, utf8Length } from '../../core/contract/tool-texts';
 
 describe('the tool-kind table', () => {
