@@ -2,10 +2,11 @@ import { startObservation, type LangfuseObservation } from '@langfuse/tracing';
 import type { ModelConfig } from '../agent-model';
 import type { ChatMessage, ToolDefinition, Usage } from '../messages';
 import { rootSpanIdForRun, runParentContext, traceIdForRun, withPinnedIds } from './ids';
+import { tracingInstalled } from './setup';
 
 /**
  * Observations of one run, emitted from activities. Without a configured provider (no LANGFUSE_*)
- * they are OpenTelemetry no-ops. Names follow the seeds: `llm_turn`, `mcp_tool__<name>`,
+ * none is built. Names follow the seeds: `llm_turn`, `mcp_tool__<name>`,
  * `mcp_resource_retrieval`, `mcp_prompt_retrieval`, under the root span `run`.
  */
 export const RUN_SPAN = 'run';
@@ -35,6 +36,7 @@ interface Verdict {
 export async function traceToolCall<V extends Verdict>(
   ref: RunRef, name: string, input: unknown, metadata: Record<string, unknown>, work: () => Promise<V>,
 ): Promise<V> {
+  if (!tracingInstalled()) return work();
   const span = startObservation(name, { input, metadata }, { asType: 'tool', parentSpanContext: runParentContext(ref.runId) });
   tagTrace(span, ref.threadId);
   try {
@@ -64,6 +66,7 @@ export interface TurnGeneration {
 export function startTurnGeneration(
   ref: RunRef & { agentId: string; turn: number }, model: ModelConfig, messages: ChatMessage[], tools: ToolDefinition[],
 ): TurnGeneration {
+  if (!tracingInstalled()) return { end: () => {}, fail: () => {} };
   const remote = model.provider === 'scripted' ? undefined : model;
   const modelParameters: Record<string, string | number> = { provider: model.provider };
   if (remote?.temperature !== undefined) modelParameters.temperature = remote.temperature;
@@ -105,6 +108,7 @@ export interface RunSummary extends RunRef {
 
 /** The run's root span, with the derived span id its children already point at. Emitted once, when the run ends. */
 export function emitRunSpan(run: RunSummary): void {
+  if (!tracingInstalled()) return;
   const span = withPinnedIds({ traceId: traceIdForRun(run.runId), spanId: rootSpanIdForRun(run.runId) }, () => startObservation(RUN_SPAN, {
     output: run.output === null ? undefined : cap(run.output),
     metadata: {

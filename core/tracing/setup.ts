@@ -10,6 +10,14 @@ export interface Tracing {
   shutdown(): Promise<void>;
 }
 
+let installed = false;
+
+/**
+ * Whether observations go anywhere. Without a provider every observation would be a no-op, yet
+ * building one still costs its attributes (inputs serialised as JSON) and two hashes per step.
+ */
+export const tracingInstalled = () => installed;
+
 /**
  * The tracer provider that activities' observations go to. It is Langfuse's isolated provider,
  * not the global OpenTelemetry one, so other instrumentation in the process is left alone.
@@ -17,6 +25,7 @@ export interface Tracing {
 export function installTracerProvider(spanProcessors: SpanProcessor[]): BasicTracerProvider {
   const provider = new BasicTracerProvider({ idGenerator: new RunIdGenerator(), spanProcessors });
   setLangfuseTracerProvider(provider);
+  installed = true;
   return provider;
 }
 
@@ -36,6 +45,7 @@ export function initTracing(config: AppConfig['langfuse'], logger: Logger): Trac
         logger.warn({ err: (err as Error).message }, 'flushing traces to Langfuse failed');
       } finally {
         setLangfuseTracerProvider(null);
+        installed = false;
       }
     },
   };
