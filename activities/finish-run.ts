@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { RunError, RunStatus, StopReason } from '../core/contract/run';
-import { runToFinish, writeRunEnd } from '../core/db/run-lifecycle';
+import { runToFinish, writeRunEnd, type StoredOutcome } from '../core/db/run-lifecycle';
 import type { StoredRunMessage } from '../core/db/run-store';
 import type { ChatMessage, Usage } from '../core/messages';
 import { emitRunSpan } from '../core/tracing/run-trace';
@@ -44,10 +44,14 @@ function finalText(transcript: StoredRunMessage[]): string | null {
 
 export function createFinishRunActivities({ db, logger }: ActivityDeps) {
   return {
-    /** Commits the run's messages to its thread and writes the write-once result: one read, then one statement. */
-    async finishRun(input: FinishRunInput): Promise<void> {
+    /**
+     * Commits the run's messages to its thread and writes the write-once result: one read, then one
+     * statement. Returns how the run ended when its result was written already, by an earlier
+     * attempt or by a turn that answered while a cancel was on its way: the first result stands.
+     */
+    async finishRun(input: FinishRunInput): Promise<StoredOutcome | undefined> {
       const found = await runToFinish(db, input.runId);
-      if (found.ended) return;
+      if (found.ended) return found.ended;
       const { run, transcript } = found;
       if (!run) throw ApplicationFailure.nonRetryable(`Run ${input.runId} does not exist`, 'RunNotFound');
       const text = input.status === 'completed' ? finalText(transcript) : null;
@@ -67,6 +71,7 @@ export function createFinishRunActivities({ db, logger }: ActivityDeps) {
         });
       }
       logger.info({ runId: input.runId, status: input.status, stopReason: input.stopReason, turns: input.turns }, 'run finished');
+      return undefined;
     },
   };
 }

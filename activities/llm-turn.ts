@@ -1,11 +1,11 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { beginTurn } from '../core/db/run-lifecycle';
+import { beginTurn, writeAnswer } from '../core/db/run-lifecycle';
 import { eventWrite, runMessageWrite, turnCompletedWrite, writeTogether } from '../core/db/run-store';
 import { classifyLlmError, type LlmFailure } from '../core/llm/errors';
 import { RESULT_PREVIEW_BYTES, truncateUtf8, utf8Length } from '../core/contract/tool-texts';
 import type { Agent } from '../core/db/agents';
 import type { ChatMessage, ToolDefinition, Usage } from '../core/messages';
-import { startTurnGeneration } from '../core/tracing/run-trace';
+import { emitRunSpan, startTurnGeneration } from '../core/tracing/run-trace';
 import { truncatedText } from '../core/truncated-text';
 import type { ActivityDeps } from './deps';
 import { readSnapshot, runIntegrations, threadHistory, type PrefixSnapshot } from './run-snapshots';
@@ -23,6 +23,11 @@ export interface LlmTurnInput {
   /** false when the thread has no data sources yet, so describing source_query needs no read (absent: unknown) */
   hasDataSources?: boolean;
   eventSeq: number;
+  /**
+   * the usage of the run's earlier turns. Given, a reply without tool calls (the answer) ends the
+   * run in the turn's own write, with run_ended at eventSeq + 2: the workflow then needs no step to end it.
+   */
+  usageBefore?: Usage;
 }
 
 export interface LlmTurnOutput {
@@ -119,7 +124,7 @@ export async function askLlm(deps: ActivityDeps, input: LlmTurnInput, agent: Age
     ...(response.toolCalls.length > 0 ? { toolCalls: response.toolCalls } : {}),
   };
   const out = summarise(reply, response.usage);
-  await writeTogether(db, [
+  const writes = [
     runMessageWrite(runId, turn, 0, reply),
     // The turn's start again, in case its unflushed commit was lost (PROGRESS_ONLY).
     eventWrite(runId, input.eventSeq, 'turn_started', { turn }),
@@ -127,8 +132,24 @@ export async function askLlm(deps: ActivityDeps, input: LlmTurnInput, agent: Age
     eventWrite(runId, input.eventSeq + 1, 'turn_ended', {
       turn, textPreview: truncateUtf8(response.text, 280), toolCalls: out.toolCalls.map((c) => c.name), usage: response.usage,
     }),
-  ]);
-  logger.debug({ runId, turn, toolCalls: out.toolCalls.length }, 'llm turn done');
+  ];
+  if (response.toolCalls.length > 0 || !input.usageBefore) {
+    await writeTogether(db, writes);
+    logger.debug({ runId, turn, toolCalls: out.toolCalls.length }, 'llm turn done');
+    return out;
+  }
+  const usage = {
+    inputTokens: input.usageBefore.inputTokens + response.usage.inputTokens, outputTokens: input.usageBefore.outputTokens + response.usage.outputTokens,
+  };
+  const ended = await writeAnswer(db, writes, { runId, turn, reply, usage, seq: input.eventSeq + 2 });
+  // Once, with the first result: a retried turn found the reply stored and wrote nothing.
+  if (ended) {
+    emitRunSpan({
+      runId, threadId: ended.threadId, agentId: ended.agentId, status: 'completed', stopReason: 'answer', error: null,
+      turns: turn, usage, output: reply.content, startTime: new Date(ended.createdAt),
+    });
+  }
+  logger.info({ runId, status: 'completed', stopReason: 'answer', turns: turn }, 'run finished');
   return out;
 }
 

@@ -61,6 +61,7 @@ export async function prepareRun(deps: ActivityDeps, { runId, firstTurn }: Prepa
   const input: LlmTurnInput = {
     runId, threadId: run.threadId, agentId: agent.id, turn: 1,
     nativeTools: offeredNativeTools(prepared.tools), hasDataSources: prepared.tools.hasDataSources, eventSeq: firstTurn.eventSeq,
+    usageBefore: { inputTokens: 0, outputTokens: 0 },
   };
   // After a recorded preparation, the turn is any turn: its reply may be stored already.
   const reply = recorded ? await llmTurn(deps, input) : await askLlm(deps, input, agent, [{ role: 'user', content: run.input }]);

@@ -78,8 +78,9 @@ export async function runWorkflow(input: RunWorkflowInput): Promise<RunOutcome> 
 
   await finish(state);
   const { eventSeq: _seq, ...outcome } = state;
-  // Rethrowing the cancellation ends the workflow as Canceled in Temporal, after the outcome is committed.
-  if (cancelled) throw cancelled;
+  // Rethrowing the cancellation ends the workflow as Canceled in Temporal, after the outcome is
+  // committed; unless the run had answered first, which is how it ended then.
+  if (cancelled && state.status === 'cancelled') throw cancelled;
   return outcome;
 }
 
@@ -115,6 +116,7 @@ async function loop(
     const reply = first && 'reply' in first ? first.reply : await proxyActivities<Activities>({ ...llmOptions, summary: `LLM turn ${turn}` }).llmTurn({
       runId: input.runId, threadId: context.threadId, agentId: context.agentId, turn,
       nativeTools: offeredNativeTools(tools), hasDataSources: tools.hasDataSources, eventSeq: first?.eventSeq ?? allocateEvents(state, 2),
+      usageBefore: state.usage,
     });
     state.turns = turn;
     state.usage = {
@@ -123,6 +125,8 @@ async function loop(
     };
     state.lastTextPreview = reply.textPreview;
     if (reply.toolCalls.length === 0) {
+      // The turn ended the run with its answer, and wrote run_ended at the number after its own.
+      allocateEvents(state, 1);
       Object.assign(state, { status: 'completed', stopReason: 'answer' });
       return undefined;
     }
@@ -182,14 +186,21 @@ async function callTool(
   }
 }
 
+/**
+ * The run's end. A turn that answered has written it already; any other end is written here, unless
+ * a result is there first (a turn answered while a cancel was on its way): the run ended as that says.
+ */
 async function finish(state: RunState): Promise<void> {
-  const status = state.status === 'running' ? 'failed' : state.status;
+  if (state.status === 'running') state.status = 'failed';
   await CancellationScope.nonCancellable(async () => {
-    upsertSearchAttributes([{ key: runStatusKey, value: status }]);
-    await finishing.finishRun({
-      runId: state.runId, status, stopReason: state.stopReason ?? 'error', error: state.error,
-      turns: state.turns, usage: state.usage, eventSeq: allocateEvents(state, 1),
-    });
+    if (state.stopReason !== 'answer') {
+      const stored = await finishing.finishRun({
+        runId: state.runId, status: state.status as Exclude<RunState['status'], 'running'>, stopReason: state.stopReason ?? 'error',
+        error: state.error, turns: state.turns, usage: state.usage, eventSeq: allocateEvents(state, 1),
+      });
+      if (stored) Object.assign(state, stored);
+    }
+    upsertSearchAttributes([{ key: runStatusKey, value: state.status }]);
   });
 }
 

@@ -1,8 +1,9 @@
-import type { ChatMessage } from '../messages';
+import type { ChatMessage, Usage } from '../messages';
 import { toAgent, type Agent, type AgentRow } from './agents';
 import { statementName, type Queryable } from './pool';
 import {
-  PROGRESS_ONLY, jsonText, toRun, toToolCall, type RunRecord, type RunResult, type RunRow, type StoredRunMessage, type ToolCallRecord, type ToolCallRow,
+  PROGRESS_ONLY, TOOL_CALLS_JSON, asWithQueries, jsonText, toRun, toToolCall,
+  type RunRecord, type RunResult, type RunRow, type StoredRunMessage, type ToolCallRecord, type ToolCallRow, type Write,
 } from './run-store';
 import { storableText } from './storable-text';
 import { threadHistoryOf } from './threads';
@@ -68,20 +69,24 @@ export async function runToPrepare(db: Queryable, runId: string, kinds: string[]
   };
 }
 
-/** What ending a run reads, in one round trip: whether it has ended already, and else the run, its transcript and its tool calls. */
+/** What a run that has ended already ended with. */
+export type StoredOutcome = Pick<RunResult, 'status' | 'stopReason' | 'error' | 'turns' | 'usage'>;
+
+/** What ending a run reads, in one round trip: how it ended if it has, and else the run, its transcript and its tool calls. */
 export async function runToFinish(db: Queryable, runId: string): Promise<
-  { ended: true } | { ended: false; run?: RunRecord; transcript: StoredRunMessage[]; toolCalls: ToolCallRecord[] }
+  { ended: StoredOutcome } | { ended?: undefined; run?: RunRecord; transcript: StoredRunMessage[]; toolCalls: ToolCallRecord[] }
 > {
-  const text = `SELECT EXISTS (SELECT 1 FROM run_results WHERE run_id = $1) AS ended,
+  const text = `SELECT (SELECT json_build_object('status', status, 'stopReason', stop_reason, 'error', error, 'turns', turns, 'usage', usage)
+        FROM run_results WHERE run_id = $1) AS ended,
       (SELECT row_to_json(r) FROM runs r WHERE id = $1) AS run,
       ${transcriptOf('run_id = $1')} AS transcript,
       (SELECT COALESCE(json_agg(c ORDER BY turn, slot), '[]') FROM run_tool_calls c WHERE run_id = $1) AS tool_calls`;
-  const { rows } = await db.query<{ ended: boolean; run: RunRow | null; transcript: StoredRunMessage[]; tool_calls: ToolCallRow[] }>({
+  const { rows } = await db.query<{ ended: StoredOutcome | null; run: RunRow | null; transcript: StoredRunMessage[]; tool_calls: ToolCallRow[] }>({
     name: statementName(text), text, values: [runId],
   });
   const r = rows[0];
-  if (r.ended) return { ended: true };
-  return { ended: false, ...(r.run ? { run: toRun(r.run) } : {}), transcript: r.transcript, toolCalls: r.tool_calls.map(toToolCall) };
+  if (r.ended) return { ended: r.ended };
+  return { ...(r.run ? { run: toRun(r.run) } : {}), transcript: r.transcript, toolCalls: r.tool_calls.map(toToolCall) };
 }
 
 /**
@@ -117,4 +122,60 @@ export async function writeRunEnd(
       JSON.stringify(r.usage), jsonText(r.toolCalls), r.createdAt, messages.map((m) => jsonText(m)), ended.seq, jsonText(ended.data)],
   });
   return rows[0].written;
+}
+
+/** A turn that answers: the run ends with it. */
+export interface AnsweringTurn {
+  runId: string;
+  turn: number;
+  reply: ChatMessage;
+  /** the run's usage, this turn's included */
+  usage: Usage;
+  /** the run_ended event's number */
+  seq: number;
+}
+
+/**
+ * A turn that answers ends its run in the statement that writes the turn (`writes`: its reply, its
+ * end), so the run's end costs no step of its own: the write-once result (completed, the reply as
+ * output, the tool calls as stored), the thread's new messages (the run's transcript, then the
+ * reply), its release, and run_ended. As in writeRunEnd, all of it only if the result is the first;
+ * returns the run's identity and creation time then, else undefined (a cancelled run ended first).
+ */
+export async function writeAnswer(
+  db: Queryable, writes: Write[], end: AnsweringTurn,
+): Promise<{ threadId: string; agentId: string; createdAt: string } | undefined> {
+  const { ctes, values } = asWithQueries(writes);
+  const param = (value: unknown) => {
+    values.push(value);
+    return `$${values.length}`;
+  };
+  const runId = param(end.runId);
+  const turn = param(end.turn);
+  const text = `WITH ${ctes.join(', ')},
+    result AS (
+      INSERT INTO run_results (run_id, thread_id, agent_id, status, stop_reason, output, error, turns, usage, tool_calls, created_at)
+      SELECT r.id, r.thread_id, r.agent_id, 'completed', 'answer', ${param(storableText(end.reply.content))}, NULL, ${turn}::int,
+        ${param(JSON.stringify(end.usage))}::jsonb, (SELECT COALESCE(${TOOL_CALLS_JSON}, '[]') FROM run_tool_calls WHERE run_id = r.id), r.created_at
+      FROM runs r WHERE r.id = ${runId}
+      ON CONFLICT (run_id) DO NOTHING RETURNING thread_id, agent_id, created_at),
+    thread_messages AS (
+      INSERT INTO messages (thread_id, seq, run_id, message)
+      SELECT res.thread_id, (SELECT COALESCE(MAX(seq), 0) FROM messages WHERE thread_id = res.thread_id) + row_number() OVER (ORDER BY m.turn, m.slot),
+        ${runId}, m.message
+      FROM result res, (SELECT turn, slot, message FROM run_messages WHERE run_id = ${runId} AND turn < ${turn}::int
+        UNION ALL SELECT ${turn}::int, 0, ${param(jsonText(end.reply))}::jsonb) m),
+    released AS (
+      UPDATE threads SET active_run_id = NULL WHERE id = (SELECT thread_id FROM result) AND active_run_id = ${runId}),
+    approvals AS (
+      UPDATE run_approvals SET status = 'cancelled', resolved_by = 'cancel', resolved_at = now()
+      WHERE run_id = ${runId} AND status = 'pending' AND EXISTS (SELECT 1 FROM result)),
+    event AS (
+      INSERT INTO run_events (run_id, seq, type, data)
+      SELECT ${runId}, ${param(end.seq)}::int, 'run_ended', ${param(jsonText({ status: 'completed', stopReason: 'answer', error: null }))}::jsonb FROM result
+      ON CONFLICT (run_id, seq) DO NOTHING)
+    SELECT thread_id, agent_id, created_at FROM result`;
+  const { rows } = await db.query<{ thread_id: string; agent_id: string; created_at: Date }>({ name: statementName(text), text, values });
+  const r = rows[0];
+  return r && { threadId: r.thread_id, agentId: r.agent_id, createdAt: r.created_at.toISOString() };
 }

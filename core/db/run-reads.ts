@@ -1,7 +1,7 @@
 import type { Usage } from '../messages';
 import { statementName, type Queryable } from './pool';
 import { MESSAGE_PREVIEW_CHARS } from './thread-messages';
-import type { RunResult, ToolCallRecord } from './run-store';
+import { TOOL_CALLS_JSON, type RunResult, type ToolCallRecord } from './run-store';
 
 /** What the API shows of a run, read in one round trip: its result once ended, its progress while it runs. */
 export interface StoredRun {
@@ -49,9 +49,7 @@ LEFT JOIN LATERAL (
   FROM run_turns WHERE run_id = r.id AND rr.run_id IS NULL
 ) t ON true
 LEFT JOIN LATERAL (
-  SELECT json_agg(json_build_object(
-    'id', tool_call_id, 'turn', turn, 'name', name, 'type', type, 'integrationId', integration_id, 'status', status,
-    'durationMs', duration_ms, 'result', result_preview, 'resultBytes', result_bytes) ORDER BY turn, slot) AS live_tool_calls
+  SELECT ${TOOL_CALLS_JSON} AS live_tool_calls
   FROM run_tool_calls WHERE run_id = r.id AND rr.run_id IS NULL
 ) tc ON true
 LEFT JOIN LATERAL (

@@ -19,14 +19,20 @@ export interface Write { text: string; values: unknown[] }
  * The writes must not touch the same row (they see one snapshot, not each other's effects).
  */
 export async function writeTogether(db: Queryable, writes: Write[]): Promise<void> {
+  const { ctes, values } = asWithQueries(writes);
+  const text = writes.length === 1 ? writes[0].text : `WITH ${ctes.join(', ')} SELECT 1`;
+  await db.query({ text, values, name: statementName(text) });
+}
+
+/** Writes as WITH queries `w0 AS (…)`, `w1 AS (…)`, their parameters renumbered after one another's. */
+export function asWithQueries(writes: Write[]): { ctes: string[]; values: unknown[] } {
   const values: unknown[] = [];
-  const parts = writes.map((w, i) => {
+  const ctes = writes.map((w, i) => {
     const offset = values.length;
     values.push(...w.values);
     return `w${i} AS (${w.text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`)})`;
   });
-  const text = writes.length === 1 ? writes[0].text : `WITH ${parts.join(', ')} SELECT 1`;
-  await db.query({ text, values, name: statementName(text) });
+  return { ctes, values };
 }
 
 /**
@@ -152,6 +158,11 @@ export const toolCallWrite = (runId: string, rec: ToolCallRecord): Write => ({
   values: [runId, rec.turn, rec.slot, storableText(rec.id), storableText(rec.name), rec.type, rec.integrationId, rec.status, rec.durationMs,
     storableText(rec.result), rec.resultBytes],
 });
+
+/** run_tool_calls rows as the run object lists its tool calls: one JSON array, in order (NULL without rows). */
+export const TOOL_CALLS_JSON = `json_agg(json_build_object(
+    'id', tool_call_id, 'turn', turn, 'name', name, 'type', type, 'integrationId', integration_id, 'status', status,
+    'durationMs', duration_ms, 'result', result_preview, 'resultBytes', result_bytes) ORDER BY turn, slot)`;
 
 export interface ToolCallRow {
   tool_call_id: string; turn: number; slot: number; name: string; type: string; integration_id: string | null;

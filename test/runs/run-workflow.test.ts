@@ -91,6 +91,24 @@ describe('the run workflow', () => {
     expect((await engine.result(next)).status).toBe('cancelled');
   });
 
+  test('a cancel that arrives while the last turn answers ends the run; the answer written after it ends nothing', async () => {
+    // The turn learns of a cancel at its first heartbeat (5 s), after this answer is written.
+    const { threadId } = await engine.scriptedThread([{ toolCalls: [{ name: 'first', arguments: {} }] }, { text: 'too late', delayMs: 2_000 }]);
+    const runId = await engine.start({ threadId, input: 'cancel while it answers' });
+    const handle = engine.client.workflow.getHandle(runId);
+    await waitFor(async () => (await listEvents(engine.db, runId)).some((e) => e.type === 'turn_started' && e.data.turn === 2));
+    await handle.cancel();
+    expect(await engine.result(runId)).toMatchObject({ status: 'cancelled', stopReason: 'cancelled', output: null, turns: 1 });
+    await waitFor(async () => (await runTranscript(engine.db, runId)).some((m) => m.turn === 2), 10_000, 'the late answer');
+    expect(await engine.result(runId)).toMatchObject({ status: 'cancelled', turns: 1 });
+    const described = await handle.describe();
+    expect(described.status.name).toBe('CANCELLED');
+    expect(described.searchAttributes.RunStatus).toEqual(['cancelled']);
+    expect((await listEvents(engine.db, runId)).filter((e) => e.type === 'run_ended').map((e) => e.data))
+      .toEqual([{ status: 'cancelled', stopReason: 'cancelled', error: null }]);
+    expect((await threadMessages(engine.db, threadId)).map((m) => m.role)).toEqual(['user', 'assistant', 'tool']);
+  });
+
   test('a forced continue-as-new keeps the same run id and finishes correctly', async () => {
     const script = [
       ...Array.from({ length: 4 }, (_, i) => ({ toolCalls: [{ name: `step_${i + 1}`, arguments: {} }] })),

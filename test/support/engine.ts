@@ -46,7 +46,7 @@ export const logger = testLogger('test');
  * and made that worker's exit slow enough for jest to force it. No signal handlers: jest owns them.
  */
 let runtimeInstalled = false;
-function quietRuntime(): void {
+export function quietRuntime(): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   const level = (process.env.TEMPORAL_LOG_LEVEL as 'WARN' | undefined) ?? 'WARN';
