@@ -119,7 +119,7 @@ async function main(): Promise<void> {
     const tracing = initTracing(config.langfuse, logger);
     onStop('tracing', () => tracing.shutdown());
     // Tool calls waiting for answers to MCP servers' questions wake on it.
-    const runChanges = listenForRunChanges(db, logger);
+    const runChanges = listenForRunChanges(db, logger, { kinds: ['input'] });
     onStop('run change listener', () => runChanges.close());
     const worker = await createEngineWorker({
       connection: nativeConnection, namespace: config.temporalNamespace, taskQueue: config.taskQueue,

@@ -48,7 +48,7 @@ async function main(): Promise<void> {
   const mcpPool = await startMcpPool(logger, { fetch: guardedFetch(config.networkPolicy), oauth: { db, logger } });
   const tracing = initTracing(config.langfuse, logger);
   // Tool calls waiting for answers to MCP servers' questions wake on it.
-  const runChanges = listenForRunChanges(db, logger);
+  const runChanges = listenForRunChanges(db, logger, { kinds: ['input'] });
   const deps = { db, logger, providers: createProviders({ readApiKey: config.readSecret, allowedKeyEnvs: config.llmKeyEnvs, logger, networkPolicy: config.networkPolicy }), mcpPool, runChanges };
   const worker = await createEngineWorker({
     connection, namespace: config.temporalNamespace, taskQueue: config.taskQueue, deps, workflowBundlePath: config.workflowBundlePath,

@@ -38,6 +38,12 @@ export interface RunChangeFeed {
 }
 
 export interface RunChangeFeedOptions {
+  /**
+   * the kinds of change heard (default: all). Each notification wakes every listening connection's
+   * backend and process: a worker, which waits for answers only, listens for `input` alone, not
+   * for the events every step of every run writes.
+   */
+  kinds?: readonly RunChange[];
   /** first reconnect delay; it doubles up to 5 s */
   retryMs?: number;
   /** a round trip on the idle LISTEN connection, so that a silently dead one is noticed */
@@ -49,6 +55,7 @@ interface Watcher { kinds: readonly RunChange[]; pending: boolean; wake?: () => 
 export function listenForRunChanges(db: Db, logger: Logger, options: RunChangeFeedOptions = {}): RunChangeFeed {
   const retryMs = options.retryMs ?? 250;
   const pingMs = options.pingMs ?? 30_000;
+  const channels = Object.keys(CHANNELS).filter((c) => !options.kinds || options.kinds.includes(CHANNELS[c]));
   const watchers = new Map<string, Set<Watcher>>();
   let client: pg.Client | undefined;
   let closed = false;
@@ -91,7 +98,7 @@ export function listenForRunChanges(db: Db, logger: Logger, options: RunChangeFe
       conn.on('error', (err) => lost(conn, err));
       conn.on('end', () => lost(conn));
       await conn.connect();
-      await conn.query(Object.keys(CHANNELS).map((c) => `LISTEN ${c}`).join('; '));
+      await conn.query(channels.map((c) => `LISTEN ${c}`).join('; '));
       if (closed) {
         await conn.end();
         return;

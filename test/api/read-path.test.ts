@@ -154,6 +154,21 @@ describe('reading runs never asks Temporal to run a query on a worker', () => {
     expect(acquired).toBeLessThanOrEqual(4);
   });
 
+  test('a worker\'s feed listens for answers alone: the run events every step writes never reach it', async () => {
+    const feed = listenForRunChanges(engine.db, logger, { kinds: ['input'] });
+    try {
+      await waitFor(async () => feed.status().listening, 10_000, 'the listener to connect');
+      const heard: (string | undefined)[] = [];
+      feed.onChange((runId) => heard.push(runId));
+      // Sent in this order and heard in it: once the last is heard, the others would have been.
+      await engine.db.query("SELECT pg_notify('engine_run_event', 'run_a'), pg_notify('engine_run_ended', 'run_b'), pg_notify('engine_run_input', 'run_c')");
+      await waitFor(async () => heard.includes('run_c'), 10_000, 'the input notification');
+      expect(heard).toEqual(['run_c']);
+    } finally {
+      await feed.close();
+    }
+  });
+
   test('a long poll still wakes when the run ends after the LISTEN connection was cut', async () => {
     const { threadId } = await engine.scriptedThread([{ text: 'late', delayMs: 2_500 }]);
     const runId = await engine.start({ threadId, input: 'go' });

@@ -103,7 +103,7 @@ export async function startEngine(database: DatabaseKind = 'embedded', options: 
       // The registry lives in this run's dir: jest workers of other runs on the machine keep theirs.
       const workerDb = options.workerDatabaseUrl ? createPool(options.workerDatabaseUrl, logger) : db;
       const mcpPool = await startMcpPool(logger, { groupsDir: path.join(stack.tmpDir, 'mcp-groups'), oauth: { db: workerDb, logger } });
-      const runChanges = listenForRunChanges(workerDb, logger);
+      const runChanges = listenForRunChanges(workerDb, logger, { kinds: ['input'] });
       const instance = await createEngineWorker({
         connection: nativeConnection, namespace: 'default', taskQueue, workflowBundlePath: stack.workflowBundlePath,
         deps: { db: workerDb, logger, providers: options.providers ?? { scripted: createScriptedProvider() }, mcpPool, runChanges },
