@@ -9,6 +9,7 @@ import type { RunViewCache } from './run-view-cache';
 import { pendingApprovals } from '../../core/db/approvals';
 import { findStoredRun, type StoredRun } from '../../core/db/run-reads';
 import { pendingRunInputs, type RunInput } from '../../core/db/run-inputs';
+import { insertRunOnThread } from '../../core/db/run-lifecycle';
 import { findRun, findRunResult, insertRun, type RunRecord, type ToolCallRecord } from '../../core/db/run-store';
 import { findThread } from '../../core/db/threads';
 import { EngineError } from '../../core/engine-error';
@@ -50,9 +51,25 @@ const requestHash = (r: StartRunRequest) =>
 
 /**
  * Starts a run on a thread: validate → claim the thread → record the run → start the workflow.
- * The workflow id is the run id, so a run that continues-as-new keeps its identity.
+ * The workflow id is the run id, so a run that continues-as-new keeps its identity. Without an
+ * Idempotency-Key, the first three are one statement.
  */
 export async function startRun(deps: StartRunDeps, req: StartRunRequest): Promise<StartedRun> {
+  if (req.idempotencyKey) return startIdempotentRun(deps, req, req.idempotencyKey);
+  const runId = newId('run');
+  const found = await insertRunOnThread(deps.db, { runId, threadId: req.threadId, agentRef: req.agentId, input: req.input });
+  if (!found.thread) throw new EngineError('not_found', `Thread ${req.threadId} does not exist`);
+  const { agent } = found;
+  if (!agent) throw new EngineError('not_found', `Agent ${req.agentId ?? found.thread.agentId} does not exist`);
+  if (agent.disabledAt) throw new EngineError('conflict', agentDisabledText(agent));
+  // The thread is held by a run without a result: it may still run, or have closed from outside.
+  const run = found.run ?? await claimAndInsert(deps, { id: runId, threadId: found.thread.id, agentId: agent.id, input: req.input, idempotencyKey: null, requestHash: null });
+  if (!run) throw new EngineError('conflict', `Run ${runId} could not be recorded; retry`);
+  await startWorkflowOrUndo(deps, run, req, agent.name);
+  return { run, created: true };
+}
+
+async function startIdempotentRun(deps: StartRunDeps, req: StartRunRequest, key: string): Promise<StartedRun> {
   const { db } = deps;
   const thread = await findThread(db, req.threadId);
   if (!thread) throw new EngineError('not_found', `Thread ${req.threadId} does not exist`);
@@ -61,34 +78,40 @@ export async function startRun(deps: StartRunDeps, req: StartRunRequest): Promis
   const agentId = agent.id;
 
   const hash = requestHash({ ...req, agentId });
-  const runId = req.idempotencyKey ? idempotentRunId(thread.id, req.idempotencyKey) : newId('run');
-  if (req.idempotencyKey) {
-    const existing = await findRun(db, runId);
-    if (existing) return replay(deps, existing, hash, req);
-  }
+  const runId = idempotentRunId(thread.id, key);
+  const existing = await findRun(db, runId);
+  if (existing) return replay(deps, existing, hash, req);
   if (agent.disabledAt) throw new EngineError('conflict', agentDisabledText(agent));
 
-  await claimThread(deps, thread.id, runId);
-  const run = await insertRun(db, {
-    id: runId, threadId: thread.id, agentId, input: req.input, idempotencyKey: req.idempotencyKey ?? null, requestHash: hash,
-  }).catch(async (err: unknown) => {
-    await releaseThread(deps, thread.id, runId);
-    throw err;
-  });
+  const run = await claimAndInsert(deps, { id: runId, threadId: thread.id, agentId, input: req.input, idempotencyKey: key, requestHash: hash });
   if (!run) {
     // A concurrent request with the same Idempotency-Key inserted the run first; it owns the thread claim.
     const winner = await findRun(db, runId);
     if (!winner) throw new EngineError('conflict', 'A concurrent request with this Idempotency-Key failed; retry it');
     return replay(deps, winner, hash, req);
   }
+  await startWorkflowOrUndo(deps, run, req, agent.name);
+  return { run, created: true };
+}
+
+/** Claims the thread, then records the run; undefined when a run with this id exists already. */
+async function claimAndInsert(deps: StartRunDeps, record: Omit<RunRecord, 'createdAt'>): Promise<RunRecord | undefined> {
+  await claimThread(deps, record.threadId, record.id);
+  return insertRun(deps.db, record).catch(async (err: unknown) => {
+    await releaseThread(deps, record.threadId, record.id);
+    throw err;
+  });
+}
+
+/** A workflow that could not be started leaves neither the claim nor the run behind. */
+async function startWorkflowOrUndo(deps: StartRunDeps, run: RunRecord, req: StartRunRequest, agentName: string): Promise<void> {
   try {
-    await startWorkflow(deps, run, req, agent.name);
+    await startWorkflow(deps, run, req, agentName);
   } catch (err) {
-    await releaseThread(deps, thread.id, runId);
-    await db.query('DELETE FROM runs WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM run_events WHERE run_id = $1)', [runId]);
+    await releaseThread(deps, run.threadId, run.id);
+    await deps.db.query('DELETE FROM runs WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM run_events WHERE run_id = $1)', [run.id]);
     throw err;
   }
-  return { run, created: true };
 }
 
 /** Stripe's semantics: the same key and body give the same run; the same key with another body is a conflict. */

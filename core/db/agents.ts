@@ -1,7 +1,6 @@
 import type { ModelConfig } from '../agent-model';
 import { newId } from '../ids';
 import { statementName, type Queryable } from './pool';
-import { resolveRef } from './refs';
 
 export interface Agent {
   id: string;
@@ -66,9 +65,11 @@ export async function findAgent(db: Queryable, id: string): Promise<Agent | unde
 }
 
 /** The agent named `ref` by its id or its name. */
+/** By id, else by name: one statement. */
 export async function findAgentByRef(db: Queryable, ref: string): Promise<Agent | undefined> {
-  const id = await resolveRef(db, 'agents', ref);
-  return id === undefined ? undefined : findAgent(db, id);
+  const text = `SELECT ${AGENT_COLUMNS} FROM agents WHERE id = $1 OR name = $1 ORDER BY id = $1 DESC LIMIT 1`;
+  const { rows } = await db.query<AgentRow>({ name: statementName(text), text, values: [ref] });
+  return rows[0] && toAgent(rows[0]);
 }
 
 /** Why a disabled agent takes no new threads or runs. */

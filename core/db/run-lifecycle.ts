@@ -19,6 +19,36 @@ const transcriptOf = (where: string) => `(SELECT COALESCE(json_agg(json_build_ob
     ORDER BY turn, slot), '[]') FROM run_messages WHERE ${where})`;
 
 /**
+ * A run's record, in one statement, so one round trip and one commit: the thread, the agent (by
+ * id or name; the thread's own when `agentRef` is absent), the thread's claim for the run (free,
+ * or held by a run whose result is written) and the run's row. The claim and the row are written
+ * only when the thread and an enabled agent exist, and only together. Without `run`, the thread is
+ * held by a run whose result is not written: the caller decides whether that run has ended.
+ */
+export async function insertRunOnThread(db: Queryable, r: { runId: string; threadId: string; agentRef?: string; input: string }): Promise<{
+  thread?: { id: string; agentId: string }; agent?: Agent; run?: RunRecord;
+}> {
+  const text = `WITH t AS (SELECT id, agent_id FROM threads WHERE id = $1),
+    a AS (SELECT * FROM agents WHERE id = COALESCE($2, (SELECT agent_id FROM t)) OR name = $2 ORDER BY id = COALESCE($2, (SELECT agent_id FROM t)) DESC LIMIT 1),
+    claim AS (
+      UPDATE threads th SET active_run_id = $3
+      WHERE th.id = $1 AND EXISTS (SELECT 1 FROM a WHERE disabled_at IS NULL)
+        AND (th.active_run_id IS NULL OR th.active_run_id = $3 OR EXISTS (SELECT 1 FROM run_results WHERE run_id = th.active_run_id))
+      RETURNING th.id),
+    run AS (
+      INSERT INTO runs (id, thread_id, agent_id, input) SELECT $3, claim.id, a.id, $4 FROM claim, a RETURNING *)
+    SELECT (SELECT row_to_json(t) FROM t) AS thread, (SELECT row_to_json(a) FROM a) AS agent, (SELECT row_to_json(run) FROM run) AS run`;
+  const { rows } = await db.query<{ thread: { id: string; agent_id: string } | null; agent: AgentRow | null; run: RunRow | null }>({
+    name: statementName(text), text, values: [r.threadId, r.agentRef ?? null, r.runId, r.input],
+  });
+  const { thread, agent, run } = rows[0];
+  return {
+    ...(thread ? { thread: { id: thread.id, agentId: thread.agent_id } } : {}),
+    ...(agent ? { agent: toAgent(agent) } : {}), ...(run ? { run: toRun(run) } : {}),
+  };
+}
+
+/**
  * A turn's start, in one round trip: the run's messages up to this turn, the agent as it is now (an
  * edit applies from the next turn) and, unless this turn's reply is stored already (a worker died
  * after storing it), its turn_started event and one more attempt of the turn, so that re-executions

@@ -176,6 +176,18 @@ describe('runs', () => {
     expect(run).toMatchObject({ agentId: other.id, status: 'completed', output: 'from the other agent' });
   });
 
+  test('agentId may name the agent; an unknown thread or agent answers 404 and claims nothing', async () => {
+    const threadId = await createThread([{ text: 'from the first agent' }]);
+    const other = await createAgent([{ text: 'by name' }]);
+    expectProblem(await postRun('thr_missing', { input: 'hi' }), 404);
+    expect(expectProblem(await postRun(threadId, { input: 'hi', agentId: 'no-such-agent' }), 404).detail).toContain('no-such-agent');
+    const { rows } = await engine.db.query<{ active_run_id: string | null }>('SELECT active_run_id FROM threads WHERE id = $1', [threadId]);
+    expect(rows[0].active_run_id).toBeNull();
+    const res = await postRun(threadId, { input: 'hi', agentId: other.name });
+    expect(res.statusCode).toBe(202);
+    expect((await getRun(json(res).id, 30_000)).body).toMatchObject({ agentId: other.id, status: 'completed', output: 'by name' });
+  });
+
   test('GET ?waitMs answers after about waitMs with status running when the run is slow', async () => {
     const runId = await startRun(await createThread(SLOW));
     const { res, body: run, elapsedMs } = await getRun(runId, 1_500);

@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { fork, spawnSync } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -115,38 +115,41 @@ async function throughput(n: number, one: () => Promise<void>): Promise<number> 
   return n / ((performance.now() - t) / 1000);
 }
 
-/** GETs of running runs at a fixed rate (open loop: sent on schedule, whatever the answers' pace) while `n` runs execute. */
+/**
+ * GETs of running runs at a fixed rate (open loop: sent on schedule, whatever the answers' pace)
+ * while `n` runs execute. They are sent and timed by a process of their own (get-sampler.ts), so
+ * that the figure is the API's, not the delays of this process's event loop, busy driving the runs.
+ */
 async function getLatencyUnderLoad(engine: Engine, n: number): Promise<number[]> {
-  const ids: string[] = [];
-  const ms: number[] = [];
-  let errors = 0;
-  let running = true;
-  let failure: unknown;
-  const runs = allChecked(Array.from({ length: n }, () => engineRun(engine, 'load', (id) => ids.push(id)))).catch((err: unknown) => {
-    failure = err;
-  }).finally(() => {
-    running = false;
+  const sampler = fork(path.join(__dirname, 'get-sampler.ts'), [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
+  const said = (type: 'ready' | 'figures') => new Promise<{ type?: string; ms: number[]; errors: number }>((resolve, reject) => {
+    const onMessage = (m: { type?: string; ms: number[]; errors: number }) => {
+      if ((m.type ?? 'figures') !== type) return;
+      sampler.off('message', onMessage);
+      resolve(m);
+    };
+    sampler.on('message', onMessage);
+    sampler.once('exit', (code) => reject(new Error(`the GET sampler exited (${code}) before it was ${type}`)));
   });
-  const inflight: Promise<void>[] = [];
-  const t0 = performance.now();
-  for (let i = 0; running; i++) {
-    const due = t0 + (i * 1000) / GET_RATE;
-    const wait = due - performance.now();
-    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-    if (ids.length === 0) continue;
-    const id = ids[i % ids.length];
-    inflight.push((async () => {
-      const t = performance.now();
-      const res = await engine.api.get(`/v1/runs/${id}`).catch(() => undefined);
-      ms.push(performance.now() - t);
-      if (res?.status !== 200 || res.body.id !== id) errors += 1;
-    })());
+  const exited = new Promise((resolve) => sampler.once('exit', resolve));
+  const ready = said('ready');
+  const answered = said('figures');
+  answered.catch(() => undefined);
+  let failure: unknown;
+  try {
+    sampler.send({ type: 'start', url: engine.api.url, rate: GET_RATE });
+    await ready;
+    await allChecked(Array.from({ length: n }, () => engineRun(engine, 'load', (id) => sampler.send({ type: 'id', id })))).catch((err: unknown) => {
+      failure = err;
+    });
+  } finally {
+    if (sampler.connected) sampler.send({ type: 'stop' });
   }
-  await runs;
-  await Promise.all(inflight);
+  const { ms, errors } = await answered;
+  await exited;
   // Not a figure (a run failed), but what the GETs saw meanwhile helps to tell the two problems apart.
   if (failure) throw new Error(`${(failure as Error).message}; the GETs meanwhile: p50 ${percentile(ms, 50).toFixed(1)} ms, p99 ${percentile(ms, 99).toFixed(1)} ms (n=${ms.length})`);
-  if (errors > 0) throw new Error(`${errors} of ${ms.length} GETs failed`);
+  if (errors > 0) throw new Error(`${errors} of ${ms.length + errors} GETs failed`);
   return ms;
 }
 
