@@ -52,6 +52,7 @@ const envSchema = z.object({
   SECRETS_KEY: secretsKey,
   SECRETS_KEY_PREVIOUS: secretsKey,
   BLOCK_PRIVATE_NETWORKS: z.preprocess(emptyToUndefined, z.enum(['true', 'false'], 'true or false').default('false')),
+  WORKER_NICE: z.preprocess(emptyToUndefined, z.coerce.number().int().min(0).max(19).default(10)),
 });
 
 export interface AppConfig {
@@ -88,6 +89,8 @@ export interface AppConfig {
   agentsDir: string;
   /** task queues of pinned integrations this worker also serves (activities only) */
   mcpTaskQueues: string[];
+  /** the scheduling niceness a stand-alone worker (and the MCP servers it starts) takes: 0 to 19 */
+  workerNice: number;
   /** requests per minute per API key (or per client address without one); 0 turns the limit off */
   rateLimitPerMinute: number;
   /** Langfuse tracing; absent (no LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY) means off */
@@ -151,6 +154,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     agentsDir: path.resolve(e.AGENTS_DIR),
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
     mcpTaskQueues: e.MCP_TASK_QUEUES ? e.MCP_TASK_QUEUES.split(',') : [],
+    workerNice: e.WORKER_NICE,
     langfuse: langfuseConfig(e),
     secretKeys: { current: e.SECRETS_KEY, previous: e.SECRETS_KEY_PREVIOUS },
     networkPolicy: { blockPrivateNetworks: e.BLOCK_PRIVATE_NETWORKS === 'true' },

@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
@@ -57,6 +58,9 @@ describe('the production topology without Docker', () => {
     expect(run.status).toBe(202);
     const res = await fetch(`${base}/v1/runs/${run.json.id}?waitMs=30000`);
     expect(await res.json()).toMatchObject({ status: 'completed', output: 'served by separate processes' });
+    // Workers yield the CPU to the API (WORKER_NICE, default 10); the API keeps the usual priority.
+    const nice = (pid: number) => Number(fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[16]);
+    expect(children.map((c) => nice(c.pid!))).toEqual([0, 10, 10]);
 
     // SIGTERM is how an orchestrator stops them: each process shuts down cleanly and exits 0.
     for (const c of children) c.kill('SIGTERM');
