@@ -75,7 +75,7 @@ export interface ToolHandler<R> {
   about?: (args: Record<string, unknown>) => Record<string, unknown>;
   /** runs the call; the tool's own failures are verdicts, a throw is transient and retried by Temporal */
   execute: (request: R, run: ToolRun) => Promise<Verdict>;
-  /** what an outcome stored before a crash says beyond status and size */
+  /** what an outcome stored before a crash says beyond status and size; every handler is asked, so check `stored.type` */
   restored?: (stored: ToolCallRecord) => Partial<ToolOutcome>;
 }
 
@@ -213,7 +213,8 @@ async function keepTrying<T>(ctx: Context, log: Logger, store: () => Promise<T>)
 
 /**
  * The tool activities by the names workflows/tool-kinds.ts uses, and recordToolResult, which
- * stores an answer the workflow decided itself: an unknown tool, or an activity that gave up.
+ * stores an answer the workflow decided itself: an unknown tool, or an activity that gave up
+ * (unless the call had stored its result first: then that result stands).
  */
 export function createToolCallActivities<H extends Record<string, AnyToolHandler>>(deps: ActivityDeps, handlers: H) {
   const activities = Object.fromEntries(Object.entries(handlers).map(([name, handler]) => [name, toolActivity(deps, handler)]));
@@ -221,6 +222,12 @@ export function createToolCallActivities<H extends Record<string, AnyToolHandler
     ...(activities as { [K in keyof H]: (input: ToolActivityInput) => Promise<ToolOutcome> }),
     async recordToolResult(input: ToolActivityInput & Verdict): Promise<ToolOutcome> {
       const { status, content, route, ...ref } = input;
+      // A call whose activity gave up may have stored its result before its worker died: that result stands.
+      const { stored } = await findToolCallAndRequest(deps.db, ref.runId, ref.turn, ref.index + 1);
+      if (stored) {
+        const restored = Object.values(handlers).reduce<Partial<ToolOutcome>>((o, h: AnyToolHandler) => ({ ...o, ...h.restored?.(stored) }), {});
+        return { status: stored.status, resultBytes: stored.resultBytes, ...restored };
+      }
       return storeToolResult(deps.db, ref, { status, content, integrationId: route?.integrationId, durationMs: 0 });
     },
   };

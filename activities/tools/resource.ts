@@ -119,5 +119,5 @@ export const resourceTool: ToolHandler<Request> = {
     }
   },
   execute: retrieve,
-  restored: (stored) => (stored.status === 'ok' && stored.result.startsWith(IMPORTED_PREFIX) ? { importedDataSource: true } : {}),
+  restored: (stored) => (stored.type === 'mcp_resource' && stored.status === 'ok' && stored.result.startsWith(IMPORTED_PREFIX) ? { importedDataSource: true } : {}),
 };

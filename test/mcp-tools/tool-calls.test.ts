@@ -9,7 +9,10 @@ import { insertIntegration, type Integration, type NewIntegration } from '../../
 import { findToolCallAndRequest, getSnapshot, listEvents, runTranscript, runTurns } from '../../core/db/run-store';
 import { insertThread } from '../../core/db/threads';
 import { killLeftoverServerGroups } from '../../core/mcp/process-groups';
+import type { ActivityDeps } from '../../activities/deps';
 import type { DiscoverySnapshot } from '../../activities/run-snapshots';
+import { createToolCallActivities } from '../../activities/tool-call';
+import { toolHandlers } from '../../activities/tools';
 import { toolResultText } from '../../core/contract/tool-texts';
 import { logger, startEngine, type Engine } from '../support/engine';
 import { testStack } from '../support/stack-env';
@@ -234,6 +237,21 @@ describe('MCP tools in a run', () => {
     } finally {
       client.release();
     }
+  });
+
+  test('the answer the workflow records for a call that gave up never replaces the result the call stored (its worker died before reporting)', async () => {
+    const { runId, result } = await callOnce(fixture, 'echo', { text: 'kept' });
+    const [call] = result.toolCalls;
+    const started = (await listEvents(engine.db, runId)).find((e) => e.type === 'tool_call_started')!;
+    // What the workflow does when the call's activity timed out after its worker had stored the result.
+    const outcome = await createToolCallActivities({ db: engine.db, logger } as ActivityDeps, toolHandlers).recordToolResult({
+      runId, threadId: result.threadId, turn: 1, index: 0, toolCallId: call.id, name: call.name, type: 'mcp_tool', eventSeq: started.seq,
+      status: 'error', content: toolResultText.mcpToolUnexpected('activity StartToClose timeout'),
+    });
+    expect(outcome).toEqual({ status: 'ok', resultBytes: call.resultBytes });
+    expect((await runTranscript(engine.db, runId)).find((m) => m.message.role === 'tool')!.message.content).toBe('echo: kept');
+    expect((await findToolCallAndRequest(engine.db, runId, 1, 1)).stored).toMatchObject({ status: 'ok', result: 'echo: kept' });
+    expect((await listEvents(engine.db, runId)).filter((e) => e.type === 'tool_call_ended').map((e) => e.data.status)).toEqual(['ok']);
   });
 
   test('a tool runs exactly once per call, and images become placeholders', async () => {
