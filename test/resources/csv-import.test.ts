@@ -101,20 +101,32 @@ describe.each(['embedded', 'external'] as const)('CSV import on the %s PostgreSQ
   });
 
   test('an import killed mid-COPY leaves no table and no registry row, and the next attempt starts from scratch', async () => {
-    // Large enough that the COPY is still running when the test finds it, on a loaded machine too.
-    const csv = `n,label\n${Array.from({ length: 600_000 }, (_, i) => `${i},row number ${i}`).join('\n')}\n`;
+    // The kill starts once the first 8 MB have gone to COPY (the import's progress), and a third of the
+    // text is still to come: the COPY is found while it runs however fast the machine is.
+    const rows = 1_500_000;
+    const csv = `n,label\n${Array.from({ length: rows }, (_, i) => `${i},row number ${i}`).join('\n')}\n`;
     const uri = 'fixture://data/killed.csv';
-    const attempt = importText(uri, csv);
-    const settled = attempt.then(() => 'done', (err: Error) => err);
     let killed = false;
-    // Looked for every few milliseconds, not at waitFor's 100 ms: a fast machine's COPY of this size can fall between two looks.
-    const deadline = Date.now() + 60_000;
-    while (!killed && Date.now() < deadline && (await Promise.race([settled, Promise.resolve('pending')])) === 'pending') {
-      const { rows } = await db.query<{ pid: number }>(
-        "SELECT pid FROM pg_stat_activity WHERE query LIKE 'COPY %_staging_%' AND pid <> pg_backend_pid() AND datname = current_database()");
-      for (const r of rows) killed = (await db.query('SELECT pg_terminate_backend($1) AS ok', [r.pid])).rows[0].ok || killed;
-      if (!killed) await new Promise((r) => setTimeout(r, 5));
-    }
+    let settledYet = false;
+    const killCopy = async () => {
+      while (!killed && !settledYet) {
+        const { rows: copies } = await db.query<{ pid: number }>(
+          "SELECT pid FROM pg_stat_activity WHERE query LIKE 'COPY %_staging_%' AND pid <> pg_backend_pid() AND datname = current_database()");
+        for (const r of copies) killed = (await db.query('SELECT pg_terminate_backend($1) AS ok', [r.pid])).rows[0].ok || killed;
+        if (!killed) await new Promise((r) => setTimeout(r, 5));
+      }
+    };
+    let killing: Promise<void> | undefined;
+    const attempt = importCsv(db, {
+      threadId, uri, integrationId: null, text: csv, bytes: Buffer.byteLength(csv), onProgress: () => {
+        killing ??= killCopy();
+      },
+    });
+    const settled = attempt.then(() => 'done', (err: Error) => err).finally(() => {
+      settledYet = true;
+    });
+    await settled;
+    await killing;
     expect(killed).toBe(true);
     // The error may come from Node's own socket code, whose Error is not the test realm's: no instanceof.
     const outcome = await settled;
@@ -124,6 +136,6 @@ describe.each(['embedded', 'external'] as const)('CSV import on the %s PostgreSQ
     expect((await tablesInSchema()).filter((t) => t.startsWith('_staging_') || t === 'killed')).toEqual([]);
 
     const again = await importText(uri, csv);
-    expect(again).toMatchObject({ tableName: 'killed', rowCount: 600_000, columns: [{ name: 'n', type: 'integer' }, { name: 'label', type: 'text' }] });
+    expect(again).toMatchObject({ tableName: 'killed', rowCount: rows, columns: [{ name: 'n', type: 'integer' }, { name: 'label', type: 'text' }] });
   });
 });
