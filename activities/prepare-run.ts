@@ -54,13 +54,13 @@ export async function prepareRun(deps: ActivityDeps, { runId, firstTurn }: Prepa
   if (!run) throw ApplicationFailure.nonRetryable(`Run ${runId} does not exist`, 'RunNotFound');
   if (!agent) throw ApplicationFailure.nonRetryable(`Agent ${run.agentId} does not exist`, 'AgentNotFound');
   const recorded = read.snapshots[SNAPSHOT.prepared]?.data as PreparedRun | undefined;
-  const turnHere = Boolean(firstTurn) && agent.maxTurns >= 1;
-  const prepared = recorded ?? await prepare(deps, run, agent, read, turnHere && firstTurn ? firstTurn.eventSeq : undefined);
-  if (!firstTurn || !turnHere || prepared.pinned.length > 0) return prepared;
+  const turnSeq = agent.maxTurns >= 1 ? firstTurn?.eventSeq : undefined;
+  const prepared = recorded ?? await prepare(deps, run, agent, read, turnSeq);
+  if (turnSeq === undefined || prepared.pinned.length > 0) return prepared;
 
   const input: LlmTurnInput = {
     runId, threadId: run.threadId, agentId: agent.id, turn: 1,
-    nativeTools: offeredNativeTools(prepared.tools), hasDataSources: prepared.tools.hasDataSources, eventSeq: firstTurn.eventSeq,
+    nativeTools: offeredNativeTools(prepared.tools), hasDataSources: prepared.tools.hasDataSources, eventSeq: turnSeq,
     usageBefore: { inputTokens: 0, outputTokens: 0 },
   };
   // After a recorded preparation, the turn is any turn: its reply may be stored already.

@@ -105,6 +105,12 @@ async function loadToolCall(db: Queryable, input: ToolActivityInput): Promise<{ 
   return { call, ...(integration ? { integration } : {}), startRecorded: Boolean(integrationId) };
 }
 
+/** The outcome of a call stored earlier, as the handlers that may have stored it restore it. */
+function storedOutcome(stored: ToolCallRecord, handlers: AnyToolHandler[]): ToolOutcome {
+  const restored = handlers.reduce<Partial<ToolOutcome>>((o, h) => ({ ...o, ...h.restored?.(stored) }), {});
+  return { status: stored.status, resultBytes: stored.resultBytes, ...restored };
+}
+
 const startedData = (ref: ToolCallRef, integrationId?: string) => ({
   turn: ref.turn, toolCallId: ref.toolCallId, name: ref.name, type: ref.type, integrationId: integrationId ?? null,
 });
@@ -158,10 +164,7 @@ async function runToolCall<R>(
 ): Promise<ToolOutcome> {
   const { db, logger } = deps;
   const loaded = await loadToolCall(db, input);
-  if ('stored' in loaded) {
-    const { stored } = loaded;
-    return { status: stored.status, resultBytes: stored.resultBytes, ...handler.restored?.(stored) };
-  }
+  if ('stored' in loaded) return storedOutcome(loaded.stored, [handler]);
   const args = isPlainObject(loaded.call.arguments) ? loaded.call.arguments : {};
   const checked = await handler.check(args, input, deps);
   // A routed call's integration is its route's.
@@ -224,10 +227,7 @@ export function createToolCallActivities<H extends Record<string, AnyToolHandler
       const { status, content, route, ...ref } = input;
       // A call whose activity gave up may have stored its result before its worker died: that result stands.
       const { stored } = await findToolCallAndRequest(deps.db, ref.runId, ref.turn, ref.index + 1);
-      if (stored) {
-        const restored = Object.values(handlers).reduce<Partial<ToolOutcome>>((o, h: AnyToolHandler) => ({ ...o, ...h.restored?.(stored) }), {});
-        return { status: stored.status, resultBytes: stored.resultBytes, ...restored };
-      }
+      if (stored) return storedOutcome(stored, Object.values(handlers));
       return storeToolResult(deps.db, ref, { status, content, integrationId: route?.integrationId, durationMs: 0 });
     },
   };

@@ -4,7 +4,8 @@ import type { ApprovalDecision, ApprovalKeyKind } from '../../core/contract/appr
 import { decideApproval } from '../runs/approvals';
 import type { Db } from '../../core/db/pool';
 import type { RunChangeFeed } from '../../core/db/run-changes';
-import { cancelRun, readRun, readRunWhenEnded, startRun } from '../runs/runs';
+import { cancelRun, readRun, readRunWhenEnded } from '../runs/runs';
+import { startRun } from '../runs/start-run';
 import { runNotFound } from '../problem';
 import type { RunViewCache } from '../runs/run-view-cache';
 import {

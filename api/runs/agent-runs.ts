@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { Db } from '../../core/db/pool';
-import { runHasEnded } from './runs';
+import { runHasEnded } from './start-run';
 
 /**
  * A running run of the agent (as its thread's active run), if any. Runs read their agent at every

@@ -120,38 +120,58 @@ export async function runToFinish(db: Queryable, runId: string): Promise<
 }
 
 /**
- * A run's end, as one statement, so one round trip and one commit: its write-once result and, only
- * if that result is the first, the thread's new messages (numbered after its last one), the thread's
- * release, the end of its pending approvals (nobody can decide for an ended run) and its run_ended
- * event. Returns false when a result was there already (a retried finish keeps the first outcome).
+ * A run's end, in one statement with `writes`: the write-once result `result` inserts (RETURNING
+ * thread_id, agent_id, created_at) and, only if that result is the first, the thread's new
+ * messages (`messages`: rows of (ord, message), numbered in ord order after the thread's last),
+ * the thread's release, the end of its pending approvals (nobody can decide for an ended run) and
+ * run_ended. Returns the run's identity and creation time when the result is the first, else
+ * undefined (a retried finish, or a cancelled run that ended first, keeps the first outcome).
  * A thread is written by its active run alone; were two writers to race, the (thread_id, seq) key
  * would fail one statement whole, and its retry would number after the other's messages.
  */
+async function endRun(
+  db: Queryable, writes: Write[], runId: string, ended: { seq: number; data: Record<string, unknown> },
+  parts: (param: (value: unknown) => string, run: string) => { result: string; messages: string },
+): Promise<{ threadId: string; agentId: string; createdAt: string } | undefined> {
+  const { ctes, values } = asWithQueries(writes);
+  const param = (value: unknown) => {
+    values.push(value);
+    return `$${values.length}`;
+  };
+  const run = param(runId);
+  const { result, messages } = parts(param, run);
+  const text = `WITH ${[...ctes, `result AS (${result})`].join(', ')},
+    thread_messages AS (
+      INSERT INTO messages (thread_id, seq, run_id, message)
+      SELECT res.thread_id, (SELECT COALESCE(MAX(seq), 0) FROM messages WHERE thread_id = res.thread_id) + row_number() OVER (ORDER BY m.ord),
+        ${run}, m.message
+      FROM result res, (${messages}) m),
+    released AS (
+      UPDATE threads SET active_run_id = NULL WHERE id = (SELECT thread_id FROM result) AND active_run_id = ${run}),
+    approvals AS (
+      UPDATE run_approvals SET status = 'cancelled', resolved_by = 'cancel', resolved_at = now()
+      WHERE run_id = ${run} AND status = 'pending' AND EXISTS (SELECT 1 FROM result)),
+    event AS (
+      INSERT INTO run_events (run_id, seq, type, data) SELECT ${run}, ${param(ended.seq)}::int, 'run_ended', ${param(jsonText(ended.data))}::jsonb FROM result
+      ON CONFLICT (run_id, seq) DO NOTHING)
+    SELECT thread_id, agent_id, created_at FROM result`;
+  const { rows } = await db.query<{ thread_id: string; agent_id: string; created_at: Date }>({ name: statementName(text), text, values });
+  const r = rows[0];
+  return r && { threadId: r.thread_id, agentId: r.agent_id, createdAt: r.created_at.toISOString() };
+}
+
+/** A run's end as the workflow decided it (failed, cancelled, out of turns) or the reconciler found it: see endRun. */
 export async function writeRunEnd(
   db: Queryable, r: Omit<RunResult, 'endedAt'>, messages: ChatMessage[], ended: { seq: number; data: Record<string, unknown> },
 ): Promise<boolean> {
-  const text = `WITH result AS (
-      INSERT INTO run_results (run_id, thread_id, agent_id, status, stop_reason, output, error, turns, usage, tool_calls, created_at)
-      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (run_id) DO NOTHING RETURNING run_id),
-    thread_messages AS (
-      INSERT INTO messages (thread_id, seq, run_id, message)
-      SELECT $2, (SELECT COALESCE(MAX(seq), 0) FROM messages WHERE thread_id = $2) + n, $1, m
-      FROM unnest($12::jsonb[]) WITH ORDINALITY AS t(m, n) WHERE EXISTS (SELECT 1 FROM result)),
-    released AS (
-      UPDATE threads SET active_run_id = NULL WHERE id = $2 AND active_run_id = $1 AND EXISTS (SELECT 1 FROM result)),
-    approvals AS (
-      UPDATE run_approvals SET status = 'cancelled', resolved_by = 'cancel', resolved_at = now()
-      WHERE run_id = $1 AND status = 'pending' AND EXISTS (SELECT 1 FROM result)),
-    event AS (
-      INSERT INTO run_events (run_id, seq, type, data) SELECT $1, $13, 'run_ended', $14 WHERE EXISTS (SELECT 1 FROM result)
-      ON CONFLICT (run_id, seq) DO NOTHING)
-    SELECT EXISTS (SELECT 1 FROM result) AS written`;
-  const { rows } = await db.query<{ written: boolean }>({
-    name: statementName(text), text,
-    values: [r.runId, r.threadId, r.agentId, r.status, r.stopReason, storableText(r.output), r.error && jsonText(r.error), r.turns,
-      JSON.stringify(r.usage), jsonText(r.toolCalls), r.createdAt, messages.map((m) => jsonText(m)), ended.seq, jsonText(ended.data)],
-  });
-  return rows[0].written;
+  const written = await endRun(db, [], r.runId, ended, (param, run) => ({
+    result: `INSERT INTO run_results (run_id, thread_id, agent_id, status, stop_reason, output, error, turns, usage, tool_calls, created_at)
+      VALUES (${run}, ${[r.threadId, r.agentId, r.status, r.stopReason, storableText(r.output), r.error && jsonText(r.error), r.turns,
+    JSON.stringify(r.usage), jsonText(r.toolCalls), r.createdAt].map(param).join(', ')})
+      ON CONFLICT (run_id) DO NOTHING RETURNING thread_id, agent_id, created_at`,
+    messages: `SELECT n AS ord, m AS message FROM unnest(${param(messages.map((m) => jsonText(m)))}::jsonb[]) WITH ORDINALITY AS t(m, n)`,
+  }));
+  return written !== undefined;
 }
 
 /** A turn that answers: the run ends with it. */
@@ -167,45 +187,24 @@ export interface AnsweringTurn {
 
 /**
  * A turn that answers ends its run in the statement that writes the turn (`writes`: its reply, its
- * end), so the run's end costs no step of its own: the write-once result (completed, the reply as
- * output, the tool calls as stored), the thread's new messages (the run's transcript, then the
- * reply), its release, and run_ended. As in writeRunEnd, all of it only if the result is the first;
- * returns the run's identity and creation time then, else undefined (a cancelled run ended first).
+ * end), so the run's end costs no step of its own: the result is completed, with the reply as
+ * output and the tool calls as stored, and the thread gets the run's transcript, then the reply.
+ * The reply's own row is written by `writes`, which this statement's other parts do not see.
  */
 export async function writeAnswer(
   db: Queryable, writes: Write[], end: AnsweringTurn,
 ): Promise<{ threadId: string; agentId: string; createdAt: string } | undefined> {
-  const { ctes, values } = asWithQueries(writes);
-  const param = (value: unknown) => {
-    values.push(value);
-    return `$${values.length}`;
-  };
-  const runId = param(end.runId);
-  const turn = param(end.turn);
-  const text = `WITH ${ctes.join(', ')},
-    result AS (
-      INSERT INTO run_results (run_id, thread_id, agent_id, status, stop_reason, output, error, turns, usage, tool_calls, created_at)
-      SELECT r.id, r.thread_id, r.agent_id, 'completed', 'answer', ${param(storableText(end.reply.content))}, NULL, ${turn}::int,
-        ${param(JSON.stringify(end.usage))}::jsonb, (SELECT COALESCE(${TOOL_CALLS_JSON}, '[]') FROM run_tool_calls WHERE run_id = r.id), r.created_at
-      FROM runs r WHERE r.id = ${runId}
-      ON CONFLICT (run_id) DO NOTHING RETURNING thread_id, agent_id, created_at),
-    thread_messages AS (
-      INSERT INTO messages (thread_id, seq, run_id, message)
-      SELECT res.thread_id, (SELECT COALESCE(MAX(seq), 0) FROM messages WHERE thread_id = res.thread_id) + row_number() OVER (ORDER BY m.turn, m.slot),
-        ${runId}, m.message
-      FROM result res, (SELECT turn, slot, message FROM run_messages WHERE run_id = ${runId} AND turn < ${turn}::int
-        UNION ALL SELECT ${turn}::int, 0, ${param(jsonText(end.reply))}::jsonb) m),
-    released AS (
-      UPDATE threads SET active_run_id = NULL WHERE id = (SELECT thread_id FROM result) AND active_run_id = ${runId}),
-    approvals AS (
-      UPDATE run_approvals SET status = 'cancelled', resolved_by = 'cancel', resolved_at = now()
-      WHERE run_id = ${runId} AND status = 'pending' AND EXISTS (SELECT 1 FROM result)),
-    event AS (
-      INSERT INTO run_events (run_id, seq, type, data)
-      SELECT ${runId}, ${param(end.seq)}::int, 'run_ended', ${param(jsonText({ status: 'completed', stopReason: 'answer', error: null }))}::jsonb FROM result
-      ON CONFLICT (run_id, seq) DO NOTHING)
-    SELECT thread_id, agent_id, created_at FROM result`;
-  const { rows } = await db.query<{ thread_id: string; agent_id: string; created_at: Date }>({ name: statementName(text), text, values });
-  const r = rows[0];
-  return r && { threadId: r.thread_id, agentId: r.agent_id, createdAt: r.created_at.toISOString() };
+  const ended = { seq: end.seq, data: { status: 'completed', stopReason: 'answer', error: null } };
+  return endRun(db, writes, end.runId, ended, (param, run) => {
+    const turn = param(end.turn);
+    return {
+      result: `INSERT INTO run_results (run_id, thread_id, agent_id, status, stop_reason, output, error, turns, usage, tool_calls, created_at)
+        SELECT r.id, r.thread_id, r.agent_id, 'completed', 'answer', ${param(storableText(end.reply.content))}, NULL, ${turn}::int,
+          ${param(JSON.stringify(end.usage))}::jsonb, (SELECT COALESCE(${TOOL_CALLS_JSON}, '[]') FROM run_tool_calls WHERE run_id = r.id), r.created_at
+        FROM runs r WHERE r.id = ${run}
+        ON CONFLICT (run_id) DO NOTHING RETURNING thread_id, agent_id, created_at`,
+      messages: `SELECT ARRAY[turn, slot] AS ord, message FROM run_messages WHERE run_id = ${run} AND turn < ${turn}::int
+        UNION ALL SELECT ARRAY[${turn}::int, 0], ${param(jsonText(end.reply))}::jsonb`,
+    };
+  });
 }

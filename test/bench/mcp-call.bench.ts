@@ -7,7 +7,7 @@ import { insertAgent } from '../../core/db/agents';
 import { insertIntegration } from '../../core/db/integrations';
 import { findRunResult } from '../../core/db/run-store';
 import { insertThread } from '../../core/db/threads';
-import { startRun } from '../../api/runs/runs';
+import { startRun } from '../../api/runs/start-run';
 import { startBenchStack, type BenchStack } from './bench-stack';
 import type { bareMcpCallWorkflow } from './bench-workflows';
 

@@ -13,7 +13,7 @@ import { createScriptedProvider } from '../../core/llm/scripted';
 import type { LlmProviders } from '../../core/llm/types';
 import { installSecretKeys } from '../../core/secrets/key-ring';
 import { keyRing } from '../../core/secrets/secret-box';
-import { startRun, type StartRunRequest } from '../../api/runs/runs';
+import { startRun, type StartRunRequest } from '../../api/runs/start-run';
 import type { McpPool } from '../../core/mcp/pool';
 import { createEngineWorker } from '../../worker/create-worker';
 import { startMcpPool } from '../../worker/mcp-lifecycle';
