@@ -1,4 +1,5 @@
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
+import type { NativeConnection } from '@temporalio/worker';
 import type { FastifyInstance } from 'fastify';
 import { startAgentFileSync, type AgentFileSync } from '../core/agent-files/sync';
 import { checkApiExposure, ConfigError, loadConfig, type AppConfig } from '../core/config';
@@ -6,6 +7,7 @@ import { migrate } from '../core/db/migrations';
 import { createPool, type Db } from '../core/db/pool';
 import { createLogger, type Logger } from '../core/logger';
 import { openSecretStore } from '../core/secrets/open-store';
+import { connectTemporal, installTemporalRuntime } from '../core/temporal/native-connection';
 import { buildApp } from './app';
 import { loadIntegrationsFile } from './integrations-file';
 
@@ -72,7 +74,7 @@ async function main(): Promise<void> {
     throw new ConfigError('DATABASE_URL is required for a stand-alone API (npm start runs an embedded PostgreSQL).');
   }
   const db = createPool(config.databaseUrl, logger);
-  let connection: Connection | undefined;
+  let connection: NativeConnection | undefined;
   let server: ApiServer | undefined;
   const closeAll = async () => {
     await server?.close();
@@ -82,10 +84,8 @@ async function main(): Promise<void> {
   try {
     await migrate(db);
     await openSecretStore(db, config.secretKeys, logger);
-    connection = await Connection.connect({
-      ...config.temporalConnect.connectionOptions,
-      address: config.temporalAddress ?? config.temporalConnect.connectionOptions.address ?? 'localhost:7233',
-    });
+    installTemporalRuntime();
+    connection = await connectTemporal(config);
     const client = new Client({ connection, namespace: config.temporalNamespace });
     server = await startApiServer(config, { db, client, logger });
   } catch (err) {

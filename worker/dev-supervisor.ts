@@ -1,12 +1,11 @@
 import path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime, makeTelemetryFilterString } from '@temporalio/worker';
+import { Client } from '@temporalio/client';
 import { startApiServer } from '../api/server';
 import { checkApiExposure, ConfigError, loadConfig } from '../core/config';
 import { DataDirBusyError, lockDataDir } from '../core/data-dir-lock';
 import { startEmbeddedPostgres } from '../core/db/embedded-postgres';
 import { migrate } from '../core/db/migrations';
-import { listenForRunChanges } from '../core/db/run-changes';
+import { listenForAnswers } from '../core/db/run-changes';
 import { createPool } from '../core/db/pool';
 import { createProviders } from '../core/llm/providers';
 import { guardedFetch } from '../core/net/address-guard';
@@ -18,6 +17,7 @@ import { createLogger } from '../core/logger';
 import { resolveTemporalCli } from '../core/temporal/cli';
 import { freePort } from '../core/ports';
 import { startDevServer } from '../core/temporal/dev-server';
+import { connectTemporal, installTemporalRuntime } from '../core/temporal/native-connection';
 import { createEngineWorker } from './create-worker';
 import { startMcpPool } from './mcp-lifecycle';
 import { runDemo } from './demo';
@@ -35,12 +35,7 @@ async function main(): Promise<void> {
   checkApiExposure(config);
   const logger = createLogger(config.logLevel, 'engine');
   const say = (line: string) => process.stdout.write(`${line}\n`);
-  Runtime.install({
-    // We own the shutdown order (worker before connections and databases); the runtime must not act on signals.
-    shutdownSignals: [],
-    logger: new DefaultLogger('WARN'),
-    telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} } },
-  });
+  installTemporalRuntime();
 
   let lock: Awaited<ReturnType<typeof lockDataDir>>;
   try {
@@ -110,8 +105,9 @@ async function main(): Promise<void> {
     await openSecretStore(db, { current: config.secretKeys.current ?? keyFile?.key, previous: config.secretKeys.previous }, logger);
 
     say('bundling workflows and starting the worker…');
-    const nativeConnection = await NativeConnection.connect({ ...config.temporalConnect.connectionOptions, address: temporalAddress });
-    onStop('worker connection', () => nativeConnection.close());
+    // One connection for the worker and the API's client; closed after both have stopped.
+    const connection = await connectTemporal(config, temporalAddress);
+    onStop('Temporal connection', () => connection.close());
     const mcpPool = await startMcpPool(logger, { fetch: guardedFetch(config.networkPolicy), oauth: { db, logger } });
     // Stops run in reverse: the pool closes after the worker below has stopped.
     onStop('MCP servers', () => mcpPool.closeAll());
@@ -119,10 +115,10 @@ async function main(): Promise<void> {
     const tracing = initTracing(config.langfuse, logger);
     onStop('tracing', () => tracing.shutdown());
     // Tool calls waiting for answers to MCP servers' questions wake on it.
-    const runChanges = listenForRunChanges(db, logger, { kinds: ['input'] });
+    const runChanges = listenForAnswers(db, logger);
     onStop('run change listener', () => runChanges.close());
     const worker = await createEngineWorker({
-      connection: nativeConnection, namespace: config.temporalNamespace, taskQueue: config.taskQueue,
+      connection, namespace: config.temporalNamespace, taskQueue: config.taskQueue,
       deps: { db, logger, providers: createProviders({ readApiKey: config.readSecret, allowedKeyEnvs: config.llmKeyEnvs, logger, networkPolicy: config.networkPolicy }), mcpPool, runChanges }, workflowBundlePath: config.workflowBundlePath,
       // Within Ctrl-C's 15 s; an activity cut short is retried under its policy once a worker polls again.
       shutdown: { grace: '2s', force: '4s' },
@@ -133,8 +129,6 @@ async function main(): Promise<void> {
       await running;
     });
 
-    const connection = await Connection.connect({ ...config.temporalConnect.connectionOptions, address: temporalAddress });
-    onStop('client connection', () => connection.close());
     const client = new Client({ connection, namespace: config.temporalNamespace });
     const api = await startApiServer(config, { db, client, logger });
     onStop('API', api.close);

@@ -1,13 +1,13 @@
 import { setPriority } from 'node:os';
 import { setFlagsFromString } from 'node:v8';
-import { DefaultLogger, NativeConnection, Runtime, makeTelemetryFilterString } from '@temporalio/worker';
 import { loadConfig } from '../core/config';
 import { migrate } from '../core/db/migrations';
 import { createPool } from '../core/db/pool';
-import { listenForRunChanges } from '../core/db/run-changes';
+import { listenForAnswers } from '../core/db/run-changes';
 import { createProviders } from '../core/llm/providers';
 import { guardedFetch } from '../core/net/address-guard';
 import { openSecretStore } from '../core/secrets/open-store';
+import { connectTemporal, installTemporalRuntime } from '../core/temporal/native-connection';
 import { initTracing } from '../core/tracing/setup';
 import { createLogger, type Logger } from '../core/logger';
 import { createEngineWorker, createPinnedMcpWorker } from './create-worker';
@@ -20,12 +20,7 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel, 'worker');
   yieldToInteractiveWork(config.workerNice, logger);
   if (!config.databaseUrl) throw new Error('DATABASE_URL is required for a stand-alone worker (npm start runs an embedded one).');
-  Runtime.install({
-    // We own the shutdown order (worker before connections and databases); the runtime must not act on signals.
-    shutdownSignals: [],
-    logger: new DefaultLogger('WARN'),
-    telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} } },
-  });
+  installTemporalRuntime();
 
   // From the start: an orchestrator may stop a worker that is still starting. It then finishes its
   // start-up steps, runs nothing, and closes what it opened, exiting 0 like any clean stop.
@@ -43,14 +38,11 @@ async function main(): Promise<void> {
   const db = createPool(config.databaseUrl, logger);
   await migrate(db);
   await openSecretStore(db, config.secretKeys, logger);
-  const connection = await NativeConnection.connect({
-    ...config.temporalConnect.connectionOptions,
-    address: config.temporalAddress ?? config.temporalConnect.connectionOptions.address ?? 'localhost:7233',
-  });
+  const connection = await connectTemporal(config);
   const mcpPool = await startMcpPool(logger, { fetch: guardedFetch(config.networkPolicy), oauth: { db, logger } });
   const tracing = initTracing(config.langfuse, logger);
   // Tool calls waiting for answers to MCP servers' questions wake on it.
-  const runChanges = listenForRunChanges(db, logger, { kinds: ['input'] });
+  const runChanges = listenForAnswers(db, logger);
   const deps = { db, logger, providers: createProviders({ readApiKey: config.readSecret, allowedKeyEnvs: config.llmKeyEnvs, logger, networkPolicy: config.networkPolicy }), mcpPool, runChanges };
   const worker = await createEngineWorker({
     connection, namespace: config.temporalNamespace, taskQueue: config.taskQueue, deps, workflowBundlePath: config.workflowBundlePath,

@@ -1,0 +1,27 @@
+import { DefaultLogger, NativeConnection, Runtime, makeTelemetryFilterString } from '@temporalio/worker';
+import type { AppConfig } from '../config';
+
+/**
+ * The Temporal SDK's native runtime, installed once per process before its first connection, and
+ * the connections made on it. Workers poll through a native connection, and the API starts and
+ * cancels runs through one too: its gRPC calls run in the runtime's own threads, so that a burst of
+ * starts does not hold the API's event loop (and the reads waiting behind them) as the pure-JS
+ * client's HTTP/2 stack does.
+ */
+export function installTemporalRuntime(): void {
+  Runtime.install({
+    // Each process owns its shutdown order (workers and servers before connections and databases):
+    // the runtime must not act on signals.
+    shutdownSignals: [],
+    logger: new DefaultLogger('WARN'),
+    telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} } },
+  });
+}
+
+/** A connection to the configured Temporal server (TEMPORAL_ADDRESS, or the envconfig profile's address). */
+export function connectTemporal(config: Pick<AppConfig, 'temporalConnect' | 'temporalAddress'>, address?: string): Promise<NativeConnection> {
+  return NativeConnection.connect({
+    ...config.temporalConnect.connectionOptions,
+    address: address ?? config.temporalAddress ?? config.temporalConnect.connectionOptions.address ?? 'localhost:7233',
+  });
+}
