@@ -94,6 +94,7 @@ type Opening = { reply: LlmTurnOutput } | { eventSeq: number };
 async function prepare(runId: string, state: RunState): Promise<{ run: Run; opening: Opening }> {
   const eventSeq = allocateEvents(state, 2);
   const { context, tools, pinned, firstTurn } = await preparing.prepareRun({ runId, firstTurn: { eventSeq } });
+  if (pinned.length === 0) return { run: { context, tools }, opening: firstTurn ? { reply: firstTurn } : { eventSeq } };
   const routes = await Promise.all(pinned.map(({ integrationId, taskQueue }) => proxyActivities<Activities>({
     taskQueue,
     startToCloseTimeout: '1 minute',
@@ -164,26 +165,28 @@ async function loop(
 /**
  * One tool call, dispatched by its kind. A tool that fails, or whose activity gave up, answers the LLM with text.
  * A tool whose integration asks for approval waits for it first; denied or timed out, the LLM reads why.
+ * Not an async function: every promise made in workflow code costs the SDK a stack trace (its
+ * stack-trace query), so the usual call is its activity's promise and one handler, nothing more.
  */
-async function callTool(
+function callTool(
   ref: Omit<ToolCallRef, 'type'>, tools: ToolAvailability,
   { gate, summary, approvalSeqs }: { gate: ApprovalGate; summary?: string; approvalSeqs: ApprovalSeqs },
 ): Promise<ToolOutcome> {
   const { type, kind, route } = routeToolCall(ref.name, tools);
   const input = { ...ref, type, ...(route ? { route } : {}) };
-  if (!kind.activity || !kind.options) {
+  const { activity, options } = kind;
+  if (!activity || !options) {
     return recording.recordToolResult({ ...input, status: 'error', content: kind.failureText('', ref.name) });
   }
-  try {
-    if (route?.approval) {
-      const verdict = await gate.awaitDecision({ ...ref, type }, route.integrationId, route.approval, approvalSeqs);
-      if (!verdict.approved) return await recording.recordToolResult({ ...input, status: 'error', content: verdict.content });
-    }
-    return await proxyActivities<Activities>(kind.options({ ...ref, summary }, route))[kind.activity](input);
-  } catch (err) {
+  const failed = (err: unknown) => {
     if (isCancellation(err)) throw err;
     return recording.recordToolResult({ ...input, status: 'error', content: kind.failureText(describeFailure(err).message, ref.name) });
-  }
+  };
+  const run = () => proxyActivities<Activities>(options({ ...ref, summary }, route))[activity](input);
+  if (!route?.approval) return run().catch(failed);
+  return gate.awaitDecision({ ...ref, type }, route.integrationId, route.approval, approvalSeqs).then(
+    (verdict) => (verdict.approved ? run() : recording.recordToolResult({ ...input, status: 'error', content: verdict.content })),
+  ).catch(failed);
 }
 
 /**
@@ -192,16 +195,14 @@ async function callTool(
  */
 async function finish(state: RunState): Promise<void> {
   if (state.status === 'running') state.status = 'failed';
-  await CancellationScope.nonCancellable(async () => {
-    if (state.stopReason !== 'answer') {
-      const stored = await finishing.finishRun({
-        runId: state.runId, status: state.status as Exclude<RunState['status'], 'running'>, stopReason: state.stopReason ?? 'error',
-        error: state.error, turns: state.turns, usage: state.usage, eventSeq: allocateEvents(state, 1),
-      });
-      if (stored) Object.assign(state, stored);
-    }
-    upsertSearchAttributes([{ key: runStatusKey, value: state.status }]);
-  });
+  if (state.stopReason !== 'answer') {
+    const stored = await CancellationScope.nonCancellable(() => finishing.finishRun({
+      runId: state.runId, status: state.status as Exclude<RunState['status'], 'running'>, stopReason: state.stopReason ?? 'error',
+      error: state.error, turns: state.turns, usage: state.usage, eventSeq: allocateEvents(state, 1),
+    }));
+    if (stored) Object.assign(state, stored);
+  }
+  upsertSearchAttributes([{ key: runStatusKey, value: state.status }]);
 }
 
 /** Event numbers are allocated here, in the workflow, so that a retried activity writes the same rows. */
