@@ -3,6 +3,7 @@ import type { Integration } from '../db/integrations';
 import type { Logger } from '../logger';
 import { withDeadline } from '../deadline';
 import { mcpErrorText } from './error-text';
+import { keptList } from './list-cache';
 import { isAuthorizationRequired } from './oauth-provider';
 import type { McpPool } from './pool';
 
@@ -57,26 +58,27 @@ async function guarded<T>(supported: boolean, what: string, logger: Logger, list
   }
 }
 
-async function listCapabilities(client: Client, logger: Logger): Promise<Omit<DiscoveredIntegration, 'id' | 'name' | 'status'>> {
+/** Lists what the server supports, each list as kept for the connection when the server promises to announce changes. */
+export async function listCapabilities(client: Client, logger: Logger): Promise<Omit<DiscoveredIntegration, 'id' | 'name' | 'status'>> {
   const caps = client.getServerCapabilities() ?? {};
   const opts = { timeout: LIST_TIMEOUT_MS };
   const [tools, resources, resourceTemplates, prompts] = await Promise.all([
-    guarded(Boolean(caps.tools), 'tools', logger, () => allPages(async (cursor) => {
+    guarded(Boolean(caps.tools), 'tools', logger, () => keptList(client, 'tools', 'tools', () => allPages(async (cursor) => {
       const r = await client.listTools({ cursor }, opts);
       return { items: r.tools, nextCursor: r.nextCursor };
-    })),
-    guarded(Boolean(caps.resources), 'resources', logger, () => allPages(async (cursor) => {
+    }))),
+    guarded(Boolean(caps.resources), 'resources', logger, () => keptList(client, 'resources', 'resources', () => allPages(async (cursor) => {
       const r = await client.listResources({ cursor }, opts);
       return { items: r.resources, nextCursor: r.nextCursor };
-    })),
-    guarded(Boolean(caps.resources), 'resource templates', logger, () => allPages(async (cursor) => {
+    }))),
+    guarded(Boolean(caps.resources), 'resource templates', logger, () => keptList(client, 'resources', 'resourceTemplates', () => allPages(async (cursor) => {
       const r = await client.listResourceTemplates({ cursor }, opts);
       return { items: r.resourceTemplates, nextCursor: r.nextCursor };
-    })),
-    guarded(Boolean(caps.prompts), 'prompts', logger, () => allPages(async (cursor) => {
+    }))),
+    guarded(Boolean(caps.prompts), 'prompts', logger, () => keptList(client, 'prompts', 'prompts', () => allPages(async (cursor) => {
       const r = await client.listPrompts({ cursor }, opts);
       return { items: r.prompts, nextCursor: r.nextCursor };
-    })),
+    }))),
   ]);
   return {
     tools: tools.map((t) => ({
