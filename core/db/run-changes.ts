@@ -48,6 +48,13 @@ export interface RunChangeFeedOptions {
   retryMs?: number;
   /** a round trip on the idle LISTEN connection, so that a silently dead one is noticed */
   pingMs?: number;
+  /**
+   * Listen only while someone waits (a watch or an onChange listener), and let go of the
+   * connection `idleMs` after the last one left (default: listen for the feed's whole life).
+   * PostgreSQL wakes every LISTENing backend of the database at each NOTIFY, whatever its
+   * channels: a worker, which waits for answers rarely, must not be woken by every step of every run.
+   */
+  onDemand?: { idleMs: number };
 }
 
 interface Watcher { kinds: readonly RunChange[]; pending: boolean; wake?: () => void }
@@ -62,6 +69,7 @@ export function listenForRunChanges(db: Db, logger: Logger, options: RunChangeFe
   let delay = retryMs;
   let retryTimer: NodeJS.Timeout | undefined;
   let connecting: Promise<void> | undefined;
+  let idleTimer: NodeJS.Timeout | undefined;
 
   const poke = (w: Watcher) => {
     w.pending = true;
@@ -81,11 +89,13 @@ export function listenForRunChanges(db: Db, logger: Logger, options: RunChangeFe
     for (const w of set) if (w.kinds.includes(kind)) poke(w);
   };
 
+  const wanted = () => !closed && (!options.onDemand || watchers.size > 0 || listeners.size > 0);
+
   const lost = (c: pg.Client, err?: Error) => {
     if (client !== c) return;
     client = undefined;
     void c.end().catch(() => undefined);
-    if (!closed) logger.warn({ err: err?.message }, 'run change listener lost its connection; reconnecting');
+    if (wanted()) logger.warn({ err: err?.message }, 'run change listener lost its connection; reconnecting');
     wakeAll();
     scheduleConnect();
   };
@@ -99,7 +109,7 @@ export function listenForRunChanges(db: Db, logger: Logger, options: RunChangeFe
       conn.on('end', () => lost(conn));
       await conn.connect();
       await conn.query(channels.map((c) => `LISTEN ${c}`).join('; '));
-      if (closed) {
+      if (!wanted()) {
         await conn.end();
         return;
       }
@@ -108,14 +118,37 @@ export function listenForRunChanges(db: Db, logger: Logger, options: RunChangeFe
       wakeAll(); // whatever happened before LISTEN took effect was not heard
     } catch (err) {
       await conn.end().catch(() => undefined);
-      if (closed) return;
+      if (!wanted()) return;
       logger.warn({ err: (err as Error).message, retryInMs: delay }, 'run change listener could not connect');
       scheduleConnect();
+    } finally {
+      connecting = undefined;
     }
   };
 
+  /** Someone waits: listen, unless listening or on the way to it. */
+  const demand = () => {
+    clearTimeout(idleTimer);
+    idleTimer = undefined;
+    if (!client && !connecting && !retryTimer && !closed) connecting = connect();
+  };
+  /** Someone stopped waiting: on demand, the connection goes once nobody has waited for idleMs. */
+  const release = () => {
+    if (!options.onDemand || wanted() || idleTimer) return;
+    idleTimer = setTimeout(() => {
+      idleTimer = undefined;
+      if (wanted()) return;
+      clearTimeout(retryTimer);
+      retryTimer = undefined;
+      const c = client;
+      client = undefined;
+      void c?.end().catch(() => undefined);
+    }, options.onDemand.idleMs);
+    idleTimer.unref();
+  };
+
   function scheduleConnect() {
-    if (closed || retryTimer) return;
+    if (!wanted() || retryTimer) return;
     retryTimer = setTimeout(() => {
       retryTimer = undefined;
       connecting = connect();
@@ -129,7 +162,7 @@ export function listenForRunChanges(db: Db, logger: Logger, options: RunChangeFe
     c?.query('SELECT 1').catch((err: Error) => lost(c, err));
   }, pingMs);
   ping.unref();
-  connecting = connect();
+  if (!options.onDemand) connecting = connect();
 
   return {
     watch(runId, kinds) {
@@ -137,6 +170,7 @@ export function listenForRunChanges(db: Db, logger: Logger, options: RunChangeFe
       let set = watchers.get(runId);
       if (!set) watchers.set(runId, (set = new Set()));
       set.add(w);
+      demand();
       return {
         next(ms, signal) {
           // After close() no notification comes: a waiter sleeps out its time rather than spinning.
@@ -161,18 +195,24 @@ export function listenForRunChanges(db: Db, logger: Logger, options: RunChangeFe
           w.wake?.();
           set.delete(w);
           if (set.size === 0 && watchers.get(runId) === set) watchers.delete(runId);
+          release();
         },
       };
     },
     onChange(listener) {
       listeners.add(listener);
-      return () => listeners.delete(listener);
+      demand();
+      return () => {
+        listeners.delete(listener);
+        release();
+      };
     },
     status: () => ({ listening: client !== undefined, pid: (client as unknown as { processID?: number } | undefined)?.processID }),
     async close() {
       closed = true;
       clearInterval(ping);
       clearTimeout(retryTimer);
+      clearTimeout(idleTimer);
       await connecting;
       const c = client;
       client = undefined;
@@ -180,4 +220,9 @@ export function listenForRunChanges(db: Db, logger: Logger, options: RunChangeFe
       wakeAll();
     },
   };
+}
+
+/** A worker's feed: answers to MCP servers' questions alone, heard only while a tool call waits for one. */
+export function listenForAnswers(db: Db, logger: Logger): RunChangeFeed {
+  return listenForRunChanges(db, logger, { kinds: ['input'], onDemand: { idleMs: 30_000 } });
 }

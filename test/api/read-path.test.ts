@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { Client } from '@temporalio/client';
 import pg from 'pg';
 import { buildApp } from '../../api/app';
-import { listenForRunChanges, type RunChangeFeed } from '../../core/db/run-changes';
+import { listenForAnswers, listenForRunChanges, type RunChangeFeed } from '../../core/db/run-changes';
 import { insertAgent } from '../../core/db/agents';
 import { findApproval } from '../../core/db/approvals';
 import { insertIntegration } from '../../core/db/integrations';
@@ -155,15 +155,46 @@ describe('reading runs never asks Temporal to run a query on a worker', () => {
   });
 
   test('a worker\'s feed listens for answers alone: the run events every step writes never reach it', async () => {
-    const feed = listenForRunChanges(engine.db, logger, { kinds: ['input'] });
+    const feed = listenForAnswers(engine.db, logger);
     try {
-      await waitFor(async () => feed.status().listening, 10_000, 'the listener to connect');
       const heard: (string | undefined)[] = [];
       feed.onChange((runId) => heard.push(runId));
+      await waitFor(async () => feed.status().listening, 10_000, 'the listener to connect');
+      heard.length = 0; // the wake-up every new connection sends
       // Sent in this order and heard in it: once the last is heard, the others would have been.
       await engine.db.query("SELECT pg_notify('engine_run_event', 'run_a'), pg_notify('engine_run_ended', 'run_b'), pg_notify('engine_run_input', 'run_c')");
       await waitFor(async () => heard.includes('run_c'), 10_000, 'the input notification');
       expect(heard).toEqual(['run_c']);
+    } finally {
+      await feed.close();
+    }
+  });
+
+  test('an on-demand feed listens only while someone waits, and hears what changed before its LISTEN took effect', async () => {
+    const feed = listenForRunChanges(engine.db, logger, { kinds: ['input'], onDemand: { idleMs: 200 } });
+    const listening = async () => (await engine.db.query(
+      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'engine-run-changes' AND pid = $1", [feed.status().pid ?? 0],
+    )).rows[0].n === 1;
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(feed.status()).toEqual({ listening: false });
+
+      const runId = `run_${randomUUID()}`;
+      const watch = feed.watch(runId, ['input']);
+      const within5s = (p: Promise<void>) => Promise.race([p.then(() => 'woken'), new Promise((resolve) => setTimeout(() => resolve('timed out'), 5_000))]);
+      // Woken once LISTEN takes effect: a change made before then is found by the read that follows.
+      expect(await within5s(watch.next(10_000))).toBe('woken');
+      expect(feed.status().listening).toBe(true);
+      expect(await listening()).toBe(true);
+      const woken = within5s(watch.next(10_000));
+      await engine.db.query("SELECT pg_notify('engine_run_input', $1)", [runId]);
+      expect(await woken).toBe('woken');
+
+      const { pid } = feed.status();
+      watch.close();
+      await waitFor(async () => !feed.status().listening, 5_000, 'the feed to let go of its connection');
+      await waitFor(async () => (await engine.db.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = $1', [pid])).rows[0].n === 0,
+        5_000, 'the LISTEN backend to end');
     } finally {
       await feed.close();
     }

@@ -6,7 +6,7 @@ import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporal
 import type { ScriptStep } from '../../core/agent-model';
 import { insertAgent, type Agent } from '../../core/db/agents';
 import { createPool, type Db } from '../../core/db/pool';
-import { listenForRunChanges, type RunChangeFeed } from '../../core/db/run-changes';
+import { listenForAnswers, type RunChangeFeed } from '../../core/db/run-changes';
 import { findRunResult, type RunResult } from '../../core/db/run-store';
 import { insertThread } from '../../core/db/threads';
 import { createScriptedProvider } from '../../core/llm/scripted';
@@ -103,7 +103,7 @@ export async function startEngine(database: DatabaseKind = 'embedded', options: 
       // The registry lives in this run's dir: jest workers of other runs on the machine keep theirs.
       const workerDb = options.workerDatabaseUrl ? createPool(options.workerDatabaseUrl, logger) : db;
       const mcpPool = await startMcpPool(logger, { groupsDir: path.join(stack.tmpDir, 'mcp-groups'), oauth: { db: workerDb, logger } });
-      const runChanges = listenForRunChanges(workerDb, logger, { kinds: ['input'] });
+      const runChanges = listenForAnswers(workerDb, logger);
       const instance = await createEngineWorker({
         connection: nativeConnection, namespace: 'default', taskQueue, workflowBundlePath: stack.workflowBundlePath,
         deps: { db: workerDb, logger, providers: options.providers ?? { scripted: createScriptedProvider() }, mcpPool, runChanges },
