@@ -21,7 +21,7 @@ import {
  * its own on DATABASE_URL's server), an API process and a worker process built and started as the
  * production image starts them (`npm run build`, then `node dist/...`), and beside them the floor's
  * worker (test/bench/floor-worker.ts), the least a Temporal program can do for the same run shape. Every run is checked before a figure is printed.
- * --profile writes the worker's CPU profile (node --cpu-prof) and prints its hottest functions.
+ * --profile writes CPU profiles (node --cpu-prof) of the engine worker, the floor worker and the API, and prints their hottest functions.
  */
 
 const arg = (name: string, fallback: number) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
@@ -210,6 +210,7 @@ async function main(): Promise<void> {
     await fs.writeFile(integrationFile, JSON.stringify(await findIntegration(infra.db, String(integration.id))));
     const floorProcess = startNode('floor worker', 'test/bench/floor-worker.ts', {
       source: true,
+      nodeArgs: profiled('floor-worker'),
       args: [infra.temporalAddress, FLOOR_QUEUE, floorBundlePath, integrationFile, path.join(infra.tmpDir, 'floor-mcp-groups')],
     });
     children.push(floorProcess);
@@ -307,7 +308,7 @@ async function main(): Promise<void> {
     throw err;
   } finally {
     for (const c of [...children].reverse()) await stopChild(c);
-    for (const name of PROFILE ? ['worker', 'api'] : []) {
+    for (const name of PROFILE ? ['worker', 'floor-worker', 'api'] : []) {
       const dir = path.join(profileDir, name);
       const files = (await fs.readdir(dir).catch(() => [] as string[])).filter((f) => f.endsWith('.cpuprofile'));
       // Outside the bench's temporary dir, which close() removes (and outside test/.tmp, which jest clears).
