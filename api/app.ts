@@ -31,6 +31,11 @@ import { DEFAULT_LLM_KEY_ENVS } from '../core/llm/key-policy';
 
 export interface AppDeps {
   db: Db;
+  /**
+   * reads of runs (GET /v1/runs/:id, its long polls, event streams) on connections of their own, so
+   * that they never queue behind the writes of a burst of starts; default `db`
+   */
+  reads?: Db;
   client: Client;
   taskQueue: string;
   logger: Logger;
@@ -169,10 +174,10 @@ function v1Routes(deps: AppDeps & { changes: RunChangeFeed; views: RunViewCache 
     });
     await v1.register(threadRoutes, { db: deps.db });
     await v1.register(sourceRoutes, { db: deps.db });
-    await v1.register(runRoutes, { db: deps.db, client: deps.client, taskQueue: deps.taskQueue, changes: deps.changes, views: deps.views, keyKind });
+    await v1.register(runRoutes, { db: deps.db, reads: deps.reads ?? deps.db, client: deps.client, taskQueue: deps.taskQueue, changes: deps.changes, views: deps.views, keyKind });
     await v1.register(runListRoutes, { db: deps.db, client: deps.client });
     await v1.register(runInputRoutes, { db: deps.db, views: deps.views });
-    await v1.register(runEventRoutes, { db: deps.db, changes: deps.changes, heartbeatMs: deps.sseHeartbeatMs });
+    await v1.register(runEventRoutes, { db: deps.reads ?? deps.db, changes: deps.changes, heartbeatMs: deps.sseHeartbeatMs });
   };
 }
 

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { startAgentFileSync, type AgentFileSync } from '../core/agent-files/sync';
 import { checkApiExposure, ConfigError, loadConfig, type AppConfig } from '../core/config';
 import { migrate } from '../core/db/migrations';
-import { createPool, type Db } from '../core/db/pool';
+import { createPool, createSiblingPool, type Db } from '../core/db/pool';
 import { createLogger, type Logger } from '../core/logger';
 import { openSecretStore } from '../core/secrets/open-store';
 import { connectTemporal, installTemporalRuntime } from '../core/temporal/native-connection';
@@ -17,6 +17,9 @@ export interface ApiServer {
   /** Stops accepting requests and waits for those in flight; the caller owns db and client. */
   close(): Promise<void>;
 }
+
+/** Connections for reading runs, beside the pool's 10 for everything else (see AppDeps.reads). */
+const RUN_READ_CONNECTIONS = 4;
 
 /** How long requests in flight may take to finish once the server closes; then their connections are cut. */
 const CLOSE_GRACE_MS = 5_000;
@@ -43,12 +46,18 @@ export async function startApiServer(
   deps: { db: Db; client: Client; logger: Logger },
 ): Promise<ApiServer> {
   checkApiExposure(config);
+  const reads = createSiblingPool(deps.db, deps.logger, RUN_READ_CONNECTIONS);
   // The composition root: imported MCP configs expand ${VAR} from this process's environment.
   const app = await buildApp({
-    ...deps, taskQueue: config.taskQueue, apiKey: config.apiKey, adminApiKey: config.adminApiKey, env: process.env,
+    ...deps, reads, taskQueue: config.taskQueue, apiKey: config.apiKey, adminApiKey: config.adminApiKey, env: process.env,
     rateLimitPerMinute: config.rateLimitPerMinute, listenHost: config.host, allowedHosts: config.allowedHosts,
     corsOrigins: config.corsOrigins, llmKeyEnvs: config.llmKeyEnvs, publicUrl: config.publicUrl,
+  }).catch(async (err: unknown) => {
+    await reads.end();
+    throw err;
   });
+  // After the requests that read through it have ended.
+  app.addHook('onClose', () => reads.end());
   let agentFiles: AgentFileSync | undefined;
   try {
     // Before agent files, which may name these integrations.

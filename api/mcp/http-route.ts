@@ -6,6 +6,7 @@ import { requireApiKey } from '../auth';
 import type { AgentCallDeps } from './agent-call';
 import { createAgentMcpServer } from './agent-server';
 import { dbCallRegistry } from './call-registry';
+import { closingSignal } from '../closing-signal';
 
 export interface McpHttpDeps extends AgentCallDeps {
   /** when set, /mcp requires `Authorization: Bearer <apiKey>` (or the admin key) like /v1 */
@@ -27,10 +28,9 @@ export const mcpHttpRoutes: FastifyPluginAsync<McpHttpDeps> = async (app, deps) 
   // Host and Origin are checked for every route by host-check.ts.
   if (deps.apiKey) app.addHook('onRequest', requireApiKey(deps.apiKey, deps.adminApiKey));
   // Calls in flight would otherwise hold a shutdown until their runs end; their runs go on regardless.
-  const closing = new AbortController();
+  const closing = closingSignal(app);
   const open = new Set<StreamableHTTPServerTransport>();
   app.addHook('preClose', async () => {
-    closing.abort();
     await Promise.all([...open].map((t) => t.close()));
   });
 
@@ -44,7 +44,7 @@ export const mcpHttpRoutes: FastifyPluginAsync<McpHttpDeps> = async (app, deps) 
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: initializing ? () => `mcps_${randomUUID().replace(/-/g, '')}` : undefined,
     });
-    const server = createAgentMcpServer(deps, { registry: sessionId ? dbCallRegistry(deps.db, sessionId) : undefined, stop: closing.signal });
+    const server = createAgentMcpServer(deps, { registry: sessionId ? dbCallRegistry(deps.db, sessionId) : undefined, stop: closing });
     open.add(transport);
     transport.onerror = (err) => request.log.debug({ err }, 'MCP transport error');
     // The SDK writes the response itself (JSON or an SSE stream); Fastify must not touch it.

@@ -10,6 +10,7 @@ import { pendingInputView } from '../runs/runs';
 import { runNotFound } from '../problem';
 import { openSse } from '../sse';
 import { idParams, problemResponse } from '../schemas';
+import { closingSignal } from '../closing-signal';
 
 export interface RunEventRouteDeps {
   db: Db;
@@ -34,8 +35,7 @@ const eventsHeaders = {
 
 export const runEventRoutes: FastifyPluginAsync<RunEventRouteDeps> = async (app, deps) => {
   // Open streams would otherwise hold a shutdown until their runs end.
-  const closing = new AbortController();
-  app.addHook('preClose', async () => closing.abort());
+  const closing = closingSignal(app);
 
   app.get<{ Params: { id: string }; Querystring: { after?: number }; Headers: { 'last-event-id'?: string } }>('/runs/:id/events', {
     schema: {
@@ -54,7 +54,7 @@ export const runEventRoutes: FastifyPluginAsync<RunEventRouteDeps> = async (app,
     const lastEventId = request.headers['last-event-id'];
     const afterSeq = lastEventId !== undefined ? Number(lastEventId) : (request.query.after ?? 0);
 
-    const stream = openSse(request, reply, { heartbeatMs: deps.heartbeatMs ?? DEFAULT_HEARTBEAT_MS, stop: closing.signal });
+    const stream = openSse(request, reply, { heartbeatMs: deps.heartbeatMs ?? DEFAULT_HEARTBEAT_MS, stop: closing });
     const present = eventPresenter(deps.db, runId);
     const watch = deps.changes.watch(runId, ['event', 'ended']);
     try {

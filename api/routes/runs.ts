@@ -8,12 +8,15 @@ import { cancelRun, readRun, readRunWhenEnded } from '../runs/runs';
 import { startRun } from '../runs/start-run';
 import { runNotFound } from '../problem';
 import type { RunViewCache } from '../runs/run-view-cache';
+import { closingSignal } from '../closing-signal';
 import {
   decideApprovalBody, idParams, problemResponse, readRunQuery, ref, runStatus, startRunBody, startRunHeaders,
 } from '../schemas';
 
 export interface RunRouteDeps {
   db: Db;
+  /** where GET /v1/runs/:id reads (see AppDeps.reads) */
+  reads: Db;
   client: Client;
   taskQueue: string;
   changes: RunChangeFeed;
@@ -25,8 +28,7 @@ export interface RunRouteDeps {
 
 export const runRoutes: FastifyPluginAsync<RunRouteDeps> = async (app, deps) => {
   // Long polls would otherwise hold a shutdown for up to MAX_WAIT_MS.
-  const closing = new AbortController();
-  app.addHook('preClose', async () => closing.abort());
+  const closing = closingSignal(app);
 
   app.post<{ Params: { threadId: string }; Body: { input: string; agentId?: string }; Headers: { 'idempotency-key'?: string } }>(
     '/threads/:threadId/runs', {
@@ -57,7 +59,7 @@ export const runRoutes: FastifyPluginAsync<RunRouteDeps> = async (app, deps) => 
       response: { 200: ref('Run'), 400: problemResponse('Invalid request'), 404: problemResponse('No such run') },
     },
   }, async (request) => {
-    const run = await readRunWhenEnded(deps, request.params.id, request.query.waitMs, closing.signal);
+    const run = await readRunWhenEnded({ ...deps, db: deps.reads }, request.params.id, request.query.waitMs, closing);
     if (!run) throw runNotFound(request.params.id);
     return run;
   });

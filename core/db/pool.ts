@@ -12,6 +12,13 @@ export function createPool(url: string, logger: Logger, max = 10): Db {
   return pool;
 }
 
+/** Another pool on `db`'s database, with its own connections (and so its own queue). */
+export function createSiblingPool(db: Db, logger: Logger, max: number): Db {
+  const pool = new pg.Pool({ ...db.options, max });
+  pool.on('error', (err) => logger.warn({ err: err.message }, 'idle PostgreSQL client error'));
+  return pool;
+}
+
 /**
  * A failure to reach the database (refused, reset, shut down), as opposed to a statement's own
  * error: worth waiting out. SQLSTATE class 08 is a connection exception; 57P01–57P03 a shutdown.
