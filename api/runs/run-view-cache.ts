@@ -14,6 +14,12 @@ import type { RunChangeFeed } from '../../core/db/run-changes';
  */
 export interface RunViewCache<V extends object = object> {
   read<T extends V>(runId: string, load: () => Promise<T | undefined>): Promise<T | undefined>;
+  /**
+   * Keeps `view` as the run's, unless a change is heard first; for a run just recorded, whose
+   * workflow has not started: nothing can have changed it yet, and the long poll that follows its
+   * start then costs no query.
+   */
+  seed(runId: string, view: V): void;
   forget(runId: string): void;
   close(): void;
 }
@@ -38,32 +44,37 @@ export function createRunViewCache(changes: RunChangeFeed, maxRuns = MAX_RUNS): 
   };
   const unsubscribe = changes.onChange(forget);
 
-  return {
-    read<T extends object>(runId: string, load: () => Promise<T | undefined>) {
-      // One cache holds one kind of object (the run view); the casts only restore its type.
-      const hit = views.get(runId) as T | undefined;
-      if (hit) {
-        views.delete(runId);
-        views.set(runId, hit);
-        return Promise.resolve(hit);
+  function read<T extends object>(runId: string, load: () => Promise<T | undefined>): Promise<T | undefined> {
+    // One cache holds one kind of object (the run view); the casts only restore its type.
+    const hit = views.get(runId) as T | undefined;
+    if (hit) {
+      views.delete(runId);
+      views.set(runId, hit);
+      return Promise.resolve(hit);
+    }
+    const current = loading.get(runId);
+    if (current && !current.stale) return current.promise as Promise<T | undefined>;
+    const flight: { stale: boolean; promise: Promise<T | undefined> } = { stale: false, promise: load() };
+    loading.set(runId, flight);
+    const settle = () => {
+      if (loading.get(runId) === flight) loading.delete(runId);
+    };
+    flight.promise.then((view) => {
+      settle();
+      if (!view || flight.stale || !changes.status().listening) return;
+      views.set(runId, view);
+      for (const oldest of views.keys()) {
+        if (views.size <= maxRuns) break;
+        views.delete(oldest);
       }
-      const current = loading.get(runId);
-      if (current && !current.stale) return current.promise as Promise<T | undefined>;
-      const flight: { stale: boolean; promise: Promise<T | undefined> } = { stale: false, promise: load() };
-      loading.set(runId, flight);
-      const settle = () => {
-        if (loading.get(runId) === flight) loading.delete(runId);
-      };
-      flight.promise.then((view) => {
-        settle();
-        if (!view || flight.stale || !changes.status().listening) return;
-        views.set(runId, view);
-        for (const oldest of views.keys()) {
-          if (views.size <= maxRuns) break;
-          views.delete(oldest);
-        }
-      }, settle);
-      return flight.promise;
+    }, settle);
+    return flight.promise;
+  }
+
+  return {
+    read,
+    seed(runId, view) {
+      void read(runId, () => Promise.resolve(view));
     },
     forget,
     close: unsubscribe,

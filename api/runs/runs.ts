@@ -81,6 +81,15 @@ export async function readRun(db: Queryable, runId: string): Promise<RunView | u
   };
 }
 
+/** A run as readRun shows it the moment it is recorded, before its workflow has started. */
+export function newRunView(run: Pick<StoredRun, 'id' | 'threadId' | 'agentId' | 'createdAt'>): RunView {
+  const { id, threadId, agentId, createdAt } = run;
+  return {
+    ...runView({ id, threadId, agentId, createdAt, toolCallArguments: new Map(), mayWait: { approvals: false, inputs: false } }),
+    pendingApprovals: [], pendingInputs: [],
+  };
+}
+
 function runView(run: StoredRun): Omit<RunView, 'pendingApprovals' | 'pendingInputs'> {
   const { result, progress } = run;
   if (result) {

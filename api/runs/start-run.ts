@@ -10,6 +10,8 @@ import { findThread } from '../../core/db/threads';
 import { EngineError } from '../../core/engine-error';
 import { idempotentRunId, newId } from '../../core/ids';
 import type { RunWorkflowInput } from '../../workflows/definitions';
+import type { RunViewCache } from './run-view-cache';
+import { newRunView, type RunView } from './runs';
 
 /*
  * Starting a run, behind the API and the MCP endpoint: idempotency (Stripe's semantics), the
@@ -32,6 +34,8 @@ export interface StartRunDeps {
   db: Db;
   client: Client;
   taskQueue: string;
+  /** the API's run objects: a run is seeded there as recorded, so the long poll after the start reads nothing */
+  views?: RunViewCache<RunView>;
 }
 
 export interface StartedRun {
@@ -99,9 +103,12 @@ async function claimAndInsert(deps: StartRunDeps, record: Omit<RunRecord, 'creat
 
 /** A workflow that could not be started leaves neither the claim nor the run behind. */
 async function startWorkflowOrUndo(deps: StartRunDeps, run: RunRecord, req: StartRunRequest, agentName: string): Promise<void> {
+  // Before the start: once the workflow runs, only a read can tell what it has done.
+  deps.views?.seed(run.id, newRunView(run));
   try {
     await startWorkflow(deps, run, req, agentName);
   } catch (err) {
+    deps.views?.forget(run.id);
     await releaseThread(deps, run.threadId, run.id);
     await deps.db.query('DELETE FROM runs WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM run_events WHERE run_id = $1)', [run.id]);
     throw err;

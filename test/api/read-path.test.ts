@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { Client } from '@temporalio/client';
 import pg from 'pg';
 import { buildApp } from '../../api/app';
+import { readRun } from '../../api/runs/runs';
 import { listenForAnswers, listenForRunChanges, type RunChangeFeed } from '../../core/db/run-changes';
 import { insertAgent } from '../../core/db/agents';
 import { findApproval } from '../../core/db/approvals';
@@ -152,6 +153,45 @@ describe('reading runs never asks Temporal to run a query on a worker', () => {
       apiPool.off('acquire', count);
     }
     expect(acquired).toBeLessThanOrEqual(4);
+  });
+
+  test('a run started through the API is read from its record until it changes: the long poll after a start sends no query', async () => {
+    // No worker polls this queue: the run stays as recorded, and nothing but the test changes it.
+    const idle = await buildApp({ db: apiPool, client: engine.client, taskQueue: `idle-${randomUUID()}`, logger, changes, rateLimitPerMinute: 0 });
+    try {
+      const { threadId } = await engine.scriptedThread([{ text: 'never' }]);
+      const started = await idle.inject({ method: 'POST', url: `/v1/threads/${threadId}/runs`, payload: { input: 'go' } });
+      expect(started.statusCode).toBe(202);
+      const runId = started.json<Json>().id as string;
+
+      let acquired = 0;
+      const count = () => { acquired += 1; };
+      apiPool.on('acquire', count);
+      let seeded: Json;
+      try {
+        seeded = (await idle.inject({ method: 'GET', url: `/v1/runs/${runId}?waitMs=200` })).json();
+      } finally {
+        apiPool.off('acquire', count);
+      }
+      expect(acquired).toBe(0);
+      // Exactly what a read of the database says.
+      expect(seeded).toEqual(JSON.parse(JSON.stringify(await readRun(apiPool, runId))));
+      expect(seeded).toMatchObject({ id: runId, threadId, status: 'running', turns: 0, toolCalls: [], endedAt: null });
+
+      // A change heard drops it: the next GET reads the database.
+      await engine.db.query("SELECT pg_notify('engine_run_event', $1)", [runId]);
+      await waitFor(async () => {
+        apiPool.on('acquire', count);
+        try {
+          await idle.inject({ method: 'GET', url: `/v1/runs/${runId}` });
+        } finally {
+          apiPool.off('acquire', count);
+        }
+        return acquired > 0;
+      }, 5_000, 'a GET that reads the database after the change');
+    } finally {
+      await idle.close();
+    }
   });
 
   test('a worker\'s feed listens for answers alone: the run events every step writes never reach it', async () => {
