@@ -15,7 +15,7 @@ import {
 } from './load-processes';
 
 /**
- * `npm run bench:load [-- --rounds=3 --concurrency=50 --rss-runs=100 --latency-n=20 --get-rate=200 --profile --only=… --arenas=default --worker-node-args="…"]`
+ * `npm run bench:load [-- --rounds=5 --concurrency=50 --rss-runs=100 --latency-n=20 --get-rate=200 --profile --only=… --arenas=default --worker-node-args="…"]`
  *
  * The production topology under load: a Temporal dev server, PostgreSQL (embedded, or a database of
  * its own on DATABASE_URL's server), an API process and a worker process built and started as the
@@ -25,7 +25,9 @@ import {
  */
 
 const arg = (name: string, fallback: number) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
-const ROUNDS = arg('rounds', 3);
+const ROUNDS = arg('rounds', 5);
+/** a pause before each measured round, so that the work one round leaves behind (workflows closing, timers) lands in neither side's next round */
+const SETTLE_MS = 1_000;
 const CONCURRENCY = arg('concurrency', 50);
 const RSS_RUNS = arg('rss-runs', 100);
 const LATENCY_N = arg('latency-n', 20);
@@ -243,14 +245,18 @@ async function main(): Promise<void> {
       await floorRound();
       const engineRates: number[] = [];
       const floorRates: number[] = [];
+      const settled = async <T>(round: () => Promise<T>) => {
+        await new Promise((r) => setTimeout(r, SETTLE_MS));
+        return round();
+      };
       for (let r = 0; r < ROUNDS; r++) {
         // Alternating the order, so that neither side always runs right after the other's burst.
         if (r % 2 === 0) {
-          engineRates.push(await engineRound());
-          floorRates.push(await floorRound());
+          engineRates.push(await settled(engineRound));
+          floorRates.push(await settled(floorRound));
         } else {
-          floorRates.push(await floorRound());
-          engineRates.push(await engineRound());
+          floorRates.push(await settled(floorRound));
+          engineRates.push(await settled(engineRound));
         }
       }
       const [e, f] = [median(engineRates), median(floorRates)];
