@@ -19,6 +19,7 @@ import { healthRoutes } from './routes/health';
 import { integrationRoutes } from './routes/integrations';
 import { runEventRoutes } from './routes/run-events';
 import { runInputRoutes } from './routes/run-inputs';
+import { oneShotRunRoutes } from './routes/one-shot-runs';
 import { runListRoutes } from './routes/run-list';
 import { runRoutes } from './routes/runs';
 import { sourceRoutes } from './routes/sources';
@@ -175,6 +176,7 @@ function v1Routes(deps: AppDeps & { changes: RunChangeFeed; views: RunViewCache 
     await v1.register(threadRoutes, { db: deps.db });
     await v1.register(sourceRoutes, { db: deps.db });
     await v1.register(runRoutes, { db: deps.db, reads: deps.reads ?? deps.db, client: deps.client, taskQueue: deps.taskQueue, changes: deps.changes, views: deps.views, keyKind });
+    await v1.register(oneShotRunRoutes, { db: deps.db, client: deps.client, taskQueue: deps.taskQueue, views: deps.views });
     await v1.register(runListRoutes, { db: deps.db, client: deps.client });
     await v1.register(runInputRoutes, { db: deps.db, views: deps.views });
     await v1.register(runEventRoutes, { db: deps.reads ?? deps.db, changes: deps.changes, heartbeatMs: deps.sseHeartbeatMs });

@@ -231,6 +231,16 @@ export const startRunBody = {
   },
 } as const;
 
+export const startOneShotRunBody = {
+  type: 'object',
+  required: ['agentId', 'input'],
+  additionalProperties: false,
+  properties: {
+    agentId: { ...id, description: 'an agent id or name' },
+    input: startRunBody.properties.input,
+  },
+} as const;
+
 export const startRunHeaders = {
   type: 'object',
   properties: {

@@ -10,3 +10,8 @@ export function newId(prefix: IdPrefix): string {
 export function idempotentRunId(threadId: string, key: string): string {
   return `run_${createHash('sha256').update(`${threadId}\u0000${key}`).digest('hex').slice(0, 32)}`;
 }
+
+/** The thread a one-shot run with this Idempotency-Key starts: the same key gives the same thread, and so the same run. */
+export function idempotentThreadId(key: string): string {
+  return `thr_${createHash('sha256').update(`new-thread\u0000${key}`).digest('hex').slice(0, 32)}`;
+}

@@ -4,8 +4,8 @@ import type { ApprovalDecision, ApprovalKeyKind } from '../../core/contract/appr
 import { decideApproval } from '../runs/approvals';
 import type { Db } from '../../core/db/pool';
 import type { RunChangeFeed } from '../../core/db/run-changes';
-import { cancelRun, readRun, readRunWhenEnded } from '../runs/runs';
-import { startRun } from '../runs/start-run';
+import { cancelRun, readRunWhenEnded } from '../runs/runs';
+import { runAccepted, startRun } from '../runs/start-run';
 import { runNotFound } from '../problem';
 import type { RunViewCache } from '../runs/run-view-cache';
 import { closingSignal } from '../closing-signal';
@@ -44,12 +44,10 @@ export const runRoutes: FastifyPluginAsync<RunRouteDeps> = async (app, deps) => 
         },
       },
     }, async (request, reply) => {
-      const { run, created } = await startRun(deps, {
+      const started = await startRun(deps, {
         threadId: request.params.threadId, ...request.body, idempotencyKey: request.headers['idempotency-key'],
       });
-      // A replay reports where the run is now, not where it was when first accepted.
-      const status = created ? 'running' : ((await readRun(deps.db, run.id))?.status ?? 'running');
-      return reply.code(202).send({ id: run.id, threadId: run.threadId, status });
+      return reply.code(202).send(await runAccepted(deps.db, started));
     },
   );
 

@@ -1,17 +1,17 @@
 import { createHash } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { RUN_WORKFLOW_TYPE } from '../../core/contract/run';
+import { RUN_WORKFLOW_TYPE, type RunStatus } from '../../core/contract/run';
 import { agentIdKey, runStatusKey, threadIdKey } from '../../core/contract/search-attributes';
 import { agentDisabledText, findAgent, findAgentByRef } from '../../core/db/agents';
 import type { Db } from '../../core/db/pool';
-import { insertRunOnThread } from '../../core/db/run-lifecycle';
+import { insertRunOnNewThread, insertRunOnThread } from '../../core/db/run-lifecycle';
 import { findRun, findRunResult, insertRun, type RunRecord } from '../../core/db/run-store';
-import { findThread } from '../../core/db/threads';
+import { ensureThread, findThread } from '../../core/db/threads';
 import { EngineError } from '../../core/engine-error';
-import { idempotentRunId, newId } from '../../core/ids';
+import { idempotentRunId, idempotentThreadId, newId } from '../../core/ids';
 import type { RunWorkflowInput } from '../../workflows/definitions';
 import type { RunViewCache } from './run-view-cache';
-import { newRunView, type RunView } from './runs';
+import { newRunView, readRun, type RunView } from './runs';
 
 /*
  * Starting a run, behind the API and the MCP endpoint: idempotency (Stripe's semantics), the
@@ -67,6 +67,40 @@ export async function startRun(deps: StartRunDeps, req: StartRunRequest): Promis
   return { run, created: true };
 }
 
+/** What a start answers (202): the run, and where it is now; a replay's run may have ended since. */
+export async function runAccepted(db: Db, { run, created }: StartedRun): Promise<{ id: string; threadId: string; status: RunStatus }> {
+  const status = created ? 'running' : ((await readRun(db, run.id))?.status ?? 'running');
+  return { id: run.id, threadId: run.threadId, status };
+}
+
+export interface StartOnNewThreadRequest {
+  /** the agent, by id or name */
+  agentRef: string;
+  input: string;
+  idempotencyKey?: string;
+}
+
+/**
+ * Starts a run on a thread made for it (POST /v1/runs): a one-shot run, one request. Without an
+ * Idempotency-Key, the thread, its claim and the run are one statement. With one, the thread's id
+ * derives from the key, so a retry finds the same thread and so the same run.
+ */
+export async function startRunOnNewThread(deps: StartRunDeps, req: StartOnNewThreadRequest): Promise<StartedRun> {
+  if (req.idempotencyKey) {
+    const agent = await findAgentByRef(deps.db, req.agentRef);
+    if (!agent) throw new EngineError('not_found', `Agent ${req.agentRef} does not exist`);
+    const threadId = idempotentThreadId(req.idempotencyKey);
+    // A disabled agent gets no new thread; a retry of a request it accepted before is still answered.
+    if (!(await ensureThread(deps.db, threadId, agent.id))) throw new EngineError('agent_disabled', agentDisabledText(agent));
+    return startIdempotentRun(deps, { threadId, input: req.input, agentId: agent.id }, req.idempotencyKey);
+  }
+  const { agent, run } = await insertRunOnNewThread(deps.db, { runId: newId('run'), threadId: newId('thr'), agentRef: req.agentRef, input: req.input });
+  if (!agent) throw new EngineError('not_found', `Agent ${req.agentRef} does not exist`);
+  if (!run) throw new EngineError('agent_disabled', agentDisabledText(agent));
+  await startWorkflowOrUndo(deps, run, { threadId: run.threadId, input: req.input }, agent.name, { newThread: true });
+  return { run, created: true };
+}
+
 async function startIdempotentRun(deps: StartRunDeps, req: StartRunRequest, key: string): Promise<StartedRun> {
   const { db } = deps;
   const thread = await findThread(db, req.threadId);
@@ -101,8 +135,10 @@ async function claimAndInsert(deps: StartRunDeps, record: Omit<RunRecord, 'creat
   });
 }
 
-/** A workflow that could not be started leaves neither the claim nor the run behind. */
-async function startWorkflowOrUndo(deps: StartRunDeps, run: RunRecord, req: StartRunRequest, agentName: string): Promise<void> {
+/** A workflow that could not be started leaves neither the claim nor the run behind, nor a thread made for it. */
+async function startWorkflowOrUndo(
+  deps: StartRunDeps, run: RunRecord, req: StartRunRequest, agentName: string, { newThread = false } = {},
+): Promise<void> {
   // Before the start: once the workflow runs, only a read can tell what it has done.
   deps.views?.seed(run.id, newRunView(run));
   try {
@@ -111,6 +147,7 @@ async function startWorkflowOrUndo(deps: StartRunDeps, run: RunRecord, req: Star
     deps.views?.forget(run.id);
     await releaseThread(deps, run.threadId, run.id);
     await deps.db.query('DELETE FROM runs WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM run_events WHERE run_id = $1)', [run.id]);
+    if (newThread) await deps.db.query('DELETE FROM threads WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM runs WHERE thread_id = $1)', [run.threadId]);
     throw err;
   }
 }

@@ -49,6 +49,26 @@ export async function insertRunOnThread(db: Queryable, r: { runId: string; threa
 }
 
 /**
+ * A run on a thread made for it, in one statement: the agent (by id or name), the thread (held by
+ * the run from the start) and the run's row, written only when the agent exists and is enabled.
+ */
+export async function insertRunOnNewThread(db: Queryable, r: { runId: string; threadId: string; agentRef: string; input: string }): Promise<{
+  agent?: Agent; run?: RunRecord;
+}> {
+  const text = `WITH a AS (SELECT * FROM agents WHERE id = $1 OR name = $1 ORDER BY id = $1 DESC LIMIT 1),
+    thread AS (
+      INSERT INTO threads (id, agent_id, active_run_id) SELECT $2, a.id, $3 FROM a WHERE a.disabled_at IS NULL RETURNING id, agent_id),
+    run AS (
+      INSERT INTO runs (id, thread_id, agent_id, input) SELECT $3, thread.id, thread.agent_id, $4 FROM thread RETURNING *)
+    SELECT (SELECT row_to_json(a) FROM a) AS agent, (SELECT row_to_json(run) FROM run) AS run`;
+  const { rows } = await db.query<{ agent: AgentRow | null; run: RunRow | null }>({
+    name: statementName(text), text, values: [r.agentRef, r.threadId, r.runId, r.input],
+  });
+  const { agent, run } = rows[0];
+  return { ...(agent ? { agent: toAgent(agent) } : {}), ...(run ? { run: toRun(run) } : {}) };
+}
+
+/**
  * A turn's start, in one round trip: the run's messages up to this turn, the agent as it is now (an
  * edit applies from the next turn) and, unless this turn's reply is stored already (a worker died
  * after storing it), its turn_started event and one more attempt of the turn, so that re-executions

@@ -20,6 +20,17 @@ export async function insertThread(db: Queryable, agentId: string): Promise<Thre
   return toThread(rows[0]);
 }
 
+/** The thread `id` for the agent, unless it exists already (or the agent is disabled); whether it exists now. */
+export async function ensureThread(db: Queryable, id: string, agentId: string): Promise<boolean> {
+  const made = await db.query(
+    'INSERT INTO threads (id, agent_id) SELECT $1, id FROM agents WHERE id = $2 AND disabled_at IS NULL ON CONFLICT (id) DO NOTHING RETURNING id',
+    [id, agentId],
+  );
+  if (made.rowCount === 1) return true;
+  // A statement of its own: one inserting the same thread meanwhile has committed after the insert's snapshot was taken.
+  return (await findThread(db, id)) !== undefined;
+}
+
 export async function findThread(db: Queryable, id: string): Promise<Thread | undefined> {
   const { rows } = await db.query<ThreadRow>('SELECT * FROM threads WHERE id = $1', [id]);
   return rows[0] && toThread(rows[0]);

@@ -263,6 +263,57 @@ describe('runs', () => {
   });
 });
 
+describe('one-shot runs: POST /v1/runs', () => {
+  const postOneShot = (payload: Record<string, unknown>, idempotencyKey?: string) => inject({
+    method: 'POST', url: '/v1/runs', payload, headers: idempotencyKey === undefined ? {} : { 'idempotency-key': idempotencyKey },
+  });
+  const threadCount = async (agentId: string) => Number((await engine.db.query<{ n: string }>('SELECT count(*) AS n FROM threads WHERE agent_id = $1', [agentId])).rows[0].n);
+
+  test('starts a run on a new thread of the agent, named by id or by name; the thread goes on like any other', async () => {
+    const agent = await createAgent([{ text: 'first' }, { text: 'second' }]);
+    const byName = await postOneShot({ agentId: agent.name, input: 'go' });
+    expect(byName.statusCode).toBe(202);
+    const { id: runId, threadId, status } = json(byName);
+    expect(status).toBe('running');
+    expect(threadId).toMatch(/^thr_/);
+    expect((await getRun(runId, 30_000)).body).toMatchObject({ id: runId, threadId, agentId: agent.id, status: 'completed', output: 'first' });
+    expect(json(await inject({ method: 'GET', url: `/v1/threads/${threadId}` }))).toMatchObject({ id: threadId, agentId: agent.id });
+
+    // The thread is an ordinary one: the next run continues it, with its history.
+    const next = await startRun(threadId, 'again');
+    expect((await getRun(next, 30_000)).body).toMatchObject({ threadId, status: 'completed' });
+    const byId = await postOneShot({ agentId: agent.id, input: 'go' });
+    expect(json(byId).threadId).not.toBe(threadId);
+    expect(await threadCount(agent.id)).toBe(2);
+  });
+
+  test('an unknown agent answers 404 and a deleted one 409, and neither leaves a thread behind', async () => {
+    expect(expectProblem(await postOneShot({ agentId: `agt_${randomUUID().replace(/-/g, '')}`, input: 'go' }), 404)).toMatchObject({ code: 'not_found' });
+    // An agent that a thread refers to is kept when deleted, disabled.
+    const agent = await createAgent([{ text: 'never' }]);
+    expect((await inject({ method: 'POST', url: '/v1/threads', payload: { agentId: agent.id } })).statusCode).toBe(201);
+    expect((await inject({ method: 'DELETE', url: `/v1/agents/${agent.id}` })).statusCode).toBe(200);
+    expect(expectProblem(await postOneShot({ agentId: agent.id, input: 'go' }), 409)).toMatchObject({ code: 'agent_disabled', detail: expect.stringMatching(/deleted/) });
+    expect(expectProblem(await postOneShot({ agentId: agent.id, input: 'go' }, `key-${randomUUID()}`), 409)).toMatchObject({ code: 'agent_disabled' });
+    expect(await threadCount(agent.id)).toBe(1);
+    expectProblem(await postOneShot({ input: 'no agent' }), 400);
+  });
+
+  test('the same Idempotency-Key gives the same thread and run; with another body it answers 409', async () => {
+    const agent = await createAgent([{ text: 'once' }]);
+    const key = `key-${randomUUID()}`;
+    const responses = await Promise.all([1, 2, 3].map(() => postOneShot({ agentId: agent.id, input: 'same' }, key)));
+    expect(responses.map((r) => r.statusCode)).toEqual([202, 202, 202]);
+    expect(new Set(responses.map((r) => `${json(r).id} ${json(r).threadId}`)).size).toBe(1);
+    const { id: runId, threadId } = json(responses[0]);
+    expect((await getRun(runId, 30_000)).body).toMatchObject({ status: 'completed', output: 'once' });
+
+    expect(json(await postOneShot({ agentId: agent.name, input: 'same' }, key))).toEqual({ id: runId, threadId, status: 'completed' });
+    expect(expectProblem(await postOneShot({ agentId: agent.id, input: 'another' }, key), 409)).toMatchObject({ code: 'conflict' });
+    expect(await threadCount(agent.id)).toBe(1);
+  });
+});
+
 describe('operations', () => {
   test('/healthz and /readyz answer 200 when PostgreSQL and Temporal answer', async () => {
     expect(json(await inject({ method: 'GET', url: '/healthz' }))).toEqual({ status: 'ok' });
@@ -297,6 +348,7 @@ describe('operations', () => {
     expect(doc.openapi).toMatch(/^3\./);
     expect(doc.paths['/v1/runs/{id}']).toHaveProperty('get');
     expect(doc.paths['/v1/threads/{threadId}/runs']).toHaveProperty('post');
+    expect(doc.paths['/v1/runs']).toHaveProperty('post');
     expect(doc.components.schemas).toHaveProperty('Run');
     expect((await inject({ method: 'GET', url: '/docs' })).statusCode).toBeLessThan(400);
   });

@@ -78,10 +78,9 @@ const expectedFloor = (shape: number[], text: string) => shape.flatMap((calls, t
 
 interface Engine { api: Api; agents: Record<'load' | 'latency', string> }
 
-/** One engine run as a user drives it: POST, then long polls until it ends; checked against its script. */
+/** One engine run as a user drives it: POST (a one-shot run, on a thread of its own), then long polls until it ends; checked against its script. */
 async function engineRun(engine: Engine, kind: 'load' | 'latency', onStarted?: (id: string) => void): Promise<void> {
-  const thread = await engine.api.post('/v1/threads', { agentId: engine.agents[kind] });
-  const { id } = await engine.api.post(`/v1/threads/${String(thread.id)}/runs`, { input: 'go' });
+  const { id } = await engine.api.post('/v1/runs', { agentId: engine.agents[kind], input: 'go' });
   onStarted?.(String(id));
   let run: Json;
   do run = (await engine.api.get(`/v1/runs/${String(id)}?waitMs=30000`)).body; while (run.status === 'running');
