@@ -56,7 +56,7 @@ export const runEventRoutes: FastifyPluginAsync<RunEventRouteDeps> = async (app,
 
     const stream = openSse(request, reply, { heartbeatMs: deps.heartbeatMs ?? DEFAULT_HEARTBEAT_MS, stop: closing });
     const present = eventPresenter(deps.db, runId);
-    const watch = deps.changes.watch(runId, ['event', 'ended']);
+    const watch = deps.changes.watch(runId, ['event', 'progress', 'ended']);
     try {
       // A run closed from outside gets its result and run_ended from the API's reconciliation.
       const items = followRunEvents(deps.db, runId, {

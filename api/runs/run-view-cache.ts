@@ -5,7 +5,8 @@ import type { RunChangeFeed } from '../../core/db/run-changes';
  * Every write that changes a run object also inserts a run event, a result or an input row in the
  * same transaction, whose trigger NOTIFYs the run's id on commit (migrations 5 and 7); the
  * process's LISTEN connection hears it and the object is dropped here. So a poll of a run that
- * has not changed since the last read costs no query, however many clients poll.
+ * has not changed since the last read costs no query, however many clients poll. The start of a
+ * step changes nothing a run object shows, and is announced apart (migration 9): it drops nothing.
  *
  * The cache holds nothing while the LISTEN connection is down, and forgets everything when it is
  * lost or made again (changes may have gone unheard). A read that a change overtakes is not kept.
@@ -42,7 +43,10 @@ export function createRunViewCache(changes: RunChangeFeed, maxRuns = MAX_RUNS): 
     const flight = loading.get(runId);
     if (flight) flight.stale = true;
   };
-  const unsubscribe = changes.onChange(forget);
+  // A step's start changes nothing a run object shows.
+  const unsubscribe = changes.onChange((runId, kind) => {
+    if (kind !== 'progress') forget(runId);
+  });
 
   function read<T extends object>(runId: string, load: () => Promise<T | undefined>): Promise<T | undefined> {
     // One cache holds one kind of object (the run view); the casts only restore its type.

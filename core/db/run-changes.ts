@@ -13,10 +13,16 @@ import type { Db } from './pool';
  * it was away are lost.
  */
 
-export type RunChange = 'event' | 'ended' | 'input';
+export type RunChange = 'event' | 'progress' | 'ended' | 'input';
 
-/** `input`: a run input (elicitation) was answered or closed; workers waiting for answers watch it. */
-const CHANNELS: Record<string, RunChange> = { engine_run_event: 'event', engine_run_ended: 'ended', engine_run_input: 'input' };
+/**
+ * `event`: an event that changes the run object (a turn or tool call ended, an approval, a question);
+ * `progress`: one that does not (a step started: migration 9); `ended`: the run's result was written;
+ * `input`: a run input (elicitation) was answered or closed; workers waiting for answers watch it.
+ */
+const CHANNELS: Record<string, RunChange> = {
+  engine_run_event: 'event', engine_run_progress: 'progress', engine_run_ended: 'ended', engine_run_input: 'input',
+};
 
 export interface RunWatch {
   /** Resolves on a change of the watched kinds since the last call (at once if one came meanwhile), after `ms`, or on abort. */
@@ -28,10 +34,10 @@ export interface RunChangeFeed {
   /** Watch before reading the run: a change between the read and next() is then not missed. */
   watch(runId: string, kinds: readonly RunChange[]): RunWatch;
   /**
-   * Every change as it is heard: the run's id, or undefined when changes may have been missed (the
-   * connection was lost, or has just been made). Returns the unsubscribe function.
+   * Every change as it is heard: the run's id and the kind of change, or undefined when changes
+   * may have been missed (the connection was lost, or has just been made). Returns the unsubscribe function.
    */
-  onChange(listener: (runId: string | undefined) => void): () => void;
+  onChange(listener: (runId: string | undefined, kind?: RunChange) => void): () => void;
   /** the LISTEN connection, for health checks and tests */
   status(): { listening: boolean; pid?: number };
   close(): Promise<void>;
@@ -75,7 +81,7 @@ export function listenForRunChanges(db: Db, logger: Logger, options: RunChangeFe
     w.pending = true;
     w.wake?.();
   };
-  const listeners = new Set<(runId: string | undefined) => void>();
+  const listeners = new Set<(runId: string | undefined, kind?: RunChange) => void>();
   const wakeAll = () => {
     for (const listener of listeners) listener(undefined);
     for (const set of watchers.values()) for (const w of set) poke(w);
@@ -83,7 +89,7 @@ export function listenForRunChanges(db: Db, logger: Logger, options: RunChangeFe
 
   const onNotification = (msg: pg.Notification) => {
     const kind = CHANNELS[msg.channel];
-    if (kind && msg.payload) for (const listener of listeners) listener(msg.payload);
+    if (kind && msg.payload) for (const listener of listeners) listener(msg.payload, kind);
     const set = msg.payload ? watchers.get(msg.payload) : undefined;
     if (!kind || !set) return;
     for (const w of set) if (w.kinds.includes(kind)) poke(w);

@@ -194,6 +194,60 @@ describe('reading runs never asks Temporal to run a query on a worker', () => {
     }
   });
 
+  test('a step\'s start reaches event streams as it happens, and leaves a cached run object in place', async () => {
+    const { threadId } = await engine.scriptedThread([
+      { toolCalls: [{ name: 'nope', arguments: {} }] },
+      { text: 'slowly', delayMs: 2_000 },
+    ]);
+    const runId = await engine.start({ threadId, input: 'go' });
+    const res = await fetch(`${url}/v1/runs/${runId}/events`);
+    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+    const heardAt: Record<string, number> = {};
+    let buffered = '';
+    while (!heardAt.run_ended) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffered += value;
+      const blocks = buffered.split('\n\n');
+      buffered = blocks.pop()!;
+      for (const block of blocks.filter((b) => b.includes('data: '))) {
+        const data = JSON.parse(block.slice(block.indexOf('data: ') + 6).split('\n')[0]) as Json;
+        const event = /^event: (.+)$/m.exec(block)![1];
+        heardAt[data.turn === 2 ? `${event} 2` : event] ??= Date.now();
+      }
+    }
+    await reader.cancel();
+    // Turn 2's start was streamed when it happened, not with its end two seconds later.
+    expect(heardAt['turn_ended 2'] - heardAt['turn_started 2']).toBeGreaterThan(1_500);
+
+    expect((await getRun(runId)).body.status).toBe('completed');
+    const marker = `run_${randomUUID()}`;
+    const heard = (id: string) => new Promise<void>((resolve) => {
+      const off = changes.onChange((runId) => {
+        if (runId === id) {
+          off();
+          resolve();
+        }
+      });
+    });
+    const readsAfter = async (channel: string) => {
+      const done = heard(marker);
+      await engine.db.query("SELECT pg_notify($1, $2), pg_notify('engine_run_input', $3)", [channel, runId, marker]);
+      await done;
+      let acquired = 0;
+      const count = () => { acquired += 1; };
+      apiPool.on('acquire', count);
+      try {
+        expect((await getRun(runId)).body.status).toBe('completed');
+      } finally {
+        apiPool.off('acquire', count);
+      }
+      return acquired;
+    };
+    expect(await readsAfter('engine_run_progress')).toBe(0);
+    expect(await readsAfter('engine_run_event')).toBe(1);
+  });
+
   test('a worker\'s feed listens for answers alone: the run events every step writes never reach it', async () => {
     const feed = listenForAnswers(engine.db, logger);
     try {

@@ -7,6 +7,7 @@ import { migration as m005 } from './005-run-change-notify';
 import { migration as m006 } from './006-approvals';
 import { migration as m007 } from './007-run-inputs';
 import { migration as m008 } from './008-oauth';
+import { migration as m009 } from './009-run-progress-notify';
 import type { Migration } from './migration';
 
 /**
@@ -23,6 +24,7 @@ export const migrations: Migration[] = [
   m006,
   m007,
   m008,
+  m009,
 ];
 
 const LOCK_KEY = 0x6167_656e; // "agen"
