@@ -26,7 +26,7 @@ import {
 
 const arg = (name: string, fallback: number) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
 const ROUNDS = arg('rounds', 5);
-/** a pause before each measured round, so that the work one round leaves behind (workflows closing, timers) lands in neither side's next round */
+/** a pause before each phase and each measured round, so that the work one leaves behind (workflows closing, timers) lands in neither side's next */
 const SETTLE_MS = 1_000;
 const CONCURRENCY = arg('concurrency', 50);
 const RSS_RUNS = arg('rss-runs', 100);
@@ -163,6 +163,8 @@ const line = (label: string, value: string, target = '') => console.log(`${label
 async function phase(name: string, label: string, target: string, measure: () => Promise<string>, children: Child[]): Promise<void> {
   if (ONLY && !ONLY.includes(name)) return;
   try {
+    // What the phase before left running (its last workflows closing) is not this phase's.
+    await new Promise((r) => setTimeout(r, SETTLE_MS));
     line(label, await measure(), target);
   } catch (err) {
     assertAlive(children);
