@@ -46,11 +46,11 @@ export async function runCommand(
   ctx: CliContext, opts: { agent: string; input: string; thread?: string; follow: boolean; json: boolean },
 ): Promise<number> {
   const agent = await resolveAgent(ctx.api, opts.agent);
-  const threadId = opts.thread ?? (await ctx.api.post<{ id: string }>('/v1/threads', { agentId: agent.id })).id;
-  const accepted = await ctx.api.post<{ id: string }>(`/v1/threads/${encodeURIComponent(threadId)}/runs`, {
-    input: opts.input, ...(opts.thread ? { agentId: agent.id } : {}),
-  });
-  const runId = accepted.id;
+  // Without a thread, a one-shot run: its thread is made with it.
+  const { id: runId, threadId } = await ctx.api.post<{ id: string; threadId: string }>(
+    opts.thread ? `/v1/threads/${encodeURIComponent(opts.thread)}/runs` : '/v1/runs',
+    opts.thread ? { input: opts.input, agentId: agent.id } : { agentId: agent.id, input: opts.input },
+  );
   ctx.err.write(`run ${runId} on thread ${threadId} (agent ${agent.name})\n`);
 
   const display = new ProgressDisplay(ctx.err);
