@@ -20,6 +20,27 @@ type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 const FIXTURE = path.join(__dirname, '..', 'fixtures', 'mcp-fixture-server.ts');
 
+/** A run's event stream as it arrives, parsed; ends when the caller stops or the stream closes (after run_ended). */
+async function* streamEvents(url: string): AsyncGenerator<{ event: string; data: Json }> {
+  const res = await fetch(url);
+  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let buffered = '';
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      buffered += value;
+      const blocks = buffered.split('\n\n');
+      buffered = blocks.pop()!;
+      for (const block of blocks.filter((b) => b.includes('data: '))) {
+        yield { event: /^event: (.+)$/m.exec(block)![1], data: JSON.parse(block.slice(block.indexOf('data: ') + 6).split('\n')[0]) as Json };
+      }
+    }
+  } finally {
+    await reader.cancel();
+  }
+}
+
 /** Reads a whole event stream (it closes after run_ended) and parses its events. */
 async function readSse(url: string): Promise<{ event: string; data: Json }[]> {
   const raw = await (await fetch(url)).text();
@@ -33,6 +54,8 @@ describe('reading runs never asks Temporal to run a query on a worker', () => {
   let engine: Engine;
   let app: FastifyInstance;
   let apiPool: pg.Pool;
+  /** the apps' connections for reading runs: what a GET costs shows here, apart from the reconciler's reads */
+  let readsPool: pg.Pool;
   let changes: RunChangeFeed;
   let url: string;
   // The API's own Temporal client, counting the calls that would reach a worker (query) or Temporal per read (describe).
@@ -50,9 +73,10 @@ describe('reading runs never asks Temporal to run a query on a worker', () => {
       },
     });
     apiPool = new pg.Pool({ connectionString: testStack().databases.embedded, max: 8 });
+    readsPool = new pg.Pool({ connectionString: testStack().databases.embedded, max: 4 });
     changes = listenForRunChanges(apiPool, logger);
     app = await buildApp({
-      db: apiPool, client: apiClient, taskQueue: engine.taskQueue, logger, changes, rateLimitPerMinute: 0,
+      db: apiPool, reads: readsPool, client: apiClient, taskQueue: engine.taskQueue, logger, changes, rateLimitPerMinute: 0,
       reconcile: { everyMs: 300, minAgeMs: 0 },
     });
     url = await app.listen({ host: '127.0.0.1', port: 0 });
@@ -61,6 +85,7 @@ describe('reading runs never asks Temporal to run a query on a worker', () => {
     await app?.close();
     await changes?.close();
     await apiPool?.end();
+    await readsPool?.end();
     await engine?.close();
   });
 
@@ -68,6 +93,18 @@ describe('reading runs never asks Temporal to run a query on a worker', () => {
     const started = Date.now();
     const res = await fetch(`${url}/v1/runs/${runId}${waitMs === undefined ? '' : `?waitMs=${waitMs}`}`);
     return { status: res.status, body: (await res.json()) as Json, elapsedMs: Date.now() - started };
+  };
+  /** How many connections the apps took to read runs while `fn` ran. */
+  const readsDuring = async (fn: () => Promise<unknown>) => {
+    let acquired = 0;
+    const count = () => { acquired += 1; };
+    readsPool.on('acquire', count);
+    try {
+      await fn();
+    } finally {
+      readsPool.off('acquire', count);
+    }
+    return acquired;
   };
   const endedAgoMs = async (runId: string) => Date.now() - new Date((await findRunResult(engine.db, runId))!.endedAt).getTime();
 
@@ -116,79 +153,47 @@ describe('reading runs never asks Temporal to run a query on a worker', () => {
       { text: 'done', delayMs: 300 },
     ]);
     const runId = await engine.start({ threadId, input: 'go' });
-    const res = await fetch(`${url}/v1/runs/${runId}/events`);
-    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
-    let buffered = '';
     const seen: string[] = [];
-    for (let ended = false; !ended;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      buffered += value;
-      const blocks = buffered.split('\n\n');
-      buffered = blocks.pop()!;
-      for (const block of blocks.filter((b) => b.includes('data: '))) {
-        const data = JSON.parse(block.slice(block.indexOf('data: ') + 6).split('\n')[0]) as Json;
-        const event = /^event: (.+)$/m.exec(block)![1];
-        seen.push(event);
-        // The GET right after the event was streamed shows what the event says has happened.
-        const { body } = await getRun(runId);
-        if (event === 'turn_ended') expect(body.turns).toBeGreaterThanOrEqual(data.turn);
-        if (event === 'tool_call_ended') expect(body.toolCalls.map((c: Json) => c.id)).toContain(data.toolCallId);
-        if (event === 'run_ended') {
-          expect(body).toMatchObject({ status: 'completed', output: 'done', turns: 3 });
-          ended = true;
-        }
+    for await (const { event, data } of streamEvents(`${url}/v1/runs/${runId}/events`)) {
+      seen.push(event);
+      // The GET right after the event was streamed shows what the event says has happened.
+      const { body } = await getRun(runId);
+      if (event === 'turn_ended') expect(body.turns).toBeGreaterThanOrEqual(data.turn);
+      if (event === 'tool_call_ended') expect(body.toolCalls.map((c: Json) => c.id)).toContain(data.toolCallId);
+      if (event === 'run_ended') {
+        expect(body).toMatchObject({ status: 'completed', output: 'done', turns: 3 });
+        break;
       }
     }
-    await reader.cancel();
     expect(seen.filter((e) => e === 'tool_call_ended')).toHaveLength(3);
 
     // The run has not changed since: fifty polls cost at most the one read that fills the cache.
-    let acquired = 0;
-    const count = () => { acquired += 1; };
-    apiPool.on('acquire', count);
-    try {
+    expect(await readsDuring(async () => {
       for (let i = 0; i < 50; i++) expect((await getRun(runId)).body.status).toBe('completed');
-    } finally {
-      apiPool.off('acquire', count);
-    }
-    expect(acquired).toBeLessThanOrEqual(4);
+    })).toBeLessThanOrEqual(1);
   });
 
   test('a run started through the API is read from its record until it changes: the long poll after a start sends no query', async () => {
     // No worker polls this queue: the run stays as recorded, and nothing but the test changes it.
-    const idle = await buildApp({ db: apiPool, client: engine.client, taskQueue: `idle-${randomUUID()}`, logger, changes, rateLimitPerMinute: 0 });
+    const idle = await buildApp({ db: apiPool, reads: readsPool, client: engine.client, taskQueue: `idle-${randomUUID()}`, logger, changes, rateLimitPerMinute: 0 });
     try {
       const { threadId } = await engine.scriptedThread([{ text: 'never' }]);
       const started = await idle.inject({ method: 'POST', url: `/v1/threads/${threadId}/runs`, payload: { input: 'go' } });
       expect(started.statusCode).toBe(202);
       const runId = started.json<Json>().id as string;
 
-      let acquired = 0;
-      const count = () => { acquired += 1; };
-      apiPool.on('acquire', count);
       let seeded: Json;
-      try {
+      expect(await readsDuring(async () => {
         seeded = (await idle.inject({ method: 'GET', url: `/v1/runs/${runId}?waitMs=200` })).json();
-      } finally {
-        apiPool.off('acquire', count);
-      }
-      expect(acquired).toBe(0);
+      })).toBe(0);
       // Exactly what a read of the database says.
       expect(seeded).toEqual(JSON.parse(JSON.stringify(await readRun(apiPool, runId))));
       expect(seeded).toMatchObject({ id: runId, threadId, status: 'running', turns: 0, toolCalls: [], endedAt: null });
 
       // A change heard drops it: the next GET reads the database.
       await engine.db.query("SELECT pg_notify('engine_run_event', $1)", [runId]);
-      await waitFor(async () => {
-        apiPool.on('acquire', count);
-        try {
-          await idle.inject({ method: 'GET', url: `/v1/runs/${runId}` });
-        } finally {
-          apiPool.off('acquire', count);
-        }
-        return acquired > 0;
-      }, 5_000, 'a GET that reads the database after the change');
+      await waitFor(async () => (await readsDuring(() => idle.inject({ method: 'GET', url: `/v1/runs/${runId}` }))) > 0,
+        5_000, 'a GET that reads the database after the change');
     } finally {
       await idle.close();
     }
@@ -200,23 +205,11 @@ describe('reading runs never asks Temporal to run a query on a worker', () => {
       { text: 'slowly', delayMs: 2_000 },
     ]);
     const runId = await engine.start({ threadId, input: 'go' });
-    const res = await fetch(`${url}/v1/runs/${runId}/events`);
-    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
     const heardAt: Record<string, number> = {};
-    let buffered = '';
-    while (!heardAt.run_ended) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      buffered += value;
-      const blocks = buffered.split('\n\n');
-      buffered = blocks.pop()!;
-      for (const block of blocks.filter((b) => b.includes('data: '))) {
-        const data = JSON.parse(block.slice(block.indexOf('data: ') + 6).split('\n')[0]) as Json;
-        const event = /^event: (.+)$/m.exec(block)![1];
-        heardAt[data.turn === 2 ? `${event} 2` : event] ??= Date.now();
-      }
+    for await (const { event, data } of streamEvents(`${url}/v1/runs/${runId}/events`)) {
+      heardAt[data.turn === 2 ? `${event} 2` : event] ??= Date.now();
+      if (event === 'run_ended') break;
     }
-    await reader.cancel();
     // Turn 2's start was streamed when it happened, not with its end two seconds later.
     expect(heardAt['turn_ended 2'] - heardAt['turn_started 2']).toBeGreaterThan(1_500);
 
@@ -234,15 +227,7 @@ describe('reading runs never asks Temporal to run a query on a worker', () => {
       const done = heard(marker);
       await engine.db.query("SELECT pg_notify($1, $2), pg_notify('engine_run_input', $3)", [channel, runId, marker]);
       await done;
-      let acquired = 0;
-      const count = () => { acquired += 1; };
-      apiPool.on('acquire', count);
-      try {
-        expect((await getRun(runId)).body.status).toBe('completed');
-      } finally {
-        apiPool.off('acquire', count);
-      }
-      return acquired;
+      return readsDuring(async () => expect((await getRun(runId)).body.status).toBe('completed'));
     };
     expect(await readsAfter('engine_run_progress')).toBe(0);
     expect(await readsAfter('engine_run_event')).toBe(1);
