@@ -15,7 +15,7 @@ import {
 } from './load-processes';
 
 /**
- * `npm run bench:load [-- --rounds=5 --concurrency=50 --rss-runs=100 --latency-n=20 --get-rate=200 --profile --only=… --arenas=default --worker-node-args="…"]`
+ * `npm run bench:load [-- --rounds=5 --concurrency=50 --round-runs=100 --rss-runs=100 --latency-n=20 --get-rate=200 --profile --only=… --arenas=default --worker-node-args="…"]`
  *
  * The production topology under load: a Temporal dev server, PostgreSQL (embedded, or a database of
  * its own on DATABASE_URL's server), an API process and a worker process built and started as the
@@ -29,6 +29,8 @@ const ROUNDS = arg('rounds', 5);
 /** a pause before each phase and each measured round, so that the work one leaves behind (workflows closing, timers) lands in neither side's next */
 const SETTLE_MS = 1_000;
 const CONCURRENCY = arg('concurrency', 50);
+/** runs in each throughput round, CONCURRENCY of them in flight at a time */
+const ROUND_RUNS = arg('round-runs', 2 * CONCURRENCY);
 const RSS_RUNS = arg('rss-runs', 100);
 const LATENCY_N = arg('latency-n', 20);
 const GET_RATE = arg('get-rate', 200);
@@ -109,11 +111,23 @@ async function allChecked(runs: Promise<void>[]): Promise<void> {
 }
 
 let floorCounter = 0;
-/** runs/s of `n` concurrent runs, from the first start to the last end */
-async function throughput(n: number, one: () => Promise<void>): Promise<number> {
+/**
+ * runs/s of `total` runs, `concurrency` at a time (a run starts as another ends), from the first
+ * start to the last end. Keeping the runs in flight, rather than starting a batch and waiting for
+ * its slowest, measures the steady state: the batch's tail, when fewer and fewer runs are left to
+ * keep the machine busy, is a smaller part of the round.
+ */
+async function throughput(concurrency: number, total: number, one: () => Promise<void>): Promise<number> {
   const t = performance.now();
-  await allChecked(Array.from({ length: n }, one));
-  return n / ((performance.now() - t) / 1000);
+  let started = 0;
+  const lane = async () => {
+    while (started < total) {
+      started += 1;
+      await one();
+    }
+  };
+  await allChecked(Array.from({ length: Math.min(concurrency, total) }, lane));
+  return total / ((performance.now() - t) / 1000);
 }
 
 /**
@@ -239,8 +253,8 @@ async function main(): Promise<void> {
       for (const [k, v] of Object.entries(cpuDelta(before, reading()))) cpu[side][k] = (cpu[side][k] ?? 0) + v;
       return rate;
     };
-    const engineRound = () => counted('engine', () => throughput(CONCURRENCY, () => engineRun(engine, 'load')));
-    const floorRound = () => counted('floor', () => throughput(CONCURRENCY, () => floorRun(infra, LOAD_SHAPE, floorCounter++)));
+    const engineRound = () => counted('engine', () => throughput(CONCURRENCY, ROUND_RUNS, () => engineRun(engine, 'load')));
+    const floorRound = () => counted('floor', () => throughput(CONCURRENCY, ROUND_RUNS, () => floorRun(infra, LOAD_SHAPE, floorCounter++)));
     await phase('throughput', `throughput, ${CONCURRENCY} concurrent runs (4 turns, 6 echo calls)`, '≥ 0.80×', async () => {
       await engineRound(); // warm-up: JIT, pools, the MCP servers
       await floorRound();
@@ -262,7 +276,7 @@ async function main(): Promise<void> {
       }
       const [e, f] = [median(engineRates), median(floorRates)];
       // The warm-up rounds are counted too: both sides had one.
-      const runs = CONCURRENCY * (ROUNDS + 1);
+      const runs = ROUND_RUNS * (ROUNDS + 1);
       const perRun = (g: CpuGroups) => Object.entries(g).filter(([, s]) => s * 1000 / runs >= 0.5).sort((a, b) => b[1] - a[1])
         .map(([k, s]) => `${k} ${(s * 1000 / runs).toFixed(1)}`).join(', ');
       const total = (g: CpuGroups) => Object.values(g).reduce((a, b) => a + b, 0) * 1000 / runs;
