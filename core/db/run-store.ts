@@ -1,14 +1,14 @@
 import type { ChatMessage, Usage } from '../messages';
 import { toIntegration, type Integration, type IntegrationRow } from './integrations';
 import { statementName, type Queryable } from './pool';
-import { storableJson, storableText } from './storable-text';
+import { storableJsonText, storableJsonValue, storableText } from './storable-text';
 
 /**
  * Repositories for a run's durable records. Every write is idempotent, because activities retry.
  * What a run records comes from an LLM and from MCP servers: each write makes it storable here
  * (storable-text.ts), so that no caller can forget and odd text never fails a turn or loses a result.
  */
-export const jsonText = (value: unknown) => JSON.stringify(storableJson(value));
+export const jsonText = (value: unknown) => storableJsonText(value);
 
 /** One write: a statement and its values. Several go to the database as one statement (writeTogether). */
 export interface Write { text: string; values: unknown[] }
@@ -237,8 +237,7 @@ export async function listEvents(db: Queryable, runId: string, afterSeq = 0): Pr
 
 /** The write, its size, and the value as stored (storable text: what a later read returns). */
 export function snapshotWrite<T>(runId: string, kind: string, data: T): Write & { bytes: number; stored: T } {
-  const stored = storableJson(data);
-  const json = JSON.stringify(stored);
+  const { text: json, value: stored } = storableJsonValue(data);
   const bytes = Buffer.byteLength(json);
   return {
     text: `INSERT INTO run_snapshots (run_id, kind, data, bytes) VALUES ($1, $2, $3, $4)

@@ -38,6 +38,26 @@ export function storableJson<T>(value: T): T {
 }
 
 /**
+ * What JSON.stringify writes for a NUL or a lone surrogate: the escapes `\u0000` and `\udXXX`
+ * (a paired surrogate is written as it is). A string holding the six characters `\u0000` matches
+ * too, which only costs the walk below.
+ */
+const UNSTORABLE_ESCAPE = /\\u(?:0000|d[89a-f])/i;
+
+/**
+ * `value` as JSON text PostgreSQL stores as it is, and the value that text holds: JSON.stringify's
+ * text and `value` itself, unless the text holds what PostgreSQL refuses (then `value` is walked: storableJson).
+ */
+export function storableJsonValue<T>(value: T): { text: string; value: T } {
+  const text = JSON.stringify(value);
+  if (text === undefined || !UNSTORABLE_ESCAPE.test(text)) return { text, value };
+  const stored = storableJson(value);
+  return { text: JSON.stringify(stored), value: stored };
+}
+
+export const storableJsonText = (value: unknown): string => storableJsonValue(value).text;
+
+/**
  * Far beyond any real agent, script or MCP config, and far below what would overflow the stack of
  * JSON.stringify, pg's serialiser or a schema validator walking the value.
  */

@@ -1,4 +1,4 @@
-import { findUnacceptable, storableJson, storableText, unstorableReason } from '../../core/db/storable-text';
+import { findUnacceptable, storableJson, storableJsonValue, storableText, unstorableReason } from '../../core/db/storable-text';
 
 describe('text PostgreSQL can store', () => {
   test('NUL and lone surrogates become U+FFFD; a surrogate pair (an emoji) is kept', () => {
@@ -12,6 +12,23 @@ describe('text PostgreSQL can store', () => {
     const value = { 'k\u0000': ['\u0000', { deep: 'x\udfff' }, 1, true, null] };
     expect(storableJson(value)).toEqual({ 'k\ufffd': ['\ufffd', { deep: 'x\ufffd' }, 1, true, null] });
     expect(JSON.stringify(storableJson(value))).not.toMatch(/\\u0000|\\ud[89a-f]/);
+  });
+
+  test('storable JSON text is JSON.stringify\'s, the value itself kept, unless a NUL or a lone surrogate is in it', () => {
+    const clean = { text: 'plain ✓ \ud83d\ude00', quoted: 'a "\\u0041"', n: [1, null] };
+    const kept = storableJsonValue(clean);
+    expect(kept).toEqual({ text: JSON.stringify(clean), value: clean });
+    expect(kept.value).toBe(clean);
+
+    for (const odd of [{ 'k\u0000': 'v' }, { v: ['x\ud800'] }, { v: 'x\udfff' }, { v: 'x\udbff\u0000' }]) {
+      const { text, value } = storableJsonValue(odd);
+      expect(value).toEqual(storableJson(odd));
+      expect(JSON.parse(text)).toEqual(value);
+      expect(text).not.toMatch(/\\u0000|\\ud[89a-f]/);
+    }
+    // Six characters that look like an escape are text like any other (found, walked, and kept).
+    const lookalike = { v: 'literally \\u0000 and \\udc00' };
+    expect(storableJsonValue(lookalike)).toEqual({ text: JSON.stringify(lookalike), value: lookalike });
   });
 
   test('findUnacceptable names the first bad field, or the depth past the limit', () => {
