@@ -89,7 +89,7 @@ export interface AppConfig {
   agentsDir: string;
   /** task queues of pinned integrations this worker also serves (activities only) */
   mcpTaskQueues: string[];
-  /** the scheduling niceness a stand-alone worker (and the MCP servers it starts) takes: 0 to 19 */
+  /** the scheduling niceness (0 to 19) of the runs' execution: a stand-alone worker (and the MCP servers it starts), and the Temporal dev server `npm start` starts */
   workerNice: number;
   /** requests per minute per API key (or per client address without one); 0 turns the limit off */
   rateLimitPerMinute: number;

@@ -1,4 +1,6 @@
 import fs from 'node:fs/promises';
+import { setPriority } from 'node:os';
+import type { Logger } from './logger';
 
 /** Whether a process (or, with a negative id, a process group) exists. EPERM: it does, but is someone else's. */
 export function isAlive(pid: number): boolean {
@@ -24,4 +26,28 @@ export async function isLeftover(pid: number, mark: string): Promise<boolean> {
 export async function waitForExit(pid: number, ms: number): Promise<boolean> {
   for (let waited = 0; waited < ms && isAlive(pid); waited += 100) await new Promise((r) => setTimeout(r, 100));
   return !isAlive(pid);
+}
+
+/**
+ * `command args` to be run at niceness `nice` (0 to 19): through `nice -n`, so that every thread the
+ * program starts has it from its first instruction (a renice after the start reaches only the
+ * threads that exist by then). 0, or a platform without `nice`, runs the command as it is.
+ */
+export function niced(nice: number, command: string, args: string[]): { command: string; args: string[] } {
+  if (nice <= 0 || process.platform === 'win32') return { command, args };
+  return { command: 'nice', args: ['-n', String(nice), command, ...args] };
+}
+
+/**
+ * Lowers this process's priority to niceness `nice` (WORKER_NICE; 0 leaves it): for throughput work
+ * sharing a machine with work that answers people. The threads and processes it starts from now on
+ * inherit it. Alone on its machine, or in a container, it changes nothing.
+ */
+export function lowerPriority(nice: number, logger: Logger): void {
+  if (nice <= 0) return;
+  try {
+    setPriority(nice);
+  } catch (err) {
+    logger.warn({ err: (err as Error).message, nice }, 'could not lower this process\'s priority');
+  }
 }

@@ -82,6 +82,8 @@ async function main(): Promise<void> {
       config.temporalAddress ? undefined : resolveTemporalCli({ cliPath: config.temporalCliPath, logger, onBuild: say, signal }).then((cliPath) => startDevServer({
         cliPath, dataDir: path.join(config.dataDir, 'temporal'), namespace: config.temporalNamespace,
         preferredPort: 7233, preferredUiPort: config.temporalUiPort, retention: config.temporalRetention, logger, signal,
+        // Runs' execution yields to this process, which answers the API's requests.
+        nice: config.workerNice,
       })),
       config.databaseUrl ? undefined : freePort().then((port) => startEmbeddedPostgres({ dataDir: config.dataDir, port, logger, signal })),
     ]);

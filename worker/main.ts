@@ -1,4 +1,3 @@
-import { setPriority } from 'node:os';
 import { setFlagsFromString } from 'node:v8';
 import { loadConfig } from '../core/config';
 import { migrate } from '../core/db/migrations';
@@ -9,7 +8,8 @@ import { guardedFetch } from '../core/net/address-guard';
 import { openSecretStore } from '../core/secrets/open-store';
 import { connectTemporal, installTemporalRuntime } from '../core/temporal/native-connection';
 import { initTracing } from '../core/tracing/setup';
-import { createLogger, type Logger } from '../core/logger';
+import { createLogger } from '../core/logger';
+import { lowerPriority } from '../core/processes';
 import { createEngineWorker, createPinnedMcpWorker } from './create-worker';
 import { startMcpPool } from './mcp-lifecycle';
 
@@ -18,7 +18,10 @@ async function main(): Promise<void> {
   keepHeapNearLiveSize();
   const config = loadConfig();
   const logger = createLogger(config.logLevel, 'worker');
-  yieldToInteractiveWork(config.workerNice, logger);
+  // Throughput work: where it shares CPUs with the API or PostgreSQL, they answer first (a GET of a
+  // run waits on none of its work); the MCP servers it starts inherit it. Under load on 2 cores the
+  // API's GET p99 fell from 35-196 ms to 16-67 ms (`npm run bench:load`), runs/s unchanged.
+  lowerPriority(config.workerNice, logger);
   if (!config.databaseUrl) throw new Error('DATABASE_URL is required for a stand-alone worker (npm start runs an embedded one).');
   installTemporalRuntime();
 
@@ -73,22 +76,6 @@ async function main(): Promise<void> {
     await connection.close();
     await db.end();
     logger.info('worker stopped');
-  }
-}
-
-/**
- * A worker is throughput work: where it shares CPUs with the API, the Temporal server or
- * PostgreSQL, they should answer first (a GET of a run waits on none of its work). So the worker,
- * and the MCP servers it starts, which inherit it, run at a lower priority (WORKER_NICE, default
- * 10; 0 leaves it): under load on 2 cores the API's GET p99 fell from 35-196 ms to 16-67 ms
- * (`npm run bench:load`), runs/s unchanged. Alone on its machine, or in a container, it changes nothing.
- */
-function yieldToInteractiveWork(nice: number, logger: Logger): void {
-  if (nice === 0) return;
-  try {
-    setPriority(nice);
-  } catch (err) {
-    logger.warn({ err: (err as Error).message, nice }, 'could not lower the worker\'s priority');
   }
 }
 

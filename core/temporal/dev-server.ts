@@ -4,7 +4,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
 import type { Logger } from '../logger';
-import { isAlive, isLeftover, waitForExit } from '../processes';
+import { isAlive, isLeftover, niced, waitForExit } from '../processes';
 import { choosePort } from '../ports';
 import { runSearchAttributeKeys, searchAttributeTypeName } from '../contract/search-attributes';
 
@@ -25,6 +25,11 @@ export interface DevServerOptions {
   logger: Logger;
   /** aborted: stop the server if it is still starting, and reject */
   signal?: AbortSignal;
+  /**
+   * The niceness the server runs at (0 to 19; 0 by default). Its work is the runs' execution: on a
+   * machine it shares with the API, the API's answers (which never wait on it) should come first.
+   */
+  nice?: number;
 }
 
 /** A dev server left by a supervisor that was SIGKILLed still holds the SQLite file: end its process group. */
@@ -57,7 +62,9 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     ...runSearchAttributeKeys.flatMap((k) => ['--search-attribute', `${k.name}=${searchAttributeTypeName(k)}`]),
   ];
   // Its own process group: Ctrl-C reaches the supervisor, which stops the worker before the server.
-  const child = spawn(options.cliPath, args, { detached: true, stdio: ['ignore', 'ignore', 'pipe'] });
+  // `nice` execs the server in its own place: the pid (and its process group) stay the server's.
+  const command = niced(options.nice ?? 0, options.cliPath, args);
+  const child = spawn(command.command, command.args, { detached: true, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
   await fs.writeFile(pidFile, String(child.pid));

@@ -1,5 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
@@ -39,7 +40,7 @@ describe('a run waiting for approval while the Temporal server restarts', () => 
   beforeAll(async () => {
     options = {
       cliPath: testStack().temporalCliPath, dataDir: path.join(testStack().tmpDir, `temporal-restart-${suffix}`), namespace: 'default',
-      preferredPort: await freePort(), preferredUiPort: await freePort(), retention: '1d', logger,
+      preferredPort: await freePort(), preferredUiPort: await freePort(), retention: '1d', logger, nice: 7,
     };
     server = await startDevServer(options);
     connection = await Connection.connect({ address: server.address });
@@ -54,6 +55,20 @@ describe('a run waiting for approval while the Temporal server restarts', () => 
     await connection?.close();
     await server?.stop();
     await db?.end();
+  });
+
+  test('the dev server runs at the niceness it was given, in every thread it has started', async () => {
+    const pid = Number(await fs.readFile(path.join(options.dataDir, 'temporal.pid'), 'utf8'));
+    // The pid is the server's own (`nice` execs it): its command line is the CLI's.
+    expect(await fs.readFile(`/proc/${pid}/cmdline`, 'utf8')).toContain('start-dev');
+    const tids = await fs.readdir(`/proc/${pid}/task`);
+    expect(tids.length).toBeGreaterThan(1);
+    // Field 19 of /proc/<pid>/task/<tid>/stat, counted after the command name's closing parenthesis.
+    const niceness = async (tid: string) => {
+      const stat = await fs.readFile(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+    };
+    expect(new Set(await Promise.all(tids.map(niceness)))).toEqual(new Set([7]));
   });
 
   test('the decision, sent after the restart, lets the run go on to its answer', async () => {

@@ -13,6 +13,7 @@ import { createPool, type Db } from '../../core/db/pool';
 import { createScriptedProvider } from '../../core/llm/scripted';
 import { createLogger } from '../../core/logger';
 import type { McpPool } from '../../core/mcp/pool';
+import { niced } from '../../core/processes';
 import { resolveTemporalCli } from '../../core/temporal/cli';
 import { runSearchAttributeKeys } from '../../core/contract/search-attributes';
 import { startMcpPool } from '../../worker/mcp-lifecycle';
@@ -79,15 +80,32 @@ async function ownDatabase(url: string): Promise<{ url: string; stop(): Promise<
   };
 }
 
-/** A Temporal dev server and a PostgreSQL: the embedded one, or a database of its own on `databaseUrl`'s server. */
-export async function startBenchInfra(options: { databaseUrl?: string } = {}): Promise<BenchInfra> {
+/**
+ * The Temporal CLI to start, run at niceness `nice`: the SDK's test server starts the executable
+ * it is given, so a script execs the CLI through `nice` (as an operator sharing a machine starts
+ * `nice -n 10 temporal server start-dev`, and `npm start` starts its dev server).
+ */
+async function nicedCli(cliPath: string, nice: number, dir: string): Promise<string> {
+  const { command, args } = niced(nice, cliPath, []);
+  if (command === cliPath) return cliPath;
+  const script = path.join(dir, 'temporal-niced');
+  const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+  await fs.writeFile(script, `#!/bin/sh\nexec ${[command, ...args].map(quote).join(' ')} "$@"\n`, { mode: 0o755 });
+  return script;
+}
+
+/**
+ * A Temporal dev server and a PostgreSQL: the embedded one, or a database of its own on `databaseUrl`'s
+ * server. `temporalNice`: the niceness the Temporal server runs at (0 by default).
+ */
+export async function startBenchInfra(options: { databaseUrl?: string; temporalNice?: number } = {}): Promise<BenchInfra> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const tmpDir = await fs.mkdtemp(path.join(os.tmpdir(), 'engine-bench-'));
   const closers: (() => Promise<unknown>)[] = [() => fs.rm(tmpDir, { recursive: true, force: true })];
   // mkdtemp makes it 0700; run as root, PostgreSQL runs as the postgres user and must reach its data dir inside.
   await fs.chmod(tmpDir, 0o755);
   try {
-    const cliPath = await resolveTemporalCli({ logger });
+    const cliPath = await nicedCli(await resolveTemporalCli({ logger }), options.temporalNice ?? 0, tmpDir);
     const [envStarted, pgStarted] = await Promise.allSettled([
       TestWorkflowEnvironment.createLocal({
         server: { executable: { type: 'existing-path', path: cliPath }, searchAttributes: runSearchAttributeKeys, ip: '127.0.0.1' },

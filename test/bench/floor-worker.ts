@@ -1,13 +1,16 @@
 import fs from 'node:fs';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import type { Integration } from '../../core/db/integrations';
+import { loadConfig } from '../../core/config';
 import { createLogger } from '../../core/logger';
+import { lowerPriority } from '../../core/processes';
 import { startMcpPool } from '../../worker/mcp-lifecycle';
 import { createBenchActivities } from './bench-stack';
 
 /**
  * The floor's worker process for `npm run bench:load`, beside the engine's: the floor workflows
- * and their activities (the MCP call through one pooled client), with the SDK's default options.
+ * and their activities (the MCP call through one pooled client), with the SDK's default options,
+ * at the engine worker's priority.
  * Arguments: <temporal address> <task queue> <workflow bundle path> <integration JSON file> <MCP groups dir>.
  * It stops on SIGTERM.
  */
@@ -16,6 +19,8 @@ async function main(): Promise<void> {
   if (!groupsDir) throw new Error('usage: floor-worker <address> <task queue> <bundle> <integration.json> <groups dir>');
   Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('WARN') });
   const logger = createLogger('warn', 'floor-worker');
+  // At the engine worker's priority (WORKER_NICE), as the engine's worker runs beside it.
+  lowerPriority(loadConfig().workerNice, logger);
   const integration = JSON.parse(fs.readFileSync(integrationFile, 'utf8')) as Integration;
   const connection = await NativeConnection.connect({ address });
   const mcpPool = await startMcpPool(logger, { groupsDir });
