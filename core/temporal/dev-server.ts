@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
 import type { Logger } from '../logger';
 import { isAlive, isLeftover, niced, waitForExit } from '../processes';
-import { choosePort } from '../ports';
+import { choosePort, freePort } from '../ports';
 import { runSearchAttributeKeys, searchAttributeTypeName } from '../contract/search-attributes';
 
 /** The embedded Temporal dev server of `npm start`: persisted in the data dir, with the Web UI. */
@@ -47,14 +47,31 @@ const STOP_GRACE_MS = 5_000;
 /** "7d" or "72h" → hours, the unit every CLI version accepts. */
 const retentionHours = (r: string) => `${Number(r.slice(0, -1)) * (r.endsWith('d') ? 24 : 1)}h`;
 
+/** Tries on other ports when another program took the chosen ones between the check and the server's bind. */
+const PORT_ATTEMPTS = 3;
+
 export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
   const { logger } = options;
   await fs.mkdir(options.dataDir, { recursive: true });
   const pidFile = path.join(options.dataDir, 'temporal.pid');
   await stopLeftover(pidFile, logger);
-  options.signal?.throwIfAborted();
-  const port = await choosePort(options.preferredPort);
-  const uiPort = await choosePort(options.preferredUiPort);
+  for (let attempt = 1; ; attempt++) {
+    options.signal?.throwIfAborted();
+    // The preferred ports first; a port is free when checked, but another start may bind it first.
+    const port = attempt === 1 ? await choosePort(options.preferredPort) : await freePort();
+    const uiPort = attempt === 1 ? await choosePort(options.preferredUiPort) : await freePort();
+    try {
+      return await launch(options, pidFile, port, uiPort);
+    } catch (err) {
+      if (!(err instanceof PortTaken) || attempt === PORT_ATTEMPTS) throw err;
+      logger.warn({ port, uiPort }, 'a port of the Temporal dev server was taken meanwhile; trying others');
+    }
+  }
+}
+
+class PortTaken extends Error {}
+
+async function launch(options: DevServerOptions, pidFile: string, port: number, uiPort: number): Promise<DevServer> {
   const args = [
     'server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--ui-port', String(uiPort),
     '--db-filename', path.join(options.dataDir, 'temporal.sqlite'), '--namespace', options.namespace,
@@ -67,16 +84,20 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   const child = spawn(command.command, command.args, { detached: true, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
+  // 'close': the process has exited and what it wrote has been read (its last words say why it stopped).
+  const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
   await fs.writeFile(pidFile, String(child.pid));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const address = `127.0.0.1:${port}`;
 
   const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    process.kill(-child.pid!, 'SIGTERM');
-    const timer = setTimeout(() => child.pid && isAlive(child.pid) && process.kill(-child.pid, 'SIGKILL'), STOP_GRACE_MS);
-    await exited;
-    clearTimeout(timer);
+    if (child.exitCode === null && child.signalCode === null) {
+      process.kill(-child.pid!, 'SIGTERM');
+      const timer = setTimeout(() => child.pid && isAlive(child.pid) && process.kill(-child.pid, 'SIGKILL'), STOP_GRACE_MS);
+      await closed;
+      clearTimeout(timer);
+    } else {
+      await closed;
+    }
     await fs.rm(pidFile, { force: true });
   };
 
@@ -88,9 +109,10 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     ]);
   } catch (err) {
     await stop();
-    throw new Error(`The Temporal dev server did not start: ${(err as Error).message}\n${stderr}`, { cause: err });
+    const message = `The Temporal dev server did not start: ${(err as Error).message}\n${stderr}`;
+    throw /address already in use/.test(stderr) ? new PortTaken(message, { cause: err }) : new Error(message, { cause: err });
   }
-  logger.info({ address, uiPort }, 'Temporal dev server ready');
+  options.logger.info({ address, uiPort }, 'Temporal dev server ready');
   return { address, uiUrl: `http://127.0.0.1:${uiPort}`, stop };
 }
 

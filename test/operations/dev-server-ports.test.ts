@@ -1,0 +1,55 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { Connection } from '@temporalio/client';
+import { freePort } from '../../core/ports';
+import { startDevServer, type DevServer } from '../../core/temporal/dev-server';
+import { logger } from '../support/engine';
+import { testStack } from '../support/stack-env';
+
+/**
+ * A port the dev server was given can be taken by another program between the check that it is
+ * free and the server's bind (two `npm start`s at once both prefer 7233). The server then exits at
+ * once; the start tries again on other ports. The CLI here is the real one behind a script that,
+ * on its first start only, exits as the server does when its port is taken.
+ */
+describe('the Temporal dev server of npm start, when its port is taken as it starts', () => {
+  let server: DevServer | undefined;
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  test('starts on other ports, and says so', async () => {
+    const dir = await fs.mkdtemp(path.join(testStack().tmpDir, 'dev-server-ports-'));
+    const firstStart = path.join(dir, 'first-start-done');
+    const cli = path.join(dir, 'temporal');
+    await fs.writeFile(cli, [
+      '#!/bin/sh',
+      `if [ "$2" = start-dev ] && [ ! -e '${firstStart}' ]; then`,
+      `  touch '${firstStart}'`,
+      '  echo "level=ERROR msg=\\"listen tcp 127.0.0.1:7233: bind: address already in use\\"" >&2',
+      '  exit 1',
+      'fi',
+      `exec '${testStack().temporalCliPath}' "$@"`,
+      '',
+    ].join('\n'), { mode: 0o755 });
+    const warned: unknown[] = [];
+    const watching = Object.assign(Object.create(logger) as typeof logger, {
+      warn: (...args: unknown[]) => warned.push(args),
+    });
+
+    const preferredPort = await freePort();
+    server = await startDevServer({
+      cliPath: cli, dataDir: path.join(dir, 'data'), namespace: 'default', preferredPort, preferredUiPort: await freePort(),
+      retention: '1d', logger: watching,
+    });
+
+    expect(server.address).not.toBe(`127.0.0.1:${preferredPort}`);
+    const connection = await Connection.connect({ address: server.address });
+    try {
+      expect((await connection.workflowService.getSystemInfo({})).serverVersion).toBeTruthy();
+    } finally {
+      await connection.close();
+    }
+    expect(warned).toEqual([[{ port: preferredPort, uiPort: expect.any(Number) }, expect.stringContaining('taken')]]);
+  }, 120_000);
+});
