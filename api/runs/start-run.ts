@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { RUN_WORKFLOW_TYPE, type RunStatus } from '../../core/contract/run';
 import { agentIdKey, runStatusKey, threadIdKey } from '../../core/contract/search-attributes';
-import { agentDisabledText, findAgent, findAgentByRef } from '../../core/db/agents';
+import { agentDisabledText, findAgent, findAgentByRef, type Agent } from '../../core/db/agents';
 import type { Db } from '../../core/db/pool';
 import { insertRunOnNewThread, insertRunOnThread } from '../../core/db/run-lifecycle';
 import { findRun, findRunResult, insertRun, type RunRecord } from '../../core/db/run-store';
@@ -92,7 +92,7 @@ export async function startRunOnNewThread(deps: StartRunDeps, req: StartOnNewThr
     const threadId = idempotentThreadId(req.idempotencyKey);
     // A disabled agent gets no new thread; a retry of a request it accepted before is still answered.
     if (!(await ensureThread(deps.db, threadId, agent.id))) throw new EngineError('agent_disabled', agentDisabledText(agent));
-    return startIdempotentRun(deps, { threadId, input: req.input, agentId: agent.id }, req.idempotencyKey);
+    return startIdempotentRunOf(deps, agent, { threadId, input: req.input, agentId: agent.id }, req.idempotencyKey);
   }
   const { agent, run } = await insertRunOnNewThread(deps.db, { runId: newId('run'), threadId: newId('thr'), agentRef: req.agentRef, input: req.input });
   if (!agent) throw new EngineError('not_found', `Agent ${req.agentRef} does not exist`);
@@ -102,20 +102,24 @@ export async function startRunOnNewThread(deps: StartRunDeps, req: StartOnNewThr
 }
 
 async function startIdempotentRun(deps: StartRunDeps, req: StartRunRequest, key: string): Promise<StartedRun> {
-  const { db } = deps;
-  const thread = await findThread(db, req.threadId);
+  const thread = await findThread(deps.db, req.threadId);
   if (!thread) throw new EngineError('not_found', `Thread ${req.threadId} does not exist`);
-  const agent = await findAgentByRef(db, req.agentId ?? thread.agentId);
+  const agent = await findAgentByRef(deps.db, req.agentId ?? thread.agentId);
   if (!agent) throw new EngineError('not_found', `Agent ${req.agentId ?? thread.agentId} does not exist`);
-  const agentId = agent.id;
+  return startIdempotentRunOf(deps, agent, { ...req, threadId: thread.id }, key);
+}
 
+/** An idempotent start on a thread that exists, of the agent found for it. */
+async function startIdempotentRunOf(deps: StartRunDeps, agent: Agent, req: StartRunRequest, key: string): Promise<StartedRun> {
+  const { db } = deps;
+  const agentId = agent.id;
   const hash = requestHash({ ...req, agentId });
-  const runId = idempotentRunId(thread.id, key);
+  const runId = idempotentRunId(req.threadId, key);
   const existing = await findRun(db, runId);
   if (existing) return replay(deps, existing, hash, req);
   if (agent.disabledAt) throw new EngineError('conflict', agentDisabledText(agent));
 
-  const run = await claimAndInsert(deps, { id: runId, threadId: thread.id, agentId, input: req.input, idempotencyKey: key, requestHash: hash });
+  const run = await claimAndInsert(deps, { id: runId, threadId: req.threadId, agentId, input: req.input, idempotencyKey: key, requestHash: hash });
   if (!run) {
     // A concurrent request with the same Idempotency-Key inserted the run first; it owns the thread claim.
     const winner = await findRun(db, runId);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { CsvColumn } from '../csv/columns';
 import type { Queryable } from './pool';
-import { storableJson, storableText } from './storable-text';
+import { storableJsonText, storableText } from './storable-text';
 
 /** A table imported from an MCP resource into its thread's schema (contract: GET /v1/threads/:id/sources). */
 export interface DataSource {
@@ -41,7 +41,7 @@ export async function upsertDataSource(tx: Queryable, source: NewDataSource): Pr
      RETURNING *`,
     // The URI and the column names come from an LLM and an MCP server.
     [`src_${randomUUID().replace(/-/g, '')}`, source.threadId, storableText(source.uri), source.integrationId, source.schemaName,
-      source.tableName, JSON.stringify(storableJson(source.columns)), source.rowCount, source.bytes],
+      source.tableName, storableJsonText(source.columns), source.rowCount, source.bytes],
   );
   return toDataSource(rows[0]);
 }

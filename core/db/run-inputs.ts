@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { secretKeys } from '../secrets/key-ring';
 import { isSealed, open, seal } from '../secrets/secret-box';
 import type { Queryable } from './pool';
-import { storableJson, storableText } from './storable-text';
+import { storableJsonText, storableText } from './storable-text';
 
 /**
  * Questions MCP servers ask during tool calls (elicitation/create), as a run's pending inputs.
@@ -66,7 +66,7 @@ export async function insertRunInput(db: Queryable, input: NewRunInput): Promise
     `INSERT INTO run_inputs (input_id, run_id, tool_call_id, mode, message, requested_schema, url, expires_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, now() + make_interval(secs => $8::double precision / 1000)) RETURNING *`,
     [`inp_${randomUUID().replace(/-/g, '')}`, input.runId, input.toolCallId, input.mode, storableText(input.message),
-      input.requestedSchema ? JSON.stringify(storableJson(input.requestedSchema)) : null, input.url ?? null, input.waitMs],
+      input.requestedSchema ? storableJsonText(input.requestedSchema) : null, input.url ?? null, input.waitMs],
   );
   return toInput(rows[0]);
 }

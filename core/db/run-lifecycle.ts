@@ -2,10 +2,10 @@ import type { ChatMessage, Usage } from '../messages';
 import { toAgent, type Agent, type AgentRow } from './agents';
 import { statementName, type Queryable } from './pool';
 import {
-  PROGRESS_ONLY, TOOL_CALLS_JSON, asWithQueries, jsonText, toRun, toToolCall,
+  PROGRESS_ONLY, TOOL_CALLS_JSON, asWithQueries, toRun, toToolCall,
   type RunRecord, type RunResult, type RunRow, type StoredRunMessage, type ToolCallRecord, type ToolCallRow, type Write,
 } from './run-store';
-import { storableText } from './storable-text';
+import { storableJsonText, storableText } from './storable-text';
 import { threadHistoryOf } from './threads';
 
 /**
@@ -88,7 +88,7 @@ export async function beginTurn(
     SELECT ${transcriptOf('run_id = $1 AND turn <= $2')} AS transcript,
       (SELECT row_to_json(a) FROM agents a WHERE id = $5) AS agent`;
   const { rows } = await db.query<{ transcript: StoredRunMessage[]; agent: AgentRow | null }>({
-    name: statementName(text), text, values: [runId, turn, started.seq, jsonText(started.data), agentId],
+    name: statementName(text), text, values: [runId, turn, started.seq, storableJsonText(started.data), agentId],
   });
   const { transcript, agent } = rows[0];
   return { transcript, ...(agent ? { agent: toAgent(agent) } : {}) };
@@ -172,7 +172,7 @@ async function endRun(
       UPDATE run_approvals SET status = 'cancelled', resolved_by = 'cancel', resolved_at = now()
       WHERE run_id = ${run} AND status = 'pending' AND EXISTS (SELECT 1 FROM result)),
     event AS (
-      INSERT INTO run_events (run_id, seq, type, data) SELECT ${run}, ${param(ended.seq)}::int, 'run_ended', ${param(jsonText(ended.data))}::jsonb FROM result
+      INSERT INTO run_events (run_id, seq, type, data) SELECT ${run}, ${param(ended.seq)}::int, 'run_ended', ${param(storableJsonText(ended.data))}::jsonb FROM result
       ON CONFLICT (run_id, seq) DO NOTHING)
     SELECT thread_id, agent_id, created_at FROM result`;
   const { rows } = await db.query<{ thread_id: string; agent_id: string; created_at: Date }>({ name: statementName(text), text, values });
@@ -186,10 +186,10 @@ export async function writeRunEnd(
 ): Promise<boolean> {
   const written = await endRun(db, [], r.runId, ended, (param, run) => ({
     result: `INSERT INTO run_results (run_id, thread_id, agent_id, status, stop_reason, output, error, turns, usage, tool_calls, created_at)
-      VALUES (${run}, ${[r.threadId, r.agentId, r.status, r.stopReason, storableText(r.output), r.error && jsonText(r.error), r.turns,
-    JSON.stringify(r.usage), jsonText(r.toolCalls), r.createdAt].map(param).join(', ')})
+      VALUES (${run}, ${[r.threadId, r.agentId, r.status, r.stopReason, storableText(r.output), r.error && storableJsonText(r.error), r.turns,
+    JSON.stringify(r.usage), storableJsonText(r.toolCalls), r.createdAt].map(param).join(', ')})
       ON CONFLICT (run_id) DO NOTHING RETURNING thread_id, agent_id, created_at`,
-    messages: `SELECT n AS ord, m AS message FROM unnest(${param(messages.map((m) => jsonText(m)))}::jsonb[]) WITH ORDINALITY AS t(m, n)`,
+    messages: `SELECT n AS ord, m AS message FROM unnest(${param(messages.map((m) => storableJsonText(m)))}::jsonb[]) WITH ORDINALITY AS t(m, n)`,
   }));
   return written !== undefined;
 }
@@ -224,7 +224,7 @@ export async function writeAnswer(
         FROM runs r WHERE r.id = ${run}
         ON CONFLICT (run_id) DO NOTHING RETURNING thread_id, agent_id, created_at`,
       messages: `SELECT ARRAY[turn, slot] AS ord, message FROM run_messages WHERE run_id = ${run} AND turn < ${turn}::int
-        UNION ALL SELECT ARRAY[${turn}::int, 0], ${param(jsonText(end.reply))}::jsonb`,
+        UNION ALL SELECT ARRAY[${turn}::int, 0], ${param(storableJsonText(end.reply))}::jsonb`,
     };
   });
 }

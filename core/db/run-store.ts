@@ -8,7 +8,6 @@ import { storableJsonText, storableJsonValue, storableText } from './storable-te
  * What a run records comes from an LLM and from MCP servers: each write makes it storable here
  * (storable-text.ts), so that no caller can forget and odd text never fails a turn or loses a result.
  */
-export const jsonText = (value: unknown) => storableJsonText(value);
 
 /** One write: a statement and its values. Several go to the database as one statement (writeTogether). */
 export interface Write { text: string; values: unknown[] }
@@ -85,7 +84,7 @@ export async function findRun(db: Queryable, id: string): Promise<RunRecord | un
 // ---- transcript -------------------------------------------------------------------------
 
 export function runMessageWrite(runId: string, turn: number, slot: number, message: ChatMessage): Write & { bytes: number } {
-  const json = jsonText(message);
+  const json = storableJsonText(message);
   const bytes = Buffer.byteLength(json);
   return {
     text: `INSERT INTO run_messages (run_id, turn, slot, message, bytes) VALUES ($1, $2, $3, $4, $5)
@@ -194,7 +193,7 @@ export async function findToolCallAndRequest(
   const { started, integrationId } = also;
   const { rows } = await db.query<{ stored: ToolCallRow | null; assistant: ChatMessage | null; integration: IntegrationRow | null }>({
     name: statementName(text), text,
-    values: [runId, turn, slot, started?.seq ?? 0, started ? jsonText(started.data) : null, integrationId ?? null],
+    values: [runId, turn, slot, started?.seq ?? 0, started ? storableJsonText(started.data) : null, integrationId ?? null],
   });
   const { stored, assistant, integration } = rows[0];
   return { ...(stored ? { stored: toToolCall(stored) } : {}), ...(assistant ? { assistant } : {}), ...(integration ? { integration: toIntegration(integration) } : {}) };
@@ -214,7 +213,7 @@ export interface RunEvent { seq: number; type: RunEventType; data: Record<string
 
 export const eventWrite = (runId: string, seq: number, type: RunEventType, data: Record<string, unknown> = {}): Write => ({
   text: 'INSERT INTO run_events (run_id, seq, type, data) VALUES ($1, $2, $3, $4) ON CONFLICT (run_id, seq) DO NOTHING',
-  values: [runId, seq, type, jsonText(data)],
+  values: [runId, seq, type, storableJsonText(data)],
 });
 
 export async function appendEvent(db: Queryable, runId: string, seq: number, type: RunEventType, data: Record<string, unknown> = {}): Promise<void> {
@@ -223,7 +222,7 @@ export async function appendEvent(db: Queryable, runId: string, seq: number, typ
 
 /** Adds fields to an event already written (figures known only after it); idempotent like every write here. */
 export async function mergeEventData(db: Queryable, runId: string, seq: number, data: Record<string, unknown>): Promise<void> {
-  await db.query('UPDATE run_events SET data = data || $3::jsonb WHERE run_id = $1 AND seq = $2', [runId, seq, jsonText(data)]);
+  await db.query('UPDATE run_events SET data = data || $3::jsonb WHERE run_id = $1 AND seq = $2', [runId, seq, storableJsonText(data)]);
 }
 
 export async function listEvents(db: Queryable, runId: string, afterSeq = 0): Promise<RunEvent[]> {

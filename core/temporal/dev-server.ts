@@ -90,14 +90,11 @@ async function launch(options: DevServerOptions, pidFile: string, port: number, 
   const address = `127.0.0.1:${port}`;
 
   const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      process.kill(-child.pid!, 'SIGTERM');
-      const timer = setTimeout(() => child.pid && isAlive(child.pid) && process.kill(-child.pid, 'SIGKILL'), STOP_GRACE_MS);
-      await closed;
-      clearTimeout(timer);
-    } else {
-      await closed;
-    }
+    const running = child.exitCode === null && child.signalCode === null;
+    if (running) process.kill(-child.pid!, 'SIGTERM');
+    const timer = running ? setTimeout(() => child.pid && isAlive(child.pid) && process.kill(-child.pid, 'SIGKILL'), STOP_GRACE_MS) : undefined;
+    await closed;
+    clearTimeout(timer);
     await fs.rm(pidFile, { force: true });
   };
 
