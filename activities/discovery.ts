@@ -49,13 +49,15 @@ function routesOf(integration: Integration, discovered: DiscoveredIntegration, n
 }
 
 /**
- * Lists each enabled integration's capabilities once per run, and returns the tool-name map and
+ * Lists each enabled integration's capabilities once per run (`found`: the agent's integrations
+ * of `integrationIds`, as read with the run), and returns the tool-name map and
  * the full snapshot, for the caller to store. An unreachable integration is reported in the
  * snapshot (and so in the tool descriptions), never fatal. Pinned integrations are left to their
  * own queue.
  */
-export async function discoverRun({ db, logger, mcpPool }: ActivityDeps, runId: string, integrationIds: string[]): Promise<RunDiscovery> {
-  const found = await findIntegrations(db, integrationIds);
+export async function discoverRun(
+  { logger, mcpPool }: Pick<ActivityDeps, 'logger' | 'mcpPool'>, runId: string, integrationIds: string[], found: Integration[],
+): Promise<RunDiscovery> {
   const enabled = found.filter((i) => i.enabled && !i.taskQueue);
   const pinned = found.filter((i) => i.enabled && i.taskQueue).map((i) => ({ integrationId: i.id, taskQueue: i.taskQueue! }));
   const discovered = await Promise.all(enabled.map((i) => discoverIntegration(mcpPool, i, logger, DISCOVERY_TIMEOUT_MS)));

@@ -5,7 +5,6 @@ import { runToPrepare } from '../core/db/run-lifecycle';
 import {
   eventWrite, runMessageWrite, snapshotWrite, turnAttemptWrite, writeTogether, type RunRecord, type Write,
 } from '../core/db/run-store';
-import type { ChatMessage } from '../core/messages';
 import type { ActivityDeps } from './deps';
 import { discoverRun } from './discovery';
 import { askLlm, llmTurn, type LlmTurnInput, type LlmTurnOutput } from './llm-turn';
@@ -75,7 +74,7 @@ export async function prepareRun(deps: ActivityDeps, { runId, firstTurn }: Prepa
  */
 async function prepare(
   deps: ActivityDeps, run: RunRecord, agent: Agent,
-  read: { hasDataSources: boolean; history: { data: ChatMessage[]; bytes: number }; snapshots: Record<string, { data: unknown; bytes: number }> },
+  read: Pick<Awaited<ReturnType<typeof runToPrepare>>, 'hasDataSources' | 'history' | 'snapshots' | 'integrations'>,
   turnSeq: number | undefined,
 ): Promise<PreparedRun> {
   const { db, logger } = deps;
@@ -83,7 +82,7 @@ async function prepare(
   const ctx = Context.current();
   const heartbeat = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
   try {
-    const discovery = await discoverRun(deps, runId, agent.integrationIds);
+    const discovery = await discoverRun(deps, runId, agent.integrationIds, read.integrations);
     const writes: Write[] = [runMessageWrite(runId, 0, 0, { role: 'user', content: run.input })];
     const discoveryWrite = snapshotWrite(runId, SNAPSHOT.discovery, discovery.snapshot);
     writes.push(discoveryWrite);

@@ -1,5 +1,6 @@
 import type { ChatMessage, Usage } from '../messages';
 import { toAgent, type Agent, type AgentRow } from './agents';
+import { toIntegration, type Integration, type IntegrationRow } from './integrations';
 import { statementName, type Queryable } from './pool';
 import {
   PROGRESS_ONLY, TOOL_CALLS_JSON, asWithQueries, toRun, toToolCall,
@@ -95,27 +96,32 @@ export async function beginTurn(
 }
 
 /**
- * What preparing a run reads, in one round trip: the run, its agent, whether its thread has data
- * sources (imported by earlier runs), the thread's messages before the run, and the snapshots of
- * `kinds` an earlier attempt recorded.
+ * What preparing a run reads, in one round trip: the run, its agent and the agent's integrations,
+ * whether its thread has data sources (imported by earlier runs), the thread's messages before the
+ * run, and the snapshots of `kinds` an earlier attempt recorded.
  */
 export async function runToPrepare(db: Queryable, runId: string, kinds: string[]): Promise<{
   run?: RunRecord; agent?: Agent; hasDataSources: boolean; history: { data: ChatMessage[]; bytes: number };
   snapshots: Record<string, { data: unknown; bytes: number }>;
+  /** the agent's integrations as they are now, in the agent's order; ids that no longer exist are left out */
+  integrations: Integration[];
 }> {
   const text = `SELECT row_to_json(r) AS run, (SELECT row_to_json(a) FROM agents a WHERE a.id = r.agent_id) AS agent,
+      (SELECT COALESCE(json_agg(i ORDER BY array_position(a.integration_ids, i.id)), '[]')
+        FROM agents a JOIN integrations i ON i.id = ANY(a.integration_ids) WHERE a.id = r.agent_id) AS integrations,
       EXISTS (SELECT 1 FROM data_sources WHERE thread_id = r.thread_id) AS has_data_sources,
       ${threadHistoryOf('r.thread_id')} AS history,
       (SELECT json_object_agg(kind, json_build_object('data', data, 'bytes', bytes)) FROM run_snapshots WHERE run_id = $1 AND kind = ANY($2)) AS snapshots
     FROM runs r WHERE r.id = $1`;
   const { rows } = await db.query<{
-    run: RunRow; agent: AgentRow | null; has_data_sources: boolean; history: { data: ChatMessage[]; bytes: number };
+    run: RunRow; agent: AgentRow | null; integrations: IntegrationRow[]; has_data_sources: boolean; history: { data: ChatMessage[]; bytes: number };
     snapshots: Record<string, { data: unknown; bytes: number }> | null;
   }>({ name: statementName(text), text, values: [runId, kinds] });
   const r = rows[0];
-  if (!r) return { hasDataSources: false, history: { data: [], bytes: 0 }, snapshots: {} };
+  if (!r) return { hasDataSources: false, history: { data: [], bytes: 0 }, snapshots: {}, integrations: [] };
   return {
     run: toRun(r.run), ...(r.agent ? { agent: toAgent(r.agent) } : {}), hasDataSources: r.has_data_sources, history: r.history, snapshots: r.snapshots ?? {},
+    integrations: r.integrations.map(toIntegration),
   };
 }
 
