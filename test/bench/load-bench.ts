@@ -15,7 +15,7 @@ import {
 } from './load-processes';
 
 /**
- * `npm run bench:load [-- --rounds=5 --concurrency=50 --round-runs=100 --rss-runs=100 --latency-n=20 --get-rate=200 --profile --only=… --arenas=default --worker-node-args="…"]`
+ * `npm run bench:load [-- --rounds=5 --round-settle-ms=16000 --concurrency=50 --round-runs=100 --rss-runs=100 --latency-n=20 --get-rate=200 --profile --only=… --arenas=default --worker-node-args="…"]`
  *
  * The production topology under load: a Temporal dev server, PostgreSQL (embedded, or a database of
  * its own on DATABASE_URL's server), an API process and a worker process built and started as the
@@ -28,6 +28,12 @@ const arg = (name: string, fallback: number) => Number(process.argv.find((a) => 
 const ROUNDS = arg('rounds', 5);
 /** a pause before each phase and each measured round, so that the work one leaves behind (workflows closing, timers) lands in neither side's next */
 const SETTLE_MS = 1_000;
+/**
+ * The pause before each measured throughput round: long enough for the work the round before left
+ * behind to drain (the Temporal server fires each activity's heartbeat-timeout timer up to 15 s after
+ * its start, and closes workflows), so that neither side's round pays for the other side's runs.
+ */
+const ROUND_SETTLE_MS = arg('round-settle-ms', 16_000);
 const CONCURRENCY = arg('concurrency', 50);
 /** runs in each throughput round, CONCURRENCY of them in flight at a time */
 const ROUND_RUNS = arg('round-runs', 2 * CONCURRENCY);
@@ -262,7 +268,7 @@ async function main(): Promise<void> {
       const engineRates: number[] = [];
       const floorRates: number[] = [];
       const settled = async <T>(round: () => Promise<T>) => {
-        await new Promise((r) => setTimeout(r, SETTLE_MS));
+        await new Promise((r) => setTimeout(r, ROUND_SETTLE_MS));
         return round();
       };
       for (let r = 0; r < ROUNDS; r++) {
