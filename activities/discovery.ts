@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { approvalRequirement } from '../core/contract/approval';
 import type { McpToolRoute } from '../core/contract/tool-call';
-import { findIntegration, findIntegrations, type Integration } from '../core/db/integrations';
+import { findIntegration, type Integration } from '../core/db/integrations';
 import { inTransaction } from '../core/db/pool';
 import { getSnapshot, putSnapshot } from '../core/db/run-store';
 import { discoverIntegration, type DiscoveredIntegration } from '../core/mcp/discover';
@@ -87,7 +87,7 @@ export function createDiscoveryActivities({ db, logger, mcpPool }: ActivityDeps)
      * start its server). Adds the integration to the run's discovery snapshot.
      */
     async discoverPinnedIntegration({ runId, integrationId }: { runId: string; integrationId: string }): Promise<Record<string, McpToolRoute>> {
-      const [integration] = await findIntegrations(db, [integrationId]);
+      const integration = await findIntegration(db, integrationId);
       if (!integration) return {};
       const d = await discoverIntegration(mcpPool, integration, logger, DISCOVERY_TIMEOUT_MS);
       const exposedToolNames = assignExposedNames(d.tools.map((t) => ({ integrationName: d.name, toolName: t.name })));

@@ -106,13 +106,12 @@ export async function runToPrepare(db: Queryable, runId: string, kinds: string[]
   /** the agent's integrations as they are now, in the agent's order; ids that no longer exist are left out */
   integrations: Integration[];
 }> {
-  const text = `SELECT row_to_json(r) AS run, (SELECT row_to_json(a) FROM agents a WHERE a.id = r.agent_id) AS agent,
-      (SELECT COALESCE(json_agg(i ORDER BY array_position(a.integration_ids, i.id)), '[]')
-        FROM agents a JOIN integrations i ON i.id = ANY(a.integration_ids) WHERE a.id = r.agent_id) AS integrations,
+  const text = `SELECT row_to_json(r) AS run, row_to_json(a) AS agent,
+      (SELECT COALESCE(json_agg(i ORDER BY array_position(a.integration_ids, i.id)), '[]') FROM integrations i WHERE i.id = ANY(a.integration_ids)) AS integrations,
       EXISTS (SELECT 1 FROM data_sources WHERE thread_id = r.thread_id) AS has_data_sources,
       ${threadHistoryOf('r.thread_id')} AS history,
       (SELECT json_object_agg(kind, json_build_object('data', data, 'bytes', bytes)) FROM run_snapshots WHERE run_id = $1 AND kind = ANY($2)) AS snapshots
-    FROM runs r WHERE r.id = $1`;
+    FROM runs r LEFT JOIN agents a ON a.id = r.agent_id WHERE r.id = $1`;
   const { rows } = await db.query<{
     run: RunRow; agent: AgentRow | null; integrations: IntegrationRow[]; has_data_sources: boolean; history: { data: ChatMessage[]; bytes: number };
     snapshots: Record<string, { data: unknown; bytes: number }> | null;

@@ -26,7 +26,7 @@ import {
 
 const arg = (name: string, fallback: number) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
 const ROUNDS = arg('rounds', 5);
-/** a pause before each phase and each measured round, so that the work one leaves behind (workflows closing, timers) lands in neither side's next */
+/** a pause before each phase, so that the work one leaves behind (workflows closing, timers) lands in neither side's next */
 const SETTLE_MS = 1_000;
 /**
  * The pause before each measured throughput round: long enough for the work the round before left
