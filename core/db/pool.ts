@@ -22,19 +22,22 @@ const GENERIC_PLANS = 'SET plan_cache_mode = force_generic_plan';
 const IDLE_MS = 60_000;
 
 export function createPool(url: string, logger: Logger, max = 10): Db {
-  return engineConnections(new pg.Pool({ connectionString: url, max, idleTimeoutMillis: IDLE_MS, allowExitOnIdle: true }), logger);
+  return withErrorLog(new pg.Pool({
+    connectionString: url, max, idleTimeoutMillis: IDLE_MS, allowExitOnIdle: true,
+    // Awaited before the pool hands the new connection out; a connection that fails it is not handed out.
+    onConnect: async (client) => {
+      await client.query(GENERIC_PLANS);
+    },
+  }), logger);
 }
 
 /** Another pool on `db`'s database, with its own connections (and so its own queue). */
 export function createSiblingPool(db: Db, logger: Logger, max: number): Db {
-  return engineConnections(new pg.Pool({ ...db.options, max }), logger);
+  // db's options, onConnect included.
+  return withErrorLog(new pg.Pool({ ...db.options, max }), logger);
 }
 
-function engineConnections(pool: Db, logger: Logger): Db {
-  // Queued on each new connection before the statement that asked for it; a connection that fails here fails that statement too.
-  pool.on('connect', (client) => {
-    client.query(GENERIC_PLANS).catch(() => undefined);
-  });
+function withErrorLog(pool: Db, logger: Logger): Db {
   // An idle client that loses its server emits 'error' on the pool; without a listener it would crash the process.
   pool.on('error', (err) => logger.warn({ err: err.message }, 'idle PostgreSQL client error'));
   return pool;
