@@ -9,8 +9,8 @@ export type Queryable = pg.Pool | pg.PoolClient;
  * The engine's own statements look rows up by key: a generic plan is the right plan for each of
  * them, whatever its values. Planned generically from the first execution, a named statement
  * (statementName) is planned once per connection, where PostgreSQL's default plans it afresh at
- * each of its first five executions on every connection: bench:load's busiest statements cost 1-3 ms
- * of the server's CPU to bind that way, against 0.1-0.4 ms once planned. Users' SQL (source_query)
+ * each of its first five executions on every connection: bench:load's busiest statements cost 0.8-3 ms
+ * of the server's CPU to bind that way, against 0.1-0.3 ms once planned. Users' SQL (source_query)
  * runs on connections of its own (core/sql/thread-login.ts), with PostgreSQL's default.
  */
 const GENERIC_PLANS = 'SET plan_cache_mode = force_generic_plan';

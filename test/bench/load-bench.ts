@@ -29,9 +29,11 @@ const ROUNDS = arg('rounds', 5);
 /** a pause before each phase, so that the work one leaves behind (workflows closing, timers) lands in neither side's next */
 const SETTLE_MS = 1_000;
 /**
- * The pause before each measured throughput round: long enough for the work the round before left
- * behind to drain (the Temporal server fires each activity's heartbeat-timeout timer up to 15 s after
- * its start, and closes workflows), so that neither side's round pays for the other side's runs.
+ * The pause before each measured throughput round, for the work the round before left behind to
+ * drain: the Temporal server closes workflows, and fires each engine activity's heartbeat-timeout
+ * timer up to 15 s after its start. The floor's activities have no heartbeat timeout: their first
+ * timer is the 30 s start-to-close one, which outlasts the pause; a 32 s pause gave the same gap
+ * between the two sides' Temporal CPU per run (about 10 ms), so those timers are left to land where they do.
  */
 const ROUND_SETTLE_MS = arg('round-settle-ms', 16_000);
 const CONCURRENCY = arg('concurrency', 50);
