@@ -43,10 +43,8 @@ export function createRunViewCache(changes: RunChangeFeed, maxRuns = MAX_RUNS): 
     const flight = loading.get(runId);
     if (flight) flight.stale = true;
   };
-  // A step's start changes nothing a run object shows.
-  const unsubscribe = changes.onChange((runId, kind) => {
-    if (kind !== 'progress') forget(runId);
-  });
+  // A step's start (`progress`) changes nothing a run object shows: the cache does not ask to hear of it.
+  const unsubscribe = changes.onChange(forget, ['event', 'ended', 'input']);
 
   function read<T extends object>(runId: string, load: () => Promise<T | undefined>): Promise<T | undefined> {
     // One cache holds one kind of object (the run view); the casts only restore its type.

@@ -74,7 +74,8 @@ describe('reading runs never asks Temporal to run a query on a worker', () => {
     });
     apiPool = new pg.Pool({ connectionString: testStack().databases.embedded, max: 8 });
     readsPool = new pg.Pool({ connectionString: testStack().databases.embedded, max: 4 });
-    changes = listenForRunChanges(apiPool, logger);
+    // A kind nobody wants is let go of after 300 ms here (30 s by default), so that a test sees it go.
+    changes = listenForRunChanges(apiPool, logger, { lingerMs: 300 });
     app = await buildApp({
       db: apiPool, reads: readsPool, client: apiClient, taskQueue: engine.taskQueue, logger, changes, rateLimitPerMinute: 0,
       reconcile: { everyMs: 300, minAgeMs: 0 },
@@ -236,27 +237,67 @@ describe('reading runs never asks Temporal to run a query on a worker', () => {
   test('a worker\'s feed listens for answers alone: the run events every step writes never reach it', async () => {
     const feed = listenForAnswers(engine.db, logger);
     try {
+      // What a tool call waiting for an answer does (activities/tools/elicitation.ts).
+      const watch = feed.watch('run_c', ['input']);
       const heard: (string | undefined)[] = [];
-      feed.onChange((runId) => heard.push(runId));
+      feed.onChange((runId) => heard.push(runId), ['input']);
       await waitFor(async () => feed.status().listening, 10_000, 'the listener to connect');
+      expect(feed.status().kinds).toEqual(['input']);
       heard.length = 0; // the wake-up every new connection sends
       // Sent in this order and heard in it: once the last is heard, the others would have been.
       await engine.db.query("SELECT pg_notify('engine_run_event', 'run_a'), pg_notify('engine_run_ended', 'run_b'), pg_notify('engine_run_input', 'run_c')");
       await waitFor(async () => heard.includes('run_c'), 10_000, 'the input notification');
       expect(heard).toEqual(['run_c']);
+      watch.close();
     } finally {
       await feed.close();
     }
   });
 
+  test('the API listens for step starts only while an event stream follows a run, and a stream hears a start made before that LISTEN took effect', async () => {
+    await waitFor(async () => changes.status().listening && !changes.status().kinds.includes('progress'), 10_000,
+      'the listener to connect, without step starts');
+    // The run view cache's kinds: what long polls and GETs need.
+    expect(changes.status().kinds).toEqual(['event', 'ended', 'input']);
+
+    const runId = `run_${randomUUID()}`;
+    const within5s = (p: Promise<void>) => Promise.race([p.then(() => 'woken'), new Promise((resolve) => setTimeout(() => resolve('timed out'), 5_000))]);
+    const watch = changes.watch(runId, ['progress']);
+    // Woken once LISTEN takes effect: a start made before then is found by the read that follows.
+    expect(await within5s(watch.next(10_000))).toBe('woken');
+    expect(changes.status().kinds).toContain('progress');
+    const woken = within5s(watch.next(10_000));
+    await engine.db.query("SELECT pg_notify('engine_run_progress', $1)", [runId]);
+    expect(await woken).toBe('woken');
+    watch.close();
+    await waitFor(async () => !changes.status().kinds.includes('progress'), 5_000, 'the API to stop listening for step starts');
+
+    // An event stream asks for them; a long poll does not.
+    const { threadId } = await engine.scriptedThread([{ text: 'slowly', delayMs: 1_500 }]);
+    const run = await engine.start({ threadId, input: 'go' });
+    const polled = getRun(run, 30_000);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(changes.status().kinds).not.toContain('progress');
+    const seen: string[] = [];
+    for await (const { event } of streamEvents(`${url}/v1/runs/${run}/events`)) {
+      seen.push(event);
+      // Asked for as the stream opened: listened for by the time the turn (1.5 s long) ends.
+      if (event === 'turn_ended') expect(changes.status().kinds).toContain('progress');
+      if (event === 'run_ended') break;
+    }
+    expect(seen).toEqual(['run_started', 'turn_started', 'turn_ended', 'run_ended']);
+    expect((await polled).body).toMatchObject({ status: 'completed', output: 'slowly' });
+    await waitFor(async () => !changes.status().kinds.includes('progress'), 5_000, 'the API to stop listening for step starts after the stream');
+  });
+
   test('an on-demand feed listens only while someone waits, and hears what changed before its LISTEN took effect', async () => {
-    const feed = listenForRunChanges(engine.db, logger, { kinds: ['input'], onDemand: { idleMs: 200 } });
+    const feed = listenForRunChanges(engine.db, logger, { onDemand: { idleMs: 200 } });
     const listening = async () => (await engine.db.query(
       "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'engine-run-changes' AND pid = $1", [feed.status().pid ?? 0],
     )).rows[0].n === 1;
     try {
       await new Promise((resolve) => setTimeout(resolve, 300));
-      expect(feed.status()).toEqual({ listening: false });
+      expect(feed.status()).toMatchObject({ listening: false, kinds: [] });
 
       const runId = `run_${randomUUID()}`;
       const watch = feed.watch(runId, ['input']);
