@@ -144,7 +144,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(v1Routes({ ...deps, changes, views }), { prefix: '/v1' });
   // Outside /v1: the authorization server's redirect carries no API key; its single-use state authenticates it.
   await app.register(oauthCallbackRoutes, { db: deps.db, client: deps.client, taskQueue: deps.taskQueue, logger: deps.logger, waitMs: deps.capabilitiesWaitMs ?? 30_000 });
-  await app.register(mcpHttpRoutes, { db: deps.db, client: deps.client, taskQueue: deps.taskQueue, logger: deps.logger, apiKey: deps.apiKey, adminApiKey: deps.adminApiKey });
+  await app.register(mcpHttpRoutes, { db: deps.db, client: deps.client, taskQueue: deps.taskQueue, logger: deps.logger, changes, apiKey: deps.apiKey, adminApiKey: deps.adminApiKey });
   return app;
 }
 

@@ -1,9 +1,9 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { renderTemplate } from '../../core/agent-files/parse-chatmd';
 import { seedThreadMessages, type ExposedAgent } from '../../core/db/file-agents';
 import { inTransaction, type Db } from '../../core/db/pool';
+import type { RunChangeFeed } from '../../core/db/run-changes';
 import { findRunResult, type RunEvent } from '../../core/db/run-store';
 import { unstorableReason } from '../../core/db/storable-text';
 import { findThread, insertThread } from '../../core/db/threads';
@@ -22,9 +22,12 @@ export interface AgentCallDeps {
   client: Client;
   taskQueue: string;
   logger: Logger;
-  /** how often the run's event log is read; default 250 ms */
-  pollMs?: number;
+  /** the process's run change feed: a call reads its run's event log when PostgreSQL says the run changed */
+  changes: RunChangeFeed;
 }
+
+/** how often a call whose run is silent checks whether its workflow closed from outside (which writes nothing) */
+const IDLE_CHECK_MS = 5_000;
 
 export interface AgentCallContext {
   requestId: string | number;
@@ -77,9 +80,11 @@ export async function callAgent(deps: AgentCallDeps, agent: ExposedAgent, args: 
   const meta = { runId, threadId };
   if (ctx.registry && (await ctx.registry.register(ctx.requestId, runId))) await cancelWorkflow(deps, runId);
 
+  // Watched before the first read, so that nothing written meanwhile goes unheard.
+  const watch = deps.changes.watch(runId, ['event', 'progress', 'ended']);
   const follow = followRunEvents(deps.db, runId, {
-    afterSeq: 0, progressCheckMs: 5_000, signal: ctx.signal, progress: () => runProgress(deps, runId),
-    changed: () => sleep(deps.pollMs ?? 250, undefined, { signal: ctx.signal }).catch(() => undefined),
+    afterSeq: 0, progressCheckMs: IDLE_CHECK_MS, signal: ctx.signal, progress: () => runProgress(deps, runId),
+    changed: () => watch.next(IDLE_CHECK_MS, ctx.signal),
   });
   // A question to the client is withdrawn once its call is decided elsewhere (the API, the CLI, the
   // timeout), and every question still open when the call ends or the client goes away. (Plain
@@ -107,6 +112,7 @@ export async function callAgent(deps: AgentCallDeps, agent: ExposedAgent, args: 
       }
     }
   } finally {
+    watch.close();
     ctx.signal.removeEventListener('abort', withdrawAll);
     withdrawAll();
     await Promise.all(questions);

@@ -5,6 +5,7 @@ import { engineStateFile, readEngineState } from '../../core/engine-state';
 import { agentListVersion } from '../../core/db/file-agents';
 import { migrate } from '../../core/db/migrations';
 import { createPool } from '../../core/db/pool';
+import { listenForRunChanges } from '../../core/db/run-changes';
 import { createLogger } from '../../core/logger';
 import { createAgentMcpServer } from './agent-server';
 import { memoryCallRegistry } from './call-registry';
@@ -31,7 +32,9 @@ export async function runMcpStdio(env: NodeJS.ProcessEnv = process.env): Promise
     throw err;
   }
   const client = new Client({ connection, namespace: target.temporalNamespace });
-  const server = createAgentMcpServer({ db, client, taskQueue: target.taskQueue, logger }, { registry: memoryCallRegistry(), listChanged: true, askApprovals: true });
+  // Calls wait on run changes like the API's, on a LISTEN connection held only while one is in flight.
+  const changes = listenForRunChanges(db, logger, { onDemand: { idleMs: 30_000 } });
+  const server = createAgentMcpServer({ db, client, taskQueue: target.taskQueue, logger, changes }, { registry: memoryCallRegistry(), listChanged: true, askApprovals: true });
 
   let version = await agentListVersion(db);
   const poll = setInterval(() => {
@@ -53,6 +56,7 @@ export async function runMcpStdio(env: NodeJS.ProcessEnv = process.env): Promise
   logger.info({ taskQueue: target.taskQueue, source: target.source }, 'MCP stdio server ready');
   await closed;
   clearInterval(poll);
+  await changes.close();
   await connection.close();
   await db.end();
 }

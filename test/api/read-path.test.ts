@@ -1,10 +1,15 @@
 import { randomUUID } from 'node:crypto';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ProgressNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Client } from '@temporalio/client';
 import pg from 'pg';
 import { buildApp } from '../../api/app';
 import { readRun } from '../../api/runs/runs';
+import { syncAgentFiles } from '../../core/agent-files/sync';
 import { listenForAnswers, listenForRunChanges, type RunChangeFeed } from '../../core/db/run-changes';
 import { insertAgent } from '../../core/db/agents';
 import { findApproval } from '../../core/db/approvals';
@@ -378,5 +383,39 @@ describe('reading runs never asks Temporal to run a query on a worker', () => {
     });
     expect(next.status).toBe(202);
     expect(calls.query).toBe(0);
+  });
+
+  test('an agent called over MCP reads its run\'s event log as the run changes, not on a timer', async () => {
+    const name = `waits_${randomUUID().slice(0, 8)}`;
+    const dir = path.join(testStack().tmpDir, `agents-${name}`);
+    await mkdir(dir, { recursive: true });
+    await writeFile(path.join(dir, `${name}.chatmd`),
+      '<config>{"model": {"provider": "scripted", "script": [{"text": "waited", "delayMs": 4000}]}}</config>\n<system>You wait.</system>\n');
+    expect((await syncAgentFiles(engine.db, dir)).errors).toEqual([]);
+    // An API process of its own, whose pool nothing else uses (no reconciliation during the test).
+    const mcpDb = new pg.Pool({ connectionString: testStack().databases.embedded, max: 4 });
+    const mcpApp = await buildApp({
+      db: mcpDb, client: engine.client, taskQueue: engine.taskQueue, logger, changes, rateLimitPerMinute: 0, reconcile: { everyMs: 3_600_000 },
+    });
+    const mcp = new McpClient({ name: 'read-path', version: '1.0.0' });
+    try {
+      const address = await mcpApp.listen({ host: '127.0.0.1', port: 0 });
+      await mcp.connect(new StreamableHTTPClientTransport(new URL(`${address}/mcp`)));
+      let reads = 0;
+      let turnStarted = false;
+      mcpDb.on('acquire', () => { if (turnStarted) reads += 1; });
+      mcp.setNotificationHandler(ProgressNotificationSchema, (n) => { if (n.params.message === 'Turn 1') turnStarted = true; });
+      const result = await mcp.callTool({ name, arguments: { input: 'go' } }, undefined, { onprogress: () => undefined, timeout: 60_000 });
+      expect(result.content).toEqual([{ type: 'text', text: 'waited' }]);
+      expect(turnStarted).toBe(true);
+      // The turn is silent for 4 s: a read every 250 ms would be 16 or more. Woken by the turn's
+      // end and the run's, the call reads the events and the outcome a few times.
+      expect(reads).toBeLessThan(8);
+    } finally {
+      await mcp.close();
+      await mcpApp.close();
+      await mcpDb.end();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
