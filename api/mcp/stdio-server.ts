@@ -33,7 +33,7 @@ export async function runMcpStdio(env: NodeJS.ProcessEnv = process.env): Promise
   }
   const client = new Client({ connection, namespace: target.temporalNamespace });
   // Calls wait on run changes like the API's, on a LISTEN connection held only while one is in flight.
-  const changes = listenForRunChanges(db, logger, { onDemand: { idleMs: 30_000 } });
+  const changes = listenForRunChanges(db, logger, { onDemand: true });
   const server = createAgentMcpServer({ db, client, taskQueue: target.taskQueue, logger, changes }, { registry: memoryCallRegistry(), listChanged: true, askApprovals: true });
 
   let version = await agentListVersion(db);

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { createLatch, type Latch } from '../latch';
 import type { Logger } from '../logger';
 import type { Db } from './pool';
 
@@ -52,12 +53,12 @@ export interface RunChangeFeedOptions {
   /** a round trip on the idle LISTEN connection, so that a silently dead one is noticed */
   pingMs?: number;
   /**
-   * Listen only while someone waits (a watch or an onChange listener), and let go of the
-   * connection `idleMs` after the last one left (default: listen for the feed's whole life).
-   * PostgreSQL wakes every LISTENing backend of the database at each NOTIFY, whatever its
-   * channels: a worker, which waits for answers rarely, must not be woken by every step of every run.
+   * Hold the connection only while someone waits (a watch or an onChange listener): it goes when
+   * the last kind is let go of (default: for the feed's whole life). PostgreSQL wakes every
+   * LISTENing backend of the database at each NOTIFY, whatever its channels: a worker, which waits
+   * for answers rarely, must not be woken by every step of every run.
    */
-  onDemand?: { idleMs: number };
+  onDemand?: boolean;
   /**
    * A kind of change is listened for only while a watch or a listener wants it, so PostgreSQL
    * sends the process no notification nobody waits for: step starts (`progress`, about half of
@@ -68,7 +69,7 @@ export interface RunChangeFeedOptions {
   lingerMs?: number;
 }
 
-interface Watcher { kinds: readonly RunChange[]; pending: boolean; wake?: () => void }
+interface Watcher { kinds: readonly RunChange[]; latch: Latch }
 type Listener = (runId: string | undefined, kind?: RunChange) => void;
 
 export function listenForRunChanges(db: Db, logger: Logger, options: RunChangeFeedOptions = {}): RunChangeFeed {
@@ -81,24 +82,21 @@ export function listenForRunChanges(db: Db, logger: Logger, options: RunChangeFe
   let delay = retryMs;
   let retryTimer: NodeJS.Timeout | undefined;
   let connecting: Promise<void> | undefined;
-  let idleTimer: NodeJS.Timeout | undefined;
   /** the kinds the connection has been told to LISTEN for, once PostgreSQL has confirmed it */
   const listened = new Set<RunChange>();
   let lingerTimer: NodeJS.Timeout | undefined;
+  /** when a watch or a listener last went: what nobody wants is let go of lingerMs after it */
+  let releasedAt = 0;
   let letGoDue = false;
   let syncing = false;
   let resync = false;
 
-  const poke = (w: Watcher) => {
-    w.pending = true;
-    w.wake?.();
-  };
   const listeners = new Map<Listener, readonly RunChange[]>();
   /** Tells those who want any of `kinds` that changes of them may have gone unheard. */
   const missed = (kinds: readonly RunChange[]) => {
     const wants = (own: readonly RunChange[]) => own.some((k) => kinds.includes(k));
     for (const [listener, own] of listeners) if (wants(own)) listener(undefined);
-    for (const set of watchers.values()) for (const w of set) if (wants(w.kinds)) poke(w);
+    for (const set of watchers.values()) for (const w of set) if (wants(w.kinds)) w.latch.poke();
   };
   const wakeAll = () => missed(KINDS);
   /** how many watches and listeners want each kind */
@@ -113,10 +111,10 @@ export function listenForRunChanges(db: Db, logger: Logger, options: RunChangeFe
     const kind = KIND_OF.get(msg.channel);
     if (!kind || !msg.payload) return;
     for (const [listener, own] of listeners) if (own.includes(kind)) listener(msg.payload, kind);
-    for (const w of watchers.get(msg.payload) ?? []) if (w.kinds.includes(kind)) poke(w);
+    for (const w of watchers.get(msg.payload) ?? []) if (w.kinds.includes(kind)) w.latch.poke();
   };
 
-  const wanted = () => !closed && (!options.onDemand || watchers.size > 0 || listeners.size > 0);
+  const wanted = () => !closed && (!options.onDemand || wantedKinds().length > 0);
 
   const lost = (c: pg.Client, err?: Error) => {
     if (client !== c) return;
@@ -159,8 +157,9 @@ export function listenForRunChanges(db: Db, logger: Logger, options: RunChangeFe
 
   /**
    * Makes the connection listen for the kinds wanted now: new ones at once (those who want them
-   * are then woken, as changes before LISTEN took effect went unheard), unwanted ones after lingerMs.
-   * One statement at a time; a change of demand meanwhile is looked at once it is done.
+   * are then woken, as changes before LISTEN took effect went unheard), unwanted ones after lingerMs,
+   * and on demand, the connection itself once nothing is wanted for lingerMs. One statement at a
+   * time; a change of demand meanwhile is looked at once it is done.
    */
   function sync(): void {
     if (syncing) {
@@ -173,14 +172,13 @@ export function listenForRunChanges(db: Db, logger: Logger, options: RunChangeFe
     const unwanted = KINDS.filter((k) => wanting[k] === 0 && listened.has(k));
     const drop = letGoDue ? unwanted : [];
     letGoDue = false;
-    if (unwanted.length > drop.length && !lingerTimer) {
-      lingerTimer = setTimeout(() => {
-        lingerTimer = undefined;
-        letGoDue = true;
-        sync();
-      }, lingerMs);
-      lingerTimer.unref();
+    if (drop.length > 0 && !wanted()) {
+      client = undefined;
+      listened.clear();
+      void c.end().catch(() => undefined);
+      return;
     }
+    if (unwanted.length > drop.length && !lingerTimer) letGoLater(lingerMs);
     if (add.length === 0 && drop.length === 0) return;
     syncing = true;
     c.query([...statement('LISTEN', add), ...statement('UNLISTEN', drop)].join('; ')).then(() => {
@@ -197,34 +195,32 @@ export function listenForRunChanges(db: Db, logger: Logger, options: RunChangeFe
     });
   }
 
+  function letGoLater(ms: number): void {
+    lingerTimer = setTimeout(() => {
+      lingerTimer = undefined;
+      const left = releasedAt + lingerMs - Date.now();
+      if (left > 0) return letGoLater(left);
+      letGoDue = true;
+      sync();
+    }, ms);
+    lingerTimer.unref();
+  }
+  const release = () => {
+    releasedAt = Date.now();
+    sync();
+  };
+
   /** Someone waits: listen, unless listening or on the way to it. */
   const demand = () => {
-    clearTimeout(idleTimer);
-    idleTimer = undefined;
     if (client) sync();
     else if (!connecting && !retryTimer && !closed) connecting = connect();
-  };
-  /** Someone stopped waiting: what nobody wants is let go of after lingerMs; on demand, the connection once nobody has waited for idleMs. */
-  const release = () => {
-    sync();
-    if (!options.onDemand || wanted() || idleTimer) return;
-    idleTimer = setTimeout(() => {
-      idleTimer = undefined;
-      if (wanted()) return;
-      clearTimeout(retryTimer);
-      retryTimer = undefined;
-      const c = client;
-      client = undefined;
-      void c?.end().catch(() => undefined);
-    }, options.onDemand.idleMs);
-    idleTimer.unref();
   };
 
   function scheduleConnect() {
     if (!wanted() || retryTimer) return;
     retryTimer = setTimeout(() => {
       retryTimer = undefined;
-      connecting = connect();
+      if (wanted()) connecting = connect();
     }, delay);
     retryTimer.unref();
     delay = Math.min(delay * 2, 5_000);
@@ -239,34 +235,17 @@ export function listenForRunChanges(db: Db, logger: Logger, options: RunChangeFe
 
   return {
     watch(runId, kinds) {
-      const w: Watcher = { kinds, pending: false };
+      const w: Watcher = { kinds, latch: createLatch() };
       let set = watchers.get(runId);
       if (!set) watchers.set(runId, (set = new Set()));
       set.add(w);
       want(kinds, 1);
       demand();
       return {
-        next(ms, signal) {
-          // After close() no notification comes: a waiter sleeps out its time rather than spinning.
-          if (w.pending || signal?.aborted || ms <= 0) {
-            w.pending = false;
-            return Promise.resolve();
-          }
-          return new Promise<void>((resolve) => {
-            const done = () => {
-              clearTimeout(timer);
-              signal?.removeEventListener('abort', done);
-              w.wake = undefined;
-              w.pending = false;
-              resolve();
-            };
-            const timer = setTimeout(done, ms);
-            signal?.addEventListener('abort', done, { once: true });
-            w.wake = done;
-          });
-        },
+        // After close() no notification comes: a waiter sleeps out its time rather than spinning.
+        next: (ms, signal) => w.latch.next(ms, signal),
         close() {
-          w.wake?.();
+          w.latch.interrupt();
           if (!set.delete(w)) return;
           want(kinds, -1);
           if (set.size === 0 && watchers.get(runId) === set) watchers.delete(runId);
@@ -296,7 +275,6 @@ export function listenForRunChanges(db: Db, logger: Logger, options: RunChangeFe
       closed = true;
       clearInterval(ping);
       clearTimeout(retryTimer);
-      clearTimeout(idleTimer);
       clearTimeout(lingerTimer);
       await connecting;
       const c = client;
@@ -312,5 +290,5 @@ export function listenForRunChanges(db: Db, logger: Logger, options: RunChangeFe
  * is all it listens for, and only while a tool call waits for one.
  */
 export function listenForAnswers(db: Db, logger: Logger): RunChangeFeed {
-  return listenForRunChanges(db, logger, { onDemand: { idleMs: 30_000 } });
+  return listenForRunChanges(db, logger, { onDemand: true });
 }

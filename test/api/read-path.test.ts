@@ -296,7 +296,7 @@ describe('reading runs never asks Temporal to run a query on a worker', () => {
   });
 
   test('an on-demand feed listens only while someone waits, and hears what changed before its LISTEN took effect', async () => {
-    const feed = listenForRunChanges(engine.db, logger, { onDemand: { idleMs: 200 } });
+    const feed = listenForRunChanges(engine.db, logger, { onDemand: true, lingerMs: 200 });
     const listening = async () => (await engine.db.query(
       "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'engine-run-changes' AND pid = $1", [feed.status().pid ?? 0],
     )).rows[0].n === 1;
