@@ -4,6 +4,7 @@ import { threadSchemaName } from '../csv/import-csv';
 import type { Db } from '../db/pool';
 import { checkSql } from './check-sql';
 import { processQuerySlots } from './query-slots';
+import { DriverReadError, guardReads, ReadTooLargeError } from './read-guard';
 import { formatResultTable, type ResultTable } from './result-table';
 import { connectThreadLogin, ThreadLoginError } from './thread-login';
 import { ensureThreadRole, sourceQuerySupport, type ThreadTarget } from './thread-role';
@@ -32,18 +33,29 @@ const MAX_TIMEOUT_MS = 60_000;
 const LOCK_NOT_AVAILABLE = '55P03';
 /** Counting what was not shown stops here: "… at least N more rows" beyond it. */
 const COUNT_BOUND = 100_000_000;
+/**
+ * The largest message the query's connection reads: a row holds at most (maxBytes + 1) characters a
+ * column, so only an error quoting a huge value comes near it.
+ */
+const MAX_MESSAGE_BYTES = 128 * 1024 * 1024;
+/** The longest database error text passed on to the LLM. */
+const MAX_ERROR_CHARS = 2_000;
+export const VALUE_TOO_LARGE = 'value too large';
 
 export type SourceQueryOutcome = { ok: true; text: string; rowCount: number } | { ok: false; message: string };
 
-/** Every value as PostgreSQL prints it: no JS Date with the worker's time zone, no float rounding. */
+/** Every value as PostgreSQL prints it (cast to text in the query): no JS Date, no float rounding. */
 const RAW_TEXT: pg.CustomTypesConfig = {
-  getTypeParser: ((oid: number) => (oid === 16 ? (v: string) => (v === 't' ? 'true' : 'false') : (v: string) => v)) as pg.CustomTypesConfig['getTypeParser'],
+  getTypeParser: (() => (v: string) => v) as pg.CustomTypesConfig['getTypeParser'],
 };
 
 type Row = (string | null)[];
 type RunQuery = (sql: string) => Promise<pg.QueryArrayResult<Row>>;
 
 /** A PostgreSQL error (the query's fault: syntax, permission, timeout) as opposed to a lost connection. */
+const boundedError = (message: string) =>
+  (message.length > MAX_ERROR_CHARS ? `${message.slice(0, MAX_ERROR_CHARS)}…` : message);
+
 const isServerError = (err: unknown): err is { message: string; code: string } =>
   typeof (err as { code?: unknown })?.code === 'string' && /^[0-9A-Z]{5}$/.test((err as { code: string }).code);
 
@@ -58,8 +70,18 @@ function checkArguments(args: Record<string, unknown>, o: Required<SourceQueryOp
 /*
  * The checked statement goes inside a subquery: the LIMIT caps what the server produces (a 10M-row
  * join stops after limit+1 rows). The newline ends a trailing "--" comment of the statement.
+ * Its columns are first described (LIMIT 0 reads no row), then each is fetched as text cut to one
+ * character more than the output budget: no value larger than that ever reaches the worker, and the
+ * one extra character tells that a value was cut. Columns are renamed by position (c1, c2…), since
+ * a statement's own names may repeat or be empty.
  */
-const rowsSql = (statement: string, limit: number) => `SELECT * FROM (\n${statement}\n) AS source_query LIMIT ${limit + 1}`;
+export const describeSql = (statement: string) => `SELECT * FROM (\n${statement}\n) AS source_query LIMIT 0`;
+export function rowsSql(statement: string, columnCount: number, limit: number, maxChars: number): string {
+  const names = Array.from({ length: columnCount }, (_, i) => `c${i + 1}`);
+  const cells = names.map((n) => `left(${n}::text, ${maxChars + 1})`).join(', ');
+  const alias = columnCount > 0 ? `(${names.join(', ')})` : '';
+  return `SELECT ${cells} FROM (\n${statement}\n) AS source_query${alias} LIMIT ${limit + 1}`;
+}
 const countSql = (statement: string) =>
   `SELECT count(*) FROM (SELECT 1 FROM (\n${statement}\n) AS source_query LIMIT ${COUNT_BOUND}) AS counted`;
 
@@ -85,6 +107,7 @@ export async function executeAsThreadRole(
     broken = true;
   };
   client.on('error', onError);
+  guardReads(client, MAX_MESSAGE_BYTES);
   const run: RunQuery = (sql) => {
     // The extended protocol takes one statement only; without values pg would use the simple one, which takes several.
     const config: pg.QueryArrayConfig & { queryMode: 'extended' } = {
@@ -102,12 +125,19 @@ export async function executeAsThreadRole(
       "SET LOCAL DateStyle = 'ISO, YMD'",
       `SET LOCAL ROLE ${quoteIdent(target.role)}`,
     ].join('; '));
-    const { columns, rows, complete } = await fetchWithin(run, rowsSql(statement, limit), limit, o.maxBytes);
+    const columns = (await run(describeSql(statement))).fields.map((f) => f.name);
+    const sql = rowsSql(statement, columns.length, limit, o.maxBytes);
+    const { rows, complete } = await fetchWithin(run, sql, limit, o.maxBytes);
+    if (rows.some((row) => row.some((v) => v !== null && Buffer.byteLength(v) > o.maxBytes))) {
+      return { ok: false, message: VALUE_TOO_LARGE };
+    }
     const total = complete ? { count: rows.length, exact: true } : await countRows(client, run, statement);
     const text = formatResultTable({ columns, rows, total, maxBytes: o.maxBytes });
     return { ok: true, text, rowCount: rows.length };
   } catch (err) {
-    if (isServerError(err) && !broken) return { ok: false, message: err.message };
+    if (isServerError(err) && !broken) return { ok: false, message: boundedError(err.message) };
+    if (err instanceof ReadTooLargeError) return { ok: false, message: VALUE_TOO_LARGE };
+    if (err instanceof DriverReadError) return { ok: false, message: `the database's answer could not be read: ${boundedError(err.message)}` };
     throw err;
   } finally {
     client.off('error', onError);
@@ -124,19 +154,18 @@ export async function executeAsThreadRole(
  */
 async function fetchWithin(
   run: RunQuery, sql: string, limit: number, maxBytes: number,
-): Promise<{ columns: string[]; rows: Row[]; complete: boolean }> {
+): Promise<{ rows: Row[]; complete: boolean }> {
   await run(`DECLARE source_query NO SCROLL CURSOR FOR ${sql}`);
   const rows: Row[] = [];
   let bytes = 0;
   for (let batch = 1; ; ) {
     const result = await run(`FETCH ${batch} FROM source_query`);
-    const columns = result.fields.map((f) => f.name);
     for (const row of result.rows) {
       rows.push(row);
       bytes += row.reduce((n, v) => n + (v === null ? 4 : v.length) + 3, 0);
     }
-    if (result.rows.length < batch) return { columns, rows: rows.slice(0, limit), complete: rows.length <= limit };
-    if (rows.length > limit || bytes > maxBytes) return { columns, rows: rows.slice(0, limit), complete: false };
+    if (result.rows.length < batch) return { rows: rows.slice(0, limit), complete: rows.length <= limit };
+    if (rows.length > limit || bytes > maxBytes) return { rows: rows.slice(0, limit), complete: false };
     const perRow = Math.max(1, bytes / rows.length);
     batch = Math.max(1, Math.min(limit + 1 - rows.length, Math.floor((maxBytes - bytes) / perRow) + 1, 200));
   }
@@ -177,7 +206,9 @@ export async function runSourceQuery(
   const verdict = await checkSql(checked.sql, threadSchemaName(threadId));
   if (!verdict.ok) return { ok: false, message: `refused: ${verdict.reason}` };
   // What reaches the server is exactly what passed the parser: the wrapped forms are checked too.
-  for (const wrapped of [rowsSql(verdict.statement, checked.limit), countSql(verdict.statement)]) {
+  // The rows' form differs by its column count only, which the describe gives: one column stands for any.
+  const forms = [describeSql(verdict.statement), rowsSql(verdict.statement, 1, checked.limit, o.maxBytes), countSql(verdict.statement)];
+  for (const wrapped of forms) {
     const again = await checkSql(wrapped, threadSchemaName(threadId));
     if (!again.ok) return { ok: false, message: `refused: ${again.reason}` };
   }

@@ -1,4 +1,5 @@
 import { checkSql } from '../../core/sql/check-sql';
+import { messageSizeWatch } from '../../core/sql/read-guard';
 import { formatResultTable } from '../../core/sql/result-table';
 import { sourceCatalogue } from '../../core/sql/source-catalogue';
 import { ROLES_UNAVAILABLE, threadRoleName } from '../../core/sql/thread-role';
@@ -137,5 +138,32 @@ describe('the source_query description', () => {
   test('role names carry the prefix and the thread id, within 63 bytes', () => {
     expect(threadRoleName('thr_0123abc')).toBe('dsq_thr_0123abc');
     expect(Buffer.byteLength(threadRoleName(`thr_${'x'.repeat(100)}`))).toBe(63);
+  });
+});
+
+describe('the read guard of source_query connections reads the protocol framing', () => {
+  const message = (type: string, body: Buffer) => {
+    const head = Buffer.alloc(5);
+    head.write(type, 0);
+    head.writeUInt32BE(body.length + 4, 1);
+    return Buffer.concat([head, body]);
+  };
+
+  test('messages within the bound pass, however the chunks cut them', () => {
+    const stream = Buffer.concat([message('D', Buffer.alloc(100)), message('C', Buffer.from('SELECT 1\0')), message('Z', Buffer.from('I'))]);
+    for (const size of [1, 2, 3, 5, 7, 64, stream.length]) {
+      const watch = messageSizeWatch(200);
+      for (let at = 0; at < stream.length; at += size) expect(watch(stream.subarray(at, at + size))).toBeNull();
+    }
+  });
+
+  test('a message announcing more than the bound is caught from its header, even split across chunks', () => {
+    const big = Buffer.alloc(5);
+    big.write('E', 0);
+    big.writeUInt32BE(540_000_000, 1);
+    const stream = Buffer.concat([message('D', Buffer.alloc(10)), big]);
+    const watch = messageSizeWatch(1024);
+    expect(watch(stream.subarray(0, 17))).toBeNull();
+    expect(watch(stream.subarray(17))).toBe(540_000_000);
   });
 });
