@@ -1,5 +1,6 @@
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../activities';
+import { canLimitTempFiles, TEMP_FILES_UNLIMITED } from '../core/sql/temp-file-limit';
 import { sourceQuerySupport } from '../core/sql/thread-role';
 
 export interface EngineWorkerOptions {
@@ -51,6 +52,7 @@ async function warnIfSourceQueryDisabled({ db, logger }: ActivityDeps): Promise<
   try {
     const support = await sourceQuerySupport(db);
     if (!support.enabled) logger.warn(support.reason);
+    else if (!(await canLimitTempFiles(db))) logger.warn(TEMP_FILES_UNLIMITED);
   } catch (err) {
     logger.warn({ err: (err as Error).message }, 'could not check whether source_query can isolate threads');
   }

@@ -1,6 +1,7 @@
 import { MAX_IDENTIFIER_BYTES, quoteIdent, sanitiseName } from '../csv/columns';
 import { threadSchemaName } from '../csv/import-csv';
 import type { Db } from '../db/pool';
+import { canLimitTempFiles, TEMP_FILE_LIMIT, TEMP_FILE_LIMIT_SETTING } from './temp-file-limit';
 import { ensureThreadLogin, loginPasswordClause, threadLoginName } from './thread-login';
 
 /**
@@ -55,13 +56,17 @@ export async function ensureThreadRole(db: Db, threadId: string): Promise<Thread
   const role = threadRoleName(threadId);
   const schema = threadSchemaName(threadId);
   const login = threadLoginName(threadId);
+  const limitTempFiles = await canLimitTempFiles(db);
   // The usual case, one cheap query. CASE keeps the privilege functions from erroring on a missing role or schema.
+  // A login made before its temp_file_limit was set (or before the engine could set it) is set up again.
   const ready = await db.query<{ ready: boolean }>(
     `SELECT CASE WHEN EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1) AND EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $2)
          AND EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $3)
        THEN has_schema_privilege($1::text, $2::text, 'USAGE') AND pg_has_role($3::text, $1::text, 'MEMBER')
+         AND (NOT $4 OR EXISTS (SELECT 1 FROM pg_db_role_setting s JOIN pg_roles l ON l.oid = s.setrole
+           WHERE l.rolname = $3 AND s.setdatabase = 0 AND $5 = ANY (s.setconfig)))
        ELSE false END AS ready`,
-    [role, schema, login],
+    [role, schema, login, limitTempFiles, TEMP_FILE_LIMIT_SETTING],
   );
   if (ready.rows[0]?.ready) return { role, schema, login };
 
@@ -89,6 +94,7 @@ export async function ensureThreadRole(db: Db, threadId: string): Promise<Thread
     await client.query(`GRANT SELECT ON ALL TABLES IN SCHEMA ${s} TO ${r}`);
     await client.query(`ALTER DEFAULT PRIVILEGES IN SCHEMA ${s} GRANT SELECT ON TABLES TO ${r}`);
     await ensureThreadLogin(client, login, role, password);
+    if (limitTempFiles) await client.query(`ALTER ROLE ${quoteIdent(login)} SET temp_file_limit = '${TEMP_FILE_LIMIT}'`);
     await client.query('COMMIT');
     return { role, schema, login };
   } catch (err) {

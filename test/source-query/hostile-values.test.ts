@@ -4,6 +4,7 @@ import { insertAgent } from '../../core/db/agents';
 import { createPool, type Db } from '../../core/db/pool';
 import { insertThread } from '../../core/db/threads';
 import { runSourceQuery, SOURCE_QUERY_DEFAULTS } from '../../core/sql/source-query';
+import { canLimitTempFiles, TEMP_FILES_UNLIMITED } from '../../core/sql/temp-file-limit';
 import { dropThreadRole } from '../../core/sql/thread-role';
 import { logger } from '../support/engine';
 import { testStack } from '../support/stack-env';
@@ -64,5 +65,48 @@ describe('source_query values larger than the output budget', () => {
       ok: true, rowCount: 1,
       text: 'a | a | ?column? | int4 | int4 | ?column? | timestamp\n1 | x | true | NULL | {1,2} | 0.3333333333333333 | 2024-01-31 08:30:00\n(1 row)',
     });
+  });
+
+  test('a query spilling to temporary files stops at temp_file_limit, not gigabytes later', async () => {
+    const started = Date.now();
+    const result = await query('select * from generate_series(1, 1e10) order by 1 desc');
+    expect(result).toEqual({ ok: false, message: expect.stringMatching(/^temporary file size exceeds temp_file_limit \(262144kB\)/) });
+    expect(Date.now() - started).toBeLessThan(60_000);
+    // The limit is the login's: it holds for this thread's next query on a fresh connection too.
+    expect(await query('select n from t')).toMatchObject({ ok: true });
+  }, 120_000);
+});
+
+describe('whether the engine may limit source_query temporary files', () => {
+  const password = 'pw-' + randomUUID();
+  const user = `engine_limited_${process.pid}`;
+  let admin: Db;
+  let engine: Db;
+
+  beforeAll(async () => {
+    admin = createPool(testStack().databases.external, logger);
+    await admin.query(`CREATE ROLE ${user} LOGIN CREATEROLE NOSUPERUSER PASSWORD '${password}'`);
+    const url = new URL(testStack().databases.external);
+    url.username = user;
+    url.password = password;
+    engine = createPool(url.toString(), logger, 1);
+  });
+  afterAll(async () => {
+    await engine.end();
+    await admin.query(`REVOKE SET ON PARAMETER temp_file_limit FROM ${user}`).catch(() => undefined);
+    await admin.query(`DROP ROLE IF EXISTS ${user}`);
+    await admin.end();
+  });
+
+  test('a CREATEROLE user without the grant may not (the worker warns with the GRANT to give); with it, it may', async () => {
+    expect(await canLimitTempFiles(engine)).toBe(false);
+    expect(TEMP_FILES_UNLIMITED).toContain('GRANT SET ON PARAMETER temp_file_limit');
+    await admin.query(`GRANT SET ON PARAMETER temp_file_limit TO ${user}`);
+    const fresh = createPool((engine.options as { connectionString: string }).connectionString, logger, 1);
+    try {
+      expect(await canLimitTempFiles(fresh)).toBe(true);
+    } finally {
+      await fresh.end();
+    }
   });
 });
