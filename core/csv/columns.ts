@@ -49,8 +49,11 @@ export function uniqueNames(names: string[], taken: Iterable<string> = []): stri
   });
 }
 
+/** PostgreSQL refuses these as column names ("conflicts with a system column name"): they are taken. */
+const SYSTEM_COLUMNS = ['tableoid', 'xmin', 'cmin', 'xmax', 'cmax', 'ctid'];
+
 export function columnNames(header: string[]): string[] {
-  return uniqueNames(header.map((h, i) => sanitiseName(h, `column_${i + 1}`)));
+  return uniqueNames(header.map((h, i) => sanitiseName(h, `column_${i + 1}`)), SYSTEM_COLUMNS);
 }
 
 /** A double-quoted identifier; names are already cut to 63 bytes, so PostgreSQL keeps them as written. */

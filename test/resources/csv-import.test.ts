@@ -55,6 +55,13 @@ describe.each(['embedded', 'external'] as const)('CSV import on the %s PostgreSQ
     expect(rows).toEqual([{ a: 1, b: 'x\r\ny' }, { a: 2, b: null }]);
   });
 
+  test('a header named like a system column (xmin, ctid…) is imported under a renamed column', async () => {
+    const source = await importText('fixture://csv/system-columns', 'xmin,ctid,tableoid,n\n1,2,3,4\n');
+    expect(source.columns.map((c) => c.name)).toEqual(['xmin_2', 'ctid_2', 'tableoid_2', 'n']);
+    const { rows } = await db.query(`SELECT xmin_2, ctid_2, tableoid_2, n FROM ${source.schemaName}.${source.tableName}`);
+    expect(rows).toEqual([{ xmin_2: 1, ctid_2: 2, tableoid_2: 3, n: 4 }]);
+  });
+
   test('a value PostgreSQL refuses for the inferred type makes that column text, and only that one, on both ways to COPY', async () => {
     for (const [uri, csv] of [['fixture://csv/offset', goodCsv.offsetOverflow], ['fixture://csv/offset-crlf', goodCsv.offsetOverflow.replace(/\n/g, '\r\n')]]) {
       const source = await importText(uri, csv);

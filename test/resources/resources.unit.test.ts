@@ -23,6 +23,12 @@ describe('CSV column names', () => {
     for (const n of names) expect(Buffer.byteLength(n)).toBeLessThanOrEqual(63);
   });
 
+  test('headers named like PostgreSQL system columns are renamed as duplicates are', () => {
+    expect(columnNames(['xmin', 'CTID', 'tableoid', 'cmin', 'cmax', 'xmax', 'xmin_2', 'oid'])).toEqual(
+      ['xmin_2', 'ctid_2', 'tableoid_2', 'cmin_2', 'cmax_2', 'xmax_2', 'xmin_2_2', 'oid'],
+    );
+  });
+
   test('a header that sanitises to nothing gets a positional name', () => {
     expect(columnNames(['  ', '!!', 'ok'])).toEqual(['column_1', 'column_2', 'ok']);
     expect(sanitiseName('Total (EUR)', 'x')).toBe('total_eur');
