@@ -26,6 +26,8 @@ export interface ApprovalSeqs {
 export type GateVerdict = { approved: true } | { approved: false; content: string };
 
 interface Waiting {
+  /** approval_requested is recorded: a reviewer can see the call, and the run is listed as waiting */
+  requested: boolean;
   decision?: { status: ApprovalStatus; reason?: string; keyKind?: ApprovalKeyKind };
   /** the resolution is in PostgreSQL: the update may answer, and its caller reads the run without this call pending */
   recorded: boolean;
@@ -68,24 +70,29 @@ export function installApprovalGate() {
     },
   });
 
-  let attributeSet = false;
-  const setWaitingAttribute = () => {
-    attributeSet = true;
-    upsertSearchAttributes([{ key: waitingForApprovalKey, value: waiting.size > 0 }]);
+  /**
+   * WaitingForApproval says whether any recorded call waits. Several calls of one turn are all in
+   * `waiting` before the first is recorded, so the attribute follows what it says, not the map's size.
+   */
+  let listedAsWaiting = false;
+  const syncWaitingAttribute = () => {
+    const value = [...waiting.values()].some((w) => w.requested);
+    if (value === listedAsWaiting) return;
+    listedAsWaiting = value;
+    upsertSearchAttributes([{ key: waitingForApprovalKey, value }]);
   };
 
   /** Records the request, waits for a decision or the timeout, and records how it ended. */
   async function awaitDecision(
     ref: ToolCallRef, integrationId: string, requirement: ApprovalRequirement, seqs: ApprovalSeqs,
   ): Promise<GateVerdict> {
-    const entry: Waiting = { recorded: false };
+    const entry: Waiting = { requested: false, recorded: false };
     const call = { ...ref, integrationId, requestedSeq: seqs.requested, resolvedSeq: seqs.resolved };
     waiting.set(ref.toolCallId, entry);
-    let requested = false;
     try {
       await recording.requestApproval({ ...call, timeoutMs: requirement.timeoutMs });
-      requested = true;
-      if (waiting.size === 1) setWaitingAttribute();
+      entry.requested = true;
+      syncWaitingAttribute();
       await condition(() => entry.decision !== undefined, requirement.timeoutMs, { summary: `waiting for approval of ${ref.name} (${ref.toolCallId})` });
       // A decision that arrived with the timer wins over it.
       entry.decision ??= { status: 'timed_out' };
@@ -100,7 +107,7 @@ export function installApprovalGate() {
         entry.decision = { status: 'cancelled' };
         // Said on the run's events before run_ended (its number was allocated with the request), so
         // a reviewer's view closes the call; finishRun would mark the row all the same.
-        if (requested) {
+        if (entry.requested) {
           await CancellationScope.nonCancellable(() => recording.recordApprovalOutcome({ ...call, status: 'cancelled', resolvedBy: 'cancel' }));
         }
       }
@@ -109,7 +116,7 @@ export function installApprovalGate() {
       entry.recorded = true;
       settled.set(ref.toolCallId, entry.decision?.status ?? 'cancelled');
       waiting.delete(ref.toolCallId);
-      if (waiting.size === 0 && attributeSet) setWaitingAttribute();
+      syncWaitingAttribute();
     }
   }
 
