@@ -1,7 +1,8 @@
 import { ApplicationFailure } from '@temporalio/activity';
+import { readOAuthRecord, writeOAuthRecord } from '../core/db/integration-oauth';
 import {
-  readAuthorizationState, readOAuthRecord, saveAuthorizationState, STATE_TTL_MS, writeOAuthRecord,
-} from '../core/db/integration-oauth';
+  forgetAuthorizationCode, readAuthorizationState, saveAuthorizationState, STATE_TTL_MS,
+} from '../core/db/oauth-states';
 import { findIntegration, type Integration } from '../core/db/integrations';
 import type { Queryable } from '../core/db/pool';
 import { mcpErrorText } from '../core/mcp/error-text';
@@ -29,7 +30,8 @@ const reconnectWorkers = (db: Queryable, id: string) => db.query('UPDATE integra
 
 export function createOAuthActivities({ db, logger, mcpPool }: ActivityDeps) {
   return {
-    async beginIntegrationAuthorization(input: { integrationId: string; redirectUrl: string }): Promise<{ authorizationUrl: string; expiresAt: string }> {
+    /** Answers the id of the authorization in PostgreSQL: its URL carries the state, which no history may hold. */
+    async beginIntegrationAuthorization(input: { integrationId: string; redirectUrl: string }): Promise<{ stateId: string; expiresAt: string }> {
       const integration = await httpIntegration(db, input.integrationId);
       let begun;
       try {
@@ -37,19 +39,25 @@ export function createOAuthActivities({ db, logger, mcpPool }: ActivityDeps) {
       } catch (err) {
         throw ApplicationFailure.nonRetryable(`Starting the authorization of ${integration.name} failed: ${mcpErrorText(err)}`, 'AuthorizationFailed');
       }
-      await saveAuthorizationState(db, { integrationId: integration.id, state: begun.state, codeVerifier: begun.codeVerifier, redirectUrl: input.redirectUrl });
+      const stateId = await saveAuthorizationState(db, {
+        integrationId: integration.id, state: begun.state, codeVerifier: begun.codeVerifier, redirectUrl: input.redirectUrl, authorizationUrl: begun.authorizationUrl,
+      });
       logger.info({ integrationId: integration.id }, 'OAuth authorization started');
-      return { authorizationUrl: begun.authorizationUrl, expiresAt: new Date(Date.now() + STATE_TTL_MS).toISOString() };
+      return { stateId, expiresAt: new Date(Date.now() + STATE_TTL_MS).toISOString() };
     },
 
-    async completeIntegrationAuthorization(input: { stateId: string; code: string }): Promise<{ integrationName: string }> {
+    /** The code the callback stored with the claimed state is exchanged, then forgotten: it works once. */
+    async completeIntegrationAuthorization(input: { stateId: string }): Promise<{ integrationName: string }> {
       const state = await readAuthorizationState(db, input.stateId);
       if (!state) throw ApplicationFailure.nonRetryable('This authorization is unknown or its integration was deleted', 'IntegrationNotFound');
+      if (!state.code) throw ApplicationFailure.nonRetryable('This authorization has no code from the authorization server', 'AuthorizationFailed');
       const integration = await httpIntegration(db, state.integrationId);
       try {
-        await completeAuthorization(db, integration, { code: input.code, codeVerifier: state.codeVerifier, redirectUrl: state.redirectUrl }, mcpPool.fetch);
+        await completeAuthorization(db, integration, { code: state.code, codeVerifier: state.codeVerifier, redirectUrl: state.redirectUrl }, mcpPool.fetch);
       } catch (err) {
         throw ApplicationFailure.nonRetryable(`The authorization server did not issue tokens for ${integration.name}: ${mcpErrorText(err)}`, 'AuthorizationFailed');
+      } finally {
+        await forgetAuthorizationCode(db, input.stateId);
       }
       await reconnectWorkers(db, integration.id);
       logger.info({ integrationId: integration.id }, 'OAuth authorization completed');

@@ -114,7 +114,7 @@ const oauthFailure = (integration: OAuthTarget, doing: string) => (type: string 
   return new HttpProblem(502, `${doing} ${integration.name} failed: ${message}`, 'authorization_failed');
 };
 
-/** Discovery and registration on a worker; the URL a person opens to authorize the integration. */
+/** Discovery and registration on a worker; the id of the authorization, whose URL PostgreSQL keeps. */
 export function beginIntegrationAuthorization(deps: WorkerQuestionDeps, integration: OAuthTarget, redirectUrl: string) {
   return askWorker<typeof authorizeIntegrationWorkflow>(deps, {
     type: AUTHORIZE_INTEGRATION_WORKFLOW_TYPE,
@@ -127,7 +127,7 @@ export function beginIntegrationAuthorization(deps: WorkerQuestionDeps, integrat
 }
 
 /** The code exchange of a claimed callback, on a worker. */
-export function completeIntegrationAuthorization(deps: WorkerQuestionDeps, integration: OAuthTarget, input: { stateId: string; code: string }) {
+export function completeIntegrationAuthorization(deps: WorkerQuestionDeps, integration: OAuthTarget, input: { stateId: string }) {
   return askWorker<typeof completeAuthorizationWorkflow>(deps, {
     type: COMPLETE_AUTHORIZATION_WORKFLOW_TYPE,
     workflowId: `authorize-callback-${integration.id}-${randomUUID()}`,

@@ -43,14 +43,19 @@ const oauthActivities = (taskQueue: string | undefined) => proxyActivities<Activ
   ...(taskQueue ? { taskQueue } : {}),
 });
 
-/** POST /v1/integrations/:id/authorize. */
-export async function authorizeIntegrationWorkflow(input: { integrationId: string; redirectUrl: string; taskQueue?: string }): Promise<{ authorizationUrl: string; expiresAt: string }> {
+/*
+ * The OAuth helpers carry ids only: the authorization URL holds the `state` (the callback's only
+ * proof) and the callback brings a code; both stay sealed in PostgreSQL (core/db/oauth-states.ts).
+ */
+
+/** POST /v1/integrations/:id/authorize: the id of the authorization begun. */
+export async function authorizeIntegrationWorkflow(input: { integrationId: string; redirectUrl: string; taskQueue?: string }): Promise<{ stateId: string; expiresAt: string }> {
   return oauthActivities(input.taskQueue).beginIntegrationAuthorization({ integrationId: input.integrationId, redirectUrl: input.redirectUrl });
 }
 
-/** GET /oauth/callback, once its state is claimed. */
-export async function completeAuthorizationWorkflow(input: { stateId: string; code: string; taskQueue?: string }): Promise<{ integrationName: string }> {
-  return oauthActivities(input.taskQueue).completeIntegrationAuthorization({ stateId: input.stateId, code: input.code });
+/** GET /oauth/callback, once its state is claimed and its code stored. */
+export async function completeAuthorizationWorkflow(input: { stateId: string; taskQueue?: string }): Promise<{ integrationName: string }> {
+  return oauthActivities(input.taskQueue).completeIntegrationAuthorization({ stateId: input.stateId });
 }
 
 /** DELETE /v1/integrations/:id/authorization. */

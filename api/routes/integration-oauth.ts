@@ -1,6 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { authorizationView, claimAuthorizationState } from '../../core/db/integration-oauth';
+import { authorizationView } from '../../core/db/integration-oauth';
+import { claimAuthorizationState, readAuthorizationUrl, saveAuthorizationCode } from '../../core/db/oauth-states';
 import { findIntegration } from '../../core/db/integrations';
 import type { Db } from '../../core/db/pool';
 import { resolveRef } from '../../core/db/refs';
@@ -103,7 +104,8 @@ export const oauthCallbackRoutes: FastifyPluginAsync<Omit<OAuthRoutesOptions, 'a
     }
     if (!code) return page(reply, 400, 'Authorization failed', 'The authorization server sent no code.');
     try {
-      await completeIntegrationAuthorization(deps, integration, { stateId: claim.stateId, code });
+      await saveAuthorizationCode(db, claim.stateId, code);
+      await completeIntegrationAuthorization(deps, integration, { stateId: claim.stateId });
     } catch (err) {
       const detail = err instanceof HttpProblem ? err.message : 'the engine could not complete it';
       request.log.warn({ integrationId: integration.id, err: detail }, 'OAuth callback failed');
@@ -134,8 +136,10 @@ export const integrationOAuthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = as
     opts.admin.requireAdmin(request, 'authorizing an integration');
     const integration = await mustFind(db, request.params.id);
     const redirectUrl = callbackUrl(request, opts.publicUrl);
-    const begun = await beginIntegrationAuthorization(deps, integration, redirectUrl);
-    return { ...begun, redirectUrl };
+    const { stateId, expiresAt } = await beginIntegrationAuthorization(deps, integration, redirectUrl);
+    const authorizationUrl = await readAuthorizationUrl(db, stateId);
+    if (!authorizationUrl) throw new HttpProblem(502, `Starting the authorization of ${integration.name} failed: its record is gone`, 'authorization_failed');
+    return { authorizationUrl, expiresAt, redirectUrl };
   });
 
   app.delete<{ Params: { id: string } }>('/integrations/:id/authorization', {

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthClientInformationMixed, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { secretKeys } from '../secrets/key-ring';
@@ -35,10 +34,6 @@ export interface AuthorizationView {
 type StoredStatus = 'required' | 'authorized' | 'expired';
 
 export const integrationOAuthContext = (id: string) => `integration_oauth:${id}`;
-export const oauthStateContext = (id: string) => `oauth_states:${id}`;
-
-/** How long a `state` handed to a browser stays good. */
-export const STATE_TTL_MS = 10 * 60_000;
 
 interface Row {
   status: StoredStatus;
@@ -148,44 +143,4 @@ export async function authorizationViews(db: Queryable, integrations: Integratio
 
 export async function authorizationView(db: Queryable, integration: Integration): Promise<AuthorizationView> {
   return (await authorizationViews(db, [integration])).get(integration.id)!;
-}
-
-const stateId = (state: string) => createHash('sha256').update(state).digest('hex');
-
-/** One authorization in progress: its PKCE verifier waits here (sealed) for the callback. */
-export async function saveAuthorizationState(
-  db: Queryable, input: { integrationId: string; state: string; codeVerifier: string; redirectUrl: string },
-): Promise<void> {
-  const id = stateId(input.state);
-  const sealed = seal(secretKeys(), JSON.stringify({ codeVerifier: input.codeVerifier }), oauthStateContext(id));
-  await db.query(
-    `INSERT INTO oauth_states (id, integration_id, sealed, redirect_url, expires_at) VALUES ($1, $2, $3, $4, now() + $5 * interval '1 millisecond')`,
-    [id, input.integrationId, JSON.stringify(sealed), input.redirectUrl, STATE_TTL_MS],
-  );
-  // Abandoned attempts leave rows behind; a day later nobody needs them to explain a replay.
-  await db.query(`DELETE FROM oauth_states WHERE expires_at < now() - interval '1 day'`);
-}
-
-export type StateClaim =
-  | { status: 'claimed'; stateId: string; integrationId: string }
-  | { status: 'unknown' | 'used' | 'expired' };
-
-/** The callback's check: the state exists, is unused and young. Claiming it uses it up, whatever follows. */
-export async function claimAuthorizationState(db: Queryable, state: string): Promise<StateClaim> {
-  const id = stateId(state);
-  const { rows } = await db.query<{ integration_id: string; expired: boolean }>(
-    `UPDATE oauth_states SET used_at = now() WHERE id = $1 AND used_at IS NULL
-     RETURNING integration_id, expires_at <= now() AS expired`, [id]);
-  if (rows[0]) return rows[0].expired ? { status: 'expired' } : { status: 'claimed', stateId: id, integrationId: rows[0].integration_id };
-  const seen = await db.query('SELECT 1 FROM oauth_states WHERE id = $1', [id]);
-  return { status: (seen.rowCount ?? 0) > 0 ? 'used' : 'unknown' };
-}
-
-export async function readAuthorizationState(db: Queryable, id: string): Promise<{ integrationId: string; codeVerifier: string; redirectUrl: string } | undefined> {
-  const { rows } = await db.query<{ integration_id: string; sealed: unknown; redirect_url: string }>(
-    'SELECT integration_id, sealed, redirect_url FROM oauth_states WHERE id = $1', [id]);
-  const row = rows[0];
-  if (!row || !isSealed(row.sealed)) return undefined;
-  const { codeVerifier } = JSON.parse(open(secretKeys(), row.sealed, oauthStateContext(id))) as { codeVerifier: string };
-  return { integrationId: row.integration_id, codeVerifier, redirectUrl: row.redirect_url };
 }

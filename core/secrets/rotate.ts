@@ -1,5 +1,6 @@
 import type { Db } from '../db/pool';
-import { integrationOAuthContext, oauthStateContext } from '../db/integration-oauth';
+import { integrationOAuthContext } from '../db/integration-oauth';
+import { oauthStateContext } from '../db/oauth-states';
 import { integrationSecretsContext, sealPlainIntegrationSecrets } from '../db/integration-secrets';
 import { isSealed, reseal, SecretsKeyError, type KeyRing } from './secret-box';
 

@@ -133,6 +133,37 @@ describe('OAuth-protected MCP servers', () => {
     expect(server.stats.codeExchanges).toBe(before.codeExchanges + 1);
   }, 120_000);
 
+  test("the helper workflows' histories hold neither the state nor the authorization code", async () => {
+    const created = await integration({ type: 'oauth' });
+    const { callback, page } = await authorize(created.id);
+    expect(page.status).toBe(200);
+    const params = new URL(callback, 'http://x').searchParams;
+    const secrets = [params.get('state')!, params.get('code')!];
+    expect(secrets.every((s) => s.length >= 16)).toBe(true);
+
+    const ids: string[] = [];
+    await waitFor(async () => {
+      ids.length = 0;
+      const query = "WorkflowType = 'authorizeIntegrationWorkflow' OR WorkflowType = 'completeAuthorizationWorkflow'";
+      for await (const w of engine.client.workflow.list({ query })) if (w.workflowId.includes(created.id)) ids.push(w.workflowId);
+      return ids.length === 2;
+    }, 30_000, 'both helper workflows listed');
+    for (const id of ids) {
+      const history = await engine.client.workflow.getHandle(id).fetchHistory();
+      const texts: string[] = [];
+      const collect = (value: unknown): void => {
+        if (value instanceof Uint8Array) texts.push(Buffer.from(value).toString('utf8'));
+        else if (Array.isArray(value)) value.forEach(collect);
+        else if (value && typeof value === 'object') Object.values(value).forEach(collect);
+        else if (typeof value === 'string') texts.push(value);
+      };
+      collect(history);
+      const all = texts.join('\n');
+      expect(all).toContain(created.id);
+      for (const secret of secrets) expect(all).not.toContain(secret);
+    }
+  }, 120_000);
+
   test('a state that is unknown, expired, or whose integration was deleted is refused', async () => {
     const unknown = await request('GET', '/oauth/callback?code=x&state=never-issued');
     expect(unknown.status).toBe(400);

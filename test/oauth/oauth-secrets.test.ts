@@ -5,7 +5,7 @@ import { insertAgent } from '../../core/db/agents';
 import { insertIntegration } from '../../core/db/integrations';
 import { migrate } from '../../core/db/migrations';
 import { insertThread } from '../../core/db/threads';
-import { readAuthorizationState, saveAuthorizationState } from '../../core/db/integration-oauth';
+import { readAuthorizationState, saveAuthorizationState } from '../../core/db/oauth-states';
 import { beginAuthorization, completeAuthorization } from '../../core/mcp/oauth-provider';
 import { installSecretKeys } from '../../core/secrets/key-ring';
 import { openSecretStore } from '../../core/secrets/open-store';
@@ -61,7 +61,9 @@ describe('OAuth secrets at rest', () => {
     // The operator's steps as the worker's activities take them, with a headless browser between.
     const redirectUrl = 'http://127.0.0.1:9/oauth/callback';
     const begun = await beginAuthorization(engine.db, integration, redirectUrl, defaultFetch);
-    await saveAuthorizationState(engine.db, { integrationId: integration.id, state: begun.state, codeVerifier: begun.codeVerifier, redirectUrl });
+    await saveAuthorizationState(engine.db, {
+      integrationId: integration.id, state: begun.state, codeVerifier: begun.codeVerifier, redirectUrl, authorizationUrl: begun.authorizationUrl,
+    });
     const code = new URL(await approveInBrowser(begun.authorizationUrl)).searchParams.get('code')!;
     await completeAuthorization(engine.db, integration, { code, codeVerifier: begun.codeVerifier, redirectUrl }, defaultFetch);
     expect(await kids()).toEqual([idOf(K1), idOf(K1)]);
