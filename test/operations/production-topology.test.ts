@@ -3,9 +3,34 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { freePort } from '../../core/ports';
+import { composeDescribe } from '../support/compose';
 import { ROOT, exited, spawnWorker } from '../support/processes';
 import { testStack } from '../support/stack-env';
 import { waitFor } from '../support/wait';
+
+composeDescribe('docker-compose.yml', (compose) => {
+  const config = (env: NodeJS.ProcessEnv, ...args: string[]) =>
+    promisify(execFile)(compose[0], [...compose.slice(1), '-f', 'docker-compose.yml', 'config', ...args], { cwd: ROOT, env });
+  const env = { ...process.env, API_KEY: 'k'.repeat(32) };
+
+  test('describes postgresql, temporal with schema setup, temporal-ui, the API and replicated workers', async () => {
+    const { stdout } = await config(env, '--services');
+    expect(stdout.trim().split('\n').sort()).toEqual(['api', 'postgresql', 'temporal', 'temporal-setup', 'temporal-ui', 'worker']);
+    const { stdout: full } = await config(env);
+    expect(full).toMatch(/worker:[\s\S]*replicas: 2/);
+  });
+
+  test('publishes the Temporal Web UI, which has no login, on loopback only', async () => {
+    const { stdout } = await config(env);
+    // docker-compose 1.x prints the short form (127.0.0.1:8233:8080/tcp), Compose 2 the long one (host_ip: 127.0.0.1).
+    expect(stdout).toMatch(/temporal-ui:[\s\S]*?ports:\s*\n\s*- (127\.0\.0\.1:8233:8080|[\s\S]{0,80}?host_ip: 127\.0\.0\.1)/);
+  });
+
+  test('refuses to start without API_KEY: its API listens on 0.0.0.0', async () => {
+    const err = await config({ ...process.env, API_KEY: '' }).catch((e: unknown) => e as { stderr: string });
+    expect((err as { stderr?: string }).stderr).toMatch(/set API_KEY/);
+  });
+});
 
 /**
  * The topology of docker-compose.yml, without Docker: a separate API process, separate worker
@@ -16,20 +41,6 @@ describe('the production topology without Docker', () => {
   afterAll(async () => {
     for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
     await Promise.all(children.map(exited));
-  });
-
-  test('docker-compose.yml describes postgresql, temporal with schema setup, temporal-ui, the API and replicated workers', async () => {
-    const env = { ...process.env, API_KEY: 'k'.repeat(32) };
-    const { stdout } = await promisify(execFile)('docker-compose', ['-f', 'docker-compose.yml', 'config', '--services'], { cwd: ROOT, env });
-    expect(stdout.trim().split('\n').sort()).toEqual(['api', 'postgresql', 'temporal', 'temporal-setup', 'temporal-ui', 'worker']);
-    const { stdout: full } = await promisify(execFile)('docker-compose', ['-f', 'docker-compose.yml', 'config'], { cwd: ROOT, env });
-    expect(full).toMatch(/worker:[\s\S]*replicas: 2/);
-  });
-
-  test('docker-compose.yml refuses to start without API_KEY: its API listens on 0.0.0.0', async () => {
-    const err = await promisify(execFile)('docker-compose', ['-f', 'docker-compose.yml', 'config'], { cwd: ROOT, env: { ...process.env, API_KEY: '' } })
-      .catch((e: unknown) => e as { stderr: string });
-    expect((err as { stderr?: string }).stderr).toMatch(/set API_KEY/);
   });
 
   test('an API process and two worker processes serve a run against the machine PostgreSQL', async () => {
