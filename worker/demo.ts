@@ -1,3 +1,7 @@
+import { ApiError, createApiClient, type ApiClient } from '../api/cli/api-client';
+import { followRun } from '../api/cli/event-stream';
+import type { RunObject } from '../api/cli/render';
+
 /**
  * The `npm start` demo: a scripted agent run driven through the REST API, as a user would.
  * The scripted provider is the offline default, so the demo needs no API key.
@@ -16,50 +20,46 @@ const DEMO_AGENT = {
   maxTurns: 5,
 };
 
-type Json = Record<string, unknown>;
+interface DemoAgent { id: string; disabledAt: string | null }
 
-async function api(baseUrl: string, method: string, path: string, body?: unknown, apiKey?: string): Promise<{ status: number; json: Json }> {
-  const res = await fetch(`${baseUrl}${path}`, {
-    method,
-    headers: { ...(body ? { 'content-type': 'application/json' } : {}), ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  return { status: res.status, json: (await res.json()) as Json };
+/** The demo agent, made on the first start and read on later ones; undefined when someone deleted it. */
+async function demoAgent(api: ApiClient): Promise<DemoAgent | undefined> {
+  try {
+    return await api.post<DemoAgent>('/v1/agents', DEMO_AGENT);
+  } catch (err) {
+    if (!(err instanceof ApiError && err.status === 409)) throw err;
+  }
+  const agent = await api.get<DemoAgent>(`/v1/agents/${encodeURIComponent(DEMO_AGENT.name)}`);
+  return agent.disabledAt ? undefined : agent;
 }
 
-export async function runDemo(baseUrl: string, print: (line: string) => void, apiKey?: string): Promise<Json> {
-  let agent = await api(baseUrl, 'POST', '/v1/agents', DEMO_AGENT, apiKey);
-  if (agent.status === 409) {
-    agent = await api(baseUrl, 'GET', `/v1/agents/${encodeURIComponent(DEMO_AGENT.name)}`, undefined, apiKey);
-    if (agent.status !== 200) throw new Error(`the demo agent exists but could not be read: ${JSON.stringify(agent.json)}`);
-    if (agent.json.disabledAt) {
-      print(`demo: skipped (the agent ${DEMO_AGENT.name} was deleted)`);
-      return agent.json;
-    }
-  } else if (agent.status !== 201) {
-    throw new Error(`creating the demo agent failed: ${JSON.stringify(agent.json)}`);
+/**
+ * Prints the run as it goes from its event log, which is in order and complete: a snapshot of the
+ * run object shows only where the run is when it is read, and one read may span several turns.
+ */
+export async function runDemo(baseUrl: string, print: (line: string) => void, opts: { apiKey?: string; signal: AbortSignal }): Promise<RunObject | undefined> {
+  const api = createApiClient({ baseUrl, apiKey: opts.apiKey });
+  const agent = await demoAgent(api);
+  if (!agent) {
+    print(`demo: skipped (the agent ${DEMO_AGENT.name} was deleted)`);
+    return undefined;
   }
-  const thread = await api(baseUrl, 'POST', '/v1/threads', { agentId: agent.json.id }, apiKey);
-  const started = await api(baseUrl, 'POST', `/v1/threads/${thread.json.id}/runs`, { input: 'What is the weather in Lyon?' }, apiKey);
-  if (started.status !== 202) throw new Error(`starting the demo run failed: ${JSON.stringify(started.json)}`);
-  const runId = String(started.json.id);
-  print(`demo: started run ${runId} (GET ${baseUrl}/v1/runs/${runId})`);
+  const thread = await api.post<{ id: string }>('/v1/threads', { agentId: agent.id });
+  const { id: runId } = await api.post<{ id: string }>(`/v1/threads/${thread.id}/runs`, { input: 'What is the weather in Lyon?' });
+  const runPath = `/v1/runs/${encodeURIComponent(runId)}`;
+  print(`demo: started run ${runId} (GET ${baseUrl}${runPath})`);
 
-  let seenTurns = 0;
-  let seenCalls = 0;
-  for (;;) {
-    const { json: run } = await api(baseUrl, 'GET', `/v1/runs/${runId}?waitMs=1000`, undefined, apiKey);
-    const toolCalls = (run.toolCalls as Json[]) ?? [];
-    if (Number(run.turns) > seenTurns) {
-      seenTurns = Number(run.turns);
-      print(`demo: turn ${seenTurns} done`);
-    }
-    for (const call of toolCalls.slice(seenCalls)) print(`demo:   tool ${call.name} → ${call.status}: ${String(call.result).slice(0, 120)}`);
-    seenCalls = toolCalls.length;
-    if (run.status !== 'running') {
-      print(`demo: run ${run.status} (${run.stopReason}) after ${run.turns} turns`);
-      print(`demo: answer: ${run.output}`);
-      return run;
+  for await (const event of followRun(api, runId, opts.signal)) {
+    if (event.event === 'turn_ended') print(`demo: turn ${String(event.data.turn)} done`);
+    if (event.event === 'tool_call_ended') {
+      // The event names the call; its result is in the run object, written with the event.
+      const call = (await api.get<RunObject>(runPath)).toolCalls.find((c) => c.id === event.data.toolCallId);
+      print(`demo:   tool ${String(event.data.name)} → ${String(event.data.status)}: ${(call?.result ?? '').slice(0, 120)}`);
     }
   }
+  if (opts.signal.aborted) return undefined;
+  const run = await api.get<RunObject>(runPath);
+  print(`demo: run ${run.status} (${run.stopReason}) after ${run.turns} turns`);
+  print(`demo: answer: ${run.output}`);
+  return run;
 }

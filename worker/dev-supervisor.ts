@@ -147,7 +147,8 @@ async function main(): Promise<void> {
     if (temporal) say(`Temporal Web UI:  ${temporal.uiUrl}/namespaces/${config.temporalNamespace}/workflows`);
     say(`Temporal server:  ${temporalAddress}`);
     say('');
-    await runDemo(api.url, say, config.apiKey);
+    await runDemo(api.url, say, { apiKey: config.apiKey, signal });
+    if (signal.aborted) return;
     say('');
     say('The engine is running. Press Ctrl-C to stop.');
   } catch (err) {

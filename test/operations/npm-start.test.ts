@@ -4,6 +4,15 @@ import { freePort } from '../../core/ports';
 import { interrupt, killEverything, npmStart, processesUsing, waitForOutput, type Started } from '../support/npm-start';
 import { testStack } from '../support/stack-env';
 
+/** The demo's lines in the order a person reads them: each turn, then its tool call, then the end. */
+function expectDemoInOrder(output: string): void {
+  const lines = output.split('\n').filter((line) => /^demo: /.test(line)).map((line) => line.replace(/ → .*/, ''));
+  expect(lines).toEqual([
+    expect.stringMatching(/^demo: started run run_\w+/), 'demo: turn 1 done', 'demo:   tool get_weather',
+    'demo: turn 2 done', 'demo: run completed (answer) after 2 turns', expect.stringMatching(/^demo: answer: The weather tool is not available/),
+  ]);
+}
+
 describe('npm start', () => {
   const dataDir = path.join(testStack().tmpDir, 'npm-start');
   let started: Started | undefined;
@@ -24,6 +33,7 @@ describe('npm start', () => {
     expect(out).toMatch(/Temporal Web UI: {2}http:\/\/127\.0\.0\.1:\d+\/namespaces\/default\/workflows/);
     expect(out).toMatch(/demo: +tool get_weather → error: A tool with the name get_weather was not found/);
     expect(out).toContain('demo: run completed (answer) after 2 turns');
+    expectDemoInOrder(out);
     const runId = /demo: started run (run_\w+)/.exec(out)![1];
     const keyFile = path.join(dataDir, 'secrets.key');
     expect(out).toContain(`created the secrets key: ${keyFile}`);
@@ -42,6 +52,8 @@ describe('npm start', () => {
 
     started = npmStart(env);
     await waitForOutput(started!, 'Press Ctrl-C to stop', 90_000, 'the second start');
+    // The demo agent exists now, with its earlier thread and run: the demo reads the same.
+    expectDemoInOrder(started.output());
     const res = await fetch(`http://127.0.0.1:${port}/v1/runs/${runId}`);
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ id: runId, status: 'completed', stopReason: 'answer', turns: 2 });
