@@ -227,7 +227,11 @@ export const startRunBody = {
   additionalProperties: false,
   properties: {
     input: { type: 'string', minLength: 1, maxLength: MAX_RUN_INPUT_CHARS },
-    agentId: { ...id, description: 'runs this turn of the thread with another agent (id or name)' },
+    agentId: {
+      ...id,
+      description: 'runs this turn of the thread with another agent (id or name), which sees the thread\'s messages; the run and its messages '
+        + 'record that agent, the thread keeps its own, and a run without agentId is the thread\'s own agent\'s',
+    },
   },
 } as const;
 

@@ -42,16 +42,31 @@ async function resolveAgent(api: ApiClient, nameOrId: string): Promise<Agent> {
 
 const RUN_WAIT_MS = 30_000;
 
-export async function runCommand(
-  ctx: CliContext, opts: { agent: string; input: string; thread?: string; follow: boolean; json: boolean },
-): Promise<number> {
-  const agent = await resolveAgent(ctx.api, opts.agent);
-  // Without a thread, a one-shot run: its thread is made with it.
-  const { id: runId, threadId } = await ctx.api.post<{ id: string; threadId: string }>(
-    opts.thread ? `/v1/threads/${encodeURIComponent(opts.thread)}/runs` : '/v1/runs',
-    opts.thread ? { input: opts.input, agentId: agent.id } : { agentId: agent.id, input: opts.input },
-  );
-  ctx.err.write(`run ${runId} on thread ${threadId} (agent ${agent.name})\n`);
+type RunOptions = { agent?: string; input: string; thread?: string; follow: boolean; json: boolean };
+
+/**
+ * Starts the run: without a thread, a one-shot run (its thread is made with it); on a thread, its
+ * own agent's unless --agent names another, which is said, since the thread stays its agent's.
+ */
+async function startRun(ctx: CliContext, opts: RunOptions): Promise<{ runId: string; threadId: string }> {
+  if (!opts.thread) {
+    const agent = await resolveAgent(ctx.api, opts.agent!);
+    const { id: runId, threadId } = await ctx.api.post<{ id: string; threadId: string }>('/v1/runs', { agentId: agent.id, input: opts.input });
+    ctx.err.write(`run ${runId} on thread ${threadId} (agent ${agent.name})\n`);
+    return { runId, threadId };
+  }
+  const path = `/v1/threads/${encodeURIComponent(opts.thread)}`;
+  const owner = await resolveAgent(ctx.api, (await ctx.api.get<{ agentId: string }>(path)).agentId);
+  const agent = opts.agent ? await resolveAgent(ctx.api, opts.agent) : owner;
+  const { id: runId, threadId } = await ctx.api.post<{ id: string; threadId: string }>(`${path}/runs`, {
+    input: opts.input, ...(opts.agent ? { agentId: agent.id } : {}),
+  });
+  ctx.err.write(`run ${runId} on thread ${threadId} (agent ${agent.name}${agent.id === owner.id ? '' : `; the thread is ${owner.name}'s`})\n`);
+  return { runId, threadId };
+}
+
+export async function runCommand(ctx: CliContext, opts: RunOptions): Promise<number> {
+  const { runId } = await startRun(ctx, opts);
 
   const display = new ProgressDisplay(ctx.err);
   const stop = new AbortController();

@@ -16,6 +16,7 @@ const HELP = `agent-engine: start and follow agent runs through the engine's HTT
 
 usage:
   agent-engine run --agent <name|id> "<input>" [--thread <id>] [--follow] [--json]
+  agent-engine run --thread <id> "<input>" [--follow] [--json]   the thread's own agent
   agent-engine runs list [--thread <id>] [--agent <name|id>] [--status running|completed|failed|cancelled] [--limit N] [--cursor C] [--json]
   agent-engine runs show <run id> [--json]
   agent-engine threads list [--agent <name|id>] [--limit N] [--cursor C] [--json]
@@ -36,8 +37,10 @@ options:
 
 run --follow on a terminal asks about each tool call that waits for approval ([y/N]: anything but y
 denies); without a terminal it prints the call and the command that decides it, and keeps following.
-run without --thread creates a new thread for the agent. Ctrl-C asks whether to cancel the run;
-when stdin is not a terminal, Ctrl-C cancels it without asking. Ctrl-C while asked detaches.
+run without --thread creates a new thread for the agent; with --thread it runs the thread's own agent, or
+with --agent another one, which sees the thread's messages (the thread stays its agent's). Ctrl-C asks
+whether to cancel the run; when stdin is not a terminal, Ctrl-C cancels it without asking. Ctrl-C while
+asked detaches.
 
 exit codes: 0 ok; 1 the run failed or was cancelled; 2 usage error; 3 API unreachable or HTTP error; 130 detached
 `;
@@ -87,7 +90,7 @@ function parse(argv: string[]): { command: string; args: string[]; values: Value
   if (args.length !== spec.positionals) {
     throw new UsageError(`"${command}" takes ${spec.positionals} argument(s), got ${args.length}${args.length > 1 ? ' (quote the input)' : ''}`);
   }
-  if (command === 'run' && !values.agent) throw new UsageError('run needs --agent <name|id>');
+  if (command === 'run' && !values.agent && !values.thread) throw new UsageError('run needs --agent <name|id>, or --thread <id> to use the thread\'s agent');
   if (values.status && !['running', 'completed', 'failed', 'cancelled'].includes(values.status)) {
     throw new UsageError('--status must be running, completed, failed or cancelled');
   }
@@ -98,7 +101,7 @@ function parse(argv: string[]): { command: string; args: string[]; values: Value
 function dispatch(ctx: CliContext, command: string, args: string[], v: Values): Promise<number> {
   const json = v.json ?? false;
   switch (command) {
-    case 'run': return runCommand(ctx, { agent: v.agent!, input: args[0], thread: v.thread, follow: v.follow ?? false, json });
+    case 'run': return runCommand(ctx, { agent: v.agent, input: args[0], thread: v.thread, follow: v.follow ?? false, json });
     case 'runs list': return runsListCommand(ctx, { thread: v.thread, agent: v.agent, status: v.status, limit: v.limit, cursor: v.cursor, json });
     case 'runs show': return runsShowCommand(ctx, { id: args[0], json });
     case 'threads list': return threadsListCommand(ctx, { agent: v.agent, limit: v.limit, cursor: v.cursor, json });

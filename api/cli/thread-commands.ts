@@ -2,9 +2,10 @@ import type { CliContext } from './commands';
 import type { Output } from './progress';
 import { labelled } from './render';
 
+interface Thread { id: string; agentId: string; createdAt: string }
 interface ThreadSummary { id: string; agentId: string; agentName: string; messageCount: number; lastMessageAt: string | null; createdAt: string }
 interface Message {
-  seq: number; runId: string; role: string; content: string; contentBytes: number;
+  seq: number; runId: string; agentId: string; agentName: string; role: string; content: string; contentBytes: number;
   toolCalls?: { id: string; name: string; arguments: string; argumentsBytes: number }[];
   toolCallId?: string; toolName?: string; createdAt: string;
 }
@@ -27,7 +28,7 @@ export async function threadsListCommand(ctx: CliContext, opts: { agent?: string
 /** The whole conversation, page after page: each message with its role, tool calls with their arguments, results cut. */
 export async function threadsShowCommand(ctx: CliContext, opts: { id: string; json: boolean }): Promise<number> {
   const path = `/v1/threads/${encodeURIComponent(opts.id)}`;
-  const thread = await ctx.api.get<{ id: string; agentId: string; createdAt: string }>(path);
+  const thread = await ctx.api.get<Thread>(path);
   const messages: Message[] = [];
   let after: number | null = 0;
   for (let pages = 0; after !== null && pages < MAX_PAGES; pages++) {
@@ -36,19 +37,21 @@ export async function threadsShowCommand(ctx: CliContext, opts: { id: string; js
     after = page.nextAfter;
   }
   if (opts.json) ctx.out.write(`${JSON.stringify({ ...thread, messages }, null, 2)}\n`);
-  else printConversation(ctx.out, thread, messages);
+  else printConversation(ctx.out, thread, (await ctx.api.get<{ name: string }>(`/v1/agents/${encodeURIComponent(thread.agentId)}`)).name, messages);
   if (after !== null) ctx.err.write(`${messages.length} messages shown; the rest: GET ${path}/messages?after=${after}\n`);
   return EXIT_OK;
 }
 
-function printConversation(out: Output, thread: { id: string; agentId: string; createdAt: string }, messages: Message[]): void {
-  const lines = [`thread ${thread.id} · agent ${thread.agentId} · created ${thread.createdAt}`];
+/** Each run under a heading naming its agent: a run may be another agent's than the thread's. */
+function printConversation(out: Output, thread: Thread, agentName: string, messages: Message[]): void {
+  const lines = [`thread ${thread.id} · agent ${agentName} (${thread.agentId}) · created ${thread.createdAt}`];
   if (messages.length === 0) lines.push('', '(no messages yet)');
   let runId = '';
   for (const m of messages) {
     if (m.runId !== runId) {
       runId = m.runId;
-      lines.push('', runId === 'template' ? '— the agent\'s template —' : `— run ${runId} —`);
+      const another = m.agentId === thread.agentId ? '' : ' (not the thread\'s agent)';
+      lines.push('', runId === 'template' ? '— the agent\'s template —' : `— run ${runId} · agent ${m.agentName}${another} —`);
     }
     const who = m.role === 'tool' ? `tool ${m.toolName ?? ''} (${m.toolCallId ?? ''})` : m.role;
     if (m.content !== '' || !m.toolCalls) lines.push(...labelled(who, m.content, m.contentBytes, ''));

@@ -7,6 +7,7 @@ import type { RunChangeFeed } from '../../core/db/run-changes';
 import { findRunResult, type RunEvent } from '../../core/db/run-store';
 import { unstorableReason } from '../../core/db/storable-text';
 import { findThread, insertThread } from '../../core/db/threads';
+import { findAgent } from '../../core/db/agents';
 import type { Logger } from '../../core/logger';
 import { EngineError } from '../../core/engine-error';
 import { followRunEvents, type RunProgress } from '../runs/follow-events';
@@ -55,9 +56,14 @@ export async function callAgent(deps: AgentCallDeps, agent: ExposedAgent, args: 
 
   let threadId: string;
   let input = args.input;
+  // The agent called runs on another agent's thread when asked to (as POST /v1/threads/:id/runs with
+  // agentId does); the answer says so, since the thread stays its own agent's.
+  let threadOwner: { id: string; name: string } | undefined;
   if (args.threadId) {
-    if (!(await findThread(deps.db, args.threadId))) return errorResult(`Thread ${args.threadId} does not exist`);
-    threadId = args.threadId;
+    const thread = await findThread(deps.db, args.threadId);
+    if (!thread) return errorResult(`Thread ${args.threadId} does not exist`);
+    threadId = thread.id;
+    if (thread.agentId !== agent.id) threadOwner = (await findAgent(deps.db, thread.agentId)) ?? { id: thread.agentId, name: thread.agentId };
   } else {
     const rendered = renderTemplate(agent.template, args.input);
     input = rendered.input;
@@ -77,7 +83,11 @@ export async function callAgent(deps: AgentCallDeps, agent: ExposedAgent, args: 
     if (err instanceof EngineError) return errorResult(err.message, { threadId });
     throw err;
   }
-  const meta = { runId, threadId };
+  const meta = { runId, threadId, agentId: agent.id, ...(threadOwner ? { threadAgentId: threadOwner.id } : {}) };
+  const ownerNote = threadOwner ? [{
+    type: 'text' as const,
+    text: `Note: thread ${threadId} belongs to the agent ${threadOwner.name}; this turn was run by ${agent.name}, which sees the thread's messages.`,
+  }] : [];
   if (ctx.registry && (await ctx.registry.register(ctx.requestId, runId))) await cancelWorkflow(deps, runId);
 
   // Watched before the first read, so that nothing written meanwhile goes unheard.
@@ -122,7 +132,7 @@ export async function callAgent(deps: AgentCallDeps, agent: ExposedAgent, args: 
   const run = await readRun(deps.db, runId);
   if (run?.status === 'completed') {
     await progress.send(1, 'Completed');
-    return { content: [{ type: 'text', text: run.output ?? '' }], _meta: meta };
+    return { content: [{ type: 'text', text: run.output ?? '' }, ...ownerNote], _meta: meta };
   }
   await progress.send(1, 'Failed');
   if (run?.status === 'cancelled') return errorResult('The agent run was cancelled', meta);

@@ -47,7 +47,11 @@ const toTool = (agent: ExposedAgent): Tool => ({
     type: 'object',
     properties: {
       input: { type: 'string', description: 'What to ask the agent' },
-      threadId: { type: 'string', description: 'Continue this thread (from an earlier result\'s _meta.threadId) instead of starting a new one' },
+      threadId: {
+        type: 'string',
+        description: 'Continue this thread (from an earlier result\'s _meta.threadId) instead of starting a new one; '
+          + 'this agent answers even on another agent\'s thread, and the result then says whose thread it is',
+      },
     },
     required: ['input'],
   },

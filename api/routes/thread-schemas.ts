@@ -50,10 +50,12 @@ export const messagePageSchema = {
       type: 'array',
       items: {
         type: 'object',
-        required: ['seq', 'runId', 'role', 'content', 'contentBytes', 'contentTruncated', 'createdAt'],
+        required: ['seq', 'runId', 'agentId', 'agentName', 'role', 'content', 'contentBytes', 'contentTruncated', 'createdAt'],
         properties: {
           seq: { type: 'integer' },
           runId: { type: 'string', description: 'the run that wrote it ("template": an agent file\'s template)' },
+          agentId: { type: 'string', description: 'the agent of that run, which may be another than the thread\'s (a template is the thread\'s agent\'s)' },
+          agentName: { type: 'string' },
           role: { type: 'string', enum: ['system', 'user', 'assistant', 'tool'] },
           content: { type: 'string', description: cut },
           contentBytes: { type: 'integer', description: 'the full content\'s size in UTF-8 bytes' },

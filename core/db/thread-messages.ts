@@ -22,6 +22,12 @@ export interface MessageView {
   seq: number;
   /** the run that wrote the message ('template' for an agent file's template) */
   runId: string;
+  /**
+   * the agent of that run: a run may be another agent's than the thread's (POST /v1/threads/:id/runs
+   * with agentId); a template is the thread's agent's
+   */
+  agentId: string;
+  agentName: string;
   role: 'system' | 'user' | 'assistant' | 'tool';
   content: string;
   /** the full content's size in UTF-8 bytes */
@@ -42,7 +48,7 @@ export interface MessagePage {
 }
 
 interface Row {
-  seq: number; run_id: string; role: MessageView['role']; content: string | null; content_chars: number | null; content_bytes: number | null;
+  seq: number; run_id: string; agent_id: string; agent_name: string; role: MessageView['role']; content: string | null; content_chars: number | null; content_bytes: number | null;
   tool_calls: { id: string; name: string; arguments: string; chars: number; bytes: number }[] | null;
   tool_call_id: string | null; tool_name: string | null; created_at: Date;
 }
@@ -50,7 +56,7 @@ interface Row {
 /** Messages of a thread after seq `after`, oldest first. */
 export async function pageThreadMessages(db: Queryable, threadId: string, req: { after: number; limit: number }): Promise<MessagePage> {
   const { rows } = await db.query<Row>(
-    `SELECT seq, run_id, message->>'role' AS role, created_at,
+    `SELECT m.seq, m.run_id, a.id AS agent_id, a.name AS agent_name, m.message->>'role' AS role, m.created_at,
        left(message->>'content', $3) AS content, char_length(message->>'content') AS content_chars,
        octet_length(message->>'content') AS content_bytes,
        message->>'toolCallId' AS tool_call_id, message->>'name' AS tool_name,
@@ -58,7 +64,9 @@ export async function pageThreadMessages(db: Queryable, threadId: string, req: {
                  'chars', char_length((c->'arguments')::text), 'bytes', octet_length((c->'arguments')::text)) ORDER BY n)
           FROM jsonb_array_elements(CASE WHEN jsonb_typeof(message->'toolCalls') = 'array' THEN message->'toolCalls' ELSE '[]' END)
             WITH ORDINALITY AS t(c, n)) AS tool_calls
-     FROM messages WHERE thread_id = $1 AND seq > $2 ORDER BY seq LIMIT $4`,
+     FROM messages m JOIN threads th ON th.id = m.thread_id
+       LEFT JOIN runs r ON r.id = m.run_id JOIN agents a ON a.id = COALESCE(r.agent_id, th.agent_id)
+     WHERE m.thread_id = $1 AND m.seq > $2 ORDER BY m.seq LIMIT $4`,
     [threadId, req.after, MESSAGE_PREVIEW_CHARS, req.limit + 1],
   );
   const page = rows.slice(0, req.limit).map(toView);
@@ -67,7 +75,7 @@ export async function pageThreadMessages(db: Queryable, threadId: string, req: {
 
 function toView(r: Row): MessageView {
   const view: MessageView = {
-    seq: r.seq, runId: r.run_id, role: r.role, content: r.content ?? '', contentBytes: r.content_bytes ?? 0,
+    seq: r.seq, runId: r.run_id, agentId: r.agent_id, agentName: r.agent_name, role: r.role, content: r.content ?? '', contentBytes: r.content_bytes ?? 0,
     contentTruncated: (r.content_chars ?? 0) > MESSAGE_PREVIEW_CHARS, createdAt: r.created_at.toISOString(),
   };
   if (r.tool_calls?.length) {

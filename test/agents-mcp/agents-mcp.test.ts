@@ -13,6 +13,7 @@ import { parseChatmd } from '../../core/agent-files/parse-chatmd';
 import { startAgentFileSync, syncAgentFiles, type SyncReport } from '../../core/agent-files/sync';
 import { insertAgent } from '../../core/db/agents';
 import { findRunResult } from '../../core/db/run-store';
+import { insertThread } from '../../core/db/threads';
 import { logger, startEngine, type Engine } from '../support/engine';
 import { testStack } from '../support/stack-env';
 import { waitFor } from '../support/wait';
@@ -220,6 +221,26 @@ describe.each(Object.keys(transports))('agents as an MCP server over %s', (kind)
     expect(values).toEqual([...values].sort((a, b) => a - b));
     const runId = (result._meta as { runId: string }).runId;
     expect((await findRunResult(engine.db, runId))?.status).toBe('completed');
+  }, 120_000);
+
+  it('a call with the threadId of another agent\'s thread says so: the answer notes whose thread it is, _meta names both agents', async () => {
+    const owner = await insertAgent(engine.db, { name: `owner_${randomUUID().slice(0, 8)}`, model: { provider: 'scripted', script: [{ text: 'mine' }] } });
+    const thread = await insertThread(engine.db, owner.id);
+    const summarise = (await engine.db.query<{ id: string }>('SELECT id FROM agents WHERE name = $1', [SUMMARISE])).rows[0].id;
+    const result = await client.callTool({ name: SUMMARISE, arguments: { input: 'hello', threadId: thread.id } }, undefined, { timeout: 120_000 });
+    expect(result.isError).toBeFalsy();
+    expect(result.content).toEqual([
+      { type: 'text', text: 'summary done' },
+      { type: 'text', text: `Note: thread ${thread.id} belongs to the agent ${owner.name}; this turn was run by ${SUMMARISE}, which sees the thread's messages.` },
+    ]);
+    const meta = result._meta as Record<string, unknown>;
+    expect(meta).toMatchObject({ threadId: thread.id, agentId: summarise, threadAgentId: owner.id });
+    expect((await findRunResult(engine.db, String(meta.runId)))?.agentId).toBe(summarise);
+    // On its own thread, a call's answer stands alone.
+    const own = await client.callTool({ name: SUMMARISE, arguments: { input: 'again' } }, undefined, { timeout: 120_000 });
+    expect(own.content).toEqual([{ type: 'text', text: 'summary done' }]);
+    expect(own._meta).toMatchObject({ agentId: summarise });
+    expect(own._meta).not.toHaveProperty('threadAgentId');
   }, 120_000);
 
   it('an input longer than the REST API allows (1,000,000 characters) is refused, and no run starts', async () => {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import type { ScriptStep } from '../../core/agent-model';
-import { upsertFileAgent } from '../../core/db/file-agents';
+import { seedThreadMessages, upsertFileAgent } from '../../core/db/file-agents';
 import type { Engine } from '../support/engine';
 import { startApiEngine, stopApiEngine } from '../support/api-engine';
 
@@ -177,6 +177,40 @@ describe('reading conversations', () => {
     expect(all.threads.map((t: { id: string }) => t.id)).toEqual(expect.arrayContaining(ids));
     expectProblem(await inject({ method: 'GET', url: '/v1/threads?agentId=no-such-agent' }), 404);
     expectProblem(await inject({ method: 'GET', url: '/v1/threads?cursor=bm90LWEtY3Vyc29y' }), 400);
+  });
+
+  test('a run by another agent on a thread is visible: each message names the agent of the run that wrote it; the thread keeps its agent', async () => {
+    const first = await createAgent([{ text: 'from the first' }]);
+    const second = await createAgent([{ text: 'from the second' }]);
+    const name = unique('filed');
+    const template = [{ role: 'user' as const, content: 'You are helpful.' }];
+    await upsertFileAgent(engine.db, {
+      name, sourceFile: `/srv/agents/${name}.chatmd`, description: null, instructions: null, model: { provider: 'scripted', script: [] },
+      integrationIds: [], maxTurns: 5, template,
+    });
+    const filed = json(await inject({ method: 'GET', url: `/v1/agents/${name}` }));
+    const thread = json(await post('/v1/threads', { agentId: first.id }));
+    const own = await runToEnd(thread.id, { input: 'one' });
+    const borrowed = await runToEnd(thread.id, { input: 'two', agentId: second.name });
+    expect(own).toMatchObject({ agentId: first.id, output: 'from the first' });
+    expect(borrowed).toMatchObject({ agentId: second.id, output: 'from the second' });
+
+    const { messages } = json(await inject({ method: 'GET', url: `/v1/threads/${thread.id}/messages` }));
+    expect(messages.map((m: Record<string, unknown>) => [m.runId, m.role, m.content, m.agentId, m.agentName])).toEqual([
+      [own.id, 'user', 'one', first.id, first.name],
+      [own.id, 'assistant', 'from the first', first.id, first.name],
+      [borrowed.id, 'user', 'two', second.id, second.name],
+      [borrowed.id, 'assistant', 'from the second', second.id, second.name],
+    ]);
+    expect(json(await inject({ method: 'GET', url: `/v1/threads/${thread.id}` })).agentId).toBe(first.id);
+    // With no agent given, a run on the thread is its own agent's, whoever ran the last one.
+    expect(await runToEnd(thread.id, { input: 'three' })).toMatchObject({ agentId: first.id, output: 'from the first' });
+
+    // A template written when the thread was made is the thread's agent's.
+    const templated = json(await post('/v1/threads', { agentId: filed.id }));
+    await seedThreadMessages(engine.db, templated.id, template);
+    const seeded = json(await inject({ method: 'GET', url: `/v1/threads/${templated.id}/messages` })).messages;
+    expect(seeded).toEqual([expect.objectContaining({ runId: 'template', agentId: filed.id, agentName: name })]);
   });
 
   test('GET /v1/threads/:id/messages shows roles, tool calls and results, long texts cut with their full size, in pages', async () => {

@@ -132,10 +132,44 @@ describe('the agent-engine CLI against a running API', () => {
     expect(threads.stdout).toMatch(new RegExp(`^${threadId}  ${agent.name}  5 messages`, 'm'));
     const conversation = await run(['threads', 'show', threadId], url);
     expect(conversation.code).toBe(0);
-    expect(conversation.stdout).toContain(`— run ${runId} —\nuser: hello\nassistant calls ${echo} (`);
+    expect(conversation.stdout).toContain(`— run ${runId} · agent ${agent.name} —\nuser: hello\nassistant calls ${echo} (`);
     expect(conversation.stdout).toMatch(new RegExp(`\n  arguments: \\{"text": "hi"\\}\nassistant calls nope \\(`));
     expect(conversation.stdout).toMatch(new RegExp(`\ntool ${echo} \\(\\S+\\): echo: hi\n`));
     expect(conversation.stdout).toMatch(/\nassistant: The answer: echo: hi\n/);
+  });
+
+  test('a run by another agent on a thread is visible: run says whose thread it is, threads show names each run\'s agent', async () => {
+    const owner = await createAgent([{ text: 'the owner answers' }]);
+    const guest = await createAgent([{ text: 'the guest answers' }]);
+    const first = await run(['run', '--agent', owner.name, 'hello'], url);
+    expect(first.code).toBe(0);
+    const [, ownRun, threadId] = /^run (run_\w+) on thread (thr_\w+)/m.exec(first.stderr)!;
+
+    const borrowed = await run(['run', '--agent', guest.name, 'and you?', '--thread', threadId], url);
+    expect(borrowed.code).toBe(0);
+    expect(borrowed.stdout).toBe('the guest answers\n');
+    const guestRun = /^run (run_\w+) on thread/m.exec(borrowed.stderr)![1];
+    expect(borrowed.stderr).toContain(`run ${guestRun} on thread ${threadId} (agent ${guest.name}; the thread is ${owner.name}'s)`);
+
+    // Without --agent, the thread's own agent, although the guest ran the latest turn.
+    const back = await run(['run', 'and again', '--thread', threadId], url);
+    expect(back.code).toBe(0);
+    expect(back.stdout).toBe('the owner answers\n');
+    expect(back.stderr).toMatch(new RegExp(`^run run_\\w+ on thread ${threadId} \\(agent ${owner.name}\\)$`, 'm'));
+    const backRun = /^run (run_\w+) on thread/m.exec(back.stderr)![1];
+    expect(((await (await fetch(`${url}/v1/runs/${backRun}`)).json()) as { agentId: string }).agentId).toBe(owner.id);
+
+    const shown = await run(['threads', 'show', threadId], url);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toMatch(new RegExp(`^thread ${threadId} · agent ${owner.name} \\(${owner.id}\\) · created `));
+    expect(shown.stdout).toContain(`— run ${ownRun} · agent ${owner.name} —\nuser: hello\nassistant: the owner answers\n`);
+    expect(shown.stdout).toContain(`— run ${guestRun} · agent ${guest.name} (not the thread's agent) —\nuser: and you?\nassistant: the guest answers\n`);
+    expect(shown.stdout).toContain(`— run ${backRun} · agent ${owner.name} —\nuser: and again\n`);
+
+    // A run needs an agent or a thread to take it from.
+    const neither = await run(['run', 'hi'], url);
+    expect(neither.code).toBe(2);
+    expect(neither.stderr).toContain('run needs --agent <name|id>, or --thread <id> to use the thread\'s agent');
   });
 
   test('Ctrl-C with stdin not a terminal cancels the run without asking, and exits 1', async () => {
