@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { ConfigError } from '../../core/config';
-import { runMcpStdio } from '../mcp/stdio-server';
+import { openStdioEngine, serveAgentsOverStdio, serveStartFailure, type StdioEngine } from '../mcp/stdio-server';
 import { ApiError, createApiClient } from './api-client';
 import {
   agentsListCommand, EXIT, integrationsImportCommand, runCommand, runsListCommand, runsShowCommand, UsageError, type CliContext,
@@ -27,8 +27,8 @@ usage:
   agent-engine approvals list [--json]
   agent-engine approve <run id> <tool call id> [--reason "<note>"] [--json]
   agent-engine deny <run id> <tool call id> [--reason "<note>"] [--json]
-  agent-engine mcp     the agents as an MCP server on stdio: finds the engine \`npm start\` runs from DATA_DIR,
-                       or uses DATABASE_URL and TEMPORAL_ADDRESS
+  agent-engine mcp     the agents as an MCP server on stdio: finds the engine \`npm start\` runs from DATA_DIR
+                       (absolute, when an MCP client starts it), or uses DATABASE_URL and TEMPORAL_ADDRESS
 
 options:
   --url <url>   the API (default: $API_URL, else http://127.0.0.1:3000); $API_KEY is sent as a bearer token
@@ -116,15 +116,32 @@ function dispatch(ctx: CliContext, command: string, args: string[], v: Values): 
   }
 }
 
+/**
+ * `agent-engine mcp`. A person at a terminal gets the usual error and exit code when no engine can be
+ * served. An MCP client that launched it (stdin a pipe) hides stderr, so the reason is also served to
+ * it over the protocol until it lets go; the exit code then says the same.
+ */
+async function mcpCommand(stderr: NodeJS.WriteStream, interactive: boolean): Promise<number> {
+  let engine: StdioEngine;
+  try {
+    engine = await openStdioEngine();
+  } catch (err) {
+    if (interactive) throw err;
+    const reason = err instanceof Error ? err.message : String(err);
+    stderr.write(`error: ${reason}\n`);
+    await serveStartFailure(reason);
+    return err instanceof ConfigError ? EXIT.usage : EXIT.api;
+  }
+  await serveAgentsOverStdio(engine);
+  return EXIT.ok;
+}
+
 /** The composition root: the only place that reads the environment, argv and the terminal. */
 export async function main(argv: string[]): Promise<number> {
   const stdout = process.stdout;
   const stderr = process.stderr;
   try {
-    if (argv.length === 1 && argv[0] === 'mcp') {
-      await runMcpStdio();
-      return EXIT.ok;
-    }
+    if (argv.length === 1 && argv[0] === 'mcp') return await mcpCommand(stderr, Boolean(process.stdin.isTTY));
     const { command, args, values } = parse(argv);
     if (command === 'help') {
       stdout.write(HELP);
