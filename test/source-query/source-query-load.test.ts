@@ -4,13 +4,16 @@ import { dropThreadRole } from '../../core/sql/thread-role';
 import { startEngine, type Engine } from '../support/engine';
 
 const DATA = 'n\n1\n2\n3\n';
+/** How long each slow query sleeps. */
+const SLOW_S = 30;
 
 describe('source queries never starve the worker', () => {
   let engine: Engine;
   const threads: string[] = [];
 
   beforeAll(async () => {
-    engine = await startEngine('embedded');
+    // Slow queries of 30 s (past the default 15 s statement timeout): starving is then unmistakable.
+    engine = await startEngine('embedded', { sourceQuery: { timeoutMs: SLOW_S * 1000 + 10_000 } });
   });
   afterAll(async () => {
     for (const id of threads) await dropThreadRole(engine.db, id);
@@ -26,7 +29,7 @@ describe('source queries never starve the worker', () => {
 
   test('40 slow queries in one turn: 4 run, the rest are refused after 5 s, and another run on the worker stays quick', async () => {
     const slow = await threadWithData([
-      { toolCalls: Array.from({ length: 40 }, () => ({ name: 'source_query', arguments: { sql: 'select pg_sleep(14) from t limit 1' } })) },
+      { toolCalls: Array.from({ length: 40 }, () => ({ name: 'source_query', arguments: { sql: `select pg_sleep(${SLOW_S}) from t limit 1` } })) },
       { text: 'done' },
     ]);
     const quick = await threadWithData([{ toolCalls: [{ name: 'source_query', arguments: { sql: 'select count(*) from t' } }] }, { text: '{{tool_results}}' }]);
@@ -40,10 +43,10 @@ describe('source queries never starve the worker', () => {
       const started = Date.now();
       const quickResult = await engine.result(await engine.start({ threadId: quick, input: 'quick' }));
       // Its own query waits for a slot at most 5 s; everything else it does is untouched by the slow turn.
-      // Starved, it would end only once a slow query frees a slot: 14 s after they began, 11 s after it
-      // started. The bound sits a second below that, and leaves the run's own steps room on a loaded machine.
+      // Starved, it would end only once a slow query frees a slot: 30 s after they began, 27 s after it
+      // started. The bound leaves the run's own steps 15 s on a loaded machine, and is still 7 s short of that.
       expect(quickResult.status).toBe('completed');
-      expect(Date.now() - started).toBeLessThan(10_000);
+      expect(Date.now() - started).toBeLessThan(20_000);
     } finally {
       await slowEnded.catch(() => undefined);
     }
@@ -53,7 +56,7 @@ describe('source queries never starve the worker', () => {
     expect(slowResult.toolCalls.filter((c) => c.status === 'ok').length).toBeGreaterThanOrEqual(4);
     expect(refused.length).toBeGreaterThan(20);
     expect(refused[0].result).toMatch(/^Source query failed: the worker is running 4 source queries already and none ended within 5 s/);
-  }, 90_000);
+  }, 120_000);
 
   test('a result of large values is fetched within the byte budget, not whole', async () => {
     const threadId = await threadWithData([]);

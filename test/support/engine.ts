@@ -12,6 +12,7 @@ import { insertThread } from '../../core/db/threads';
 import { createScriptedProvider } from '../../core/llm/scripted';
 import type { LlmProviders } from '../../core/llm/types';
 import { installSecretKeys } from '../../core/secrets/key-ring';
+import type { SourceQueryOptions } from '../../core/sql/source-query';
 import { keyRing } from '../../core/secrets/secret-box';
 import { startRun, type StartRunRequest } from '../../api/runs/start-run';
 import type { McpPool } from '../../core/mcp/pool';
@@ -65,6 +66,8 @@ export interface EngineOptions {
   workerDatabaseUrl?: string;
   /** a database of the test's own instead of the stack's (migrated by the caller) */
   databaseUrl?: string;
+  /** the worker's source_query settings; the defaults by default */
+  sourceQuery?: SourceQueryOptions;
 }
 
 /** A client and a pool, and unless `worker: false` a worker in this process, against the stack global setup started. */
@@ -106,7 +109,10 @@ export async function startEngine(database: DatabaseKind = 'embedded', options: 
       const runChanges = listenForAnswers(workerDb, logger);
       const instance = await createEngineWorker({
         connection: nativeConnection, namespace: 'default', taskQueue, workflowBundlePath: stack.workflowBundlePath,
-        deps: { db: workerDb, logger, providers: options.providers ?? { scripted: createScriptedProvider() }, mcpPool, runChanges },
+        deps: {
+          db: workerDb, logger, providers: options.providers ?? { scripted: createScriptedProvider() }, mcpPool, runChanges,
+          ...(options.sourceQuery ? { sourceQuery: options.sourceQuery } : {}),
+        },
       });
       worker = { instance, running: instance.run(), connection: nativeConnection, mcpPool, db: workerDb, runChanges };
     },
