@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { loadClientConnectConfig, type ClientConnectConfig } from '@temporalio/envconfig';
@@ -53,6 +54,7 @@ const envSchema = z.object({
   SECRETS_KEY_PREVIOUS: secretsKey,
   BLOCK_PRIVATE_NETWORKS: z.preprocess(emptyToUndefined, z.enum(['true', 'false'], 'true or false').default('false')),
   WORKER_NICE: z.preprocess(emptyToUndefined, z.coerce.number().int().min(0).max(19).default(10)),
+  XDG_RUNTIME_DIR: optionalString,
 });
 
 export interface AppConfig {
@@ -91,6 +93,8 @@ export interface AppConfig {
   mcpTaskQueues: string[];
   /** the scheduling niceness (0 to 19) of the runs' execution: a stand-alone worker (and the MCP servers it starts), and the Temporal dev server `npm start` starts */
   workerNice: number;
+  /** where a worker records its stdio MCP servers' process groups: a directory of this user's alone (core/private-files.ts) */
+  mcpGroupsDir: string;
   /** requests per minute per API key (or per client address without one); 0 turns the limit off */
   rateLimitPerMinute: number;
   /** Langfuse tracing; absent (no LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY) means off */
@@ -155,12 +159,25 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
     mcpTaskQueues: e.MCP_TASK_QUEUES ? e.MCP_TASK_QUEUES.split(',') : [],
     workerNice: e.WORKER_NICE,
+    mcpGroupsDir: mcpGroupsDir(e.XDG_RUNTIME_DIR),
     langfuse: langfuseConfig(e),
     secretKeys: { current: e.SECRETS_KEY, previous: e.SECRETS_KEY_PREVIOUS },
     networkPolicy: { blockPrivateNetworks: e.BLOCK_PRIVATE_NETWORKS === 'true' },
     // The second wall behind the agent checks: whatever an agent names, only allowed variables are read.
     readSecret: (envName) => (llmKeyEnvs.includes(envName) ? emptyToUndefined(env[envName]) as string | undefined : undefined),
   };
+}
+
+/**
+ * The user's runtime directory (XDG_RUNTIME_DIR: private to the user by the base directory spec,
+ * which also says a relative one is ignored), else a directory of the user's in the temp dir.
+ * Never a place shared by users: a record there tells a worker which process group to kill.
+ */
+function mcpGroupsDir(runtimeDir: string | undefined): string {
+  const base = runtimeDir && path.isAbsolute(runtimeDir)
+    ? path.join(runtimeDir, 'agent-engine')
+    : path.join(os.tmpdir(), `agent-engine-${process.getuid?.() ?? 'user'}`);
+  return path.join(base, 'mcp-groups');
 }
 
 function langfuseConfig(e: z.infer<typeof envSchema>): AppConfig['langfuse'] {

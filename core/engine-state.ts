@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
+import { writePrivateFile } from './private-files';
 import { isAlive } from './processes';
 
 /**
@@ -24,12 +25,7 @@ export type EngineState = z.infer<typeof stateSchema>;
 export const engineStateFile = (dataDir: string) => path.join(dataDir, 'engine.json');
 
 export async function writeEngineState(dataDir: string, state: EngineState): Promise<void> {
-  const file = engineStateFile(dataDir);
-  const partial = `${file}.${process.pid}.tmp`;
-  // Written whole, then renamed: a reader never sees half a file.
-  await fs.writeFile(partial, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 });
-  await fs.chmod(partial, 0o600); // the mode of writeFile applies only to a file it creates
-  await fs.rename(partial, file);
+  await writePrivateFile(engineStateFile(dataDir), `${JSON.stringify(state, null, 2)}\n`);
 }
 
 /** Removes the file if this process wrote it (a newer engine may have replaced it). */

@@ -22,6 +22,20 @@ export async function isLeftover(pid: number, mark: string): Promise<boolean> {
   return cmdline.includes(mark);
 }
 
+/**
+ * A process's group and start time (clock ticks after boot) from /proc/<pid>/stat, or undefined when
+ * there is no such process (or no /proc). A pid and its start time together name one process: a pid
+ * alone may since have been given to another.
+ */
+export async function readProcessStat(pid: number): Promise<{ pgrp: number; startTime: string } | undefined> {
+  if (!Number.isInteger(pid) || pid <= 0) return undefined;
+  const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
+  // The command name (field 2) is in parentheses and may hold spaces and ')': fields are counted after the last ')'.
+  const fields = stat?.slice(stat.lastIndexOf(')') + 2).split(' ');
+  if (!fields || fields.length < 20) return undefined;
+  return { pgrp: Number(fields[2]), startTime: fields[19] };
+}
+
 /** Waits up to ms for pid to exit; true when it did. */
 export async function waitForExit(pid: number, ms: number): Promise<boolean> {
   for (let waited = 0; waited < ms && isAlive(pid); waited += 100) await new Promise((r) => setTimeout(r, 100));

@@ -110,7 +110,7 @@ async function main(): Promise<void> {
     // One connection for the worker and the API's client; closed after both have stopped.
     const connection = await connectTemporal(config, temporalAddress);
     onStop('Temporal connection', () => connection.close());
-    const mcpPool = await startMcpPool(logger, { fetch: guardedFetch(config.networkPolicy), oauth: { db, logger } });
+    const mcpPool = await startMcpPool(logger, { groupsDir: config.mcpGroupsDir, fetch: guardedFetch(config.networkPolicy), oauth: { db, logger } });
     // Stops run in reverse: the pool closes after the worker below has stopped.
     onStop('MCP servers', () => mcpPool.closeAll());
     // Flushed after the worker has stopped: its last activities may still be emitting observations.

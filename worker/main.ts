@@ -42,7 +42,7 @@ async function main(): Promise<void> {
   await migrate(db);
   await openSecretStore(db, config.secretKeys, logger);
   const connection = await connectTemporal(config);
-  const mcpPool = await startMcpPool(logger, { fetch: guardedFetch(config.networkPolicy), oauth: { db, logger } });
+  const mcpPool = await startMcpPool(logger, { groupsDir: config.mcpGroupsDir, fetch: guardedFetch(config.networkPolicy), oauth: { db, logger } });
   const tracing = initTracing(config.langfuse, logger);
   // Tool calls waiting for answers to MCP servers' questions wake on it.
   const runChanges = listenForAnswers(db, logger);

@@ -1,6 +1,8 @@
+import { ConfigError } from '../core/config';
 import type { Logger } from '../core/logger';
 import { createMcpPool, type McpPool, type McpPoolOptions } from '../core/mcp/pool';
-import { DEFAULT_GROUPS_DIR, killLeftoverServerGroups } from '../core/mcp/process-groups';
+import { killLeftoverServerGroups } from '../core/mcp/process-groups';
+import { PrivateDirError } from '../core/private-files';
 
 /** How often a live worker looks for servers left by a sibling worker that died on this machine. */
 const SWEEP_EVERY_MS = 15_000;
@@ -11,16 +13,20 @@ const SWEEP_EVERY_MS = 15_000;
  * one machine, the one that died may have no successor. Whoever starts the pool calls
  * closeAll() after the worker has stopped (in-flight activities still use it until then).
  */
-export async function startMcpPool(logger: Logger, options: Omit<McpPoolOptions, 'logger'> = {}): Promise<McpPool> {
-  const groupsDir = options.groupsDir ?? DEFAULT_GROUPS_DIR;
+export async function startMcpPool(logger: Logger, options: Omit<McpPoolOptions, 'logger'>): Promise<McpPool> {
+  const { groupsDir } = options;
   const sweep = async () => {
     const killed = await killLeftoverServerGroups(groupsDir, logger);
     if (killed > 0) logger.warn({ killed }, 'killed MCP servers left by a crashed worker');
   };
-  await sweep();
+  await sweep().catch((err: unknown) => {
+    if (!(err instanceof PrivateDirError)) throw err;
+    throw new ConfigError(`Refusing the directory of MCP server process groups (${groupsDir}): ${err.message}. Workers kill the process `
+      + 'groups recorded there, so it must be this user\'s alone: remove it, or set XDG_RUNTIME_DIR to a private directory.');
+  });
   const timer = setInterval(() => void sweep().catch((err: unknown) => logger.warn({ err }, 'MCP leftover sweep failed')), SWEEP_EVERY_MS);
   timer.unref();
-  const pool = createMcpPool({ ...options, logger, groupsDir });
+  const pool = createMcpPool({ ...options, logger });
   return {
     ...pool,
     async closeAll() {

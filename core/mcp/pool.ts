@@ -4,7 +4,6 @@ import type { Logger } from '../logger';
 import type { GuardedFetch } from '../net/address-guard';
 import { connectIntegration, defaultFetch, type ElicitHandler } from './connect';
 import type { OAuthFetchOptions } from './oauth-fetch';
-import { DEFAULT_GROUPS_DIR } from './process-groups';
 
 /**
  * One connected client per integration per worker process, shared by activities and runs.
@@ -29,7 +28,8 @@ export interface McpPool {
 
 export interface McpPoolOptions {
   logger: Logger;
-  groupsDir?: string;
+  /** where the stdio servers' process groups are recorded (core/mcp/process-groups.ts; AppConfig.mcpGroupsDir) */
+  groupsDir: string;
   /** a connection unused this long is closed, so idle servers do not hold memory and processes */
   idleMs?: number;
   connectTimeoutMs?: number;
@@ -55,7 +55,7 @@ export const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
 
 export function createMcpPool(options: McpPoolOptions): McpPool {
   const { logger } = options;
-  const groupsDir = options.groupsDir ?? DEFAULT_GROUPS_DIR;
+  const { groupsDir } = options;
   const idleMs = options.idleMs ?? 5 * 60_000;
   const entries = new Map<string, Entry>();
   /** per-call connections of integrations with elicitation, by integration id */

@@ -41,6 +41,8 @@ export class GroupStdioTransport implements Transport {
   private readonly buffer: LineBuffer;
   private closed = false;
   private stderrTail = '';
+  /** the group's record being written: removed only once written, or it would outlive the group */
+  private registered: Promise<void> = Promise.resolve();
 
   constructor(private readonly options: StdioServerOptions) {
     this.buffer = new LineBuffer(options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES);
@@ -66,13 +68,13 @@ export class GroupStdioTransport implements Transport {
       child.once('spawn', resolve);
       child.once('error', reject);
     });
-    await registerGroup(this.options.groupsDir, child.pid!, command).catch((err: Error) => {
+    this.registered = registerGroup(this.options.groupsDir, child.pid!, command).catch((err: Error) => {
       logger.warn({ err: err.message }, 'could not record an MCP server process group');
     });
 
     child.on('error', (err) => this.onerror?.(err));
     child.on('close', (code, signal) => {
-      void unregisterGroup(this.options.groupsDir, child.pid!);
+      void this.unregister(child.pid!);
       if (!this.closed) logger.warn({ command, code, signal, stderr: this.stderrTail.slice(-500) }, 'MCP server exited');
       this.closed = true;
       this.onclose?.();
@@ -93,6 +95,13 @@ export class GroupStdioTransport implements Transport {
       }
       this.stderrTail = (this.stderrTail + text).slice(-2000);
     });
+    // Awaited after the handlers are on: a server that exits meanwhile is still seen to close.
+    await this.registered;
+  }
+
+  private async unregister(pgid: number): Promise<void> {
+    await this.registered;
+    await unregisterGroup(this.options.groupsDir, pgid).catch(() => undefined);
   }
 
   async send(message: JSONRPCMessage): Promise<void> {
@@ -118,7 +127,7 @@ export class GroupStdioTransport implements Transport {
     while (groupAlive(pgid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     if (groupAlive(pgid)) signalGroup(pgid, 'SIGKILL');
     this.buffer.clear();
-    await unregisterGroup(this.options.groupsDir, pgid);
+    await this.unregister(pgid);
     if (exited) return;
     // The 'close' handler calls onclose; wait for it so callers see a finished close.
     // A grandchild that left the group may hold the pipes open, so the wait is bounded.

@@ -8,7 +8,6 @@ import { insertAgent } from '../../core/db/agents';
 import { insertIntegration, type Integration, type NewIntegration } from '../../core/db/integrations';
 import { findToolCallAndRequest, getSnapshot, listEvents, runTranscript, runTurns } from '../../core/db/run-store';
 import { insertThread } from '../../core/db/threads';
-import { killLeftoverServerGroups } from '../../core/mcp/process-groups';
 import type { ActivityDeps } from '../../activities/deps';
 import type { DiscoverySnapshot } from '../../activities/run-snapshots';
 import { createToolCallActivities } from '../../activities/tool-call';
@@ -307,30 +306,5 @@ describe('MCP tools in a run', () => {
     await waitFor(async () => processesWith(MARKER).length === 0, 10_000, 'all MCP server processes to exit');
     expect(processesWith(MARKER)).toEqual([]);
     await engine.startWorker();
-  });
-});
-
-describe('killLeftoverServerGroups', () => {
-  test('kills the group of a dead worker and leaves the groups of live ones', async () => {
-    const dir = fs.mkdtempSync(path.join(testStack().tmpDir, 'groups-'));
-    const marker = `leftover-${randomUUID()}`;
-    const spawnGroup = () => spawn('sh', ['-c', `sleep 60 # ${marker}`], { detached: true, stdio: 'ignore' });
-    const orphan = spawnGroup();
-    const owned = spawnGroup();
-    const dead = spawn('true');
-    await new Promise((r) => dead.once('exit', r));
-    fs.writeFileSync(path.join(dir, `${orphan.pid}.json`), JSON.stringify({ pgid: orphan.pid, ownerPid: dead.pid, command: 'sh' }));
-    fs.writeFileSync(path.join(dir, `${owned.pid}.json`), JSON.stringify({ pgid: owned.pid, ownerPid: process.pid, command: 'sh' }));
-    const orphanExit = new Promise((r) => orphan.once('exit', r));
-
-    expect(await killLeftoverServerGroups(dir, logger)).toBe(1);
-    await orphanExit;
-    expect(orphan.signalCode).toBe('SIGKILL');
-    expect(owned.exitCode).toBeNull();
-    expect(fs.readdirSync(dir)).toEqual([`${owned.pid}.json`]);
-
-    const ownedExit = new Promise((r) => owned.once('exit', r));
-    process.kill(-owned.pid!, 'SIGKILL');
-    await ownedExit;
   });
 });
