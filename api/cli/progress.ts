@@ -83,6 +83,11 @@ const oneLine = (text: string, max = 100) => {
 export class RunEventRenderer {
   private turn = 0;
   private running = new Set<string>();
+  /**
+   * calls whose approval ended in no (denied, timed out, cancelled): the engine records each as a call
+   * that started and ended in error at once, which its approval_resolved line has said already
+   */
+  private notApproved = new Set<string>();
 
   constructor(private readonly display: ProgressDisplay) {}
 
@@ -109,11 +114,13 @@ export class RunEventRenderer {
         break;
       }
       case 'tool_call_started':
+        if (this.notApproved.has(callKey(d))) break;
         this.running.add(str(d.toolCallId));
         this.display.line(`  → ${str(d.name)}${where(d)}`);
         this.display.setStatus(`turn ${this.turn}: ${this.running.size} tool call(s) running`);
         break;
       case 'tool_call_ended':
+        if (this.notApproved.has(callKey(d))) break;
         this.running.delete(str(d.toolCallId));
         this.display.line(`  ${d.status === 'ok' ? '✓' : '✗'} ${str(d.name)}${where(d)} ${str(d.status)} in ${Number(d.durationMs) || 0} ms`);
         this.display.setStatus(this.running.size ? `turn ${this.turn}: ${this.running.size} tool call(s) running` : `turn ${this.turn}: done`);
@@ -123,6 +130,7 @@ export class RunEventRenderer {
         this.display.setStatus(`turn ${this.turn}: waiting for approval`);
         break;
       case 'approval_resolved':
+        if (d.decision !== 'approve') this.notApproved.add(callKey(d));
         this.display.line(`  ${d.decision === 'approve' ? '✓ approved' : d.decision === 'deny' ? '✗ denied' : `✗ ${str(d.status).replace('_', ' ')}`} ${str(d.name)}${d.reason ? ` (${str(d.reason)})` : ''}`);
         break;
       case 'run_ended': {
@@ -135,6 +143,9 @@ export class RunEventRenderer {
     }
   }
 }
+
+/** A tool call id is the LLM's: unique within its turn. */
+const callKey = (d: Record<string, unknown>) => `${str(d.turn)}:${str(d.toolCallId)}`;
 
 function where(d: Record<string, unknown>): string {
   const name = str(d.integrationName) || str(d.integrationId);

@@ -51,6 +51,8 @@ describe('approvals from the CLI', () => {
     follow.type('y\r');
     expect(await follow.done).toBe(0);
     expect(follow.out.screen).toContain(`✓ approved ${fx.name}__echo`);
+    // An approved call runs, and shows so.
+    expect(follow.out.screen).toMatch(new RegExp(`✓ approved ${fx.name}__echo[^]*→ ${fx.name}__echo \\[${fx.name}\\][^]*✓ ${fx.name}__echo \\[${fx.name}\\] ok in`));
     expect(follow.out.screen).toContain('echo: hi');
   });
 
@@ -73,6 +75,10 @@ describe('approvals from the CLI', () => {
     expect(deny.out.screen).toContain(`denied call_1_1 of run ${runId}`);
     expect(await follow.done).toBe(0);
     expect(follow.out.screen).toContain('Tool call denied by a reviewer: not today');
+    expect(follow.out.screen).toContain(`✗ denied ${fx.name}__echo (not today)`);
+    // The call never ran: after the denial, no start and no "error in 0 ms" as if it had.
+    expect(follow.out.screen).not.toContain(`→ ${fx.name}__echo`);
+    expect(follow.out.screen).not.toMatch(new RegExp(`✗ ${fx.name}__echo .*error in`));
 
     const again = run(['approve', runId, 'call_1_1'], false);
     expect(await again.done).toBe(3);
