@@ -2,6 +2,7 @@ import { ApiError, type ApiClient } from './api-client';
 import { approvalPrompter } from './approval-prompt';
 import { followRun } from './event-stream';
 import { promptForInput } from './input-prompt';
+import { agentNames, integrationNames } from './names';
 import { ProgressDisplay, RunEventRenderer, type Output } from './progress';
 import { printRun, printRunList, type RunObject, type RunPage } from './render';
 
@@ -166,7 +167,7 @@ export async function runsListCommand(
   }
   const page = await ctx.api.get<RunPage>(`/v1/runs${query.size ? `?${query}` : ''}`);
   if (opts.json) ctx.out.write(`${JSON.stringify(page, null, 2)}\n`);
-  else printRunList(ctx.out, page.runs);
+  else printRunList(ctx.out, page.runs, await agentNames(ctx.api, page.runs.map((r) => r.agentId)));
   if (page.nextCursor && !opts.json) ctx.err.write(`more: agent-engine runs list --cursor ${page.nextCursor}\n`);
   return EXIT.ok;
 }
@@ -174,7 +175,10 @@ export async function runsListCommand(
 export async function runsShowCommand(ctx: CliContext, opts: { id: string; json: boolean }): Promise<number> {
   const run = await ctx.api.get<RunObject>(`/v1/runs/${encodeURIComponent(opts.id)}`);
   if (opts.json) ctx.out.write(`${JSON.stringify(run, null, 2)}\n`);
-  else printRun(ctx.out, run);
+  else {
+    const integrationIds = run.toolCalls.flatMap((c) => (c.integrationId ? [c.integrationId] : []));
+    printRun(ctx.out, run, { agent: await agentNames(ctx.api, [run.agentId]), integration: await integrationNames(ctx.api, integrationIds) });
+  }
   return EXIT.ok;
 }
 

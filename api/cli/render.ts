@@ -1,3 +1,4 @@
+import type { NameOf } from './names';
 import type { Output } from './progress';
 
 export interface RunObject {
@@ -25,22 +26,24 @@ function table(out: Output, rows: string[][]): void {
   for (const row of rows) out.write(`${row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]))).join('  ')}\n`);
 }
 
-export function printRunList(out: Output, runs: RunSummary[]): void {
+export function printRunList(out: Output, runs: RunSummary[], agentName: NameOf): void {
   if (runs.length === 0) {
     out.write('no runs\n');
     return;
   }
   table(out, [
     ['ID', 'STATUS', 'STOP', 'TURNS', 'CREATED', 'THREAD', 'AGENT'],
-    ...runs.map((r) => [r.id, r.status, r.stopReason ?? '-', r.turns === null ? '-' : String(r.turns), r.createdAt, r.threadId, r.agentId]),
+    ...runs.map((r) => [r.id, r.status, r.stopReason ?? '-', r.turns === null ? '-' : String(r.turns), r.createdAt, r.threadId, agentName(r.agentId)]),
   ]);
 }
 
-export function printRun(out: Output, run: RunObject): void {
+/** A run; its agent's id beside the name (the commands that act on it take either). */
+export function printRun(out: Output, run: RunObject, names: { agent: NameOf; integration: NameOf }): void {
+  const agentName = names.agent(run.agentId);
   const lines = [
     `id:       ${run.id}`,
     `thread:   ${run.threadId}`,
-    `agent:    ${run.agentId}`,
+    `agent:    ${agentName === run.agentId ? run.agentId : `${agentName} (${run.agentId})`}`,
     `status:   ${run.status}${run.stopReason ? ` (${run.stopReason})` : ''}`,
     `turns:    ${run.turns}`,
     `usage:    ${run.usage.inputTokens} in / ${run.usage.outputTokens} out tokens`,
@@ -51,7 +54,7 @@ export function printRun(out: Output, run: RunObject): void {
   if (run.toolCalls.length > 0) {
     lines.push('tool calls:');
     for (const c of run.toolCalls) {
-      lines.push(`  turn ${c.turn}  ${c.name}${c.integrationId ? ` [${c.integrationId}]` : ''}  ${c.status}  ${c.durationMs} ms  ${c.resultBytes} bytes`);
+      lines.push(`  turn ${c.turn}  ${c.name}${c.integrationId ? ` [${names.integration(c.integrationId)}]` : ''}  ${c.status}  ${c.durationMs} ms  ${c.resultBytes} bytes`);
       if (c.arguments !== undefined) lines.push(...labelled('arguments', c.arguments, c.argumentsBytes ?? 0));
       lines.push(...labelled('result', c.result, c.resultBytes));
     }

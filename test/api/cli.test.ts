@@ -98,21 +98,55 @@ describe('the agent-engine CLI against a running API', () => {
     }, 30_000, 'both runs listed as ended');
     const listed = await run(['runs', 'list', '--thread', threadId!, '--limit', '1'], url);
     expect(listed.stdout.split('\n')[0]).toMatch(/^ID\s+STATUS\s+STOP\s+TURNS/);
-    expect(listed.stdout).toMatch(new RegExp(`^${secondId}\\s+completed\\s+answer\\s+2\\s`, 'm'));
+    expect(listed.stdout).toMatch(new RegExp(`^${secondId}\\s+completed\\s+answer\\s+2\\s.*\\s${threadId}\\s+${agent.name}$`, 'm'));
+    expect(listed.stdout).not.toContain(agent.id);
     expect(listed.stderr).toMatch(/^more: agent-engine runs list --cursor \S+/m);
 
     const shown = await run(['runs', 'show', runId!], url);
     expect(shown.code).toBe(0);
     expect(shown.stdout).toContain('status:   completed (answer)');
-    expect(shown.stdout).toMatch(new RegExp(`turn 1  ${echo} \\[${fixture.id}\\]  ok`));
+    // Names where there are names; the agent's id beside its name, for the commands that take one.
+    expect(shown.stdout).toContain(`agent:    ${agent.name} (${agent.id})`);
+    expect(shown.stdout).toMatch(new RegExp(`turn 1  ${echo} \\[${fixture.name}\\]  ok`));
+    expect(shown.stdout).not.toContain(fixture.id);
     // Each tool call with its arguments and (the start of) its result.
-    expect(shown.stdout).toContain(`${echo} [${fixture.id}]  ok`);
+    expect(shown.stdout).toContain(`${echo} [${fixture.name}]  ok`);
     expect(shown.stdout).toMatch(new RegExp(`  ${echo} .*\n    arguments: \\{"text": "hi"\\}\n    result: echo: hi\n`));
     expect(shown.stdout).toMatch(/ {2}nope .*\n {4}arguments: \{\}\n {4}result: A tool with the name nope was not found/);
 
 
     const agents = await run(['agents', 'list', '--json'], url);
     expect(JSON.parse(agents.stdout).map((a: { name: string }) => a.name)).toContain(agent.name);
+  });
+
+  test('runs list and runs show name a deleted agent, and keep the id of an integration deleted since', async () => {
+    const gone = await insertIntegration(engine.db, {
+      name: `gone_${suffix()}`, transport: { type: 'stdio', command: process.execPath, args: ['--import', 'tsx', FIXTURE], cwd: ROOT },
+    });
+    const agent = await createAgent([{ toolCalls: [{ name: `${gone.name}__echo`, arguments: { text: 'hi' } }] }, { text: 'done' }], [gone.id]);
+    const followed = await run(['run', '--agent', agent.name, 'hello'], url);
+    expect(followed.code).toBe(0);
+    const runId = /^run (run_\w+)/m.exec(followed.stderr)![1];
+    const call = (method: string, path: string, body?: unknown) => fetch(`${url}${path}`, {
+      method, ...(body ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) } : {}),
+    });
+    expect((await call('PATCH', `/v1/agents/${agent.id}`, { integrationIds: [] })).status).toBe(200);
+    expect((await call('DELETE', `/v1/integrations/${gone.id}`)).status).toBe(204);
+    expect((await call('DELETE', `/v1/agents/${agent.id}`)).status).toBe(200); // disabled: its runs refer to it
+
+    const listed = await run(['runs', 'list', '--agent', agent.id], url);
+    expect(listed.stdout).toMatch(new RegExp(`^${runId}\\s.*\\s${agent.name}$`, 'm'));
+    // Runs of several agents: names from the agents' list, and the deleted one's on its own.
+    const other = await createAgent([{ text: 'ok' }]);
+    expect((await run(['run', '--agent', other.name, 'hi'], url)).code).toBe(0);
+    const all = await run(['runs', 'list', '--limit', '100'], url);
+    expect(new Set([...all.stdout.matchAll(/\s(cli_\w+)$/gm)].map((m) => m[1])).size).toBeGreaterThan(1);
+    expect(all.stdout).toMatch(new RegExp(`^${runId}\\s.*\\s${agent.name}$`, 'm'));
+    expect(all.stdout).toMatch(new RegExp(`\\s${other.name}$`, 'm'));
+    expect(all.stdout).not.toMatch(/agt_/);
+    const shown = await run(['runs', 'show', runId], url);
+    expect(shown.stdout).toContain(`agent:    ${agent.name} (${agent.id})`);
+    expect(shown.stdout).toContain(`${gone.name}__echo [${gone.id}]  ok`);
   });
 
   test('threads list and threads show read a conversation: roles, tool calls with their arguments, results', async () => {
