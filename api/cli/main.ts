@@ -11,6 +11,8 @@ import { threadsListCommand, threadsShowCommand } from './thread-commands';
 import { approvalsListCommand, decideCommand } from './approval-commands';
 import { openInBrowser } from './browser';
 import { integrationsAuthorizeCommand } from './integration-commands';
+import type { Output } from './progress';
+import { escapeControls, terminalOutput } from './terminal-text';
 
 const HELP = `agent-engine: start and follow agent runs through the engine's HTTP API
 
@@ -121,7 +123,7 @@ function dispatch(ctx: CliContext, command: string, args: string[], v: Values): 
  * served. An MCP client that launched it (stdin a pipe) hides stderr, so the reason is also served to
  * it over the protocol until it lets go; the exit code then says the same.
  */
-async function mcpCommand(stderr: NodeJS.WriteStream, interactive: boolean): Promise<number> {
+async function mcpCommand(stderr: Output, interactive: boolean): Promise<number> {
   let engine: StdioEngine;
   try {
     engine = await openStdioEngine();
@@ -136,10 +138,14 @@ async function mcpCommand(stderr: NodeJS.WriteStream, interactive: boolean): Pro
   return EXIT.ok;
 }
 
-/** The composition root: the only place that reads the environment, argv and the terminal. */
+/**
+ * The composition root: the only place that reads the environment, argv and the terminal. All the
+ * CLI prints goes through terminalOutput (or, for questions, escapeControls): control characters
+ * from the LLM, tools and servers are escaped.
+ */
 export async function main(argv: string[]): Promise<number> {
-  const stdout = process.stdout;
-  const stderr = process.stderr;
+  const stdout = terminalOutput(process.stdout);
+  const stderr = terminalOutput(process.stderr);
   try {
     if (argv.length === 1 && argv[0] === 'mcp') return await mcpCommand(stderr, Boolean(process.stdin.isTTY));
     const { command, args, values } = parse(argv);
@@ -153,13 +159,13 @@ export async function main(argv: string[]): Promise<number> {
       err: stderr,
       interactive: Boolean(process.stdin.isTTY),
       ask: (question) => new Promise((resolve) => {
-        const rl = createInterface({ input: process.stdin, output: stderr, terminal: true });
+        const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: true });
         rl.on('SIGINT', () => {
           rl.close();
           stderr.write('\n');
           resolve(null);
         });
-        rl.question(question, (answer) => {
+        rl.question(escapeControls(question), (answer) => {
           rl.close();
           resolve(answer);
         });

@@ -1,8 +1,11 @@
 import type { StreamEvent } from './event-stream';
 
 export interface Output {
+  /** text, control characters escaped (terminal-text.ts) */
   write(text: string): unknown;
   isTTY?: boolean;
+  /** the CLI's own terminal sequences, as they are; absent: none is written */
+  writeControl?(sequence: string): unknown;
 }
 
 const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
@@ -32,7 +35,7 @@ export class ProgressDisplay {
       this.held.push(text);
       return;
     }
-    if (this.out.isTTY) this.out.write(CLEAR_LINE);
+    this.clearLine();
     this.out.write(`${text}\n`);
     this.redraw();
   }
@@ -48,7 +51,7 @@ export class ProgressDisplay {
    */
   pause(): void {
     this.held ??= [];
-    if (this.out.isTTY) this.out.write(CLEAR_LINE);
+    this.clearLine();
   }
 
   resume(): void {
@@ -62,14 +65,19 @@ export class ProgressDisplay {
     clearInterval(this.timer);
     this.timer = undefined;
     this.held = undefined;
-    if (this.out.isTTY) this.out.write(CLEAR_LINE);
+    this.clearLine();
+  }
+
+  private clearLine(): void {
+    if (this.out.isTTY) this.out.writeControl?.(CLEAR_LINE);
   }
 
   private redraw(): void {
     if (!this.out.isTTY || !this.timer || !this.status || this.held) return;
     const seconds = ((Date.now() - this.startedAt) / 1000).toFixed(1);
     this.frame = (this.frame + 1) % SPINNER.length;
-    this.out.write(`${CLEAR_LINE}${SPINNER[this.frame]} ${this.status} · ${seconds}s`);
+    this.clearLine();
+    this.out.write(`${SPINNER[this.frame]} ${this.status} · ${seconds}s`);
   }
 }
 

@@ -1,11 +1,20 @@
 import { randomUUID } from 'node:crypto';
+import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../api/app';
+import { insertIntegration } from '../../core/db/integrations';
 import { runCli } from '../support/cli';
 import { logger, startEngine, type Engine } from '../support/engine';
 import { waitFor } from '../support/wait';
 
 const CLEAR_LINE = '\r\x1b[2K';
+const ROOT = path.join(__dirname, '..', '..');
+const FIXTURE = path.join(__dirname, '..', 'fixtures', 'mcp-fixture-server.ts');
+/** what an LLM or a tool could say to a terminal: write the clipboard (OSC 52), clear the screen, the same by the C1 CSI, overwrite a line */
+const HOSTILE = 'a\x1b]52;c;SGVsbG8=\x07b\x1b[2Jc\u009b2Jd\rcovered\x7f';
+/** any of those control characters, raw (but the CLI's own clearing of the spinner's line, and a terminal's CR before LF) */
+// eslint-disable-next-line no-control-regex
+const RAW_CONTROL = /[\x07\x7f\u0080-\u009f]|\x1b(?!\[2K)|\r(?!\n|\x1b\[2K)/;
 
 describe('the CLI in a terminal', () => {
   let engine: Engine;
@@ -20,6 +29,44 @@ describe('the CLI in a terminal', () => {
   afterAll(async () => {
     await app?.close();
     await engine?.close();
+  });
+
+  test('control characters from the LLM, tools and the API reach the terminal escaped, and --json stays the same JSON', async () => {
+    const fx = await insertIntegration(engine.db, {
+      name: `tty_fx_${randomUUID().slice(0, 8)}`, transport: { type: 'stdio', command: process.execPath, args: ['--import', 'tsx', FIXTURE], cwd: ROOT },
+    });
+    const res = await fetch(`${url}/v1/agents`, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        name: `tty_${randomUUID().slice(0, 8)}`, integrationIds: [fx.id],
+        model: { provider: 'scripted', script: [{ text: HOSTILE, toolCalls: [{ name: `${fx.name}__echo`, arguments: { text: HOSTILE } }] }, { text: HOSTILE }] },
+      }),
+    });
+    const agent = (await res.json()) as { name: string };
+    const followed = runCli(['run', '--agent', agent.name, 'go', '--follow'], url, { terminal: true });
+    expect(await followed.done).toBe(0);
+    const screen = followed.out.screen;
+    expect(screen).not.toMatch(RAW_CONTROL);
+    // Escaped visibly, as JSON writes them.
+    expect(screen).toContain('a\\u001b]52;c;SGVsbG8=\\u0007b\\u001b[2Jc\\u009b2Jd\\u000dcovered\\u007f');
+    expect(screen).toContain(CLEAR_LINE); // the CLI's own sequences are not escaped
+
+    const runId = /run (run_\w+) on thread/.exec(screen)![1];
+    const shown = runCli(['runs', 'show', runId], url, { terminal: false });
+    expect(await shown.done).toBe(0);
+    expect(shown.out.screen).not.toMatch(RAW_CONTROL);
+    expect(shown.out.screen).toContain('result: echo: a\\u001b]52;c;SGVsbG8=');
+
+    const json = runCli(['runs', 'show', runId, '--json'], url, { terminal: false });
+    expect(await json.done).toBe(0);
+    expect(json.out.screen).not.toMatch(RAW_CONTROL);
+    expect((JSON.parse(json.out.screen) as { output: string }).output).toBe(HOSTILE);
+
+    // An error from the API that repeats what it was given.
+    const missing = runCli(['runs', 'show', 'run_\x1b[2J\x1b]52;c;eA==\x07'], url, { terminal: false });
+    expect(await missing.done).toBe(3);
+    expect(missing.out.screen).not.toMatch(RAW_CONTROL);
+    expect(missing.out.screen).toContain('404');
   });
 
   test('Ctrl-C asks whether to cancel, the spinner stays off the question, and "y" cancels the run', async () => {

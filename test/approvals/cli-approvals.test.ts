@@ -56,6 +56,16 @@ describe('approvals from the CLI', () => {
     expect(follow.out.screen).toContain('echo: hi');
   });
 
+  test('the question shows control characters in the arguments escaped', async () => {
+    // JSON.stringify escapes C0 characters in the arguments, but leaves C1 ones (CSI: clear the screen) raw.
+    const follow = run(['run', '--agent', await agentCalling('x\u009b2Jy'), 'go', '--follow'], true);
+    await waitFor(async () => follow.out.screen.includes('? [y/N] '), WAIT_MS, 'the question');
+    follow.type('n\r');
+    expect(await follow.done).toBe(0);
+    expect(follow.out.screen).toContain(`Approve ${fx.name}__echo {"text":"x\\u009b2Jy"}? [y/N] `);
+    expect(follow.out.screen).not.toContain('\u009b');
+  });
+
   test('without a terminal, run --follow prints the pending call and keeps following; approvals list and deny decide it', async () => {
     const follow = run(['run', '--agent', await agentCalling('there'), 'go', '--follow'], false);
     let runId = '';
