@@ -47,10 +47,10 @@ async function ancestorProblem(dir: string): Promise<string | undefined> {
   }
 }
 
-/** Whether a file was written by this user (and is a plain file, not a link to one). */
-export async function isOwnFile(file: string): Promise<boolean> {
+/** Whether a file was written by this user (and is a plain file, not a link to one); undefined when there is no such file. */
+export async function isOwnFile(file: string): Promise<boolean | undefined> {
   const st = await fs.lstat(file).catch(() => undefined);
-  return Boolean(st?.isFile() && st.uid === myUid());
+  return st && st.isFile() && st.uid === myUid();
 }
 
 /** Writes text to a file readable only by this user: whole, under another name, then renamed, so that a reader never sees half of it. */

@@ -71,8 +71,11 @@ export async function killLeftoverServerGroups(dir: string, logger: Logger): Pro
   for (const entry of await fs.readdir(dir)) {
     if (!entry.endsWith('.json') || entry.startsWith(`${ENGINE_ID}.`)) continue;
     const file = path.join(dir, entry);
-    if (!(await isOwnFile(file))) {
-      logger.warn({ file }, 'removing a process-group record that another user wrote: its group is not killed');
+    const own = await isOwnFile(file);
+    // Gone since the listing: another worker's sweep took it.
+    if (own === undefined) continue;
+    if (!own) {
+      logger.warn({ file }, 'removing a process-group record that is not a plain file of this user (another user wrote it): its group is not killed');
       await fs.rm(file, { force: true });
       continue;
     }
