@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { parseApprovalTimeout, type ApprovalPolicy } from '../core/contract/approval';
-import type { IntegrationTransport } from '../core/db/integrations';
+import { SIZE_BOUNDS, TASK_QUEUE_PATTERN, type IntegrationTransport } from '../core/db/integrations';
 import { parseDuration } from '../core/contract/duration';
 import { HttpProblem } from './problem';
-import { describeIssues } from './validation';
+import { describeIssues, formatPath } from './validation';
 
 /**
  * The transport of an integration, checked with zod for messages that name the field. No message
@@ -60,22 +60,6 @@ export function patchTransport(current: IntegrationTransport, patch: Record<stri
 }
 
 
-const DECISIVE_FIELDS = { stdio: ['command', 'args', 'cwd', 'env'], http: ['url'] } as const;
-
-/**
- * The fields whose change decides what a worker executes or where stored secrets go: a stdio
- * server's command, args, cwd and env (NODE_OPTIONS or LD_PRELOAD run code too), an HTTP server's
- * url (its stored headers follow it), and the type. Headers alone may change: they only replace
- * secrets sent to the same URL.
- */
-export function adminFieldsChanged(current: IntegrationTransport, next: IntegrationTransport): string[] {
-  if (current.type !== next.type) return ['type'];
-  const before = current as Record<string, unknown>;
-  const after = next as Record<string, unknown>;
-  const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
-  return DECISIVE_FIELDS[next.type].filter((field) => !same(before[field], after[field]));
-}
-
 const approvalRule = z.enum(['never', 'always']);
 
 /** An integration's approval policy (core/contract/approval.ts), as the API and imports accept it. */
@@ -108,4 +92,28 @@ export function readElicitationTimeout(value: unknown, where: string): number | 
     throw new HttpProblem(400, `${where}.elicitationTimeout must be a duration from 1s to 24h, like "90s" or "10m"`, 'validation');
   }
   return ms;
+}
+
+// Not z.int(): past 2^53 it adds a second complaint, about safe integers, to the one about the cap.
+const sizeBound = (bound: { max: number }) => z.number().min(1).max(bound.max, { error: `must be at most ${bound.max} (${bound.max / 1024 / 1024} MiB)` })
+  .refine(Number.isInteger, 'must be an integer');
+
+/** Settings of the engine's own that an imported server (and INTEGRATIONS_FILE) may carry beside its transport. */
+const importedSettingsSchema = z.object({
+  elicitation: z.boolean().optional(),
+  trustAnnotations: z.boolean().optional(),
+  taskQueue: z.string().regex(TASK_QUEUE_PATTERN, 'must be a task queue name (letters, digits, "_", "-", "." up to 200)').nullable().optional(),
+  maxResultBytes: sizeBound(SIZE_BOUNDS.maxResultBytes).optional(),
+  maxResourceBytes: sizeBound(SIZE_BOUNDS.maxResourceBytes).optional(),
+});
+
+export type ImportedSettings = z.infer<typeof importedSettingsSchema>;
+export const IMPORTED_SETTINGS = Object.keys(importedSettingsSchema.shape);
+
+/** The settings of one imported server (other keys are not looked at); a 400 whose `field` names the offending ones. */
+export function parseImportedSettings(raw: Record<string, unknown>, path: PropertyKey[]): ImportedSettings {
+  const parsed = importedSettingsSchema.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  const field = [...new Set(parsed.error.issues.map((issue) => formatPath([...path, ...issue.path])))].join(', ');
+  throw new HttpProblem(400, describeIssues(parsed.error.issues, path).join('; '), 'validation', { field });
 }

@@ -5,6 +5,7 @@ import { findIntegrationByName, insertIntegration, updateIntegration, type Integ
 import { inTransaction, type Db } from '../core/db/pool';
 import type { Logger } from '../core/logger';
 import { readMcpConfig, type Environment, type ImportedServer } from './mcp-config-import';
+import { IMPORTED_SETTINGS } from './integration-input';
 import { HttpProblem } from './problem';
 
 const LOAD_LOCK_KEY = 0x696e_7466; // "intf": one load at a time across API processes
@@ -61,6 +62,6 @@ export async function loadIntegrationsFile(opts: { db: Db; file: string; env: En
 
 /** The engine settings a file entry gives (those it omits stay as they are). */
 function settingsChanged(existing: Integration, server: ImportedServer): boolean {
-  return (server.elicitation !== undefined && server.elicitation !== existing.elicitation)
-    || (server.elicitationTimeoutMs !== undefined && server.elicitationTimeoutMs !== existing.elicitationTimeoutMs);
+  const given = [...IMPORTED_SETTINGS, 'elicitationTimeoutMs'] as (keyof ImportedServer & keyof Integration)[];
+  return given.some((key) => server[key] !== undefined && server[key] !== existing[key]);
 }

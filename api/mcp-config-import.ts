@@ -1,7 +1,9 @@
 import { integrationNameProblem, type IntegrationTransport } from '../core/db/integrations';
 import { HttpProblem } from './problem';
 import type { ApprovalPolicy } from '../core/contract/approval';
-import { parseApproval, parseTransport, readElicitationTimeout } from './integration-input';
+import {
+  IMPORTED_SETTINGS, parseApproval, parseImportedSettings, parseTransport, readElicitationTimeout, type ImportedSettings,
+} from './integration-input';
 
 /**
  * Reads the MCP server lists of other clients: Claude Desktop's `{mcpServers: {...}}` and VS Code's
@@ -14,13 +16,12 @@ import { parseApproval, parseTransport, readElicitationTimeout } from './integra
  * Expanding is the operator's decision: the caller passes `authorizeExpansion`, which throws to refuse.
  */
 
-export interface ImportedServer {
+/** The engine's own settings sit beside the client's fields: approval, elicitation, trust, pinning and bounds. */
+export interface ImportedServer extends ImportedSettings {
   name: string;
   transport: IntegrationTransport;
-  /** the engine's own optional field: which tools wait for approval */
+  /** which tools wait for approval */
   approval?: ApprovalPolicy;
-  /** the engine's own settings, beside the client's fields: `elicitation` and `elicitationTimeout` */
-  elicitation?: boolean;
   elicitationTimeoutMs?: number;
 }
 
@@ -38,8 +39,8 @@ const STDIO_FIELDS = new Set(['type', 'command', 'args', 'env', 'cwd']);
 const HTTP_FIELDS = new Set(['type', 'url', 'headers']);
 /** VS Code metadata and dev-mode settings: they do not change how the server is reached. */
 const IGNORED_FIELDS = new Set(['gallery', 'version', 'dev']);
-/** Fields of the engine's own, beside the transport: which tools wait for approval, and the settings of elicitation. */
-const ENGINE_FIELDS = new Set(['approval', 'elicitation', 'elicitationTimeout']);
+/** Fields of the engine's own, beside the transport. */
+const ENGINE_FIELDS = new Set(['approval', 'elicitationTimeout', ...IMPORTED_SETTINGS]);
 const VARIABLE = /\$\{([^}]*)\}/g;
 const SUPPORTED_VARIABLE = /^(?:env:)?([A-Za-z_][A-Za-z0-9_]*)$/;
 
@@ -48,6 +49,8 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 interface Expansion {
   unset: Set<string>;
   unsupported: Set<string>;
+  /** settings that failed their checks, by path: the 400's `field` */
+  badFields: string[];
 }
 
 /** Only the values of env and headers are secrets; variables anywhere else are refused. */
@@ -125,7 +128,7 @@ function readEntry(key: string, name: string, raw: unknown, opts: ImportOptions,
   if ('envFile' in raw) problems.push(`${where}: envFile is not supported; list the variables in env (with \${VAR} to take them from the API's environment)`);
   const allowed = type === 'stdio' ? STDIO_FIELDS : HTTP_FIELDS;
   const extra = Object.keys(raw).filter((k) => !allowed.has(k) && !IGNORED_FIELDS.has(k) && !ENGINE_FIELDS.has(k) && k !== 'envFile');
-  const settings = readSettings(raw, `body.${where}`, problems);
+  const settings = readSettings(raw, ['body', key, name], found, problems);
   if (extra.length > 0) problems.push(`${where}: ${extra.map((k) => JSON.stringify(k)).join(', ')} not allowed for a ${type} server`);
 
   const fields = Object.fromEntries(Object.entries(raw).filter(([k]) => allowed.has(k)));
@@ -144,14 +147,17 @@ function readEntry(key: string, name: string, raw: unknown, opts: ImportOptions,
   }
 }
 
-function readSettings(raw: Record<string, unknown>, where: string, problems: string[]): Pick<ImportedServer, 'elicitation' | 'elicitationTimeoutMs'> {
-  const settings: Pick<ImportedServer, 'elicitation' | 'elicitationTimeoutMs'> = {};
-  if (raw.elicitation !== undefined) {
-    if (typeof raw.elicitation === 'boolean') settings.elicitation = raw.elicitation;
-    else problems.push(`${where}.elicitation must be a boolean`);
+function readSettings(raw: Record<string, unknown>, where: string[], found: Expansion, problems: string[]): Omit<ImportedServer, 'name' | 'transport' | 'approval'> {
+  let settings: Omit<ImportedServer, 'name' | 'transport' | 'approval'> = {};
+  try {
+    settings = parseImportedSettings(raw, where);
+  } catch (err) {
+    if (!(err instanceof HttpProblem)) throw err;
+    problems.push(err.message);
+    found.badFields.push(String(err.extensions.field));
   }
   try {
-    const ms = readElicitationTimeout(raw.elicitationTimeout, where);
+    const ms = readElicitationTimeout(raw.elicitationTimeout, where.join('.'));
     if (ms !== undefined) settings.elicitationTimeoutMs = ms;
   } catch (err) {
     problems.push((err as Error).message);
@@ -175,7 +181,7 @@ export function readMcpConfig(doc: Record<string, unknown>, opts: ImportOptions)
   if (entries.length === 0) throw new HttpProblem(400, `body.${key} lists no servers`, 'validation');
   if (entries.length > MAX_IMPORTED_SERVERS) throw new HttpProblem(400, `body.${key} lists more than ${MAX_IMPORTED_SERVERS} servers`, 'validation');
 
-  const found: Expansion = { unset: new Set(), unsupported: new Set() };
+  const found: Expansion = { unset: new Set(), unsupported: new Set(), badFields: [] };
   const problems: string[] = [];
   const imported = entries.flatMap(([name, raw]) => readEntry(key, name, raw, opts, found, problems) ?? []);
   if (found.unset.size > 0) {
@@ -186,6 +192,8 @@ export function readMcpConfig(doc: Record<string, unknown>, opts: ImportOptions)
   if (found.unsupported.size > 0) {
     problems.unshift(`unsupported variables ${[...found.unsupported].join(', ')}: only \${VAR} and \${env:VAR} are expanded`);
   }
-  if (problems.length > 0) throw new HttpProblem(400, `Invalid ${key}: ${problems.join('; ')}`, 'validation');
+  if (problems.length > 0) {
+    throw new HttpProblem(400, `Invalid ${key}: ${problems.join('; ')}`, 'validation', found.badFields.length > 0 ? { field: found.badFields.join(', ') } : {});
+  }
   return imported;
 }

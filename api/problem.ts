@@ -40,7 +40,10 @@ export function toProblem(err: unknown): Problem {
   if (err instanceof EngineError) return problem(engineStatus[err.code], err.message, err.code);
   const fastifyError = err as Partial<FastifyError> | undefined;
   const message = fastifyError?.message ?? '';
-  if (fastifyError?.validation) return problem(400, message, 'validation');
+  if (fastifyError?.validation) {
+    const field = (err as { field?: unknown }).field;
+    return problem(400, message, 'validation', typeof field === 'string' ? { field } : {});
+  }
   const status = fastifyError?.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) return problem(status, message, fastifyError?.code);
   if (isUnreachableDb(err)) return problem(503, 'The database is unreachable; try again shortly', 'unavailable');

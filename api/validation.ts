@@ -5,7 +5,7 @@ import { HttpProblem } from './problem';
 
 type Issue = z.core.$ZodIssue;
 
-const formatPath = (path: readonly PropertyKey[]) =>
+export const formatPath = (path: readonly PropertyKey[]) =>
   path.map((key, i) => (typeof key === 'number' ? `[${key}]` : `${i === 0 ? '' : '.'}${String(key)}`)).join('');
 
 export function describeIssues(issues: readonly Issue[], base: readonly PropertyKey[]): string[] {
@@ -27,11 +27,23 @@ export function parseModel(value: unknown): ModelConfig {
   throw new HttpProblem(400, `Invalid model: ${describeIssues(parsed.error.issues, ['body', 'model']).join('; ')}`, 'validation');
 }
 
-/** Fastify's validation messages, plus the name of an unexpected property, which Ajv's message leaves out. */
-export function formatSchemaErrors(errors: FastifySchemaValidationError[], dataVar: string): Error {
+/** Where an Ajv error points, as the zod messages write it (`body.transport.url`, `body.script[0]`). */
+function schemaErrorPath(error: FastifySchemaValidationError, dataVar: string): PropertyKey[] {
+  const segments = error.instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+  return [dataVar, ...segments.map((s) => (/^\d+$/.test(s) ? Number(s) : s))];
+}
+
+/**
+ * Fastify's validation messages with the path written as elsewhere, plus the name of an unexpected
+ * property, which Ajv's message leaves out. The error's `field` names the first offending field.
+ */
+export function formatSchemaErrors(errors: FastifySchemaValidationError[], dataVar: string): Error & { field?: string } {
   const lines = errors.map((e) => {
     const property = e.keyword === 'additionalProperties' ? `: ${JSON.stringify(e.params.additionalProperty)}` : '';
-    return `${dataVar}${e.instancePath} ${e.message ?? 'is invalid'}${property}`;
+    return `${formatPath(schemaErrorPath(e, dataVar))} ${e.message ?? 'is invalid'}${property}`;
   });
-  return new Error(lines.join('; '));
+  const first = errors[0];
+  const named = first && (first.params.additionalProperty ?? first.params.missingProperty);
+  const field = first && formatPath([...schemaErrorPath(first, dataVar), ...(typeof named === 'string' ? [named] : [])]);
+  return Object.assign(new Error(lines.join('; ')), field ? { field } : {});
 }

@@ -1,4 +1,4 @@
-import { INTEGRATION_NAME_PATTERN } from '../../core/db/integrations';
+import { INTEGRATION_NAME_PATTERN, SIZE_BOUNDS, TASK_QUEUE_PATTERN } from '../../core/db/integrations';
 import { DURATION_PATTERN } from '../../core/contract/duration';
 import { MAX_IMPORTED_SERVERS } from '../mcp-config-import';
 
@@ -24,9 +24,18 @@ const transportInput = {
 const settings = {
   toolTimeoutMs: { type: 'integer', minimum: 1, maximum: MAX_INT32, description: 'per MCP request; default 60000' },
   maxTotalTimeoutMs: { type: ['integer', 'null'], minimum: 1, maximum: MAX_INT32, description: 'bound on a call that keeps reporting progress' },
-  maxResourceBytes: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'default 256 MiB' },
-  maxResultBytes: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'the largest tool response a call accepts (default 1 MiB); a larger one is refused' },
-  trustAnnotations: { type: 'boolean', description: 'retry tools this server marks readOnly or idempotent' },
+  maxResourceBytes: {
+    type: 'integer', minimum: 1, maximum: SIZE_BOUNDS.maxResourceBytes.max,
+    description: 'the largest resource read (default and most: 256 MiB, since a resource is read as one string)',
+  },
+  maxResultBytes: {
+    type: 'integer', minimum: 1, maximum: SIZE_BOUNDS.maxResultBytes.max,
+    description: 'the largest tool response a call accepts (default 1 MiB, at most 64 MiB); a larger one is refused. Raising it above the default needs the admin key',
+  },
+  trustAnnotations: {
+    type: 'boolean',
+    description: "trust this server's readOnlyHint (approval unless_read_only) and idempotentHint (retries); turning it on needs the admin key",
+  },
   enabled: { type: 'boolean' },
   promptInjection: { type: 'boolean', description: "inject this server's conventional prompts into runs" },
   disabledPrompts: { type: 'array', items: { type: 'string', minLength: 1, maxLength: 256 }, maxItems: 1000 },
@@ -45,8 +54,8 @@ const settings = {
     description: 'which tools wait for a person\'s approval before they run (unless_read_only trusts readOnlyHint only with trustAnnotations); null: none. Setting it needs the admin key',
   },
   taskQueue: {
-    type: ['string', 'null'], pattern: '^[A-Za-z0-9_.-]{1,200}$',
-    description: "pins discovery and tool calls to workers polling this task queue (their MCP_TASK_QUEUES); null: any worker",
+    type: ['string', 'null'], pattern: TASK_QUEUE_PATTERN.source,
+    description: 'pins discovery and tool calls to workers polling this task queue (their MCP_TASK_QUEUES); null: any worker. Changing it needs the admin key',
   },
   elicitation: {
     type: 'boolean',

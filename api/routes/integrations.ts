@@ -9,8 +9,10 @@ import { authorizationView, authorizationViews } from '../../core/db/integration
 import { inTransaction, type Db } from '../../core/db/pool';
 import { resolveRef } from '../../core/db/refs';
 import type { Logger } from '../../core/logger';
+import type { FastifyRequest } from 'fastify';
 import type { AdminPolicy } from '../auth';
-import { adminFieldsChanged, parseApproval, patchTransport, parseTransport, readElicitationTimeout } from '../integration-input';
+import { adminFieldsChanged, adminSettingsChanged } from '../integration-admin';
+import { parseApproval, patchTransport, parseTransport, readElicitationTimeout } from '../integration-input';
 import { fetchCapabilities } from '../worker-questions';
 import { readMcpConfig, type Environment } from '../mcp-config-import';
 import { HttpProblem } from '../problem';
@@ -49,8 +51,7 @@ function storedSettings<T extends Settings>(body: T): Omit<T, 'elicitationTimeou
   return { ...rest, ...(ms !== undefined ? { elicitationTimeoutMs: ms } : {}) };
 }
 
-/** A server's questions reach whoever answers the run's inputs: the operator decides which servers may ask. */
-const ELICITATION_ELSEWHERE = "or set elicitation in the operator's INTEGRATIONS_FILE";
+const SETTINGS_ELSEWHERE = "these settings can also be given in the operator's INTEGRATIONS_FILE";
 
 const STDIO_ELSEWHERE = "stdio servers can also be listed in the operator's INTEGRATIONS_FILE";
 
@@ -77,6 +78,10 @@ const listResponse = { type: 'object', required: ['integrations'], properties: {
 
 export const integrationRoutes: FastifyPluginAsync<IntegrationRoutesOptions> = async (app, opts) => {
   const { db } = opts;
+  /** One 403 naming every admin-only setting of the request (integration-admin.ts) that it would change. */
+  const requireAdminSettings = (request: FastifyRequest, fields: string[]) => {
+    if (fields.length > 0) opts.admin.requireAdmin(request, fields.join(', '), SETTINGS_ELSEWHERE);
+  };
 
   app.post<{ Body: CreateBody }>('/integrations', {
     schema: {
@@ -89,14 +94,12 @@ export const integrationRoutes: FastifyPluginAsync<IntegrationRoutesOptions> = a
   }, async (request, reply) => {
     checkName(request.body.name);
     const transport = parseTransport(request.body.transport);
-    const settings = storedSettings(request.body);
+    const settings = { ...storedSettings(request.body), approval: parseApproval(request.body.approval) };
     // A stdio server is a command a worker runs: only the operator decides that.
     if (transport.type === 'stdio') opts.admin.requireAdmin(request, 'body.transport.type (stdio)', STDIO_ELSEWHERE);
-    const approval = parseApproval(request.body.approval);
-    if (approval) opts.admin.requireAdmin(request, 'body.approval');
-    if (settings.elicitation) opts.admin.requireAdmin(request, 'body.elicitation', ELICITATION_ELSEWHERE);
+    requireAdminSettings(request, adminSettingsChanged(settings).map((f) => `body.${f}`));
     try {
-      return reply.code(201).send(await present(db, await insertIntegration(db, { ...settings, transport, approval })));
+      return reply.code(201).send(await present(db, await insertIntegration(db, { ...settings, transport })));
     } catch (err) {
       if (isUniqueViolation(err)) throw nameConflict([request.body.name]);
       throw err;
@@ -129,16 +132,12 @@ export const integrationRoutes: FastifyPluginAsync<IntegrationRoutesOptions> = a
   }, async (request) => {
     const { transport: transportPatch, ...rest } = storedSettings(request.body);
     if (rest.name !== undefined) checkName(rest.name);
-    if (rest.elicitation) opts.admin.requireAdmin(request, 'body.elicitation', ELICITATION_ELSEWHERE);
+    if (rest.approval !== undefined) rest.approval = parseApproval(rest.approval);
     const current = await mustFind(db, request.params.id);
     const transport = transportPatch && patchTransport(current.transport, transportPatch);
     const decisive = transport ? adminFieldsChanged(current.transport, transport) : [];
     if (decisive.length > 0) opts.admin.requireAdmin(request, decisive.map((f) => `body.transport.${f}`).join(', '));
-    // Who is asked before a tool runs is the operator's decision, whichever way it changes.
-    if (rest.approval !== undefined) {
-      rest.approval = parseApproval(rest.approval);
-      opts.admin.requireAdmin(request, 'body.approval');
-    }
+    requireAdminSettings(request, adminSettingsChanged(rest, current).map((f) => `body.${f}`));
     try {
       const updated = await updateIntegration(db, current.id, { ...rest, ...(transport ? { transport } : {}) });
       if (!updated) throw new HttpProblem(404, `Integration ${current.id} does not exist`, 'not_found');
@@ -180,11 +179,10 @@ export const integrationRoutes: FastifyPluginAsync<IntegrationRoutesOptions> = a
   }, async (request, reply) => {
     const servers = readMcpConfig(request.body, { env: opts.env, authorizeExpansion: (field) => opts.admin.requireAdmin(request, field) });
     const stdio = servers.filter((s) => s.transport.type === 'stdio').map((s) => s.name);
-    const withApproval = servers.filter((s) => s.approval).map((s) => s.name);
-    if (withApproval.length > 0) opts.admin.requireAdmin(request, `approval of ${withApproval.join(', ')}`);
     if (stdio.length > 0) opts.admin.requireAdmin(request, `stdio servers ${stdio.join(', ')}`, STDIO_ELSEWHERE);
-    const asking = servers.filter((s) => s.elicitation).map((s) => s.name);
-    if (asking.length > 0) opts.admin.requireAdmin(request, `elicitation of ${asking.join(', ')}`, ELICITATION_ELSEWHERE);
+    // readMcpConfig has checked that the document has exactly one of them.
+    const list = request.body.mcpServers !== undefined ? 'mcpServers' : 'servers';
+    requireAdminSettings(request, servers.flatMap((s) => adminSettingsChanged(s).map((f) => `body.${list}.${s.name}.${f}`)));
     const names = servers.map((s) => s.name);
     try {
       const created = await inTransaction(db, async (tx) => {

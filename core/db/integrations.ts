@@ -66,6 +66,20 @@ export type PublicIntegration = Omit<Integration, 'transport' | 'elicitationTime
 
 export const DEFAULT_ELICITATION_TIMEOUT_MS = 10 * 60_000;
 
+const MiB = 1024 * 1024;
+
+/**
+ * Defaults and caps of an integration's size bounds. A resource is read as one string, and V8's
+ * longest string is about 512 MiB; a tool result is stored and shown whole.
+ */
+export const SIZE_BOUNDS = {
+  maxResultBytes: { default: MiB, max: 64 * MiB },
+  maxResourceBytes: { default: 256 * MiB, max: 256 * MiB },
+} as const;
+
+/** A Temporal task queue name an integration may be pinned to (MCP_TASK_QUEUES lists them). */
+export const TASK_QUEUE_PATTERN = /^[A-Za-z0-9_.-]{1,200}$/;
+
 /** Names prefix tool names as `<name>__<tool>`, so "__" is reserved. The table checks the same rule. */
 export const INTEGRATION_NAME_PATTERN = /^[a-zA-Z][a-zA-Z0-9_-]*$/;
 
@@ -86,8 +100,9 @@ export interface IntegrationRow {
 
 export const toIntegration = (r: IntegrationRow): Integration => ({
   id: r.id, name: r.name, transport: openTransport(secretKeys(), r.id, r.transport, r.secrets), toolTimeoutMs: r.tool_timeout_ms, maxTotalTimeoutMs: r.max_total_timeout_ms,
-  // bigint arrives as a string; 2^53 bytes is far beyond any bound we would set.
-  maxResourceBytes: Number(r.max_resource_bytes), maxResultBytes: Number(r.max_result_bytes), trustAnnotations: r.trust_annotations, enabled: r.enabled,
+  // bigint arrives as a string. A row stored before the caps existed is held to them here.
+  maxResourceBytes: Math.min(Number(r.max_resource_bytes), SIZE_BOUNDS.maxResourceBytes.max),
+  maxResultBytes: Math.min(Number(r.max_result_bytes), SIZE_BOUNDS.maxResultBytes.max), trustAnnotations: r.trust_annotations, enabled: r.enabled,
   promptInjection: r.prompt_injection, disabledPrompts: r.disabled_prompts, promptArguments: r.prompt_arguments,
   taskQueue: r.task_queue, approval: r.approval, elicitation: r.elicitation, elicitationTimeoutMs: r.elicitation_timeout_ms,
   createdAt: new Date(r.created_at).toISOString(), updatedAt: new Date(r.updated_at).toISOString(),
@@ -116,10 +131,10 @@ export async function insertIntegration(db: Queryable, integration: NewIntegrati
        prompt_injection, disabled_prompts, prompt_arguments, task_queue, secrets, max_result_bytes, approval, elicitation, elicitation_timeout_ms)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) RETURNING *`,
     [id, integration.name, JSON.stringify(stored.transport), integration.toolTimeoutMs ?? 60_000,
-      integration.maxTotalTimeoutMs ?? null, integration.maxResourceBytes ?? 268_435_456,
+      integration.maxTotalTimeoutMs ?? null, integration.maxResourceBytes ?? SIZE_BOUNDS.maxResourceBytes.default,
       integration.trustAnnotations ?? false, integration.enabled ?? true,
       integration.promptInjection ?? true, integration.disabledPrompts ?? [], JSON.stringify(integration.promptArguments ?? {}),
-      integration.taskQueue ?? null, stored.secrets && JSON.stringify(stored.secrets), integration.maxResultBytes ?? 1_048_576,
+      integration.taskQueue ?? null, stored.secrets && JSON.stringify(stored.secrets), integration.maxResultBytes ?? SIZE_BOUNDS.maxResultBytes.default,
       integration.approval ? JSON.stringify(integration.approval) : null,
       integration.elicitation ?? false, integration.elicitationTimeoutMs ?? DEFAULT_ELICITATION_TIMEOUT_MS],
   );
