@@ -8,6 +8,7 @@ import type { Db } from '../core/db/pool';
 import { listenForRunChanges, type RunChangeFeed } from '../core/db/run-changes';
 import { createRunViewCache, type RunViewCache } from './runs/run-view-cache';
 import type { Logger } from '../core/logger';
+import { createOperatorNames, type OperatorNames } from '../core/operator-names';
 import { startRunReconciler, type ReconcileOptions } from './runs/reconcile-runs';
 import { createAdminPolicy, hasApiKey, requireApiKey } from './auth';
 import { hostCheck } from './host-check';
@@ -66,6 +67,8 @@ export interface AppDeps {
   changes?: RunChangeFeed;
   /** the periodic pass that records runs whose workflow closed without a result (tests shorten it) */
   reconcile?: ReconcileOptions;
+  /** the names the operator's files refer to (server.ts fills it from INTEGRATIONS_FILE and AGENTS_DIR); default none */
+  operatorNames?: OperatorNames;
 }
 
 // A run's input may hold 1,000,000 characters, and JSON escaping can take up to 6 bytes for each.
@@ -150,6 +153,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
 function v1Routes(deps: AppDeps & { changes: RunChangeFeed; views: RunViewCache }): FastifyPluginAsync {
   const admin = createAdminPolicy({ adminApiKey: deps.adminApiKey, listenHost: deps.listenHost ?? '127.0.0.1' });
+  const operatorNames = deps.operatorNames ?? createOperatorNames();
   const llmKeyEnvs = deps.llmKeyEnvs ?? DEFAULT_LLM_KEY_ENVS;
   const holdsAdminKey = deps.adminApiKey ? hasApiKey(deps.adminApiKey) : undefined;
   // The /v1 hook has already refused a request without a valid key when keys are set.
@@ -164,9 +168,9 @@ function v1Routes(deps: AppDeps & { changes: RunChangeFeed; views: RunViewCache 
       // Unknown /v1 paths answer 401 too, so that an anonymous caller cannot map the API.
       v1.setNotFoundHandler({ preHandler: authenticate }, routeNotFound);
     }
-    await v1.register(agentRoutes, { db: deps.db, client: deps.client, taskQueue: deps.taskQueue, admin, llmKeyEnvs });
+    await v1.register(agentRoutes, { db: deps.db, client: deps.client, taskQueue: deps.taskQueue, admin, operatorNames, llmKeyEnvs });
     await v1.register(integrationRoutes, {
-      db: deps.db, client: deps.client, taskQueue: deps.taskQueue, logger: deps.logger, admin,
+      db: deps.db, client: deps.client, taskQueue: deps.taskQueue, logger: deps.logger, admin, operatorNames,
       env: deps.env ?? {}, capabilitiesWaitMs: deps.capabilitiesWaitMs ?? 30_000,
     });
     await v1.register(integrationOAuthRoutes, {

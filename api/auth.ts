@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { isLoopbackHost } from '../core/config';
+import type { NamedKind, OperatorNames } from '../core/operator-names';
 import { HttpProblem } from './problem';
 
 // Hashing first gives equal-length buffers, so timingSafeEqual leaks neither the key nor its length.
@@ -60,4 +61,15 @@ export function createAdminPolicy(opts: { adminApiKey?: string; listenHost: stri
       throw new HttpProblem(403, `${field}: only the operator may set this; ${how}${alternative ? `; ${alternative}` : ''}`, 'admin_required', { field });
     },
   };
+}
+
+/**
+ * A 403 naming `field` unless the request is the operator's, when the operator's files refer to
+ * `name` (core/operator-names.ts): whoever takes or frees such a name decides what they find.
+ */
+export function requireAdminForName(
+  admin: AdminPolicy, names: OperatorNames, request: FastifyRequest, named: { kind: NamedKind; name: string; field: string },
+): void {
+  const by = names.referrers(named.kind, named.name);
+  if (by.length > 0) admin.requireAdmin(request, named.field, `the ${named.kind} name ${named.name} is referred to by ${by.join(', ')}`);
 }

@@ -6,6 +6,7 @@ import { checkApiExposure, ConfigError, loadConfig, type AppConfig } from '../co
 import { migrate } from '../core/db/migrations';
 import { createPool, createSiblingPool, type Db } from '../core/db/pool';
 import { createLogger, type Logger } from '../core/logger';
+import { createOperatorNames } from '../core/operator-names';
 import { openSecretStore } from '../core/secrets/open-store';
 import { connectTemporal, installTemporalRuntime } from '../core/temporal/native-connection';
 import { buildApp } from './app';
@@ -47,9 +48,11 @@ export async function startApiServer(
 ): Promise<ApiServer> {
   checkApiExposure(config);
   const reads = createSiblingPool(deps.db, deps.logger, RUN_READ_CONNECTIONS);
+  // Filled from the files below before the API listens, and kept in step with AGENTS_DIR.
+  const operatorNames = createOperatorNames();
   // The composition root: imported MCP configs expand ${VAR} from this process's environment.
   const app = await buildApp({
-    ...deps, reads, taskQueue: config.taskQueue, apiKey: config.apiKey, adminApiKey: config.adminApiKey, env: process.env,
+    ...deps, reads, operatorNames, taskQueue: config.taskQueue, apiKey: config.apiKey, adminApiKey: config.adminApiKey, env: process.env,
     rateLimitPerMinute: config.rateLimitPerMinute, listenHost: config.host, allowedHosts: config.allowedHosts,
     corsOrigins: config.corsOrigins, llmKeyEnvs: config.llmKeyEnvs, publicUrl: config.publicUrl,
   }).catch(async (err: unknown) => {
@@ -61,9 +64,16 @@ export async function startApiServer(
   let agentFiles: AgentFileSync | undefined;
   try {
     // Before agent files, which may name these integrations.
-    if (config.integrationsFile) await loadIntegrationsFile({ db: deps.db, file: config.integrationsFile, env: process.env, logger: deps.logger });
+    if (config.integrationsFile) {
+      const loaded = await loadIntegrationsFile({ db: deps.db, file: config.integrationsFile, env: process.env, logger: deps.logger });
+      operatorNames.replace('INTEGRATIONS_FILE', [...loaded.created, ...loaded.updated, ...loaded.unchanged]
+        .map((name) => ({ kind: 'integration', name, by: 'INTEGRATIONS_FILE' })));
+    }
     // Agent files are synced here, so every API process (and npm start) keeps the database in step with AGENTS_DIR.
-    agentFiles = await startAgentFileSync({ db: deps.db, dir: config.agentsDir, logger: deps.logger, llmKeyEnvs: config.llmKeyEnvs });
+    agentFiles = await startAgentFileSync({
+      db: deps.db, dir: config.agentsDir, logger: deps.logger, llmKeyEnvs: config.llmKeyEnvs,
+      onSync: (report) => operatorNames.replace('AGENTS_DIR', report.references),
+    });
     const url = await app.listen({ host: config.host, port: config.port });
     const files = agentFiles;
     return { app, url, close: () => { files.close(); return closeWithin(app, CLOSE_GRACE_MS); } };

@@ -9,7 +9,8 @@ import { resolveRefs } from '../../core/db/refs';
 import { runningRunOfAgent } from '../runs/agent-runs';
 import type { ModelConfig } from '../../core/agent-model';
 import { apiKeyEnvProblem } from '../../core/llm/key-policy';
-import type { AdminPolicy } from '../auth';
+import type { OperatorNames } from '../../core/operator-names';
+import { requireAdminForName, type AdminPolicy } from '../auth';
 import { parseModel } from '../validation';
 import { DEFAULT_CONTEXT_PREVIEW_WAIT_MS, previewContext } from '../worker-questions';
 import { HttpProblem } from '../problem';
@@ -21,6 +22,8 @@ export interface AgentRouteDeps {
   taskQueue: string;
   /** who may point an agent at another LLM endpoint or key */
   admin: AdminPolicy;
+  /** agent names the operator's files refer to: taking or freeing one is the operator's act */
+  operatorNames: OperatorNames;
   /** the variables model.apiKeyEnv may name */
   llmKeyEnvs: readonly string[];
   /** bound on GET /agents/:id/context's wait for a worker */
@@ -44,7 +47,10 @@ const contextMessage = {
   },
 } as const;
 
-export const agentRoutes: FastifyPluginAsync<AgentRouteDeps> = async (app, { db, client, taskQueue, contextWaitMs, admin, llmKeyEnvs }) => {
+export const agentRoutes: FastifyPluginAsync<AgentRouteDeps> = async (app, { db, client, taskQueue, contextWaitMs, admin, operatorNames, llmKeyEnvs }) => {
+  const requireAdminForNameOf = (request: FastifyRequest, name: string, field: string) =>
+    requireAdminForName(admin, operatorNames, request, { kind: 'agent', name, field });
+
   /** A model as the API may store it: a key variable the operator allowed, and an endpoint only the operator may choose. */
   const checkedModel = (request: FastifyRequest, raw: unknown): ModelConfig => {
     const model = parseModel(raw);
@@ -61,10 +67,11 @@ export const agentRoutes: FastifyPluginAsync<AgentRouteDeps> = async (app, { db,
       tags: ['agents'], summary: 'Create an agent', body: createAgentBody,
       response: {
         201: ref('Agent'), 400: problemResponse('Invalid request'),
-        403: problemResponse('model.baseUrl and model.apiKeyEnv need the admin key'), 409: problemResponse('The name is taken'),
+        403: problemResponse("model.baseUrl, model.apiKeyEnv and a name the operator's files refer to need the admin key"), 409: problemResponse('The name is taken'),
       },
     },
   }, async (request, reply) => {
+    requireAdminForNameOf(request, request.body.name, 'body.name');
     const model = checkedModel(request, request.body.model);
     try {
       return reply.code(201).send(await insertAgentWithIntegrations(db, { ...request.body, model }));
@@ -93,13 +100,16 @@ export const agentRoutes: FastifyPluginAsync<AgentRouteDeps> = async (app, { db,
       tags: ['agents'], summary: 'Change an agent (by id or name): only the fields given', params: idParams, body: patchAgentBody,
       response: {
         200: ref('Agent'), 400: problemResponse('Invalid request'), 404: problemResponse('No such agent'),
-        403: problemResponse('model.baseUrl and model.apiKeyEnv need the admin key'),
+        403: problemResponse("model.baseUrl, model.apiKeyEnv and a name the operator's files refer to need the admin key"),
         409: problemResponse('The name is taken (conflict), a run of the agent is running (agent_busy), the agent is defined by a file (defined_by_file), or it was deleted (agent_disabled)'),
       },
     },
   }, async (request) => {
     const agent = await mustBeChangeable({ db, client }, request.params.id, 'edit');
     if (agent.disabledAt) throw new HttpProblem(409, agentDisabledText(agent), 'agent_disabled');
+    if (request.body.name !== undefined && request.body.name !== agent.name) {
+      for (const name of [agent.name, request.body.name]) requireAdminForNameOf(request, name, 'body.name');
+    }
     const { model, ...rest } = request.body;
     const changes = { ...rest, ...(model === undefined ? {} : { model: checkedModel(request, model) }) };
     try {
@@ -121,12 +131,13 @@ export const agentRoutes: FastifyPluginAsync<AgentRouteDeps> = async (app, { db,
       response: {
         200: { ...ref('Agent'), description: 'The agent was disabled (disabledAt is set), not deleted' },
         204: { type: 'null', description: 'The agent was deleted' },
-        404: problemResponse('No such agent'),
+        403: problemResponse("Deleting an agent the operator's files refer to needs the admin key"), 404: problemResponse('No such agent'),
         409: problemResponse('A run of the agent is running (agent_busy), or the agent is defined by a file (defined_by_file)'),
       },
     },
   }, async (request, reply) => {
     const agent = await mustBeChangeable({ db, client }, request.params.id, 'delete');
+    requireAdminForNameOf(request, agent.name, `agent ${agent.name}`);
     const outcome = await removeAgent(db, agent.id);
     if (outcome === 'removed') return reply.code(204).send();
     return mustFindAgent(db, agent.id);

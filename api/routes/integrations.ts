@@ -9,8 +9,9 @@ import { authorizationView, authorizationViews } from '../../core/db/integration
 import { inTransaction, type Db } from '../../core/db/pool';
 import { resolveRef } from '../../core/db/refs';
 import type { Logger } from '../../core/logger';
+import type { OperatorNames } from '../../core/operator-names';
 import type { FastifyRequest } from 'fastify';
-import type { AdminPolicy } from '../auth';
+import { requireAdminForName, type AdminPolicy } from '../auth';
 import { adminFieldsChanged, adminSettingsChanged } from '../integration-admin';
 import { parseApproval, patchTransport, parseTransport, readElicitationTimeout } from '../integration-input';
 import { fetchCapabilities } from '../worker-questions';
@@ -28,6 +29,8 @@ export interface IntegrationRoutesOptions {
   logger: Logger;
   /** who may create stdio servers, change what runs or where secrets go, and expand variables */
   admin: AdminPolicy;
+  /** names the operator's files refer to: taking or freeing one is the operator's act */
+  operatorNames: OperatorNames;
   /** where `${VAR}` in imported documents is looked up; the composition root passes process.env */
   env: Environment;
   /** how long GET …/capabilities waits for a worker */
@@ -54,6 +57,8 @@ function storedSettings<T extends Settings>(body: T): Omit<T, 'elicitationTimeou
 const SETTINGS_ELSEWHERE = "these settings can also be given in the operator's INTEGRATIONS_FILE";
 
 const STDIO_ELSEWHERE = "stdio servers can also be listed in the operator's INTEGRATIONS_FILE";
+
+const RENAME_REASON = 'agent files and INTEGRATIONS_FILE find integrations by name, so renaming one changes what they find';
 
 /** A unique violation can only be the name: the ids are random. */
 function nameConflict(names: string[]): HttpProblem {
@@ -82,17 +87,20 @@ export const integrationRoutes: FastifyPluginAsync<IntegrationRoutesOptions> = a
   const requireAdminSettings = (request: FastifyRequest, fields: string[]) => {
     if (fields.length > 0) opts.admin.requireAdmin(request, fields.join(', '), SETTINGS_ELSEWHERE);
   };
+  const requireAdminForNameOf = (request: FastifyRequest, name: string, field: string) =>
+    requireAdminForName(opts.admin, opts.operatorNames, request, { kind: 'integration', name, field });
 
   app.post<{ Body: CreateBody }>('/integrations', {
     schema: {
       tags: ['integrations'], summary: 'Register an MCP server', body: createIntegrationBody,
       response: {
         201: integrationResponse, 400: problemResponse('Invalid request'),
-        403: problemResponse('A stdio server needs the admin key'), 409: problemResponse('The name is taken'),
+        403: problemResponse("A stdio server, an admin-only setting, or a name the operator's files refer to needs the admin key"), 409: problemResponse('The name is taken'),
       },
     },
   }, async (request, reply) => {
     checkName(request.body.name);
+    requireAdminForNameOf(request, request.body.name, 'body.name');
     const transport = parseTransport(request.body.transport);
     const settings = { ...storedSettings(request.body), approval: parseApproval(request.body.approval) };
     // A stdio server is a command a worker runs: only the operator decides that.
@@ -125,7 +133,7 @@ export const integrationRoutes: FastifyPluginAsync<IntegrationRoutesOptions> = a
     schema: {
       tags: ['integrations'], summary: 'Change an integration; workers reconnect with the new settings', params: idParams, body: patchIntegrationBody,
       response: {
-        ...one('The changed integration'), 400: problemResponse('Invalid request'), 403: problemResponse('Changing what runs or the URL needs the admin key'),
+        ...one('The changed integration'), 400: problemResponse('Invalid request'), 403: problemResponse('Changing what runs, the URL, the name or an admin-only setting needs the admin key'),
         404: problemResponse('No such integration'), 409: problemResponse('The name is taken'),
       },
     },
@@ -134,6 +142,8 @@ export const integrationRoutes: FastifyPluginAsync<IntegrationRoutesOptions> = a
     if (rest.name !== undefined) checkName(rest.name);
     if (rest.approval !== undefined) rest.approval = parseApproval(rest.approval);
     const current = await mustFind(db, request.params.id);
+    // Agents, agent files and INTEGRATIONS_FILE find integrations by name: a new name changes what they find.
+    if (rest.name !== undefined && rest.name !== current.name) opts.admin.requireAdmin(request, 'body.name', RENAME_REASON);
     const transport = transportPatch && patchTransport(current.transport, transportPatch);
     const decisive = transport ? adminFieldsChanged(current.transport, transport) : [];
     if (decisive.length > 0) opts.admin.requireAdmin(request, decisive.map((f) => `body.transport.${f}`).join(', '));
@@ -153,11 +163,13 @@ export const integrationRoutes: FastifyPluginAsync<IntegrationRoutesOptions> = a
       tags: ['integrations'], summary: 'Delete an integration (by id or name) no agent uses', params: idParams,
       response: {
         204: { description: 'Deleted', type: 'null' }, 404: problemResponse('No such integration'),
+        403: problemResponse("Deleting an integration the operator's files refer to needs the admin key"),
         409: problemResponse('Agents still use it: remove it from them first'),
       },
     },
   }, async (request, reply) => {
-    const id = (await resolveRef(db, 'integrations', request.params.id)) ?? request.params.id;
+    const { id, name } = await mustFind(db, request.params.id);
+    requireAdminForNameOf(request, name, `integration ${name}`);
     const outcome = await inTransaction(db, (tx) => deleteUnreferencedIntegration(tx, id));
     if (outcome.status === 'not_found') throw new HttpProblem(404, `Integration ${request.params.id} does not exist`, 'not_found');
     if (outcome.status === 'referenced') {
@@ -173,7 +185,7 @@ export const integrationRoutes: FastifyPluginAsync<IntegrationRoutesOptions> = a
       response: {
         201: { type: 'object', required: ['integrations'], properties: { integrations: { type: 'array', items: integrationResponse } } },
         400: problemResponse('Invalid document, or a variable not set'),
-        403: problemResponse('Stdio servers and variables need the admin key'), 409: problemResponse('Names already taken'),
+        403: problemResponse("Stdio servers, variables, admin-only settings and names the operator's files refer to need the admin key"), 409: problemResponse('Names already taken'),
       },
     },
   }, async (request, reply) => {
@@ -182,6 +194,7 @@ export const integrationRoutes: FastifyPluginAsync<IntegrationRoutesOptions> = a
     if (stdio.length > 0) opts.admin.requireAdmin(request, `stdio servers ${stdio.join(', ')}`, STDIO_ELSEWHERE);
     // readMcpConfig has checked that the document has exactly one of them.
     const list = request.body.mcpServers !== undefined ? 'mcpServers' : 'servers';
+    for (const { name } of servers) requireAdminForNameOf(request, name, `body.${list}.${name}`);
     requireAdminSettings(request, servers.flatMap((s) => adminSettingsChanged(s).map((f) => `body.${list}.${s.name}.${f}`)));
     const names = servers.map((s) => s.name);
     try {

@@ -7,6 +7,7 @@ import { inTransaction, type Db } from '../db/pool';
 import { apiKeyEnvProblem, DEFAULT_LLM_KEY_ENVS } from '../llm/key-policy';
 import { resolveRefs } from '../db/refs';
 import type { Logger } from '../logger';
+import type { NameReference } from '../operator-names';
 import { AgentFileError, parseChatmd, type AgentFileDefinition } from './parse-chatmd';
 
 export const AGENT_FILE_EXTENSION = '.chatmd';
@@ -22,6 +23,8 @@ export interface SyncReport {
   disabled: string[];
   /** bad files and name conflicts; the other files are synced all the same */
   errors: AgentFileError[];
+  /** the agents the files define (bad files too) and the integrations they list (core/operator-names.ts) */
+  references: NameReference[];
 }
 
 /**
@@ -31,7 +34,7 @@ export interface SyncReport {
  */
 export async function syncAgentFiles(db: Db, dirInput: string, llmKeyEnvs: readonly string[] = DEFAULT_LLM_KEY_ENVS): Promise<SyncReport> {
   const dir = path.resolve(dirInput);
-  const report: SyncReport = { changed: [], unchanged: [], removed: [], disabled: [], errors: [] };
+  const report: SyncReport = { changed: [], unchanged: [], removed: [], disabled: [], errors: [], references: [] };
   const files = (await readdir(dir, { withFileTypes: true }))
     .filter((e) => e.isFile() && e.name.endsWith(AGENT_FILE_EXTENSION))
     .map((e) => path.join(dir, e.name))
@@ -39,9 +42,13 @@ export async function syncAgentFiles(db: Db, dirInput: string, llmKeyEnvs: reado
   const parsed: { file: string; name: string; def: AgentFileDefinition }[] = [];
   for (const file of files) {
     const name = path.basename(file, AGENT_FILE_EXTENSION);
+    const by = `agent file ${path.basename(file)}`;
     try {
       if (!AGENT_NAME.test(name)) throw new AgentFileError(file, 1, `the file name "${name}" is not a valid agent name (letters, digits, "_", "-", "." up to 64)`);
+      // Before parsing: a file the operator is still fixing keeps its name.
+      report.references.push({ kind: 'agent', name, by });
       const def = parseChatmd(file, await readFile(file, 'utf8'));
+      report.references.push(...def.integrations.map((ref) => ({ kind: 'integration' as const, name: ref, by })));
       // Files are the operator's, but a key name they did not allow is still refused (the worker refuses it too).
       const refused = apiKeyEnvProblem(def.model, llmKeyEnvs);
       if (refused) throw new AgentFileError(file, def.configLine, `model.${refused}`);

@@ -69,7 +69,9 @@ describe('with ADMIN_API_KEY set', () => {
     expectProblem(await apiKey({ method: 'PATCH', url, payload: { transport: stdio } }), 403, /body\.transport\.type/);
     // The same url again is no change; new headers only replace secrets sent to the same server.
     expect((await apiKey({ method: 'PATCH', url, payload: { transport: { url: 'https://mcp.example.com/mcp', headers: { 'X-Key': 'new' } } } })).statusCode).toBe(200);
-    expect((await apiKey({ method: 'PATCH', url, payload: { name: `renamed-${suffix()}`, toolTimeoutMs: 5000 } })).statusCode).toBe(200);
+    expect((await apiKey({ method: 'PATCH', url, payload: { toolTimeoutMs: 5000 } })).statusCode).toBe(200);
+    // Agent files and INTEGRATIONS_FILE find integrations by name (test/agents-mcp/operator-names.test.ts).
+    expectProblem(await apiKey({ method: 'PATCH', url, payload: { name: `renamed-${suffix()}` } }), 403, /body\.name/);
     const byAdmin = await admin({ method: 'PATCH', url, payload: { transport: { url: 'https://other.example/mcp' } } });
     expect(byAdmin.statusCode).toBe(200);
     expect(byAdmin.json().transport).toEqual({ type: 'http', url: 'https://other.example/mcp', headerKeys: ['X-Key'] });
