@@ -70,15 +70,18 @@ async function askWorker<W extends Workflow>(deps: WorkerQuestionDeps, q: Questi
   }
 }
 
+/** An integration a question is about; a pinned one is asked on its task queue, where its server can run. */
+type IntegrationTarget = { id: string; name: string; taskQueue: string | null };
+
 export type Capabilities = Pick<DiscoveredIntegration, 'tools' | 'resources' | 'resourceTemplates' | 'prompts'>;
 
 /** One integration's capabilities. An unreachable server answers 502 with the reason; no answer in time, 504. */
-export async function fetchCapabilities(deps: WorkerQuestionDeps, integration: { id: string; name: string }): Promise<Capabilities> {
+export async function fetchCapabilities(deps: WorkerQuestionDeps, integration: IntegrationTarget): Promise<Capabilities> {
   const listed = await askWorker<typeof capabilitiesWorkflow>(deps, {
     type: CAPABILITIES_WORKFLOW_TYPE,
     // Named after the integration, so the Web UI shows what each one was for.
     workflowId: `capabilities-${integration.id}-${randomUUID()}`,
-    arg: { integrationId: integration.id },
+    arg: { integrationId: integration.id, ...(integration.taskQueue ? { taskQueue: integration.taskQueue } : {}) },
     summary: `capabilities of integration ${integration.name}`,
     what: `listed the capabilities of integration ${integration.name}`,
     // Deleted between the API's check and the worker's read.
@@ -106,16 +109,15 @@ export function previewContext(deps: WorkerQuestionDeps, agentId: string): Promi
   });
 }
 
-type OAuthTarget = { id: string; name: string; taskQueue: string | null };
 
-const oauthFailure = (integration: OAuthTarget, doing: string) => (type: string | undefined, message: string) => {
+const oauthFailure = (integration: IntegrationTarget, doing: string) => (type: string | undefined, message: string) => {
   if (type === 'IntegrationNotFound') return new HttpProblem(404, `Integration ${integration.id} does not exist`, 'not_found');
   if (type === 'NotAuthorizable') return new HttpProblem(400, message, 'not_authorizable');
   return new HttpProblem(502, `${doing} ${integration.name} failed: ${message}`, 'authorization_failed');
 };
 
 /** Discovery and registration on a worker; the id of the authorization, whose URL PostgreSQL keeps. */
-export function beginIntegrationAuthorization(deps: WorkerQuestionDeps, integration: OAuthTarget, redirectUrl: string) {
+export function beginIntegrationAuthorization(deps: WorkerQuestionDeps, integration: IntegrationTarget, redirectUrl: string) {
   return askWorker<typeof authorizeIntegrationWorkflow>(deps, {
     type: AUTHORIZE_INTEGRATION_WORKFLOW_TYPE,
     workflowId: `authorize-${integration.id}-${randomUUID()}`,
@@ -127,7 +129,7 @@ export function beginIntegrationAuthorization(deps: WorkerQuestionDeps, integrat
 }
 
 /** The code exchange of a claimed callback, on a worker. */
-export function completeIntegrationAuthorization(deps: WorkerQuestionDeps, integration: OAuthTarget, input: { stateId: string }) {
+export function completeIntegrationAuthorization(deps: WorkerQuestionDeps, integration: IntegrationTarget, input: { stateId: string }) {
   return askWorker<typeof completeAuthorizationWorkflow>(deps, {
     type: COMPLETE_AUTHORIZATION_WORKFLOW_TYPE,
     workflowId: `authorize-callback-${integration.id}-${randomUUID()}`,
@@ -139,7 +141,7 @@ export function completeIntegrationAuthorization(deps: WorkerQuestionDeps, integ
 }
 
 /** Revocation at the server (when it offers it) and forgetting the tokens, on a worker. */
-export function revokeIntegrationAuthorization(deps: WorkerQuestionDeps, integration: OAuthTarget) {
+export function revokeIntegrationAuthorization(deps: WorkerQuestionDeps, integration: IntegrationTarget) {
   return askWorker<typeof revokeAuthorizationWorkflow>(deps, {
     type: REVOKE_AUTHORIZATION_WORKFLOW_TYPE,
     workflowId: `revoke-authorization-${integration.id}-${randomUUID()}`,

@@ -10,15 +10,17 @@ type Activities = ReturnType<typeof createActivities>;
  * servers, so the API starts one of these and waits for it with a bound.
  */
 
-const { listIntegrationCapabilities } = proxyActivities<Activities>({
+/** On a worker of the integration's task queue when it is pinned: only those may start its server. */
+const capabilityActivities = (taskQueue: string | undefined) => proxyActivities<Activities>({
   // The activity bounds the MCP work itself (20 s), well inside this.
   startToCloseTimeout: '45 seconds',
   retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumAttempts: 3, nonRetryableErrorTypes: ['IntegrationNotFound'] },
+  ...(taskQueue ? { taskQueue } : {}),
 });
 
 /** GET /v1/integrations/:id/capabilities. An unreachable server is an answer (status "unreachable"), not a failure. */
-export async function capabilitiesWorkflow(input: { integrationId: string }): Promise<DiscoveredIntegration> {
-  return listIntegrationCapabilities(input);
+export async function capabilitiesWorkflow(input: { integrationId: string; taskQueue?: string }): Promise<DiscoveredIntegration> {
+  return capabilityActivities(input.taskQueue).listIntegrationCapabilities({ integrationId: input.integrationId });
 }
 
 /** Servers get 20 s each, in parallel; one retry covers a worker that died mid-way. */

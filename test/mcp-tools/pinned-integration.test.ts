@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { NativeConnection, type Worker } from '@temporalio/worker';
+import { buildApp } from '../../api/app';
 import { insertAgent } from '../../core/db/agents';
 import { insertIntegration } from '../../core/db/integrations';
 import { insertThread } from '../../core/db/threads';
@@ -81,5 +82,22 @@ describe('an integration pinned to its own task queue', () => {
     expect(workers.llmTurn.every((identity) => identity !== pinnedIdentity)).toBe(true);
     // The server was started by the pinned pool only.
     expect(pinned.pool.connectedIds()).toContain(integration.id);
+  });
+
+  test('GET /capabilities lists it on a worker of its queue, not on an ordinary one', async () => {
+    const integration = await insertIntegration(engine.db, {
+      name: `pinned-${randomUUID().slice(0, 8)}`, taskQueue: pinnedQueue,
+      transport: { type: 'stdio', command: process.execPath, args: ['--import', 'tsx', FIXTURE], cwd: ROOT },
+    });
+    const app = await buildApp({ db: engine.db, client: engine.client, taskQueue: engine.taskQueue, logger, rateLimitPerMinute: 0 });
+    try {
+      const res = await app.inject({ method: 'GET', url: `/v1/integrations/${integration.id}/capabilities` });
+      expect(res.statusCode).toBe(200);
+      expect(res.json().tools.map((t: { name: string }) => t.name)).toContain('echo');
+      // Only the pinned pool started the server.
+      expect(pinned.pool.connectedIds()).toContain(integration.id);
+    } finally {
+      await app.close();
+    }
   });
 });
