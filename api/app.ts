@@ -61,7 +61,7 @@ export interface AppDeps {
   capabilitiesWaitMs?: number;
   /** heartbeat interval of run event streams (tests shorten it) */
   sseHeartbeatMs?: number;
-  /** requests per minute per API key, or per client address without one (default 600; 0 = off) */
+  /** requests per minute per key (the API key and the admin key apart), or per client address without one (default 600; 0 = off) */
   rateLimitPerMinute?: number;
   /** the process's listener for run changes; buildApp starts (and stops) its own when absent */
   changes?: RunChangeFeed;
@@ -118,15 +118,20 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   const perMinute = deps.rateLimitPerMinute ?? 600;
-  const withKey = deps.apiKey ? hasApiKey(deps.apiKey, deps.adminApiKey) : undefined;
+  const holdsAdminKey = deps.adminApiKey ? hasApiKey(deps.adminApiKey) : undefined;
+  const holdsApiKey = deps.apiKey ? hasApiKey(deps.apiKey) : undefined;
   if (perMinute > 0) {
     await app.register(rateLimit, {
       max: perMinute,
       timeWindow: 60_000,
-      // Holders of the API key share one budget; anyone else is counted by address, so that
+      // Holders of the API key share one budget, and the operator has one of its own, so that a
+      // user's flood cannot lock the operator out; anyone else is counted by address, so that
       // inventing Authorization headers cannot buy a fresh budget. (With an API key set, requests
       // without it are refused by the /v1 auth hook, which runs first and does no other work.)
-      keyGenerator: (request) => (withKey?.(request) ? 'api-key' : `ip:${request.ip}`),
+      keyGenerator: (request) => {
+        if (holdsAdminKey?.(request)) return 'admin-key';
+        return holdsApiKey?.(request) ? 'api-key' : `ip:${request.ip}`;
+      },
       // Becomes a 429 problem+json through the shared error handler; the plugin adds Retry-After.
       errorResponseBuilder: (_request, context) => Object.assign(
         new Error(`Rate limit exceeded: ${context.max} requests per minute; retry after ${Math.ceil(context.ttl / 1000)} s`),

@@ -78,6 +78,16 @@ describe('API hardening', () => {
     expect(withKey).toEqual([200, 200, 429]);
   });
 
+  test('the admin key has a budget of its own: a flood with the user key does not limit the operator', async () => {
+    const [user, admin] = ['u'.repeat(32), 'a'.repeat(32)];
+    const api = await app({ rateLimitPerMinute: 2, apiKey: user, adminApiKey: admin });
+    const as = (key: string) => api.inject({ method: 'GET', url: '/v1/agents', headers: { authorization: `Bearer ${key}` } });
+    const codes = { user: [] as number[], admin: [] as number[] };
+    for (let i = 0; i < 3; i++) codes.user.push((await as(user)).statusCode);
+    for (let i = 0; i < 3; i++) codes.admin.push((await as(admin)).statusCode);
+    expect(codes).toEqual({ user: [200, 200, 429], admin: [200, 200, 429] });
+  });
+
   test('/readyz answers 503 when no worker polls the task queue', async () => {
     const api = await app({ taskQueue: `nobody-polls-${Date.now()}` });
     const res = await api.inject({ method: 'GET', url: '/readyz' });
