@@ -2,6 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { isUnreachableDb } from '../core/db/pool';
+import { isUnreachableTemporal } from '../core/temporal/unreachable';
 import { EngineError, type EngineErrorCode } from '../core/engine-error';
 
 /** RFC 9457 problem details. `code` tells apart problems that share a status (a busy thread vs a key reuse). */
@@ -47,6 +48,7 @@ export function toProblem(err: unknown): Problem {
   const status = fastifyError?.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) return problem(status, message, fastifyError?.code);
   if (isUnreachableDb(err)) return problem(503, 'The database is unreachable; try again shortly', 'unavailable');
+  if (isUnreachableTemporal(err)) return problem(503, 'Temporal is unreachable; try again shortly', 'unavailable');
   return problem(500, 'Internal Server Error');
 }
 
@@ -54,7 +56,7 @@ export function routeNotFound(request: FastifyRequest, reply: FastifyReply): Fas
   return sendProblem(reply, problem(404, `Route ${request.method} ${request.url.split('?')[0]} not found`));
 }
 
-const DB_RETRY_AFTER_S = 5;
+const OUTAGE_RETRY_AFTER_S = 5;
 
 /** One owner of the error format, for every route and for unknown routes. */
 export const problemHandlers = fp(async (app: FastifyInstance) => {
@@ -62,7 +64,7 @@ export const problemHandlers = fp(async (app: FastifyInstance) => {
     const body = toProblem(err);
     if (body.status >= 500) request.log.error({ err }, 'request failed');
     // An outage passes: a client should come back rather than give up.
-    if (body.status === 503) reply.header('Retry-After', String(DB_RETRY_AFTER_S));
+    if (body.status === 503) reply.header('Retry-After', String(OUTAGE_RETRY_AFTER_S));
     return sendProblem(reply, body);
   });
   app.setNotFoundHandler(routeNotFound);

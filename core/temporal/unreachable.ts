@@ -1,0 +1,20 @@
+import { isGrpcServiceError } from '@temporalio/client';
+
+/** gRPC status codes (@grpc/grpc-js's `status`, which is not a dependency of ours). */
+const UNKNOWN = 2;
+const DEADLINE_EXCEEDED = 4;
+const UNAVAILABLE = 14;
+
+/**
+ * Whether a Temporal client call failed because the server could not be reached, after the
+ * client's own retries: refused (UNAVAILABLE), silent past the call's deadline, or a connection
+ * reset, which the native client reports as UNKNOWN "transport error". The service error sits
+ * in the cause chain (the client wraps it: "Failed to start Workflow").
+ */
+export function isUnreachableTemporal(err: unknown): boolean {
+  for (let e = err; e instanceof Error; e = e.cause) {
+    if (!isGrpcServiceError(e)) continue;
+    return e.code === UNAVAILABLE || e.code === DEADLINE_EXCEEDED || (e.code === UNKNOWN && /transport error/i.test(e.details || e.message));
+  }
+  return false;
+}
