@@ -4,6 +4,7 @@ import fp from 'fastify-plugin';
 import { isUnreachableDb } from '../core/db/pool';
 import { isUnreachableTemporal } from '../core/temporal/unreachable';
 import { EngineError, type EngineErrorCode } from '../core/engine-error';
+import { SecretsKeyMissingError } from '../core/secrets/secret-box';
 
 /** RFC 9457 problem details. `code` tells apart problems that share a status (a busy thread vs a key reuse). */
 export interface Problem {
@@ -49,6 +50,10 @@ export function toProblem(err: unknown): Problem {
   if (typeof status === 'number' && status >= 400 && status < 500) return problem(status, message, fastifyError?.code);
   if (isUnreachableDb(err)) return problem(503, 'The database is unreachable; try again shortly', 'unavailable');
   if (isUnreachableTemporal(err)) return problem(503, 'Temporal is unreachable; try again shortly', 'unavailable');
+  if (err instanceof SecretsKeyMissingError) {
+    return problem(503, 'SECRETS_KEY is not set on this API, so it cannot store secrets (env and header values, OAuth client secrets): '
+      + 'the operator sets SECRETS_KEY (32 bytes, base64) and restarts it', 'secrets_key_missing');
+  }
   return problem(500, 'Internal Server Error');
 }
 
@@ -63,8 +68,8 @@ export const problemHandlers = fp(async (app: FastifyInstance) => {
   app.setErrorHandler((err, request, reply) => {
     const body = toProblem(err);
     if (body.status >= 500) request.log.error({ err }, 'request failed');
-    // An outage passes: a client should come back rather than give up.
-    if (body.status === 503) reply.header('Retry-After', String(OUTAGE_RETRY_AFTER_S));
+    // An outage passes: a client should come back rather than give up. A missing key does not pass by itself.
+    if (body.code === 'unavailable') reply.header('Retry-After', String(OUTAGE_RETRY_AFTER_S));
     return sendProblem(reply, body);
   });
   app.setNotFoundHandler(routeNotFound);

@@ -5,10 +5,13 @@ import type { Db } from '../../core/db/pool';
 import { problem, sendProblem } from '../problem';
 import { problemResponse } from '../schemas';
 import { withDeadline } from '../../core/deadline';
+import { featuresOffWithoutKey } from '../../core/secrets/key-ring';
 
 const CHECK_DEADLINE_MS = 2_000;
 /** Temporal keeps a poller in the task queue's description for a while after its last poll. */
 const POLLER_FRESH_MS = 90_000;
+
+const featuresOffSchema = { type: 'array', items: { type: 'string' }, description: 'what is off until the operator configures it (SECRETS_KEY)' } as const;
 
 const checksSchema = {
   type: 'object', required: ['database', 'temporal', 'workers'],
@@ -50,7 +53,10 @@ export const healthRoutes: FastifyPluginAsync<{ db: Db; client: Client; taskQueu
     schema: {
       tags: ['health'], summary: 'Readiness: PostgreSQL and Temporal answer, and a worker polls the task queue', security: [],
       response: {
-        200: { type: 'object', required: ['status', 'checks'], properties: { status: { type: 'string', enum: ['ok'] }, checks: checksSchema } },
+        200: {
+          type: 'object', required: ['status', 'checks'],
+          properties: { status: { type: 'string', enum: ['ok'] }, checks: checksSchema, featuresOff: featuresOffSchema },
+        },
         503: problemResponse('A dependency does not answer; detail names it'),
       },
     },
@@ -59,10 +65,13 @@ export const healthRoutes: FastifyPluginAsync<{ db: Db; client: Client; taskQueu
     const outcomes = await Promise.allSettled(names.map((name) => probes[name]()));
     const checks = Object.fromEntries(names.map((name, i) => [name, outcomes[i].status === 'fulfilled' ? 'ok' : name === 'workers' ? 'none polling' : 'unreachable']));
     const failed = names.filter((_, i) => outcomes[i].status === 'rejected');
-    if (failed.length === 0) return { status: 'ok' as const, checks };
+    // Ready all the same: what is off waits for the operator's configuration, not for time.
+    const featuresOff = featuresOffWithoutKey();
+    const off = featuresOff.length > 0 ? { featuresOff } : {};
+    if (failed.length === 0) return { status: 'ok' as const, checks, ...off };
     // The causes go to the log only: this endpoint is unauthenticated, and errors can name hosts.
     request.log.warn({ causes: outcomes.map((o) => (o.status === 'rejected' ? String(o.reason) : 'ok')) }, 'not ready');
     const what = failed.map((name) => (name === 'workers' ? 'no worker polls the task queue' : `${name} unreachable`));
-    return sendProblem(reply, problem(503, `Not ready: ${what.join('; ')}`, 'not_ready', { checks }));
+    return sendProblem(reply, problem(503, `Not ready: ${what.join('; ')}`, 'not_ready', { checks, ...off }));
   });
 };

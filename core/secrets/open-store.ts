@@ -1,7 +1,7 @@
 import { prepareIntegrationSecrets, StoredSecretsError } from '../db/integration-secrets';
 import type { Db } from '../db/pool';
 import type { Logger } from '../logger';
-import { installSecretKeys } from './key-ring';
+import { featuresOffWithoutKey, installSecretKeys } from './key-ring';
 import { unopenableSecrets } from './rotate';
 import { keyRing } from './secret-box';
 
@@ -19,5 +19,6 @@ export async function openSecretStore(db: Db, keys: { current?: Buffer; previous
       + 'Start with the SECRETS_KEY that sealed them (as SECRETS_KEY_PREVIOUS during a rotation).');
   }
   if (sealedPlain > 0) logger.info({ rows: sealedPlain, keyId: ring.current?.id }, 'sealed integration secrets that were stored in plain text');
-  if (!ring.current) logger.warn('SECRETS_KEY is not set: integrations with env or header values cannot be stored');
+  const featuresOff = featuresOffWithoutKey();
+  if (featuresOff.length > 0) logger.warn({ featuresOff }, `SECRETS_KEY is not set: these are off until it is set: ${featuresOff.join('; ')}`);
 }

@@ -33,6 +33,11 @@ export class SecretsKeyError extends Error {
   override name = 'SecretsKeyError';
 }
 
+/** Sealing without SECRETS_KEY: the process's configuration, not the caller, is what is missing. */
+export class SecretsKeyMissingError extends SecretsKeyError {
+  override name = 'SecretsKeyMissingError';
+}
+
 export function secretKey(key: Buffer): SecretKey {
   if (key.length !== KEY_BYTES) throw new SecretsKeyError(`a secrets key must be ${KEY_BYTES} bytes, not ${key.length}`);
   const id = createHash('sha256').update('durable-agent-engine secrets key id\0').update(key).digest('hex').slice(0, 16);
@@ -51,7 +56,7 @@ export const isSealed = (value: unknown): value is Sealed =>
 /** Seals with the current key. `context` (e.g. "integrations:<id>") is authenticated: a value copied to another row does not open. */
 export function seal(ring: KeyRing, plaintext: string, context: string): Sealed {
   const key = ring.current;
-  if (!key) throw new SecretsKeyError('SECRETS_KEY is not set: secrets cannot be stored (they are never stored in plain text)');
+  if (!key) throw new SecretsKeyMissingError('SECRETS_KEY is not set: secrets cannot be stored (they are never stored in plain text)');
   const iv = randomBytes(IV_BYTES);
   const cipher = createCipheriv('aes-256-gcm', key.key, iv);
   cipher.setAAD(Buffer.from(context, 'utf8'));
