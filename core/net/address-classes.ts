@@ -51,20 +51,51 @@ function ipv6Groups(ip: string): number[] {
   return [...left, ...fill, ...right];
 }
 
-/** The IPv4 address an IPv6 one stands for: mapped (::ffff:a.b.c.d), compatible (::a.b.c.d) or NAT64 (64:ff9b::a.b.c.d). */
-function embeddedIpv4(g: number[]): string | undefined {
+const ipv4Text = (b: number[]) => b.join('.');
+
+/**
+ * Where a local-use NAT64 prefix (64:ff9b:1::/48, RFC 8215) of length 48, 56, 64 or 96 puts the
+ * IPv4 address (RFC 6052), given the address's 16 bytes. Byte 8 (bits 64-71) is zero in the
+ * shorter layouts, and so are the bytes after the IPv4 address; a layout whose reserved bytes are
+ * not zero is not the one in use.
+ */
+const NAT64_LAYOUTS: { v4: number[]; zero: number[] }[] = [
+  { v4: [6, 7, 9, 10], zero: [8, 11, 12, 13, 14, 15] },
+  { v4: [7, 9, 10, 11], zero: [8, 12, 13, 14, 15] },
+  { v4: [9, 10, 11, 12], zero: [8, 13, 14, 15] },
+  { v4: [12, 13, 14, 15], zero: [] },
+];
+
+/**
+ * The IPv4 addresses an IPv6 one may stand for: mapped (::ffff:a.b.c.d), SIIT (::ffff:0:a.b.c.d),
+ * compatible (::a.b.c.d), NAT64 (64:ff9b::a.b.c.d, and each layout of the local-use 64:ff9b:1::/48),
+ * 6to4 (2002:aabb:ccdd::/48) and Teredo (2001::/32, whose client address is the inverted last 32 bits).
+ * Packets to them end up at that IPv4 address, so it decides the class.
+ */
+function embeddedIpv4(g: number[]): string[] {
   const zeros = (from: number, to: number) => g.slice(from, to).every((x) => x === 0);
-  const mapped = zeros(0, 5) && g[5] === 0xffff;
-  const compatible = zeros(0, 6) && (g[6] !== 0 || g[7] > 1);
-  const nat64 = g[0] === 0x64 && g[1] === 0xff9b && zeros(2, 6);
-  if (!mapped && !compatible && !nat64) return undefined;
-  return [g[6] >> 8, g[6] & 0xff, g[7] >> 8, g[7] & 0xff].join('.');
+  const bytes = g.flatMap((x) => [x >> 8, x & 0xff]);
+  const tail = ipv4Text(bytes.slice(12));
+  if (zeros(0, 5) && g[5] === 0xffff) return [tail]; // mapped
+  if (zeros(0, 4) && g[4] === 0xffff && g[5] === 0) return [tail]; // SIIT
+  if (zeros(0, 6) && (g[6] !== 0 || g[7] > 1)) return [tail]; // compatible (:: and ::1 are themselves)
+  if (g[0] === 0x64 && g[1] === 0xff9b && zeros(2, 6)) return [tail]; // well-known NAT64
+  if (g[0] === 0x64 && g[1] === 0xff9b && g[2] === 0x0001) {
+    return NAT64_LAYOUTS.filter((l) => l.zero.every((i) => bytes[i] === 0)).map((l) => ipv4Text(l.v4.map((i) => bytes[i])));
+  }
+  if (g[0] === 0x2002) return [ipv4Text(bytes.slice(2, 6))]; // 6to4
+  if (g[0] === 0x2001 && g[1] === 0) return [ipv4Text(bytes.slice(12).map((b) => b ^ 0xff))]; // Teredo
+  return [];
 }
+
+/** From the class that is refused most to the one refused least. */
+const STRICTNESS: AddressClass[] = ['metadata', 'link-local', 'loopback', 'unspecified', 'private', 'public'];
 
 function classifyIpv6(ip: string): AddressClass {
   const g = ipv6Groups(ip);
   const v4 = embeddedIpv4(g);
-  if (v4) return classifyIpv4(v4);
+  // An address that may stand for several (a local-use NAT64 one with zero bytes) takes the strictest class.
+  if (v4.length > 0) return v4.map(classifyIpv4).sort((a, b) => STRICTNESS.indexOf(a) - STRICTNESS.indexOf(b))[0];
   if (g.every((x, i) => x === (i === 7 ? 1 : 0))) return 'loopback';
   if (g.every((x) => x === 0)) return 'unspecified';
   if (g.join(':') === ipv6Groups(METADATA_V6).join(':')) return 'metadata';

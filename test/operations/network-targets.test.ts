@@ -21,6 +21,14 @@ describe('address classification', () => {
     ['::ffff:169.254.169.254', 'link-local'], ['::ffff:a9fe:a9fe', 'link-local'], ['[::ffff:a9fe:a9fe]', 'link-local'],
     ['0:0:0:0:0:ffff:169.254.169.254', 'link-local'], ['::169.254.169.254', 'link-local'], ['64:ff9b::169.254.169.254', 'link-local'],
     ['::ffff:100.100.100.200', 'metadata'], ['::ffff:127.0.0.1', 'loopback'],
+    // 6to4, SIIT (IPv4-translated), local-use NAT64 in each RFC 6052 layout, and Teredo (the client is the inverted tail)
+    ['2002:a9fe:a9fe::', 'link-local'], ['2002:a9fe:a9fe:1::5', 'link-local'], ['2002:7f00:1::', 'loopback'], ['2002:0808:0808::1', 'public'],
+    ['::ffff:0:169.254.169.254', 'link-local'], ['::ffff:0:a9fe:a9fe', 'link-local'], ['::ffff:0:10.0.0.1', 'private'], ['::ffff:0:8.8.8.8', 'public'],
+    ['64:ff9b:1::a9fe:a9fe', 'link-local'], ['64:ff9b:1::169.254.169.254', 'link-local'], ['64:ff9b:1:a9fe:a9:fe00::', 'link-local'],
+    ['64:ff9b:1:a9:fe:a9fe::', 'link-local'], ['64:ff9b:1:0:a9:fea9:fe00:0', 'link-local'], ['64:ff9b:1::6464:64c8', 'metadata'],
+    ['64:ff9b:1::808:808', 'public'], ['64:ff9b:1::', 'unspecified'],
+    ['2001:0:4136:e378:8000:63bf:5601:5601', 'link-local'], ['2001:0:4136:e378:8000:63bf:80ff:fffe', 'loopback'],
+    ['2001:0:4136:e378:8000:63bf:f7f7:f7f7', 'public'],
     ['127.0.0.1', 'loopback'], ['127.255.0.9', 'loopback'], ['::1', 'loopback'], ['[::1]', 'loopback'],
     ['0.0.0.0', 'unspecified'], ['::', 'unspecified'],
     ['10.0.0.1', 'private'], ['172.16.5.4', 'private'], ['172.31.255.255', 'private'], ['192.168.1.1', 'private'],
@@ -103,6 +111,9 @@ describe('guarded fetch', () => {
     const fetch = guardedFetch();
     await expect(fetch('http://169.254.169.254/latest/meta-data/')).rejects.toBeInstanceOf(AddressRefusedError);
     await expect(fetch('http://[::ffff:169.254.169.254]/')).rejects.toThrow(/refused: link-local addresses/);
+    for (const embedded of ['2002:a9fe:a9fe::', '64:ff9b:1::a9fe:a9fe', '::ffff:0:a9fe:a9fe', '2001:0:4136:e378:8000:63bf:5601:5601']) {
+      await expect(fetch(`http://[${embedded}]/`)).rejects.toThrow(`connection to ${embedded} refused: link-local addresses`);
+    }
     await expect(fetch('http://[fd00:ec2::254]/')).rejects.toThrow(/refused: cloud metadata addresses are never a target/);
     await expect(fetch('http://100.100.100.200/')).rejects.toThrow(/refused: cloud metadata addresses are never a target/);
   });
