@@ -5,7 +5,7 @@ import { CsvImportError, importCsv } from '../../core/csv/import-csv';
 import type { Integration } from '../../core/db/integrations';
 import type { DiscoveredIntegration } from '../../core/mcp/discover';
 import { mcpErrorText } from '../../core/mcp/error-text';
-import { MESSAGE_TOO_LARGE } from '../../core/mcp/line-buffer';
+import { MESSAGE_TOO_LARGE } from '../../core/mcp/message-bound';
 import { resolveResourceUri, type ResolvedUri } from '../../core/mcp/resource-uri';
 import { runIntegrations } from '../run-snapshots';
 import type { ToolHandler, ToolRun, Verdict } from '../tool-call';

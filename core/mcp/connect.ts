@@ -6,6 +6,7 @@ import { ElicitRequestSchema, type ElicitRequest, type ElicitResult } from '@mod
 import type { Integration } from '../db/integrations';
 import type { Logger } from '../logger';
 import { guardedFetch, type GuardedFetch } from '../net/address-guard';
+import { transportBound } from './message-bound';
 import { authorizedFetch, type OAuthFetchOptions } from './oauth-fetch';
 import { GroupStdioTransport } from './stdio-transport';
 
@@ -51,13 +52,6 @@ async function connectOver(transport: Transport, timeoutMs: number, elicit?: Eli
     throw err;
   }
 }
-
-/**
- * A resource of maxResourceBytes arrives as JSON: escaped text (quotes in a CSV double) or base64 (4/3).
- * Up to this bound the message is parsed and its decoded size checked exactly; past it the
- * transport drops it unparsed, so a runaway server cannot exhaust the worker's memory.
- */
-export const transportBound = (maxResourceBytes: number) => 2 * maxResourceBytes + 1024 * 1024;
 
 function is4xx(err: unknown): boolean {
   const code = (err as { code?: unknown }).code;

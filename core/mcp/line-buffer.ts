@@ -1,8 +1,6 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { deserializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
-
-/** JSON-RPC error code we give a response the transport refused for its size (in the implementation-defined range). */
-export const MESSAGE_TOO_LARGE = -32_099;
+import { MessageBytes, messageTooLargeText, tooLargeAnswer } from './message-bound';
 
 /** Enough of a dropped line's ends to find its JSON-RPC id, wherever the server's serialiser put it. */
 const EDGE_BYTES = 256;
@@ -17,11 +15,12 @@ const EDGE_BYTES = 256;
  * (and the server process) stays up.
  */
 export class LineBuffer {
-  private chunks: Buffer[] = [];
-  private size = 0;
+  private readonly line = new MessageBytes();
+  /** bytes of the line being dropped (the kept bytes are counted by `line`) */
+  private droppedSize = 0;
   private dropping = false;
-  private head = Buffer.alloc(0);
-  private tail = Buffer.alloc(0);
+  private head: Buffer = Buffer.alloc(0);
+  private tail: Buffer = Buffer.alloc(0);
 
   constructor(private readonly maxMessageBytes: number) {}
 
@@ -41,33 +40,35 @@ export class LineBuffer {
   }
 
   clear(): void {
-    this.chunks = [];
-    this.size = 0;
+    this.line.clear();
+    this.droppedSize = 0;
     this.dropping = false;
+    this.head = Buffer.alloc(0);
+    this.tail = Buffer.alloc(0);
   }
 
   private add(part: Buffer): void {
     if (part.length === 0) return;
-    if (!this.dropping && this.size + part.length > this.maxMessageBytes) {
-      const joined = Buffer.concat(this.chunks);
-      this.head = joined.subarray(0, EDGE_BYTES);
-      this.tail = Buffer.alloc(0);
-      this.chunks = [];
+    if (!this.dropping && this.line.size + part.length > this.maxMessageBytes) {
+      // Copies of the edges, never views: a view would keep what it was cut from alive until the next refusal.
+      this.head = this.line.head(EDGE_BYTES);
+      this.droppedSize = this.line.size;
+      this.line.clear();
       this.dropping = true;
     }
-    this.size += part.length;
     if (this.dropping) {
+      this.droppedSize += part.length;
       if (this.head.length < EDGE_BYTES) this.head = Buffer.concat([this.head, part.subarray(0, EDGE_BYTES - this.head.length)]);
-      this.tail = Buffer.concat([this.tail, part]).subarray(-EDGE_BYTES);
+      this.tail = Buffer.concat([this.tail, part.subarray(-EDGE_BYTES)]).subarray(-EDGE_BYTES);
     } else {
-      this.chunks.push(part);
+      this.line.push(part);
     }
   }
 
   private finish(onBadLine: (err: Error) => void): JSONRPCMessage | undefined {
-    const size = this.size;
+    const size = this.dropping ? this.droppedSize : this.line.size;
     const dropped = this.dropping;
-    const line = dropped ? '' : (this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks)).toString('utf8').replace(/\r$/, '');
+    const line = dropped ? '' : this.line.join().toString('utf8').replace(/\r$/, '');
     const headText = this.head.toString('latin1');
     const tailText = this.tail.toString('latin1');
     this.clear();
@@ -75,12 +76,11 @@ export class LineBuffer {
       // Our SDK's servers write the id last, others first: the tail is searched first, for its last match.
       const idPattern = /"id"\s*:\s*(\d+|"(?:[^"\\]|\\.)*")\s*[,}]/g;
       const id = [...tailText.matchAll(idPattern)].pop()?.[1] ?? [...headText.matchAll(idPattern)][0]?.[1];
-      const message = `message of ${size} bytes exceeds the transport bound of ${this.maxMessageBytes} bytes`;
       if (id === undefined) {
-        onBadLine(new Error(`${message}; it had no id and was dropped`));
+        onBadLine(new Error(`${messageTooLargeText(this.maxMessageBytes, size)}; it had no id and was dropped`));
         return undefined;
       }
-      return { jsonrpc: '2.0', id: JSON.parse(id) as string | number, error: { code: MESSAGE_TOO_LARGE, message } };
+      return tooLargeAnswer(JSON.parse(id) as string | number, this.maxMessageBytes, size);
     }
     if (line.trim() === '') return undefined;
     try {

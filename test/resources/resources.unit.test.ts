@@ -1,7 +1,8 @@
 import { columnNames, sanitiseName, TypeInference, uniqueNames } from '../../core/csv/columns';
 import { CsvRecords, lineOfRecord } from '../../core/csv/csv-records';
 import { tableBaseName, threadSchemaName } from '../../core/csv/import-csv';
-import { LineBuffer, MESSAGE_TOO_LARGE } from '../../core/mcp/line-buffer';
+import { LineBuffer } from '../../core/mcp/line-buffer';
+import { MESSAGE_TOO_LARGE } from '../../core/mcp/message-bound';
 import { resolveResourceUri } from '../../core/mcp/resource-uri';
 import { blobBytes, isCsv, looksLikeCsv, textResult, TEXT_RESULT_BYTES } from '../../activities/tools/resource-content';
 
