@@ -6,7 +6,9 @@ import { ElicitRequestSchema, type ElicitRequest, type ElicitResult } from '@mod
 import type { Integration } from '../db/integrations';
 import type { Logger } from '../logger';
 import { guardedFetch, type GuardedFetch } from '../net/address-guard';
-import { transportBound } from './message-bound';
+import { boundedAnswers, type AnswerBounds } from './http-answers';
+import { InFlightRequests } from './in-flight-requests';
+import { messageTooLargeText, tooLargeAnswer, transportBound } from './message-bound';
 import { authorizedFetch, type OAuthFetchOptions } from './oauth-fetch';
 import { GroupStdioTransport } from './stdio-transport';
 
@@ -58,6 +60,12 @@ function is4xx(err: unknown): boolean {
   return err instanceof StreamableHTTPError && typeof code === 'number' && code >= 400 && code < 500;
 }
 
+/** The bounds on an HTTP server's answers: a tool call's is the tighter of the two (see message-bound.ts). */
+function answerBounds(integration: Integration): AnswerBounds {
+  const message = transportBound(integration.maxResourceBytes);
+  return { message, toolCall: Math.min(message, transportBound(integration.maxResultBytes)) };
+}
+
 /** A connected, initialised client for one integration. Secrets stay in this process. */
 export async function connectIntegration(integration: Integration, options: ConnectOptions): Promise<Client> {
   const t = integration.transport;
@@ -71,13 +79,21 @@ export async function connectIntegration(integration: Integration, options: Conn
   const url = new URL(t.url);
   const requestInit: RequestInit = { headers: t.headers ?? {} };
   const base = options.fetch ?? defaultFetch;
-  const fetch = options.oauth ? authorizedFetch(options.oauth, integration, base) as GuardedFetch : base;
+  const authorized = options.oauth ? authorizedFetch(options.oauth, integration, base) : base;
+  const bounds = answerBounds(integration);
+  const streamCut = (bound: number) => logger.warn({ err: messageTooLargeText(bound) }, 'an MCP server\'s stream was cut at the transport bound');
   try {
+    const fetch = boundedAnswers(authorized, bounds, streamCut);
     return await connectOver(new StreamableHTTPClientTransport(url, { requestInit, fetch }), options.timeoutMs, options.elicit);
   } catch (err) {
     // Servers of the older HTTP+SSE protocol answer the Streamable HTTP POST with a 4xx (SDK docs: backwards compatibility).
     if (!is4xx(err)) throw err;
     logger.info({ err: (err as Error).message }, 'Streamable HTTP refused; trying the older SSE transport');
-    return connectOver(new SSEClientTransport(url, { requestInit, fetch }), options.timeoutMs, options.elicit);
+    const fetch = boundedAnswers(authorized, bounds, (bound) => {
+      streamCut(bound);
+      void legacy.answerWaiting((id) => tooLargeAnswer(id, bound));
+    });
+    const legacy = new InFlightRequests(new SSEClientTransport(url, { requestInit, fetch }));
+    return connectOver(legacy, options.timeoutMs, options.elicit);
   }
 }

@@ -1,0 +1,150 @@
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { MessageBytes, messageTooLargeText, tooLargeAnswer } from './message-bound';
+
+/**
+ * What the engine reads of the HTTP answers of an MCP server (Streamable HTTP and the older
+ * HTTP+SSE), between the SDK and the network.
+ *
+ * - A JSON body, and each event of an event stream, is read up to a bound. Past it the connection
+ *   is cut, and the requests the POST carried are answered with the bound's error, as a stdio
+ *   server's over-long line is; a GET stream past it ends with that error, and onStreamCut is told
+ *   (the older transport's answers all come on that stream).
+ */
+
+export interface AnswerBounds {
+  /** the largest answer to tools/call */
+  toolCall: number;
+  /** the largest of any other message (a resource arrives in one) */
+  message: number;
+}
+
+const NULL_BODY = new Set([204, 205, 304]);
+
+/** The answer with another body, read by the SDK as it reads the network's. */
+function rebuilt(res: Response, body: ReadableStream<Uint8Array>): Response {
+  const headers = new Headers(res.headers);
+  headers.delete('content-length');
+  const answer = new Response(NULL_BODY.has(res.status) ? null : body, { status: res.status, statusText: res.statusText, headers });
+  return Object.defineProperty(answer, 'url', { value: res.url });
+}
+
+interface Sent {
+  /** ids of the requests the POST carried: they are answered when their answer is cut */
+  ids: (string | number)[];
+  batch: boolean;
+  bound: number;
+}
+
+function sentRequests(init: RequestInit | undefined, bounds: AnswerBounds): Sent {
+  const none = { ids: [], batch: false, bound: bounds.message };
+  if (init?.method !== 'POST' || typeof init.body !== 'string') return none;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(init.body);
+  } catch {
+    return none;
+  }
+  const messages = (Array.isArray(parsed) ? parsed : [parsed]) as { id?: unknown; method?: unknown }[];
+  const requests = messages.filter((m) => typeof m?.method === 'string' && (typeof m.id === 'string' || typeof m.id === 'number'));
+  const toolCalls = requests.length > 0 && requests.every((m) => m.method === 'tools/call');
+  return { ids: requests.map((m) => m.id as string | number), batch: Array.isArray(parsed), bound: toolCalls ? bounds.toolCall : bounds.message };
+}
+
+const encoder = new TextEncoder();
+
+/** Ends `controller`'s stream in place of an answer past the bound: the POST's requests answered with the bound's error, or the error itself. */
+async function refuse(controller: ReadableStreamDefaultController<Uint8Array>, reader: ReadableStreamDefaultReader<Uint8Array>,
+  sent: Sent, frame: (answer: string) => string, size?: number, onStreamCut?: (bound: number) => void): Promise<void> {
+  await reader.cancel().catch(() => undefined);
+  const text = messageTooLargeText(sent.bound, size);
+  if (sent.ids.length === 0) {
+    onStreamCut?.(sent.bound);
+    controller.error(new Error(text));
+    return;
+  }
+  const answers = sent.ids.map((id) => tooLargeAnswer(id, sent.bound, size));
+  controller.enqueue(encoder.encode(frame(JSON.stringify(sent.batch ? answers : answers[0]))));
+  controller.close();
+}
+
+/** A body read whole, up to the bound (a JSON answer; a length it declares past the bound is not read at all). */
+function wholeBody(res: Response, body: ReadableStream<Uint8Array>, sent: Sent): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
+  const declared = Number(res.headers.get('content-length') ?? NaN);
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (declared > sent.bound) return refuse(controller, reader, sent, (json) => json, declared);
+      const bytes = new MessageBytes();
+      for (let read = await reader.read(); !read.done; read = await reader.read()) {
+        bytes.push(read.value);
+        if (bytes.size > sent.bound) return refuse(controller, reader, sent, (json) => json);
+      }
+      if (bytes.size > 0) controller.enqueue(bytes.join());
+      controller.close();
+    },
+    cancel: (reason) => reader.cancel(reason),
+  }, { highWaterMark: 0 });
+}
+
+const LF = 0x0a;
+const CR = 0x0d;
+
+/** An event stream passed on one whole event at a time (an event ends at a blank line), each up to the bound. */
+function eventStream(body: ReadableStream<Uint8Array>, sent: Sent, onStreamCut?: (bound: number) => void): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
+  const event = new MessageBytes();
+  let atLineStart = true;
+  let afterCr = false;
+  const sse = (json: string) => `event: message\ndata: ${json}\n\n`;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      for (;;) {
+        const read = await reader.read();
+        if (read.done) {
+          if (event.size > 0) controller.enqueue(event.join());
+          controller.close();
+          return;
+        }
+        const chunk = read.value;
+        let from = 0;
+        for (let i = 0; i < chunk.length; i++) {
+          const byte = chunk[i];
+          if (byte === LF && afterCr) {
+            afterCr = false;
+            continue;
+          }
+          afterCr = byte === CR;
+          if (byte !== LF && byte !== CR) atLineStart = false;
+          else if (!atLineStart) atLineStart = true;
+          else {
+            const end = byte === CR && chunk[i + 1] === LF ? i + 2 : i + 1;
+            event.push(chunk.subarray(from, end));
+            if (event.size > sent.bound) return refuse(controller, reader, sent, sse, undefined, onStreamCut);
+            controller.enqueue(event.join());
+            event.clear();
+            // A CR that ended the chunk may have its LF in the next one.
+            afterCr = byte === CR && end === i + 1;
+            i = end - 1;
+            from = end;
+          }
+        }
+        event.push(chunk.subarray(from));
+        if (event.size > sent.bound) return refuse(controller, reader, sent, sse, undefined, onStreamCut);
+        // Something went on: the reader asks again when it wants more.
+        if (from > 0) return;
+      }
+    },
+    cancel: (reason) => reader.cancel(reason),
+  }, { highWaterMark: 0 });
+}
+
+/** The fetch an MCP server's transport uses: its answers bounded (see above). */
+export function boundedAnswers(fetch: FetchLike, bounds: AnswerBounds, onStreamCut?: (bound: number) => void): FetchLike {
+  return async (url, init) => {
+    const res = await fetch(url, init);
+    if (!res.ok || !res.body) return res;
+    const sent = sentRequests(init, bounds);
+    const eventStreamAnswer = res.headers.get('content-type')?.toLowerCase().startsWith('text/event-stream');
+    return rebuilt(res, eventStreamAnswer ? eventStream(res.body, sent, onStreamCut) : wholeBody(res, res.body, sent));
+  };
+}
