@@ -35,7 +35,7 @@ export function createOAuthActivities({ db, logger, mcpPool }: ActivityDeps) {
       const integration = await httpIntegration(db, input.integrationId);
       let begun;
       try {
-        begun = await beginAuthorization(db, integration, input.redirectUrl, mcpPool.fetch);
+        begun = await beginAuthorization(db, integration, input.redirectUrl, mcpPool.fetchFor(integration));
       } catch (err) {
         throw ApplicationFailure.nonRetryable(`Starting the authorization of ${integration.name} failed: ${mcpErrorText(err)}`, 'AuthorizationFailed');
       }
@@ -53,7 +53,7 @@ export function createOAuthActivities({ db, logger, mcpPool }: ActivityDeps) {
       if (!state.code) throw ApplicationFailure.nonRetryable('This authorization has no code from the authorization server', 'AuthorizationFailed');
       const integration = await httpIntegration(db, state.integrationId);
       try {
-        await completeAuthorization(db, integration, { code: state.code, codeVerifier: state.codeVerifier, redirectUrl: state.redirectUrl }, mcpPool.fetch);
+        await completeAuthorization(db, integration, { code: state.code, codeVerifier: state.codeVerifier, redirectUrl: state.redirectUrl }, mcpPool.fetchFor(integration));
       } catch (err) {
         throw ApplicationFailure.nonRetryable(`The authorization server did not issue tokens for ${integration.name}: ${mcpErrorText(err)}`, 'AuthorizationFailed');
       } finally {
@@ -69,7 +69,7 @@ export function createOAuthActivities({ db, logger, mcpPool }: ActivityDeps) {
       const integration = await httpIntegration(db, input.integrationId);
       const row = await readOAuthRecord(db, integration.id);
       if (!row) return { revokedAtServer: false };
-      const revokedAtServer = await revokeAtServer(integration, row.record, mcpPool.fetch).catch((err: unknown) => {
+      const revokedAtServer = await revokeAtServer(integration, row.record, mcpPool.fetchFor(integration)).catch((err: unknown) => {
         logger.warn({ integrationId: integration.id, err: mcpErrorText(err) }, 'OAuth revocation at the server failed; forgetting the tokens anyway');
         return false;
       });

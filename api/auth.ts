@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
-import { isLoopbackHost } from '../core/config';
+import { everyCallerIsOperator } from '../core/config';
 import type { NamedKind, OperatorNames } from '../core/operator-names';
 import { HttpProblem } from './problem';
 
@@ -49,7 +49,7 @@ export interface AdminPolicy {
 
 export function createAdminPolicy(opts: { adminApiKey?: string; listenHost: string }): AdminPolicy {
   const holdsAdminKey = opts.adminApiKey ? hasApiKey(opts.adminApiKey) : undefined;
-  const openToAll = !holdsAdminKey && isLoopbackHost(opts.listenHost);
+  const openToAll = everyCallerIsOperator({ adminApiKey: opts.adminApiKey, host: opts.listenHost });
   const isAdmin = (request: FastifyRequest) => openToAll || (holdsAdminKey?.(request) ?? false);
   return {
     isAdmin,

@@ -42,6 +42,8 @@ const ADMIN_SETTINGS = {
   trustAnnotations: (next, current) => next && !current,
   // Which machine's workers run the server's command, and see its output: pinning and unpinning alike.
   taskQueue: (next, current) => (next ?? null) !== (current ?? null),
+  // Services on loopback and private networks answer whoever reaches them: which servers may be there.
+  allowPrivateNetwork: (next, current) => next && !current,
   maxResultBytes: raisesAboveDefault(SIZE_BOUNDS.maxResultBytes),
   maxResourceBytes: raisesAboveDefault(SIZE_BOUNDS.maxResourceBytes),
 } satisfies { [K in keyof Integration]?: Widens<K> };

@@ -195,6 +195,14 @@ export function isLoopbackHost(host: string): boolean {
 }
 
 /**
+ * Whether every caller of the API is the operator: no ADMIN_API_KEY, and listening on loopback
+ * (local development). Such an API lets everybody do the operator's acts.
+ */
+export function everyCallerIsOperator(config: { adminApiKey?: string; host: string }): boolean {
+  return !config.adminApiKey && isLoopbackHost(config.host);
+}
+
+/**
  * An API reachable from other machines without a key would let anyone run commands on the
  * workers; it refuses to start instead. Called by every process that starts the API, first thing.
  */

@@ -1,14 +1,13 @@
 import path from 'node:path';
 import { Client } from '@temporalio/client';
 import { startApiServer } from '../api/server';
-import { checkApiExposure, ConfigError, loadConfig } from '../core/config';
+import { checkApiExposure, ConfigError, everyCallerIsOperator, loadConfig } from '../core/config';
 import { DataDirBusyError, lockDataDir } from '../core/data-dir-lock';
 import { startEmbeddedPostgres } from '../core/db/embedded-postgres';
 import { migrate } from '../core/db/migrations';
 import { listenForAnswers } from '../core/db/run-changes';
 import { createPool } from '../core/db/pool';
 import { createProviders } from '../core/llm/providers';
-import { guardedFetch } from '../core/net/address-guard';
 import { loadOrCreateKeyFile } from '../core/secrets/key-file';
 import { openSecretStore } from '../core/secrets/open-store';
 import { initTracing } from '../core/tracing/setup';
@@ -110,7 +109,9 @@ async function main(): Promise<void> {
     // One connection for the worker and the API's client; closed after both have stopped.
     const connection = await connectTemporal(config, temporalAddress);
     onStop('Temporal connection', () => connection.close());
-    const mcpPool = await startMcpPool(logger, { groupsDir: config.mcpGroupsDir, fetch: guardedFetch(config.networkPolicy), oauth: { db, logger } });
+    // Where every caller of this API is the operator, any integration may reach private networks, as they could all flag it.
+    const network = { ...config.networkPolicy, privateNetworksForAll: everyCallerIsOperator(config) };
+    const mcpPool = await startMcpPool(logger, { groupsDir: config.mcpGroupsDir, network, oauth: { db, logger } });
     // Stops run in reverse: the pool closes after the worker below has stopped.
     onStop('MCP servers', () => mcpPool.closeAll());
     // Flushed after the worker has stopped: its last activities may still be emitting observations.

@@ -4,7 +4,6 @@ import { migrate } from '../core/db/migrations';
 import { createPool } from '../core/db/pool';
 import { listenForAnswers } from '../core/db/run-changes';
 import { createProviders } from '../core/llm/providers';
-import { guardedFetch } from '../core/net/address-guard';
 import { openSecretStore } from '../core/secrets/open-store';
 import { connectTemporal, installTemporalRuntime } from '../core/temporal/native-connection';
 import { initTracing } from '../core/tracing/setup';
@@ -42,7 +41,7 @@ async function main(): Promise<void> {
   await migrate(db);
   await openSecretStore(db, config.secretKeys, logger);
   const connection = await connectTemporal(config);
-  const mcpPool = await startMcpPool(logger, { groupsDir: config.mcpGroupsDir, fetch: guardedFetch(config.networkPolicy), oauth: { db, logger } });
+  const mcpPool = await startMcpPool(logger, { groupsDir: config.mcpGroupsDir, network: config.networkPolicy, oauth: { db, logger } });
   const tracing = initTracing(config.langfuse, logger);
   // Tool calls waiting for answers to MCP servers' questions wake on it.
   const runChanges = listenForAnswers(db, logger);

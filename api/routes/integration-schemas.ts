@@ -65,6 +65,11 @@ const settings = {
     type: 'string', pattern: DURATION_PATTERN,
     description: 'how long a tool call waits for answers to the server\'s questions before declining them, e.g. "90s", "10m" (default 10m)',
   },
+  allowPrivateNetwork: {
+    type: 'boolean',
+    description: 'whether the server and its OAuth endpoints may be on loopback or private addresses (default false; turning it on needs the admin key). '
+      + 'Metadata and link-local addresses stay refused, and BLOCK_PRIVATE_NETWORKS refuses the rest for every integration',
+  },
 } as const;
 
 export const createIntegrationBody = {

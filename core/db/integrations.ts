@@ -35,6 +35,8 @@ export interface Integration {
   elicitation: boolean;
   /** how long a tool call waits for an answer to the server's questions before it declines them */
   elicitationTimeoutMs: number;
+  /** whether its server and OAuth endpoints may be on loopback or private addresses (the operator's decision; see core/net/address-guard.ts) */
+  allowPrivateNetwork: boolean;
   createdAt: string;
   updatedAt: string;
 }
@@ -55,6 +57,7 @@ export interface NewIntegration {
   approval?: ApprovalPolicy | null;
   elicitation?: boolean;
   elicitationTimeoutMs?: number;
+  allowPrivateNetwork?: boolean;
 }
 
 /** What API responses show: the names of env variables and headers, never their values. */
@@ -96,6 +99,7 @@ export interface IntegrationRow {
   created_at: Date | string; updated_at: Date | string;
   prompt_injection: boolean; disabled_prompts: string[]; prompt_arguments: Record<string, Record<string, string>>;
   task_queue: string | null; secrets: unknown; approval: ApprovalPolicy | null; elicitation: boolean; elicitation_timeout_ms: number;
+  allow_private_network: boolean;
 }
 
 export const toIntegration = (r: IntegrationRow): Integration => ({
@@ -105,6 +109,7 @@ export const toIntegration = (r: IntegrationRow): Integration => ({
   maxResultBytes: Math.min(Number(r.max_result_bytes), SIZE_BOUNDS.maxResultBytes.max), trustAnnotations: r.trust_annotations, enabled: r.enabled,
   promptInjection: r.prompt_injection, disabledPrompts: r.disabled_prompts, promptArguments: r.prompt_arguments,
   taskQueue: r.task_queue, approval: r.approval, elicitation: r.elicitation, elicitationTimeoutMs: r.elicitation_timeout_ms,
+  allowPrivateNetwork: r.allow_private_network,
   createdAt: new Date(r.created_at).toISOString(), updatedAt: new Date(r.updated_at).toISOString(),
 });
 
@@ -128,15 +133,16 @@ export async function insertIntegration(db: Queryable, integration: NewIntegrati
   const stored = sealTransport(secretKeys(), id, integration.transport);
   const { rows } = await db.query<IntegrationRow>(
     `INSERT INTO integrations (id, name, transport, tool_timeout_ms, max_total_timeout_ms, max_resource_bytes, trust_annotations, enabled,
-       prompt_injection, disabled_prompts, prompt_arguments, task_queue, secrets, max_result_bytes, approval, elicitation, elicitation_timeout_ms)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) RETURNING *`,
+       prompt_injection, disabled_prompts, prompt_arguments, task_queue, secrets, max_result_bytes, approval, elicitation, elicitation_timeout_ms,
+       allow_private_network)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) RETURNING *`,
     [id, integration.name, JSON.stringify(stored.transport), integration.toolTimeoutMs ?? 60_000,
       integration.maxTotalTimeoutMs ?? null, integration.maxResourceBytes ?? SIZE_BOUNDS.maxResourceBytes.default,
       integration.trustAnnotations ?? false, integration.enabled ?? true,
       integration.promptInjection ?? true, integration.disabledPrompts ?? [], JSON.stringify(integration.promptArguments ?? {}),
       integration.taskQueue ?? null, stored.secrets && JSON.stringify(stored.secrets), integration.maxResultBytes ?? SIZE_BOUNDS.maxResultBytes.default,
       integration.approval ? JSON.stringify(integration.approval) : null,
-      integration.elicitation ?? false, integration.elicitationTimeoutMs ?? DEFAULT_ELICITATION_TIMEOUT_MS],
+      integration.elicitation ?? false, integration.elicitationTimeoutMs ?? DEFAULT_ELICITATION_TIMEOUT_MS, integration.allowPrivateNetwork ?? false],
   );
   return toIntegration(rows[0]);
 }
@@ -173,6 +179,7 @@ const patchColumns: Record<keyof IntegrationPatch, string> = {
   maxResourceBytes: 'max_resource_bytes', maxResultBytes: 'max_result_bytes', trustAnnotations: 'trust_annotations', enabled: 'enabled',
   promptInjection: 'prompt_injection', disabledPrompts: 'disabled_prompts', promptArguments: 'prompt_arguments',
   taskQueue: 'task_queue', approval: 'approval', elicitation: 'elicitation', elicitationTimeoutMs: 'elicitation_timeout_ms',
+  allowPrivateNetwork: 'allow_private_network',
 };
 const jsonbFields = new Set<keyof IntegrationPatch>(['transport', 'promptArguments', 'approval']);
 

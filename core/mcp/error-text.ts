@@ -9,6 +9,8 @@ const MCP_ERROR_PREFIX = /^(?:MCP error -?\d+: )+/;
 
 /** The message of an MCP failure without any number of `MCP error <code>: ` prefixes. */
 export function mcpErrorText(err: unknown): string {
+  // JSON.parse quotes the start of what it could not read, which is the server's answer: no text shows that.
+  if ((err as { name?: unknown } | undefined)?.name === 'SyntaxError') return "the server's answer is not valid JSON";
   const message = err instanceof Error ? err.message : typeof (err as { message?: unknown })?.message === 'string'
     ? (err as { message: string }).message : String(err);
   return message.replace(MCP_ERROR_PREFIX, '');

@@ -1,10 +1,14 @@
+import { STATUS_CODES } from 'node:http';
+import { OAUTH_ERRORS } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { MessageBytes, messageTooLargeText, tooLargeAnswer } from './message-bound';
 
 /**
  * What the engine reads of the HTTP answers of an MCP server (Streamable HTTP and the older
- * HTTP+SSE), between the SDK and the network.
+ * HTTP+SSE) and of its authorization server, between the SDK and the network.
  *
+ * - An error answer's body and reason phrase are the server's to choose, and whatever its network
+ *   reaches: they become the status (`HTTP 502 Bad Gateway`), which is all any error text shows.
  * - A JSON body, and each event of an event stream, is read up to a bound. Past it the connection
  *   is cut, and the requests the POST carried are answered with the bound's error, as a stdio
  *   server's over-long line is; a GET stream past it ends with that error, and onStreamCut is told
@@ -20,12 +24,23 @@ export interface AnswerBounds {
 
 const NULL_BODY = new Set([204, 205, 304]);
 
-/** The answer with another body, read by the SDK as it reads the network's. */
-function rebuilt(res: Response, body: ReadableStream<Uint8Array>): Response {
-  const headers = new Headers(res.headers);
+/** `HTTP 502 Bad Gateway`: an answer's status, the only part of an error answer that texts show. */
+export function statusText(status: number): string {
+  return STATUS_CODES[status] ? `HTTP ${status} ${STATUS_CODES[status]}` : `HTTP ${status}`;
+}
+
+/** The answer with another body (read by the SDK as it reads the network's) and the standard reason phrase. */
+function rebuilt(res: Response, body: ReadableStream<Uint8Array> | string | null, headers = new Headers(res.headers)): Response {
   headers.delete('content-length');
-  const answer = new Response(NULL_BODY.has(res.status) ? null : body, { status: res.status, statusText: res.statusText, headers });
+  const answer = new Response(NULL_BODY.has(res.status) ? null : body, { status: res.status, statusText: STATUS_CODES[res.status] ?? '', headers });
   return Object.defineProperty(answer, 'url', { value: res.url });
+}
+
+function statusOnly(res: Response, body = statusText(res.status), contentType = 'text/plain'): Response {
+  res.body?.cancel().catch(() => undefined);
+  const headers = new Headers(res.headers);
+  headers.set('content-type', contentType);
+  return rebuilt(res, body, headers);
 }
 
 interface Sent {
@@ -138,13 +153,46 @@ function eventStream(body: ReadableStream<Uint8Array>, sent: Sent, onStreamCut?:
   }, { highWaterMark: 0 });
 }
 
-/** The fetch an MCP server's transport uses: its answers bounded (see above). */
+/** The fetch an MCP server's transport uses: answers bounded and error bodies replaced (see above). */
 export function boundedAnswers(fetch: FetchLike, bounds: AnswerBounds, onStreamCut?: (bound: number) => void): FetchLike {
   return async (url, init) => {
     const res = await fetch(url, init);
-    if (!res.ok || !res.body) return res;
+    if (!res.ok) return statusOnly(res);
+    if (!res.body) return res;
     const sent = sentRequests(init, bounds);
     const eventStreamAnswer = res.headers.get('content-type')?.toLowerCase().startsWith('text/event-stream');
     return rebuilt(res, eventStreamAnswer ? eventStream(res.body, sent, onStreamCut) : wholeBody(res, res.body, sent));
+  };
+}
+
+/** Enough of an authorization server's error answer to find its OAuth error code. */
+const OAUTH_ERROR_READ_BYTES = 16 * 1024;
+
+async function oauthErrorCode(res: Response): Promise<string | undefined> {
+  if (!res.body) return undefined;
+  const reader = res.body.getReader();
+  const bytes = new MessageBytes();
+  for (let read = await reader.read(); !read.done && bytes.size < OAUTH_ERROR_READ_BYTES; read = await reader.read()) bytes.push(read.value);
+  await reader.cancel().catch(() => undefined);
+  try {
+    const code = (JSON.parse(bytes.join().toString('utf8')) as { error?: unknown }).error;
+    return typeof code === 'string' && Object.hasOwn(OAUTH_ERRORS, code) ? code : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The fetch of an integration's OAuth requests (discovery, registration, tokens, revocation): an
+ * error answer keeps its OAuth error code when it is a standard one (the SDK's next step depends
+ * on it: invalid_grant asks for a new authorization), described by the status alone.
+ */
+export function oauthAnswers(fetch: FetchLike): FetchLike {
+  return async (url, init) => {
+    const res = await fetch(url, init);
+    if (res.status < 400) return res;
+    const code = await oauthErrorCode(res);
+    const description = code ? `${statusText(res.status)} (${code})` : statusText(res.status);
+    return statusOnly(res, JSON.stringify({ error: code ?? 'server_error', error_description: description }), 'application/json');
   };
 }

@@ -9,6 +9,7 @@ import type { Integration } from '../db/integrations';
 import { toolResultText } from '../contract/tool-texts';
 import { readChallenge, readOAuthRecord, recordChallenge, writeOAuthRecord, type AuthChallenge, type OAuthRecord } from '../db/integration-oauth';
 import type { Queryable } from '../db/pool';
+import { oauthAnswers } from './http-answers';
 
 /**
  * The SDK's MCP authorization client (discovery, registration, PKCE, code exchange, refresh)
@@ -177,8 +178,9 @@ async function challengeFor(db: Queryable, integration: Integration, fetchFn: Fe
  * no client yet, and returns the URL a person opens, with the state and PKCE verifier the
  * callback needs. Tokens held so far stay in use until the callback replaces them.
  */
-export async function beginAuthorization(db: Queryable, integration: Integration, redirectUrl: string, fetchFn: FetchLike)
+export async function beginAuthorization(db: Queryable, integration: Integration, redirectUrl: string, fetch: FetchLike)
   : Promise<{ authorizationUrl: string; state: string; codeVerifier: string }> {
+  const fetchFn = oauthAnswers(fetch);
   const row = await readOAuthRecord(db, integration.id);
   const stored = row?.record ?? {};
   // A client registered for another redirect URL (PUBLIC_URL changed) registers again.
@@ -205,8 +207,9 @@ export async function beginAuthorization(db: Queryable, integration: Integration
 
 /** The callback's second half: exchanges the code for tokens and stores them. */
 export async function completeAuthorization(
-  db: Queryable, integration: Integration, input: { code: string; codeVerifier: string; redirectUrl: string }, fetchFn: FetchLike,
+  db: Queryable, integration: Integration, input: { code: string; codeVerifier: string; redirectUrl: string }, fetch: FetchLike,
 ): Promise<void> {
+  const fetchFn = oauthAnswers(fetch);
   const record = (await readOAuthRecord(db, integration.id))?.record ?? {};
   const provider = new StoredOAuthProvider(db, integration, record, { redirectUrl: input.redirectUrl, codeVerifier: input.codeVerifier });
   const result = await auth(provider, { serverUrl: serverUrl(integration), authorizationCode: input.code, scope: scopeOf(integration), fetchFn });
@@ -218,7 +221,8 @@ export async function completeAuthorization(
  * new tokens; throws AuthorizationRequiredError when there is nothing to refresh with or the
  * authorization server refuses (revoked, expired, rotated away).
  */
-export async function refreshTokens(tx: Queryable, integration: Integration, record: OAuthRecord, fetchFn: FetchLike): Promise<OAuthRecord> {
+export async function refreshTokens(tx: Queryable, integration: Integration, record: OAuthRecord, fetch: FetchLike): Promise<OAuthRecord> {
+  const fetchFn = oauthAnswers(fetch);
   if (!record.tokens?.refresh_token || !record.redirectUrl) throw new AuthorizationRequiredError(integration.name);
   const provider = new StoredOAuthProvider(tx, integration, record, { redirectUrl: record.redirectUrl });
   let result;
@@ -238,7 +242,8 @@ export async function refreshTokens(tx: Queryable, integration: Integration, rec
  * Revokes the tokens at the authorization server when it offers revocation (RFC 7009). Returns
  * whether it did; a server without the endpoint, or one that fails, leaves forgetting to the caller.
  */
-export async function revokeAtServer(integration: Integration, record: OAuthRecord, fetchFn: FetchLike): Promise<boolean> {
+export async function revokeAtServer(integration: Integration, record: OAuthRecord, fetch: FetchLike): Promise<boolean> {
+  const fetchFn = oauthAnswers(fetch);
   // OIDC discovery documents need not list it; RFC 8414 metadata may.
   const endpoint = (record.discovery?.authorizationServerMetadata as { revocation_endpoint?: string } | undefined)?.revocation_endpoint;
   const client = record.client ?? (oauthSettings(integration)?.clientId ? { client_id: oauthSettings(integration)!.clientId! } : undefined);

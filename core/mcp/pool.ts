@@ -1,8 +1,8 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Integration } from '../db/integrations';
 import type { Logger } from '../logger';
-import type { GuardedFetch } from '../net/address-guard';
-import { connectIntegration, defaultFetch, type ElicitHandler } from './connect';
+import { integrationFetch, type GuardedFetch, type NetworkPolicy } from '../net/address-guard';
+import { connectIntegration, type ElicitHandler } from './connect';
 import type { OAuthFetchOptions } from './oauth-fetch';
 
 /**
@@ -22,8 +22,8 @@ export interface McpPool {
   closeAll(): Promise<void>;
   /** ids of the integrations with a live connection, for tests and diagnostics */
   connectedIds(): string[];
-  /** how this worker reaches HTTP servers and their authorization servers (the address rules) */
-  readonly fetch: GuardedFetch;
+  /** how this worker reaches an integration's HTTP server and its authorization server (the address rules) */
+  fetchFor(integration: Integration): GuardedFetch;
 }
 
 export interface McpPoolOptions {
@@ -33,8 +33,8 @@ export interface McpPoolOptions {
   /** a connection unused this long is closed, so idle servers do not hold memory and processes */
   idleMs?: number;
   connectTimeoutMs?: number;
-  /** how HTTP servers are reached (see core/net/address-guard); the default refuses metadata addresses */
-  fetch?: GuardedFetch;
+  /** which addresses HTTP servers may be at (see core/net/address-guard); by default, private ones only for integrations allowed them */
+  network?: NetworkPolicy;
   /** where OAuth tokens are kept: the worker's database */
   oauth?: OAuthFetchOptions;
 }
@@ -57,6 +57,7 @@ export function createMcpPool(options: McpPoolOptions): McpPool {
   const { logger } = options;
   const { groupsDir } = options;
   const idleMs = options.idleMs ?? 5 * 60_000;
+  const fetchFor = integrationFetch(options.network);
   const entries = new Map<string, Entry>();
   /** per-call connections of integrations with elicitation, by integration id */
   const callEntries = new Map<string, Entry[]>();
@@ -98,7 +99,7 @@ export function createMcpPool(options: McpPoolOptions): McpPool {
       ? (params, signal) => (entry.elicit ? entry.elicit(params, signal) : Promise.resolve({ action: 'decline' }))
       : undefined;
     entry.connecting = connectIntegration(integration, {
-      groupsDir, logger, timeoutMs: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS, fetch: options.fetch, elicit, oauth: options.oauth,
+      groupsDir, logger, timeoutMs: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS, fetch: fetchFor(integration), elicit, oauth: options.oauth,
     }).then((client) => {
       entry.client = client;
       // A transport that closes or errors fatally (server crash, dropped stream) makes the next call reconnect.
@@ -165,7 +166,7 @@ export function createMcpPool(options: McpPoolOptions): McpPool {
       clearInterval(sweep);
       await Promise.all(allEntries().map(([id, entry]) => closeEntry(id, entry)));
     },
-    fetch: options.fetch ?? defaultFetch,
+    fetchFor,
     connectedIds() {
       return [...new Set(allEntries().filter(([, e]) => e.client && !e.dead).map(([id]) => id))];
     },

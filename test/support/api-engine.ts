@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp, type AppDeps } from '../../api/app';
+import { everyCallerIsOperator } from '../../core/config';
 import { logger, startEngine, type DatabaseKind, type Engine } from './engine';
 
 /** An engine with its worker, and the API built on it as the composition root builds it. */
@@ -8,8 +9,10 @@ export interface ApiEngine {
   app: FastifyInstance;
 }
 
+/** Its worker lets every integration reach private networks only where the API lets every caller act as the operator, as `npm start` does. */
 export async function startApiEngine(kind: DatabaseKind = 'embedded', extra: Partial<AppDeps> = {}): Promise<ApiEngine> {
-  const engine = await startEngine(kind);
+  const privateNetworksForAll = everyCallerIsOperator({ adminApiKey: extra.adminApiKey, host: extra.listenHost ?? '127.0.0.1' });
+  const engine = await startEngine(kind, { network: { blockPrivateNetworks: false, privateNetworksForAll } });
   const app = await buildApp({ db: engine.db, client: engine.client, taskQueue: engine.taskQueue, logger, ...extra });
   return { engine, app };
 }

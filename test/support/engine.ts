@@ -16,6 +16,7 @@ import type { SourceQueryOptions } from '../../core/sql/source-query';
 import { keyRing } from '../../core/secrets/secret-box';
 import { startRun, type StartRunRequest } from '../../api/runs/start-run';
 import type { McpPool } from '../../core/mcp/pool';
+import type { NetworkPolicy } from '../../core/net/address-guard';
 import { createEngineWorker } from '../../worker/create-worker';
 import { startMcpPool } from '../../worker/mcp-lifecycle';
 import { testStack } from './stack-env';
@@ -68,6 +69,11 @@ export interface EngineOptions {
   databaseUrl?: string;
   /** the worker's source_query settings; the defaults by default */
   sourceQuery?: SourceQueryOptions;
+  /**
+   * which addresses the worker's integrations may reach; by default, as under `npm start` without
+   * keys, private ones for every integration (the test servers listen on loopback)
+   */
+  network?: NetworkPolicy;
 }
 
 /** A client and a pool, and unless `worker: false` a worker in this process, against the stack global setup started. */
@@ -105,7 +111,10 @@ export async function startEngine(database: DatabaseKind = 'embedded', options: 
       const nativeConnection = await NativeConnection.connect({ address: stack.temporalAddress });
       // The registry lives in this run's dir: jest workers of other runs on the machine keep theirs.
       const workerDb = options.workerDatabaseUrl ? createPool(options.workerDatabaseUrl, logger) : db;
-      const mcpPool = await startMcpPool(logger, { groupsDir: path.join(stack.tmpDir, 'mcp-groups'), oauth: { db: workerDb, logger } });
+      const mcpPool = await startMcpPool(logger, {
+        groupsDir: path.join(stack.tmpDir, 'mcp-groups'), oauth: { db: workerDb, logger },
+        network: options.network ?? { blockPrivateNetworks: false, privateNetworksForAll: true },
+      });
       const runChanges = listenForAnswers(workerDb, logger);
       const instance = await createEngineWorker({
         connection: nativeConnection, namespace: 'default', taskQueue, workflowBundlePath: stack.workflowBundlePath,

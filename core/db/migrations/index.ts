@@ -8,6 +8,7 @@ import { migration as m006 } from './006-approvals';
 import { migration as m007 } from './007-run-inputs';
 import { migration as m008 } from './008-oauth';
 import { migration as m009 } from './009-run-progress-notify';
+import { migration as m010 } from './010-private-network-flag';
 import type { Migration } from './migration';
 
 /**
@@ -25,6 +26,7 @@ export const migrations: Migration[] = [
   m007,
   m008,
   m009,
+  m010,
 ];
 
 const LOCK_KEY = 0x6167_656e; // "agen"
