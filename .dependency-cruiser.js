@@ -1,46 +1,72 @@
 // @ts-check
 /**
- * The engine's layers, checked by `npm run lint`: arrows point one way, and nothing loops.
- *   api, worker  →  workflows (definitions)  →  core/contract (pure)
- *   api, worker  →  activities  →  core
- * The run workflow imports the activities' types (for proxyActivities), never their code.
+ * The engine's rooms and what each may import, checked by `npm run lint` (docs/architecture.md
+ * draws them). Arrows point down this list, never up, and nothing loops: not files, not folders.
  * Type imports count: a loop through types is still a loop a reader has to untangle.
  */
+const MAY_IMPORT = {
+  core: [],
+  platform: ['core'],
+  store: ['core', 'platform'],
+  llm: ['core', 'platform'],
+  'mcp-client': ['core', 'platform'],
+  sources: ['core', 'platform', 'store'],
+  activities: ['core', 'platform', 'store', 'llm', 'mcp-client', 'sources'],
+  // Values from core/ only; activities as types (for proxyActivities): see the rule below.
+  workflows: ['core', 'activities'],
+  'use-cases': ['core', 'platform', 'store', 'workflows'],
+  'mcp-server': ['core', 'platform', 'store', 'use-cases'],
+  api: ['core', 'platform', 'store', 'use-cases', 'mcp-server', 'workflows'],
+  worker: ['core', 'platform', 'store', 'llm', 'mcp-client', 'sources', 'activities', 'workflows'],
+  cli: ['core', 'platform', 'store', 'use-cases', 'mcp-server'],
+  dev: ['core', 'platform', 'store', 'llm', 'mcp-client', 'use-cases', 'api', 'worker', 'cli'],
+};
+const FOLDERS = Object.keys(MAY_IMPORT);
+const any = (folders) => `^(${folders.join('|')})/`;
+
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
     {
       name: 'no-cycles',
       severity: 'error',
-      comment: 'No import loops, type imports included.',
+      comment: 'No import loops between files, type imports included.',
       from: {},
       to: { circular: true },
     },
     {
-      name: 'core-stays-below',
+      name: 'no-folder-cycles',
       severity: 'error',
-      comment: 'core/ is the shared library: it imports nothing from the layers above it.',
-      from: { path: '^core/' },
-      to: { path: '^(workflows|activities|api|worker)/' },
+      scope: 'folder',
+      comment: 'No loops between folders either, sibling sub-folders included.',
+      from: {},
+      to: { circular: true },
     },
-    {
-      name: 'activities-below-workflows',
-      severity: 'error',
-      comment: 'Activities import core/ only; what they share with the workflow lives in core/contract.',
-      from: { path: '^activities/' },
-      to: { path: '^(workflows|api|worker)/' },
-    },
+    ...FOLDERS.map((folder) => ({
+      name: `${folder}-imports`,
+      severity: /** @type {const} */ ('error'),
+      comment: `${folder}/ may import only ${MAY_IMPORT[folder].join(', ') || 'itself'} of the engine.`,
+      from: { path: `^${folder}/` },
+      to: { path: any(FOLDERS), pathNot: any([folder, ...MAY_IMPORT[folder]]) },
+    })),
     {
       name: 'workflows-import-activity-types-only',
       severity: 'error',
-      comment: 'Workflow code imports only the types of activities, and values from core/contract only.',
+      comment: 'Workflow code imports only the types of activities; values come from core/ only.',
       from: { path: '^workflows/' },
-      to: { path: '^(activities|api|worker)/|^core/(?!contract/)', dependencyTypesNot: ['type-only'] },
+      to: { path: '^activities/', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'pg-in-storage-only',
+      severity: 'error',
+      comment: 'pg and pg-copy-streams are the storage libraries\' (store/, sources/): SQL lives there.',
+      from: { pathNot: '^(store|sources)/' },
+      to: { path: '^node_modules/(@types/)?(pg|pg-copy-streams)/' },
     },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: '^(node_modules|dist|test|\\.tools|\\.data)/' },
+    exclude: { path: '^(dist|test|\\.tools|\\.data)/' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
   },

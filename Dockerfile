@@ -14,7 +14,7 @@ ENV NODE_ENV=production
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
-COPY api/cli/agent-engine.js ./api/cli/agent-engine.js
+COPY cli/agent-engine.js ./cli/agent-engine.js
 COPY agents ./agents
 # Workers load the prebuilt bundle instead of running webpack at start. The API listens on all
 # interfaces here, so it refuses to start without API_KEY (given at run time, never baked into the

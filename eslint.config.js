@@ -31,9 +31,9 @@ module.exports = tseslint.config(
         patterns: [
           { group: ['@modelcontextprotocol/*', '@langfuse/*', '@opentelemetry/*'], message: 'Workflow code must not do I/O (use an activity).' },
           {
-            regex: '^\\.\\./(core/(?!contract/)|activities|worker/|api/)',
+            regex: '^\\.\\./(?!core/)',
             allowTypeImports: true,
-            message: 'Workflow code may import only types from the rest of the engine, and values from core/contract/.',
+            message: 'Workflow code may import only types from the rest of the engine, and values from core/.',
           },
         ],
       }],
@@ -44,14 +44,14 @@ module.exports = tseslint.config(
     },
   },
   {
-    // Pure code that workflow code may import: no I/O, and nothing from the engine but types.
-    files: ['core/contract/**/*.ts'],
+    // The pure contract, which workflow code may import: no I/O, and nothing from the rest of the engine.
+    files: ['core/**/*.ts'],
     rules: {
       '@typescript-eslint/no-restricted-imports': ['error', {
-        paths: workflowForbidden.map((name) => ({ name, message: 'core/contract is imported by workflow code: no I/O modules.' })),
-        patterns: [{ group: ['../*', '!../messages'], allowTypeImports: true, message: 'core/contract may import only types from the rest of the engine.' }],
+        paths: workflowForbidden.map((name) => ({ name, message: 'core/ is imported by workflow code: no I/O modules.' })),
+        patterns: [{ group: ['../*'], message: 'core/ imports nothing from the rest of the engine.' }],
       }],
-      'no-restricted-globals': ['error', { name: 'process', message: 'core/contract is imported by workflow code: no environment.' }],
+      'no-restricted-globals': ['error', { name: 'process', message: 'core/ is imported by workflow code: no environment.' }],
     },
   },
   {

@@ -1,8 +1,8 @@
-import type { ApprovalKeyKind, ApprovalResolver, ApprovalStatus } from '../core/contract/approval';
-import type { ToolCallRef } from '../core/contract/tool-call';
-import { insertPendingApproval, resolveApproval } from '../core/db/approvals';
-import { inTransaction } from '../core/db/pool';
-import { appendEvent } from '../core/db/run-store';
+import type { ApprovalKeyKind, ApprovalResolver, ApprovalStatus } from '../core/approval';
+import type { ToolCallRef } from '../core/tool-call';
+import { insertPendingApproval, resolveApproval } from '../store/approvals';
+import { inTransaction } from '../store/pool';
+import { appendEvent } from '../store/runs/run-store';
 import type { ActivityDeps } from './deps';
 
 /** A call waiting for approval: the call by reference, and the two event numbers the workflow allocated for it. */

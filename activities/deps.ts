@@ -1,9 +1,9 @@
-import type { Db } from '../core/db/pool';
-import type { RunChangeFeed } from '../core/db/run-changes';
-import type { LlmProviders } from '../core/llm/types';
-import type { Logger } from '../core/logger';
-import type { McpPool } from '../core/mcp/pool';
-import type { SourceQueryOptions } from '../core/sql/source-query';
+import type { Db } from '../store/pool';
+import type { RunChangeFeed } from '../store/runs/run-changes';
+import type { LlmProviders } from '../llm/types';
+import type { Logger } from '../platform/logger';
+import type { McpPool } from '../mcp-client/pool';
+import type { SourceQueryOptions } from '../sources/query/source-query';
 
 /** What activities receive from the worker's composition root. */
 export interface ActivityDeps {
@@ -12,7 +12,7 @@ export interface ActivityDeps {
   providers: LlmProviders;
   /** the worker's MCP connections; only activities talk to MCP servers */
   mcpPool: McpPool;
-  /** source_query bounds (timeout, rows, bytes); defaults in core/sql/source-query.ts */
+  /** source_query bounds (timeout, rows, bytes); defaults in sources/query/source-query.ts */
   sourceQuery?: SourceQueryOptions;
   /**
    * the process's LISTEN connection: a tool call waiting for an answer to an MCP server's question

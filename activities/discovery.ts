@@ -1,11 +1,13 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import { approvalRequirement } from '../core/contract/approval';
-import type { McpToolRoute } from '../core/contract/tool-call';
-import { findIntegration, type Integration } from '../core/db/integrations';
-import { inTransaction } from '../core/db/pool';
-import { getSnapshot, putSnapshot } from '../core/db/run-store';
-import { discoverIntegration, type DiscoveredIntegration } from '../core/mcp/discover';
-import { assignExposedNames, exposedToolName } from '../core/mcp/naming';
+import { approvalRequirement } from '../core/approval';
+import type { McpToolRoute } from '../core/tool-call';
+import { findIntegration } from '../store/integrations/integrations';
+import { type Integration } from '../core/integration';
+import { inTransaction } from '../store/pool';
+import { getSnapshot, putSnapshot } from '../store/runs/run-store';
+import { discoverIntegration } from '../mcp-client/discover';
+import { type DiscoveredIntegration } from '../core/discovery';
+import { assignExposedNames, exposedToolName } from '../mcp-client/naming';
 import type { ActivityDeps } from './deps';
 import { SNAPSHOT, type DiscoverySnapshot } from './run-snapshots';
 

@@ -1,9 +1,9 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import type { RunError, RunStatus, StopReason } from '../core/contract/run';
-import { runToFinish, writeRunEnd, type StoredOutcome } from '../core/db/run-lifecycle';
-import type { StoredRunMessage } from '../core/db/run-store';
+import type { RunError, RunStatus, StopReason } from '../core/run';
+import { runToFinish, writeRunEnd, type StoredOutcome } from '../store/runs/run-lifecycle';
+import type { StoredRunMessage } from '../store/runs/run-store';
 import type { ChatMessage, Usage } from '../core/messages';
-import { emitRunSpan } from '../core/tracing/run-trace';
+import { emitRunSpan } from '../platform/tracing/run-trace';
 import type { ActivityDeps } from './deps';
 
 export interface FinishRunInput {

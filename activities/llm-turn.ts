@@ -1,11 +1,11 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { beginTurn, writeAnswer } from '../core/db/run-lifecycle';
-import { eventWrite, runMessageWrite, turnCompletedWrite, writeTogether } from '../core/db/run-store';
-import { classifyLlmError, type LlmFailure } from '../core/llm/errors';
-import { RESULT_PREVIEW_BYTES, truncateUtf8, utf8Length } from '../core/contract/tool-texts';
-import type { Agent } from '../core/db/agents';
+import { beginTurn, writeAnswer } from '../store/runs/run-lifecycle';
+import { eventWrite, runMessageWrite, turnCompletedWrite, writeTogether } from '../store/runs/run-store';
+import { classifyLlmError, type LlmFailure } from '../llm/errors';
+import { RESULT_PREVIEW_BYTES, truncateUtf8, utf8Length } from '../core/tool-texts';
+import type { Agent } from '../store/agents';
 import type { ChatMessage, ToolDefinition, Usage } from '../core/messages';
-import { emitRunSpan, startTurnGeneration } from '../core/tracing/run-trace';
+import { emitRunSpan, startTurnGeneration } from '../platform/tracing/run-trace';
 import { truncatedText } from '../core/truncated-text';
 import type { ActivityDeps } from './deps';
 import { readSnapshot, runIntegrations, threadHistory, type PrefixSnapshot } from './run-snapshots';

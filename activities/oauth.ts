@@ -1,13 +1,15 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import { readOAuthRecord, writeOAuthRecord } from '../core/db/integration-oauth';
+import { readOAuthRecord, writeOAuthRecord } from '../store/integrations/oauth';
 import {
   forgetAuthorizationCode, readAuthorizationState, saveAuthorizationState, STATE_TTL_MS,
-} from '../core/db/oauth-states';
-import { findIntegration, type Integration } from '../core/db/integrations';
-import type { Queryable } from '../core/db/pool';
-import { mcpErrorText } from '../core/mcp/error-text';
-import { beginAuthorization, completeAuthorization, revokeAtServer } from '../core/mcp/oauth-provider';
+} from '../store/integrations/oauth-states';
+import { findIntegration } from '../store/integrations/integrations';
+import { type Integration } from '../core/integration';
+import type { Queryable } from '../store/pool';
+import { mcpErrorText } from '../core/mcp-error-text';
+import { beginAuthorization, completeAuthorization, revokeAtServer } from '../mcp-client/oauth-provider';
 import type { ActivityDeps } from './deps';
+import { oauthRecords } from '../store/integrations/oauth';
 
 /*
  * The MCP authorization flow's steps that talk to the server and its authorization server:
@@ -35,7 +37,7 @@ export function createOAuthActivities({ db, logger, mcpPool }: ActivityDeps) {
       const integration = await httpIntegration(db, input.integrationId);
       let begun;
       try {
-        begun = await beginAuthorization(db, integration, input.redirectUrl, mcpPool.fetchFor(integration));
+        begun = await beginAuthorization(oauthRecords(db), integration, input.redirectUrl, mcpPool.fetchFor(integration));
       } catch (err) {
         throw ApplicationFailure.nonRetryable(`Starting the authorization of ${integration.name} failed: ${mcpErrorText(err)}`, 'AuthorizationFailed');
       }
@@ -53,7 +55,7 @@ export function createOAuthActivities({ db, logger, mcpPool }: ActivityDeps) {
       if (!state.code) throw ApplicationFailure.nonRetryable('This authorization has no code from the authorization server', 'AuthorizationFailed');
       const integration = await httpIntegration(db, state.integrationId);
       try {
-        await completeAuthorization(db, integration, { code: state.code, codeVerifier: state.codeVerifier, redirectUrl: state.redirectUrl }, mcpPool.fetchFor(integration));
+        await completeAuthorization(oauthRecords(db), integration, { code: state.code, codeVerifier: state.codeVerifier, redirectUrl: state.redirectUrl }, mcpPool.fetchFor(integration));
       } catch (err) {
         throw ApplicationFailure.nonRetryable(`The authorization server did not issue tokens for ${integration.name}: ${mcpErrorText(err)}`, 'AuthorizationFailed');
       } finally {

@@ -1,10 +1,10 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { offeredNativeTools, type ToolAvailability } from '../core/contract/tool-call';
-import type { Agent } from '../core/db/agents';
-import { runToPrepare } from '../core/db/run-lifecycle';
+import { offeredNativeTools, type ToolAvailability } from '../core/tool-call';
+import type { Agent } from '../store/agents';
+import { runToPrepare } from '../store/runs/run-lifecycle';
 import {
   eventWrite, runMessageWrite, snapshotWrite, turnAttemptWrite, writeTogether, type RunRecord, type Write,
-} from '../core/db/run-store';
+} from '../store/runs/run-store';
 import type { ActivityDeps } from './deps';
 import { discoverRun } from './discovery';
 import { askLlm, llmTurn, type LlmTurnInput, type LlmTurnOutput } from './llm-turn';

@@ -1,16 +1,17 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { findAgent } from '../core/db/agents';
-import { findIntegrations, type Integration } from '../core/db/integrations';
-import type { Logger } from '../core/logger';
-import type { DiscoveredIntegration } from '../core/mcp/discover';
-import type { McpPool } from '../core/mcp/pool';
-import { promptBody } from '../core/mcp/prompt-text';
-import type { ChatMessage } from '../core/messages';
-import { buildInjectedMessages, detectConventionalPrompt, type FetchedPrompt } from '../core/mcp/conventional-prompts';
-import { mcpErrorText } from '../core/mcp/error-text';
+import { findAgent } from '../store/agents';
+import { findIntegrations } from '../store/integrations/integrations';
+import { type Integration } from '../core/integration';
+import type { Logger } from '../platform/logger';
+import type { DiscoveredIntegration } from '../core/discovery';
+import type { McpPool } from '../mcp-client/pool';
+import { promptBody } from '../mcp-client/prompt-text';
+import type { ChatMessage, ContextPreview } from '../core/messages';
+import { buildInjectedMessages, detectConventionalPrompt, type FetchedPrompt } from '../mcp-client/conventional-prompts';
+import { mcpErrorText } from '../core/mcp-error-text';
 import type { ActivityDeps } from './deps';
-import { withDeadline } from '../core/deadline';
+import { withDeadline } from '../platform/deadline';
 
 type ListedPrompt = DiscoveredIntegration['prompts'][number];
 
@@ -28,10 +29,6 @@ export interface PrefixSource {
 }
 
 /** GET /v1/agents/:id/context: the prefix an agent's next run would get, built by a worker. */
-export interface ContextPreview {
-  messages: ChatMessage[];
-}
-
 export interface BuiltPrefix {
   messages: ChatMessage[];
   /** conventional prompts that made it into the prefix */

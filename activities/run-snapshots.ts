@@ -1,7 +1,7 @@
-import type { Queryable } from '../core/db/pool';
-import { getSnapshotWithBytes } from '../core/db/run-store';
-import { threadHistoryWithBytes } from '../core/db/threads';
-import type { DiscoveredIntegration } from '../core/mcp/discover';
+import type { Queryable } from '../store/pool';
+import { getSnapshotWithBytes } from '../store/runs/run-store';
+import { threadHistoryWithBytes } from '../store/threads/threads';
+import type { DiscoveredIntegration } from '../core/discovery';
 import type { ChatMessage } from '../core/messages';
 
 /**

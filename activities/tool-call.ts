@@ -1,14 +1,14 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import type { McpToolRoute, ToolCallRef, ToolOutcome } from '../core/contract/tool-call';
-import { RESULT_PREVIEW_BYTES, truncateUtf8, utf8Length } from '../core/contract/tool-texts';
-import { isUnreachableDb, type Queryable } from '../core/db/pool';
+import type { McpToolRoute, ToolCallRef, ToolOutcome } from '../core/tool-call';
+import { RESULT_PREVIEW_BYTES, truncateUtf8, utf8Length } from '../core/tool-texts';
+import { isUnreachableDb, type Queryable } from '../store/pool';
 import {
   appendEvent, eventWrite, findToolCallAndRequest, runMessageWrite, toolCallWrite, writeTogether, type ToolCallRecord,
-} from '../core/db/run-store';
-import type { Integration } from '../core/db/integrations';
-import type { Logger } from '../core/logger';
+} from '../store/runs/run-store';
+import type { Integration } from '../core/integration';
+import type { Logger } from '../platform/logger';
 import type { ToolCall, ToolDefinition } from '../core/messages';
-import { traceToolCall } from '../core/tracing/run-trace';
+import { traceToolCall } from '../platform/tracing/run-trace';
 import type { ActivityDeps } from './deps';
 import type { DiscoverySnapshot } from './run-snapshots';
 import { isPlainObject } from '../core/plain-object';

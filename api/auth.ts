@@ -1,8 +1,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
-import { everyCallerIsOperator } from '../core/config';
-import type { NamedKind, OperatorNames } from '../core/operator-names';
-import { HttpProblem } from './problem';
+import { everyCallerIsOperator } from '../platform/config';
+import type { NamedKind, OperatorNames } from '../platform/operator-names';
+import { HttpProblem } from '../use-cases/problem';
 
 // Hashing first gives equal-length buffers, so timingSafeEqual leaks neither the key nor its length.
 const digest = (value: string) => createHash('sha256').update(value).digest();
@@ -65,7 +65,7 @@ export function createAdminPolicy(opts: { adminApiKey?: string; listenHost: stri
 
 /**
  * A 403 naming `field` unless the request is the operator's, when the operator's files refer to
- * `name` (core/operator-names.ts): whoever takes or frees such a name decides what they find.
+ * `name` (platform/operator-names.ts): whoever takes or frees such a name decides what they find.
  */
 export function requireAdminForName(
   admin: AdminPolicy, names: OperatorNames, request: FastifyRequest, named: { kind: NamedKind; name: string; field: string },

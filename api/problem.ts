@@ -1,10 +1,11 @@
 import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { isUnreachableDb } from '../core/db/pool';
-import { isUnreachableTemporal } from '../core/temporal/unreachable';
+import { isUnreachableDb } from '../store/pool';
+import { isUnreachableTemporal } from '../platform/temporal/unreachable';
 import { EngineError, type EngineErrorCode } from '../core/engine-error';
-import { SecretsKeyMissingError } from '../core/secrets/secret-box';
+import { SecretsKeyMissingError } from '../platform/secrets/secret-box';
+import { HttpProblem } from '../use-cases/problem';
 
 /** RFC 9457 problem details. `code` tells apart problems that share a status (a busy thread vs a key reuse). */
 export interface Problem {
@@ -17,14 +18,6 @@ export interface Problem {
 }
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
-
-/** An error a handler throws to answer with a given 4xx status. */
-export class HttpProblem extends Error {
-  override name = 'HttpProblem';
-  constructor(readonly status: number, detail: string, readonly code?: string, readonly extensions: Record<string, unknown> = {}) {
-    super(detail);
-  }
-}
 
 const engineStatus: Record<EngineErrorCode, number> = { not_found: 404, conflict: 409, thread_busy: 409, agent_disabled: 409, invalid: 400 };
 
@@ -74,6 +67,3 @@ export const problemHandlers = fp(async (app: FastifyInstance) => {
   });
   app.setNotFoundHandler(routeNotFound);
 }, { name: 'problem-handlers' });
-
-/** The one 404 for a run id that names no run. */
-export const runNotFound = (runId: string) => new HttpProblem(404, `Run ${runId} does not exist`, 'not_found');

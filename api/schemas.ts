@@ -3,7 +3,7 @@ import fp from 'fastify-plugin';
 import { z } from 'zod';
 import { modelSchema } from '../core/agent-model';
 import { TOOL_TYPES } from '../workflows/tool-kinds';
-import { MAX_RUN_INPUT_CHARS } from './runs/start-run';
+import { MAX_RUN_INPUT_CHARS } from '../use-cases/runs/start-run';
 import { PROBLEM_CONTENT_TYPE } from './problem';
 
 /**

@@ -1,16 +1,16 @@
 import { Client } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
 import type { FastifyInstance } from 'fastify';
-import { startAgentFileSync, type AgentFileSync } from '../core/agent-files/sync';
-import { checkApiExposure, ConfigError, loadConfig, type AppConfig } from '../core/config';
-import { migrate } from '../core/db/migrations';
-import { createPool, createSiblingPool, type Db } from '../core/db/pool';
-import { createLogger, type Logger } from '../core/logger';
-import { createOperatorNames } from '../core/operator-names';
-import { openSecretStore } from '../core/secrets/open-store';
-import { connectTemporal, installTemporalRuntime } from '../core/temporal/native-connection';
+import { startAgentFileSync, type AgentFileSync } from '../store/agent-files/sync';
+import { checkApiExposure, ConfigError, loadConfig, type AppConfig } from '../platform/config';
+import { migrate } from '../store/migrations';
+import { createPool, createSiblingPool, type Db } from '../store/pool';
+import { createLogger, type Logger } from '../platform/logger';
+import { createOperatorNames } from '../platform/operator-names';
+import { openSecretStore } from '../store/secrets/open-secret-store';
+import { connectTemporal, installTemporalRuntime } from '../platform/temporal/native-connection';
 import { buildApp } from './app';
-import { loadIntegrationsFile } from './integrations-file';
+import { loadIntegrationsFile } from '../use-cases/integrations/integrations-file';
 
 export interface ApiServer {
   app: FastifyInstance;

@@ -1,4 +1,4 @@
-import { truncateUtf8, utf8Length } from './contract/tool-texts';
+import { truncateUtf8, utf8Length } from './tool-texts';
 
 /** A text cut to at most maxBytes of UTF-8, with the contract's note saying how much is shown. */
 export function truncatedText(text: string, maxBytes: number): string {

@@ -1,7 +1,7 @@
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../activities';
-import { canLimitTempFiles, TEMP_FILES_UNLIMITED } from '../core/sql/temp-file-limit';
-import { sourceQuerySupport } from '../core/sql/thread-role';
+import { canLimitTempFiles, TEMP_FILES_UNLIMITED } from '../sources/query/temp-file-limit';
+import { sourceQuerySupport } from '../sources/query/thread-role';
 
 export interface EngineWorkerOptions {
   connection: NativeConnection;

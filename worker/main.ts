@@ -1,16 +1,17 @@
 import { setFlagsFromString } from 'node:v8';
-import { loadConfig } from '../core/config';
-import { migrate } from '../core/db/migrations';
-import { createPool } from '../core/db/pool';
-import { listenForAnswers } from '../core/db/run-changes';
-import { createProviders } from '../core/llm/providers';
-import { openSecretStore } from '../core/secrets/open-store';
-import { connectTemporal, installTemporalRuntime } from '../core/temporal/native-connection';
-import { initTracing } from '../core/tracing/setup';
-import { createLogger } from '../core/logger';
-import { lowerPriority } from '../core/processes';
+import { loadConfig } from '../platform/config';
+import { migrate } from '../store/migrations';
+import { createPool } from '../store/pool';
+import { listenForAnswers } from '../store/runs/run-changes';
+import { createProviders } from '../llm/providers';
+import { openSecretStore } from '../store/secrets/open-secret-store';
+import { connectTemporal, installTemporalRuntime } from '../platform/temporal/native-connection';
+import { initTracing } from '../platform/tracing/setup';
+import { createLogger } from '../platform/logger';
+import { lowerPriority } from '../platform/processes';
 import { createEngineWorker, createPinnedMcpWorker } from './create-worker';
 import { startMcpPool } from './mcp-lifecycle';
+import { oauthRecords } from '../store/integrations/oauth';
 
 /** The worker process: `npm run worker`, against TEMPORAL_ADDRESS and DATABASE_URL. */
 async function main(): Promise<void> {
@@ -41,7 +42,7 @@ async function main(): Promise<void> {
   await migrate(db);
   await openSecretStore(db, config.secretKeys, logger);
   const connection = await connectTemporal(config);
-  const mcpPool = await startMcpPool(logger, { groupsDir: config.mcpGroupsDir, network: config.networkPolicy, oauth: { db, logger } });
+  const mcpPool = await startMcpPool(logger, { groupsDir: config.mcpGroupsDir, network: config.networkPolicy, oauth: { records: oauthRecords(db), logger } });
   const tracing = initTracing(config.langfuse, logger);
   // Tool calls waiting for answers to MCP servers' questions wake on it.
   const runChanges = listenForAnswers(db, logger);

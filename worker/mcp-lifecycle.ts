@@ -1,8 +1,8 @@
-import { ConfigError } from '../core/config';
-import type { Logger } from '../core/logger';
-import { createMcpPool, type McpPool, type McpPoolOptions } from '../core/mcp/pool';
-import { killLeftoverServerGroups } from '../core/mcp/process-groups';
-import { PrivateDirError } from '../core/private-files';
+import { ConfigError } from '../platform/config';
+import type { Logger } from '../platform/logger';
+import { createMcpPool, type McpPool, type McpPoolOptions } from '../mcp-client/pool';
+import { killLeftoverServerGroups } from '../mcp-client/process-groups';
+import { PrivateDirError } from '../platform/private-files';
 
 /** How often a live worker looks for servers left by a sibling worker that died on this machine. */
 const SWEEP_EVERY_MS = 15_000;

@@ -4,9 +4,9 @@ import {
 import type { createActivities } from '../activities';
 import {
   APPROVAL_FAILURE, APPROVAL_STATUS_WORDS, approvalText, type ApprovalKeyKind, type ApprovalRequirement, type ApprovalStatus,
-} from '../core/contract/approval';
-import { waitingForApprovalKey } from '../core/contract/search-attributes';
-import type { ToolCallRef } from '../core/contract/tool-call';
+} from '../core/approval';
+import { waitingForApprovalKey } from '../core/search-attributes';
+import type { ToolCallRef } from '../core/tool-call';
 import { decideApprovalUpdate } from './definitions';
 
 type Activities = ReturnType<typeof createActivities>;

@@ -1,7 +1,7 @@
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { PreparedRun } from '../activities/prepare-run';
-import { DECIDE_APPROVAL_UPDATE, type DecideApprovalInput } from '../core/contract/approval';
-import { RUN_STATE_QUERY, type RunState } from '../core/contract/run';
+import { DECIDE_APPROVAL_UPDATE, type DecideApprovalInput } from '../core/approval';
+import { RUN_STATE_QUERY, type RunState } from '../core/run';
 import type { Usage } from '../core/messages';
 
 /** The run workflow's input; the run itself is loaded by reference (runId is the workflow id). */

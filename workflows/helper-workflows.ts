@@ -1,7 +1,7 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
-import type { ContextPreview } from '../activities/prompt-prefix';
-import type { DiscoveredIntegration } from '../core/mcp/discover';
+import type { ContextPreview } from '../core/messages';
+import type { DiscoveredIntegration } from '../core/discovery';
 
 type Activities = ReturnType<typeof createActivities>;
 
@@ -47,7 +47,7 @@ const oauthActivities = (taskQueue: string | undefined) => proxyActivities<Activ
 
 /*
  * The OAuth helpers carry ids only: the authorization URL holds the `state` (the callback's only
- * proof) and the callback brings a code; both stay sealed in PostgreSQL (core/db/oauth-states.ts).
+ * proof) and the callback brings a code; both stay sealed in PostgreSQL (store/integrations/oauth-states.ts).
  */
 
 /** POST /v1/integrations/:id/authorize: the id of the authorization begun. */

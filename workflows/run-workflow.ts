@@ -4,9 +4,9 @@ import {
 } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
 import type { LlmTurnOutput } from '../activities/llm-turn';
-import { DEFAULT_CONTINUE_AS_NEW_BYTES, type RunError, type RunOutcome, type RunState } from '../core/contract/run';
-import { runStatusKey } from '../core/contract/search-attributes';
-import { offeredNativeTools, type ToolAvailability, type ToolCallRef, type ToolOutcome } from '../core/contract/tool-call';
+import { DEFAULT_CONTINUE_AS_NEW_BYTES, type RunError, type RunOutcome, type RunState } from '../core/run';
+import { runStatusKey } from '../core/search-attributes';
+import { offeredNativeTools, type ToolAvailability, type ToolCallRef, type ToolOutcome } from '../core/tool-call';
 import { installApprovalGate, type ApprovalGate, type ApprovalSeqs } from './approval-gate';
 import { runStateQuery, type RunContinuation, type RunWorkflowInput } from './definitions';
 import { routeToolCall } from './tool-kinds';

@@ -1,11 +1,11 @@
 import type { ActivityOptions } from '@temporalio/common';
-import { NATIVE_TOOL_NAMES, offeredNativeTools, type McpToolRoute, type ToolAvailability } from '../core/contract/tool-call';
-import { toolResultText } from '../core/contract/tool-texts';
+import { NATIVE_TOOL_NAMES, offeredNativeTools, type McpToolRoute, type ToolAvailability } from '../core/tool-call';
+import { toolResultText } from '../core/tool-texts';
 
 /**
  * Every kind of tool call the workflow can dispatch, in one table: which activity serves it with
  * which options, and what the LLM reads when that activity gives up (when a native tool is
- * offered is core/contract/tool-call.ts's offeredNativeTools, which preparation uses too).
+ * offered is core/tool-call.ts's offeredNativeTools, which preparation uses too).
  * A new native tool is one entry here, one handler file in activities/tools/ and one registration
  * line in activities/tools/index.ts. Pure: the run workflow reads it, the API derives its enums from it.
  */

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ElicitRequestSchema, ErrorCode, McpError, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
-import { closeRunInput, insertRunInput, takeRunInputAnswer, type RunInput } from '../../core/db/run-inputs';
-import type { ElicitHandler } from '../../core/mcp/connect';
+import { closeRunInput, insertRunInput, takeRunInputAnswer, type RunInput } from '../../store/runs/run-inputs';
+import type { ElicitHandler } from '../../mcp-client/connect';
 import type { ToolRun } from '../tool-call';
 
 /**

@@ -1,4 +1,4 @@
-import type { DiscoveredIntegration } from '../../core/mcp/discover';
+import type { DiscoveredIntegration } from '../../core/discovery';
 
 /** Bounds the catalogue in descriptions: a server with thousands of resources must not fill the context. */
 const MAX_LISTED = 50;

@@ -1,15 +1,15 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import type { McpToolRoute } from '../../core/contract/tool-call';
-import { toolResultText } from '../../core/contract/tool-texts';
-import { mcpErrorText } from '../../core/mcp/error-text';
-import { isAuthorizationRequired } from '../../core/mcp/oauth-provider';
-import { toolResultContentText } from '../../core/mcp/tool-result-text';
+import type { McpToolRoute } from '../../core/tool-call';
+import { toolResultText } from '../../core/tool-texts';
+import { mcpErrorText } from '../../core/mcp-error-text';
+import { isAuthorizationRequired } from '../../mcp-client/oauth-provider';
+import { toolResultContentText } from '../../mcp-client/tool-result-text';
 import type { ToolDefinition } from '../../core/messages';
-import { mcpToolSpanName } from '../../core/tracing/run-trace';
+import { mcpToolSpanName } from '../../platform/tracing/run-trace';
 import type { DiscoverySnapshot } from '../run-snapshots';
 import type { ToolHandler, ToolRun, Verdict } from '../tool-call';
-import type { Integration } from '../../core/db/integrations';
+import type { Integration } from '../../core/integration';
 import { callClock, elicitationHandler, requestTimedOut } from './elicitation';
 import { integrationUsable } from './usable-integration';
 

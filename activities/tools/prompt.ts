@@ -1,8 +1,8 @@
-import { NATIVE_TOOL_NAMES } from '../../core/contract/tool-call';
-import { toolResultText } from '../../core/contract/tool-texts';
-import type { DiscoveredIntegration } from '../../core/mcp/discover';
-import { mcpErrorText } from '../../core/mcp/error-text';
-import { formatPromptResult } from '../../core/mcp/prompt-text';
+import { NATIVE_TOOL_NAMES } from '../../core/tool-call';
+import { toolResultText } from '../../core/tool-texts';
+import type { DiscoveredIntegration } from '../../core/discovery';
+import { mcpErrorText } from '../../core/mcp-error-text';
+import { formatPromptResult } from '../../mcp-client/prompt-text';
 import { runIntegrations } from '../run-snapshots';
 import type { ToolHandler, ToolRun, Verdict } from '../tool-call';
 import { isPlainObject } from '../../core/plain-object';

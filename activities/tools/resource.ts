@@ -1,12 +1,12 @@
 import { ErrorCode, McpError, type ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
-import { NATIVE_TOOL_NAMES } from '../../core/contract/tool-call';
-import { toolResultText } from '../../core/contract/tool-texts';
-import { CsvImportError, importCsv } from '../../core/csv/import-csv';
-import type { Integration } from '../../core/db/integrations';
-import type { DiscoveredIntegration } from '../../core/mcp/discover';
-import { mcpErrorText } from '../../core/mcp/error-text';
-import { MESSAGE_TOO_LARGE } from '../../core/mcp/message-bound';
-import { resolveResourceUri, type ResolvedUri } from '../../core/mcp/resource-uri';
+import { NATIVE_TOOL_NAMES } from '../../core/tool-call';
+import { toolResultText } from '../../core/tool-texts';
+import { CsvImportError, importCsv } from '../../sources/csv/import-csv';
+import type { Integration } from '../../core/integration';
+import type { DiscoveredIntegration } from '../../core/discovery';
+import { mcpErrorText } from '../../core/mcp-error-text';
+import { MESSAGE_TOO_LARGE } from '../../mcp-client/message-bound';
+import { resolveResourceUri, type ResolvedUri } from '../../mcp-client/resource-uri';
 import { runIntegrations } from '../run-snapshots';
 import type { ToolHandler, ToolRun, Verdict } from '../tool-call';
 import { isPlainObject } from '../../core/plain-object';
@@ -35,7 +35,7 @@ async function read(integration: Integration, uri: string, run: ToolRun): Promis
     return { result: await run.deps.mcpPool.withClient(integration, (client) => client.readResource({ uri }, { timeout: integration.toolTimeoutMs, signal })) };
   } catch (err) {
     if (signal.aborted) throw signal.reason ?? err;
-    // The transport dropped an over-long message but kept the connection (core/mcp/line-buffer.ts).
+    // The transport dropped an over-long message but kept the connection (mcp-client/line-buffer.ts).
     if (err instanceof McpError && err.code === MESSAGE_TOO_LARGE) return failed(`resource exceeds ${integration.maxResourceBytes} bytes`);
     if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) return failed(`timed out after ${integration.toolTimeoutMs} ms`);
     return failed(mcpErrorText(err));

@@ -1,9 +1,9 @@
-import { NATIVE_TOOL_NAMES } from '../../core/contract/tool-call';
-import { toolResultText } from '../../core/contract/tool-texts';
-import { listDataSources } from '../../core/db/data-sources';
-import { sourceCatalogue } from '../../core/sql/source-catalogue';
-import { runSourceQuery, SOURCE_QUERY_DEFAULTS } from '../../core/sql/source-query';
-import { sourceQuerySupport } from '../../core/sql/thread-role';
+import { NATIVE_TOOL_NAMES } from '../../core/tool-call';
+import { toolResultText } from '../../core/tool-texts';
+import { listDataSources } from '../../store/data-sources';
+import { sourceCatalogue } from '../../sources/query/source-catalogue';
+import { runSourceQuery, SOURCE_QUERY_DEFAULTS } from '../../sources/query/source-query';
+import { sourceQuerySupport } from '../../sources/query/thread-role';
 import type { ToolHandler } from '../tool-call';
 
 /** The tracing span of a query; logs carry the name too. */

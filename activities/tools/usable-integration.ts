@@ -1,5 +1,6 @@
-import { findIntegration, type Integration } from '../../core/db/integrations';
-import type { Queryable } from '../../core/db/pool';
+import { findIntegration } from '../../store/integrations/integrations';
+import { type Integration } from '../../core/integration';
+import type { Queryable } from '../../store/pool';
 
 /**
  * The integration a tool call names, if a call may use it now: it may have been disabled or

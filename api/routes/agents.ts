@@ -3,17 +3,17 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import {
   agentDisabledText, findAgentByRef, insertAgent, isUniqueViolation, listAgents, removeAgent, updateAgent,
   type Agent, type AgentChanges, type NewAgent,
-} from '../../core/db/agents';
-import { inTransaction, type Db, type Queryable } from '../../core/db/pool';
-import { resolveRefs } from '../../core/db/refs';
-import { runningRunOfAgent } from '../runs/agent-runs';
+} from '../../store/agents';
+import { inTransaction, type Db, type Queryable } from '../../store/pool';
+import { resolveRefs } from '../../store/refs';
+import { runningRunOfAgent } from '../../use-cases/runs/agent-runs';
 import type { ModelConfig } from '../../core/agent-model';
-import { apiKeyEnvProblem } from '../../core/llm/key-policy';
-import type { OperatorNames } from '../../core/operator-names';
+import { apiKeyEnvProblem } from '../../core/llm-keys';
+import type { OperatorNames } from '../../platform/operator-names';
 import { requireAdminForName, type AdminPolicy } from '../auth';
-import { parseModel } from '../validation';
-import { DEFAULT_CONTEXT_PREVIEW_WAIT_MS, previewContext } from '../worker-questions';
-import { HttpProblem } from '../problem';
+import { parseModel } from '../../use-cases/validation';
+import { DEFAULT_CONTEXT_PREVIEW_WAIT_MS, previewContext } from '../../use-cases/worker-questions';
+import { HttpProblem } from '../../use-cases/problem';
 import { createAgentBody, idParams, patchAgentBody, problemResponse, ref, type CreateAgentBody, type PatchAgentBody } from '../schemas';
 
 export interface AgentRouteDeps {

@@ -1,11 +1,11 @@
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import type { FastifyPluginAsync } from 'fastify';
-import type { Db } from '../../core/db/pool';
+import type { Db } from '../../store/pool';
 import { problem, sendProblem } from '../problem';
 import { problemResponse } from '../schemas';
-import { withDeadline } from '../../core/deadline';
-import { featuresOffWithoutKey } from '../../core/secrets/key-ring';
+import { withDeadline } from '../../platform/deadline';
+import { featuresOffWithoutKey } from '../../platform/secrets/key-ring';
 
 const CHECK_DEADLINE_MS = 2_000;
 /** Temporal keeps a poller in the task queue's description for a while after its last poll. */

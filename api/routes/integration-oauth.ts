@@ -1,17 +1,17 @@
 import type { Client } from '@temporalio/client';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { authorizationView } from '../../core/db/integration-oauth';
-import { claimAuthorizationState, readAuthorizationUrl, saveAuthorizationCode } from '../../core/db/oauth-states';
-import { findIntegration } from '../../core/db/integrations';
-import type { Db } from '../../core/db/pool';
-import { resolveRef } from '../../core/db/refs';
-import type { Logger } from '../../core/logger';
+import { authorizationView } from '../../store/integrations/oauth';
+import { claimAuthorizationState, readAuthorizationUrl, saveAuthorizationCode } from '../../store/integrations/oauth-states';
+import { findIntegration } from '../../store/integrations/integrations';
+import type { Db } from '../../store/pool';
+import { resolveRef } from '../../store/refs';
+import type { Logger } from '../../platform/logger';
 import type { AdminPolicy } from '../auth';
-import { HttpProblem } from '../problem';
+import { HttpProblem } from '../../use-cases/problem';
 import { idParams, problemResponse } from '../schemas';
 import {
   beginIntegrationAuthorization, completeIntegrationAuthorization, revokeIntegrationAuthorization, type WorkerQuestionDeps,
-} from '../worker-questions';
+} from '../../use-cases/worker-questions';
 import { authorizationProperties } from './integration-schemas';
 
 /**

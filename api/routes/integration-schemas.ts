@@ -1,6 +1,6 @@
-import { INTEGRATION_NAME_PATTERN, SIZE_BOUNDS, TASK_QUEUE_PATTERN } from '../../core/db/integrations';
-import { DURATION_PATTERN } from '../../core/contract/duration';
-import { MAX_IMPORTED_SERVERS } from '../mcp-config-import';
+import { INTEGRATION_NAME_PATTERN, SIZE_BOUNDS, TASK_QUEUE_PATTERN } from '../../core/integration';
+import { DURATION_PATTERN } from '../../core/duration';
+import { MAX_IMPORTED_SERVERS } from '../../use-cases/integrations/mcp-config-import';
 
 /**
  * JSON Schemas of the integrations endpoints. Transports are checked in depth by zod
@@ -114,7 +114,7 @@ const publicTransport = {
   },
 } as const;
 
-/** An integration's OAuth state (core/db/integration-oauth.ts): never a token. */
+/** An integration's OAuth state (store/integrations/oauth.ts): never a token. */
 export const authorizationProperties = {
   authorization: {
     type: 'string', enum: ['not_required', 'required', 'authorized', 'expired'],

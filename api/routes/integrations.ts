@@ -1,22 +1,20 @@
 import type { Client } from '@temporalio/client';
 import type { FastifyPluginAsync } from 'fastify';
-import { isUniqueViolation } from '../../core/db/agents';
-import {
-  deleteUnreferencedIntegration, findIntegration, insertIntegration, integrationNameProblem, listIntegrations,
-  takenIntegrationNames, toPublic, updateIntegration, type Integration, type NewIntegration,
-} from '../../core/db/integrations';
-import { authorizationView, authorizationViews } from '../../core/db/integration-oauth';
-import { inTransaction, type Db } from '../../core/db/pool';
-import { resolveRef } from '../../core/db/refs';
-import type { Logger } from '../../core/logger';
-import type { OperatorNames } from '../../core/operator-names';
+import { isUniqueViolation } from '../../store/agents';
+import { deleteUnreferencedIntegration, findIntegration, insertIntegration, listIntegrations, takenIntegrationNames, toPublic, updateIntegration } from '../../store/integrations/integrations';
+import { integrationNameProblem, type Integration, type NewIntegration } from '../../core/integration';
+import { authorizationView, authorizationViews } from '../../store/integrations/oauth';
+import { inTransaction, type Db } from '../../store/pool';
+import { resolveRef } from '../../store/refs';
+import type { Logger } from '../../platform/logger';
+import type { OperatorNames } from '../../platform/operator-names';
 import type { FastifyRequest } from 'fastify';
 import { requireAdminForName, type AdminPolicy } from '../auth';
-import { adminFieldsChanged, adminSettingsChanged } from '../integration-admin';
-import { parseApproval, patchTransport, parseTransport, readElicitationTimeout } from '../integration-input';
-import { fetchCapabilities } from '../worker-questions';
-import { readMcpConfig, type Environment } from '../mcp-config-import';
-import { HttpProblem } from '../problem';
+import { adminFieldsChanged, adminSettingsChanged } from '../../use-cases/integrations/integration-admin';
+import { parseApproval, patchTransport, parseTransport, readElicitationTimeout } from '../../use-cases/integrations/integration-input';
+import { fetchCapabilities } from '../../use-cases/worker-questions';
+import { readMcpConfig, type Environment } from '../../use-cases/integrations/mcp-config-import';
+import { HttpProblem } from '../../use-cases/problem';
 import { idParams, problemResponse } from '../schemas';
 import {
   capabilitiesResponse, createIntegrationBody, importBody, integrationResponse, patchIntegrationBody,

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
-import { runAccepted, startRunOnNewThread, type StartRunDeps } from '../runs/start-run';
+import { runAccepted, startRunOnNewThread, type StartRunDeps } from '../../use-cases/runs/start-run';
 import { problemResponse, ref, startOneShotRunBody, startRunHeaders } from '../schemas';
 
 /**

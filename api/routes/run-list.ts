@@ -1,9 +1,9 @@
 import type { Client } from '@temporalio/client';
 import type { FastifyPluginAsync } from 'fastify';
-import type { Db } from '../../core/db/pool';
-import { resolveRef } from '../../core/db/refs';
-import { listRuns, type ListRunsRequest } from '../runs/list-runs';
-import { HttpProblem } from '../problem';
+import type { Db } from '../../store/pool';
+import { resolveRef } from '../../store/refs';
+import { listRuns, type ListRunsRequest } from '../../use-cases/runs/list-runs';
+import { HttpProblem } from '../../use-cases/problem';
 import { problemResponse, runStatus } from '../schemas';
 
 // Filters become visibility-query literals: ids are restricted to the characters our ids use.

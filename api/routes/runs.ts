@@ -1,13 +1,13 @@
 import type { Client } from '@temporalio/client';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import type { ApprovalDecision, ApprovalKeyKind } from '../../core/contract/approval';
-import { decideApproval } from '../runs/approvals';
-import type { Db } from '../../core/db/pool';
-import type { RunChangeFeed } from '../../core/db/run-changes';
-import { cancelRun, readRunWhenEnded } from '../runs/runs';
-import { runAccepted, startRun } from '../runs/start-run';
-import { runNotFound } from '../problem';
-import type { RunViewCache } from '../runs/run-view-cache';
+import type { ApprovalDecision, ApprovalKeyKind } from '../../core/approval';
+import { decideApproval } from '../../use-cases/runs/approvals';
+import type { Db } from '../../store/pool';
+import type { RunChangeFeed } from '../../store/runs/run-changes';
+import { cancelRun, readRunWhenEnded } from '../../use-cases/runs/runs';
+import { runAccepted, startRun } from '../../use-cases/runs/start-run';
+import { runNotFound } from '../../use-cases/problem';
+import type { RunViewCache } from '../../use-cases/runs/run-view-cache';
 import { closingSignal } from '../closing-signal';
 import {
   decideApprovalBody, idParams, problemResponse, readRunQuery, ref, runStatus, startRunBody, startRunHeaders,

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsync } from 'fastify';
-import { listDataSources } from '../../core/db/data-sources';
-import type { Db } from '../../core/db/pool';
-import { findThread } from '../../core/db/threads';
-import { HttpProblem } from '../problem';
+import { listDataSources } from '../../store/data-sources';
+import type { Db } from '../../store/pool';
+import { findThread } from '../../store/threads/threads';
+import { HttpProblem } from '../../use-cases/problem';
 import { idParams, problemResponse } from '../schemas';
 
 const dataSourceSchema = {

@@ -1,4 +1,4 @@
-import { MESSAGE_PREVIEW_CHARS } from '../../core/db/thread-messages';
+import { MESSAGE_PREVIEW_CHARS } from '../../store/threads/thread-messages';
 
 const timestamp = { type: 'string', format: 'date-time' } as const;
 

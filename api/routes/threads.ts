@@ -1,9 +1,9 @@
 import type { FastifyPluginAsync } from 'fastify';
-import { agentDisabledText, findAgentByRef } from '../../core/db/agents';
-import type { Db } from '../../core/db/pool';
-import { pageThreadMessages } from '../../core/db/thread-messages';
-import { findThread, insertThread, listThreads } from '../../core/db/threads';
-import { HttpProblem } from '../problem';
+import { agentDisabledText, findAgentByRef } from '../../store/agents';
+import type { Db } from '../../store/pool';
+import { pageThreadMessages } from '../../store/threads/thread-messages';
+import { findThread, insertThread, listThreads } from '../../store/threads/threads';
+import { HttpProblem } from '../../use-cases/problem';
 import { createThreadBody, idParams, problemResponse, ref } from '../schemas';
 import { messagePageSchema, messagesQuery, threadPageSchema, threadsQuery } from './thread-schemas';
 

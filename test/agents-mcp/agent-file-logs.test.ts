@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import pino from 'pino';
-import { startAgentFileSync, type SyncReport } from '../../core/agent-files/sync';
+import { startAgentFileSync, type SyncReport } from '../../store/agent-files/sync';
 import { startEngine, type Engine } from '../support/engine';
 import { testStack } from '../support/stack-env';
 import { waitFor } from '../support/wait';

@@ -9,11 +9,11 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ProgressNotificationSchema, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../api/app';
-import { parseChatmd } from '../../core/agent-files/parse-chatmd';
-import { startAgentFileSync, syncAgentFiles, type SyncReport } from '../../core/agent-files/sync';
-import { insertAgent } from '../../core/db/agents';
-import { findRunResult } from '../../core/db/run-store';
-import { insertThread } from '../../core/db/threads';
+import { parseChatmd } from '../../store/agent-files/parse-chatmd';
+import { startAgentFileSync, syncAgentFiles, type SyncReport } from '../../store/agent-files/sync';
+import { insertAgent } from '../../store/agents';
+import { findRunResult } from '../../store/runs/run-store';
+import { insertThread } from '../../store/threads/threads';
 import { logger, startEngine, type Engine } from '../support/engine';
 import { testStack } from '../support/stack-env';
 import { waitFor } from '../support/wait';
@@ -158,7 +158,7 @@ const transports: Record<string, () => Transport> = {
   'Streamable HTTP': () => new StreamableHTTPClientTransport(mcpUrl, { requestInit: { headers: { authorization: `Bearer ${API_KEY}` } } }),
   stdio: () => new StdioClientTransport({
     command: process.execPath,
-    args: [path.join(__dirname, '..', '..', 'api', 'cli', 'agent-engine.js'), 'mcp'],
+    args: [path.join(__dirname, '..', '..', 'cli', 'agent-engine.js'), 'mcp'],
     env: {
       PATH: process.env.PATH ?? '', DATABASE_URL: testStack().databases.embedded, TEMPORAL_ADDRESS: testStack().temporalAddress,
       TASK_QUEUE: engine.taskQueue, LOG_LEVEL: 'warn',

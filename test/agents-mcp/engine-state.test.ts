@@ -6,14 +6,14 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { insertAgent } from '../../core/db/agents';
-import { engineStateFile, readEngineState, removeEngineState, writeEngineState, type EngineState } from '../../core/engine-state';
-import { freePort } from '../../core/ports';
+import { insertAgent } from '../../store/agents';
+import { engineStateFile, readEngineState, removeEngineState, writeEngineState, type EngineState } from '../../platform/engine-state';
+import { freePort } from '../../platform/ports';
 import { startEngine, type Engine } from '../support/engine';
 import { testStack } from '../support/stack-env';
 import { waitFor } from '../support/wait';
 
-const BIN = path.join(__dirname, '..', '..', 'api', 'cli', 'agent-engine.js');
+const BIN = path.join(__dirname, '..', '..', 'cli', 'agent-engine.js');
 
 /** The pid of a process that has exited: a state file naming it was left by a killed engine. */
 async function deadPid(): Promise<number> {

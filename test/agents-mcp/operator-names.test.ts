@@ -3,10 +3,10 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { startApiServer, type ApiServer } from '../../api/server';
-import { syncAgentFiles } from '../../core/agent-files/sync';
-import { findAgentByRef } from '../../core/db/agents';
-import { findIntegrationByName } from '../../core/db/integrations';
-import { loadConfig } from '../../core/config';
+import { syncAgentFiles } from '../../store/agent-files/sync';
+import { findAgentByRef } from '../../store/agents';
+import { findIntegrationByName } from '../../store/integrations/integrations';
+import { loadConfig } from '../../platform/config';
 import { logger, startEngine, type Engine } from '../support/engine';
 import { testStack } from '../support/stack-env';
 

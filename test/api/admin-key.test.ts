@@ -3,10 +3,10 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../../api/app';
-import { loadIntegrationsFile } from '../../api/integrations-file';
+import { loadIntegrationsFile } from '../../use-cases/integrations/integrations-file';
 import { startApiServer } from '../../api/server';
-import { ConfigError, loadConfig } from '../../core/config';
-import { findIntegrationByName } from '../../core/db/integrations';
+import { ConfigError, loadConfig } from '../../platform/config';
+import { findIntegrationByName } from '../../store/integrations/integrations';
 import { logger, startEngine, type Engine } from '../support/engine';
 import { testStack } from '../support/stack-env';
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import type { ScriptStep } from '../../core/agent-model';
-import { seedThreadMessages, upsertFileAgent } from '../../core/db/file-agents';
+import { seedThreadMessages, upsertFileAgent } from '../../store/agent-files/file-agents';
 import type { Engine } from '../support/engine';
 import { startApiEngine, stopApiEngine } from '../support/api-engine';
 

@@ -5,14 +5,15 @@ import path from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { buildApp } from '../../api/app';
 import { problemHandlers } from '../../api/problem';
-import { insertIntegration, type Integration } from '../../core/db/integrations';
+import { insertIntegration } from '../../store/integrations/integrations';
+import { type Integration } from '../../core/integration';
 import { logger, startEngine, type Engine } from '../support/engine';
-import { freePort } from '../../core/ports';
+import { freePort } from '../../platform/ports';
 import { testStack } from '../support/stack-env';
 import { waitFor } from '../support/wait';
 
 const ROOT = path.join(__dirname, '..', '..');
-const BIN = path.join(ROOT, 'api', 'cli', 'agent-engine.js');
+const BIN = path.join(ROOT, 'cli', 'agent-engine.js');
 const FIXTURE = path.join(__dirname, '..', 'fixtures', 'mcp-fixture-server.ts');
 const suffix = () => randomUUID().slice(0, 8);
 

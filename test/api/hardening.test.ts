@@ -1,6 +1,6 @@
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { buildApp } from '../../api/app';
-import { createPool } from '../../core/db/pool';
+import { createPool } from '../../store/pool';
 import { logger, startEngine, type Engine } from '../support/engine';
 import { testStack } from '../support/stack-env';
 import { proxyDatabase } from '../support/tcp-proxy';

@@ -6,8 +6,8 @@ import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../../api/app';
-import { checkApiExposure, loadConfig } from '../../core/config';
-import { findIntegrationByName } from '../../core/db/integrations';
+import { checkApiExposure, loadConfig } from '../../platform/config';
+import { findIntegrationByName } from '../../store/integrations/integrations';
 import { logger, startEngine, type Engine } from '../support/engine';
 import { waitFor } from '../support/wait';
 

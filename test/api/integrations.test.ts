@@ -4,10 +4,10 @@ import { Writable } from 'node:stream';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import pino from 'pino';
 import { buildApp } from '../../api/app';
-import { findIntegration, findIntegrationByName } from '../../core/db/integrations';
+import { findIntegration, findIntegrationByName } from '../../store/integrations/integrations';
 import { logger, startEngine, type Engine } from '../support/engine';
 import { waitFor } from '../support/wait';
-import { freePort } from '../../core/ports';
+import { freePort } from '../../platform/ports';
 
 const ROOT = path.join(__dirname, '..', '..');
 const FIXTURE = path.join(__dirname, '..', 'fixtures', 'mcp-fixture-server.ts');

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../../api/app';
 import type { ScriptStep } from '../../core/agent-model';
-import { createPool } from '../../core/db/pool';
-import { toolResultText } from '../../core/contract/tool-texts';
+import { createPool } from '../../store/pool';
+import { toolResultText } from '../../core/tool-texts';
 import { logger, type Engine } from '../support/engine';
 import { startApiEngine, stopApiEngine } from '../support/api-engine';
 

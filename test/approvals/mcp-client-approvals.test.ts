@@ -6,11 +6,11 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ElicitRequestSchema, ProgressNotificationSchema, type ElicitRequest, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../api/app';
-import { toolNameOf } from '../../api/mcp/agent-server';
-import { insertAgent } from '../../core/db/agents';
-import { findApproval } from '../../core/db/approvals';
-import { insertIntegration } from '../../core/db/integrations';
-import { findRunResult, listEvents } from '../../core/db/run-store';
+import { toolNameOf } from '../../mcp-server/agent-server';
+import { insertAgent } from '../../store/agents';
+import { findApproval } from '../../store/approvals';
+import { insertIntegration } from '../../store/integrations/integrations';
+import { findRunResult, listEvents } from '../../store/runs/run-store';
 import { logger, startEngine, type Engine } from '../support/engine';
 import { testStack } from '../support/stack-env';
 import { waitFor } from '../support/wait';
@@ -62,7 +62,7 @@ describe('approvals of runs started by an MCP client', () => {
 
   const stdio = () => new StdioClientTransport({
     command: process.execPath,
-    args: [path.join(ROOT, 'api', 'cli', 'agent-engine.js'), 'mcp'],
+    args: [path.join(ROOT, 'cli', 'agent-engine.js'), 'mcp'],
     env: {
       PATH: process.env.PATH ?? '', DATABASE_URL: testStack().databases.embedded, TEMPORAL_ADDRESS: testStack().temporalAddress,
       TASK_QUEUE: engine.taskQueue, LOG_LEVEL: 'warn',

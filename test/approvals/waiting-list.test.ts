@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { insertAgent } from '../../core/db/agents';
-import { insertIntegration } from '../../core/db/integrations';
-import { insertThread } from '../../core/db/threads';
+import { insertAgent } from '../../store/agents';
+import { insertIntegration } from '../../store/integrations/integrations';
+import { insertThread } from '../../store/threads/threads';
 import { startApiEngine, stopApiEngine, type ApiEngine } from '../support/api-engine';
 import { waitFor } from '../support/wait';
 

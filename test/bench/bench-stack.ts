@@ -6,19 +6,19 @@ import type { Client } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
-import type { Integration } from '../../core/db/integrations';
-import { startEmbeddedPostgres } from '../../core/db/embedded-postgres';
-import { migrate } from '../../core/db/migrations';
-import { createPool, type Db } from '../../core/db/pool';
-import { createScriptedProvider } from '../../core/llm/scripted';
-import { createLogger } from '../../core/logger';
-import type { McpPool } from '../../core/mcp/pool';
-import { niced } from '../../core/processes';
-import { resolveTemporalCli } from '../../core/temporal/cli';
-import { runSearchAttributeKeys } from '../../core/contract/search-attributes';
+import type { Integration } from '../../core/integration';
+import { startEmbeddedPostgres } from '../../store/embedded-postgres';
+import { migrate } from '../../store/migrations';
+import { createPool, type Db } from '../../store/pool';
+import { createScriptedProvider } from '../../llm/scripted';
+import { createLogger } from '../../platform/logger';
+import type { McpPool } from '../../mcp-client/pool';
+import { niced } from '../../platform/processes';
+import { resolveTemporalCli } from '../../platform/temporal/cli';
+import { runSearchAttributeKeys } from '../../core/search-attributes';
 import { startMcpPool } from '../../worker/mcp-lifecycle';
 import type { BenchActivities } from './bench-workflows';
-import { freePort } from '../../core/ports';
+import { freePort } from '../../platform/ports';
 
 /** The servers a benchmark runs on, started here and stopped by close(): nothing is shared with other runs. */
 export interface BenchInfra {

@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
-import type { Integration } from '../../core/db/integrations';
-import { loadConfig } from '../../core/config';
-import { createLogger } from '../../core/logger';
-import { lowerPriority } from '../../core/processes';
+import type { Integration } from '../../core/integration';
+import { loadConfig } from '../../platform/config';
+import { createLogger } from '../../platform/logger';
+import { lowerPriority } from '../../platform/processes';
 import { startMcpPool } from '../../worker/mcp-lifecycle';
 import { createBenchActivities } from './bench-stack';
 

@@ -3,11 +3,11 @@ import path from 'node:path';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { temporal } from '@temporalio/proto';
-import { insertAgent } from '../../core/db/agents';
-import { insertIntegration } from '../../core/db/integrations';
-import { findRunResult } from '../../core/db/run-store';
-import { insertThread } from '../../core/db/threads';
-import { startRun } from '../../api/runs/start-run';
+import { insertAgent } from '../../store/agents';
+import { insertIntegration } from '../../store/integrations/integrations';
+import { findRunResult } from '../../store/runs/run-store';
+import { insertThread } from '../../store/threads/threads';
+import { startRun } from '../../use-cases/runs/start-run';
 import { startBenchStack, type BenchStack } from './bench-stack';
 import type { bareMcpCallWorkflow } from './bench-workflows';
 

@@ -2,16 +2,17 @@ import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { OAuthSettings } from '../../core/db/integration-secrets';
-import { findIntegration, insertIntegration } from '../../core/db/integrations';
-import { migrate } from '../../core/db/migrations';
-import { createPool } from '../../core/db/pool';
-import { createLogger } from '../../core/logger';
-import { connectIntegration } from '../../core/mcp/connect';
-import { beginAuthorization, completeAuthorization, isAuthorizationRequired } from '../../core/mcp/oauth-provider';
-import { guardedFetch } from '../../core/net/address-guard';
-import { installSecretKeys } from '../../core/secrets/key-ring';
-import { keyRing, newSecretKey } from '../../core/secrets/secret-box';
+import type { OAuthSettings } from '../../core/integration';
+import { findIntegration, insertIntegration } from '../../store/integrations/integrations';
+import { migrate } from '../../store/migrations';
+import { createPool } from '../../store/pool';
+import { createLogger } from '../../platform/logger';
+import { connectIntegration } from '../../mcp-client/connect';
+import { beginAuthorization, completeAuthorization, isAuthorizationRequired } from '../../mcp-client/oauth-provider';
+import { guardedFetch } from '../../platform/net/address-guard';
+import { installSecretKeys } from '../../platform/secrets/key-ring';
+import { keyRing, newSecretKey } from '../../platform/secrets/secret-box';
+import { oauthRecords } from '../../store/integrations/oauth';
 
 /**
  * The client command `@modelcontextprotocol/conformance client --suite auth` runs (see
@@ -36,7 +37,7 @@ async function main(): Promise<void> {
   installSecretKeys(keyRing(newSecretKey()));
   const db = createPool(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres', logger, 4);
   const fetch = guardedFetch();
-  const options = { groupsDir: path.join(os.tmpdir(), 'conformance-groups'), logger, timeoutMs: 20_000, fetch, oauth: { db, logger } };
+  const options = { groupsDir: path.join(os.tmpdir(), 'conformance-groups'), logger, timeoutMs: 20_000, fetch, oauth: { records: oauthRecords(db), logger } };
   let client: Client | undefined;
   let id: string | undefined;
   try {
@@ -52,7 +53,7 @@ async function main(): Promise<void> {
     /** The operator's authorization: begun on a worker, approved in a (headless) browser, completed at the callback. */
     const authorize = async () => {
       const integration = (await findIntegration(db, created.id))!;
-      const begun = await beginAuthorization(db, integration, REDIRECT_URL, fetch);
+      const begun = await beginAuthorization(oauthRecords(db), integration, REDIRECT_URL, fetch);
       const res = await fetch(begun.authorizationUrl, { redirect: 'manual' });
       await res.body?.cancel();
       const location = res.headers.get('location');
@@ -61,7 +62,7 @@ async function main(): Promise<void> {
       if (back.searchParams.get('state') !== begun.state) throw new Error('the redirect came back with another state');
       const code = back.searchParams.get('code');
       if (!code) throw new Error(`the redirect has no code: ${back.searchParams.get('error') ?? 'no error either'}`);
-      await completeAuthorization(db, integration, { code, codeVerifier: begun.codeVerifier, redirectUrl: REDIRECT_URL }, fetch);
+      await completeAuthorization(oauthRecords(db), integration, { code, codeVerifier: begun.codeVerifier, redirectUrl: REDIRECT_URL }, fetch);
     };
     /** What a worker does for each request, with the operator stepping in once when told an authorization is needed. */
     const asWorker = async <T>(fn: (c: Client) => Promise<T>): Promise<T> => {

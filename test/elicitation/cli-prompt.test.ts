@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../api/app';
-import { insertAgent } from '../../core/db/agents';
+import { insertAgent } from '../../store/agents';
 import { runCli } from '../support/cli';
 import { logger, startEngine, type Engine } from '../support/engine';
 import { waitFor } from '../support/wait';

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { insertAgent } from '../../core/db/agents';
-import { insertIntegration } from '../../core/db/integrations';
-import { insertThread } from '../../core/db/threads';
+import { insertAgent } from '../../store/agents';
+import { insertIntegration } from '../../store/integrations/integrations';
+import { insertThread } from '../../store/threads/threads';
 import { startEngine, type Engine } from '../support/engine';
 import { testStack } from '../support/stack-env';
 import { proxyDatabase, type TcpProxy } from '../support/tcp-proxy';

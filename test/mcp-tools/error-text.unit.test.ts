@@ -2,7 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { ErrorCode, GetPromptRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { mcpErrorText, mcpRequestError } from '../../core/mcp/error-text';
+import { mcpErrorText, mcpRequestError } from '../../core/mcp-error-text';
 
 describe('MCP error texts', () => {
   test('mcpErrorText strips any number of "MCP error <code>: " prefixes, and nothing else', () => {

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { ScriptStep } from '../../core/agent-model';
-import { insertAgent } from '../../core/db/agents';
-import { insertIntegration, type Integration, type NewIntegration } from '../../core/db/integrations';
-import { insertThread } from '../../core/db/threads';
-import { toolResultText } from '../../core/contract/tool-texts';
+import { insertAgent } from '../../store/agents';
+import { insertIntegration } from '../../store/integrations/integrations';
+import { type Integration, type NewIntegration } from '../../core/integration';
+import { insertThread } from '../../store/threads/threads';
+import { toolResultText } from '../../core/tool-texts';
 import { startEngine, type Engine } from '../support/engine';
 import { startHttpMcpServer, type HttpMcpServer } from '../fixtures/http-mcp-server';
 

@@ -4,8 +4,8 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { ListToolsRequestSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { listCapabilities } from '../../core/mcp/discover';
-import { createLogger } from '../../core/logger';
+import { listCapabilities } from '../../mcp-client/discover';
+import { createLogger } from '../../platform/logger';
 
 const logger = createLogger('silent', 'test');
 

@@ -2,10 +2,11 @@ import type { ActivityDeps } from '../../activities/deps';
 import { mcpToolDefinitions } from '../../activities/tools/mcp-tool';
 import { promptTool } from '../../activities/tools/prompt';
 import { resourceTool } from '../../activities/tools/resource';
-import type { DiscoveredIntegration } from '../../core/mcp/discover';
-import { assignExposedNames, exposedToolName } from '../../core/mcp/naming';
-import { toolResultContentText } from '../../core/mcp/tool-result-text';
-import { toPublic, type Integration } from '../../core/db/integrations';
+import type { DiscoveredIntegration } from '../../core/discovery';
+import { assignExposedNames, exposedToolName } from '../../mcp-client/naming';
+import { toolResultContentText } from '../../mcp-client/tool-result-text';
+import { toPublic } from '../../store/integrations/integrations';
+import { type Integration } from '../../core/integration';
 
 describe('MCP tool names', () => {
   test('are <integration>__<tool>, sanitised to [A-Za-z0-9_-]', () => {

@@ -2,9 +2,10 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { insertAgent } from '../../core/db/agents';
-import { insertIntegration, type Integration } from '../../core/db/integrations';
-import { insertThread } from '../../core/db/threads';
+import { insertAgent } from '../../store/agents';
+import { insertIntegration } from '../../store/integrations/integrations';
+import { type Integration } from '../../core/integration';
+import { insertThread } from '../../store/threads/threads';
 import { startEngine, type Engine } from '../support/engine';
 import { waitFor } from '../support/wait';
 

@@ -1,19 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import type { ScriptStep } from '../../core/agent-model';
-import { insertAgent } from '../../core/db/agents';
-import { insertIntegration } from '../../core/db/integrations';
-import { migrate } from '../../core/db/migrations';
-import { insertThread } from '../../core/db/threads';
-import { readAuthorizationState, saveAuthorizationState } from '../../core/db/oauth-states';
-import { beginAuthorization, completeAuthorization } from '../../core/mcp/oauth-provider';
-import { installSecretKeys } from '../../core/secrets/key-ring';
-import { openSecretStore } from '../../core/secrets/open-store';
-import { rotateSecrets } from '../../core/secrets/rotate';
-import { keyRing, newSecretKey } from '../../core/secrets/secret-box';
-import { defaultFetch } from '../../core/mcp/connect';
+import { insertAgent } from '../../store/agents';
+import { insertIntegration } from '../../store/integrations/integrations';
+import { migrate } from '../../store/migrations';
+import { insertThread } from '../../store/threads/threads';
+import { readAuthorizationState, saveAuthorizationState } from '../../store/integrations/oauth-states';
+import { beginAuthorization, completeAuthorization } from '../../mcp-client/oauth-provider';
+import { installSecretKeys } from '../../platform/secrets/key-ring';
+import { openSecretStore } from '../../store/secrets/open-secret-store';
+import { rotateSecrets } from '../../store/secrets/rotate-secrets';
+import { keyRing, newSecretKey } from '../../platform/secrets/secret-box';
+import { defaultFetch } from '../../mcp-client/connect';
 import { logger, startEngine, type Engine } from '../support/engine';
 import { approveInBrowser, startOAuthProtectedServer, type OAuthProtectedServer } from '../fixtures/oauth-protected-server';
+import { oauthRecords } from '../../store/integrations/oauth';
 
 const [K1, K2] = [newSecretKey(), newSecretKey()];
 const idOf = (key: Buffer) => keyRing(key).current!.id;
@@ -60,12 +61,12 @@ describe('OAuth secrets at rest', () => {
     });
     // The operator's steps as the worker's activities take them, with a headless browser between.
     const redirectUrl = 'http://127.0.0.1:9/oauth/callback';
-    const begun = await beginAuthorization(engine.db, integration, redirectUrl, defaultFetch);
+    const begun = await beginAuthorization(oauthRecords(engine.db), integration, redirectUrl, defaultFetch);
     await saveAuthorizationState(engine.db, {
       integrationId: integration.id, state: begun.state, codeVerifier: begun.codeVerifier, redirectUrl, authorizationUrl: begun.authorizationUrl,
     });
     const code = new URL(await approveInBrowser(begun.authorizationUrl)).searchParams.get('code')!;
-    await completeAuthorization(engine.db, integration, { code, codeVerifier: begun.codeVerifier, redirectUrl }, defaultFetch);
+    await completeAuthorization(oauthRecords(engine.db), integration, { code, codeVerifier: begun.codeVerifier, redirectUrl }, defaultFetch);
     expect(await kids()).toEqual([idOf(K1), idOf(K1)]);
 
     // A process with another key only refuses, naming the table.

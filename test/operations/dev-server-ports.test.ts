@@ -1,8 +1,8 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
-import { freePort } from '../../core/ports';
-import { startDevServer, type DevServer } from '../../core/temporal/dev-server';
+import { freePort } from '../../platform/ports';
+import { startDevServer, type DevServer } from '../../platform/temporal/dev-server';
 import { logger } from '../support/engine';
 import { testStack } from '../support/stack-env';
 

@@ -2,10 +2,10 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { createProviders } from '../../core/llm/providers';
-import { classifyLlmError } from '../../core/llm/errors';
-import { classifyAddress } from '../../core/net/address-classes';
-import { AddressRefusedError, guardedFetch, refusedClass } from '../../core/net/address-guard';
+import { createProviders } from '../../llm/providers';
+import { classifyLlmError } from '../../llm/errors';
+import { classifyAddress } from '../../platform/net/address-classes';
+import { AddressRefusedError, guardedFetch, refusedClass } from '../../platform/net/address-guard';
 import type { Engine } from '../support/engine';
 import { startApiEngine, stopApiEngine } from '../support/api-engine';
 

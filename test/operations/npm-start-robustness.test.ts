@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { DataDirBusyError, lockDataDir } from '../../core/data-dir-lock';
-import { startEmbeddedPostgres } from '../../core/db/embedded-postgres';
-import { freePort } from '../../core/ports';
+import { DataDirBusyError, lockDataDir } from '../../platform/data-dir-lock';
+import { startEmbeddedPostgres } from '../../store/embedded-postgres';
+import { freePort } from '../../platform/ports';
 import { logger } from '../support/engine';
 import { interrupt, killEverything, npmStart, processesUsing, waitForOutput, type Started } from '../support/npm-start';
 import { testStack } from '../support/stack-env';
@@ -35,7 +35,7 @@ describe('npm start on a shared data dir, and Ctrl-C', () => {
     const said = /An engine is already running on the data dir (\S+): PID (\d+), API (\S+)\./.exec(second.output());
     expect(said?.slice(1)).toEqual([dataDir, expect.any(String), `http://127.0.0.1:${port}`]);
     const cmdline = await fs.readFile(`/proc/${said![2]}/cmdline`, 'utf8');
-    expect(cmdline).toContain('dev-supervisor');
+    expect(cmdline).toContain('dev/supervisor');
     expect(second.output()).not.toMatch(/left running by an earlier start|shutting down/);
 
     // The first engine still has its services.

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { freePort } from '../../core/ports';
+import { freePort } from '../../platform/ports';
 import { interrupt, killEverything, npmStart, processesUsing, waitForOutput, type Started } from '../support/npm-start';
 import { testStack } from '../support/stack-env';
 

@@ -50,8 +50,8 @@ describe('the build, with production dependencies only', () => {
     const tsc = await run(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--noCheck', '--outDir', path.join(out, 'dist')]);
     expect(tsc.stdout + tsc.stderr).toBe('');
     // The bin stays where package.json names it, beside the build it falls back to.
-    await fs.mkdir(path.join(out, 'api', 'cli'), { recursive: true });
-    await fs.copyFile(path.join(ROOT, 'api', 'cli', 'agent-engine.js'), path.join(out, 'api', 'cli', 'agent-engine.js'));
+    await fs.mkdir(path.join(out, 'cli'), { recursive: true });
+    await fs.copyFile(path.join(ROOT, 'cli', 'agent-engine.js'), path.join(out, 'cli', 'agent-engine.js'));
   });
   afterAll(() => fs.rm(out, { recursive: true, force: true }));
 
@@ -75,7 +75,7 @@ describe('the build, with production dependencies only', () => {
   });
 
   test('agent-engine runs the build when tsx is not installed', async () => {
-    const help = await production([path.join(out, 'api', 'cli', 'agent-engine.js'), '--help']);
+    const help = await production([path.join(out, 'cli', 'agent-engine.js'), '--help']);
     expect(help.stderr).toBe('');
     expect(help.stdout).toContain('usage:\n  agent-engine run --agent');
     expect(help.code).toBe(0);

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
-import { freePort } from '../../core/ports';
+import { freePort } from '../../platform/ports';
 import { composeDescribe } from '../support/compose';
 import { ROOT, exited, spawnWorker } from '../support/processes';
 import { testStack } from '../support/stack-env';

@@ -4,10 +4,10 @@ import type { LightMyRequestResponse } from 'fastify';
 import pg from 'pg';
 import pino from 'pino';
 import { startApiServer, type ApiServer } from '../../api/server';
-import { loadConfig } from '../../core/config';
-import { findIntegrationByName } from '../../core/db/integrations';
-import { migrate } from '../../core/db/migrations';
-import { openSecretStore } from '../../core/secrets/open-store';
+import { loadConfig } from '../../platform/config';
+import { findIntegrationByName } from '../../store/integrations/integrations';
+import { migrate } from '../../store/migrations';
+import { openSecretStore } from '../../store/secrets/open-secret-store';
 import { startEngine, type Engine } from '../support/engine';
 
 /*

@@ -3,13 +3,14 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import pg from 'pg';
 import type { ScriptStep } from '../../core/agent-model';
-import { insertAgent } from '../../core/db/agents';
-import { findIntegration, insertIntegration, listIntegrations, type Integration } from '../../core/db/integrations';
-import { migrate } from '../../core/db/migrations';
-import { insertThread } from '../../core/db/threads';
-import { installSecretKeys } from '../../core/secrets/key-ring';
-import { openSecretStore } from '../../core/secrets/open-store';
-import { keyRing, newSecretKey } from '../../core/secrets/secret-box';
+import { insertAgent } from '../../store/agents';
+import { findIntegration, insertIntegration, listIntegrations } from '../../store/integrations/integrations';
+import { type Integration } from '../../core/integration';
+import { migrate } from '../../store/migrations';
+import { insertThread } from '../../store/threads/threads';
+import { installSecretKeys } from '../../platform/secrets/key-ring';
+import { openSecretStore } from '../../store/secrets/open-secret-store';
+import { keyRing, newSecretKey } from '../../platform/secrets/secret-box';
 import { logger, startEngine, type Engine } from '../support/engine';
 import { ROOT, exited } from '../support/processes';
 import { waitFor } from '../support/wait';
@@ -40,7 +41,7 @@ async function admin(sql: string): Promise<void> {
 /** `npm run secrets:rotate` (what the script runs), against this file's database. */
 function rotation(current: Buffer, previous: Buffer): { child: ChildProcess; output: () => string } {
   let output = '';
-  const child = spawn(process.execPath, ['--import', 'tsx', 'worker/rotate-secrets.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'dev/rotate-secrets.ts'], {
     cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, DATABASE_URL: dbUrl, SECRETS_KEY: b64(current), SECRETS_KEY_PREVIOUS: b64(previous), LOG_LEVEL: 'warn' },
   });

@@ -1,7 +1,7 @@
-import { formatPromptResult, promptContentText } from '../../core/mcp/prompt-text';
+import { formatPromptResult, promptContentText } from '../../mcp-client/prompt-text';
 import {
   buildInjectedMessages, detectConventionalPrompt, parseToolCallContent, sanitiseToolId, type FetchedPrompt,
-} from '../../core/mcp/conventional-prompts';
+} from '../../mcp-client/conventional-prompts';
 
 const from = (serverName: string, name: string, content: string): FetchedPrompt => ({ integrationId: `int_${serverName}`, serverName, name, content });
 

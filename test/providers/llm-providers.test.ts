@@ -1,6 +1,6 @@
 import type { ModelConfig } from '../../core/agent-model';
-import { createAiSdkProvider } from '../../core/llm/ai-sdk-provider';
-import { classifyLlmError, parseRetryAfter } from '../../core/llm/errors';
+import { createAiSdkProvider } from '../../llm/ai-sdk-provider';
+import { classifyLlmError, parseRetryAfter } from '../../llm/errors';
 import type { ChatMessage, ToolDefinition } from '../../core/messages';
 import { startFakeLlmServer, type FakeLlmServer } from '../support/fake-llm-server';
 

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import type { ModelConfig } from '../../core/agent-model';
-import { insertAgent } from '../../core/db/agents';
-import { insertIntegration } from '../../core/db/integrations';
-import { listEvents, runTurns } from '../../core/db/run-store';
-import { insertThread } from '../../core/db/threads';
-import { createProviders } from '../../core/llm/providers';
-import { toolResultText } from '../../core/contract/tool-texts';
+import { insertAgent } from '../../store/agents';
+import { insertIntegration } from '../../store/integrations/integrations';
+import { listEvents, runTurns } from '../../store/runs/run-store';
+import { insertThread } from '../../store/threads/threads';
+import { createProviders } from '../../llm/providers';
+import { toolResultText } from '../../core/tool-texts';
 import { logger, startEngine, type Engine } from '../support/engine';
 import { startFakeLlmServer, type FakeLlmServer, type Step } from '../support/fake-llm-server';
 import { ROOT } from '../support/processes';

@@ -3,11 +3,11 @@ import path from 'node:path';
 import { LangfuseSpanProcessor } from '@langfuse/otel';
 import { setLangfuseTracerProvider } from '@langfuse/tracing';
 import { InMemorySpanExporter, type BasicTracerProvider, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { insertAgent } from '../../core/db/agents';
-import { insertIntegration } from '../../core/db/integrations';
-import { insertThread } from '../../core/db/threads';
-import { rootSpanIdForRun, traceIdForRun } from '../../core/tracing/ids';
-import { installTracerProvider } from '../../core/tracing/setup';
+import { insertAgent } from '../../store/agents';
+import { insertIntegration } from '../../store/integrations/integrations';
+import { insertThread } from '../../store/threads/threads';
+import { rootSpanIdForRun, traceIdForRun } from '../../platform/tracing/ids';
+import { installTracerProvider } from '../../platform/tracing/setup';
 import { startEngine, type Engine } from '../support/engine';
 
 const ROOT = path.join(__dirname, '..', '..');

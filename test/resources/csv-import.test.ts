@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { types } from 'node:util';
-import { importCsv, threadSchemaName } from '../../core/csv/import-csv';
-import { insertAgent } from '../../core/db/agents';
-import { listDataSources } from '../../core/db/data-sources';
-import { createPool, type Db } from '../../core/db/pool';
-import { insertThread } from '../../core/db/threads';
+import { importCsv, threadSchemaName } from '../../sources/csv/import-csv';
+import { insertAgent } from '../../store/agents';
+import { listDataSources } from '../../store/data-sources';
+import { createPool, type Db } from '../../store/pool';
+import { insertThread } from '../../store/threads/threads';
 import { logger } from '../support/engine';
 import { testStack } from '../support/stack-env';
 import { badCsv, goodCsv } from '../fixtures/csv-cases';

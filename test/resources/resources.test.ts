@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import type { ScriptStep } from '../../core/agent-model';
-import { insertAgent } from '../../core/db/agents';
-import { insertIntegration, type Integration, type NewIntegration } from '../../core/db/integrations';
-import { insertThread } from '../../core/db/threads';
+import { insertAgent } from '../../store/agents';
+import { insertIntegration } from '../../store/integrations/integrations';
+import { type Integration, type NewIntegration } from '../../core/integration';
+import { insertThread } from '../../store/threads/threads';
 import { buildApp } from '../../api/app';
 import { csvImportedText } from '../../activities/tools/resource';
 import { logger, startEngine, type Engine } from '../support/engine';

@@ -1,9 +1,9 @@
-import { columnNames, sanitiseName, TypeInference, uniqueNames } from '../../core/csv/columns';
-import { CsvRecords, lineOfRecord } from '../../core/csv/csv-records';
-import { tableBaseName, threadSchemaName } from '../../core/csv/import-csv';
-import { LineBuffer } from '../../core/mcp/line-buffer';
-import { MESSAGE_TOO_LARGE } from '../../core/mcp/message-bound';
-import { resolveResourceUri } from '../../core/mcp/resource-uri';
+import { columnNames, sanitiseName, TypeInference, uniqueNames } from '../../sources/csv/columns';
+import { CsvRecords, lineOfRecord } from '../../sources/csv/csv-records';
+import { tableBaseName, threadSchemaName } from '../../sources/csv/import-csv';
+import { LineBuffer } from '../../mcp-client/line-buffer';
+import { MESSAGE_TOO_LARGE } from '../../mcp-client/message-bound';
+import { resolveResourceUri } from '../../mcp-client/resource-uri';
 import { blobBytes, isCsv, looksLikeCsv, textResult, TEXT_RESULT_BYTES } from '../../activities/tools/resource-content';
 
 const infer = (rows: string[][]) => {

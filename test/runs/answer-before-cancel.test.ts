@@ -4,7 +4,7 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import type { FinishRunInput } from '../../activities/finish-run';
 import type { PreparedRun } from '../../activities/prepare-run';
 import type { LlmTurnOutput } from '../../activities/llm-turn';
-import { RUN_WORKFLOW_TYPE, type RunOutcome } from '../../core/contract/run';
+import { RUN_WORKFLOW_TYPE, type RunOutcome } from '../../core/run';
 import { quietRuntime } from '../support/engine';
 import { testStack } from '../support/stack-env';
 

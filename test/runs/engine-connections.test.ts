@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { createPool, createSiblingPool, statementName, type Db } from '../../core/db/pool';
+import { createPool, createSiblingPool, statementName, type Db } from '../../store/pool';
 import { logger } from '../support/engine';
 import { testStack } from '../support/stack-env';
 

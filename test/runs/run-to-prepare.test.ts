@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { insertAgent } from '../../core/db/agents';
-import { findIntegration, insertIntegration } from '../../core/db/integrations';
-import { insertRunOnNewThread, runToPrepare } from '../../core/db/run-lifecycle';
-import { newId } from '../../core/ids';
+import { insertAgent } from '../../store/agents';
+import { findIntegration, insertIntegration } from '../../store/integrations/integrations';
+import { insertRunOnNewThread, runToPrepare } from '../../store/runs/run-lifecycle';
+import { newId } from '../../platform/ids';
 import { startEngine, type Engine } from '../support/engine';
 
 /**

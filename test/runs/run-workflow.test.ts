@@ -1,6 +1,6 @@
-import { listEvents, runTranscript } from '../../core/db/run-store';
-import { threadMessages } from '../../core/db/threads';
-import { toolResultText } from '../../core/contract/tool-texts';
+import { listEvents, runTranscript } from '../../store/runs/run-store';
+import { threadMessages } from '../../store/threads/threads';
+import { toolResultText } from '../../core/tool-texts';
 import { startEngine, type DatabaseKind, type Engine } from '../support/engine';
 import { waitFor } from '../support/wait';
 

@@ -1,4 +1,4 @@
-import { findUnacceptable, storableJson, storableJsonValue, storableText, unstorableReason } from '../../core/db/storable-text';
+import { findUnacceptable, storableJson, storableJsonValue, storableText, unstorableReason } from '../../store/storable-text';
 
 describe('text PostgreSQL can store', () => {
   test('NUL and lone surrogates become U+FFFD; a surrogate pair (an emoji) is kept', () => {

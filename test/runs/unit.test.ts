@@ -1,11 +1,11 @@
 import { committableMessages } from '../../activities/finish-run';
-import { ConfigError, loadConfig } from '../../core/config';
-import { createScriptedProvider } from '../../core/llm/scripted';
+import { ConfigError, loadConfig } from '../../platform/config';
+import { createScriptedProvider } from '../../llm/scripted';
 import type { ChatMessage } from '../../core/messages';
-import { resolveTemporalCli } from '../../core/temporal/cli';
-import { offeredNativeTools } from '../../core/contract/tool-call';
+import { resolveTemporalCli } from '../../platform/temporal/cli';
+import { offeredNativeTools } from '../../core/tool-call';
 import { routeToolCall, TOOL_TYPES, toolKinds } from '../../workflows/tool-kinds';
-import { toolResultText, truncateUtf8, utf8Length } from '../../core/contract/tool-texts';
+import { toolResultText, truncateUtf8, utf8Length } from '../../core/tool-texts';
 
 describe('the tool-kind table', () => {
   const none = { mcpRoutes: {}, integrationCount: 0, hasDataSources: false };

@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import { runTurns } from '../../core/db/run-store';
+import { runTurns } from '../../store/runs/run-store';
 import { startEngine, type Engine } from '../support/engine';
 import { exited, spawnWorker } from '../support/processes';
 import { testStack } from '../support/stack-env';

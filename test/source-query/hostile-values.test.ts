@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { importCsv } from '../../core/csv/import-csv';
-import { insertAgent } from '../../core/db/agents';
-import { createPool, type Db } from '../../core/db/pool';
-import { insertThread } from '../../core/db/threads';
-import { runSourceQuery, SOURCE_QUERY_DEFAULTS } from '../../core/sql/source-query';
-import { canLimitTempFiles, TEMP_FILES_UNLIMITED } from '../../core/sql/temp-file-limit';
-import { dropThreadRole } from '../../core/sql/thread-role';
+import { importCsv } from '../../sources/csv/import-csv';
+import { insertAgent } from '../../store/agents';
+import { createPool, type Db } from '../../store/pool';
+import { insertThread } from '../../store/threads/threads';
+import { runSourceQuery, SOURCE_QUERY_DEFAULTS } from '../../sources/query/source-query';
+import { canLimitTempFiles, TEMP_FILES_UNLIMITED } from '../../sources/query/temp-file-limit';
+import { dropThreadRole } from '../../sources/query/thread-role';
 import { logger } from '../support/engine';
 import { testStack } from '../support/stack-env';
 

@@ -1,6 +1,6 @@
-import { importCsv } from '../../core/csv/import-csv';
-import { runSourceQuery } from '../../core/sql/source-query';
-import { dropThreadRole } from '../../core/sql/thread-role';
+import { importCsv } from '../../sources/csv/import-csv';
+import { runSourceQuery } from '../../sources/query/source-query';
+import { dropThreadRole } from '../../sources/query/thread-role';
 import { startEngine, type Engine } from '../support/engine';
 
 const DATA = 'n\n1\n2\n3\n';

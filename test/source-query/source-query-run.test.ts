@@ -1,6 +1,6 @@
-import { importCsv, threadSchemaName } from '../../core/csv/import-csv';
-import { dropThreadRole } from '../../core/sql/thread-role';
-import { toolResultText } from '../../core/contract/tool-texts';
+import { importCsv, threadSchemaName } from '../../sources/csv/import-csv';
+import { dropThreadRole } from '../../sources/query/thread-role';
+import { toolResultText } from '../../core/tool-texts';
 import { startEngine, type Engine } from '../support/engine';
 
 const SALES = 'region,amount\nnorth,10.5\nsouth,-3\n';

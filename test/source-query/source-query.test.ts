@@ -1,13 +1,13 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { ActivityDeps } from '../../activities/deps';
 import { sourceQueryTool } from '../../activities/tools/source-query';
-import { importCsv, threadSchemaName } from '../../core/csv/import-csv';
-import { insertAgent } from '../../core/db/agents';
-import { createPool, type Db } from '../../core/db/pool';
-import { insertThread } from '../../core/db/threads';
-import { executeAsThreadRole, runSourceQuery, SOURCE_QUERY_DEFAULTS } from '../../core/sql/source-query';
-import { threadLoginName } from '../../core/sql/thread-login';
-import { dropThreadRole, ensureThreadRole, ROLES_UNAVAILABLE, threadRoleName } from '../../core/sql/thread-role';
+import { importCsv, threadSchemaName } from '../../sources/csv/import-csv';
+import { insertAgent } from '../../store/agents';
+import { createPool, type Db } from '../../store/pool';
+import { insertThread } from '../../store/threads/threads';
+import { executeAsThreadRole, runSourceQuery, SOURCE_QUERY_DEFAULTS } from '../../sources/query/source-query';
+import { threadLoginName } from '../../sources/query/thread-login';
+import { dropThreadRole, ensureThreadRole, ROLES_UNAVAILABLE, threadRoleName } from '../../sources/query/thread-role';
 import { logger } from '../support/engine';
 import { testStack } from '../support/stack-env';
 

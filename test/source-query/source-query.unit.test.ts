@@ -1,9 +1,9 @@
-import { checkSql } from '../../core/sql/check-sql';
-import { messageSizeWatch } from '../../core/sql/read-guard';
-import { formatResultTable } from '../../core/sql/result-table';
-import { sourceCatalogue } from '../../core/sql/source-catalogue';
-import { ROLES_UNAVAILABLE, threadRoleName } from '../../core/sql/thread-role';
-import type { DataSource } from '../../core/db/data-sources';
+import { checkSql } from '../../sources/query/check-sql';
+import { messageSizeWatch } from '../../sources/query/read-guard';
+import { formatResultTable } from '../../sources/query/result-table';
+import { sourceCatalogue } from '../../sources/query/source-catalogue';
+import { ROLES_UNAVAILABLE, threadRoleName } from '../../sources/query/thread-role';
+import type { DataSource } from '../../store/data-sources';
 
 const SCHEMA = 'ds_thr_me';
 

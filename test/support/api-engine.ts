@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp, type AppDeps } from '../../api/app';
-import { everyCallerIsOperator } from '../../core/config';
+import { everyCallerIsOperator } from '../../platform/config';
 import { logger, startEngine, type DatabaseKind, type Engine } from './engine';
 
 /** An engine with its worker, and the API built on it as the composition root builds it. */

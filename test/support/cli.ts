@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 
 const ROOT = path.join(__dirname, '..', '..');
-const BIN = path.join(ROOT, 'api', 'cli', 'agent-engine.js');
+const BIN = path.join(ROOT, 'cli', 'agent-engine.js');
 const quote = (arg: string) => `'${arg.replace(/'/g, `'\\''`)}'`;
 
 export interface Cli {

@@ -4,23 +4,24 @@ import { inspect } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import type { ScriptStep } from '../../core/agent-model';
-import { insertAgent, type Agent } from '../../core/db/agents';
-import { createPool, type Db } from '../../core/db/pool';
-import { listenForAnswers, type RunChangeFeed } from '../../core/db/run-changes';
-import { findRunResult, type RunResult } from '../../core/db/run-store';
-import { insertThread } from '../../core/db/threads';
-import { createScriptedProvider } from '../../core/llm/scripted';
-import type { LlmProviders } from '../../core/llm/types';
-import { installSecretKeys } from '../../core/secrets/key-ring';
-import type { SourceQueryOptions } from '../../core/sql/source-query';
-import { keyRing } from '../../core/secrets/secret-box';
-import { startRun, type StartRunRequest } from '../../api/runs/start-run';
-import type { McpPool } from '../../core/mcp/pool';
-import type { NetworkPolicy } from '../../core/net/address-guard';
+import { insertAgent, type Agent } from '../../store/agents';
+import { createPool, type Db } from '../../store/pool';
+import { listenForAnswers, type RunChangeFeed } from '../../store/runs/run-changes';
+import { findRunResult, type RunResult } from '../../store/runs/run-store';
+import { insertThread } from '../../store/threads/threads';
+import { createScriptedProvider } from '../../llm/scripted';
+import type { LlmProviders } from '../../llm/types';
+import { installSecretKeys } from '../../platform/secrets/key-ring';
+import type { SourceQueryOptions } from '../../sources/query/source-query';
+import { keyRing } from '../../platform/secrets/secret-box';
+import { startRun, type StartRunRequest } from '../../use-cases/runs/start-run';
+import type { McpPool } from '../../mcp-client/pool';
+import type { NetworkPolicy } from '../../platform/net/address-guard';
 import { createEngineWorker } from '../../worker/create-worker';
 import { startMcpPool } from '../../worker/mcp-lifecycle';
 import { testStack } from './stack-env';
 import { testLogSink, testLogger } from './test-log';
+import { oauthRecords } from '../../store/integrations/oauth';
 
 export type DatabaseKind = 'embedded' | 'external';
 
@@ -112,7 +113,7 @@ export async function startEngine(database: DatabaseKind = 'embedded', options: 
       // The registry lives in this run's dir: jest workers of other runs on the machine keep theirs.
       const workerDb = options.workerDatabaseUrl ? createPool(options.workerDatabaseUrl, logger) : db;
       const mcpPool = await startMcpPool(logger, {
-        groupsDir: path.join(stack.tmpDir, 'mcp-groups'), oauth: { db: workerDb, logger },
+        groupsDir: path.join(stack.tmpDir, 'mcp-groups'), oauth: { records: oauthRecords(workerDb), logger },
         network: options.network ?? { blockPrivateNetworks: false, privateNetworksForAll: true },
       });
       const runChanges = listenForAnswers(workerDb, logger);

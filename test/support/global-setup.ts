@@ -4,14 +4,14 @@ import path from 'node:path';
 import pg from 'pg';
 import { DefaultLogger, bundleWorkflowCode } from '@temporalio/worker';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { resolveTemporalCli } from '../../core/temporal/cli';
-import { startEmbeddedPostgres } from '../../core/db/embedded-postgres';
-import { migrate } from '../../core/db/migrations';
-import { createLogger } from '../../core/logger';
-import { runSearchAttributeKeys } from '../../core/contract/search-attributes';
+import { resolveTemporalCli } from '../../platform/temporal/cli';
+import { startEmbeddedPostgres } from '../../store/embedded-postgres';
+import { migrate } from '../../store/migrations';
+import { createLogger } from '../../platform/logger';
+import { runSearchAttributeKeys } from '../../core/search-attributes';
 import { TMP_ROOT, type TestStack } from './stack-env';
-import { freePort } from '../../core/ports';
-import { isAlive, isLeftover } from '../../core/processes';
+import { freePort } from '../../platform/ports';
+import { isAlive, isLeftover } from '../../platform/processes';
 
 /** A fresh database on the machine's PostgreSQL (or EXTERNAL_DATABASE_URL), dropped at teardown. */
 async function createExternalDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {

@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import type { EmbeddedPostgres } from '../../core/db/embedded-postgres';
+import type { EmbeddedPostgres } from '../../store/embedded-postgres';
 
 export default async function globalTeardown(): Promise<void> {
   const owned = (globalThis as Record<string, unknown>).__ENGINE_TEST__ as

@@ -1,5 +1,5 @@
 import pino from 'pino';
-import { createLogger, type Logger } from '../../core/logger';
+import { createLogger, type Logger } from '../../platform/logger';
 
 /** Where test-environment.ts collects the log text of the test that runs. */
 export const TEST_LOG_SINK = '__ENGINE_TEST_LOG__';

@@ -1,0 +1,37 @@
+import type { Usage } from './messages';
+
+/**
+ * What the run workflow, its activities and its clients share: the workflow's identity and the
+ * shapes of a run's state. Pure, so that workflow code may import it.
+ */
+export const RUN_WORKFLOW_TYPE = 'runWorkflow';
+export const CAPABILITIES_WORKFLOW_TYPE = 'capabilitiesWorkflow';
+export const CONTEXT_PREVIEW_WORKFLOW_TYPE = 'contextPreviewWorkflow';
+export const AUTHORIZE_INTEGRATION_WORKFLOW_TYPE = 'authorizeIntegrationWorkflow';
+export const COMPLETE_AUTHORIZATION_WORKFLOW_TYPE = 'completeAuthorizationWorkflow';
+export const REVOKE_AUTHORIZATION_WORKFLOW_TYPE = 'revokeAuthorizationWorkflow';
+/** The query the Web UI and operators use on a running run; the API reads PostgreSQL instead. */
+export const RUN_STATE_QUERY = 'runState';
+export const DEFAULT_CONTINUE_AS_NEW_BYTES = 4 * 1024 * 1024;
+
+export type RunStatus = 'running' | 'completed' | 'failed' | 'cancelled';
+export type StopReason = 'answer' | 'max_turns' | 'cancelled' | 'error';
+
+export interface RunError {
+  type: string;
+  message: string;
+}
+
+export interface RunState {
+  runId: string;
+  status: RunStatus;
+  stopReason: StopReason | null;
+  turns: number;
+  usage: Usage;
+  toolCallCount: number;
+  lastTextPreview: string;
+  error: RunError | null;
+  eventSeq: number;
+}
+
+export type RunOutcome = Omit<RunState, 'eventSeq'>;

@@ -1,0 +1,94 @@
+import { createAnthropic } from '@ai-sdk/anthropic';
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import { generateText, streamText, type LanguageModel } from 'ai';
+import type { ModelConfig } from '../core/agent-model';
+import { guardedFetch, type GuardedFetch } from '../platform/net/address-guard';
+import type { ToolCall, Usage } from '../core/messages';
+import { LlmConfigError } from './errors';
+import { apiKeyEnvProblem, DEFAULT_LLM_KEY_ENVS, keyEnvFor, PROVIDER_ENDPOINTS } from '../core/llm-keys';
+import type { LlmProvider, LlmRequest, LlmResponse } from './types';
+import { fromSdkToolCalls, toModelMessages, toToolSet } from './wire-messages';
+
+type RemoteModel = Extract<ModelConfig, { provider: 'openai' | 'anthropic' }>;
+
+/** Reads a secret from the worker's environment by name; keys never enter history or the database. */
+export type ApiKeyReader = (envName: string) => string | undefined;
+
+/**
+ * The key for a model, read only when the policy lets it go to this model's endpoint. A key named
+ * in `apiKeyEnv` must be allowed and set; a custom baseUrl without one gets no key (Ollama, vLLM and
+ * llama.cpp servers usually need none).
+ */
+function apiKeyFor(model: RemoteModel, readKey: ApiKeyReader, allowedKeyEnvs: readonly string[]): string | undefined {
+  const refused = apiKeyEnvProblem(model, allowedKeyEnvs);
+  if (refused) throw new LlmConfigError(`The ${model.provider} model "${model.name}": ${refused}`);
+  const envName = keyEnvFor(model);
+  if (envName === undefined) return undefined;
+  const key = readKey(envName);
+  if (!key) throw new LlmConfigError(`The ${model.provider} model "${model.name}" needs an API key: set ${envName} in the worker's environment`);
+  return key;
+}
+
+function languageModel(model: RemoteModel, readKey: ApiKeyReader, allowedKeyEnvs: readonly string[], fetch: GuardedFetch): LanguageModel {
+  const apiKey = apiKeyFor(model, readKey, allowedKeyEnvs);
+  const baseURL = model.baseUrl ?? PROVIDER_ENDPOINTS[model.provider].baseUrl;
+  if (model.provider === 'anthropic') {
+    // Anthropic's provider reads ANTHROPIC_API_KEY itself when none is given; an explicit empty header keeps it ours.
+    return createAnthropic({ baseURL, apiKey: apiKey ?? '', fetch }).languageModel(model.name);
+  }
+  // includeUsage asks for the final usage chunk when streaming (stream_options.include_usage).
+  return createOpenAICompatible({ name: 'openai', baseURL, apiKey, includeUsage: true, fetch }).chatModel(model.name);
+}
+
+/**
+ * OpenAI-compatible chat completions (OpenAI, Ollama, vLLM, llama.cpp server, any base URL) and
+ * Anthropic Messages, through the AI SDK. The SDK's retries are off (`maxRetries: 0`): Temporal's
+ * retry policy is the only one, so attempts never multiply. Requests go through `fetch`, which refuses
+ * metadata and link-local addresses (see platform/net/address-guard).
+ */
+export function createAiSdkProvider(
+  readKey: ApiKeyReader, allowedKeyEnvs: readonly string[] = DEFAULT_LLM_KEY_ENVS, fetch: GuardedFetch = guardedFetch(),
+): LlmProvider {
+  return {
+    async complete(request: LlmRequest): Promise<LlmResponse> {
+      const model = request.model;
+      if (model.provider !== 'openai' && model.provider !== 'anthropic') throw new Error(`not a remote model: ${model.provider}`);
+      const settings = {
+        model: languageModel(model, readKey, allowedKeyEnvs, fetch),
+        messages: toModelMessages(request.messages),
+        ...(request.tools.length > 0 ? { tools: toToolSet(request.tools) } : {}),
+        temperature: model.temperature,
+        maxOutputTokens: model.maxTokens,
+        maxRetries: 0,
+        abortSignal: request.signal,
+        allowSystemInMessages: true,
+      };
+      if (!model.stream) {
+        const result = await generateText(settings);
+        return { text: result.text, toolCalls: fromSdkToolCalls(result.toolCalls), usage: usageOf(result.usage) };
+      }
+      // The error part is thrown by collectStream; the SDK's default onError would only log it again.
+      return collectStream(streamText({ ...settings, onError: () => {} }));
+    },
+  };
+}
+
+/** Reads the whole stream; an error part (a 429 before the first byte, a broken stream) is thrown as is. */
+async function collectStream(result: ReturnType<typeof streamText>): Promise<LlmResponse> {
+  let text = '';
+  const calls: { toolCallId: string; toolName: string; input: unknown }[] = [];
+  let usage: Usage = { inputTokens: 0, outputTokens: 0 };
+  for await (const part of result.fullStream) {
+    if (part.type === 'text-delta') text += part.text;
+    else if (part.type === 'tool-call') calls.push(part);
+    else if (part.type === 'finish') usage = usageOf(part.totalUsage);
+    else if (part.type === 'error') throw part.error;
+    else if (part.type === 'abort') throw new DOMException('The LLM request was aborted', 'AbortError');
+  }
+  const toolCalls: ToolCall[] = fromSdkToolCalls(calls);
+  return { text, toolCalls, usage };
+}
+
+function usageOf(usage: { inputTokens?: number; outputTokens?: number } | undefined): Usage {
+  return { inputTokens: usage?.inputTokens ?? 0, outputTokens: usage?.outputTokens ?? 0 };
+}

@@ -1,0 +1,62 @@
+import type { ChatMessage } from '../core/messages';
+import type { LlmProvider, LlmRequest, LlmResponse } from './types';
+
+/**
+ * The scripted provider (contract): plays one script step per LLM turn. It is the offline
+ * default for the demo, tests and benchmarks, and runs through the same activity as real providers.
+ */
+export function createScriptedProvider(): LlmProvider {
+  return {
+    async complete(request: LlmRequest): Promise<LlmResponse> {
+      if (request.model.provider !== 'scripted') throw new Error('the scripted provider needs a scripted model');
+      const script = request.model.script;
+      const step = script[request.turn - 1];
+      let text: string;
+      let toolCalls: LlmResponse['toolCalls'] = [];
+      if (!step) {
+        // The script ran out: end with its last text, or with an empty answer.
+        text = [...script].reverse().find((s) => s.text !== undefined)?.text ?? '';
+      } else {
+        if (step.delayMs) await sleep(step.delayMs, request.signal);
+        text = (step.text ?? '').replace(/\{\{tool_results\}\}/g, () => previousToolResults(request.messages).join('\n'));
+        if ('toolCalls' in step) {
+          toolCalls = step.toolCalls.map((c, i) => ({ id: `call_${request.turn}_${i + 1}`, name: c.name, arguments: c.arguments }));
+        }
+      }
+      return { text, toolCalls, usage: estimateUsage(request.messages, text, toolCalls) };
+    },
+  };
+}
+
+/** The tool results that follow the last assistant message. */
+function previousToolResults(messages: ChatMessage[]): string[] {
+  const results: string[] = [];
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i];
+    if (m.role !== 'tool') break;
+    results.unshift(m.content);
+  }
+  return results;
+}
+
+/** Scripted turns cost nothing; a chars/4 estimate keeps usage figures meaningful in demos and benchmarks. */
+function estimateUsage(messages: ChatMessage[], text: string, toolCalls: LlmResponse['toolCalls']) {
+  const inputChars = messages.reduce((n, m) => n + m.content.length, 0);
+  const outputChars = text.length + JSON.stringify(toolCalls).length * Number(toolCalls.length > 0);
+  return { inputTokens: Math.ceil(inputChars / 4), outputTokens: Math.ceil(outputChars / 4) };
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}

@@ -1,0 +1,159 @@
+/**
+ * Conventional MCP prompts (contract: ARCHITECTURE.md "Conventional prompts").
+ * Pure: which prompt names are conventional, and how fetched prompts become the injected prefix.
+ */
+import type { ChatMessage, ToolCall } from '../core/messages';
+import { isPlainObject } from '../core/plain-object';
+
+export type ConventionalKind =
+  | 'system_prompt' | 'tool_instructions' | 'user_prompt' | 'assistant_prompt' | 'tool_call' | 'tool_result';
+
+export interface ConventionalName {
+  kind: ConventionalKind;
+  /** the `<id>` of tool_call:<id> / tool_result:<id> / tool_answer:<id>, as written */
+  id?: string;
+}
+
+const PLAIN: Record<string, ConventionalKind> = {
+  system_prompt: 'system_prompt',
+  tool_instructions: 'tool_instructions',
+  user_prompt: 'user_prompt',
+  assistant_prompt: 'assistant_prompt',
+};
+
+/** Case-insensitive; anything else is not conventional and is never injected. */
+export function detectConventionalPrompt(name: string): ConventionalName | null {
+  const trimmed = name.trim();
+  const lower = trimmed.toLowerCase();
+  if (PLAIN[lower]) return { kind: PLAIN[lower] };
+  const colon = lower.indexOf(':');
+  if (colon < 0) return null;
+  const id = trimmed.slice(colon + 1).trim();
+  if (!id) return null;
+  const prefix = lower.slice(0, colon);
+  if (prefix === 'tool_call') return { kind: 'tool_call', id };
+  if (prefix === 'tool_result' || prefix === 'tool_answer') return { kind: 'tool_result', id };
+  return null;
+}
+
+/** One conventional prompt after prompts/get, in integration order, then in the server's listing order. */
+export interface FetchedPrompt {
+  integrationId: string;
+  serverName: string;
+  name: string;
+  content: string;
+}
+
+export interface DroppedPrompt {
+  integrationId: string;
+  name: string;
+  reason: string;
+}
+
+/** Providers accept tool-call ids and names of [A-Za-z0-9_-], up to 64 characters. */
+export function sanitiseToolId(raw: string): string {
+  return raw.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64) || 'call';
+}
+
+
+/** JSON `{function|name, args|arguments}` names the call; anything else is the assistant's text. */
+export function parseToolCallContent(content: string, id: string): { text: string; name: string; arguments: Record<string, unknown> } {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(content);
+  } catch {
+    parsed = undefined;
+  }
+  if (isPlainObject(parsed)) {
+    const name = parsed.function ?? parsed.name;
+    if (typeof name === 'string' && name.trim()) {
+      let args = parsed.args ?? parsed.arguments ?? {};
+      if (typeof args === 'string') {
+        try {
+          args = JSON.parse(args);
+        } catch {
+          args = {};
+        }
+      }
+      return { text: '', name: sanitiseToolId(name.trim()), arguments: isPlainObject(args) ? args : {} };
+    }
+  }
+  return { text: content, name: id, arguments: {} };
+}
+
+/** Keeps tool-call ids unique across servers: two servers may both expose tool_call:example. */
+function uniqueId(base: string, used: Set<string>): string {
+  let id = base;
+  for (let n = 2; used.has(id); n++) {
+    const suffix = `_${n}`;
+    id = base.slice(0, 64 - suffix.length) + suffix;
+  }
+  used.add(id);
+  return id;
+}
+
+function toolPairs(prompts: FetchedPrompt[], dropped: DroppedPrompt[]): ChatMessage[] {
+  const messages: ChatMessage[] = [];
+  const used = new Set<string>();
+  const servers = [...new Set(prompts.map((p) => p.integrationId))];
+  for (const integrationId of servers) {
+    // Calls and results pair within one server, by id, case-insensitively like the names.
+    const calls = new Map<string, { prompt: FetchedPrompt; id: string }>();
+    const results = new Map<string, FetchedPrompt>();
+    for (const p of prompts.filter((q) => q.integrationId === integrationId)) {
+      const name = detectConventionalPrompt(p.name);
+      if (!name?.id) continue;
+      const key = name.id.toLowerCase();
+      const target = name.kind === 'tool_call' ? calls : name.kind === 'tool_result' ? results : undefined;
+      if (!target) continue;
+      if (target.has(key)) {
+        dropped.push({ integrationId, name: p.name, reason: `another ${name.kind} with the id ${name.id} came first` });
+        continue;
+      }
+      if (name.kind === 'tool_call') calls.set(key, { prompt: p, id: name.id });
+      else results.set(key, p);
+    }
+    for (const [key, { prompt, id }] of calls) {
+      const result = results.get(key);
+      if (!result) {
+        dropped.push({ integrationId, name: prompt.name, reason: 'a tool_call without a tool_result' });
+        continue;
+      }
+      results.delete(key);
+      const callId = uniqueId(sanitiseToolId(id), used);
+      const call = parseToolCallContent(prompt.content, sanitiseToolId(id));
+      const toolCall: ToolCall = { id: callId, name: call.name, arguments: call.arguments };
+      messages.push({ role: 'assistant', content: call.text, toolCalls: [toolCall] });
+      messages.push({ role: 'tool', toolCallId: callId, name: call.name, content: result.content });
+    }
+    for (const result of results.values()) {
+      dropped.push({ integrationId, name: result.name, reason: 'a tool_result without a tool_call' });
+    }
+  }
+  return messages;
+}
+
+/**
+ * The injected prefix, in the contract's order: one system message (servers' system_prompt,
+ * then tool_instructions, then the agent's instructions), user_prompt messages, tool_call and
+ * tool_result pairs, then assistant_prompt messages.
+ */
+export function buildInjectedMessages(prompts: FetchedPrompt[], instructions: string | null): { messages: ChatMessage[]; dropped: DroppedPrompt[] } {
+  const dropped: DroppedPrompt[] = [];
+  const ofKind = (kind: ConventionalKind) => prompts.filter((p) => detectConventionalPrompt(p.name)?.kind === kind);
+  const systemParts = [
+    ...ofKind('system_prompt').map((p) => `[System instructions from Server: ${p.serverName}]\n${p.content}`),
+    ...ofKind('tool_instructions').map((p) => `[Tool instructions from Server: ${p.serverName}]\n${p.content}`),
+  ];
+  const messages: ChatMessage[] = [];
+  if (systemParts.length > 0) {
+    const parts = instructions ? [...systemParts, `[Thread System Prompt]\n${instructions}`] : systemParts;
+    messages.push({ role: 'system', content: parts.join('\n\n---\n\n') });
+  } else if (instructions) {
+    messages.push({ role: 'system', content: instructions });
+  }
+  for (const p of ofKind('user_prompt')) messages.push({ role: 'user', content: p.content });
+  messages.push(...toolPairs(prompts, dropped));
+  for (const p of ofKind('assistant_prompt')) messages.push({ role: 'assistant', content: p.content });
+  return { messages, dropped };
+}

@@ -1,0 +1,88 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { DiscoveredIntegration } from '../core/discovery';
+import type { Integration } from '../core/integration';
+import type { Logger } from '../platform/logger';
+import { withDeadline } from '../platform/deadline';
+import { mcpErrorText } from '../core/mcp-error-text';
+import { keptList } from './list-cache';
+import { isAuthorizationRequired } from './oauth-provider';
+import type { McpPool } from './pool';
+
+const LIST_TIMEOUT_MS = 10_000;
+/** A server that pages forever must not stall discovery. */
+const MAX_PAGES = 20;
+
+async function allPages<T>(list: (cursor?: string) => Promise<{ items: T[]; nextCursor?: string }>): Promise<T[]> {
+  const items: T[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < MAX_PAGES; page++) {
+    const res = await list(cursor);
+    items.push(...res.items);
+    if (!res.nextCursor) break;
+    cursor = res.nextCursor;
+  }
+  return items;
+}
+
+/** A list the server does not support, or fails, is empty: one broken capability must not hide the others. */
+async function guarded<T>(supported: boolean, what: string, logger: Logger, list: () => Promise<T[]>): Promise<T[]> {
+  if (!supported) return [];
+  try {
+    return await list();
+  } catch (err) {
+    // Not a broken capability: the whole server refuses until an operator authorizes it.
+    if (isAuthorizationRequired(err)) throw err;
+    logger.warn({ what, err: (err as Error).message }, 'MCP list call failed; treating it as empty');
+    return [];
+  }
+}
+
+/** Lists what the server supports, each list as kept for the connection when the server promises to announce changes. */
+export async function listCapabilities(client: Client, logger: Logger): Promise<Omit<DiscoveredIntegration, 'id' | 'name' | 'status'>> {
+  const caps = client.getServerCapabilities() ?? {};
+  const opts = { timeout: LIST_TIMEOUT_MS };
+  const [tools, resources, resourceTemplates, prompts] = await Promise.all([
+    guarded(Boolean(caps.tools), 'tools', logger, () => keptList(client, 'tools', 'tools', () => allPages(async (cursor) => {
+      const r = await client.listTools({ cursor }, opts);
+      return { items: r.tools, nextCursor: r.nextCursor };
+    }))),
+    guarded(Boolean(caps.resources), 'resources', logger, () => keptList(client, 'resources', 'resources', () => allPages(async (cursor) => {
+      const r = await client.listResources({ cursor }, opts);
+      return { items: r.resources, nextCursor: r.nextCursor };
+    }))),
+    guarded(Boolean(caps.resources), 'resource templates', logger, () => keptList(client, 'resources', 'resourceTemplates', () => allPages(async (cursor) => {
+      const r = await client.listResourceTemplates({ cursor }, opts);
+      return { items: r.resourceTemplates, nextCursor: r.nextCursor };
+    }))),
+    guarded(Boolean(caps.prompts), 'prompts', logger, () => keptList(client, 'prompts', 'prompts', () => allPages(async (cursor) => {
+      const r = await client.listPrompts({ cursor }, opts);
+      return { items: r.prompts, nextCursor: r.nextCursor };
+    }))),
+  ]);
+  return {
+    tools: tools.map((t) => ({
+      name: t.name, title: t.title, description: t.description, inputSchema: t.inputSchema as Record<string, unknown>,
+      annotations: t.annotations,
+    })),
+    resources: resources.map((r) => ({ uri: r.uri, name: r.name, description: r.description, mimeType: r.mimeType })),
+    resourceTemplates: resourceTemplates.map((r) => ({ uriTemplate: r.uriTemplate, name: r.name, description: r.description, mimeType: r.mimeType })),
+    prompts: prompts.map((p) => ({ name: p.name, description: p.description, arguments: p.arguments })),
+  };
+}
+
+/** Lists one integration's capabilities within timeoutMs; an unreachable server is reported, never thrown. */
+export async function discoverIntegration(pool: McpPool, integration: Integration, logger: Logger, timeoutMs: number): Promise<DiscoveredIntegration> {
+  const log = logger.child({ integrationId: integration.id });
+  const head = { id: integration.id, name: integration.name };
+  try {
+    const listed = await withDeadline(pool.withClient(integration, (client) => listCapabilities(client, log)), timeoutMs);
+    return { ...head, status: 'ok', ...listed };
+  } catch (err) {
+    const message = mcpErrorText(err);
+    log.warn({ err: message }, 'MCP integration unreachable during discovery');
+    return {
+      ...head, status: 'unreachable', error: message, ...(isAuthorizationRequired(err) ? { needsAuthorization: true } : {}),
+      tools: [], resources: [], resourceTemplates: [], prompts: [],
+    };
+  }
+}

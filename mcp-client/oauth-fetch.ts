@@ -1,0 +1,129 @@
+import { extractWWWAuthenticateParams } from '@modelcontextprotocol/sdk/client/auth.js';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { AuthChallenge, OAuthRecord, OAuthRecords } from '../core/oauth';
+import type { Integration } from '../core/integration';
+import type { Logger } from '../platform/logger';
+import { AuthorizationRequiredError, oauthSettings, refreshTokens } from './oauth-provider';
+
+/**
+ * How a worker's requests to an OAuth-protected MCP server carry the access token: each request
+ * gets `Authorization: Bearer …`; a token within a minute of its expiry is refreshed first, and a
+ * 401 refreshes once and retries once. Refreshes are serialised per integration across workers
+ * (an advisory lock), so a rotated refresh token is never lost. A server that answers 401 with
+ * resource metadata to an integration configured without OAuth marks it as needing authorization.
+ */
+
+/** Refresh this long before the expiry the token response announced. */
+const REFRESH_MARGIN_MS = 60_000;
+
+export interface OAuthFetchOptions {
+  /** where the tokens are kept (the database's, handed in by the composition root) */
+  records: OAuthRecords;
+  logger: Logger;
+}
+
+interface Held {
+  accessToken: string;
+  expiresAt?: number;
+}
+
+const held = (record: OAuthRecord | undefined): Held | undefined =>
+  record?.tokens ? { accessToken: record.tokens.access_token, expiresAt: record.accessExpiresAt } : undefined;
+
+const fresh = (h: Held | undefined): h is Held => h !== undefined && (h.expiresAt === undefined || h.expiresAt - REFRESH_MARGIN_MS > Date.now());
+
+/** The WWW-Authenticate of a refusal: a 401, or a 403 that asks for more scope (step-up). */
+function challengeOf(res: Response): (AuthChallenge & { insufficientScope: boolean }) | undefined {
+  if (res.status !== 401 && res.status !== 403) return undefined;
+  const params = extractWWWAuthenticateParams(res);
+  const insufficientScope = params.error === 'insufficient_scope';
+  if (res.status === 403 && !insufficientScope) return undefined;
+  return { resourceMetadataUrl: params.resourceMetadataUrl?.toString(), scope: params.scope, insufficientScope };
+}
+
+function withBearer(init: RequestInit | undefined, token: string): RequestInit {
+  const headers = new Headers(init?.headers);
+  headers.set('authorization', `Bearer ${token}`);
+  return { ...init, headers };
+}
+
+/** The fetch an integration's transport uses: the base fetch (address rules) with its authorization. */
+export function authorizedFetch(options: OAuthFetchOptions, integration: Integration, base: FetchLike): FetchLike {
+  if (integration.transport.type !== 'http') return base;
+  const { records, logger } = options;
+  const log = logger.child({ integrationId: integration.id });
+  let current: Held | undefined;
+  let protectedByOAuth: Promise<boolean> | undefined;
+
+  /** The stored tokens, renewed under the lock when they are about to expire or `stale` was refused. */
+  const renew = async (stale?: string): Promise<Held> => {
+    const renewed = await records.withRefreshLock(integration.id, async (locked): Promise<Held | 'refused'> => {
+      const row = await locked.read(integration.id);
+      const stored = held(row?.record);
+      // Another worker (or this one, a moment ago) refreshed already: its tokens are the ones to use.
+      if (row?.status === 'authorized' && fresh(stored) && stored.accessToken !== stale) return stored;
+      if (!row || !row.record.tokens) return 'refused';
+      try {
+        const next = await refreshTokens(locked, integration, row.record, base);
+        log.info('OAuth access token refreshed');
+        return held(next)!;
+      } catch (err) {
+        if (!(err instanceof AuthorizationRequiredError)) throw err;
+        // The row says why the integration stopped working; the refused tokens are of no more use.
+        await locked.write(integration.id, { ...row.record, tokens: undefined, accessExpiresAt: undefined }, 'expired');
+        log.warn('OAuth refresh refused: the integration needs authorization again');
+        return 'refused';
+      }
+    });
+    if (renewed === 'refused') throw new AuthorizationRequiredError(integration.name);
+    return renewed;
+  };
+
+  /** The token to send: the held one, the stored one, or a refreshed one; undefined when the engine holds none. */
+  const token = async (): Promise<Held | undefined> => {
+    if (fresh(current)) return current;
+    const row = await records.read(integration.id);
+    const stored = held(row?.record);
+    if (!row?.record.tokens) return undefined;
+    if (row.status === 'authorized' && fresh(stored)) return (current = stored);
+    return (current = await renew(stored?.accessToken));
+  };
+
+  /** A refusal the engine cannot mend by itself: remember what the server asked for, and stop. */
+  const refused = async (res: Response, challenge: AuthChallenge): Promise<never> => {
+    await res.body?.cancel();
+    await records.recordChallenge(integration.id, challenge);
+    throw new AuthorizationRequiredError(integration.name);
+  };
+
+  const plain: FetchLike = async (url, init) => {
+    const res = await base(url, init);
+    const challenge = challengeOf(res);
+    if (res.status === 401 && challenge?.resourceMetadataUrl) {
+      log.warn('the server asks for OAuth authorization');
+      return refused(res, challenge);
+    }
+    return res;
+  };
+
+  return async (url, init) => {
+    protectedByOAuth ??= oauthSettings(integration) ? Promise.resolve(true) : records.exists(integration.id);
+    if (!(await protectedByOAuth)) return plain(url, init);
+    const first = await token();
+    // Without tokens the request goes out bare: the server's refusal says where to authorize.
+    const res = await base(url, first ? withBearer(init, first.accessToken) : init);
+    const challenge = challengeOf(res);
+    if (!challenge) return res;
+    if (!first || challenge.insufficientScope) return refused(res, challenge);
+    await res.body?.cancel();
+    await records.recordChallenge(integration.id, challenge);
+    current = await renew(first.accessToken);
+    const again = await base(url, withBearer(init, current.accessToken));
+    const still = challengeOf(again);
+    if (!still) return again;
+    // A fresh token refused too: revoked at the provider, or short of scope. Only a person can mend that.
+    current = undefined;
+    if (!still.insufficientScope) await records.markExpired(integration.id);
+    return refused(again, still);
+  };
+}

@@ -1,0 +1,260 @@
+import { randomBytes } from 'node:crypto';
+import { auth, extractWWWAuthenticateParams, type OAuthClientProvider, type OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
+import { OAuthError, ServerError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
+import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
+import type { OAuthSettings } from '../core/integration';
+import type { Integration } from '../core/integration';
+import { toolResultText } from '../core/tool-texts';
+import type { AuthChallenge, OAuthRecord, OAuthRecords } from '../core/oauth';
+import { oauthAnswers } from './http-answers';
+
+/**
+ * The SDK's MCP authorization client (discovery, registration, PKCE, code exchange, refresh)
+ * with its state kept where the composition root says (OAuthRecords: the database's). The SDK drives the
+ * protocol; this file only decides where each piece is stored and when a flow starts.
+ */
+
+/** An integration whose authorization is missing, revoked or could not be renewed. */
+export class AuthorizationRequiredError extends Error {
+  override name = 'AuthorizationRequiredError';
+  constructor(integrationName: string) {
+    super(toolResultText.needsAuthorization(integrationName));
+  }
+}
+
+export const isAuthorizationRequired = (err: unknown): err is AuthorizationRequiredError =>
+  err instanceof Error && err.name === 'AuthorizationRequiredError';
+
+const CLIENT_NAME = 'durable-agent-engine';
+
+export function oauthSettings(integration: Integration): OAuthSettings | undefined {
+  return integration.transport.type === 'http' ? integration.transport.auth : undefined;
+}
+
+/** Seconds from the token response as an absolute time, so every worker reads the same expiry. */
+const expiryOf = (tokens: OAuthTokens): number | undefined =>
+  typeof tokens.expires_in === 'number' && tokens.expires_in > 0 ? Date.now() + tokens.expires_in * 1000 : undefined;
+
+class StoredOAuthProvider implements OAuthClientProvider {
+  authorizationUrl?: URL;
+  verifier?: string;
+
+  constructor(
+    private readonly records: OAuthRecords,
+    private readonly integration: Integration,
+    public record: OAuthRecord,
+    private readonly flow: {
+      redirectUrl: string; state?: string; codeVerifier?: string;
+      /** while a new authorization starts, the stored tokens (and status) stay as they are */
+      preserve?: { tokens?: OAuthTokens; accessExpiresAt?: number; status: 'required' | 'authorized' | 'expired' };
+    },
+  ) {}
+
+  private get settings(): OAuthSettings {
+    return oauthSettings(this.integration) ?? { type: 'oauth' };
+  }
+
+  get redirectUrl(): string {
+    return this.flow.redirectUrl;
+  }
+
+  get clientMetadataUrl(): string | undefined {
+    return this.settings.clientMetadataUrl;
+  }
+
+  get clientMetadata(): OAuthClientMetadata {
+    const { scopes, clientSecret } = this.settings;
+    return {
+      client_name: CLIENT_NAME,
+      redirect_uris: [this.flow.redirectUrl],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: clientSecret ? 'client_secret_post' : 'none',
+      ...(scopes?.length ? { scope: scopes.join(' ') } : {}),
+    };
+  }
+
+  state(): string {
+    return this.flow.state ?? randomBytes(32).toString('base64url');
+  }
+
+  clientInformation(): OAuthClientInformationMixed | undefined {
+    if (this.record.client) return this.record.client;
+    const { clientId, clientSecret } = this.settings;
+    return clientId ? { client_id: clientId, ...(clientSecret ? { client_secret: clientSecret } : {}) } : undefined;
+  }
+
+  async saveClientInformation(client: OAuthClientInformationMixed): Promise<void> {
+    this.record = { ...this.record, client, redirectUrl: this.flow.redirectUrl };
+    await this.persist();
+  }
+
+  tokens(): OAuthTokens | undefined {
+    return this.record.tokens;
+  }
+
+  async saveTokens(tokens: OAuthTokens): Promise<void> {
+    // A refresh response may leave the refresh token out: the old one stays good (RFC 6749 6).
+    const refresh = tokens.refresh_token ?? this.record.tokens?.refresh_token;
+    this.record = { ...this.record, tokens: { ...tokens, ...(refresh ? { refresh_token: refresh } : {}) }, accessExpiresAt: expiryOf(tokens) };
+    await this.persist();
+  }
+
+  redirectToAuthorization(url: URL): void {
+    this.authorizationUrl = url;
+  }
+
+  saveCodeVerifier(verifier: string): void {
+    this.verifier = verifier;
+  }
+
+  codeVerifier(): string {
+    if (!this.flow.codeVerifier) throw new Error('no authorization is in progress');
+    return this.flow.codeVerifier;
+  }
+
+  async invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): Promise<void> {
+    const r = { ...this.record };
+    if (scope === 'all' || scope === 'client') delete r.client;
+    if (scope === 'all' || scope === 'tokens') { delete r.tokens; delete r.accessExpiresAt; }
+    if (scope === 'all' || scope === 'discovery') delete r.discovery;
+    this.record = r;
+    await this.persist();
+  }
+
+  async saveDiscoveryState(discovery: OAuthDiscoveryState): Promise<void> {
+    this.record = { ...this.record, discovery };
+    await this.persist();
+  }
+
+  discoveryState(): OAuthDiscoveryState | undefined {
+    return this.record.discovery;
+  }
+
+  private persist(): Promise<void> {
+    const keep = this.flow.preserve;
+    if (!keep) return this.records.write(this.integration.id, this.record);
+    const { tokens, accessExpiresAt, status } = keep;
+    return this.records.write(this.integration.id, { ...this.record, tokens, accessExpiresAt }, status);
+  }
+}
+
+function serverUrl(integration: Integration): string {
+  if (integration.transport.type !== 'http') throw new Error(`integration ${integration.name} is not an HTTP server: it has no authorization`);
+  return integration.transport.url;
+}
+
+const scopeOf = (integration: Integration) => oauthSettings(integration)?.scopes?.join(' ') || undefined;
+
+/**
+ * What the server asks for: its last refusal as a worker saw it, or, before any, the refusal of
+ * an unauthenticated initialize. Its WWW-Authenticate may name resource metadata that lives
+ * nowhere the well-known paths would find, and the scope it wants.
+ */
+async function challengeFor(records: OAuthRecords, integration: Integration, fetchFn: FetchLike): Promise<AuthChallenge> {
+  const stored = await records.readChallenge(integration.id);
+  if (stored?.resourceMetadataUrl) return stored;
+  const res = await fetchFn(serverUrl(integration), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({
+      jsonrpc: '2.0', id: 0, method: 'initialize',
+      params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: CLIENT_NAME, version: '0.1.0' } },
+    }),
+  });
+  await res.body?.cancel();
+  if (res.status !== 401) return stored ?? {};
+  const params = extractWWWAuthenticateParams(res);
+  const challenge = { resourceMetadataUrl: params.resourceMetadataUrl?.toString(), scope: params.scope };
+  await records.recordChallenge(integration.id, challenge);
+  return challenge;
+}
+
+/**
+ * Starts an authorization: discovers the authorization server, registers the engine when it has
+ * no client yet, and returns the URL a person opens, with the state and PKCE verifier the
+ * callback needs. Tokens held so far stay in use until the callback replaces them.
+ */
+export async function beginAuthorization(records: OAuthRecords, integration: Integration, redirectUrl: string, fetch: FetchLike)
+  : Promise<{ authorizationUrl: string; state: string; codeVerifier: string }> {
+  const fetchFn = oauthAnswers(fetch);
+  const row = await records.read(integration.id);
+  const stored = row?.record ?? {};
+  // A client registered for another redirect URL (PUBLIC_URL changed) registers again.
+  const record: OAuthRecord = stored.redirectUrl && stored.redirectUrl !== redirectUrl ? { discovery: stored.discovery } : stored;
+  const state = randomBytes(32).toString('base64url');
+  // Without tokens in sight, the SDK starts a new authorization instead of refreshing.
+  const provider = new StoredOAuthProvider(records, integration, { ...record, tokens: undefined, accessExpiresAt: undefined, redirectUrl }, {
+    redirectUrl, state,
+    preserve: { tokens: stored.tokens, accessExpiresAt: stored.accessExpiresAt, status: row?.status ?? 'required' },
+  });
+  const challenge = await challengeFor(records, integration, fetchFn);
+  const result = await auth(provider, {
+    serverUrl: serverUrl(integration), fetchFn,
+    // The scope the server asked for first (SEP-835), then the operator's, then the SDK's pick from the metadata.
+    scope: challenge.scope ?? scopeOf(integration),
+    ...(challenge.resourceMetadataUrl ? { resourceMetadataUrl: new URL(challenge.resourceMetadataUrl) } : {}),
+  });
+  if (result !== 'REDIRECT' || !provider.authorizationUrl || !provider.verifier) throw new Error('the authorization server did not start an authorization');
+  const url = provider.authorizationUrl;
+  // The browser opens it: nothing but a web address may come from the server.
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error(`the authorization server gave a ${url.protocol} URL to open, not an http(s) one`);
+  return { authorizationUrl: url.toString(), state, codeVerifier: provider.verifier };
+}
+
+/** The callback's second half: exchanges the code for tokens and stores them. */
+export async function completeAuthorization(
+  records: OAuthRecords, integration: Integration, input: { code: string; codeVerifier: string; redirectUrl: string }, fetch: FetchLike,
+): Promise<void> {
+  const fetchFn = oauthAnswers(fetch);
+  const record = (await records.read(integration.id))?.record ?? {};
+  const provider = new StoredOAuthProvider(records, integration, record, { redirectUrl: input.redirectUrl, codeVerifier: input.codeVerifier });
+  const result = await auth(provider, { serverUrl: serverUrl(integration), authorizationCode: input.code, scope: scopeOf(integration), fetchFn });
+  if (result !== 'AUTHORIZED') throw new Error('the authorization server did not issue tokens');
+}
+
+/**
+ * Renews the access token with the refresh token, inside the caller's refresh lock. Returns the
+ * new tokens; throws AuthorizationRequiredError when there is nothing to refresh with or the
+ * authorization server refuses (revoked, expired, rotated away).
+ */
+export async function refreshTokens(records: OAuthRecords, integration: Integration, record: OAuthRecord, fetch: FetchLike): Promise<OAuthRecord> {
+  const fetchFn = oauthAnswers(fetch);
+  if (!record.tokens?.refresh_token || !record.redirectUrl) throw new AuthorizationRequiredError(integration.name);
+  const provider = new StoredOAuthProvider(records, integration, record, { redirectUrl: record.redirectUrl });
+  let result;
+  try {
+    result = await auth(provider, { serverUrl: serverUrl(integration), scope: scopeOf(integration), fetchFn });
+  } catch (err) {
+    // The authorization server said no (its 5xx aside): a person must authorize again.
+    if (err instanceof OAuthError && !(err instanceof ServerError)) throw new AuthorizationRequiredError(integration.name);
+    throw err;
+  }
+  // REDIRECT: the refresh was refused and the SDK began a new authorization nobody will finish.
+  if (result !== 'AUTHORIZED' || !provider.record.tokens) throw new AuthorizationRequiredError(integration.name);
+  return provider.record;
+}
+
+/**
+ * Revokes the tokens at the authorization server when it offers revocation (RFC 7009). Returns
+ * whether it did; a server without the endpoint, or one that fails, leaves forgetting to the caller.
+ */
+export async function revokeAtServer(integration: Integration, record: OAuthRecord, fetch: FetchLike): Promise<boolean> {
+  const fetchFn = oauthAnswers(fetch);
+  // OIDC discovery documents need not list it; RFC 8414 metadata may.
+  const endpoint = (record.discovery?.authorizationServerMetadata as { revocation_endpoint?: string } | undefined)?.revocation_endpoint;
+  const client = record.client ?? (oauthSettings(integration)?.clientId ? { client_id: oauthSettings(integration)!.clientId! } : undefined);
+  if (!endpoint || !client || !record.tokens) return false;
+  const secret = 'client_secret' in client ? client.client_secret : oauthSettings(integration)?.clientSecret;
+  let revoked = false;
+  for (const [token, hint] of [[record.tokens.refresh_token, 'refresh_token'], [record.tokens.access_token, 'access_token']] as const) {
+    if (!token) continue;
+    const body = new URLSearchParams({ token, token_type_hint: hint, client_id: client.client_id, ...(secret ? { client_secret: secret } : {}) });
+    const res = await fetchFn(endpoint, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body });
+    await res.body?.cancel();
+    revoked ||= res.ok;
+  }
+  return revoked;
+}

@@ -1,0 +1,198 @@
+import type { Client } from '@temporalio/client';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { renderTemplate } from '../store/agent-files/parse-chatmd';
+import { seedThreadMessages, type ExposedAgent } from '../store/agent-files/file-agents';
+import { inTransaction, type Db } from '../store/pool';
+import type { RunChangeFeed } from '../store/runs/run-changes';
+import { findRunResult, type RunEvent } from '../store/runs/run-store';
+import { unstorableReason } from '../store/storable-text';
+import { findThread, insertThread } from '../store/threads/threads';
+import { findAgent } from '../store/agents';
+import type { Logger } from '../platform/logger';
+import { EngineError } from '../core/engine-error';
+import { followRunEvents, type RunProgress } from '../use-cases/runs/follow-events';
+import { readRun } from '../use-cases/runs/runs';
+import { MAX_RUN_INPUT_CHARS, startRun } from '../use-cases/runs/start-run';
+import type { CallRegistry } from './call-registry';
+import { askForApproval, type AskClient } from './approval-elicitation';
+import { APPROVAL_STATUS_WORDS, type ApprovalStatus } from '../core/approval';
+import { decideApproval } from '../use-cases/runs/approvals';
+
+export interface AgentCallDeps {
+  db: Db;
+  client: Client;
+  taskQueue: string;
+  logger: Logger;
+  /** the process's run change feed: a call reads its run's event log when PostgreSQL says the run changed */
+  changes: RunChangeFeed;
+}
+
+/** how often a call whose run is silent checks whether its workflow closed from outside (which writes nothing) */
+const IDLE_CHECK_MS = 5_000;
+
+export interface AgentCallContext {
+  requestId: string | number;
+  /** aborted when the client goes away: the run goes on (it is durable); only a cancel notification cancels it */
+  signal: AbortSignal;
+  /** set when the client asked for progress */
+  progress?: (progress: number, message: string) => Promise<void>;
+  /** set when the run's approvals are asked of the client's user (stdio, a client with elicitation) */
+  ask?: AskClient;
+  registry?: CallRegistry;
+}
+
+const errorResult = (text: string, meta?: Record<string, unknown>): CallToolResult => ({
+  isError: true, content: [{ type: 'text', text }], ...(meta ? { _meta: meta } : {}),
+});
+
+/** `tools/call` on an agent: a new thread (or the given one), a durable run, progress from its event log, its answer. */
+export async function callAgent(deps: AgentCallDeps, agent: ExposedAgent, args: Record<string, unknown>, ctx: AgentCallContext): Promise<CallToolResult> {
+  if (typeof args.input !== 'string') return errorResult('The "input" argument is required and must be a string');
+  if (args.input.length > MAX_RUN_INPUT_CHARS) return errorResult(`The "input" argument must be at most ${MAX_RUN_INPUT_CHARS} characters`);
+  const unstorable = unstorableReason(args.input);
+  if (unstorable) return errorResult(`The "input" argument contains ${unstorable}`);
+  if (args.threadId !== undefined && typeof args.threadId !== 'string') return errorResult('The "threadId" argument must be a string');
+  const progress = progressReporter(ctx, deps.logger);
+
+  let threadId: string;
+  let input = args.input;
+  // The agent called runs on another agent's thread when asked to (as POST /v1/threads/:id/runs with
+  // agentId does); the answer says so, since the thread stays its own agent's.
+  let threadOwner: { id: string; name: string } | undefined;
+  if (args.threadId) {
+    const thread = await findThread(deps.db, args.threadId);
+    if (!thread) return errorResult(`Thread ${args.threadId} does not exist`);
+    threadId = thread.id;
+    if (thread.agentId !== agent.id) threadOwner = (await findAgent(deps.db, thread.agentId)) ?? { id: thread.agentId, name: thread.agentId };
+  } else {
+    const rendered = renderTemplate(agent.template, args.input);
+    input = rendered.input;
+    threadId = await inTransaction(deps.db, async (tx) => {
+      const thread = await insertThread(tx, agent.id);
+      await seedThreadMessages(tx, thread.id, rendered.history);
+      return thread.id;
+    });
+  }
+
+  await progress.send(0, 'Starting agent');
+  let runId: string;
+  try {
+    runId = (await startRun(deps, { threadId, input, agentId: agent.id })).run.id;
+  } catch (err) {
+    await progress.send(1, 'Failed');
+    if (err instanceof EngineError) return errorResult(err.message, { threadId });
+    throw err;
+  }
+  const meta = { runId, threadId, agentId: agent.id, ...(threadOwner ? { threadAgentId: threadOwner.id } : {}) };
+  const ownerNote = threadOwner ? [{
+    type: 'text' as const,
+    text: `Note: thread ${threadId} belongs to the agent ${threadOwner.name}; this turn was run by ${agent.name}, which sees the thread's messages.`,
+  }] : [];
+  if (ctx.registry && (await ctx.registry.register(ctx.requestId, runId))) await cancelWorkflow(deps, runId);
+
+  // Watched before the first read, so that nothing written meanwhile goes unheard.
+  const watch = deps.changes.watch(runId, ['event', 'progress', 'ended']);
+  const follow = followRunEvents(deps.db, runId, {
+    afterSeq: 0, progressCheckMs: IDLE_CHECK_MS, signal: ctx.signal, progress: () => runProgress(deps, runId),
+    changed: () => watch.next(IDLE_CHECK_MS, ctx.signal),
+  });
+  // A question to the client is withdrawn once its call is decided elsewhere (the API, the CLI, the
+  // timeout), and every question still open when the call ends or the client goes away. (Plain
+  // controllers held here, not AbortSignal.any: a combined signal may be collected while it waits.)
+  const asking = new Map<string, AbortController>();
+  const withdrawAll = () => {
+    for (const question of asking.values()) question.abort();
+  };
+  ctx.signal.addEventListener('abort', withdrawAll, { once: true });
+  const questions: Promise<void>[] = [];
+  try {
+    for await (const item of follow) {
+      if (item.kind !== 'event') continue;
+      const { event } = item;
+      const message = describeEvent(runId, event, Boolean(ctx.ask));
+      if (message) await progress.step(message);
+      if (event.type === 'approval_resolved') asking.get(String(event.data.toolCallId))?.abort();
+      if (event.type === 'approval_requested' && ctx.ask) {
+        const question = new AbortController();
+        asking.set(String(event.data.toolCallId), question);
+        questions.push(askForApproval({
+          db: deps.db, logger: deps.logger, ask: ctx.ask,
+          apply: (decision) => decideApproval(deps, { ...decision, keyKind: 'mcp_client' }),
+        }, runId, event, question.signal));
+      }
+    }
+  } finally {
+    watch.close();
+    ctx.signal.removeEventListener('abort', withdrawAll);
+    withdrawAll();
+    await Promise.all(questions);
+  }
+  if (ctx.signal.aborted) return errorResult('The client went away; the run goes on', meta);
+
+  const run = await readRun(deps.db, runId);
+  if (run?.status === 'completed') {
+    await progress.send(1, 'Completed');
+    return { content: [{ type: 'text', text: run.output ?? '' }, ...ownerNote], _meta: meta };
+  }
+  await progress.send(1, 'Failed');
+  if (run?.status === 'cancelled') return errorResult('The agent run was cancelled', meta);
+  if (run?.status === 'failed') return errorResult(`The agent run failed: ${run.error?.message ?? 'unknown error'}`, meta);
+  return errorResult('The agent run closed without recording an outcome (terminated or timed out)', meta);
+}
+
+export async function cancelWorkflow(deps: { client: Client; logger: Logger }, runId: string): Promise<void> {
+  try {
+    await deps.client.workflow.getHandle(runId).cancel();
+  } catch (err) {
+    // Already closed: nothing to cancel.
+    deps.logger.debug({ err, runId }, 'cancel of an MCP agent call found no running workflow');
+  }
+}
+
+function describeEvent(runId: string, event: RunEvent, asksClient: boolean): string | undefined {
+  const d = event.data;
+  switch (event.type) {
+    case 'turn_started': return `Turn ${String(d.turn)}`;
+    case 'tool_call_started': return `Calling ${String(d.name)}`;
+    case 'tool_call_ended': return `${String(d.name)} ${d.status === 'ok' ? 'returned' : 'failed'} after ${String(d.durationMs)} ms`;
+    case 'approval_requested': {
+      const where = `POST /v1/runs/${runId}/approvals/${String(d.toolCallId)} or agent-engine approve|deny ${runId} ${String(d.toolCallId)}`;
+      return asksClient
+        ? `Waiting for approval of ${String(d.name)}: answer the question, or decide with ${where}`
+        : `Waiting for approval of ${String(d.name)}: the run waits until it is decided with ${where}`;
+    }
+    case 'approval_resolved': return `${String(d.name)} ${APPROVAL_STATUS_WORDS[d.status as ApprovalStatus] ?? String(d.status)}`;
+    default: return undefined;
+  }
+}
+
+/** Progress must only grow: 0 at start, k/(k+1) for the k-th step, 1 at the end. */
+function progressReporter(ctx: AgentCallContext, logger: Logger) {
+  let steps = 0;
+  const send = async (value: number, message: string) => {
+    if (!ctx.progress || ctx.signal.aborted) return;
+    // A client that cannot take a notification must not lose its answer.
+    await ctx.progress(value, message).catch((err: unknown) => logger.debug({ err }, 'progress notification not sent'));
+    // The SDK client handles a notification a microtask after reading it but a response at once:
+    // a final progress read together with the result is dropped. A short pause keeps them apart.
+    if (value === 1) await new Promise((resolve) => setTimeout(resolve, 20));
+  };
+  return {
+    send,
+    step: (message: string) => {
+      steps += 1;
+      return send(steps / (steps + 1), message);
+    },
+  };
+}
+
+async function runProgress(deps: { db: Db; client: Client }, runId: string): Promise<RunProgress> {
+  if (await findRunResult(deps.db, runId)) return 'ended';
+  try {
+    const description = await deps.client.withDeadline(Date.now() + 2_000, () => deps.client.workflow.getHandle(runId).describe());
+    if (description.status.name === 'RUNNING') return 'running';
+  } catch {
+    return 'running';
+  }
+  return (await findRunResult(deps.db, runId)) ? 'ended' : 'closed_without_result';
+}

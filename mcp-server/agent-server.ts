@@ -1,0 +1,130 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  CallToolRequestSchema, CancelledNotificationSchema, ErrorCode, GetPromptRequestSchema, ListPromptsRequestSchema,
+  ListToolsRequestSchema, type GetPromptResult, type PromptMessage, type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import { renderTemplate } from '../store/agent-files/parse-chatmd';
+import { listExposedAgents, type ExposedAgent } from '../store/agent-files/file-agents';
+import { mcpRequestError } from '../core/mcp-error-text';
+import { callAgent, cancelWorkflow, type AgentCallDeps } from './agent-call';
+import type { CallRegistry } from './call-registry';
+
+export const SERVER_INFO = { name: 'agent-engine', version: '0.1.0' };
+
+/** MCP prompt messages have only user and assistant roles; the agent's instructions come first, labelled. */
+export const SYSTEM_LABEL = '[System instructions]';
+
+const INSTRUCTIONS = 'Each tool runs one of the engine\'s agents as a durable run and returns its final answer. '
+  + 'Pass {input}; pass threadId (from a result\'s _meta) to continue that conversation. '
+  + 'Each prompt is an agent\'s template; its system instructions come as the first user message, labelled "[System instructions]".';
+
+export interface AgentServerOptions {
+  /** pairs cancel notifications with runs; absent, a cancel is ignored (the run goes on) */
+  registry?: CallRegistry;
+  /** advertise list_changed (only a connection that lives on can be told) */
+  listChanged?: boolean;
+  /** the server is closing: calls stop following their runs (which go on) */
+  stop?: AbortSignal;
+  /**
+   * ask a client that declared (form) elicitation to decide its runs' approvals: only where the
+   * connection is one person's and lives as long as the call (stdio); over stateless HTTP the
+   * run waits for the REST decision
+   */
+  askApprovals?: boolean;
+}
+
+/** MCP tool names are [A-Za-z0-9_.-]{1,128}; API-defined agent names may hold other characters. */
+export const toolNameOf = (agentName: string) => agentName.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 128);
+
+const findByToolName = async (deps: AgentCallDeps, name: string): Promise<ExposedAgent | undefined> =>
+  (await listExposedAgents(deps.db)).find((a) => toolNameOf(a.name) === name);
+
+const toTool = (agent: ExposedAgent): Tool => ({
+  name: toolNameOf(agent.name),
+  title: agent.name,
+  description: agent.description ?? `Runs the agent "${agent.name}" and returns its answer.`,
+  inputSchema: {
+    type: 'object',
+    properties: {
+      input: { type: 'string', description: 'What to ask the agent' },
+      threadId: {
+        type: 'string',
+        description: 'Continue this thread (from an earlier result\'s _meta.threadId) instead of starting a new one; '
+          + 'this agent answers even on another agent\'s thread, and the result then says whose thread it is',
+      },
+    },
+    required: ['input'],
+  },
+});
+
+/**
+ * A low-level Server whose tools and prompts are read from the database on every request, since
+ * agents come and go (files synced by another process, agents created through the API).
+ */
+export function createAgentMcpServer(deps: AgentCallDeps, options: AgentServerOptions = {}): Server {
+  const listChanged = options.listChanged ?? false;
+  const server = new Server(SERVER_INFO, {
+    capabilities: { tools: { listChanged }, prompts: { listChanged } },
+    instructions: INSTRUCTIONS,
+  });
+
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: (await listExposedAgents(deps.db)).map(toTool) }));
+
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    try {
+      const agent = await findByToolName(deps, request.params.name);
+      if (!agent) return { isError: true, content: [{ type: 'text', text: `No agent is exposed as the tool "${request.params.name}"` }] };
+      const token = request.params._meta?.progressToken;
+      const canAsk = options.askApprovals && server.getClientCapabilities()?.elicitation?.form !== undefined;
+      return await callAgent(deps, agent, request.params.arguments ?? {}, {
+        requestId: extra.requestId, signal: options.stop ? AbortSignal.any([extra.signal, options.stop]) : extra.signal, registry: options.registry,
+        // A person may take their time: no request timeout, only the call's end withdraws the question.
+        ask: canAsk ? (params, signal) => server.elicitInput(params, { signal, relatedRequestId: extra.requestId, timeout: 2 ** 31 - 1 }) : undefined,
+        progress: token === undefined ? undefined : (progress, message) => extra.sendNotification({
+          method: 'notifications/progress', params: { progressToken: token, progress, total: 1, message },
+        }),
+      });
+    } catch (err) {
+      deps.logger.error({ err, tool: request.params.name }, 'MCP agent call failed');
+      return { isError: true, content: [{ type: 'text', text: `The agent call failed unexpectedly: ${(err as Error).message}` }] };
+    }
+  });
+
+  server.setRequestHandler(ListPromptsRequestSchema, async () => ({
+    prompts: (await listExposedAgents(deps.db)).map((agent) => ({
+      name: toolNameOf(agent.name),
+      title: agent.name,
+      description: agent.description ?? `The template of the agent "${agent.name}"`,
+      arguments: [{ name: 'input', description: 'Fills {{input}} in the template, or follows it as the last user message', required: false }],
+    })),
+  }));
+
+  server.setRequestHandler(GetPromptRequestSchema, async (request) => {
+    const agent = await findByToolName(deps, request.params.name);
+    if (!agent) throw mcpRequestError(ErrorCode.InvalidParams, `Unknown prompt: ${request.params.name}`);
+    return promptOf(agent, request.params.arguments?.input);
+  });
+
+  // Replaces the SDK's own handler, which only aborts the handler's signal: a cancel must reach the
+  // workflow, and over stateless HTTP it arrives on another request (perhaps another process).
+  server.setNotificationHandler(CancelledNotificationSchema, async (notification) => {
+    const requestId = notification.params.requestId;
+    if (requestId === undefined || !options.registry) return;
+    const runId = await options.registry.requestCancel(requestId);
+    if (runId) await cancelWorkflow(deps, runId);
+  });
+  return server;
+}
+
+export function promptOf(agent: ExposedAgent, input: string | undefined): GetPromptResult {
+  const text = (role: PromptMessage['role'], t: string): PromptMessage => ({ role, content: { type: 'text', text: t } });
+  const messages: PromptMessage[] = [];
+  if (agent.instructions) messages.push(text('user', `${SYSTEM_LABEL}\n${agent.instructions}`));
+  if (input === undefined) {
+    messages.push(...agent.template.map((m) => text(m.role, m.content)));
+  } else {
+    const rendered = renderTemplate(agent.template, input);
+    messages.push(...rendered.history.map((m) => text(m.role, m.content)), text('user', rendered.input));
+  }
+  return { description: agent.description ?? undefined, messages };
+}

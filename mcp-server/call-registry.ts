@@ -1,0 +1,57 @@
+import type { Db } from '../store/pool';
+
+/**
+ * Which run a client's request started, so that `notifications/cancelled` can cancel it. Either
+ * side may come first: a cancel that arrives before the run has started is remembered, and the
+ * call cancels its run as soon as it has one.
+ */
+export interface CallRegistry {
+  /** records the call's run; true when a cancel for the request already came */
+  register(requestId: string | number, runId: string): Promise<boolean>;
+  /** marks the request cancelled; the run to cancel, when it has started */
+  requestCancel(requestId: string | number): Promise<string | undefined>;
+}
+
+/** One connection (stdio): request ids are unique for its lifetime, so memory suffices. */
+export function memoryCallRegistry(): CallRegistry {
+  const runs = new Map<string, string>();
+  const cancelled = new Set<string>();
+  return {
+    async register(requestId, runId) {
+      runs.set(String(requestId), runId);
+      return cancelled.has(String(requestId));
+    },
+    async requestCancel(requestId) {
+      cancelled.add(String(requestId));
+      return runs.get(String(requestId));
+    },
+  };
+}
+
+/**
+ * Streamable HTTP without sticky routing: the cancel notification is its own POST and may reach
+ * another API process than the call, so the pairing lives in the database, keyed by the
+ * Mcp-Session-Id the client got at initialize.
+ */
+export function dbCallRegistry(db: Db, sessionId: string): CallRegistry {
+  return {
+    async register(requestId, runId) {
+      const { rows } = await db.query<{ cancel_requested: boolean }>(
+        `INSERT INTO mcp_calls (session_id, request_id, run_id) VALUES ($1, $2, $3)
+         ON CONFLICT (session_id, request_id) DO UPDATE SET run_id = EXCLUDED.run_id RETURNING cancel_requested`,
+        [sessionId, String(requestId), runId],
+      );
+      // Old pairings are of no use: clients cancel within the call. Pruned here, so no job is needed.
+      await db.query("DELETE FROM mcp_calls WHERE created_at < now() - interval '1 day'");
+      return rows[0].cancel_requested;
+    },
+    async requestCancel(requestId) {
+      const { rows } = await db.query<{ run_id: string | null }>(
+        `INSERT INTO mcp_calls (session_id, request_id, cancel_requested) VALUES ($1, $2, true)
+         ON CONFLICT (session_id, request_id) DO UPDATE SET cancel_requested = true RETURNING run_id`,
+        [sessionId, String(requestId)],
+      );
+      return rows[0].run_id ?? undefined;
+    },
+  };
+}

@@ -1,0 +1,136 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import {
+  CallToolRequestSchema, ErrorCode, GetPromptRequestSchema, ListPromptsRequestSchema, ListToolsRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import { Client, Connection } from '@temporalio/client';
+import { ConfigError, loadConfig, type AppConfig } from '../platform/config';
+import { engineStateFile, readEngineState } from '../platform/engine-state';
+import { agentListVersion } from '../store/agent-files/file-agents';
+import { migrate } from '../store/migrations';
+import { createPool, type Db } from '../store/pool';
+import { listenForRunChanges } from '../store/runs/run-changes';
+import { createLogger, type Logger } from '../platform/logger';
+import { mcpRequestError } from '../core/mcp-error-text';
+import { createAgentMcpServer, SERVER_INFO } from './agent-server';
+import { memoryCallRegistry } from './call-registry';
+
+// Agents change in other processes (file sync, the API); a desktop client learns of it from list_changed.
+const LIST_POLL_MS = 2_000;
+
+/** The engine `agent-engine mcp` serves: its database (migrated) and a Temporal client. */
+export interface StdioEngine {
+  db: Db;
+  connection: Connection;
+  client: Client;
+  taskQueue: string;
+  logger: Logger;
+  source: EngineTarget['source'];
+}
+
+/**
+ * Finds the engine and connects to it. Throws an error whose message says why it could not, for a
+ * person (stderr) or an MCP client (serveStartFailure): a ConfigError when nothing says where it is.
+ */
+export async function openStdioEngine(env: NodeJS.ProcessEnv = process.env): Promise<StdioEngine> {
+  const config = loadConfig(env);
+  const target = await engineToServe(config);
+  const logger = createLogger(config.logLevel, 'mcp-stdio');
+  const db = createPool(target.databaseUrl, logger, 4);
+  try {
+    await migrate(db).catch((err: Error) => Promise.reject(new Error(`agent-engine mcp cannot use the engine's database (from the ${target.source}): ${err.message}`)));
+    const connection = await Connection.connect({ ...config.temporalConnect.connectionOptions, address: target.temporalAddress })
+      .catch((err: Error) => Promise.reject(new Error(`agent-engine mcp cannot reach Temporal at ${target.temporalAddress} (from the ${target.source}): ${err.message}`)));
+    const client = new Client({ connection, namespace: target.temporalNamespace });
+    return { db, connection, client, taskQueue: target.taskQueue, logger, source: target.source };
+  } catch (err) {
+    await db.end();
+    throw err;
+  }
+}
+
+/**
+ * `agent-engine mcp`: the agents as an MCP server over stdio, for desktop clients that launch it.
+ * It starts runs through Temporal like the API and runs no worker. stdout carries the protocol
+ * and nothing else: logs go to stderr. Resolves when the client closes stdin.
+ */
+export async function serveAgentsOverStdio(engine: StdioEngine): Promise<void> {
+  const { db, logger, client, connection } = engine;
+  // Calls wait on run changes like the API's, on a LISTEN connection held only while one is in flight.
+  const changes = listenForRunChanges(db, logger, { onDemand: true });
+  const server = createAgentMcpServer({ db, client, taskQueue: engine.taskQueue, logger, changes }, { registry: memoryCallRegistry(), listChanged: true, askApprovals: true });
+
+  let version = await agentListVersion(db);
+  const poll = setInterval(() => {
+    agentListVersion(db).then(async (next) => {
+      if (next === version) return;
+      version = next;
+      await server.sendToolListChanged();
+      await server.sendPromptListChanged();
+    }).catch((err: unknown) => logger.warn({ err }, 'checking the agent list failed'));
+  }, LIST_POLL_MS);
+
+  await serveUntilStdinEnds(server, () => logger.info({ taskQueue: engine.taskQueue, source: engine.source }, 'MCP stdio server ready'));
+  clearInterval(poll);
+  await changes.close();
+  await connection.close();
+  await db.end();
+}
+
+/**
+ * When no engine could be found, a client that launched this command would see only "Connection
+ * closed" (clients hide stderr). So it is served anyway: initialize succeeds, the reason goes out as
+ * an error log message, and every request fails with it, until the client closes stdin.
+ */
+export async function serveStartFailure(reason: string): Promise<void> {
+  const server = new Server(SERVER_INFO, { capabilities: { tools: {}, prompts: {}, logging: {} } });
+  const fail = async (): Promise<never> => {
+    throw mcpRequestError(ErrorCode.InternalError, reason);
+  };
+  for (const schema of [ListToolsRequestSchema, CallToolRequestSchema, ListPromptsRequestSchema, GetPromptRequestSchema]) server.setRequestHandler(schema, fail);
+  server.oninitialized = () => void server.sendLoggingMessage({ level: 'error', logger: 'agent-engine', data: reason }).catch(() => undefined);
+  await serveUntilStdinEnds(server);
+}
+
+async function serveUntilStdinEnds(server: Server, onReady?: () => void): Promise<void> {
+  const closed = new Promise<void>((resolve) => {
+    server.onclose = () => resolve();
+  });
+  await server.connect(new StdioServerTransport());
+  // The transport does not notice the end of stdin by itself: the client quitting must end this process.
+  process.stdin.once('end', () => void server.close());
+  onReady?.();
+  await closed;
+}
+
+interface EngineTarget {
+  databaseUrl: string;
+  temporalAddress: string;
+  temporalNamespace: string;
+  taskQueue: string;
+  source: 'environment' | 'data dir';
+}
+
+/**
+ * DATABASE_URL and TEMPORAL_ADDRESS when both are set; otherwise the engine `npm start` runs on
+ * DATA_DIR, as its engine.json says (its embedded PostgreSQL and Temporal change ports every start),
+ * with either variable that is set taking precedence.
+ */
+async function engineToServe(config: AppConfig): Promise<EngineTarget> {
+  if (config.databaseUrl && config.temporalAddress) {
+    return {
+      databaseUrl: config.databaseUrl, temporalAddress: config.temporalAddress, temporalNamespace: config.temporalNamespace,
+      taskQueue: config.taskQueue, source: 'environment',
+    };
+  }
+  const running = await readEngineState(config.dataDir);
+  if (!running) {
+    throw new ConfigError(`agent-engine mcp found no running engine in ${config.dataDir} (no live ${engineStateFile(config.dataDir)}): `
+      + 'start one with npm start and the same DATA_DIR, or set DATABASE_URL and TEMPORAL_ADDRESS. An MCP client starts this command '
+      + 'in a directory of its own, so set DATA_DIR to an absolute path (the .data directory of the checkout where npm start runs)');
+  }
+  return {
+    databaseUrl: config.databaseUrl ?? running.databaseUrl, temporalAddress: config.temporalAddress ?? running.temporalAddress,
+    temporalNamespace: running.temporalNamespace, taskQueue: running.taskQueue, source: 'data dir',
+  };
+}

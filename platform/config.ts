@@ -1,0 +1,216 @@
+import os from 'node:os';
+import path from 'node:path';
+import { z } from 'zod';
+import { loadClientConnectConfig, type ClientConnectConfig } from '@temporalio/envconfig';
+import { DEFAULT_LLM_KEY_ENVS } from '../core/llm-keys';
+import type { NetworkPolicy } from './net/address-guard';
+
+/**
+ * The one configuration schema. It is parsed once, at start-up, by a composition root
+ * (worker main, API server, dev supervisor). Nothing else reads process.env.
+ */
+const emptyToUndefined = (value: unknown) => (value === '' ? undefined : value);
+const optionalString = z.preprocess(emptyToUndefined, z.string().optional());
+/** 32 bytes, base64 (openssl rand -base64 32) */
+const secretsKey = z.preprocess(emptyToUndefined, z.string()
+  .refine((v) => /^[A-Za-z0-9+/]+={0,2}$/.test(v.trim()) && Buffer.from(v.trim(), 'base64').length === 32,
+    'must be 32 bytes in base64 (openssl rand -base64 32)')
+  .transform((v) => Buffer.from(v.trim(), 'base64')).optional());
+
+const envSchema = z.object({
+  TEMPORAL_ADDRESS: optionalString,
+  TEMPORAL_NAMESPACE: z.preprocess(emptyToUndefined, z.string().default('default')),
+  TEMPORAL_CLI_PATH: optionalString,
+  TASK_QUEUE: z.preprocess(emptyToUndefined, z.string().regex(/^[\w.-]+$/, 'letters, digits, ".", "_" or "-"').default('agent-runs')),
+  DATABASE_URL: z.preprocess(
+    emptyToUndefined,
+    z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL').optional(),
+  ),
+  DATA_DIR: z.preprocess(emptyToUndefined, z.string().default('.data')),
+  PORT: z.preprocess(emptyToUndefined, z.coerce.number().int().min(0).max(65535).default(3000)),
+  HOST: z.preprocess(emptyToUndefined, z.string().default('127.0.0.1')),
+  LOG_LEVEL: z.preprocess(
+    emptyToUndefined,
+    z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  ),
+  API_KEY: z.preprocess(emptyToUndefined, z.string().min(16, 'must be at least 16 characters').optional()),
+  ADMIN_API_KEY: z.preprocess(emptyToUndefined, z.string().min(16, 'must be at least 16 characters').optional()),
+  ALLOWED_HOSTS: z.preprocess(emptyToUndefined, z.string().regex(/^[A-Za-z0-9.:[\]-]+(,[A-Za-z0-9.:[\]-]+)*$/, 'comma-separated host names, each optionally with :port').optional()),
+  PUBLIC_URL: z.preprocess(emptyToUndefined, z.url({ protocol: /^https?$/, error: 'must be the http(s) URL browsers reach the API at, such as https://agents.example.com' }).optional()),
+  CORS_ORIGINS: z.preprocess(emptyToUndefined, z.string().regex(/^https?:\/\/[^,/\s]+(,https?:\/\/[^,/\s]+)*$/, 'comma-separated origins such as https://app.example.com').optional()),
+  LLM_KEY_ENVS: z.preprocess(emptyToUndefined, z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*(,[A-Za-z_][A-Za-z0-9_]*)*$/, 'comma-separated environment variable names').optional()),
+  INTEGRATIONS_FILE: optionalString,
+  WORKFLOW_BUNDLE_PATH: optionalString,
+  TEMPORAL_UI_PORT: z.preprocess(emptyToUndefined, z.coerce.number().int().min(1).max(65535).default(8233)),
+  MCP_TASK_QUEUES: z.preprocess(emptyToUndefined, z.string().regex(/^[A-Za-z0-9_.-]+(,[A-Za-z0-9_.-]+)*$/, 'comma-separated task queue names').optional()),
+  RATE_LIMIT_PER_MINUTE: z.preprocess(emptyToUndefined, z.coerce.number().int().min(0).default(600)),
+  TEMPORAL_RETENTION: z.preprocess(emptyToUndefined, z.string().regex(/^\d+[hd]$/, 'like 72h or 7d').default('7d')),
+  AGENTS_DIR: z.preprocess(emptyToUndefined, z.string().default('agents')),
+  LANGFUSE_PUBLIC_KEY: optionalString,
+  LANGFUSE_SECRET_KEY: optionalString,
+  LANGFUSE_BASE_URL: z.preprocess(emptyToUndefined, z.url().optional()),
+  LANGFUSE_HOST: z.preprocess(emptyToUndefined, z.url().optional()),
+  SECRETS_KEY: secretsKey,
+  SECRETS_KEY_PREVIOUS: secretsKey,
+  BLOCK_PRIVATE_NETWORKS: z.preprocess(emptyToUndefined, z.enum(['true', 'false'], 'true or false').default('false')),
+  WORKER_NICE: z.preprocess(emptyToUndefined, z.coerce.number().int().min(0).max(19).default(10)),
+  XDG_RUNTIME_DIR: optionalString,
+});
+
+export interface AppConfig {
+  /** Absent: the dev supervisor starts an embedded Temporal dev server. */
+  temporalAddress?: string;
+  temporalNamespace: string;
+  /** Connection options from @temporalio/envconfig (TLS, API key, gRPC metadata). */
+  temporalConnect: ClientConnectConfig;
+  temporalCliPath?: string;
+  taskQueue: string;
+  /** Absent: the dev supervisor starts an embedded PostgreSQL in the data dir. */
+  databaseUrl?: string;
+  dataDir: string;
+  port: number;
+  host: string;
+  logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
+  apiKey?: string;
+  /** the operator's key: may decide what workers execute and where stored secrets go */
+  adminApiKey?: string;
+  /** Host names (optionally with :port) a non-loopback API answers besides loopback names; absent: any */
+  allowedHosts?: string[];
+  /** origins (scheme://host[:port]) that browsers may call the API from, with CORS headers */
+  corsOrigins: string[];
+  /** where browsers reach the API (behind a proxy); OAuth redirects come back to PUBLIC_URL/oauth/callback. Absent: the address a request came to */
+  publicUrl?: string;
+  /** the environment variables an agent's model.apiKeyEnv may name (the provider defaults plus LLM_KEY_ENVS) */
+  llmKeyEnvs: string[];
+  /** the operator's MCP server list (Claude Desktop or VS Code JSON), loaded by the API at start (absolute) */
+  integrationsFile?: string;
+  workflowBundlePath?: string;
+  temporalUiPort: number;
+  temporalRetention: string;
+  /** directory of *.chatmd agent files, synced into the database by the API (absolute) */
+  agentsDir: string;
+  /** task queues of pinned integrations this worker also serves (activities only) */
+  mcpTaskQueues: string[];
+  /** the scheduling niceness (0 to 19) of the runs' execution: a stand-alone worker (and the MCP servers it starts), and the Temporal dev server `npm start` starts */
+  workerNice: number;
+  /** where a worker records its stdio MCP servers' process groups: a directory of this user's alone (platform/private-files.ts) */
+  mcpGroupsDir: string;
+  /** requests per minute per API key (or per client address without one); 0 turns the limit off */
+  rateLimitPerMinute: number;
+  /** Langfuse tracing; absent (no LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY) means off */
+  langfuse?: { publicKey: string; secretKey: string; baseUrl?: string };
+  /** seals secrets at rest (SECRETS_KEY) and opens them (either); absent under npm start, which keeps one in DATA_DIR */
+  secretKeys: { current?: Buffer; previous?: Buffer };
+  /** which addresses MCP HTTP servers and LLM base URLs may resolve to (metadata and link-local never) */
+  networkPolicy: NetworkPolicy;
+  /** reads an LLM API key by the name an agent's model gives (`apiKeyEnv`), only names in llmKeyEnvs; keys are never stored */
+  readSecret: (envName: string) => string | undefined;
+}
+
+const list = (value: string | undefined) => (value ? value.split(',') : []);
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  if (e.ADMIN_API_KEY && e.ADMIN_API_KEY === e.API_KEY) {
+    throw new ConfigError('Invalid configuration:\n  ADMIN_API_KEY must differ from API_KEY: holders of the API key must not be operators');
+  }
+  const llmKeyEnvs = [...new Set([...DEFAULT_LLM_KEY_ENVS, ...list(e.LLM_KEY_ENVS)])];
+  let temporalConnect: ClientConnectConfig;
+  try {
+    temporalConnect = loadClientConnectConfig({
+      overrideEnvVars: Object.fromEntries(
+        Object.entries(env).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
+      ),
+    });
+  } catch (err) {
+    throw new ConfigError(`Invalid Temporal client configuration: ${(err as Error).message}`);
+  }
+  return {
+    temporalAddress: e.TEMPORAL_ADDRESS,
+    temporalNamespace: e.TEMPORAL_NAMESPACE,
+    temporalConnect,
+    temporalCliPath: e.TEMPORAL_CLI_PATH,
+    taskQueue: e.TASK_QUEUE,
+    databaseUrl: e.DATABASE_URL,
+    dataDir: path.resolve(e.DATA_DIR),
+    port: e.PORT,
+    host: e.HOST,
+    logLevel: e.LOG_LEVEL,
+    apiKey: e.API_KEY,
+    adminApiKey: e.ADMIN_API_KEY,
+    allowedHosts: e.ALLOWED_HOSTS ? list(e.ALLOWED_HOSTS).map((h) => h.toLowerCase()) : undefined,
+    corsOrigins: list(e.CORS_ORIGINS).map((o) => o.toLowerCase()),
+    publicUrl: e.PUBLIC_URL,
+    llmKeyEnvs,
+    integrationsFile: e.INTEGRATIONS_FILE ? path.resolve(e.INTEGRATIONS_FILE) : undefined,
+    workflowBundlePath: e.WORKFLOW_BUNDLE_PATH,
+    temporalUiPort: e.TEMPORAL_UI_PORT,
+    temporalRetention: e.TEMPORAL_RETENTION,
+    agentsDir: path.resolve(e.AGENTS_DIR),
+    rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
+    mcpTaskQueues: e.MCP_TASK_QUEUES ? e.MCP_TASK_QUEUES.split(',') : [],
+    workerNice: e.WORKER_NICE,
+    mcpGroupsDir: mcpGroupsDir(e.XDG_RUNTIME_DIR),
+    langfuse: langfuseConfig(e),
+    secretKeys: { current: e.SECRETS_KEY, previous: e.SECRETS_KEY_PREVIOUS },
+    networkPolicy: { blockPrivateNetworks: e.BLOCK_PRIVATE_NETWORKS === 'true' },
+    // The second wall behind the agent checks: whatever an agent names, only allowed variables are read.
+    readSecret: (envName) => (llmKeyEnvs.includes(envName) ? emptyToUndefined(env[envName]) as string | undefined : undefined),
+  };
+}
+
+/**
+ * The user's runtime directory (XDG_RUNTIME_DIR: private to the user by the base directory spec,
+ * which also says a relative one is ignored), else a directory of the user's in the temp dir.
+ * Never a place shared by users: a record there tells a worker which process group to kill.
+ */
+function mcpGroupsDir(runtimeDir: string | undefined): string {
+  const base = runtimeDir && path.isAbsolute(runtimeDir)
+    ? path.join(runtimeDir, 'agent-engine')
+    : path.join(os.tmpdir(), `agent-engine-${process.getuid?.() ?? 'user'}`);
+  return path.join(base, 'mcp-groups');
+}
+
+function langfuseConfig(e: z.infer<typeof envSchema>): AppConfig['langfuse'] {
+  if (!e.LANGFUSE_PUBLIC_KEY && !e.LANGFUSE_SECRET_KEY) return undefined;
+  if (!e.LANGFUSE_PUBLIC_KEY || !e.LANGFUSE_SECRET_KEY) {
+    throw new ConfigError('Invalid configuration:\n  LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY must be set together');
+  }
+  return { publicKey: e.LANGFUSE_PUBLIC_KEY, secretKey: e.LANGFUSE_SECRET_KEY, baseUrl: e.LANGFUSE_BASE_URL ?? e.LANGFUSE_HOST };
+}
+
+/** Whether an address to listen on (HOST) is reachable only from this machine. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.toLowerCase().replace(/^\[(.*)\]$/, '$1');
+  return h === 'localhost' || h === '::1' || /^(::ffff:)?127\.\d+\.\d+\.\d+$/.test(h);
+}
+
+/**
+ * Whether every caller of the API is the operator: no ADMIN_API_KEY, and listening on loopback
+ * (local development). Such an API lets everybody do the operator's acts.
+ */
+export function everyCallerIsOperator(config: { adminApiKey?: string; host: string }): boolean {
+  return !config.adminApiKey && isLoopbackHost(config.host);
+}
+
+/**
+ * An API reachable from other machines without a key would let anyone run commands on the
+ * workers; it refuses to start instead. Called by every process that starts the API, first thing.
+ */
+export function checkApiExposure(config: Pick<AppConfig, 'host' | 'apiKey'>): void {
+  if (isLoopbackHost(config.host) || config.apiKey) return;
+  throw new ConfigError(
+    `Refusing to start the API: HOST=${config.host} is not a loopback address and no API_KEY is set, so anyone who can reach `
+    + 'this port could create integrations and run commands on the workers. Set API_KEY (at least 16 characters; '
+    + 'ADMIN_API_KEY too for operator changes), or listen on HOST=127.0.0.1.',
+  );
+}

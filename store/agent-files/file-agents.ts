@@ -1,0 +1,98 @@
+import type { ModelConfig } from '../../core/agent-model';
+import type { TemplateMessage } from './parse-chatmd';
+import { newId } from '../../platform/ids';
+import type { Queryable } from '../pool';
+
+/**
+ * The parts of agents that only agent files and the MCP server use: where an agent was defined
+ * (source_file, NULL for API-defined agents), its prompt template, and whether its file went away.
+ */
+
+export interface FileAgentFields {
+  name: string;
+  sourceFile: string;
+  description: string | null;
+  instructions: string | null;
+  model: ModelConfig;
+  integrationIds: string[];
+  maxTurns: number;
+  template: TemplateMessage[];
+}
+
+export interface AgentOrigin {
+  id: string;
+  name: string;
+  sourceFile: string | null;
+  disabled: boolean;
+}
+
+export async function findAgentOriginByName(db: Queryable, name: string): Promise<AgentOrigin | undefined> {
+  const { rows } = await db.query<{ id: string; name: string; source_file: string | null; disabled_at: Date | null }>(
+    'SELECT id, name, source_file, disabled_at FROM agents WHERE name = $1', [name],
+  );
+  return rows[0] && { id: rows[0].id, name: rows[0].name, sourceFile: rows[0].source_file, disabled: rows[0].disabled_at !== null };
+}
+
+/** Inserts or updates the agent of a file; returns whether anything changed. */
+export async function upsertFileAgent(db: Queryable, a: FileAgentFields, existingId?: string): Promise<boolean> {
+  const values = [a.name, a.description, a.instructions, JSON.stringify(a.model), a.integrationIds, a.maxTurns, JSON.stringify(a.template), a.sourceFile];
+  if (!existingId) {
+    await db.query(
+      `INSERT INTO agents (id, name, description, instructions, model, integration_ids, max_turns, template, source_file)
+       VALUES ($9, $1, $2, $3, $4, $5, $6, $7, $8)`,
+      [...values, newId('agt')],
+    );
+    return true;
+  }
+  // IS DISTINCT FROM keeps updated_at still when nothing changed, so list_changed fires only on real edits.
+  const { rowCount } = await db.query(
+    `UPDATE agents SET name = $1, description = $2, instructions = $3, model = $4, integration_ids = $5, max_turns = $6,
+       template = $7, source_file = $8, disabled_at = NULL, updated_at = now()
+     WHERE id = $9 AND (name, description, instructions, model, integration_ids, max_turns, template, source_file, disabled_at)
+       IS DISTINCT FROM ($1, $2, $3, $4::jsonb, $5::text[], $6::integer, $7::jsonb, $8, NULL::timestamptz)`,
+    [...values, existingId],
+  );
+  return (rowCount ?? 0) > 0;
+}
+
+export async function listFileAgentsUnder(db: Queryable, dir: string): Promise<AgentOrigin[]> {
+  const prefix = dir.endsWith('/') ? dir : `${dir}/`;
+  const { rows } = await db.query<{ id: string; name: string; source_file: string; disabled_at: Date | null }>(
+    'SELECT id, name, source_file, disabled_at FROM agents WHERE starts_with(source_file, $1)', [prefix],
+  );
+  return rows.map((r) => ({ id: r.id, name: r.name, sourceFile: r.source_file, disabled: r.disabled_at !== null }));
+}
+
+/** What the MCP server exposes of an agent. */
+export interface ExposedAgent {
+  id: string;
+  name: string;
+  description: string | null;
+  instructions: string | null;
+  template: TemplateMessage[];
+}
+
+export async function listExposedAgents(db: Queryable): Promise<ExposedAgent[]> {
+  const { rows } = await db.query<{ id: string; name: string; description: string | null; instructions: string | null; template: TemplateMessage[] }>(
+    'SELECT id, name, description, instructions, template FROM agents WHERE disabled_at IS NULL ORDER BY name',
+  );
+  return rows;
+}
+
+/** Changes whenever an agent is added, edited, disabled or removed; cheap enough to poll. */
+export async function agentListVersion(db: Queryable): Promise<string> {
+  const { rows } = await db.query<{ v: string }>(
+    "SELECT count(*)::text || ':' || COALESCE(max(updated_at)::text, '') || ':' || COALESCE(sum(hashtext(id))::text, '') AS v FROM agents",
+  );
+  return rows[0].v;
+}
+
+/** A new thread's conversation before its first run: the agent file's rendered template. */
+export async function seedThreadMessages(db: Queryable, threadId: string, messages: TemplateMessage[]): Promise<void> {
+  let seq = 1;
+  for (const message of messages) {
+    // run_id 'template' marks messages that no run wrote.
+    await db.query('INSERT INTO messages (thread_id, seq, run_id, message) VALUES ($1, $2, $3, $4)',
+      [threadId, seq++, 'template', JSON.stringify(message)]);
+  }
+}

@@ -1,0 +1,164 @@
+import { watch, type FSWatcher } from 'node:fs';
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { removeAgent } from '../agents';
+import { findAgentOriginByName, listFileAgentsUnder, upsertFileAgent } from './file-agents';
+import { inTransaction, type Db } from '../pool';
+import { apiKeyEnvProblem, DEFAULT_LLM_KEY_ENVS } from '../../core/llm-keys';
+import { resolveRefs } from '../refs';
+import type { Logger } from '../../platform/logger';
+import type { NameReference } from '../../platform/operator-names';
+import { AgentFileError, parseChatmd, type AgentFileDefinition } from './parse-chatmd';
+
+export const AGENT_FILE_EXTENSION = '.chatmd';
+// Tool names in MCP are [A-Za-z0-9_.-]{1,128}; an agent file's stem becomes one as it is.
+const AGENT_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+const SYNC_LOCK_KEY = 0x6167_6669; // "agfi": one sync at a time across API processes
+
+export interface SyncReport {
+  /** agents created or changed */
+  changed: string[];
+  unchanged: string[];
+  removed: string[];
+  disabled: string[];
+  /** bad files and name conflicts; the other files are synced all the same */
+  errors: AgentFileError[];
+  /** the agents the files define (bad files too) and the integrations they list (platform/operator-names.ts) */
+  references: NameReference[];
+}
+
+/**
+ * Makes the agents defined by `dir`'s *.chatmd files match the files. Only agents whose file lies in
+ * this directory are touched: an API-defined agent with the same name is a conflict, never
+ * overwritten. A file that fails to parse keeps its last good version in the database.
+ */
+export async function syncAgentFiles(db: Db, dirInput: string, llmKeyEnvs: readonly string[] = DEFAULT_LLM_KEY_ENVS): Promise<SyncReport> {
+  const dir = path.resolve(dirInput);
+  const report: SyncReport = { changed: [], unchanged: [], removed: [], disabled: [], errors: [], references: [] };
+  const files = (await readdir(dir, { withFileTypes: true }))
+    .filter((e) => e.isFile() && e.name.endsWith(AGENT_FILE_EXTENSION))
+    .map((e) => path.join(dir, e.name))
+    .sort();
+  const parsed: { file: string; name: string; def: AgentFileDefinition }[] = [];
+  for (const file of files) {
+    const name = path.basename(file, AGENT_FILE_EXTENSION);
+    const by = `agent file ${path.basename(file)}`;
+    try {
+      if (!AGENT_NAME.test(name)) throw new AgentFileError(file, 1, `the file name "${name}" is not a valid agent name (letters, digits, "_", "-", "." up to 64)`);
+      // Before parsing: a file the operator is still fixing keeps its name.
+      report.references.push({ kind: 'agent', name, by });
+      const def = parseChatmd(file, await readFile(file, 'utf8'));
+      report.references.push(...def.integrations.map((ref) => ({ kind: 'integration' as const, name: ref, by })));
+      // Files are the operator's, but a key name they did not allow is still refused (the worker refuses it too).
+      const refused = apiKeyEnvProblem(def.model, llmKeyEnvs);
+      if (refused) throw new AgentFileError(file, def.configLine, `model.${refused}`);
+      parsed.push({ file, name, def });
+    } catch (err) {
+      if (!(err instanceof AgentFileError)) throw err;
+      report.errors.push(err);
+    }
+  }
+  await inTransaction(db, async (tx) => {
+    await tx.query('SELECT pg_advisory_xact_lock($1)', [SYNC_LOCK_KEY]);
+    for (const { file, name, def } of parsed) {
+      const { ids, unknown } = await resolveRefs(tx, 'integrations', def.integrations);
+      if (unknown.length > 0) {
+        report.errors.push(new AgentFileError(file, def.configLine, `unknown integration(s): ${unknown.join(', ')}`));
+        continue;
+      }
+      const existing = await findAgentOriginByName(tx, name);
+      if (existing && existing.sourceFile !== file) {
+        const owner = existing.sourceFile ? `by ${existing.sourceFile}` : 'through the API';
+        report.errors.push(new AgentFileError(file, 1, `an agent named "${name}" is already defined ${owner}; this file is skipped`));
+        continue;
+      }
+      const changed = await upsertFileAgent(tx, {
+        name, sourceFile: file, description: def.description ?? null, instructions: def.instructions ?? null, model: def.model,
+        integrationIds: ids, maxTurns: def.maxTurns ?? 20, template: def.template,
+      }, existing?.id);
+      (changed ? report.changed : report.unchanged).push(name);
+    }
+    const present = new Set(files);
+    for (const agent of await listFileAgentsUnder(tx, dir)) {
+      if (present.has(agent.sourceFile!)) continue;
+      // Disabled, not deleted, while threads or runs refer to it.
+      const outcome = await removeAgent(tx, agent.id);
+      if (outcome === 'removed') report.removed.push(agent.name);
+      if (outcome === 'disabled') report.disabled.push(agent.name);
+    }
+  });
+  return report;
+}
+
+export interface AgentFileSync {
+  /** the first sync's report (undefined when the directory does not exist) */
+  initial: SyncReport | undefined;
+  close(): void;
+}
+
+export interface AgentFileSyncOptions {
+  db: Db;
+  dir: string;
+  logger: Logger;
+  /** the variables model.apiKeyEnv may name (config.llmKeyEnvs) */
+  llmKeyEnvs?: readonly string[];
+  debounceMs?: number;
+  /** called after every sync; tests wait on it */
+  onSync?: (report: SyncReport) => void;
+}
+
+/** Syncs now, then again (debounced) whenever the directory changes, until closed. */
+export async function startAgentFileSync(opts: AgentFileSyncOptions): Promise<AgentFileSync> {
+  const { db, logger } = opts;
+  const dir = path.resolve(opts.dir);
+  // Every sync re-reads every file: a bad file is reported when its error appears or changes, not at every sync.
+  let reported = new Set<string>();
+  const runSync = async () => {
+    const report = await syncAgentFiles(db, dir, opts.llmKeyEnvs);
+    for (const err of report.errors) {
+      if (!reported.has(err.message)) logger.error({ file: err.file, line: err.line }, `agent file rejected: ${err.message}`);
+    }
+    reported = new Set(report.errors.map((err) => err.message));
+    if (report.changed.length + report.removed.length + report.disabled.length > 0) {
+      logger.info({ dir, changed: report.changed, removed: report.removed, disabled: report.disabled }, 'agent files synced');
+    }
+    opts.onSync?.(report);
+    return report;
+  };
+  let initial: SyncReport;
+  try {
+    initial = await runSync();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    logger.debug({ dir }, 'no agent files directory');
+    return { initial: undefined, close: () => undefined };
+  }
+
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<unknown> = Promise.resolve();
+  let closed = false;
+  const schedule = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      // Chained: two syncs never overlap in this process, and a change during one triggers the next.
+      running = running.then(() => (closed ? undefined : runSync())).catch((err: unknown) => {
+        logger.error({ err, dir }, 'agent file sync failed');
+      });
+    }, opts.debounceMs ?? 200);
+  };
+  let watcher: FSWatcher | undefined;
+  try {
+    watcher = watch(dir, { persistent: false }, schedule);
+    watcher.on('error', (err) => logger.warn({ err, dir }, 'watching agent files stopped'));
+  } catch (err) {
+    logger.warn({ err, dir }, 'cannot watch agent files; they are synced at start only');
+  }
+  return {
+    initial,
+    close: () => {
+      closed = true;
+      clearTimeout(timer);
+      watcher?.close();
+    },
+  };
+}

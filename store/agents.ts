@@ -1,0 +1,120 @@
+import type { ModelConfig } from '../core/agent-model';
+import { newId } from '../platform/ids';
+import { statementName, type Queryable } from './pool';
+
+export interface Agent {
+  id: string;
+  name: string;
+  description: string | null;
+  instructions: string | null;
+  model: ModelConfig;
+  integrationIds: string[];
+  maxTurns: number;
+  /** how much of any one tool result the LLM sees; the transcript keeps it whole */
+  maxToolResultBytes: number;
+  /** the agent file that defines it; null for agents created through the API */
+  sourceFile: string | null;
+  /** set when the agent was deleted (or its file removed) while threads or runs still refer to it */
+  disabledAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface NewAgent {
+  name: string;
+  description?: string;
+  instructions?: string;
+  model: ModelConfig;
+  integrationIds?: string[];
+  maxTurns?: number;
+  maxToolResultBytes?: number;
+}
+
+/** A row as the driver reads it, or as row_to_json gives it inside another statement (timestamps as text). */
+export interface AgentRow {
+  id: string; name: string; description: string | null; instructions: string | null; model: ModelConfig;
+  integration_ids: string[]; max_turns: number; max_tool_result_bytes: number; source_file: string | null;
+  disabled_at: Date | string | null; created_at: Date | string; updated_at: Date | string;
+}
+
+const AGENT_COLUMNS = 'id, name, description, instructions, model, integration_ids, max_turns, max_tool_result_bytes, source_file, disabled_at, created_at, updated_at';
+
+export const toAgent = (r: AgentRow): Agent => ({
+  id: r.id, name: r.name, description: r.description, instructions: r.instructions, model: r.model,
+  integrationIds: r.integration_ids, maxTurns: r.max_turns, maxToolResultBytes: r.max_tool_result_bytes, sourceFile: r.source_file,
+  disabledAt: r.disabled_at ? new Date(r.disabled_at).toISOString() : null,
+  createdAt: new Date(r.created_at).toISOString(), updatedAt: new Date(r.updated_at).toISOString(),
+});
+
+export async function insertAgent(db: Queryable, agent: NewAgent): Promise<Agent> {
+  const { rows } = await db.query<AgentRow>(
+    `INSERT INTO agents (id, name, description, instructions, model, integration_ids, max_turns, max_tool_result_bytes)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
+    [newId('agt'), agent.name, agent.description ?? null, agent.instructions ?? null, JSON.stringify(agent.model),
+      agent.integrationIds ?? [], agent.maxTurns ?? 20, agent.maxToolResultBytes ?? 65_536],
+  );
+  return toAgent(rows[0]);
+}
+
+export async function findAgent(db: Queryable, id: string): Promise<Agent | undefined> {
+  // Every run's start reads its agent: a prepared statement, so its columns are named (a prepared
+  // SELECT * would fail on every pooled connection once a migration adds a column).
+  const text = `SELECT ${AGENT_COLUMNS} FROM agents WHERE id = $1`;
+  const { rows } = await db.query<AgentRow>({ name: statementName(text), text, values: [id] });
+  return rows[0] && toAgent(rows[0]);
+}
+
+/** The agent named `ref` by its id or its name. */
+/** By id, else by name: one statement. */
+export async function findAgentByRef(db: Queryable, ref: string): Promise<Agent | undefined> {
+  const text = `SELECT ${AGENT_COLUMNS} FROM agents WHERE id = $1 OR name = $1 ORDER BY id = $1 DESC LIMIT 1`;
+  const { rows } = await db.query<AgentRow>({ name: statementName(text), text, values: [ref] });
+  return rows[0] && toAgent(rows[0]);
+}
+
+/** Why a disabled agent takes no new threads or runs. */
+export const agentDisabledText = (agent: Pick<Agent, 'name' | 'sourceFile'>) => (agent.sourceFile
+  ? `Agent ${agent.name} is disabled: its file ${agent.sourceFile} was removed; it is kept for the threads that refer to it`
+  : `Agent ${agent.name} was deleted; it is kept only for the threads and runs that refer to it`);
+
+/** Unpaged: agents are configuration, counted in tens, not in millions. Disabled (deleted) agents are left out. */
+export async function listAgents(db: Queryable): Promise<Agent[]> {
+  const { rows } = await db.query<AgentRow>('SELECT * FROM agents WHERE disabled_at IS NULL ORDER BY created_at, id');
+  return rows.map(toAgent);
+}
+
+export type AgentChanges = Partial<Pick<Agent, 'name' | 'description' | 'instructions' | 'model' | 'integrationIds' | 'maxTurns' | 'maxToolResultBytes'>>;
+
+const COLUMNS: Record<keyof AgentChanges, string> = {
+  name: 'name', description: 'description', instructions: 'instructions', model: 'model', integrationIds: 'integration_ids', maxTurns: 'max_turns', maxToolResultBytes: 'max_tool_result_bytes',
+};
+
+/** Applies the given fields (null clears description and instructions); undefined when there is no such agent. */
+export async function updateAgent(db: Queryable, id: string, changes: AgentChanges): Promise<Agent | undefined> {
+  const fields = (Object.keys(COLUMNS) as (keyof AgentChanges)[]).filter((k) => changes[k] !== undefined);
+  const values = fields.map((k) => (k === 'model' ? JSON.stringify(changes[k]) : changes[k]));
+  const sets = fields.map((k, i) => `${COLUMNS[k]} = $${i + 2}`);
+  const { rows } = await db.query<AgentRow>(
+    `UPDATE agents SET ${[...sets, 'updated_at = now()'].join(', ')} WHERE id = $1 RETURNING *`, [id, ...values],
+  );
+  return rows[0] && toAgent(rows[0]);
+}
+
+/**
+ * Deletes an agent, unless threads or runs still refer to it: then it is disabled instead (left
+ * out of listings and the MCP server, closed to new threads and runs), so that their history stays readable.
+ */
+export async function removeAgent(db: Queryable, id: string): Promise<'removed' | 'disabled' | 'unchanged'> {
+  const { rowCount } = await db.query(
+    `DELETE FROM agents WHERE id = $1
+       AND NOT EXISTS (SELECT 1 FROM threads WHERE agent_id = $1) AND NOT EXISTS (SELECT 1 FROM runs WHERE agent_id = $1)`, [id],
+  );
+  if ((rowCount ?? 0) > 0) return 'removed';
+  const disabled = await db.query('UPDATE agents SET disabled_at = now(), updated_at = now() WHERE id = $1 AND disabled_at IS NULL', [id]);
+  return (disabled.rowCount ?? 0) > 0 ? 'disabled' : 'unchanged';
+}
+
+/** True for the error PostgreSQL raises when an insert collides with a unique constraint. */
+export function isUniqueViolation(err: unknown): boolean {
+  return (err as { code?: unknown } | null)?.code === '23505';
+}

@@ -1,0 +1,91 @@
+import type { Usage } from '../../core/messages';
+import { statementName, type Queryable } from '../pool';
+import { MESSAGE_PREVIEW_CHARS } from '../threads/thread-messages';
+import { TOOL_CALLS_JSON, type RunResult, type ToolCallRecord } from './run-store';
+
+/** What the API shows of a run, read in one round trip: its result once ended, its progress while it runs. */
+export interface StoredRun {
+  id: string;
+  threadId: string;
+  agentId: string;
+  createdAt: string;
+  /** the write-once outcome; absent while the run runs */
+  result?: RunResult;
+  /** while the run runs: completed LLM turns, their usage, and the tool calls that have ended */
+  progress?: { turns: number; usage: Usage; toolCalls: Omit<ToolCallRecord, 'slot'>[] };
+  /** the arguments of its tool calls by call id, as JSON text cut at MESSAGE_PREVIEW_CHARS characters */
+  toolCallArguments: Map<string, { arguments: string; argumentsBytes: number }>;
+  /** whether an approval or a question to a person may be pending (then worth reading; usually not) */
+  mayWait: { approvals: boolean; inputs: boolean };
+}
+
+interface StoredRunRow {
+  id: string; thread_id: string; agent_id: string; created_at: Date;
+  rr_thread_id: string | null; rr_agent_id: string | null; status: RunResult['status'] | null; stop_reason: string | null;
+  output: string | null; error: RunResult['error']; turns: number | null; usage: Usage | null; tool_calls: RunResult['toolCalls'] | null;
+  rr_created_at: Date | null; ended_at: Date | null;
+  live_turns: number | null; live_input_tokens: number | null; live_output_tokens: number | null;
+  live_tool_calls: RunResult['toolCalls'] | null;
+  arguments: { id: string; arguments: string | null; bytes: number | null }[] | null;
+  pending_approvals: boolean; pending_inputs: boolean;
+}
+
+// The progress sub-queries only run for a run without a result (rr.run_id IS NULL in their WHERE).
+// The whole run object is one statement: under load, a GET that misses the API's cache costs one
+// pooled connection and one round trip; the pending rows are read apart only when the flags say so.
+// Prepared (named): its plan is made once per connection, not at every GET.
+const STORED_RUN_SQL = `
+SELECT r.id, r.thread_id, r.agent_id, r.created_at,
+  rr.thread_id AS rr_thread_id, rr.agent_id AS rr_agent_id, rr.status, rr.stop_reason, rr.output, rr.error, rr.turns,
+  rr.usage, rr.tool_calls, rr.created_at AS rr_created_at, rr.ended_at,
+  t.live_turns, t.live_input_tokens, t.live_output_tokens, tc.live_tool_calls, a.arguments,
+  rr.run_id IS NULL AND EXISTS (SELECT 1 FROM run_approvals WHERE run_id = r.id AND status = 'pending') AS pending_approvals,
+  rr.run_id IS NULL AND EXISTS (SELECT 1 FROM run_inputs WHERE run_id = r.id AND status = 'pending') AS pending_inputs
+FROM runs r
+LEFT JOIN run_results rr ON rr.run_id = r.id
+LEFT JOIN LATERAL (
+  SELECT count(*) FILTER (WHERE completed_at IS NOT NULL)::int AS live_turns,
+    coalesce(sum(input_tokens), 0)::int AS live_input_tokens, coalesce(sum(output_tokens), 0)::int AS live_output_tokens
+  FROM run_turns WHERE run_id = r.id AND rr.run_id IS NULL
+) t ON true
+LEFT JOIN LATERAL (
+  SELECT ${TOOL_CALLS_JSON} AS live_tool_calls
+  FROM run_tool_calls WHERE run_id = r.id AND rr.run_id IS NULL
+) tc ON true
+LEFT JOIN LATERAL (
+  SELECT json_agg(json_build_object('id', c->>'id', 'arguments', left((c->'arguments')::text, $2), 'bytes', octet_length((c->'arguments')::text))) AS arguments
+  FROM run_messages m,
+    jsonb_array_elements(CASE WHEN jsonb_typeof(m.message->'toolCalls') = 'array' THEN m.message->'toolCalls' ELSE '[]' END) AS c
+  WHERE m.run_id = r.id AND m.slot = 0
+) a ON true
+WHERE r.id = $1`;
+
+export async function findStoredRun(db: Queryable, runId: string): Promise<StoredRun | undefined> {
+  const { rows } = await db.query<StoredRunRow>({ name: statementName(STORED_RUN_SQL), text: STORED_RUN_SQL, values: [runId, MESSAGE_PREVIEW_CHARS] });
+  const r = rows[0];
+  if (!r) return undefined;
+  const base = {
+    id: r.id, threadId: r.thread_id, agentId: r.agent_id, createdAt: r.created_at.toISOString(),
+    toolCallArguments: new Map((r.arguments ?? []).map((c) => [c.id, { arguments: c.arguments ?? '{}', argumentsBytes: c.bytes ?? 2 }])),
+    mayWait: { approvals: r.pending_approvals, inputs: r.pending_inputs },
+  };
+  if (r.status && r.ended_at && r.rr_created_at) {
+    return {
+      ...base,
+      result: {
+        runId: r.id, threadId: r.rr_thread_id ?? r.thread_id, agentId: r.rr_agent_id ?? r.agent_id, status: r.status,
+        stopReason: r.stop_reason, output: r.output, error: r.error, turns: r.turns ?? 0,
+        usage: r.usage ?? { inputTokens: 0, outputTokens: 0 }, toolCalls: r.tool_calls ?? [],
+        createdAt: r.rr_created_at.toISOString(), endedAt: r.ended_at.toISOString(),
+      },
+    };
+  }
+  return {
+    ...base,
+    progress: {
+      turns: r.live_turns ?? 0,
+      usage: { inputTokens: r.live_input_tokens ?? 0, outputTokens: r.live_output_tokens ?? 0 },
+      toolCalls: r.live_tool_calls ?? [],
+    },
+  };
+}

@@ -1,0 +1,102 @@
+import { newId } from '../../platform/ids';
+import type { ChatMessage } from '../../core/messages';
+import { EngineError } from '../../core/engine-error';
+import { statementName, type Queryable } from '../pool';
+
+export interface Thread {
+  id: string;
+  agentId: string;
+  activeRunId: string | null;
+  createdAt: string;
+}
+
+interface ThreadRow { id: string; agent_id: string; active_run_id: string | null; created_at: Date }
+const toThread = (r: ThreadRow): Thread => ({
+  id: r.id, agentId: r.agent_id, activeRunId: r.active_run_id, createdAt: r.created_at.toISOString(),
+});
+
+export async function insertThread(db: Queryable, agentId: string): Promise<Thread> {
+  const { rows } = await db.query<ThreadRow>('INSERT INTO threads (id, agent_id) VALUES ($1, $2) RETURNING *', [newId('thr'), agentId]);
+  return toThread(rows[0]);
+}
+
+/** The thread `id` for the agent, unless it exists already (or the agent is disabled); whether it exists now. */
+export async function ensureThread(db: Queryable, id: string, agentId: string): Promise<boolean> {
+  const made = await db.query(
+    'INSERT INTO threads (id, agent_id) SELECT $1, id FROM agents WHERE id = $2 AND disabled_at IS NULL ON CONFLICT (id) DO NOTHING RETURNING id',
+    [id, agentId],
+  );
+  if (made.rowCount === 1) return true;
+  // A statement of its own: one inserting the same thread meanwhile has committed after the insert's snapshot was taken.
+  return (await findThread(db, id)) !== undefined;
+}
+
+export async function findThread(db: Queryable, id: string): Promise<Thread | undefined> {
+  const { rows } = await db.query<ThreadRow>('SELECT * FROM threads WHERE id = $1', [id]);
+  return rows[0] && toThread(rows[0]);
+}
+
+/** A subquery: the messages of the thread `threadId` names (a parameter or a column), in order, as {data, bytes}. */
+export const threadHistoryOf = (threadId: string) => `(SELECT json_build_object('data', COALESCE(json_agg(message ORDER BY seq), '[]'),
+    'bytes', COALESCE(sum(octet_length(message::text)), 0)) FROM messages WHERE thread_id = ${threadId})`;
+
+const HISTORY_SQL = `SELECT ${threadHistoryOf('$1')} AS history`;
+
+/** The thread's messages in order, with their stored size (for a bounded cache). */
+export async function threadHistoryWithBytes(db: Queryable, threadId: string): Promise<{ data: ChatMessage[]; bytes: number }> {
+  const { rows } = await db.query<{ history: { data: ChatMessage[]; bytes: number } }>({ name: statementName(HISTORY_SQL), text: HISTORY_SQL, values: [threadId] });
+  return rows[0].history;
+}
+
+export async function threadMessages(db: Queryable, threadId: string): Promise<ChatMessage[]> {
+  return (await threadHistoryWithBytes(db, threadId)).data;
+}
+
+/** A thread in a listing: what a person needs to pick a conversation. */
+export interface ThreadSummary extends Omit<Thread, 'activeRunId'> {
+  agentName: string;
+  messageCount: number;
+  lastMessageAt: string | null;
+}
+
+export interface ThreadPage {
+  threads: ThreadSummary[];
+  nextCursor: string | null;
+}
+
+/**
+ * A page of threads, newest first, optionally of one agent. The cursor is the last thread's
+ * (creation time in microseconds, id): keyset paging, stable while threads are added.
+ */
+export async function listThreads(db: Queryable, req: { agentId?: string; cursor?: string; limit: number }): Promise<ThreadPage> {
+  const after = req.cursor === undefined ? undefined : decodeThreadCursor(req.cursor);
+  const { rows } = await db.query<{
+    id: string; agent_id: string; agent_name: string; created_at: Date; micros: string; message_count: number; last_message_at: Date | null;
+  }>(
+    `SELECT t.id, t.agent_id, a.name AS agent_name, t.created_at,
+       (extract(epoch FROM t.created_at) * 1000000)::bigint::text AS micros,
+       (SELECT count(*)::integer FROM messages m WHERE m.thread_id = t.id) AS message_count,
+       (SELECT max(m.created_at) FROM messages m WHERE m.thread_id = t.id) AS last_message_at
+     FROM threads t JOIN agents a ON a.id = t.agent_id
+     WHERE ($1::text IS NULL OR t.agent_id = $1)
+       AND ($2::bigint IS NULL OR (t.created_at, t.id) < ('epoch'::timestamptz + $2::bigint * interval '1 microsecond', $3::text))
+     ORDER BY t.created_at DESC, t.id DESC LIMIT $4`,
+    [req.agentId ?? null, after?.micros ?? null, after?.id ?? null, req.limit + 1],
+  );
+  const page = rows.slice(0, req.limit);
+  const last = page.at(-1);
+  return {
+    threads: page.map((r) => ({
+      id: r.id, agentId: r.agent_id, agentName: r.agent_name, createdAt: r.created_at.toISOString(),
+      messageCount: r.message_count, lastMessageAt: r.last_message_at?.toISOString() ?? null,
+    })),
+    nextCursor: rows.length > req.limit && last ? Buffer.from(`${last.micros}.${last.id}`).toString('base64url') : null,
+  };
+}
+
+/** A cursor this listing did not issue is the caller's mistake. */
+function decodeThreadCursor(cursor: string): { micros: string; id: string } {
+  const match = /^(\d{1,18})\.([A-Za-z0-9_-]{1,128})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  if (!match) throw new EngineError('invalid', 'The cursor is not one this listing gave out: use the nextCursor of a previous page');
+  return { micros: match[1], id: match[2] };
+}

@@ -1,0 +1,59 @@
+import { isDeepStrictEqual } from 'node:util';
+import { SIZE_BOUNDS, type Integration, type IntegrationTransport } from '../../core/integration';
+
+/**
+ * What only the operator may decide about an integration (auth.ts AdminPolicy): what a worker
+ * executes, where stored secrets go, who is asked before a tool runs, which machine runs the
+ * server, and how much of its output the engine takes in.
+ */
+
+const DECISIVE_FIELDS = { stdio: ['command', 'args', 'cwd', 'env'], http: ['url'] } as const;
+
+/**
+ * The fields whose change decides what a worker executes or where stored secrets go: a stdio
+ * server's command, args, cwd and env (NODE_OPTIONS or LD_PRELOAD run code too), an HTTP server's
+ * url (its stored headers follow it), and the type. Headers alone may change: they only replace
+ * secrets sent to the same URL.
+ */
+export function adminFieldsChanged(current: IntegrationTransport, next: IntegrationTransport): string[] {
+  if (current.type !== next.type) return ['type'];
+  const before = current as Record<string, unknown>;
+  const after = next as Record<string, unknown>;
+  const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+  return DECISIVE_FIELDS[next.type].filter((field) => !same(before[field], after[field]));
+}
+
+/** Whether setting `next` over `current` (undefined while the integration is being created) needs the admin key. */
+type Widens<K extends keyof Integration> = (next: Integration[K], current: Integration[K] | undefined) => boolean;
+
+const raisesAboveDefault = (bound: { default: number }): Widens<'maxResultBytes' | 'maxResourceBytes'> =>
+  (next, current) => next > Math.max(current ?? 0, bound.default);
+
+/**
+ * The settings only the operator may set, each with the change that needs the admin key; the rest
+ * of a setting's changes (turning it off, lowering a bound, the same value again) stay the user's.
+ */
+const ADMIN_SETTINGS = {
+  // Who is asked before a tool runs, whichever way it changes.
+  approval: (next, current) => !isDeepStrictEqual(next ?? null, current ?? null),
+  // The server's questions reach whoever answers the run's inputs.
+  elicitation: (next, current) => next && !current,
+  // The server's own readOnlyHint then decides whether `unless_read_only` asks, and its hints whether a call is retried.
+  trustAnnotations: (next, current) => next && !current,
+  // Which machine's workers run the server's command, and see its output: pinning and unpinning alike.
+  taskQueue: (next, current) => (next ?? null) !== (current ?? null),
+  // Services on loopback and private networks answer whoever reaches them: which servers may be there.
+  allowPrivateNetwork: (next, current) => next && !current,
+  maxResultBytes: raisesAboveDefault(SIZE_BOUNDS.maxResultBytes),
+  maxResourceBytes: raisesAboveDefault(SIZE_BOUNDS.maxResourceBytes),
+} satisfies { [K in keyof Integration]?: Widens<K> };
+
+type AdminSetting = keyof typeof ADMIN_SETTINGS;
+
+/** The admin-only settings given in `next` (absent ones are left out) that change `current` as only the operator may. */
+export function adminSettingsChanged(next: Partial<Pick<Integration, AdminSetting>>, current?: Pick<Integration, AdminSetting>): AdminSetting[] {
+  return (Object.keys(ADMIN_SETTINGS) as AdminSetting[]).filter((field) => {
+    const widens = ADMIN_SETTINGS[field] as (n: unknown, c: unknown) => boolean;
+    return next[field] !== undefined && widens(next[field], current?.[field]);
+  });
+}

@@ -1,0 +1,81 @@
+import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import {
+  APPROVAL_FAILURE, APPROVAL_STATUS_WORDS, DECIDE_APPROVAL_UPDATE, type ApprovalDecision, type ApprovalKeyKind, type ApprovalStatus, type DecideApprovalInput,
+} from '../../core/approval';
+import { findApproval, type ApprovalRecord } from '../../store/approvals';
+import type { Db } from '../../store/pool';
+import { findRun } from '../../store/runs/run-store';
+import { HttpProblem, runNotFound } from '../problem';
+import { readRun, type RunView } from './runs';
+
+/** A decision waits this long for a worker to take it; a run whose workers are all down answers 503 after it. */
+const DECISION_DEADLINE_MS = 60_000;
+
+export interface DecideApprovalRequest {
+  runId: string;
+  toolCallId: string;
+  decision: ApprovalDecision;
+  reason?: string;
+  keyKind: ApprovalKeyKind;
+}
+
+const DECISION_OF: Partial<Record<ApprovalStatus, ApprovalDecision>> = { approved: 'approve', denied: 'deny' };
+const WORDS: Record<ApprovalStatus, string> = { ...APPROVAL_STATUS_WORDS, timed_out: `${APPROVAL_STATUS_WORDS.timed_out} (it timed out)` };
+
+function alreadyDecided(toolCallId: string, status: ApprovalStatus, reason?: string | null): HttpProblem {
+  const decision = DECISION_OF[status] ?? null;
+  return new HttpProblem(409, `Tool call ${toolCallId} was already ${WORDS[status]}${reason ? `: ${reason}` : ''}`, 'already_decided',
+    { approvalStatus: status, decision });
+}
+
+const notWaiting = (runId: string, toolCallId: string) =>
+  new HttpProblem(404, `Run ${runId} has no tool call ${toolCallId} that waits for approval`, 'not_found');
+
+/**
+ * Decides a pending approval: checked against PostgreSQL first (an unknown call is a 404, a
+ * decided one a 409 naming the decision), then sent to the run's workflow as an update whose
+ * validator decides races: of two concurrent decisions exactly one wins, the other is a 409.
+ * Answers with the run as it is once the decision is recorded.
+ */
+export async function decideApproval(deps: { db: Db; client: Client }, req: DecideApprovalRequest): Promise<RunView> {
+  const { db } = deps;
+  if (!(await findRun(db, req.runId))) throw runNotFound(req.runId);
+  const before = await findApproval(db, req.runId, req.toolCallId);
+  if (!before) throw notWaiting(req.runId, req.toolCallId);
+  if (before.status !== 'pending') throw alreadyDecided(req.toolCallId, before.status, before.reason);
+
+  const input: DecideApprovalInput = {
+    toolCallId: req.toolCallId, decision: req.decision, keyKind: req.keyKind, ...(req.reason ? { reason: req.reason } : {}),
+  };
+  try {
+    await deps.client.withDeadline(Date.now() + DECISION_DEADLINE_MS, () =>
+      deps.client.workflow.getHandle(req.runId).executeUpdate(DECIDE_APPROVAL_UPDATE, { args: [input] }));
+  } catch (err) {
+    throw await explainFailure(db, req, err);
+  }
+  const run = await readRun(db, req.runId);
+  if (!run) throw runNotFound(req.runId);
+  return run;
+}
+
+async function explainFailure(db: Db, req: DecideApprovalRequest, err: unknown): Promise<unknown> {
+  const cause = err instanceof WorkflowUpdateFailedError ? err.cause : undefined;
+  if (cause instanceof ApplicationFailure && cause.type === APPROVAL_FAILURE.alreadyDecided) {
+    const now = await findApproval(db, req.runId, req.toolCallId);
+    const status = (cause.details?.[0] as ApprovalStatus | undefined) ?? settledStatus(now) ?? 'cancelled';
+    return alreadyDecided(req.toolCallId, status, status === now?.status ? now.reason : null);
+  }
+  // The run ended between the check and the update (its approvals were cancelled with it).
+  const now = await findApproval(db, req.runId, req.toolCallId);
+  const settled = settledStatus(now);
+  if (settled) return alreadyDecided(req.toolCallId, settled, now?.reason);
+  if (err instanceof WorkflowNotFoundError) return alreadyDecided(req.toolCallId, 'cancelled');
+  if (isDeadline(err)) return new HttpProblem(503, 'No worker took the decision in time; the run waits on, try again shortly', 'unavailable');
+  return err;
+}
+
+const settledStatus = (row: ApprovalRecord | undefined): ApprovalStatus | undefined =>
+  row && row.status !== 'pending' ? row.status : undefined;
+
+const isDeadline = (err: unknown) => /deadline/i.test((err as Error)?.message ?? '') || (err as { code?: number })?.code === 4;

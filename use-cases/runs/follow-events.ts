@@ -1,0 +1,111 @@
+import type { Queryable } from '../../store/pool';
+import { listEvents, type RunEvent } from '../../store/runs/run-store';
+import type { PendingInputView } from './runs';
+
+/**
+ * Following a run's event log (run_events) as it grows.
+ *
+ * Sequence numbers are allocated by the workflow but written by activities, and the tool calls of
+ * one turn run in parallel: the second call's events can be written before the first call's
+ * `tool_call_ended`. A follower that resumes "after seq N" must never have skipped a lower seq that
+ * appears later, so events are released in seq order only. A gap is waited for, unless it is
+ * settled: everything below a `turn_started` or `run_ended` was written by activities that
+ * finished before that event's writer was scheduled, so a gap below one will never fill (a step
+ * retried after a crash may skip an event it had already half-written).
+ */
+
+const BARRIERS: ReadonlySet<RunEvent['type']> = new Set(['run_started', 'turn_started', 'run_ended']);
+
+/**
+ * An event must read the same live and replayed, but `run_started` is completed after it is
+ * written: the prompt-prefix step merges `prefix` (its size) into it. It is held back until it
+ * carries `prefix` or a later event exists (the run went on, or ended before building a prefix).
+ */
+function isComplete(e: RunEvent, sorted: RunEvent[]): boolean {
+  if (e.type !== 'run_started' || 'prefix' in e.data) return true;
+  return sorted.some((later) => later.seq > e.seq);
+}
+
+/** The events (all with seq > lastSeq, in seq order) that can be delivered now, in order. */
+export function releasable(events: RunEvent[], lastSeq: number): RunEvent[] {
+  const sorted = [...events].sort((a, b) => a.seq - b.seq);
+  let settledUpTo = lastSeq;
+  for (const e of sorted) if (BARRIERS.has(e.type) && e.seq > settledUpTo) settledUpTo = e.seq;
+  const out: RunEvent[] = [];
+  let cursor = lastSeq;
+  for (const e of sorted) {
+    if (e.seq <= cursor) continue;
+    if (e.seq > settledUpTo && e.seq !== cursor + 1) break;
+    if (!isComplete(e, sorted)) break;
+    out.push(e);
+    cursor = e.seq;
+  }
+  return out;
+}
+
+/** Where a run stands, as far as a follower needs to know. */
+export type RunProgress = 'running' | 'ended' | 'closed_without_result';
+
+export interface FollowOptions {
+  afterSeq: number;
+  /**
+   * Resolves when the run may have changed: a notification from PostgreSQL (store/runs/run-changes.ts),
+   * or a poll interval for a caller without a listener. Must resolve once `signal` aborts.
+   */
+  changed: () => Promise<void>;
+  /** how often, while no event arrives, the run's progress is checked (a terminated workflow writes no run_ended) */
+  progressCheckMs: number;
+  progress: () => Promise<RunProgress>;
+  /** stops following: the client went away or the server is closing */
+  signal: AbortSignal;
+  /**
+   * the run's questions waiting for answers (MCP elicitation), read on every wake: each is yielded
+   * once per follower, beside the numbered events (they have no seq: a resumed stream sees the
+   * questions still waiting again)
+   */
+  pendingInputs?: () => Promise<PendingInputView[]>;
+}
+
+export type FollowItem = { kind: 'event'; event: RunEvent } | { kind: 'closed_without_result' } | { kind: 'input_requested'; input: PendingInputView };
+
+/**
+ * Yields the run's events after `afterSeq`, in order, until `run_ended` (or the workflow closed
+ * without one), or until the signal aborts. Each read is one pooled query, so nothing is held
+ * between reads and an abort frees everything at once.
+ */
+export async function* followRunEvents(db: Queryable, runId: string, opts: FollowOptions): AsyncGenerator<FollowItem> {
+  let last = opts.afterSeq;
+  let lastProgressCheck = 0;
+  const announced = new Set<string>();
+  while (!opts.signal.aborted) {
+    for (const input of (await opts.pendingInputs?.()) ?? []) {
+      if (announced.has(input.inputId) || opts.signal.aborted) continue;
+      announced.add(input.inputId);
+      yield { kind: 'input_requested', input };
+    }
+    const ready = releasable(await listEvents(db, runId, last), last);
+    for (const event of ready) {
+      if (opts.signal.aborted) return;
+      yield { kind: 'event', event };
+      last = event.seq;
+      if (event.type === 'run_ended') return;
+    }
+    if (ready.length === 0 && Date.now() - lastProgressCheck >= opts.progressCheckMs) {
+      lastProgressCheck = Date.now();
+      const progress = await opts.progress();
+      if (progress === 'ended') {
+        // run_ended was committed with the result; a resume past it has nothing more to read.
+        for (const event of await listEvents(db, runId, last)) {
+          if (opts.signal.aborted) return;
+          yield { kind: 'event', event };
+        }
+        return;
+      }
+      if (progress === 'closed_without_result') {
+        yield { kind: 'closed_without_result' };
+        return;
+      }
+    }
+    await opts.changed();
+  }
+}

@@ -1,0 +1,162 @@
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { RunStatus } from '../../core/run';
+import type { Db, Queryable } from '../../store/pool';
+import type { RunChangeFeed } from '../../store/runs/run-changes';
+import type { RunViewCache } from './run-view-cache';
+import { pendingApprovals } from '../../store/approvals';
+import { findStoredRun, type StoredRun } from '../../store/runs/run-reads';
+import { pendingRunInputs, type RunInput } from '../../store/runs/run-inputs';
+import type { ToolCallRecord } from '../../store/runs/run-store';
+import type { Usage } from '../../core/messages';
+
+/*
+ * The run use cases behind the API and the MCP endpoint once a run exists: reading it from
+ * PostgreSQL (waiting for its end when asked) and cancelling it. Starting one is start-run.ts's.
+ */
+
+export interface RunView {
+  id: string;
+  threadId: string;
+  agentId: string;
+  status: RunStatus;
+  stopReason: string | null;
+  output: string | null;
+  error: { type: string; message: string } | null;
+  turns: number;
+  usage: Usage;
+  toolCalls: {
+    id: string; turn: number; name: string; type: string; integrationId?: string;
+    status: 'ok' | 'error'; durationMs: number; result: string; resultBytes: number;
+    /** the arguments as JSON text, cut at MESSAGE_PREVIEW_CHARS characters */
+    arguments?: string; argumentsBytes?: number;
+  }[];
+  /** tool calls waiting for a person's decision (POST /v1/runs/:id/approvals/:toolCallId) */
+  pendingApprovals: {
+    toolCallId: string; turn: number; name: string; integrationId: string | null; arguments: unknown; requestedAt: string; expiresAt: string;
+  }[];
+  /** questions MCP servers asked during tool calls that still wait for an answer (POST /v1/runs/:id/inputs/:inputId) */
+  pendingInputs: PendingInputView[];
+  createdAt: string;
+  endedAt: string | null;
+}
+
+export interface PendingInputView {
+  inputId: string;
+  toolCallId: string;
+  mode: 'form' | 'url';
+  message: string;
+  requestedSchema?: Record<string, unknown>;
+  url?: string;
+  requestedAt: string;
+  expiresAt: string;
+}
+
+export const pendingInputView = (i: RunInput): PendingInputView => ({
+  inputId: i.inputId, toolCallId: i.toolCallId, mode: i.mode, message: i.message,
+  ...(i.requestedSchema ? { requestedSchema: i.requestedSchema } : {}), ...(i.url ? { url: i.url } : {}),
+  requestedAt: i.requestedAt, expiresAt: i.expiresAt,
+});
+
+/**
+ * The run object, from PostgreSQL alone: run_results once the run has ended; while it runs, what
+ * its activities have written (completed turns and their usage, ended tool calls). Reading a run
+ * never asks Temporal or a worker, so polling costs one indexed query however busy the workers are.
+ * A workflow that closes without writing its result (terminated by an operator) gets one from the
+ * API's reconciliation (use-cases/runs/reconcile-runs.ts).
+ */
+export async function readRun(db: Queryable, runId: string): Promise<RunView | undefined> {
+  // One statement in the usual case; pending approvals and questions are read only when the run
+  // has some (an ended run shows none, whatever its rows say).
+  const run = await findStoredRun(db, runId);
+  if (!run) return undefined;
+  const [approvals, inputs] = await Promise.all([
+    run.mayWait.approvals ? pendingApprovals(db, runId) : [], run.mayWait.inputs ? pendingRunInputs(db, runId) : [],
+  ]);
+  const args = run.toolCallArguments;
+  const view = runView(run);
+  return {
+    ...view, toolCalls: view.toolCalls.map((c) => ({ ...c, ...args.get(c.id) })),
+    pendingApprovals: approvals.map(({ runId: _run, ...p }) => p),
+    pendingInputs: inputs.map(pendingInputView),
+  };
+}
+
+/** A run as readRun shows it the moment it is recorded, before its workflow has started. */
+export function newRunView(run: Pick<StoredRun, 'id' | 'threadId' | 'agentId' | 'createdAt'>): RunView {
+  const { id, threadId, agentId, createdAt } = run;
+  return {
+    ...runView({ id, threadId, agentId, createdAt, toolCallArguments: new Map(), mayWait: { approvals: false, inputs: false } }),
+    pendingApprovals: [], pendingInputs: [],
+  };
+}
+
+function runView(run: StoredRun): Omit<RunView, 'pendingApprovals' | 'pendingInputs'> {
+  const { result, progress } = run;
+  if (result) {
+    return {
+      id: run.id, threadId: result.threadId, agentId: result.agentId, status: result.status, stopReason: result.stopReason,
+      output: result.output, error: result.error, turns: result.turns, usage: result.usage,
+      toolCalls: result.toolCalls.map(toView), createdAt: result.createdAt, endedAt: result.endedAt,
+    };
+  }
+  return {
+    id: run.id, threadId: run.threadId, agentId: run.agentId, status: 'running', stopReason: null, output: null, error: null,
+    turns: progress?.turns ?? 0, usage: progress?.usage ?? { inputTokens: 0, outputTokens: 0 },
+    toolCalls: (progress?.toolCalls ?? []).map(toView), createdAt: run.createdAt, endedAt: null,
+  };
+}
+
+function toView(c: Omit<ToolCallRecord, 'slot'>): RunView['toolCalls'][number] {
+  return {
+    id: c.id, turn: c.turn, name: c.name, type: c.type, ...(c.integrationId ? { integrationId: c.integrationId } : {}),
+    status: c.status, durationMs: c.durationMs, result: c.result, resultBytes: c.resultBytes,
+  };
+}
+
+export interface RunControlDeps {
+  db: Db;
+  client: Client;
+  changes: RunChangeFeed;
+}
+
+/**
+ * The run object, once the run has ended or `waitMs` has passed, whichever comes first; through
+ * `views` when given, so that reads of an unchanged run cost no query.
+ * It waits on the process's LISTEN connection, which wakes it when the run's result is written,
+ * so a waiting request costs nothing between its first read and its last. `stop` ends the wait
+ * early (the server is closing) with the run as it is.
+ */
+export async function readRunWhenEnded(
+  deps: Pick<RunControlDeps, 'db' | 'changes'> & { views?: RunViewCache }, runId: string, waitMs: number, stop?: AbortSignal,
+): Promise<RunView | undefined> {
+  const read = () => (deps.views ? deps.views.read(runId, () => readRun(deps.db, runId)) : readRun(deps.db, runId));
+  if (waitMs <= 0) return read();
+  const deadline = Date.now() + waitMs;
+  const watch = deps.changes.watch(runId, ['ended']);
+  try {
+    let run = await read();
+    while (run?.status === 'running' && !stop?.aborted && Date.now() < deadline) {
+      await watch.next(deadline - Date.now(), stop);
+      run = await read();
+    }
+    return run;
+  } finally {
+    watch.close();
+  }
+}
+
+/**
+ * Requests cancellation and answers with the run as it is now. A run that has already
+ * ended is returned as it is: cancelling it is not an error.
+ */
+export async function cancelRun(deps: RunControlDeps, runId: string): Promise<RunView | undefined> {
+  const run = await readRun(deps.db, runId);
+  if (run?.status !== 'running') return run;
+  try {
+    await deps.client.workflow.getHandle(runId).cancel();
+  } catch (err) {
+    // It closed between the read and the request; the re-read below shows how it ended.
+    if (!(err instanceof WorkflowNotFoundError)) throw err;
+  }
+  return (await readRun(deps.db, runId)) ?? run;
+}

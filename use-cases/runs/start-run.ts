@@ -1,0 +1,226 @@
+import { createHash } from 'node:crypto';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { RUN_WORKFLOW_TYPE, type RunStatus } from '../../core/run';
+import { agentIdKey, runStatusKey, threadIdKey } from '../../core/search-attributes';
+import { agentDisabledText, findAgent, findAgentByRef, type Agent } from '../../store/agents';
+import type { Db } from '../../store/pool';
+import { insertRunOnNewThread, insertRunOnThread } from '../../store/runs/run-lifecycle';
+import { findRun, findRunResult, insertRun, type RunRecord } from '../../store/runs/run-store';
+import { ensureThread, findThread } from '../../store/threads/threads';
+import { EngineError } from '../../core/engine-error';
+import { idempotentRunId, idempotentThreadId, newId } from '../../platform/ids';
+import type { RunWorkflowInput } from '../../workflows/definitions';
+import type { RunViewCache } from './run-view-cache';
+import { newRunView, readRun, type RunView } from './runs';
+
+/*
+ * Starting a run, behind the API and the MCP endpoint: idempotency (Stripe's semantics), the
+ * one-run-per-thread rule, and the run's workflow. Reading and cancelling runs is runs.ts's.
+ */
+
+/** The longest run input, in characters, through every front door (REST and MCP). */
+export const MAX_RUN_INPUT_CHARS = 1_000_000;
+
+export interface StartRunRequest {
+  threadId: string;
+  input: string;
+  agentId?: string;
+  idempotencyKey?: string;
+  /** forces continue-as-new early; tests use it */
+  continueAsNewAtHistoryBytes?: number;
+}
+
+export interface StartRunDeps {
+  db: Db;
+  client: Client;
+  taskQueue: string;
+  /** the API's run objects: a run is seeded there as recorded, so the long poll after the start reads nothing */
+  views?: RunViewCache<RunView>;
+}
+
+export interface StartedRun {
+  run: RunRecord;
+  /** false when an Idempotency-Key replay returned an existing run */
+  created: boolean;
+}
+
+const requestHash = (r: StartRunRequest) =>
+  createHash('sha256').update(JSON.stringify([r.threadId, r.input, r.agentId ?? null])).digest('hex');
+
+/**
+ * Starts a run on a thread: validate → claim the thread → record the run → start the workflow.
+ * The workflow id is the run id, so a run that continues-as-new keeps its identity. Without an
+ * Idempotency-Key, the first three are one statement.
+ */
+export async function startRun(deps: StartRunDeps, req: StartRunRequest): Promise<StartedRun> {
+  if (req.idempotencyKey) return startIdempotentRun(deps, req, req.idempotencyKey);
+  const runId = newId('run');
+  const found = await insertRunOnThread(deps.db, { runId, threadId: req.threadId, agentRef: req.agentId, input: req.input });
+  if (!found.thread) throw new EngineError('not_found', `Thread ${req.threadId} does not exist`);
+  const { agent } = found;
+  if (!agent) throw new EngineError('not_found', `Agent ${req.agentId ?? found.thread.agentId} does not exist`);
+  if (agent.disabledAt) throw new EngineError('conflict', agentDisabledText(agent));
+  // The thread is held by a run without a result: it may still run, or have closed from outside.
+  const run = found.run ?? await claimAndInsert(deps, { id: runId, threadId: found.thread.id, agentId: agent.id, input: req.input, idempotencyKey: null, requestHash: null });
+  if (!run) throw new EngineError('conflict', `Run ${runId} could not be recorded; retry`);
+  await startWorkflowOrUndo(deps, run, req, agent.name);
+  return { run, created: true };
+}
+
+/** What a start answers (202): the run, and where it is now; a replay's run may have ended since. */
+export async function runAccepted(db: Db, { run, created }: StartedRun): Promise<{ id: string; threadId: string; status: RunStatus }> {
+  const status = created ? 'running' : ((await readRun(db, run.id))?.status ?? 'running');
+  return { id: run.id, threadId: run.threadId, status };
+}
+
+export interface StartOnNewThreadRequest {
+  /** the agent, by id or name */
+  agentRef: string;
+  input: string;
+  idempotencyKey?: string;
+}
+
+/**
+ * Starts a run on a thread made for it (POST /v1/runs): a one-shot run, one request. Without an
+ * Idempotency-Key, the thread, its claim and the run are one statement. With one, the thread's id
+ * derives from the key, so a retry finds the same thread and so the same run.
+ */
+export async function startRunOnNewThread(deps: StartRunDeps, req: StartOnNewThreadRequest): Promise<StartedRun> {
+  if (req.idempotencyKey) {
+    const agent = await findAgentByRef(deps.db, req.agentRef);
+    if (!agent) throw new EngineError('not_found', `Agent ${req.agentRef} does not exist`);
+    const threadId = idempotentThreadId(req.idempotencyKey);
+    // A disabled agent gets no new thread; a retry of a request it accepted before is still answered.
+    if (!(await ensureThread(deps.db, threadId, agent.id))) throw new EngineError('agent_disabled', agentDisabledText(agent));
+    return startIdempotentRunOf(deps, agent, { threadId, input: req.input, agentId: agent.id }, req.idempotencyKey);
+  }
+  const { agent, run } = await insertRunOnNewThread(deps.db, { runId: newId('run'), threadId: newId('thr'), agentRef: req.agentRef, input: req.input });
+  if (!agent) throw new EngineError('not_found', `Agent ${req.agentRef} does not exist`);
+  if (!run) throw new EngineError('agent_disabled', agentDisabledText(agent));
+  await startWorkflowOrUndo(deps, run, { threadId: run.threadId, input: req.input }, agent.name, { newThread: true });
+  return { run, created: true };
+}
+
+async function startIdempotentRun(deps: StartRunDeps, req: StartRunRequest, key: string): Promise<StartedRun> {
+  const thread = await findThread(deps.db, req.threadId);
+  if (!thread) throw new EngineError('not_found', `Thread ${req.threadId} does not exist`);
+  const agent = await findAgentByRef(deps.db, req.agentId ?? thread.agentId);
+  if (!agent) throw new EngineError('not_found', `Agent ${req.agentId ?? thread.agentId} does not exist`);
+  return startIdempotentRunOf(deps, agent, { ...req, threadId: thread.id }, key);
+}
+
+/** An idempotent start on a thread that exists, of the agent found for it. */
+async function startIdempotentRunOf(deps: StartRunDeps, agent: Agent, req: StartRunRequest, key: string): Promise<StartedRun> {
+  const { db } = deps;
+  const agentId = agent.id;
+  const hash = requestHash({ ...req, agentId });
+  const runId = idempotentRunId(req.threadId, key);
+  const existing = await findRun(db, runId);
+  if (existing) return replay(deps, existing, hash, req);
+  if (agent.disabledAt) throw new EngineError('conflict', agentDisabledText(agent));
+
+  const run = await claimAndInsert(deps, { id: runId, threadId: req.threadId, agentId, input: req.input, idempotencyKey: key, requestHash: hash });
+  if (!run) {
+    // A concurrent request with the same Idempotency-Key inserted the run first; it owns the thread claim.
+    const winner = await findRun(db, runId);
+    if (!winner) throw new EngineError('conflict', 'A concurrent request with this Idempotency-Key failed; retry it');
+    return replay(deps, winner, hash, req);
+  }
+  await startWorkflowOrUndo(deps, run, req, agent.name);
+  return { run, created: true };
+}
+
+/** Claims the thread, then records the run; undefined when a run with this id exists already. */
+async function claimAndInsert(deps: StartRunDeps, record: Omit<RunRecord, 'createdAt'>): Promise<RunRecord | undefined> {
+  await claimThread(deps, record.threadId, record.id);
+  return insertRun(deps.db, record).catch(async (err: unknown) => {
+    await releaseThread(deps, record.threadId, record.id);
+    throw err;
+  });
+}
+
+/** A workflow that could not be started leaves neither the claim nor the run behind, nor a thread made for it. */
+async function startWorkflowOrUndo(
+  deps: StartRunDeps, run: RunRecord, req: StartRunRequest, agentName: string, { newThread = false } = {},
+): Promise<void> {
+  // Before the start: once the workflow runs, only a read can tell what it has done.
+  deps.views?.seed(run.id, newRunView(run));
+  try {
+    await startWorkflow(deps, run, req, agentName);
+  } catch (err) {
+    deps.views?.forget(run.id);
+    await releaseThread(deps, run.threadId, run.id);
+    await deps.db.query('DELETE FROM runs WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM run_events WHERE run_id = $1)', [run.id]);
+    if (newThread) await deps.db.query('DELETE FROM threads WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM runs WHERE thread_id = $1)', [run.threadId]);
+    throw err;
+  }
+}
+
+/** Stripe's semantics: the same key and body give the same run; the same key with another body is a conflict. */
+async function replay(deps: StartRunDeps, existing: RunRecord, hash: string, req: StartRunRequest): Promise<StartedRun> {
+  if (existing.requestHash !== hash) {
+    throw new EngineError('conflict', 'This Idempotency-Key was already used with a different request body');
+  }
+  await startWorkflow(deps, existing, req); // finishes a start that was interrupted; a no-op otherwise
+  return { run: existing, created: false };
+}
+
+const releaseThread = (deps: StartRunDeps, threadId: string, runId: string) =>
+  deps.db.query('UPDATE threads SET active_run_id = NULL WHERE id = $1 AND active_run_id = $2', [threadId, runId]);
+
+const firstLine = (text: string) => {
+  const line = text.trim().split('\n')[0] ?? '';
+  return line.length > 120 ? `${line.slice(0, 119)}…` : line;
+};
+
+async function startWorkflow(deps: StartRunDeps, run: RunRecord, req: StartRunRequest, agentName?: string): Promise<void> {
+  const input: RunWorkflowInput = { runId: run.id, continueAsNewAtHistoryBytes: req.continueAsNewAtHistoryBytes };
+  try {
+    await deps.client.workflow.start(RUN_WORKFLOW_TYPE, {
+      workflowId: run.id,
+      taskQueue: deps.taskQueue,
+      args: [input],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      typedSearchAttributes: [
+        { key: threadIdKey, value: run.threadId },
+        { key: agentIdKey, value: run.agentId },
+        { key: runStatusKey, value: 'running' },
+      ],
+      // The Web UI's run list then reads as a list of conversations.
+      staticSummary: `${agentName ?? (await findAgent(deps.db, run.agentId))?.name ?? run.agentId}: ${firstLine(run.input)}`,
+      staticDetails: `run ${run.id} on thread ${run.threadId}`,
+    });
+  } catch (err) {
+    // The run already ran and closed: an idempotent replay, not an error.
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+  }
+}
+
+/** A thread runs one run at a time. A holder that has already ended (its result is written) is stale. */
+async function claimThread(deps: StartRunDeps, threadId: string, runId: string): Promise<void> {
+  const claim = () => deps.db.query(
+    'UPDATE threads SET active_run_id = $2 WHERE id = $1 AND (active_run_id IS NULL OR active_run_id = $2) RETURNING id',
+    [threadId, runId],
+  );
+  if ((await claim()).rowCount === 1) return;
+  const { rows } = await deps.db.query<{ active_run_id: string | null }>('SELECT active_run_id FROM threads WHERE id = $1', [threadId]);
+  const holder = rows[0]?.active_run_id;
+  if (holder && !(await runHasEnded(deps, holder))) {
+    throw new EngineError('thread_busy', `Thread ${threadId} is busy with run ${holder}`);
+  }
+  if (holder) await releaseThread(deps, threadId, holder);
+  if ((await claim()).rowCount !== 1) throw new EngineError('thread_busy', `Thread ${threadId} is busy`);
+}
+
+/** Whether a run has ended: its result is written, or its workflow is closed or gone. */
+export async function runHasEnded(deps: { db: Db; client: Client }, runId: string): Promise<boolean> {
+  if (await findRunResult(deps.db, runId)) return true;
+  try {
+    const description = await deps.client.workflow.getHandle(runId).describe();
+    return description.status.name !== 'RUNNING';
+  } catch (err) {
+    return err instanceof WorkflowNotFoundError;
+  }
+}
+
