@@ -7,6 +7,7 @@ import { createPool, type Db } from '../../store/pool';
 import { insertThread } from '../../store/threads/threads';
 import { logger } from '../support/engine';
 import { testStack } from '../support/stack-env';
+import { proxyDatabase } from '../support/tcp-proxy';
 import { badCsv, goodCsv } from '../fixtures/csv-cases';
 
 describe.each(['embedded', 'external'] as const)('CSV import on the %s PostgreSQL', (kind) => {
@@ -108,37 +109,45 @@ describe.each(['embedded', 'external'] as const)('CSV import on the %s PostgreSQ
   });
 
   test('an import killed mid-COPY leaves no table and no registry row, and the next attempt starts from scratch', async () => {
-    // The kill starts once the first 8 MB have gone to COPY (the import's progress), and a third of the
-    // text is still to come: the COPY is found while it runs however fast the machine is.
+    // The import goes through a proxy that stops forwarding at its first progress (8 MB into COPY):
+    // its COPY then waits for data, and is found and killed however fast or loaded the machine is.
     const rows = 1_500_000;
     const csv = `n,label\n${Array.from({ length: rows }, (_, i) => `${i},row number ${i}`).join('\n')}\n`;
     const uri = 'fixture://data/killed.csv';
+    const { proxy, url } = await proxyDatabase(testStack().databases[kind]);
+    const viaProxy = createPool(url, logger);
     let killed = false;
-    let settledYet = false;
     const killCopy = async () => {
-      while (!killed && !settledYet) {
-        const { rows: copies } = await db.query<{ pid: number }>(
-          "SELECT pid FROM pg_stat_activity WHERE query LIKE 'COPY %_staging_%' AND pid <> pg_backend_pid() AND datname = current_database()");
-        for (const r of copies) killed = (await db.query('SELECT pg_terminate_backend($1) AS ok', [r.pid])).rows[0].ok || killed;
-        if (!killed) await new Promise((r) => setTimeout(r, 5));
+      try {
+        for (let tries = 0; !killed && tries < 2_000; tries++) {
+          const { rows: copies } = await db.query<{ pid: number }>(
+            "SELECT pid FROM pg_stat_activity WHERE query LIKE 'COPY %_staging_%' AND pid <> pg_backend_pid() AND datname = current_database()");
+          for (const r of copies) killed = (await db.query('SELECT pg_terminate_backend($1) AS ok', [r.pid])).rows[0].ok || killed;
+          if (!killed) await new Promise((r) => setTimeout(r, 10));
+        }
+      } finally {
+        proxy.release();
       }
     };
     let killing: Promise<void> | undefined;
-    const attempt = importCsv(db, {
-      threadId, uri, integrationId: null, text: csv, bytes: Buffer.byteLength(csv), onProgress: () => {
-        killing ??= killCopy();
-      },
-    });
-    const settled = attempt.then(() => 'done', (err: Error) => err).finally(() => {
-      settledYet = true;
-    });
-    await settled;
-    await killing;
-    expect(killed).toBe(true);
-    // The error may come from Node's own socket code, whose Error is not the test realm's: no instanceof.
-    const outcome = await settled;
-    expect(outcome).not.toBe('done');
-    expect(types.isNativeError(outcome)).toBe(true);
+    try {
+      const attempt = importCsv(viaProxy, {
+        threadId, uri, integrationId: null, text: csv, bytes: Buffer.byteLength(csv), onProgress: () => {
+          if (killing) return;
+          proxy.hold();
+          killing = killCopy();
+        },
+      });
+      const outcome = await attempt.then(() => 'done', (err: Error) => err);
+      await killing;
+      expect(killed).toBe(true);
+      // The error may come from Node's own socket code, whose Error is not the test realm's: no instanceof.
+      expect(outcome).not.toBe('done');
+      expect(types.isNativeError(outcome)).toBe(true);
+    } finally {
+      await viaProxy.end().catch(() => undefined);
+      await proxy.close();
+    }
     expect((await listDataSources(db, threadId)).some((s) => s.uri === uri)).toBe(false);
     expect((await tablesInSchema()).filter((t) => t.startsWith('_staging_') || t === 'killed')).toEqual([]);
 

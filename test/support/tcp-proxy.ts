@@ -5,6 +5,9 @@ export interface TcpProxy {
   port: number;
   cut(): void;
   restore(): void;
+  /** stops forwarding what clients send (the server then waits for it), until released */
+  hold(): void;
+  release(): void;
   close(): Promise<void>;
 }
 
@@ -18,7 +21,9 @@ export async function proxyDatabase(url: string): Promise<{ proxy: TcpProxy; url
 
 export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
   const sockets = new Set<net.Socket>();
+  const links = new Map<net.Socket, net.Socket>();
   let open = true;
+  let held = false;
   const server = net.createServer((client) => {
     if (!open) {
       client.destroy();
@@ -30,8 +35,13 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       s.on('close', () => sockets.delete(s));
       s.on('error', () => undefined);
     }
-    client.pipe(upstream).pipe(client);
-    client.on('close', () => upstream.destroy());
+    links.set(client, upstream);
+    if (!held) client.pipe(upstream);
+    upstream.pipe(client);
+    client.on('close', () => {
+      links.delete(client);
+      upstream.destroy();
+    });
     upstream.on('close', () => client.destroy());
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -43,6 +53,17 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     },
     restore() {
       open = true;
+    },
+    hold() {
+      held = true;
+      for (const [client, upstream] of links) {
+        client.unpipe(upstream);
+        client.pause();
+      }
+    },
+    release() {
+      held = false;
+      for (const [client, upstream] of links) client.pipe(upstream);
     },
     close() {
       open = false;
