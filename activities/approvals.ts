@@ -2,7 +2,7 @@ import type { ApprovalKeyKind, ApprovalResolver, ApprovalStatus } from '../core/
 import type { ToolCallRef } from '../core/tool-call';
 import { insertPendingApproval, resolveApproval } from '../store/approvals';
 import { inTransaction } from '../store/pool';
-import { appendEvent } from '../store/runs/run-store';
+import { appendEvent } from '../store/runs/events';
 import type { ActivityDeps } from './deps';
 
 /** A call waiting for approval: the call by reference, and the two event numbers the workflow allocated for it. */

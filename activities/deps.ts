@@ -1,5 +1,5 @@
 import type { Db } from '../store/pool';
-import type { RunChangeFeed } from '../store/runs/run-changes';
+import type { RunChangeFeed } from '../store/runs/change-feed';
 import type { LlmProviders } from '../llm/types';
 import type { Logger } from '../platform/logger';
 import type { McpPool } from '../mcp-client/pool';

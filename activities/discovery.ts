@@ -3,13 +3,12 @@ import { approvalRequirement } from '../core/approval';
 import type { McpToolRoute } from '../core/tool-call';
 import { findIntegration } from '../store/integrations/integrations';
 import { type Integration } from '../core/integration';
-import { inTransaction } from '../store/pool';
-import { getSnapshot, putSnapshot } from '../store/runs/run-store';
+import { updateSnapshot } from '../store/runs/snapshots';
 import { discoverIntegration } from '../mcp-client/discover';
 import { type DiscoveredIntegration } from '../core/discovery';
-import { assignExposedNames, exposedToolName } from '../mcp-client/naming';
+import { assignExposedNames,exposedToolName } from '../mcp-client/naming';
 import type { ActivityDeps } from './deps';
-import { SNAPSHOT, type DiscoverySnapshot } from './run-snapshots';
+import { SNAPSHOT,type DiscoverySnapshot } from './run-snapshots';
 
 /** Each integration gets this long to connect and list, in parallel; well inside prepareRun's timeout. */
 const DISCOVERY_TIMEOUT_MS = 20_000;
@@ -93,12 +92,9 @@ export function createDiscoveryActivities({ db, logger, mcpPool }: ActivityDeps)
       if (!integration) return {};
       const d = await discoverIntegration(mcpPool, integration, logger, DISCOVERY_TIMEOUT_MS);
       const exposedToolNames = assignExposedNames(d.tools.map((t) => ({ integrationName: d.name, toolName: t.name })));
-      await inTransaction(db, async (tx) => {
-        await tx.query('SELECT 1 FROM run_snapshots WHERE run_id = $1 AND kind = $2 FOR UPDATE', [runId, SNAPSHOT.discovery]);
-        const snapshot = (await getSnapshot<DiscoverySnapshot>(tx, runId, SNAPSHOT.discovery)) ?? { integrations: [] };
-        const others = snapshot.integrations.filter((i) => i.id !== d.id);
-        await putSnapshot(tx, runId, SNAPSHOT.discovery, { integrations: [...others, { ...d, exposedToolNames }] });
-      });
+      await updateSnapshot<DiscoverySnapshot>(db, runId, SNAPSHOT.discovery, (snapshot) => ({
+        integrations: [...(snapshot?.integrations ?? []).filter((i) => i.id !== d.id), { ...d, exposedToolNames }],
+      }));
       logger.info({ runId, integrationId, taskQueue: integration.taskQueue, tools: d.tools.length, status: d.status }, 'pinned MCP discovery done');
       return routesOf(integration, d, exposedToolNames);
     },

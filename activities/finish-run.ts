@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { RunError, RunStatus, StopReason } from '../core/run';
-import { runToFinish, writeRunEnd, type StoredOutcome } from '../store/runs/run-lifecycle';
-import type { StoredRunMessage } from '../store/runs/run-store';
+import { runToFinish, writeRunEnd, type StoredOutcome } from '../store/runs/lifecycle';
+import type { StoredRunMessage } from '../store/runs/transcript';
 import type { ChatMessage, Usage } from '../core/messages';
 import { emitRunSpan } from '../platform/tracing/run-trace';
 import type { ActivityDeps } from './deps';

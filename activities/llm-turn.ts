@@ -1,6 +1,9 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { beginTurn, writeAnswer } from '../store/runs/run-lifecycle';
-import { eventWrite, runMessageWrite, turnCompletedWrite, writeTogether } from '../store/runs/run-store';
+import { beginTurn, writeAnswer } from '../store/runs/lifecycle';
+import { eventWrite } from '../store/runs/events';
+import { turnCompletedWrite } from '../store/runs/turns';
+import { runMessageWrite } from '../store/runs/transcript';
+import { writeTogether } from '../store/runs/writes';
 import { classifyLlmError, type LlmFailure } from '../llm/errors';
 import { RESULT_PREVIEW_BYTES, truncateUtf8, utf8Length } from '../core/tool-texts';
 import type { Agent } from '../store/agents';

@@ -1,13 +1,13 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import { readOAuthRecord, writeOAuthRecord } from '../store/integrations/oauth';
+import { readOAuthRecord,writeOAuthRecord } from '../store/integrations/oauth';
 import {
-  forgetAuthorizationCode, readAuthorizationState, saveAuthorizationState, STATE_TTL_MS,
+forgetAuthorizationCode,readAuthorizationState,saveAuthorizationState,STATE_TTL_MS,
 } from '../store/integrations/oauth-states';
-import { findIntegration } from '../store/integrations/integrations';
+import { findIntegration,touchIntegration } from '../store/integrations/integrations';
 import { type Integration } from '../core/integration';
 import type { Queryable } from '../store/pool';
 import { mcpErrorText } from '../core/mcp-error-text';
-import { beginAuthorization, completeAuthorization, revokeAtServer } from '../mcp-client/oauth-provider';
+import { beginAuthorization,completeAuthorization,revokeAtServer } from '../mcp-client/oauth-provider';
 import type { ActivityDeps } from './deps';
 import { oauthRecords } from '../store/integrations/oauth';
 
@@ -27,8 +27,8 @@ async function httpIntegration(db: Queryable, integrationId: string): Promise<In
   return integration;
 }
 
-/** Pools hold connections by the integration's updated_at: moving it makes every worker reconnect with the new tokens (or none). */
-const reconnectWorkers = (db: Queryable, id: string) => db.query('UPDATE integrations SET updated_at = now() WHERE id = $1', [id]);
+/** Every worker reconnects with the new tokens (or none). */
+const reconnectWorkers = touchIntegration;
 
 export function createOAuthActivities({ db, logger, mcpPool }: ActivityDeps) {
   return {

@@ -1,10 +1,13 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { offeredNativeTools, type ToolAvailability } from '../core/tool-call';
 import type { Agent } from '../store/agents';
-import { runToPrepare } from '../store/runs/run-lifecycle';
-import {
-  eventWrite, runMessageWrite, snapshotWrite, turnAttemptWrite, writeTogether, type RunRecord, type Write,
-} from '../store/runs/run-store';
+import { runToPrepare } from '../store/runs/lifecycle';
+import { snapshotWrite } from '../store/runs/snapshots';
+import { eventWrite } from '../store/runs/events';
+import { turnAttemptWrite } from '../store/runs/turns';
+import { runMessageWrite } from '../store/runs/transcript';
+import { type RunRecord } from '../store/runs/runs';
+import { writeTogether, type Write } from '../store/runs/writes';
 import type { ActivityDeps } from './deps';
 import { discoverRun } from './discovery';
 import { askLlm, llmTurn, type LlmTurnInput, type LlmTurnOutput } from './llm-turn';

@@ -1,5 +1,5 @@
 import type { Queryable } from '../store/pool';
-import { getSnapshotWithBytes } from '../store/runs/run-store';
+import { getSnapshotWithBytes } from '../store/runs/snapshots';
 import { threadHistoryWithBytes } from '../store/threads/threads';
 import type { DiscoveredIntegration } from '../core/discovery';
 import type { ChatMessage } from '../core/messages';

@@ -2,9 +2,10 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { McpToolRoute, ToolCallRef, ToolOutcome } from '../core/tool-call';
 import { RESULT_PREVIEW_BYTES, truncateUtf8, utf8Length } from '../core/tool-texts';
 import { isUnreachableDb, type Queryable } from '../store/pool';
-import {
-  appendEvent, eventWrite, findToolCallAndRequest, runMessageWrite, toolCallWrite, writeTogether, type ToolCallRecord,
-} from '../store/runs/run-store';
+import { appendEvent, eventWrite } from '../store/runs/events';
+import { findToolCallAndRequest, toolCallWrite, type ToolCallRecord } from '../store/runs/tool-calls';
+import { runMessageWrite } from '../store/runs/transcript';
+import { writeTogether } from '../store/runs/writes';
 import type { Integration } from '../core/integration';
 import type { Logger } from '../platform/logger';
 import type { ToolCall, ToolDefinition } from '../core/messages';

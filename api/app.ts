@@ -5,7 +5,7 @@ import type { Client } from '@temporalio/client';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync, type FastifyRequest } from 'fastify';
 import type { ApprovalKeyKind } from '../core/approval';
 import type { Db } from '../store/pool';
-import { listenForRunChanges, type RunChangeFeed } from '../store/runs/run-changes';
+import { listenForRunChanges, type RunChangeFeed } from '../store/runs/change-feed';
 import { createRunViewCache, type RunViewCache } from '../use-cases/runs/run-view-cache';
 import type { Logger } from '../platform/logger';
 import { createOperatorNames, type OperatorNames } from '../platform/operator-names';

@@ -5,7 +5,7 @@ import { checkApiExposure, ConfigError, everyCallerIsOperator, loadConfig } from
 import { DataDirBusyError, lockDataDir } from '../platform/data-dir-lock';
 import { startEmbeddedPostgres } from '../store/embedded-postgres';
 import { migrate } from '../store/migrations';
-import { listenForAnswers } from '../store/runs/run-changes';
+import { listenForAnswers } from '../store/runs/change-feed';
 import { createPool } from '../store/pool';
 import { createProviders } from '../llm/providers';
 import { loadOrCreateKeyFile } from '../platform/secrets/key-file';

@@ -2,7 +2,7 @@ import type { ElicitRequestFormParams, ElicitResult } from '@modelcontextprotoco
 import type { ApprovalDecision } from '../core/approval';
 import { toolCallArguments } from '../store/approvals';
 import type { Db } from '../store/pool';
-import type { RunEvent } from '../store/runs/run-store';
+import type { RunEvent } from '../store/runs/events';
 import type { Logger } from '../platform/logger';
 import { HttpProblem } from '../use-cases/problem';
 

@@ -1,3 +1,4 @@
+import { markCallCancelled,pairCallWithRun } from '../store/mcp-calls';
 import type { Db } from '../store/pool';
 
 /**
@@ -35,23 +36,7 @@ export function memoryCallRegistry(): CallRegistry {
  */
 export function dbCallRegistry(db: Db, sessionId: string): CallRegistry {
   return {
-    async register(requestId, runId) {
-      const { rows } = await db.query<{ cancel_requested: boolean }>(
-        `INSERT INTO mcp_calls (session_id, request_id, run_id) VALUES ($1, $2, $3)
-         ON CONFLICT (session_id, request_id) DO UPDATE SET run_id = EXCLUDED.run_id RETURNING cancel_requested`,
-        [sessionId, String(requestId), runId],
-      );
-      // Old pairings are of no use: clients cancel within the call. Pruned here, so no job is needed.
-      await db.query("DELETE FROM mcp_calls WHERE created_at < now() - interval '1 day'");
-      return rows[0].cancel_requested;
-    },
-    async requestCancel(requestId) {
-      const { rows } = await db.query<{ run_id: string | null }>(
-        `INSERT INTO mcp_calls (session_id, request_id, cancel_requested) VALUES ($1, $2, true)
-         ON CONFLICT (session_id, request_id) DO UPDATE SET cancel_requested = true RETURNING run_id`,
-        [sessionId, String(requestId)],
-      );
-      return rows[0].run_id ?? undefined;
-    },
+    register: (requestId, runId) => pairCallWithRun(db, sessionId, String(requestId), runId),
+    requestCancel: (requestId) => markCallCancelled(db, sessionId, String(requestId)),
   };
 }

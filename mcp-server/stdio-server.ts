@@ -9,7 +9,7 @@ import { engineStateFile, readEngineState } from '../platform/engine-state';
 import { agentListVersion } from '../store/agent-files/file-agents';
 import { migrate } from '../store/migrations';
 import { createPool, type Db } from '../store/pool';
-import { listenForRunChanges } from '../store/runs/run-changes';
+import { listenForRunChanges } from '../store/runs/change-feed';
 import { createLogger, type Logger } from '../platform/logger';
 import { mcpRequestError } from '../core/mcp-error-text';
 import { createAgentMcpServer, SERVER_INFO } from './agent-server';

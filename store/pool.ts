@@ -85,3 +85,13 @@ export function statementName(text: string): string {
   }
   return name;
 }
+
+/** Whether the database answers (GET /readyz). */
+export async function pingDatabase(db: Queryable): Promise<void> {
+  await db.query('SELECT 1');
+}
+
+/** Holds an advisory lock until the caller's transaction ends: one holder at a time for `key`. */
+export async function holdTransactionLock(tx: Queryable, key: number): Promise<void> {
+  await tx.query('SELECT pg_advisory_xact_lock($1)', [key]);
+}

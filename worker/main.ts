@@ -2,7 +2,7 @@ import { setFlagsFromString } from 'node:v8';
 import { loadConfig } from '../platform/config';
 import { migrate } from '../store/migrations';
 import { createPool } from '../store/pool';
-import { listenForAnswers } from '../store/runs/run-changes';
+import { listenForAnswers } from '../store/runs/change-feed';
 import { createProviders } from '../llm/providers';
 import { openSecretStore } from '../store/secrets/open-secret-store';
 import { connectTemporal, installTemporalRuntime } from '../platform/temporal/native-connection';

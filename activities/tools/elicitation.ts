@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ElicitRequestSchema, ErrorCode, McpError, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
-import { closeRunInput, insertRunInput, takeRunInputAnswer, type RunInput } from '../../store/runs/run-inputs';
+import { closeRunInput, insertRunInput, takeRunInputAnswer, type RunInput } from '../../store/runs/inputs';
 import type { ElicitHandler } from '../../mcp-client/connect';
 import type { ToolRun } from '../tool-call';
 

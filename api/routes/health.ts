@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import type { FastifyPluginAsync } from 'fastify';
-import type { Db } from '../../store/pool';
+import { pingDatabase, type Db } from '../../store/pool';
 import { problem, sendProblem } from '../problem';
 import { problemResponse } from '../schemas';
 import { withDeadline } from '../../platform/deadline';
@@ -35,7 +35,7 @@ async function workerPolling(client: Client, taskQueue: string): Promise<void> {
 
 export const healthRoutes: FastifyPluginAsync<{ db: Db; client: Client; taskQueue: string }> = async (app, { db, client, taskQueue }) => {
   const probes: Record<'database' | 'temporal' | 'workers', () => Promise<unknown>> = {
-    database: () => withDeadline(db.query('SELECT 1'), CHECK_DEADLINE_MS),
+    database: () => withDeadline(pingDatabase(db), CHECK_DEADLINE_MS),
     temporal: () => client.withDeadline(Date.now() + CHECK_DEADLINE_MS, () => client.workflowService.getSystemInfo({})),
     workers: () => workerPolling(client, taskQueue),
   };

@@ -1,10 +1,12 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { findIntegration } from '../../store/integrations/integrations';
 import type { Db } from '../../store/pool';
-import type { RunChangeFeed } from '../../store/runs/run-changes';
+import type { RunChangeFeed } from '../../store/runs/change-feed';
 import { toolCallArguments } from '../../store/approvals';
-import { findRun, findRunResult, type RunEvent } from '../../store/runs/run-store';
-import { pendingRunInputs } from '../../store/runs/run-inputs';
+import { findRunResult } from '../../store/runs/results';
+import { type RunEvent } from '../../store/runs/events';
+import { findRun } from '../../store/runs/runs';
+import { pendingRunInputs } from '../../store/runs/inputs';
 import { followRunEvents } from '../../use-cases/runs/follow-events';
 import { pendingInputView } from '../../use-cases/runs/runs';
 import { runNotFound } from '../../use-cases/problem';

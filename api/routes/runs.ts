@@ -3,7 +3,7 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { ApprovalDecision, ApprovalKeyKind } from '../../core/approval';
 import { decideApproval } from '../../use-cases/runs/approvals';
 import type { Db } from '../../store/pool';
-import type { RunChangeFeed } from '../../store/runs/run-changes';
+import type { RunChangeFeed } from '../../store/runs/change-feed';
 import { cancelRun, readRunWhenEnded } from '../../use-cases/runs/runs';
 import { runAccepted, startRun } from '../../use-cases/runs/start-run';
 import { runNotFound } from '../../use-cases/problem';

@@ -155,3 +155,8 @@ export async function deleteUnreferencedIntegration(tx: Queryable, id: string): 
   await tx.query('DELETE FROM integrations WHERE id = $1', [id]);
   return { status: 'deleted' };
 }
+
+/** Moves the integration's updated_at: pools hold connections by it, so every worker reconnects (with new tokens, or none). */
+export async function touchIntegration(db: Queryable, id: string): Promise<void> {
+  await db.query('UPDATE integrations SET updated_at = now() WHERE id = $1', [id]);
+}

@@ -3,7 +3,7 @@ import type { Migration } from './migration';
 export const migration: Migration = {
   version: 5,
   name: 'run change notifications',
-  // API processes LISTEN on these channels (store/runs/run-changes.ts): a long poll wakes when its
+  // API processes LISTEN on these channels (store/runs/change-feed.ts): a long poll wakes when its
   // run's result is written, an event stream when an event is. Triggers rather than NOTIFYs in
   // the writers, so that every writer (activities, the reconciler, a retried step) notifies alike.
   // The payload is the run id (ids are short: far below NOTIFY's 8000-byte limit).

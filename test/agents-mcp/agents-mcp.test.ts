@@ -12,7 +12,7 @@ import { buildApp } from '../../api/app';
 import { parseChatmd } from '../../store/agent-files/parse-chatmd';
 import { startAgentFileSync, syncAgentFiles, type SyncReport } from '../../store/agent-files/sync';
 import { insertAgent } from '../../store/agents';
-import { findRunResult } from '../../store/runs/run-store';
+import { findRunResult } from '../../store/runs/results';
 import { insertThread } from '../../store/threads/threads';
 import { logger, startEngine, type Engine } from '../support/engine';
 import { testStack } from '../support/stack-env';

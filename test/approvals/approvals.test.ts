@@ -5,7 +5,7 @@ import { approvalText, type ApprovalPolicy } from '../../core/approval';
 import { insertAgent } from '../../store/agents';
 import { insertIntegration } from '../../store/integrations/integrations';
 import { type Integration } from '../../core/integration';
-import { listEvents } from '../../store/runs/run-store';
+import { listEvents } from '../../store/runs/events';
 import { releasable } from '../../use-cases/runs/follow-events';
 import { insertThread } from '../../store/threads/threads';
 import { startApiEngine, stopApiEngine, type ApiEngine } from '../support/api-engine';

@@ -5,7 +5,7 @@ import type { FastifyInstance, InjectOptions } from 'fastify';
 import { buildApp } from '../../api/app';
 import { insertAgent } from '../../store/agents';
 import { insertIntegration } from '../../store/integrations/integrations';
-import { listEvents } from '../../store/runs/run-store';
+import { listEvents } from '../../store/runs/events';
 import { insertThread } from '../../store/threads/threads';
 import { logger, startEngine, type Engine } from '../support/engine';
 import { exited, spawnWorker } from '../support/processes';

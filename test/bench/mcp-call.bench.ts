@@ -5,7 +5,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { temporal } from '@temporalio/proto';
 import { insertAgent } from '../../store/agents';
 import { insertIntegration } from '../../store/integrations/integrations';
-import { findRunResult } from '../../store/runs/run-store';
+import { findRunResult } from '../../store/runs/results';
 import { insertThread } from '../../store/threads/threads';
 import { startRun } from '../../use-cases/runs/start-run';
 import { startBenchStack, type BenchStack } from './bench-stack';

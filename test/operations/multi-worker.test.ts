@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { insertAgent } from '../../store/agents';
 import { insertIntegration } from '../../store/integrations/integrations';
-import { listToolCalls } from '../../store/runs/run-store';
+import { listToolCalls } from '../../store/runs/tool-calls';
 import { insertThread } from '../../store/threads/threads';
 import { startEngine, type Engine } from '../support/engine';
 import { ROOT, exited, processesWith, spawnWorker } from '../support/processes';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { insertAgent } from '../../store/agents';
 import { findIntegration, insertIntegration } from '../../store/integrations/integrations';
-import { insertRunOnNewThread, runToPrepare } from '../../store/runs/run-lifecycle';
+import { insertRunOnNewThread, runToPrepare } from '../../store/runs/lifecycle';
 import { newId } from '../../platform/ids';
 import { startEngine, type Engine } from '../support/engine';
 

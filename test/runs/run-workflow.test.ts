@@ -1,4 +1,5 @@
-import { listEvents, runTranscript } from '../../store/runs/run-store';
+import { listEvents } from '../../store/runs/events';
+import { runTranscript } from '../../store/runs/transcript';
 import { threadMessages } from '../../store/threads/threads';
 import { toolResultText } from '../../core/tool-texts';
 import { startEngine, type DatabaseKind, type Engine } from '../support/engine';

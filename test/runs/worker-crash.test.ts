@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import { runTurns } from '../../store/runs/run-store';
+import { runTurns } from '../../store/runs/turns';
 import { startEngine, type Engine } from '../support/engine';
 import { exited, spawnWorker } from '../support/processes';
 import { testStack } from '../support/stack-env';

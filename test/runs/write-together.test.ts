@@ -1,5 +1,5 @@
 import { createPool, type Db } from '../../store/pool';
-import { writeTogether } from '../../store/runs/run-store';
+import { writeTogether } from '../../store/runs/writes';
 import { logger } from '../support/engine';
 import { testStack } from '../support/stack-env';
 

@@ -6,8 +6,8 @@ import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporal
 import type { ScriptStep } from '../../core/agent-model';
 import { insertAgent, type Agent } from '../../store/agents';
 import { createPool, type Db } from '../../store/pool';
-import { listenForAnswers, type RunChangeFeed } from '../../store/runs/run-changes';
-import { findRunResult, type RunResult } from '../../store/runs/run-store';
+import { listenForAnswers, type RunChangeFeed } from '../../store/runs/change-feed';
+import { findRunResult, type RunResult } from '../../store/runs/results';
 import { insertThread } from '../../store/threads/threads';
 import { createScriptedProvider } from '../../llm/scripted';
 import type { LlmProviders } from '../../llm/types';

@@ -3,7 +3,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { ConfigError } from '../../platform/config';
 import { findIntegrationByName, insertIntegration, updateIntegration } from '../../store/integrations/integrations';
 import { type Integration } from '../../core/integration';
-import { inTransaction, type Db } from '../../store/pool';
+import { holdTransactionLock, inTransaction, type Db } from '../../store/pool';
 import type { Logger } from '../../platform/logger';
 import { readMcpConfig, type Environment, type ImportedServer } from './mcp-config-import';
 import { IMPORTED_SETTINGS } from './integration-input';
@@ -41,7 +41,7 @@ export async function loadIntegrationsFile(opts: { db: Db; file: string; env: En
   }
   const report: IntegrationsFileReport = { created: [], updated: [], unchanged: [] };
   await inTransaction(opts.db, async (tx) => {
-    await tx.query('SELECT pg_advisory_xact_lock($1)', [LOAD_LOCK_KEY]);
+    await holdTransactionLock(tx, LOAD_LOCK_KEY);
     for (const server of servers) {
       const existing = await findIntegrationByName(tx, server.name);
       if (!existing) {

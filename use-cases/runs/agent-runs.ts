@@ -1,5 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { Db } from '../../store/pool';
+import { unendedRunsOfAgent } from '../../store/runs/listing';
 import { runHasEnded } from './start-run';
 
 /**
@@ -7,13 +8,7 @@ import { runHasEnded } from './start-run';
  * turn, so changing or deleting an agent under a running run would change it halfway.
  */
 export async function runningRunOfAgent(deps: { db: Db; client: Client }, agentId: string): Promise<string | undefined> {
-  const { rows } = await deps.db.query<{ id: string }>(
-    `SELECT r.id FROM runs r JOIN threads t ON t.active_run_id = r.id
-     WHERE r.agent_id = $1 AND NOT EXISTS (SELECT 1 FROM run_results rr WHERE rr.run_id = r.id)
-     ORDER BY r.created_at LIMIT 20`,
-    [agentId],
-  );
   // A thread keeps pointing at a run whose workflow was terminated until its next run claims it.
-  for (const { id } of rows) if (!(await runHasEnded(deps, id))) return id;
+  for (const id of await unendedRunsOfAgent(deps.db, agentId)) if (!(await runHasEnded(deps, id))) return id;
   return undefined;
 }

@@ -5,7 +5,7 @@ import {
 } from '../../core/approval';
 import { findApproval, type ApprovalRecord } from '../../store/approvals';
 import type { Db } from '../../store/pool';
-import { findRun } from '../../store/runs/run-store';
+import { findRun } from '../../store/runs/runs';
 import { HttpProblem, runNotFound } from '../problem';
 import { readRun, type RunView } from './runs';
 

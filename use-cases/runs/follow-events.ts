@@ -1,5 +1,5 @@
 import type { Queryable } from '../../store/pool';
-import { listEvents, type RunEvent } from '../../store/runs/run-store';
+import { listEvents, type RunEvent } from '../../store/runs/events';
 import type { PendingInputView } from './runs';
 
 /**
@@ -49,7 +49,7 @@ export type RunProgress = 'running' | 'ended' | 'closed_without_result';
 export interface FollowOptions {
   afterSeq: number;
   /**
-   * Resolves when the run may have changed: a notification from PostgreSQL (store/runs/run-changes.ts),
+   * Resolves when the run may have changed: a notification from PostgreSQL (store/runs/change-feed.ts),
    * or a poll interval for a caller without a listener. Must resolve once `signal` aborts.
    */
   changed: () => Promise<void>;

@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import type { Client } from '@temporalio/client';
-import { defaultPayloadConverter, type Payload } from '@temporalio/common';
+import { defaultPayloadConverter,type Payload } from '@temporalio/common';
 import type { Db } from '../../store/pool';
-import { RUN_WORKFLOW_TYPE, type RunStatus } from '../../core/run';
-import { agentIdKey, runStatusKey, threadIdKey, waitingForApprovalKey } from '../../core/search-attributes';
+import { storedRunFacts } from '../../store/runs/listing';
+import { RUN_WORKFLOW_TYPE,type RunStatus } from '../../core/run';
+import { agentIdKey,runStatusKey,threadIdKey,waitingForApprovalKey } from '../../core/search-attributes';
 import { EngineError } from '../../core/engine-error';
 
 // A listing is short; without a deadline the client would retry a confused server for a long time.
@@ -125,22 +126,3 @@ function decodeCursor(cursor: string, query: string): Buffer {
   return token;
 }
 
-interface StoredFacts { createdAt: string; status?: RunStatus; stopReason: string | null; turns: number | null; endedAt: string | null }
-
-/** One query per page: creation times from runs, outcomes from the write-once run_results, progress from run_turns. */
-async function storedRunFacts(db: Db, ids: string[]): Promise<Map<string, StoredFacts>> {
-  if (ids.length === 0) return new Map();
-  const { rows } = await db.query<{
-    id: string; created_at: Date; status: RunStatus | null; stop_reason: string | null; turns: number | null; ended_at: Date | null;
-  }>(
-    // A running run's turns so far come from run_turns, as GET /v1/runs/:id reports them.
-    `SELECT r.id, r.created_at, rr.status, rr.stop_reason, rr.ended_at, COALESCE(rr.turns, (
-       SELECT count(*)::int FROM run_turns t WHERE t.run_id = r.id AND t.completed_at IS NOT NULL)) AS turns
-     FROM runs r LEFT JOIN run_results rr ON rr.run_id = r.id WHERE r.id = ANY($1)`,
-    [ids],
-  );
-  return new Map(rows.map((r) => [r.id, {
-    createdAt: r.created_at.toISOString(), status: r.status ?? undefined, stopReason: r.stop_reason,
-    turns: r.turns, endedAt: r.ended_at?.toISOString() ?? null,
-  }]));
-}

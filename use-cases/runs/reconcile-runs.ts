@@ -1,8 +1,10 @@
 import type { Client } from '@temporalio/client';
 import type { Db } from '../../store/pool';
-import { findStoredRun } from '../../store/runs/run-reads';
-import { writeRunEnd } from '../../store/runs/run-lifecycle';
-import type { RunResult } from '../../store/runs/run-store';
+import { nextEventSeq } from '../../store/runs/events';
+import { unendedRunsOlderThan } from '../../store/runs/listing';
+import { findStoredRun } from '../../store/runs/stored-runs';
+import { writeRunEnd } from '../../store/runs/lifecycle';
+import type { RunResult } from '../../store/runs/results';
 import type { Logger } from '../../platform/logger';
 import { RUN_WORKFLOW_TYPE } from '../../core/run';
 import { literal } from './list-runs';
@@ -52,16 +54,11 @@ export function startRunReconciler(deps: { db: Db; client: Client; logger: Logge
   let current: Promise<number> | undefined;
 
   const pass = async (): Promise<number> => {
-    const { rows } = await deps.db.query<{ id: string; age_ms: number }>(
-      `SELECT r.id, (extract(epoch FROM now() - r.created_at) * 1000)::float8 AS age_ms FROM runs r
-       WHERE NOT EXISTS (SELECT 1 FROM run_results rr WHERE rr.run_id = r.id) AND r.created_at < now() - $1 * interval '1 millisecond'
-       ORDER BY r.created_at LIMIT $2`,
-      [minAgeMs, batch],
-    );
+    const rows = await unendedRunsOlderThan(deps.db, minAgeMs, batch);
     if (rows.length === 0) return 0;
     const seen = await workflowStates(deps.client, rows.map((r) => r.id));
     let written = 0;
-    for (const { id, age_ms: ageMs } of rows) {
+    for (const { id, ageMs } of rows) {
       const state = seen.get(id);
       const closure = state === 'closed' ? CLOSED_OUTSIDE
         : state === 'cancelled' ? CANCELLED_OUTSIDE
@@ -119,10 +116,10 @@ async function workflowStates(client: Client, ids: string[]): Promise<Map<string
 async function writeClosure(db: Db, runId: string, closure: Closure): Promise<boolean> {
   const run = await findStoredRun(db, runId);
   if (!run?.progress) return false;
-  const { rows } = await db.query<{ next: number }>('SELECT COALESCE(MAX(seq), 0) + 1 AS next FROM run_events WHERE run_id = $1', [runId]);
+  const next = await nextEventSeq(db, runId);
   return writeRunEnd(db, {
     runId, threadId: run.threadId, agentId: run.agentId, status: closure.status, stopReason: closure.stopReason,
     output: null, error: closure.error, turns: run.progress.turns, usage: run.progress.usage,
     toolCalls: run.progress.toolCalls, createdAt: run.createdAt,
-  }, [], { seq: rows[0].next, data: { status: closure.status, stopReason: closure.stopReason, error: closure.error } });
+  }, [], { seq: next, data: { status: closure.status, stopReason: closure.stopReason, error: closure.error } });
 }

@@ -1,6 +1,6 @@
-import { answerRunInput, findRunInput, type InputAction, type RunInput } from '../../store/runs/run-inputs';
+import { answerRunInput, findRunInput, type InputAction, type RunInput } from '../../store/runs/inputs';
 import type { Queryable } from '../../store/pool';
-import { findRun } from '../../store/runs/run-store';
+import { findRun } from '../../store/runs/runs';
 import { elicitationContentProblem } from './elicitation-content';
 import { HttpProblem, runNotFound } from '../problem';
 

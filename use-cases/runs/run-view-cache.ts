@@ -1,4 +1,4 @@
-import type { RunChangeFeed } from '../../store/runs/run-changes';
+import type { RunChangeFeed } from '../../store/runs/change-feed';
 
 /**
  * The run objects this API process has read, each kept until PostgreSQL says its run changed.

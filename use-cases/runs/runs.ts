@@ -1,12 +1,12 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { RunStatus } from '../../core/run';
 import type { Db, Queryable } from '../../store/pool';
-import type { RunChangeFeed } from '../../store/runs/run-changes';
+import type { RunChangeFeed } from '../../store/runs/change-feed';
 import type { RunViewCache } from './run-view-cache';
 import { pendingApprovals } from '../../store/approvals';
-import { findStoredRun, type StoredRun } from '../../store/runs/run-reads';
-import { pendingRunInputs, type RunInput } from '../../store/runs/run-inputs';
-import type { ToolCallRecord } from '../../store/runs/run-store';
+import { findStoredRun, type StoredRun } from '../../store/runs/stored-runs';
+import { pendingRunInputs, type RunInput } from '../../store/runs/inputs';
+import type { ToolCallRecord } from '../../store/runs/tool-calls';
 import type { Usage } from '../../core/messages';
 
 /*

@@ -4,8 +4,10 @@ import { RUN_WORKFLOW_TYPE, type RunStatus } from '../../core/run';
 import { agentIdKey, runStatusKey, threadIdKey } from '../../core/search-attributes';
 import { agentDisabledText, findAgent, findAgentByRef, type Agent } from '../../store/agents';
 import type { Db } from '../../store/pool';
-import { insertRunOnNewThread, insertRunOnThread } from '../../store/runs/run-lifecycle';
-import { findRun, findRunResult, insertRun, type RunRecord } from '../../store/runs/run-store';
+import { insertRunOnNewThread, insertRunOnThread } from '../../store/runs/lifecycle';
+import { findRunResult } from '../../store/runs/results';
+import { deleteUnstartedRun, findRun, insertRun, type RunRecord } from '../../store/runs/runs';
+import { claimThread, releaseThread } from '../../store/threads/thread-claim';
 import { ensureThread, findThread } from '../../store/threads/threads';
 import { EngineError } from '../../core/engine-error';
 import { idempotentRunId, idempotentThreadId, newId } from '../../platform/ids';
@@ -132,9 +134,9 @@ async function startIdempotentRunOf(deps: StartRunDeps, agent: Agent, req: Start
 
 /** Claims the thread, then records the run; undefined when a run with this id exists already. */
 async function claimAndInsert(deps: StartRunDeps, record: Omit<RunRecord, 'createdAt'>): Promise<RunRecord | undefined> {
-  await claimThread(deps, record.threadId, record.id);
+  await claimThreadFor(deps, record.threadId, record.id);
   return insertRun(deps.db, record).catch(async (err: unknown) => {
-    await releaseThread(deps, record.threadId, record.id);
+    await releaseThread(deps.db, record.threadId, record.id);
     throw err;
   });
 }
@@ -149,9 +151,8 @@ async function startWorkflowOrUndo(
     await startWorkflow(deps, run, req, agentName);
   } catch (err) {
     deps.views?.forget(run.id);
-    await releaseThread(deps, run.threadId, run.id);
-    await deps.db.query('DELETE FROM runs WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM run_events WHERE run_id = $1)', [run.id]);
-    if (newThread) await deps.db.query('DELETE FROM threads WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM runs WHERE thread_id = $1)', [run.threadId]);
+    await releaseThread(deps.db, run.threadId, run.id);
+    await deleteUnstartedRun(deps.db, run, { newThread });
     throw err;
   }
 }
@@ -164,9 +165,6 @@ async function replay(deps: StartRunDeps, existing: RunRecord, hash: string, req
   await startWorkflow(deps, existing, req); // finishes a start that was interrupted; a no-op otherwise
   return { run: existing, created: false };
 }
-
-const releaseThread = (deps: StartRunDeps, threadId: string, runId: string) =>
-  deps.db.query('UPDATE threads SET active_run_id = NULL WHERE id = $1 AND active_run_id = $2', [threadId, runId]);
 
 const firstLine = (text: string) => {
   const line = text.trim().split('\n')[0] ?? '';
@@ -197,20 +195,18 @@ async function startWorkflow(deps: StartRunDeps, run: RunRecord, req: StartRunRe
   }
 }
 
-/** A thread runs one run at a time. A holder that has already ended (its result is written) is stale. */
-async function claimThread(deps: StartRunDeps, threadId: string, runId: string): Promise<void> {
-  const claim = () => deps.db.query(
-    'UPDATE threads SET active_run_id = $2 WHERE id = $1 AND (active_run_id IS NULL OR active_run_id = $2) RETURNING id',
-    [threadId, runId],
-  );
-  if ((await claim()).rowCount === 1) return;
-  const { rows } = await deps.db.query<{ active_run_id: string | null }>('SELECT active_run_id FROM threads WHERE id = $1', [threadId]);
-  const holder = rows[0]?.active_run_id;
-  if (holder && !(await runHasEnded(deps, holder))) {
-    throw new EngineError('thread_busy', `Thread ${threadId} is busy with run ${holder}`);
+/**
+ * A thread runs one run at a time (store/threads/thread-claim.ts). A holder without a result may
+ * still run, or its workflow may have closed from outside: only Temporal can tell.
+ */
+async function claimThreadFor(deps: StartRunDeps, threadId: string, runId: string): Promise<void> {
+  const first = await claimThread(deps.db, threadId, runId);
+  if (first.claimed) return;
+  if (first.holder && !(await runHasEnded(deps, first.holder))) {
+    throw new EngineError('thread_busy', `Thread ${threadId} is busy with run ${first.holder}`);
   }
-  if (holder) await releaseThread(deps, threadId, holder);
-  if ((await claim()).rowCount !== 1) throw new EngineError('thread_busy', `Thread ${threadId} is busy`);
+  if (first.holder) await releaseThread(deps.db, threadId, first.holder);
+  if (!(await claimThread(deps.db, threadId, runId)).claimed) throw new EngineError('thread_busy', `Thread ${threadId} is busy`);
 }
 
 /** Whether a run has ended: its result is written, or its workflow is closed or gone. */

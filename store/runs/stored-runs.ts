@@ -1,7 +1,8 @@
 import type { Usage } from '../../core/messages';
 import { statementName, type Queryable } from '../pool';
 import { MESSAGE_PREVIEW_CHARS } from '../threads/thread-messages';
-import { TOOL_CALLS_JSON, type RunResult, type ToolCallRecord } from './run-store';
+import { type RunResult } from './results';
+import { TOOL_CALLS_JSON, type ToolCallRecord } from './tool-calls';
 
 /** What the API shows of a run, read in one round trip: its result once ended, its progress while it runs. */
 export interface StoredRun {

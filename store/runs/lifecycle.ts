@@ -1,13 +1,15 @@
-import type { ChatMessage, Usage } from '../../core/messages';
+import type { ChatMessage,Usage } from '../../core/messages';
 import { toAgent, type Agent, type AgentRow } from '../agents';
 import { toIntegration, type IntegrationRow } from '../integrations/integrations';
 import { type Integration } from '../../core/integration';
 import { statementName, type Queryable } from '../pool';
-import {
-  PROGRESS_ONLY, TOOL_CALLS_JSON, asWithQueries, toRun, toToolCall,
-  type RunRecord, type RunResult, type RunRow, type StoredRunMessage, type ToolCallRecord, type ToolCallRow, type Write,
-} from './run-store';
-import { storableJsonText, storableText } from '../storable-text';
+import { type RunResult } from './results';
+import { TOOL_CALLS_JSON,toToolCall, type ToolCallRecord, type ToolCallRow } from './tool-calls';
+import { type StoredRunMessage } from './transcript';
+import { toRun, type RunRecord, type RunRow } from './runs';
+import { PROGRESS_ONLY,asWithQueries, type Write } from './writes';
+import { storableJsonText,storableText } from '../storable-text';
+import { threadFreeFor } from '../threads/thread-claim';
 import { threadHistoryOf } from '../threads/threads';
 
 /**
@@ -35,7 +37,7 @@ export async function insertRunOnThread(db: Queryable, r: { runId: string; threa
     claim AS (
       UPDATE threads th SET active_run_id = $3
       WHERE th.id = $1 AND EXISTS (SELECT 1 FROM a WHERE disabled_at IS NULL)
-        AND (th.active_run_id IS NULL OR th.active_run_id = $3 OR EXISTS (SELECT 1 FROM run_results WHERE run_id = th.active_run_id))
+        AND ${threadFreeFor('th', '$3')}
       RETURNING th.id),
     run AS (
       INSERT INTO runs (id, thread_id, agent_id, input) SELECT $3, claim.id, a.id, $4 FROM claim, a RETURNING *)

@@ -1,0 +1,49 @@
+import type { Queryable } from '../pool';
+
+/** A run's record (runs): its thread, agent and input, written when it starts. */
+
+export interface RunRecord {
+  id: string;
+  threadId: string;
+  agentId: string;
+  input: string;
+  idempotencyKey: string | null;
+  requestHash: string | null;
+  createdAt: string;
+}
+
+export interface RunRow {
+  id: string; thread_id: string; agent_id: string; input: string; idempotency_key: string | null;
+  request_hash: string | null;
+  /** a Date from the driver, text from row_to_json */
+  created_at: Date | string;
+}
+
+export const toRun = (r: RunRow): RunRecord => ({
+  id: r.id, threadId: r.thread_id, agentId: r.agent_id, input: r.input, idempotencyKey: r.idempotency_key,
+  requestHash: r.request_hash, createdAt: new Date(r.created_at).toISOString(),
+});
+
+/** Returns undefined when a run with this id already exists (a concurrent Idempotency-Key request won). */
+export async function insertRun(db: Queryable, run: Omit<RunRecord, 'createdAt'>): Promise<RunRecord | undefined> {
+  const { rows } = await db.query<RunRow>(
+    `INSERT INTO runs (id, thread_id, agent_id, input, idempotency_key, request_hash)
+     VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING RETURNING *`,
+    [run.id, run.threadId, run.agentId, run.input, run.idempotencyKey, run.requestHash],
+  );
+  return rows[0] && toRun(rows[0]);
+}
+
+export async function findRun(db: Queryable, id: string): Promise<RunRecord | undefined> {
+  const { rows } = await db.query<RunRow>('SELECT * FROM runs WHERE id = $1', [id]);
+  return rows[0] && toRun(rows[0]);
+}
+
+/**
+ * Undoes a run whose workflow could not be started: its row goes unless the run wrote an event
+ * (then its workflow did start), and so does a thread made for it that holds no other run.
+ */
+export async function deleteUnstartedRun(db: Queryable, run: { id: string; threadId: string }, { newThread = false } = {}): Promise<void> {
+  await db.query('DELETE FROM runs WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM run_events WHERE run_id = $1)', [run.id]);
+  if (newThread) await db.query('DELETE FROM threads WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM runs WHERE thread_id = $1)', [run.threadId]);
+}

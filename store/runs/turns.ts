@@ -1,0 +1,28 @@
+import type { Usage } from '../../core/messages';
+import type { Queryable } from '../pool';
+import type { Write } from './writes';
+
+/** A run's turns (run_turns): attempts, completion and usage per LLM turn. */
+
+/** Counts LLM invocations per turn, so that re-executions after a crash are visible. */
+export const turnAttemptWrite = (runId: string, turn: number): Write => ({
+  text: `INSERT INTO run_turns (run_id, turn, attempts) VALUES ($1, $2, 1)
+     ON CONFLICT (run_id, turn) DO UPDATE SET attempts = run_turns.attempts + 1`,
+  values: [runId, turn],
+});
+
+/** Written whole, not as an update: the turn's start (its attempt count) may have been lost with its unflushed commit (PROGRESS_ONLY). */
+export const turnCompletedWrite = (runId: string, turn: number, usage: Usage, toolCallCount: number): Write => ({
+  text: `INSERT INTO run_turns (run_id, turn, attempts, input_tokens, output_tokens, tool_call_count, completed_at)
+     VALUES ($1, $2, 1, $3, $4, $5, now())
+     ON CONFLICT (run_id, turn) DO UPDATE SET input_tokens = EXCLUDED.input_tokens, output_tokens = EXCLUDED.output_tokens,
+       tool_call_count = EXCLUDED.tool_call_count, completed_at = EXCLUDED.completed_at`,
+  values: [runId, turn, usage.inputTokens, usage.outputTokens, toolCallCount],
+});
+
+export async function runTurns(db: Queryable, runId: string): Promise<{ turn: number; attempts: number; completed: boolean }[]> {
+  const { rows } = await db.query<{ turn: number; attempts: number; completed: boolean }>(
+    'SELECT turn, attempts, completed_at IS NOT NULL AS completed FROM run_turns WHERE run_id = $1 ORDER BY turn', [runId],
+  );
+  return rows;
+}
