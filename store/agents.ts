@@ -1,6 +1,7 @@
 import type { ModelConfig } from '../core/agent-model';
 import { newId } from '../platform/ids';
 import { statementName, type Queryable } from './pool';
+import { rowByRef } from './refs';
 
 export interface Agent {
   id: string;
@@ -64,10 +65,9 @@ export async function findAgent(db: Queryable, id: string): Promise<Agent | unde
   return rows[0] && toAgent(rows[0]);
 }
 
-/** The agent named `ref` by its id or its name. */
-/** By id, else by name: one statement. */
+/** The agent named `ref` by its id or its name (refs.ts), in one statement. */
 export async function findAgentByRef(db: Queryable, ref: string): Promise<Agent | undefined> {
-  const text = `SELECT ${AGENT_COLUMNS} FROM agents WHERE id = $1 OR name = $1 ORDER BY id = $1 DESC LIMIT 1`;
+  const text = rowByRef('agents', '$1', AGENT_COLUMNS).slice(1, -1);
   const { rows } = await db.query<AgentRow>({ name: statementName(text), text, values: [ref] });
   return rows[0] && toAgent(rows[0]);
 }

@@ -8,6 +8,13 @@ import type { Queryable } from './pool';
 
 export type NamedTable = 'agents' | 'integrations';
 
+/**
+ * The rule, as SQL: the row of `table` whose id is `ref`, else the one whose name is `ref`
+ * (`ref` is a SQL expression, such as a parameter). Every lookup by id or name goes through it.
+ */
+export const rowByRef = (table: NamedTable, ref: string, columns = '*', lock = '') =>
+  `(SELECT ${columns} FROM ${table} WHERE id = ${ref} OR name = ${ref} ORDER BY id = ${ref} DESC LIMIT 1${lock})`;
+
 export interface ResolvedRefs {
   /** the ids, in the order of the refs, without repeats (an id and a name of one row count once) */
   ids: string[];
@@ -23,16 +30,14 @@ export async function resolveRefs(
   db: Queryable, table: NamedTable, refs: string[], opts: { lockForKeyShare?: boolean } = {},
 ): Promise<ResolvedRefs> {
   if (refs.length === 0) return { ids: [], unknown: [] };
-  const { rows } = await db.query<{ id: string; name: string }>(
-    `SELECT id, name FROM ${table} WHERE id = ANY($1) OR name = ANY($1)${opts.lockForKeyShare ? ' FOR KEY SHARE' : ''}`, [refs],
+  const { rows } = await db.query<{ ref: string; id: string | null }>(
+    `SELECT r.ref, ${rowByRef(table, 'r.ref', 'id', opts.lockForKeyShare ? ' FOR KEY SHARE' : '')} AS id
+     FROM unnest($1::text[]) WITH ORDINALITY AS r(ref, n) ORDER BY r.n`, [refs],
   );
-  const byId = new Map(rows.map((r) => [r.id, r.id]));
-  const byName = new Map(rows.map((r) => [r.name, r.id]));
   const ids: string[] = [];
   const unknown: string[] = [];
-  for (const ref of refs) {
-    const id = byId.get(ref) ?? byName.get(ref);
-    if (id === undefined) unknown.push(ref);
+  for (const { ref, id } of rows) {
+    if (id === null) unknown.push(ref);
     else if (!ids.includes(id)) ids.push(id);
   }
   return { ids, unknown };

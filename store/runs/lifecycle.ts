@@ -11,6 +11,7 @@ import { PROGRESS_ONLY,asWithQueries, type Write } from './writes';
 import { storableJsonText,storableText } from '../storable-text';
 import { threadFreeFor } from '../threads/thread-claim';
 import { threadHistoryOf } from '../threads/threads';
+import { rowByRef } from '../refs';
 
 /**
  * The statements that start a run and each of its turns, and end the run: each step reads what it
@@ -33,7 +34,7 @@ export async function insertRunOnThread(db: Queryable, r: { runId: string; threa
   thread?: { id: string; agentId: string }; agent?: Agent; run?: RunRecord;
 }> {
   const text = `WITH t AS (SELECT id, agent_id FROM threads WHERE id = $1),
-    a AS (SELECT * FROM agents WHERE id = COALESCE($2, (SELECT agent_id FROM t)) OR name = $2 ORDER BY id = COALESCE($2, (SELECT agent_id FROM t)) DESC LIMIT 1),
+    a AS ${rowByRef('agents', 'COALESCE($2, (SELECT agent_id FROM t))')},
     claim AS (
       UPDATE threads th SET active_run_id = $3
       WHERE th.id = $1 AND EXISTS (SELECT 1 FROM a WHERE disabled_at IS NULL)
@@ -59,7 +60,7 @@ export async function insertRunOnThread(db: Queryable, r: { runId: string; threa
 export async function insertRunOnNewThread(db: Queryable, r: { runId: string; threadId: string; agentRef: string; input: string }): Promise<{
   agent?: Agent; run?: RunRecord;
 }> {
-  const text = `WITH a AS (SELECT * FROM agents WHERE id = $1 OR name = $1 ORDER BY id = $1 DESC LIMIT 1),
+  const text = `WITH a AS ${rowByRef('agents', '$1')},
     thread AS (
       INSERT INTO threads (id, agent_id, active_run_id) SELECT $2, a.id, $3 FROM a WHERE a.disabled_at IS NULL RETURNING id, agent_id),
     run AS (
