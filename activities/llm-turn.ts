@@ -12,6 +12,7 @@ import { emitRunSpan, startTurnGeneration } from '../platform/tracing/run-trace'
 import { truncatedText } from '../core/truncated-text';
 import type { ActivityDeps } from './deps';
 import { readSnapshot, runIntegrations, threadHistory, type PrefixSnapshot } from './run-snapshots';
+import { findNativeTool, toolInputSchema } from '../core/native-tools';
 import { nativeTools } from './tools';
 import { mcpToolDefinitions } from './tools/mcp-tool';
 import { isPlainObject } from '../core/plain-object';
@@ -65,7 +66,7 @@ const oneLine = (text: string) => {
 function summarise(message: ChatMessage & { role: 'assistant' }, usage: LlmTurnOutput['usage']): LlmTurnOutput {
   return {
     toolCalls: (message.toolCalls ?? []).map((c) => {
-      const native = nativeTools.find((t) => t.name === c.name);
+      const native = findNativeTool(c.name);
       return native ? { id: c.id, name: c.name, summary: oneLine(native.summary(isPlainObject(c.arguments) ? c.arguments : {})) } : { id: c.id, name: c.name };
     }),
     textPreview: truncateUtf8(message.content, RESULT_PREVIEW_BYTES),
@@ -77,8 +78,11 @@ function summarise(message: ChatMessage & { role: 'assistant' }, usage: LlmTurnO
 /** What the LLM is told of its tools this turn: the run's MCP tools and the native tools offered. */
 async function turnTools(deps: ActivityDeps, input: LlmTurnInput): Promise<ToolDefinition[]> {
   const integrations = await runIntegrations(deps.db, input.runId);
-  const offered = nativeTools.filter((t) => input.nativeTools.includes(t.name));
-  const natives = await Promise.all(offered.map((t) => t.definition({ deps, threadId: input.threadId, integrations, hasDataSources: input.hasDataSources !== false })));
+  const offered = nativeTools.filter((t) => input.nativeTools.includes(t.tool.name));
+  const context = { deps, threadId: input.threadId, integrations, hasDataSources: input.hasDataSources !== false };
+  const natives = await Promise.all(offered.map(async (t): Promise<ToolDefinition> => ({
+    name: t.tool.name, description: await t.describe(context), inputSchema: toolInputSchema(t.tool),
+  })));
   return [...mcpToolDefinitions(integrations), ...natives];
 }
 

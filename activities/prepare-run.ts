@@ -1,5 +1,6 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { offeredNativeTools, type ToolAvailability } from '../core/tool-call';
+import { type ToolAvailability } from '../core/tool-call';
+import { offeredNativeTools } from '../core/native-tools';
 import type { Agent } from '../store/agents';
 import { runToPrepare } from '../store/runs/lifecycle';
 import { snapshotWrite } from '../store/runs/snapshots';

@@ -8,7 +8,8 @@ import { runMessageWrite } from '../store/runs/transcript';
 import { writeTogether } from '../store/runs/writes';
 import type { Integration } from '../core/integration';
 import type { Logger } from '../platform/logger';
-import type { ToolCall, ToolDefinition } from '../core/messages';
+import type { ToolCall } from '../core/messages';
+import { parseToolArguments, type NativeTool } from '../core/native-tools';
 import { traceToolCall } from '../platform/tracing/run-trace';
 import type { ActivityDeps } from './deps';
 import type { DiscoverySnapshot } from './run-snapshots';
@@ -61,17 +62,19 @@ export interface DefinitionContext {
  * (load by reference, replay a stored result, events, log, timer, trace, heartbeat, store) is
  * toolActivity's, once.
  */
-export interface ToolHandler<R> {
-  /** a native tool's name and what the LLM is told about it; MCP tools describe themselves */
+export interface ToolHandler<R, A = Record<string, unknown>> {
+  /**
+   * A native tool's declaration (core/native-tools.ts: its name and the schema its arguments are
+   * checked against before `check` sees them), and what the LLM is told about it this turn; MCP
+   * tools describe themselves.
+   */
   native?: {
-    name: string;
-    definition: (ctx: DefinitionContext) => Promise<ToolDefinition> | ToolDefinition;
-    /** one line for the call's activity in the Web UI, from its arguments; never a secret */
-    summary: (args: Record<string, unknown>) => string;
+    tool: NativeTool<A>;
+    describe: (ctx: DefinitionContext) => Promise<string> | string;
   };
   span: (input: ToolActivityInput) => string;
-  /** checks the arguments against the tool's schema and the run's integrations: a problem is a verdict */
-  check: (args: Record<string, unknown>, input: ToolActivityInput, deps: ActivityDeps) => Promise<CheckedCall<R> | Refusal>;
+  /** checks the arguments against the run (its integrations, its data): a problem is a verdict */
+  check: (args: A, input: ToolActivityInput, deps: ActivityDeps) => Promise<CheckedCall<R> | Refusal>;
   /** what the log line and the trace span say about any call, whatever its check found */
   about?: (args: Record<string, unknown>) => Record<string, unknown>;
   /** runs the call; the tool's own failures are verdicts, a throw is transient and retried by Temporal */
@@ -81,7 +84,7 @@ export interface ToolHandler<R> {
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a registry holds handlers of every request type
-export type AnyToolHandler = ToolHandler<any>;
+export type AnyToolHandler = ToolHandler<any, any>;
 
 /** Well inside the 10 s heartbeat timeout the workflow sets, so a live call is never mistaken for a dead worker. */
 const HEARTBEAT_EVERY_MS = 3_000;
@@ -167,7 +170,7 @@ async function runToolCall<R>(
   const loaded = await loadToolCall(db, input);
   if ('stored' in loaded) return storedOutcome(loaded.stored, [handler]);
   const args = isPlainObject(loaded.call.arguments) ? loaded.call.arguments : {};
-  const checked = await handler.check(args, input, deps);
+  const checked = await checkCall(handler, args, input, deps);
   // A routed call's integration is its route's.
   const integrationId = input.route?.integrationId ?? checked.integrationId;
   if (!loaded.startRecorded) await recordToolStarted(db, input, integrationId);
@@ -191,6 +194,14 @@ async function runToolCall<R>(
   if (verdict.status === 'ok') log.info({ durationMs }, 'tool call succeeded');
   else log.warn({ durationMs, error: verdict.content.slice(0, 500) }, 'tool call failed');
   return keepTrying(ctx, log, () => storeToolResult(db, input, { ...verdict, integrationId, durationMs }));
+}
+
+/** A native tool's arguments against its schema first: the contract's texts for what is missing or malformed. */
+async function checkCall<R>(handler: ToolHandler<R>, args: Record<string, unknown>, input: ToolActivityInput, deps: ActivityDeps): Promise<CheckedCall<R> | Refusal> {
+  if (!handler.native) return handler.check(args, input, deps);
+  const parsed = parseToolArguments(handler.native.tool, args);
+  if (!parsed.ok) return { status: 'error', content: handler.native.tool.failureText(parsed.message) };
+  return handler.check(parsed.args, input, deps);
 }
 
 /** How long a produced result waits for the database to come back; well inside every tool activity's bound. */

@@ -4,12 +4,6 @@ import type { ApprovalRequirement } from './approval';
  * A tool call as the workflow hands it to an activity: by reference, since the arguments stay in
  * run_messages and never pass through workflow history. Pure, so that workflow code may import it.
  */
-export const NATIVE_TOOL_NAMES = {
-  resource: 'retrieve_mcp_resource',
-  prompt: 'retrieve_mcp_prompt',
-  sourceQuery: 'source_query',
-} as const;
-
 export interface ToolCallRef {
   runId: string;
   threadId: string;
@@ -68,21 +62,4 @@ export interface ToolAvailability {
    * tools could not be listed). A call to one of their tools is told an operator must authorize it.
    */
   unauthorized?: { prefix: string; integrationName: string }[];
-}
-
-const withIntegrations = (t: ToolAvailability) => t.integrationCount > 0;
-
-/**
- * When each native tool is offered (ARCHITECTURE.md "Assemble tools"), in the order the LLM sees
- * them: the workflow offers them every turn, and a run's preparation offers them to its first turn.
- */
-const NATIVE_TOOL_OFFERS: [name: string, offered: (tools: ToolAvailability) => boolean][] = [
-  [NATIVE_TOOL_NAMES.resource, withIntegrations],
-  [NATIVE_TOOL_NAMES.prompt, withIntegrations],
-  [NATIVE_TOOL_NAMES.sourceQuery, (t) => t.hasDataSources || withIntegrations(t)],
-];
-
-/** The native tools a turn offers, by name. */
-export function offeredNativeTools(tools: ToolAvailability): string[] {
-  return NATIVE_TOOL_OFFERS.filter(([, offered]) => offered(tools)).map(([name]) => name);
 }

@@ -1,26 +1,22 @@
 import path from 'node:path';
 import { Client } from '@temporalio/client';
 import { startApiServer } from '../api/server';
-import { checkApiExposure, ConfigError, everyCallerIsOperator, loadConfig } from '../platform/config';
-import { DataDirBusyError, lockDataDir } from '../platform/data-dir-lock';
+import { checkApiExposure,ConfigError,everyCallerIsOperator,loadConfig } from '../platform/config';
+import { DataDirBusyError,lockDataDir } from '../platform/data-dir-lock';
 import { startEmbeddedPostgres } from '../store/embedded-postgres';
 import { migrate } from '../store/migrations';
-import { listenForAnswers } from '../store/runs/change-feed';
 import { createPool } from '../store/pool';
-import { createProviders } from '../llm/providers';
 import { loadOrCreateKeyFile } from '../platform/secrets/key-file';
 import { openSecretStore } from '../store/secrets/open-secret-store';
-import { initTracing } from '../platform/tracing/setup';
-import { removeEngineState, writeEngineState } from '../platform/engine-state';
+import { removeEngineState,writeEngineState } from '../platform/engine-state';
 import { createLogger } from '../platform/logger';
 import { resolveTemporalCli } from '../platform/temporal/cli';
 import { freePort } from '../platform/ports';
 import { startDevServer } from '../platform/temporal/dev-server';
-import { connectTemporal, installTemporalRuntime } from '../platform/temporal/native-connection';
+import { connectTemporal,installTemporalRuntime } from '../platform/temporal/native-connection';
 import { createEngineWorker } from '../worker/create-worker';
-import { startMcpPool } from '../worker/mcp-lifecycle';
 import { runDemo } from './demo';
-import { oauthRecords } from '../store/integrations/oauth';
+import { openWorkerDeps } from '../worker/worker-deps';
 
 /** Ctrl-C must end `npm start` promptly in any phase; a step that overruns its own bound is given up on. */
 const SHUTDOWN_DEADLINE_MS = 14_000;
@@ -112,18 +108,12 @@ async function main(): Promise<void> {
     onStop('Temporal connection', () => connection.close());
     // Where every caller of this API is the operator, any integration may reach private networks, as they could all flag it.
     const network = { ...config.networkPolicy, privateNetworksForAll: everyCallerIsOperator(config) };
-    const mcpPool = await startMcpPool(logger, { groupsDir: config.mcpGroupsDir, network, oauth: { records: oauthRecords(db), logger } });
-    // Stops run in reverse: the pool closes after the worker below has stopped.
-    onStop('MCP servers', () => mcpPool.closeAll());
-    // Flushed after the worker has stopped: its last activities may still be emitting observations.
-    const tracing = initTracing(config.langfuse, logger);
-    onStop('tracing', () => tracing.shutdown());
-    // Tool calls waiting for answers to MCP servers' questions wake on it.
-    const runChanges = listenForAnswers(db, logger);
-    onStop('run change listener', () => runChanges.close());
+    const workerDeps = await openWorkerDeps(config, db, logger, network);
+    // Stops run in reverse: the MCP servers, tracing and the listener close after the worker below has stopped.
+    onStop('worker dependencies', workerDeps.close);
     const worker = await createEngineWorker({
       connection, namespace: config.temporalNamespace, taskQueue: config.taskQueue,
-      deps: { db, logger, providers: createProviders({ readApiKey: config.readSecret, allowedKeyEnvs: config.llmKeyEnvs, logger, networkPolicy: config.networkPolicy }), mcpPool, runChanges }, workflowBundlePath: config.workflowBundlePath,
+      deps: workerDeps.deps, workflowBundlePath: config.workflowBundlePath,
       // Within Ctrl-C's 15 s; an activity cut short is retried under its policy once a worker polls again.
       shutdown: { grace: '2s', force: '4s' },
     });

@@ -2,16 +2,12 @@ import { setFlagsFromString } from 'node:v8';
 import { loadConfig } from '../platform/config';
 import { migrate } from '../store/migrations';
 import { createPool } from '../store/pool';
-import { listenForAnswers } from '../store/runs/change-feed';
-import { createProviders } from '../llm/providers';
 import { openSecretStore } from '../store/secrets/open-secret-store';
-import { connectTemporal, installTemporalRuntime } from '../platform/temporal/native-connection';
-import { initTracing } from '../platform/tracing/setup';
+import { connectTemporal,installTemporalRuntime } from '../platform/temporal/native-connection';
 import { createLogger } from '../platform/logger';
 import { lowerPriority } from '../platform/processes';
-import { createEngineWorker, createPinnedMcpWorker } from './create-worker';
-import { startMcpPool } from './mcp-lifecycle';
-import { oauthRecords } from '../store/integrations/oauth';
+import { createEngineWorker,createPinnedMcpWorker } from './create-worker';
+import { openWorkerDeps } from './worker-deps';
 
 /** The worker process: `npm run worker`, against TEMPORAL_ADDRESS and DATABASE_URL. */
 async function main(): Promise<void> {
@@ -42,11 +38,7 @@ async function main(): Promise<void> {
   await migrate(db);
   await openSecretStore(db, config.secretKeys, logger);
   const connection = await connectTemporal(config);
-  const mcpPool = await startMcpPool(logger, { groupsDir: config.mcpGroupsDir, network: config.networkPolicy, oauth: { records: oauthRecords(db), logger } });
-  const tracing = initTracing(config.langfuse, logger);
-  // Tool calls waiting for answers to MCP servers' questions wake on it.
-  const runChanges = listenForAnswers(db, logger);
-  const deps = { db, logger, providers: createProviders({ readApiKey: config.readSecret, allowedKeyEnvs: config.llmKeyEnvs, logger, networkPolicy: config.networkPolicy }), mcpPool, runChanges };
+  const { deps, close: closeDeps } = await openWorkerDeps(config, db, logger);
   const worker = await createEngineWorker({
     connection, namespace: config.temporalNamespace, taskQueue: config.taskQueue, deps, workflowBundlePath: config.workflowBundlePath,
   });
@@ -70,9 +62,7 @@ async function main(): Promise<void> {
     }
   } finally {
     // After the worker: its last activities may still be calling MCP tools during the grace time.
-    await mcpPool.closeAll();
-    await runChanges.close();
-    await tracing.shutdown();
+    await closeDeps();
     await connection.close();
     await db.end();
     logger.info('worker stopped');

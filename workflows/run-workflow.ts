@@ -4,14 +4,18 @@ import {
 } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
 import type { LlmTurnOutput } from '../activities/llm-turn';
+import type { ToolActivityInput } from '../activities/tool-call';
 import { DEFAULT_CONTINUE_AS_NEW_BYTES, type RunError, type RunOutcome, type RunState } from '../core/run';
 import { runStatusKey } from '../core/search-attributes';
-import { offeredNativeTools, type ToolAvailability, type ToolCallRef, type ToolOutcome } from '../core/tool-call';
+import { type ToolAvailability, type ToolCallRef, type ToolOutcome } from '../core/tool-call';
+import { offeredNativeTools } from '../core/native-tools';
 import { installApprovalGate, type ApprovalGate, type ApprovalSeqs } from './approval-gate';
 import { runStateQuery, type RunContinuation, type RunWorkflowInput } from './definitions';
 import { routeToolCall } from './tool-kinds';
 
 type Activities = ReturnType<typeof createActivities>;
+/** The tool activities, by the names the tool kinds give them (workflows/tool-kinds.ts). */
+type ToolActivities = Record<string, (input: ToolActivityInput) => Promise<ToolOutcome>>;
 type Run = RunContinuation['run'];
 
 /*
@@ -182,7 +186,7 @@ function callTool(
     if (isCancellation(err)) throw err;
     return recording.recordToolResult({ ...input, status: 'error', content: kind.failureText(describeFailure(err).message, ref.name) });
   };
-  const run = () => proxyActivities<Activities>(options({ ...ref, summary }, route))[activity](input);
+  const run = () => proxyActivities<ToolActivities>(options({ ...ref, summary }, route))[activity](input);
   if (!route?.approval) return run().catch(failed);
   return gate.awaitDecision({ ...ref, type }, route.integrationId, route.approval, approvalSeqs).then(
     (verdict) => (verdict.approved ? run() : recording.recordToolResult({ ...input, status: 'error', content: verdict.content })),

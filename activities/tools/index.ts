@@ -1,18 +1,20 @@
 import type { AnyToolHandler } from '../tool-call';
 import { mcpTool } from './mcp-tool';
-import { promptTool } from './prompt';
-import { resourceTool } from './resource';
-import { sourceQueryTool } from './source-query';
+import { promptExecution } from './prompt';
+import { resourceExecution } from './resource';
+import { sourceQueryExecution } from './source-query';
 
-/**
- * The tool activities, by the name workflows/tool-kinds.ts gives each kind: a new tool is one
- * handler file and one line here (plus its entry in that table).
- */
-export const toolHandlers = {
+/** The native tools' executions: a new native tool is its declaration (core/native-tools.ts), its execution, and one line here. */
+const nativeHandlers: AnyToolHandler[] = [
+  resourceExecution,
+  promptExecution,
+  sourceQueryExecution,
+];
+
+/** The tool activities, by the name each kind's declaration gives its activity (MCP tools: workflows/tool-kinds.ts). */
+export const toolHandlers: Record<string, AnyToolHandler> = {
   callMcpTool: mcpTool,
-  retrieveResource: resourceTool,
-  retrievePrompt: promptTool,
-  sourceQuery: sourceQueryTool,
-} satisfies Record<string, AnyToolHandler>;
+  ...Object.fromEntries(nativeHandlers.map((h) => [h.native!.tool.activity, h])),
+};
 
-export const nativeTools = Object.values(toolHandlers).flatMap((h) => (h.native ? [h.native] : []));
+export const nativeTools = nativeHandlers.map((h) => h.native!);

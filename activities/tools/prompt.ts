@@ -1,12 +1,11 @@
-import { NATIVE_TOOL_NAMES } from '../../core/tool-call';
+import { promptTool,type ToolArgs } from '../../core/native-tools';
 import { toolResultText } from '../../core/tool-texts';
 import type { DiscoveredIntegration } from '../../core/discovery';
 import { mcpErrorText } from '../../core/mcp-error-text';
 import { formatPromptResult } from '../../mcp-client/prompt-text';
 import { runIntegrations } from '../run-snapshots';
-import type { ToolHandler, ToolRun, Verdict } from '../tool-call';
-import { isPlainObject } from '../../core/plain-object';
-import { integrationCatalogue, listed, runIntegration } from './integration-catalogue';
+import type { ToolHandler,ToolRun,Verdict } from '../tool-call';
+import { integrationCatalogue,listed,runIntegration } from './integration-catalogue';
 import { usableIntegration } from './usable-integration';
 
 /** The tracing span of a retrieval; logs carry the name too. */
@@ -59,35 +58,17 @@ function promptEntry(p: DiscoveredIntegration['prompts'][number]): string {
   return `${p.name}${about}${args.length ? ` [arguments: ${args.join(', ')}]` : ''}`;
 }
 
-/** retrieve_mcp_prompt {integrationId, promptName, arguments?} (contract schema): the prompt as the contract text. */
-export const promptTool: ToolHandler<Request> = {
+/** retrieve_mcp_prompt {integrationId, promptName, arguments?} (contract schema: core/native-tools.ts): the prompt as the contract text. */
+export const promptExecution: ToolHandler<Request, ToolArgs<typeof promptTool>> = {
   native: {
-    name: NATIVE_TOOL_NAMES.prompt,
-    summary: (args) => `prompt ${String(args.promptName ?? '?')} from ${String(args.integrationId ?? '?')}`,
-    definition: ({ integrations }) => ({
-      name: NATIVE_TOOL_NAMES.prompt,
-      description: 'Retrieve a prompt template from an MCP integration: predefined messages that guide a task. Pass the arguments the prompt lists; those marked required must be given.'
-        + integrationCatalogue(integrations, (i) => (i.prompts.length ? `prompts: ${listed(i.prompts, promptEntry)}` : 'no prompts')),
-      inputSchema: {
-        type: 'object',
-        properties: {
-          integrationId: { type: 'string', description: 'The id or name of the integration.' },
-          promptName: { type: 'string', description: 'The name of the prompt.' },
-          arguments: { type: 'object', description: 'Arguments of the prompt.' },
-        },
-        required: ['integrationId', 'promptName'],
-      },
-    }),
+    tool: promptTool,
+    describe: ({ integrations }) => 'Retrieve a prompt template from an MCP integration: predefined messages that guide a task. Pass the arguments the prompt lists; those marked required must be given.'
+      + integrationCatalogue(integrations, (i) => (i.prompts.length ? `prompts: ${listed(i.prompts, promptEntry)}` : 'no prompts')),
   },
   span: () => PROMPT_RETRIEVAL_SPAN,
   about: (args) => ({ integrationId: args.integrationId, promptName: args.promptName, operationType: 'prompt_retrieval' }),
   check: async (params, input, { db }) => {
     const { integrationId, promptName } = params;
-    if (typeof integrationId !== 'string' || !integrationId.trim()) return failed('integrationId parameter is required');
-    if (typeof promptName !== 'string' || !promptName.trim()) return failed('promptName parameter is required');
-    if (params.arguments !== undefined && params.arguments !== null && !isPlainObject(params.arguments)) {
-      return failed('arguments must be an object of argument names to values');
-    }
     const integration = runIntegration(await runIntegrations(db, input.runId), integrationId);
     if (!integration) return failed(`integration ${integrationId} is not available to this agent`);
     const refused = (message: string) => ({ ...failed(message), integrationId: integration.id });
@@ -97,7 +78,7 @@ export const promptTool: ToolHandler<Request> = {
       const names = integration.prompts.map((p) => p.name).join(', ') || 'none';
       return refused(`prompt ${promptName} was not found on integration ${integration.name} (available prompts: ${names})`);
     }
-    const args = stringArguments(isPlainObject(params.arguments) ? params.arguments : {});
+    const args = stringArguments(params.arguments ?? {});
     const missing = (prompt.arguments ?? []).filter((a) => a.required && args[a.name] === undefined).map((a) => a.name);
     if (missing.length > 0) return refused(`missing required arguments: ${missing.join(', ')}`);
     return {

@@ -1,17 +1,16 @@
-import { ErrorCode, McpError, type ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
-import { NATIVE_TOOL_NAMES } from '../../core/tool-call';
+import { ErrorCode,McpError,type ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
+import { resourceTool,type ToolArgs } from '../../core/native-tools';
 import { toolResultText } from '../../core/tool-texts';
-import { CsvImportError, importCsv } from '../../sources/csv/import-csv';
+import { CsvImportError,importCsv } from '../../sources/csv/import-csv';
 import type { Integration } from '../../core/integration';
 import type { DiscoveredIntegration } from '../../core/discovery';
 import { mcpErrorText } from '../../core/mcp-error-text';
 import { MESSAGE_TOO_LARGE } from '../../mcp-client/message-bound';
-import { resolveResourceUri, type ResolvedUri } from '../../mcp-client/resource-uri';
+import { resolveResourceUri,type ResolvedUri } from '../../mcp-client/resource-uri';
 import { runIntegrations } from '../run-snapshots';
-import type { ToolHandler, ToolRun, Verdict } from '../tool-call';
-import { isPlainObject } from '../../core/plain-object';
-import { integrationCatalogue, listed, runIntegration } from './integration-catalogue';
-import { contentBytes, csvText, isCsv, textResult } from './resource-content';
+import type { ToolHandler,ToolRun,Verdict } from '../tool-call';
+import { integrationCatalogue,listed,runIntegration } from './integration-catalogue';
+import { contentBytes,csvText,isCsv,textResult } from './resource-content';
 import { usableIntegration } from './usable-integration';
 
 /** The tracing span of a retrieval; logs carry the name too. */
@@ -78,39 +77,21 @@ const resourceOffers = (i: DiscoveredIntegration) => [
   i.resourceTemplates.length ? `templates: ${listed(i.resourceTemplates, (t) => `${t.uriTemplate} (${t.name})`)}` : '',
 ].filter(Boolean).join('; ') || 'no resources';
 
-/** retrieve_mcp_resource {integrationId, resourceUri, parameters?} (contract schema). */
-export const resourceTool: ToolHandler<Request> = {
+/** retrieve_mcp_resource {integrationId, resourceUri, parameters?} (contract schema: core/native-tools.ts). */
+export const resourceExecution: ToolHandler<Request, ToolArgs<typeof resourceTool>> = {
   native: {
-    name: NATIVE_TOOL_NAMES.resource,
-    summary: (args) => `resource ${String(args.resourceUri ?? '?')} from ${String(args.integrationId ?? '?')}`,
-    definition: ({ integrations }) => ({
-      name: NATIVE_TOOL_NAMES.resource,
-      description: 'Retrieve a resource from an MCP integration. CSV resources are imported as data sources that source_query can query; text is returned directly.'
-        + integrationCatalogue(integrations, resourceOffers),
-      inputSchema: {
-        type: 'object',
-        properties: {
-          integrationId: { type: 'string', description: 'The id or name of the integration.' },
-          resourceUri: { type: 'string', description: 'The URI of the resource, or of a resource template.' },
-          parameters: { type: 'object', description: 'Values for the parameters of a resource template.' },
-        },
-        required: ['integrationId', 'resourceUri'],
-      },
-    }),
+    tool: resourceTool,
+    describe: ({ integrations }) => 'Retrieve a resource from an MCP integration. CSV resources are imported as data sources that source_query can query; text is returned directly.'
+      + integrationCatalogue(integrations, resourceOffers),
   },
   span: () => RESOURCE_RETRIEVAL_SPAN,
   about: (args) => ({ integrationId: args.integrationId, resourceUri: args.resourceUri, operationType: 'resource_retrieval' }),
   check: async ({ integrationId, resourceUri, parameters }, input, { db }) => {
-    if (typeof integrationId !== 'string' || !integrationId.trim()) return failed('integrationId parameter is required');
-    if (typeof resourceUri !== 'string' || !resourceUri.trim()) return failed('resourceUri parameter is required');
-    if (parameters !== undefined && parameters !== null && !isPlainObject(parameters)) {
-      return failed('parameters must be an object of template variable names to values');
-    }
     const integration = runIntegration(await runIntegrations(db, input.runId), integrationId);
     if (!integration) return failed(`integration ${integrationId} is not available to this agent`);
     const refused = (message: string) => ({ ...failed(message), integrationId: integration.id });
     try {
-      const values = isPlainObject(parameters) ? parameters : undefined;
+      const values = parameters;
       const resolved = resolveResourceUri(resourceUri, values, integration);
       const about = { resourceUri: resolved.uri, hasParameters: Object.keys(values ?? {}).length > 0, listed: resolved.known };
       return { request: { integration, resolved }, integrationId: integration.id, about };

@@ -1,4 +1,4 @@
-import { NATIVE_TOOL_NAMES } from '../../core/tool-call';
+import { sourceQueryTool, type ToolArgs } from '../../core/native-tools';
 import { toolResultText } from '../../core/tool-texts';
 import { listDataSources } from '../../store/data-sources';
 import { sourceCatalogue } from '../../sources/query/source-catalogue';
@@ -14,27 +14,15 @@ export const SOURCE_QUERY_SPAN = 'source_query';
  * tables, as the thread's own role. Refusals and SQL errors are results for the LLM; a lost
  * database connection is thrown, and the activity is retried.
  */
-export const sourceQueryTool: ToolHandler<Record<string, unknown>> = {
+export const sourceQueryExecution: ToolHandler<ToolArgs<typeof sourceQueryTool>, ToolArgs<typeof sourceQueryTool>> = {
   native: {
-    name: NATIVE_TOOL_NAMES.sourceQuery,
-    summary: (args) => `SQL: ${String(args.sql ?? '').trim().split('\n')[0]}`,
+    tool: sourceQueryTool,
     /** The thread's tables, or why the tool is off: one cheap query a turn, none while the thread has no tables. */
-    definition: async ({ deps, threadId, hasDataSources }) => {
+    describe: async ({ deps, threadId, hasDataSources }) => {
       const support = await sourceQuerySupport(deps.db);
       const sources = support.enabled && hasDataSources ? await listDataSources(deps.db, threadId) : [];
-      return {
-        name: NATIVE_TOOL_NAMES.sourceQuery,
-        description: "Run one read-only SQL query over this thread's data sources."
-          + sourceCatalogue(sources, support, { ...SOURCE_QUERY_DEFAULTS, ...deps.sourceQuery }),
-        inputSchema: {
-          type: 'object',
-          properties: {
-            sql: { type: 'string', description: 'One SELECT, VALUES, TABLE or WITH statement.' },
-            limit: { type: 'integer', description: 'The maximum number of rows to return.' },
-          },
-          required: ['sql'],
-        },
-      };
+      return "Run one read-only SQL query over this thread's data sources."
+        + sourceCatalogue(sources, support, { ...SOURCE_QUERY_DEFAULTS, ...deps.sourceQuery });
     },
   },
   span: () => SOURCE_QUERY_SPAN,

@@ -59,13 +59,8 @@ const boundedError = (message: string) =>
 const isServerError = (err: unknown): err is { message: string; code: string } =>
   typeof (err as { code?: unknown })?.code === 'string' && /^[0-9A-Z]{5}$/.test((err as { code: string }).code);
 
-function checkArguments(args: Record<string, unknown>, o: Required<SourceQueryOptions>): { sql: string; limit: number } | string {
-  const { sql, limit } = args;
-  if (typeof sql !== 'string' || !sql.trim()) return 'sql parameter is required';
-  if (limit === undefined || limit === null) return { sql, limit: o.defaultRows };
-  if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1) return 'limit must be a positive integer';
-  return { sql, limit: Math.min(limit, o.maxRows) };
-}
+/** The rows to show: the call's limit (checked by the tool's schema, core/native-tools.ts), capped, or the default. */
+const rowLimit = (limit: number | undefined, o: Required<SourceQueryOptions>) => Math.min(limit ?? o.defaultRows, o.maxRows);
 
 /*
  * The checked statement goes inside a subquery: the LIMIT caps what the server produces (a 10M-row
@@ -194,15 +189,14 @@ async function countRows(
  * database connection itself throws (the caller may retry, the query being read-only).
  */
 export async function runSourceQuery(
-  db: Db, threadId: string, args: Record<string, unknown>, options: SourceQueryOptions = {},
+  db: Db, threadId: string, args: { sql: string; limit?: number }, options: SourceQueryOptions = {},
 ): Promise<SourceQueryOutcome> {
   const o = { ...SOURCE_QUERY_DEFAULTS, ...options };
   // The workflow's activity timeout assumes each of the two statements ends within a minute.
   o.timeoutMs = Math.min(Math.max(o.timeoutMs, 100), MAX_TIMEOUT_MS);
   const support = await sourceQuerySupport(db);
   if (!support.enabled) return { ok: false, message: support.reason };
-  const checked = checkArguments(args, o);
-  if (typeof checked === 'string') return { ok: false, message: checked };
+  const checked = { sql: args.sql, limit: rowLimit(args.limit, o) };
   const verdict = await checkSql(checked.sql, threadSchemaName(threadId));
   if (!verdict.ok) return { ok: false, message: `refused: ${verdict.reason}` };
   // What reaches the server is exactly what passed the parser: the wrapped forms are checked too.

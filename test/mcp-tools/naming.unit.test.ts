@@ -1,7 +1,7 @@
 import type { ActivityDeps } from '../../activities/deps';
 import { mcpToolDefinitions } from '../../activities/tools/mcp-tool';
-import { promptTool } from '../../activities/tools/prompt';
-import { resourceTool } from '../../activities/tools/resource';
+import { promptExecution } from '../../activities/tools/prompt';
+import { resourceExecution } from '../../activities/tools/resource';
 import type { DiscoveredIntegration } from '../../core/discovery';
 import { assignExposedNames, exposedToolName } from '../../mcp-client/naming';
 import { toolResultContentText } from '../../mcp-client/tool-result-text';
@@ -59,10 +59,10 @@ describe('tool definitions', () => {
 
   test('native tool descriptions name every integration, and say which are unreachable', async () => {
     const ctx = { deps: {} as ActivityDeps, threadId: 't', integrations: [ok, down], hasDataSources: false };
-    const [resource, prompt] = await Promise.all([resourceTool.native!.definition(ctx), promptTool.native!.definition(ctx)]);
-    expect(resource.description).toContain('- int_1 (name: files): resources: file:///a.csv (a)');
-    expect(resource.description).toContain('- int_2 (name: crm): unreachable (spawn crm ENOENT)');
-    expect(prompt.description).toContain('- int_1 (name: files): prompts: system_prompt');
+    const [resource, prompt] = await Promise.all([resourceExecution.native!.describe(ctx), promptExecution.native!.describe(ctx)]);
+    expect(resource).toContain('- int_1 (name: files): resources: file:///a.csv (a)');
+    expect(resource).toContain('- int_2 (name: crm): unreachable (spawn crm ENOENT)');
+    expect(prompt).toContain('- int_1 (name: files): prompts: system_prompt');
   });
 
   test('MCP tools are offered under their exposed names, only for reachable integrations', () => {

@@ -71,7 +71,12 @@ describe('the build, with production dependencies only', () => {
     const built = await production([path.join(out, 'dist', 'worker', 'bundle-workflows.js'), bundle]);
     expect(built.stderr).toBe('');
     expect(built.code).toBe(0);
-    expect(await fs.readFile(bundle, 'utf8')).toContain('runWorkflow');
+    const code = await fs.readFile(bundle, 'utf8');
+    expect(code).toContain('runWorkflow');
+    // Workflow code is built from pure declarations only: no database driver, MCP client or sockets in it.
+    expect(code).not.toMatch(/node_modules\/(pg|pg-protocol|pg-copy-streams)\//);
+    expect(code).not.toContain('@modelcontextprotocol');
+    expect(code).not.toMatch(/["']node:net["']|require\(["']net["']\)/);
   });
 
   test('agent-engine runs the build when tsx is not installed', async () => {

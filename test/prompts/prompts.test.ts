@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import type { FastifyInstance } from 'fastify';
 import type { ActivityDeps } from '../../activities/deps';
 import type { DiscoverySnapshot, PrefixSnapshot } from '../../activities/run-snapshots';
-import { promptTool } from '../../activities/tools/prompt';
+import { promptExecution } from '../../activities/tools/prompt';
 import type { ScriptStep } from '../../core/agent-model';
 import { insertAgent } from '../../store/agents';
 import { insertIntegration } from '../../store/integrations/integrations';
@@ -113,9 +113,9 @@ describe('MCP prompts in a run', () => {
 
     // The tool description tells the LLM each prompt and its arguments.
     const discovery = await getSnapshot<DiscoverySnapshot>(engine.db, runId, 'discovery');
-    const tool = await promptTool.native!.definition({ deps: {} as ActivityDeps, threadId: 't', integrations: discovery?.integrations ?? [], hasDataSources: false });
-    expect(tool.description).toContain(`- ${everything.id} (name: ${everything.name}): prompts: simple-prompt - A prompt with no arguments;`);
-    expect(tool.description).toContain('args-prompt - A prompt with two arguments, one required and one optional [arguments: city (required), state]');
+    const description = await promptExecution.native!.describe({ deps: {} as ActivityDeps, threadId: 't', integrations: discovery?.integrations ?? [], hasDataSources: false });
+    expect(description).toContain(`- ${everything.id} (name: ${everything.name}): prompts: simple-prompt - A prompt with no arguments;`);
+    expect(description).toContain('args-prompt - A prompt with two arguments, one required and one optional [arguments: city (required), state]');
 
     // The prompt activity replays deterministically.
     const stack = testStack();

@@ -3,7 +3,7 @@ import { ConfigError, loadConfig } from '../../platform/config';
 import { createScriptedProvider } from '../../llm/scripted';
 import type { ChatMessage } from '../../core/messages';
 import { resolveTemporalCli } from '../../platform/temporal/cli';
-import { offeredNativeTools } from '../../core/tool-call';
+import { offeredNativeTools } from '../../core/native-tools';
 import { routeToolCall, TOOL_TYPES, toolKinds } from '../../workflows/tool-kinds';
 import { toolResultText, truncateUtf8, utf8Length } from '../../core/tool-texts';
 
@@ -26,9 +26,9 @@ describe('the tool-kind table', () => {
   });
   test('an MCP tool runs once unless trusted to repeat, and its activity outlasts its MCP bound', () => {
     const call = { turn: 2, index: 0, name: 'files__read' };
-    expect(toolKinds.mcp_tool.options(call, route)).toMatchObject({ activityId: 'mcp:2:0:files__read', retry: { maximumAttempts: 1 }, summary: 'MCP tool read on files' });
-    expect(toolKinds.mcp_tool.options(call, { ...route, retryable: true }).retry).toMatchObject({ maximumAttempts: 3 });
-    expect(Number(toolKinds.mcp_tool.options(call, route).startToCloseTimeout)).toBeGreaterThan(route.totalTimeoutMs);
+    expect(toolKinds.mcp_tool.options!(call, route)).toMatchObject({ activityId: 'mcp:2:0:files__read', retry: { maximumAttempts: 1 }, summary: 'MCP tool read on files' });
+    expect(toolKinds.mcp_tool.options!(call, { ...route, retryable: true }).retry).toMatchObject({ maximumAttempts: 3 });
+    expect(Number(toolKinds.mcp_tool.options!(call, route).startToCloseTimeout)).toBeGreaterThan(route.totalTimeoutMs);
   });
   test('the unknown kind answers with the contract text, and the run object type enum lists every kind', () => {
     expect(toolKinds.unknown.failureText('', 'nope')).toBe(toolResultText.unknownTool('nope'));

@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { ActivityDeps } from '../../activities/deps';
-import { sourceQueryTool } from '../../activities/tools/source-query';
+import { sourceQueryExecution } from '../../activities/tools/source-query';
+import { parseToolArguments, sourceQueryTool } from '../../core/native-tools';
 import { importCsv, threadSchemaName } from '../../sources/csv/import-csv';
 import { insertAgent } from '../../store/agents';
 import { createPool, type Db } from '../../store/pool';
@@ -81,8 +82,10 @@ describe.each(['embedded', 'external'] as const)('source_query on the %s Postgre
   test('the limit argument caps the rows, and the note counts what was left out', async () => {
     const result = await query('TABLE sales', { limit: 1 });
     expect(result.ok && result.text.split('\n').slice(1)).toEqual([expect.stringMatching(/^(north|south|east) \|/), '… 2 more rows']);
-    expect(await query('SELECT 1', { limit: 0 })).toEqual({ ok: false, message: 'limit must be a positive integer' });
-    expect(await query('   ')).toEqual({ ok: false, message: 'sql parameter is required' });
+    // The arguments are checked against the tool's schema before the query runs (core/native-tools.ts).
+    expect(parseToolArguments(sourceQueryTool, { sql: 'SELECT 1', limit: 0 })).toEqual({ ok: false, message: 'limit must be a positive integer' });
+    expect(parseToolArguments(sourceQueryTool, { sql: '   ' })).toEqual({ ok: false, message: 'sql parameter is required' });
+    expect(parseToolArguments(sourceQueryTool, { sql: 'SELECT 1', limit: null })).toEqual({ ok: true, args: { sql: 'SELECT 1' } });
   });
 
   const refused: [string, string, RegExp][] = [
@@ -217,7 +220,7 @@ describe.each(['embedded', 'external'] as const)('source_query on the %s Postgre
 
   /** What the LLM is told of source_query in a thread. */
 const describeSourceQuery = async (db: Db, threadId: string, hasDataSources = true) =>
-  (await sourceQueryTool.native!.definition({ deps: { db } as ActivityDeps, threadId, integrations: [], hasDataSources })).description;
+  sourceQueryExecution.native!.describe({ deps: { db } as ActivityDeps, threadId, integrations: [], hasDataSources });
 
 describe('where the database user cannot create roles', () => {
     const login = `dsq_test_nocreaterole_${randomBytes(4).toString('hex')}`;

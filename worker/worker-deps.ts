@@ -1,0 +1,36 @@
+import type { ActivityDeps } from '../activities';
+import { createProviders } from '../llm/providers';
+import type { AppConfig } from '../platform/config';
+import type { Logger } from '../platform/logger';
+import type { NetworkPolicy } from '../platform/net/address-guard';
+import { initTracing } from '../platform/tracing/setup';
+import { oauthRecords } from '../store/integrations/oauth';
+import type { Db } from '../store/pool';
+import { listenForAnswers } from '../store/runs/change-feed';
+import { startMcpPool } from './mcp-lifecycle';
+
+export interface WorkerDeps {
+  deps: ActivityDeps;
+  /** after the worker has stopped: its last activities may still call MCP tools and emit observations */
+  close(): Promise<void>;
+}
+
+/**
+ * What a worker's activities need, built the same way by every composition root (`npm run worker`,
+ * `npm start`): the LLM providers, the MCP pool (with the database's OAuth records), tracing, and
+ * the LISTEN connection that wakes tool calls waiting for answers to MCP servers' questions.
+ */
+export async function openWorkerDeps(config: AppConfig, db: Db, logger: Logger, network: NetworkPolicy = config.networkPolicy): Promise<WorkerDeps> {
+  const mcpPool = await startMcpPool(logger, { groupsDir: config.mcpGroupsDir, network, oauth: { records: oauthRecords(db), logger } });
+  const tracing = initTracing(config.langfuse, logger);
+  const runChanges = listenForAnswers(db, logger);
+  const providers = createProviders({ readApiKey: config.readSecret, allowedKeyEnvs: config.llmKeyEnvs, logger, networkPolicy: config.networkPolicy });
+  return {
+    deps: { db, logger, providers, mcpPool, runChanges },
+    async close() {
+      await mcpPool.closeAll();
+      await runChanges.close();
+      await tracing.shutdown();
+    },
+  };
+}
