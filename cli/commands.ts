@@ -6,7 +6,7 @@ import { agentNames, integrationNames } from './names';
 import { ProgressDisplay, RunEventRenderer, type Output } from './progress';
 import { printRun, printRunList, type RunObject, type RunPage } from './render';
 
-/** Exit codes scripts can rely on (documented in README.md and in --help). */
+/** Exit codes scripts can rely on (documented in docs/cli.md and in --help). */
 export const EXIT = { ok: 0, runNotCompleted: 1, usage: 2, api: 3, detached: 130 } as const;
 
 export class UsageError extends Error {

@@ -1,5 +1,5 @@
 /**
- * The exact texts the LLM sees when a tool call goes wrong (contract, ARCHITECTURE.md).
+ * The exact texts the LLM sees when a tool call goes wrong (contract: docs/tools.md, "Texts the LLM reads").
  * Pure, so that workflow code may import it: the workflow answers unknown tools and activities that gave up.
  */
 export const toolResultText = {

@@ -1,5 +1,5 @@
 /**
- * Conventional MCP prompts (contract: ARCHITECTURE.md "Conventional prompts").
+ * Conventional MCP prompts (contract: docs/tools.md, "Conventional prompts").
  * Pure: which prompt names are conventional, and how fetched prompts become the injected prefix.
  */
 import type { ChatMessage, ToolCall } from '../core/messages';

@@ -14,7 +14,7 @@ export function promptBody(result: GetPromptResult): string {
   return result.messages.map((m) => promptContentText(m.content)).join('\n\n');
 }
 
-/** The contract text of a successful retrieve_mcp_prompt (ARCHITECTURE.md, "prompt: success"). */
+/** The contract text of a successful retrieve_mcp_prompt (docs/tools.md, "Texts the LLM reads": prompt success). */
 export function formatPromptResult(name: string, result: GetPromptResult): string {
   let text = `Prompt: ${name}\n`;
   if (result.description) text += `Description: ${result.description}\n`;

@@ -20,7 +20,7 @@ interface RunBody {
 /**
  * An MCP server's question waits inside the running tool-call activity, in a worker process of its
  * own here (the API in this one): when that worker dies, the wait ends with it, the call is not
- * repeated, the LLM reads why, and the run goes on on another worker (as the README says).
+ * repeated, the LLM reads why, and the run goes on on another worker (as docs/integrations.md says).
  */
 describe('a question asked in a worker process of its own', () => {
   let engine: Engine;

@@ -27,6 +27,6 @@ export function composeDescribe(name: string, fn: (compose: string[]) => void): 
     describe(name, () => fn(composeCommand ?? ['docker-compose']));
     return;
   }
-  process.stderr.write(`Skipping "${name}": neither docker-compose nor docker compose is installed (CI installs it; see the README's prerequisites).\n`);
+  process.stderr.write(`Skipping "${name}": neither docker-compose nor docker compose is installed (CI installs it; see the prerequisites in docs/development.md).\n`);
   describe.skip(name, () => fn([]));
 }
