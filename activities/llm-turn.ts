@@ -5,7 +5,8 @@ import { turnCompletedWrite } from '../store/runs/turns';
 import { runMessageWrite } from '../store/runs/transcript';
 import { writeTogether } from '../store/runs/writes';
 import { classifyLlmError, type LlmFailure } from '../llm/errors';
-import { RESULT_PREVIEW_BYTES, truncateUtf8, utf8Length } from '../core/tool-texts';
+import { RESULT_PREVIEW_BYTES } from '../core/tool-texts';
+import { oneLine, truncateUtf8, utf8Length } from '../core/truncated-text';
 import type { Agent } from '../store/agents';
 import type { ChatMessage, ToolDefinition, Usage } from '../core/messages';
 import { emitRunSpan, startTurnGeneration } from '../platform/tracing/run-trace';
@@ -58,16 +59,12 @@ function toTemporalFailure(failure: LlmFailure): ApplicationFailure {
 
 /** Bounded: a summary goes into workflow history with every call. */
 const SUMMARY_CHARS = 80;
-const oneLine = (text: string) => {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > SUMMARY_CHARS ? `${flat.slice(0, SUMMARY_CHARS - 1)}…` : flat;
-};
 
 function summarise(message: ChatMessage & { role: 'assistant' }, usage: LlmTurnOutput['usage']): LlmTurnOutput {
   return {
     toolCalls: (message.toolCalls ?? []).map((c) => {
       const native = findNativeTool(c.name);
-      return native ? { id: c.id, name: c.name, summary: oneLine(native.summary(isPlainObject(c.arguments) ? c.arguments : {})) } : { id: c.id, name: c.name };
+      return native ? { id: c.id, name: c.name, summary: oneLine(native.summary(isPlainObject(c.arguments) ? c.arguments : {}), SUMMARY_CHARS) } : { id: c.id, name: c.name };
     }),
     textPreview: truncateUtf8(message.content, RESULT_PREVIEW_BYTES),
     textBytes: utf8Length(message.content),

@@ -1,6 +1,7 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { McpToolRoute, ToolCallRef, ToolOutcome } from '../core/tool-call';
-import { RESULT_PREVIEW_BYTES, truncateUtf8, utf8Length } from '../core/tool-texts';
+import { RESULT_PREVIEW_BYTES } from '../core/tool-texts';
+import { shortened, truncateUtf8, utf8Length } from '../core/truncated-text';
 import { isUnreachableDb, type Queryable } from '../store/pool';
 import { appendEvent, eventWrite } from '../store/runs/events';
 import { findToolCallAndRequest, toolCallWrite, type ToolCallRecord } from '../store/runs/tool-calls';
@@ -192,7 +193,7 @@ async function runToolCall<R>(
   }
   const durationMs = Date.now() - started;
   if (verdict.status === 'ok') log.info({ durationMs }, 'tool call succeeded');
-  else log.warn({ durationMs, error: verdict.content.slice(0, 500) }, 'tool call failed');
+  else log.warn({ durationMs, error: shortened(verdict.content, 500) }, 'tool call failed');
   return keepTrying(ctx, log, () => storeToolResult(db, input, { ...verdict, integrationId, durationMs }));
 }
 

@@ -1,3 +1,5 @@
+import { shortened } from '../core/truncated-text';
+
 /**
  * A thin client for the engine's HTTP API. Every failure becomes an ApiError with a readable
  * message: the CLI prints it and exits with the code scripts rely on.
@@ -72,7 +74,7 @@ async function httpError(method: string, path: string, res: Response): Promise<A
   } catch {
     problem = undefined;
   }
-  const detail = typeof problem?.detail === 'string' ? problem.detail : text.slice(0, 200) || res.statusText;
+  const detail = typeof problem?.detail === 'string' ? problem.detail : shortened(text, 200) || res.statusText;
   // The admin key is accepted wherever the API key is, so an operator runs the CLI with it as API_KEY.
   const hint = res.status === 401 ? ' (set API_KEY)' : problem?.code === 'admin_required' ? ' (an operator act: set API_KEY to the ADMIN_API_KEY)' : '';
   return new ApiError(`${method} ${path.split('?')[0]} failed with ${res.status}: ${detail}${hint}`, res.status, problem);

@@ -1,6 +1,7 @@
 import { ApiError, type ApiClient } from './api-client';
 import type { StreamEvent } from './event-stream';
 import type { Output, ProgressDisplay } from './progress';
+import { shortened } from '../core/truncated-text';
 
 export interface PendingApproval {
   toolCallId: string; turn: number; name: string; integrationId: string | null; arguments: unknown; requestedAt: string; expiresAt: string;
@@ -8,8 +9,7 @@ export interface PendingApproval {
 
 const ARGUMENTS_SHOWN_CHARS = 300;
 export const argumentsText = (args: unknown) => {
-  const text = JSON.stringify(args ?? {});
-  return text.length > ARGUMENTS_SHOWN_CHARS ? `${text.slice(0, ARGUMENTS_SHOWN_CHARS - 1)}…` : text;
+  return shortened(JSON.stringify(args ?? {}), ARGUMENTS_SHOWN_CHARS);
 };
 export const decisionPath = (runId: string, toolCallId: string) =>
   `/v1/runs/${encodeURIComponent(runId)}/approvals/${encodeURIComponent(toolCallId)}`;

@@ -1,4 +1,5 @@
 import type { StreamEvent } from './event-stream';
+import { oneLine } from '../core/truncated-text';
 
 export interface Output {
   /** text, control characters escaped (terminal-text.ts) */
@@ -82,10 +83,6 @@ export class ProgressDisplay {
 }
 
 const str = (v: unknown) => (typeof v === 'string' ? v : v === undefined || v === null ? '' : String(v));
-const oneLine = (text: string, max = 100) => {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
-};
 
 /** Turns run events into progress lines and status. */
 export class RunEventRenderer {
@@ -114,7 +111,7 @@ export class RunEventRenderer {
       case 'turn_ended': {
         const calls = Array.isArray(d.toolCalls) ? d.toolCalls.map(str) : [];
         const usage = (d.usage ?? {}) as { inputTokens?: number; outputTokens?: number };
-        const preview = oneLine(str(d.textPreview));
+        const preview = oneLine(str(d.textPreview), 100);
         const parts = [preview ? `"${preview}"` : '', calls.length ? `calls ${calls.join(', ')}` : '',
           `${usage.inputTokens ?? 0} in / ${usage.outputTokens ?? 0} out tokens`].filter(Boolean);
         this.display.line(`  ${parts.join(' · ')}`);

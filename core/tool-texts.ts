@@ -18,30 +18,3 @@ export const toolResultText = {
 
 /** What the run object keeps of a tool result. */
 export const RESULT_PREVIEW_BYTES = 2048;
-
-/** Cuts a string to at most maxBytes of UTF-8 without splitting a character. */
-export function truncateUtf8(text: string, maxBytes: number): string {
-  let bytes = 0;
-  let end = 0;
-  for (const ch of text) {
-    const size = utf8Length(ch);
-    if (bytes + size > maxBytes) break;
-    bytes += size;
-    end += ch.length;
-  }
-  return text.slice(0, end);
-}
-
-export function utf8Length(text: string): number {
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    if (code < 0x80) bytes += 1;
-    else if (code < 0x800) bytes += 2;
-    else if (code >= 0xd800 && code <= 0xdbff) {
-      bytes += 4;
-      i++;
-    } else bytes += 3;
-  }
-  return bytes;
-}

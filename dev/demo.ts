@@ -1,6 +1,7 @@
 import { ApiError, createApiClient, type ApiClient } from '../cli/api-client';
 import { followRun } from '../cli/event-stream';
 import type { RunObject } from '../cli/render';
+import { shortened } from '../core/truncated-text';
 
 /**
  * The `npm start` demo: a scripted agent run driven through the REST API, as a user would.
@@ -54,7 +55,7 @@ export async function runDemo(baseUrl: string, print: (line: string) => void, op
     if (event.event === 'tool_call_ended') {
       // The event names the call; its result is in the run object, written with the event.
       const call = (await api.get<RunObject>(runPath)).toolCalls.find((c) => c.id === event.data.toolCallId);
-      print(`demo:   tool ${String(event.data.name)} → ${String(event.data.status)}: ${(call?.result ?? '').slice(0, 120)}`);
+      print(`demo:   tool ${String(event.data.name)} → ${String(event.data.status)}: ${shortened(call?.result ?? '', 120)}`);
     }
   }
   if (opts.signal.aborted) return undefined;

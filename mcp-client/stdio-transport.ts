@@ -6,6 +6,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../platform/logger';
 import { LineBuffer } from './line-buffer';
 import { groupAlive, registerGroup, signalGroup, unregisterGroup } from './process-groups';
+import { shortened } from '../core/truncated-text';
 
 export interface StdioServerOptions {
   command: string;
@@ -91,7 +92,7 @@ export class GroupStdioTransport implements Transport {
       const lines = text.split('\n');
       partial = lines.pop()!.slice(-STDERR_LINE_LIMIT);
       for (const line of lines) {
-        if (line.trim()) logger.info({ command, pid: child.pid }, `mcp stderr: ${line.slice(0, STDERR_LINE_LIMIT)}`);
+        if (line.trim()) logger.info({ command, pid: child.pid }, `mcp stderr: ${shortened(line, STDERR_LINE_LIMIT)}`);
       }
       this.stderrTail = (this.stderrTail + text).slice(-2000);
     });

@@ -5,6 +5,7 @@ import type { Db } from '../store/pool';
 import type { RunEvent } from '../store/runs/events';
 import type { Logger } from '../platform/logger';
 import { HttpProblem } from '../use-cases/problem';
+import { shortened } from '../core/truncated-text';
 
 /**
  * Deciding a run's approvals through the MCP client that started it: over stdio (`agent-engine
@@ -24,8 +25,7 @@ export type ApplyDecision = (req: { runId: string; toolCallId: string; decision:
 const ARGUMENTS_CHARS = 2_000;
 
 export function approvalForm(name: string, args: unknown): ElicitRequestFormParams {
-  let json = JSON.stringify(args ?? {});
-  if (json.length > ARGUMENTS_CHARS) json = `${json.slice(0, ARGUMENTS_CHARS - 1)}…`;
+  const json = shortened(JSON.stringify(args ?? {}), ARGUMENTS_CHARS);
   return {
     mode: 'form',
     message: `The agent wants to call ${name} ${json}. Approve this tool call?`,

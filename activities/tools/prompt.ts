@@ -7,6 +7,7 @@ import { runIntegrations } from '../run-snapshots';
 import type { ToolHandler,ToolRun,Verdict } from '../tool-call';
 import { integrationCatalogue,listed,runIntegration } from './integration-catalogue';
 import { usableIntegration } from './usable-integration';
+import { shortened } from '../../core/truncated-text';
 
 /** The tracing span of a retrieval; logs carry the name too. */
 export const PROMPT_RETRIEVAL_SPAN = 'mcp_prompt_retrieval';
@@ -53,7 +54,7 @@ async function fetchPrompt(request: Request, run: ToolRun): Promise<Verdict> {
 
 /** A prompt as the LLM needs it to call retrieve_mcp_prompt: name, what it is for, and its arguments. */
 function promptEntry(p: DiscoveredIntegration['prompts'][number]): string {
-  const about = p.description ? ` - ${p.description.length > MAX_PROMPT_DESCRIPTION ? `${p.description.slice(0, MAX_PROMPT_DESCRIPTION)}…` : p.description}` : '';
+  const about = p.description ? ` - ${shortened(p.description, MAX_PROMPT_DESCRIPTION + 1)}` : '';
   const args = (p.arguments ?? []).map((a) => (a.required ? `${a.name} (required)` : a.name));
   return `${p.name}${about}${args.length ? ` [arguments: ${args.join(', ')}]` : ''}`;
 }

@@ -5,6 +5,7 @@ import { sourceCatalogue } from '../../sources/query/source-catalogue';
 import { runSourceQuery, SOURCE_QUERY_DEFAULTS } from '../../sources/query/source-query';
 import { sourceQuerySupport } from '../../sources/query/thread-role';
 import type { ToolHandler } from '../tool-call';
+import { shortened } from '../../core/truncated-text';
 
 /** The tracing span of a query; logs carry the name too. */
 export const SOURCE_QUERY_SPAN = 'source_query';
@@ -31,7 +32,7 @@ export const sourceQueryExecution: ToolHandler<ToolArgs<typeof sourceQueryTool>,
     const outcome = await runSourceQuery(deps.db, input.threadId, args, deps.sourceQuery);
     if (outcome.ok) return { status: 'ok', content: outcome.text };
     // The SQL is logged on refusal: an operator wants to see what an injected prompt tried.
-    log.warn({ error: outcome.message, sql: String(args.sql ?? '').slice(0, 2000) }, 'source query refused or failed');
+    log.warn({ error: outcome.message, sql: shortened(args.sql, 2000) }, 'source query refused or failed');
     return { status: 'error', content: toolResultText.sourceQueryFailed(outcome.message) };
   },
 };

@@ -3,6 +3,7 @@ import type { ModelConfig } from '../../core/agent-model';
 import type { ChatMessage, ToolDefinition, Usage } from '../../core/messages';
 import { rootSpanIdForRun, runParentContext, traceIdForRun, withPinnedIds } from './ids';
 import { tracingInstalled } from './setup';
+import { shortened } from '../../core/truncated-text';
 
 /**
  * Observations of one run, emitted from activities. Without a configured provider (no LANGFUSE_*)
@@ -15,7 +16,7 @@ export const mcpToolSpanName = (toolName: string) => `mcp_tool__${toolName}`;
 
 /** Observation payloads go over OTLP; a 256 MiB resource must not. */
 const MAX_PAYLOAD_CHARS = 32_000;
-const cap = (text: string) => (text.length > MAX_PAYLOAD_CHARS ? `${text.slice(0, MAX_PAYLOAD_CHARS)}… [${text.length} chars]` : text);
+const cap = (text: string) => (text.length > MAX_PAYLOAD_CHARS ? `${shortened(text, MAX_PAYLOAD_CHARS + 1)} [${text.length} chars]` : text);
 
 /** Trace-level attributes on every observation: the run's trace, with the thread as its Langfuse session. */
 function tagTrace(observation: LangfuseObservation, threadId: string): void {

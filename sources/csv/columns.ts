@@ -1,4 +1,5 @@
 import type { ColumnType } from '../../core/data-source';
+import { truncateUtf8 } from '../../core/truncated-text';
 
 /**
  * Column names and types of an imported CSV. Pure: no I/O, so the rules are unit-tested directly.
@@ -10,17 +11,7 @@ export const MAX_IDENTIFIER_BYTES = 63;
 export const MAX_COLUMNS = 1600;
 
 
-function cutBytes(text: string, maxBytes: number): string {
-  let out = '';
-  let bytes = 0;
-  for (const ch of text) {
-    const size = Buffer.byteLength(ch);
-    if (bytes + size > maxBytes) break;
-    out += ch;
-    bytes += size;
-  }
-  return out;
-}
+const cutBytes = truncateUtf8;
 
 /**
  * Lower-case letters, digits and "_", so that the LLM can usually write names unquoted; reserved words

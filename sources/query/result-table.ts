@@ -1,3 +1,5 @@
+import { shortened, shortenedUtf8 } from '../../core/truncated-text';
+
 /**
  * A query result as the LLM reads it: a header, one line per row, cells separated by " | ".
  * Pure: unit-tested directly.
@@ -18,23 +20,13 @@ export interface ResultTable {
 function cell(value: string | null): string {
   if (value === null) return NULL_CELL;
   const flat = value.replace(/\\/g, '\\\\').replace(/\r\n|\r|\n/g, '\\n').replace(/\|/g, '\\|');
-  return flat.length > MAX_CELL_CHARS ? `${flat.slice(0, MAX_CELL_CHARS)}…` : flat;
+  return shortened(flat, MAX_CELL_CHARS + 1);
 }
 
 const plural = (n: number) => (n === 1 ? 'row' : 'rows');
 
-/** Cuts one line to a byte budget (a table of 1,600 wide columns has a header of that size). */
-function fit(line: string, maxBytes: number): string {
-  if (Buffer.byteLength(line) <= maxBytes) return line;
-  let out = '';
-  let bytes = 0;
-  for (const ch of line) {
-    bytes += Buffer.byteLength(ch);
-    if (bytes > maxBytes - 3) break;
-    out += ch;
-  }
-  return `${out}…`;
-}
+/** One line within a byte budget (a table of 1,600 wide columns has a header of that size). */
+const fit = shortenedUtf8;
 
 export function formatResultTable(t: ResultTable): string {
   const lines = [fit(t.columns.map((c) => cell(c)).join(' | '), t.maxBytes / 2)];

@@ -8,6 +8,7 @@ import { DriverReadError, guardReads, ReadTooLargeError } from './read-guard';
 import { formatResultTable, type ResultTable } from './result-table';
 import { connectThreadLogin, ThreadLoginError } from './thread-login';
 import { ensureThreadRole, sourceQuerySupport, type ThreadTarget } from './thread-role';
+import { shortened } from '../../core/truncated-text';
 
 export interface SourceQueryOptions {
   /** statement_timeout of the query (and, separately, of the row count) */
@@ -53,8 +54,7 @@ type Row = (string | null)[];
 type RunQuery = (sql: string) => Promise<pg.QueryArrayResult<Row>>;
 
 /** A PostgreSQL error (the query's fault: syntax, permission, timeout) as opposed to a lost connection. */
-const boundedError = (message: string) =>
-  (message.length > MAX_ERROR_CHARS ? `${message.slice(0, MAX_ERROR_CHARS)}…` : message);
+const boundedError = (message: string) => shortened(message, MAX_ERROR_CHARS + 1);
 
 const isServerError = (err: unknown): err is { message: string; code: string } =>
   typeof (err as { code?: unknown })?.code === 'string' && /^[0-9A-Z]{5}$/.test((err as { code: string }).code);

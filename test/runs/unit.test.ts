@@ -5,7 +5,8 @@ import type { ChatMessage } from '../../core/messages';
 import { resolveTemporalCli } from '../../platform/temporal/cli';
 import { offeredNativeTools } from '../../core/native-tools';
 import { routeToolCall, TOOL_TYPES, toolKinds } from '../../workflows/tool-kinds';
-import { toolResultText, truncateUtf8, utf8Length } from '../../core/tool-texts';
+import { toolResultText } from '../../core/tool-texts';
+import { truncateUtf8, utf8Length } from '../../core/truncated-text';
 
 describe('the tool-kind table', () => {
   const none = { mcpRoutes: {}, integrationCount: 0, hasDataSources: false };

@@ -14,6 +14,7 @@ import { idempotentRunId, idempotentThreadId, newId } from '../../platform/ids';
 import type { RunWorkflowInput } from '../../workflows/definitions';
 import type { RunViewCache } from './run-view-cache';
 import { newRunView, readRun, type RunView } from './runs';
+import { shortened } from '../../core/truncated-text';
 
 /*
  * Starting a run, behind the API and the MCP endpoint: idempotency (Stripe's semantics), the
@@ -166,10 +167,7 @@ async function replay(deps: StartRunDeps, existing: RunRecord, hash: string, req
   return { run: existing, created: false };
 }
 
-const firstLine = (text: string) => {
-  const line = text.trim().split('\n')[0] ?? '';
-  return line.length > 120 ? `${line.slice(0, 119)}…` : line;
-};
+const firstLine = (text: string) => shortened(text.trim().split('\n')[0] ?? '', 120);
 
 async function startWorkflow(deps: StartRunDeps, run: RunRecord, req: StartRunRequest, agentName?: string): Promise<void> {
   const input: RunWorkflowInput = { runId: run.id, continueAsNewAtHistoryBytes: req.continueAsNewAtHistoryBytes };
