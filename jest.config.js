@@ -1,13 +1,9 @@
 const esmOnly = '(content-disposition|cookie)';
 
-/** @type {import('jest').Config} */
-module.exports = {
-  // node, plus logs shown only for failing tests, and workers that exit as soon as they are idle.
-  testEnvironment: '<rootDir>/test/support/test-environment.ts',
+/** What both projects share: where tests are, and how TypeScript and ES-module-only packages load. */
+const shared = {
+  rootDir: __dirname,
   roots: ['<rootDir>/test'],
-  testMatch: ['**/*.test.ts'],
-  // test/runs/record/ re-records the committed histories; it runs only through `npm run record-histories`.
-  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/runs/record/'],
   transform: {
     '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json', diagnostics: false }],
     // Fastify's inject (cookie@1) and @fastify/static for /docs (content-disposition@3) depend on
@@ -16,9 +12,34 @@ module.exports = {
   },
   // Everything else in node_modules (judged by the innermost node_modules of the path) is left as it is.
   transformIgnorePatterns: [`/node_modules/(?!.*/node_modules/)(?!${esmOnly}/)`],
+};
+
+/** Pure code: no processes, no network, no database, no Temporal. `npm run test:unit` runs these alone. */
+const unit = {
+  ...shared,
+  displayName: 'unit',
+  testEnvironment: 'node',
+  testMatch: ['**/*.unit.test.ts'],
+  testPathIgnorePatterns: ['/node_modules/'],
+};
+
+/** Tests that start engines: a Temporal dev server, PostgreSQL, MCP servers, API and worker processes. */
+const integration = {
+  ...shared,
+  displayName: 'integration',
+  // node, plus logs shown only for failing tests, and workers that exit as soon as they are idle.
+  testEnvironment: '<rootDir>/test/support/test-environment.ts',
+  testMatch: ['**/*.test.ts'],
+  // test/runs/record/ re-records the committed histories; it runs only through `npm run record-histories`.
+  testPathIgnorePatterns: ['/node_modules/', '\\.unit\\.test\\.ts$', '<rootDir>/test/runs/record/'],
   // Owns the Temporal dev server, the workflow bundle and both databases for the whole run.
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   testTimeout: 120_000,
+};
+
+/** @type {import('jest').Config} */
+module.exports = {
+  projects: [unit, integration],
   maxWorkers: 2,
 };

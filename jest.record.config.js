@@ -1,3 +1,4 @@
 /** Records workflow histories for the replay test: `npm run record-histories`. */
-const base = require('./jest.config');
-module.exports = { ...base, roots: ['<rootDir>/test/runs/record'], testPathIgnorePatterns: ['/node_modules/'] };
+const { projects, ...global } = require('./jest.config');
+const integration = projects.find((project) => project.displayName === 'integration');
+module.exports = { ...global, ...integration, roots: ['<rootDir>/test/runs/record'], testPathIgnorePatterns: ['/node_modules/'] };
