@@ -1,6 +1,6 @@
 import type { ModelConfig } from '../../core/agent-model';
 import { createAiSdkProvider } from '../../llm/ai-sdk-provider';
-import { classifyLlmError, parseRetryAfter } from '../../llm/errors';
+import { classifyLlmError } from '../../llm/errors';
 import type { ChatMessage, ToolDefinition } from '../../core/messages';
 import { startFakeLlmServer, type FakeLlmServer } from '../support/fake-llm-server';
 
@@ -134,12 +134,5 @@ describe('LLM providers against servers speaking the real wire formats', () => {
     server.play([{ status: 401, body: { error: { message: 'Incorrect API key provided' } } }]);
     const auth = await complete({ provider: 'openai', name: 'm', baseUrl: server.baseUrl }).catch((e: unknown) => e);
     expect(classifyLlmError(auth).message).toBe('LLM provider answered 401: Incorrect API key provided');
-  });
-
-  test('Retry-After as an HTTP date, and capped at five minutes', () => {
-    const now = Date.parse('2030-01-01T00:00:00Z');
-    expect(parseRetryAfter({ 'Retry-After': 'Tue, 01 Jan 2030 00:00:30 GMT' }, now)).toBe(30_000);
-    expect(parseRetryAfter({ 'retry-after': '86400' }, now)).toBe(300_000);
-    expect(parseRetryAfter({ 'retry-after': 'soon' }, now)).toBeUndefined();
   });
 });

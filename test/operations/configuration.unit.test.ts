@@ -1,0 +1,21 @@
+import { ConfigError, loadConfig } from '../../platform/config';
+import { resolveTemporalCli } from '../../platform/temporal/cli';
+
+describe('configuration', () => {
+  test('defaults apply to an empty environment', () => {
+    expect(loadConfig({})).toMatchObject({ taskQueue: 'agent-runs', port: 3000, temporalNamespace: 'default', logLevel: 'info', workerNice: 10 });
+    expect(loadConfig({ WORKER_NICE: '0' }).workerNice).toBe(0);
+  });
+  test('bad values give one readable error naming each variable', () => {
+    const bad = () => loadConfig({ PORT: 'eighty', DATABASE_URL: 'mysql://x', LOG_LEVEL: 'loud', WORKER_NICE: '-5' });
+    expect(bad).toThrow(ConfigError);
+    expect(bad).toThrow(/^Invalid configuration:\n/);
+    expect(bad).toThrow(/\n {2}DATABASE_URL: must be a postgres:\/\/ or postgresql:\/\/ URL/);
+    expect(bad).toThrow(/\n {2}PORT: /);
+    expect(bad).toThrow(/\n {2}LOG_LEVEL: /);
+    expect(bad).toThrow(/\n {2}WORKER_NICE: /);
+  });
+  test('a TEMPORAL_CLI_PATH that is not executable is reported with how to get the CLI', async () => {
+    await expect(resolveTemporalCli({ cliPath: '/nonexistent/temporal' })).rejects.toThrow(/not an executable file[\s\S]*go install github.com\/temporalio\/cli/);
+  });
+});
