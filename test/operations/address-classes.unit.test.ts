@@ -1,5 +1,5 @@
 import { classifyAddress } from '../../platform/net/address-classes';
-import { refusedClass } from '../../platform/net/address-guard';
+import { AddressRefusedError, refusedClass } from '../../platform/net/address-guard';
 
 /* Which addresses the engine refuses to connect to, decided on the literal alone: no packet is sent. */
 describe('address classification', () => {
@@ -27,22 +27,60 @@ describe('address classification', () => {
     expect(classifyAddress(address)).toBe(expected);
   });
 
+  test.each([
+    // the edges of each IPv4 range, one address inside and one outside
+    ['10.255.255.255', 'private'], ['11.0.0.0', 'public'], ['9.255.255.255', 'public'],
+    ['172.15.255.255', 'public'], ['172.16.0.0', 'private'],
+    ['192.167.255.255', 'public'], ['192.168.255.255', 'private'], ['192.169.0.0', 'public'],
+    ['100.63.255.255', 'public'], ['100.64.0.0', 'private'], ['100.127.255.255', 'private'], ['100.128.0.0', 'public'],
+    ['198.17.255.255', 'public'], ['198.18.0.0', 'private'], ['198.19.255.255', 'private'], ['198.20.0.0', 'public'],
+    ['126.255.255.255', 'public'], ['128.0.0.0', 'public'], ['0.255.255.255', 'unspecified'], ['1.0.0.0', 'public'],
+    ['169.254.255.255', 'link-local'], ['169.255.0.0', 'public'], ['100.100.100.201', 'private'],
+    // and of the IPv6 ones
+    ['fc00::1', 'private'], ['fbff::1', 'public'], ['fec0::1', 'private'], ['feff::1', 'private'], ['fe7f::1', 'public'],
+    ['::ffff:7f00:1', 'loopback'], ['::ffff:0.0.0.0', 'unspecified'], ['::2', 'unspecified'], // ::2 is the IPv4-compatible form of 0.0.0.2
+  ])('range edge: %s is %s', (address, expected) => {
+    expect(classifyAddress(address)).toBe(expected);
+  });
+
   test('a host name is not an address', () => {
     expect(classifyAddress('metadata.google.internal')).toBeUndefined();
     expect(classifyAddress('169.254.169.254.nip.io')).toBeUndefined();
   });
 
-  test('metadata and link-local are refused always; loopback and private only with BLOCK_PRIVATE_NETWORKS', () => {
+  test('metadata and link-local are refused always; loopback, private and unspecified only with BLOCK_PRIVATE_NETWORKS', () => {
     const open = { blockPrivateNetworks: false };
     const closed = { blockPrivateNetworks: true };
-    for (const address of ['169.254.169.254', '::ffff:169.254.169.254', 'fd00:ec2::254', '100.100.100.200', 'fe80::1']) {
-      expect(refusedClass(address, open)).toBeDefined();
-      expect(refusedClass(address, closed)).toBeDefined();
+    for (const [address, kind] of [['169.254.169.254', 'link-local'], ['::ffff:169.254.169.254', 'link-local'], ['fd00:ec2::254', 'metadata'], ['100.100.100.200', 'metadata'], ['fe80::1', 'link-local']]) {
+      expect(refusedClass(address, open)).toBe(kind);
+      expect(refusedClass(address, closed)).toBe(kind);
     }
-    for (const address of ['127.0.0.1', '::1', '::ffff:127.0.0.1', '10.0.0.1', '192.168.0.10', 'fd12::1', '0.0.0.0']) {
+    for (const [address, kind] of [['127.0.0.1', 'loopback'], ['::1', 'loopback'], ['::ffff:127.0.0.1', 'loopback'], ['10.0.0.1', 'private'], ['192.168.0.10', 'private'], ['fd12::1', 'private'], ['0.0.0.0', 'unspecified']]) {
       expect(refusedClass(address, open)).toBeUndefined();
-      expect(refusedClass(address, closed)).toBeDefined();
+      expect(refusedClass(address, closed)).toBe(kind);
     }
     expect(refusedClass('8.8.8.8', closed)).toBeUndefined();
+    // A name is judged by the addresses it resolves to, when the connection is made.
+    expect(refusedClass('localhost', closed)).toBeUndefined();
+  });
+});
+
+describe('the refusal message', () => {
+  test('says which address was refused and why, naming the host when it is a name', () => {
+    expect(new AddressRefusedError('100.100.100.200', '100.100.100.200', 'metadata').message)
+      .toBe('connection to 100.100.100.200 refused: cloud metadata addresses are never a target of the engine');
+    expect(new AddressRefusedError('169.254.169.254', '169.254.169.254', 'link-local').message)
+      .toBe('connection to 169.254.169.254 refused: link-local addresses (where cloud metadata endpoints live) are never a target of the engine');
+    expect(new AddressRefusedError('localhost', '127.0.0.1', 'loopback').message)
+      .toBe('connection to localhost (127.0.0.1) refused: loopback addresses are refused because BLOCK_PRIVATE_NETWORKS is on');
+    expect(new AddressRefusedError('db.internal', '10.1.2.3', 'private', 'the integration may not reach private networks').message)
+      .toBe('connection to db.internal (10.1.2.3) refused: private network addresses are refused because the integration may not reach private networks');
+  });
+
+  test('is an error of its own kind, with a code the callers can tell apart', () => {
+    const err = new AddressRefusedError('0.0.0.0', '0.0.0.0', 'unspecified');
+    expect(err).toBeInstanceOf(Error);
+    expect(err).toMatchObject({ name: 'AddressRefusedError', code: 'EADDRREFUSED_BY_POLICY', host: '0.0.0.0', address: '0.0.0.0', addressClass: 'unspecified' });
+    expect(err.message).toBe('connection to 0.0.0.0 refused: unspecified addresses (they reach this host) are refused because BLOCK_PRIVATE_NETWORKS is on');
   });
 });
