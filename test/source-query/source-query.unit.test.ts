@@ -63,6 +63,59 @@ describe('the source_query SQL check (libpg-query parse tree)', () => {
     expect(!verdict.ok && verdict.reason).toMatch(reason);
   });
 
+  test.each([
+    ['a WHERE subquery', "SELECT * FROM sales WHERE amount > (SELECT length(pg_read_file('x')))"],
+    ['ORDER BY', "SELECT * FROM sales ORDER BY pg_read_file('x')"],
+    ['a LATERAL join', "SELECT * FROM sales, LATERAL (SELECT pg_read_file('x')) f"],
+    ['a VALUES row', "VALUES ((SELECT pg_read_file('x')))"],
+    ['a UNION branch', "SELECT 'a' UNION SELECT pg_read_file('x')"],
+    ['an aggregate FILTER', "SELECT count(*) FILTER (WHERE pg_read_file('x') = '') FROM sales"],
+    ['a window PARTITION BY', "SELECT sum(amount) OVER (PARTITION BY pg_read_file('x')) FROM sales"],
+    ['a recursive CTE', "WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + length(pg_read_file('x')) FROM t) SELECT * FROM t"],
+    ['a quoted name', "SELECT \"pg_read_file\"('x')"],
+    ['upper case', "SELECT PG_READ_FILE('x')"],
+    ['a Unicode escape', "SELECT U&\"pg_read_fil\\0065\"('x')"],
+  ])('a refused function is found in %s', async (_where, sql) => {
+    await expect(checkSql(sql, SCHEMA)).resolves.toEqual({ ok: false, reason: 'the function pg_read_file is not allowed: only common built-in functions may be called' });
+  });
+
+  test.each([
+    ['SELECT * FROM (SELECT * FROM ds_thr_other.t) s', 'only tables of this thread can be read, not ds_thr_other.t: use bare table names'],
+    ['SELECT * FROM sales WHERE id IN (SELECT id FROM public.users)', 'only tables of this thread can be read, not public.users: use bare table names'],
+    ['SELECT * FROM "DS_THR_ME".sales', 'only tables of this thread can be read, not DS_THR_ME.sales: use bare table names'],
+    ['SELECT * FROM db.ds_thr_me.sales', 'only tables of this thread can be read, not db.ds_thr_me.sales'],
+    ['SELECT * FROM pg_catalog.pg_authid', 'only tables of this thread can be read, not pg_catalog.pg_authid: use bare table names'],
+    ['SELECT * FROM "pg_authid"', 'the system catalog pg_authid cannot be read: only the tables of this thread are readable'],
+    ['TABLE pg_class', 'the system catalog pg_class cannot be read: only the tables of this thread are readable'],
+    ["SELECT CAST('sales' AS pg_catalog.regclass)", 'the type pg_catalog.regclass is not allowed'],
+    ["SELECT '1'::public.money2", 'the type public.money2 is not allowed'],
+    ['SELECT 1 OPERATOR(ds_thr_me.+) 1', 'the operator ds_thr_me.+ is not allowed'],
+    ["SELECT nextval('s')", 'the function nextval is not allowed: only common built-in functions may be called'],
+    ['SELECT * FROM sales FOR KEY SHARE', 'FOR UPDATE/SHARE takes row locks; only reading is allowed'],
+    ["SELECT * FROM XMLTABLE('/a' PASSING '<a/>' COLUMNS x int)", 'XMLTABLE is not available'],
+  ])('refuses %s, saying why', async (sql, reason) => {
+    await expect(checkSql(sql, SCHEMA)).resolves.toEqual({ ok: false, reason });
+  });
+
+  test.each([
+    ['CREATE TABLE x AS SELECT 1', 'CREATE TABLE AS'], ['CALL p()', 'CALL'], ['PREPARE q AS SELECT 1', 'PREPARE'], ['EXECUTE q', 'EXECUTE'],
+    ['DECLARE c CURSOR FOR SELECT 1', 'DECLARE CURSOR'], ['SET ROLE postgres', 'SET'], ['RESET ROLE', 'SET'], ['SHOW ALL', 'SHOW'],
+    ['BEGIN', 'transaction control'], ['VACUUM', 'VACUUM'],
+  ])('%s is named in its refusal', async (sql, kind) => {
+    await expect(checkSql(sql, SCHEMA)).resolves.toEqual({ ok: false, reason: `${kind} is not allowed: only a single SELECT, VALUES, TABLE or WITH query may run` });
+  });
+
+  test.each([
+    ['a dollar-quoted string', 'SELECT $$; DELETE FROM sales$$ AS t', 'SELECT $$; DELETE FROM sales$$ AS t'],
+    ['a leading comment', '/* ; DELETE FROM sales */ SELECT 1', 'SELECT 1'],
+    ['a trailing comment', 'SELECT 1 /* ; DELETE FROM sales */', 'SELECT 1 /* ; DELETE FROM sales */'],
+    ['empty statements around it', ';SELECT 1;;', 'SELECT 1'],
+    ['the thread\'s own schema, named', 'SELECT * FROM ds_thr_me.pg_notes', 'SELECT * FROM ds_thr_me.pg_notes'],
+    ['built-in casts, operators, sampling and set-returning functions', "SELECT '1'::int, 1 OPERATOR(pg_catalog.+) 1 FROM sales TABLESAMPLE bernoulli(10), generate_series(1, 3)", undefined],
+  ])('allows %s, and runs the one statement', async (_what, sql, statement) => {
+    await expect(checkSql(sql, SCHEMA)).resolves.toEqual({ ok: true, statement: statement ?? sql });
+  });
+
   test('a query longer than 100 KB is refused before parsing', async () => {
     const verdict = await checkSql(`SELECT '${'x'.repeat(100_001)}'`, SCHEMA);
     expect(verdict).toEqual({ ok: false, reason: 'the query is longer than 100000 bytes' });
