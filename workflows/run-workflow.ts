@@ -12,6 +12,7 @@ import { offeredNativeTools } from '../core/native-tools';
 import { installApprovalGate, type ApprovalGate, type ApprovalSeqs } from './approval-gate';
 import { runStateQuery, type RunContinuation, type RunWorkflowInput } from './definitions';
 import { routeToolCall } from './tool-kinds';
+import { allocateEvents, allocateTurnEvents } from './event-numbers';
 
 type Activities = ReturnType<typeof createActivities>;
 /** The tool activities, by the names the tool kinds give them (workflows/tool-kinds.ts). */
@@ -136,18 +137,8 @@ async function loop(
       return undefined;
     }
 
-    // Followers release events in seq order only. So every approval_requested of the turn comes first
-    // (a reviewer sees them at once), then the events of the calls that run at once, and last those of
-    // the calls that wait: a decision that takes hours holds back nothing that has already happened.
     const asks = reply.toolCalls.map((call) => Boolean(routeToolCall(call.name, tools).route?.approval));
-    const requested = asks.map((ask) => (ask ? allocateEvents(state, 1) : 0));
-    const callSeqs = asks.map((ask) => (ask ? 0 : allocateEvents(state, 2)));
-    const resolved = asks.map((ask, index) => {
-      if (!ask) return 0;
-      const seq = allocateEvents(state, 3);
-      callSeqs[index] = seq + 1;
-      return seq;
-    });
+    const { requested, callSeqs, resolved } = allocateTurnEvents(state, asks);
     const outcomes = await Promise.all(reply.toolCalls.map((call, index) => callTool({
       runId: input.runId, threadId: context.threadId, turn, index, toolCallId: call.id, name: call.name, eventSeq: callSeqs[index],
     }, tools, { gate, summary: call.summary, approvalSeqs: { requested: requested[index], resolved: resolved[index] } })));
@@ -207,13 +198,6 @@ async function finish(state: RunState): Promise<void> {
     if (stored) Object.assign(state, stored);
   }
   upsertSearchAttributes([{ key: runStatusKey, value: state.status }]);
-}
-
-/** Event numbers are allocated here, in the workflow, so that a retried activity writes the same rows. */
-function allocateEvents(state: RunState, count: number): number {
-  const seq = state.eventSeq;
-  state.eventSeq += count;
-  return seq;
 }
 
 function describeFailure(err: unknown): RunError {

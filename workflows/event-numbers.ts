@@ -1,0 +1,38 @@
+/**
+ * Event numbers are allocated in the workflow, so that a retried activity writes the same rows, and
+ * followers release events in seq order only. Pure: unit-tested directly.
+ */
+
+/** Takes `count` numbers from the run's counter; answers the first. */
+export function allocateEvents(state: { eventSeq: number }, count: number): number {
+  const seq = state.eventSeq;
+  state.eventSeq += count;
+  return seq;
+}
+
+/** The numbers of one turn's tool calls: 0 where a number does not apply. */
+export interface TurnEventNumbers {
+  /** approval_requested of each call that waits for a person */
+  requested: number[];
+  /** tool_call_started of each call (its tool_call_ended is the next number) */
+  callSeqs: number[];
+  /** approval_resolved of each call that waits */
+  resolved: number[];
+}
+
+/**
+ * Every approval_requested of the turn comes first (a reviewer sees them at once), then the events
+ * of the calls that run at once, and last those of the calls that wait: a decision that takes hours
+ * holds back nothing that has already happened.
+ */
+export function allocateTurnEvents(state: { eventSeq: number }, needsApproval: boolean[]): TurnEventNumbers {
+  const requested = needsApproval.map((ask) => (ask ? allocateEvents(state, 1) : 0));
+  const callSeqs = needsApproval.map((ask) => (ask ? 0 : allocateEvents(state, 2)));
+  const resolved = needsApproval.map((ask, index) => {
+    if (!ask) return 0;
+    const seq = allocateEvents(state, 3);
+    callSeqs[index] = seq + 1;
+    return seq;
+  });
+  return { requested, callSeqs, resolved };
+}
