@@ -35,11 +35,12 @@ const integration = {
   // Owns the Temporal dev server, the workflow bundle and both databases for the whole run.
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
-  testTimeout: 120_000,
 };
 
 /** @type {import('jest').Config} */
 module.exports = {
   projects: [unit, integration],
   maxWorkers: 2,
+  // Global only: jest ignores a project's testTimeout. Integration tests start engines; unit tests finish in milliseconds.
+  testTimeout: 120_000,
 };

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 
 const ROOT = path.join(__dirname, '..', '..');
-const LOG_SOMETHING = `require('./core/logger.ts').createLogger('info', 'engine').warn({ runId: 'run_1' }, 'something happened')`;
+const LOG_SOMETHING = `require('./platform/logger.ts').createLogger('info', 'engine').warn({ runId: 'run_1' }, 'something happened')`;
 
 /** A process that logs one line; in a pseudo-terminal (`script` from util-linux) when `terminal` is set. */
 function logOnce(terminal: boolean): Promise<string> {
