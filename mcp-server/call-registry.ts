@@ -1,4 +1,4 @@
-import { markCallCancelled,pairCallWithRun } from '../store/mcp-calls';
+import { markCallCancelled, pairCallWithRun } from '../store/mcp-calls';
 import type { Db } from '../store/pool';
 
 /**

@@ -95,3 +95,20 @@ export async function pingDatabase(db: Queryable): Promise<void> {
 export async function holdTransactionLock(tx: Queryable, key: number): Promise<void> {
   await tx.query('SELECT pg_advisory_xact_lock($1)', [key]);
 }
+
+/**
+ * A question about the database (its user's rights, a stored secret) asked once per pool: the
+ * answer is kept with the pool, and a failed look-up (the database briefly down) is asked again.
+ */
+export function oncePerPool<T>(ask: (db: Db) => Promise<T>): (db: Db) => Promise<T> {
+  const answers = new WeakMap<Db, Promise<T>>();
+  return (db) => {
+    let answer = answers.get(db);
+    if (!answer) {
+      answer = ask(db);
+      answer.catch(() => answers.delete(db));
+      answers.set(db, answer);
+    }
+    return answer;
+  };
+}

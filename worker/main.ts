@@ -3,10 +3,10 @@ import { loadConfig } from '../platform/config';
 import { migrate } from '../store/migrations';
 import { createPool } from '../store/pool';
 import { openSecretStore } from '../store/secrets/open-secret-store';
-import { connectTemporal,installTemporalRuntime } from '../platform/temporal/native-connection';
+import { connectTemporal, installTemporalRuntime } from '../platform/temporal/native-connection';
 import { createLogger } from '../platform/logger';
 import { lowerPriority } from '../platform/processes';
-import { createEngineWorker,createPinnedMcpWorker } from './create-worker';
+import { createEngineWorker, createPinnedMcpWorker } from './create-worker';
 import { openWorkerDeps } from './worker-deps';
 
 /** The worker process: `npm run worker`, against TEMPORAL_ADDRESS and DATABASE_URL. */

@@ -1,4 +1,4 @@
-import type { Db } from '../../store/pool';
+import { oncePerPool } from '../../store/pool';
 
 /**
  * A source_query may make PostgreSQL write temporary files (a big sort, a set-returning function
@@ -15,24 +15,13 @@ export const TEMP_FILES_UNLIMITED =
   "source_query's temporary files are not limited: the database user may not set temp_file_limit on the thread logins "
   + '(it needs superuser, or on PostgreSQL 15+: GRANT SET ON PARAMETER temp_file_limit TO <the engine\'s user>)';
 
-const support = new WeakMap<Db, Promise<boolean>>();
-
 /** Whether this database user may set temp_file_limit on other roles; asked once per pool. */
-export function canLimitTempFiles(db: Db): Promise<boolean> {
-  let answer = support.get(db);
-  if (!answer) {
-    answer = (async () => {
-      const { rows } = await db.query<{ superuser: boolean; version: number }>(
-        "SELECT rolsuper AS superuser, current_setting('server_version_num')::int AS version FROM pg_roles WHERE rolname = current_user",
-      );
-      if (rows[0]?.superuser) return true;
-      if ((rows[0]?.version ?? 0) < 150000) return false;
-      const granted = await db.query<{ can: boolean }>("SELECT has_parameter_privilege('temp_file_limit', 'SET') AS can");
-      return granted.rows[0]?.can === true;
-    })();
-    // A failed look-up (database briefly down) must not stick.
-    answer.catch(() => support.delete(db));
-    support.set(db, answer);
-  }
-  return answer;
-}
+export const canLimitTempFiles = oncePerPool(async (db): Promise<boolean> => {
+  const { rows } = await db.query<{ superuser: boolean; version: number }>(
+    "SELECT rolsuper AS superuser, current_setting('server_version_num')::int AS version FROM pg_roles WHERE rolname = current_user",
+  );
+  if (rows[0]?.superuser) return true;
+  if ((rows[0]?.version ?? 0) < 150000) return false;
+  const granted = await db.query<{ can: boolean }>("SELECT has_parameter_privilege('temp_file_limit', 'SET') AS can");
+  return granted.rows[0]?.can === true;
+});

@@ -2,6 +2,7 @@ import { createHash, createHmac, pbkdf2Sync, randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { MAX_IDENTIFIER_BYTES, quoteIdent, sanitiseName } from '../csv/columns';
 import type { Db, Queryable } from '../../store/pool';
+import { oncePerPool } from '../../store/pool';
 
 /**
  * A thread's statements run on a connection logged in as the thread's own login role, never on the
@@ -24,21 +25,11 @@ const CONNECTION_LIMIT = 16;
  * the same password, and nothing per thread is stored. The role gets a SCRAM verifier computed
  * here, so the password itself never reaches the server's statement log.
  */
-const secrets = new WeakMap<Db, Promise<Buffer>>();
-
-function loginSecret(db: Db): Promise<Buffer> {
-  let secret = secrets.get(db);
-  if (!secret) {
-    secret = (async () => {
-      await db.query('INSERT INTO source_query_login_secret (secret) VALUES ($1) ON CONFLICT DO NOTHING', [randomBytes(32).toString('base64')]);
-      const { rows } = await db.query<{ secret: string }>('SELECT secret FROM source_query_login_secret');
-      return Buffer.from(rows[0].secret, 'base64');
-    })();
-    secret.catch(() => secrets.delete(db));
-    secrets.set(db, secret);
-  }
-  return secret;
-}
+const loginSecret = oncePerPool(async (db): Promise<Buffer> => {
+  await db.query('INSERT INTO source_query_login_secret (secret) VALUES ($1) ON CONFLICT DO NOTHING', [randomBytes(32).toString('base64')]);
+  const { rows } = await db.query<{ secret: string }>('SELECT secret FROM source_query_login_secret');
+  return Buffer.from(rows[0].secret, 'base64');
+});
 
 export async function threadLoginPassword(db: Db, login: string): Promise<string> {
   return createHmac('sha256', await loginSecret(db)).update(`source-query-login:${login}`).digest('base64url');

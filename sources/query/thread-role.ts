@@ -1,8 +1,8 @@
 import { MAX_IDENTIFIER_BYTES, quoteIdent, sanitiseName } from '../csv/columns';
 import { threadSchemaName } from '../csv/import-csv';
-import type { Db } from '../../store/pool';
 import { canLimitTempFiles, TEMP_FILE_LIMIT, TEMP_FILE_LIMIT_SETTING } from './temp-file-limit';
 import { ensureThreadLogin, loginPasswordClause, threadLoginName } from './thread-login';
+import { oncePerPool, type Db } from '../../store/pool';
 
 /**
  * Each thread's source_query runs as its own reader role, which may read its thread's schema and
@@ -20,20 +20,10 @@ export const ROLES_UNAVAILABLE =
   'source_query is disabled: the database user cannot create roles (it needs CREATEROLE or superuser), '
   + 'so queries cannot be isolated per thread';
 
-const support = new WeakMap<Db, Promise<SourceQuerySupport>>();
-
 /** Whether this database user can isolate threads; asked once per pool (the answer changes only with an ALTER ROLE). */
-export function sourceQuerySupport(db: Db): Promise<SourceQuerySupport> {
-  let answer = support.get(db);
-  if (!answer) {
-    answer = db.query<{ can: boolean }>('SELECT rolsuper OR rolcreaterole AS can FROM pg_roles WHERE rolname = current_user')
-      .then(({ rows }): SourceQuerySupport => (rows[0]?.can ? { enabled: true } : { enabled: false, reason: ROLES_UNAVAILABLE }));
-    // A failed look-up (database briefly down) must not stick.
-    answer.catch(() => support.delete(db));
-    support.set(db, answer);
-  }
-  return answer;
-}
+export const sourceQuerySupport = oncePerPool((db) => db
+  .query<{ can: boolean }>('SELECT rolsuper OR rolcreaterole AS can FROM pg_roles WHERE rolname = current_user')
+  .then(({ rows }): SourceQuerySupport => (rows[0]?.can ? { enabled: true } : { enabled: false, reason: ROLES_UNAVAILABLE })));
 
 const DUPLICATE = new Set(['42710', '23505']);
 const LOCK_TIMEOUT_MS = 10_000;

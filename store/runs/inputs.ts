@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { secretKeys } from '../../platform/secrets/key-ring';
-import { isSealed,open,seal } from '../../platform/secrets/secret-box';
+import { isSealed, open, seal } from '../../platform/secrets/secret-box';
 import type { Queryable } from '../pool';
-import { storableJsonText,storableText } from '../storable-text';
+import { storableJsonText, storableText } from '../storable-text';
 
 /**
  * Questions MCP servers ask during tool calls (elicitation/create), as a run's pending inputs.

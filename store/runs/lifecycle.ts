@@ -1,14 +1,14 @@
-import type { ChatMessage,Usage } from '../../core/messages';
+import type { ChatMessage, Usage } from '../../core/messages';
 import { toAgent, type Agent, type AgentRow } from '../agents';
 import { toIntegration, type IntegrationRow } from '../integrations/integrations';
 import { type Integration } from '../../core/integration';
 import { statementName, type Queryable } from '../pool';
 import { type RunResult } from './results';
-import { TOOL_CALLS_JSON,toToolCall, type ToolCallRecord, type ToolCallRow } from './tool-calls';
+import { TOOL_CALLS_JSON, toToolCall, type ToolCallRecord, type ToolCallRow } from './tool-calls';
 import { type StoredRunMessage } from './transcript';
 import { toRun, type RunRecord, type RunRow } from './runs';
-import { PROGRESS_ONLY,asWithQueries, type Write } from './writes';
-import { storableJsonText,storableText } from '../storable-text';
+import { PROGRESS_ONLY, asWithQueries, type Write } from './writes';
+import { storableJsonText, storableText } from '../storable-text';
 import { threadFreeFor } from '../threads/thread-claim';
 import { threadHistoryOf } from '../threads/threads';
 import { rowByRef } from '../refs';

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import type { Client } from '@temporalio/client';
-import { defaultPayloadConverter,type Payload } from '@temporalio/common';
+import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import type { Db } from '../../store/pool';
 import { storedRunFacts } from '../../store/runs/listing';
-import { RUN_WORKFLOW_TYPE,type RunStatus } from '../../core/run';
-import { agentIdKey,runStatusKey,threadIdKey,waitingForApprovalKey } from '../../core/search-attributes';
+import { RUN_WORKFLOW_TYPE, type RunStatus } from '../../core/run';
+import { agentIdKey, runStatusKey, threadIdKey, waitingForApprovalKey } from '../../core/search-attributes';
 import { EngineError } from '../../core/engine-error';
 
 // A listing is short; without a deadline the client would retry a confused server for a long time.
