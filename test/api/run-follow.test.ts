@@ -63,7 +63,9 @@ describe('following runs', () => {
   beforeAll(async () => {
     engine = await startEngine('embedded');
     apiPool = new CountingPool({ connectionString: testStack().databases.embedded, max: 4 });
-    app = await buildApp({ db: apiPool, client: engine.client, taskQueue: engine.taskQueue, logger, sseHeartbeatMs: 200 });
+    app = await buildApp({ db: apiPool, client: engine.client, taskQueue: engine.taskQueue, logger, sseHeartbeatMs: 200,
+      // Its passes would count as queries of this pool: the stream is what these tests watch.
+      reconcile: { everyMs: 3_600_000 } });
     url = await app.listen({ host: '127.0.0.1', port: 0 });
   });
   afterAll(async () => {
