@@ -26,7 +26,8 @@ import { runRoutes } from './routes/runs';
 import { sourceRoutes } from './routes/sources';
 import { threadRoutes } from './routes/threads';
 import { integrationOAuthRoutes, oauthCallbackRoutes } from './routes/integration-oauth';
-import { sharedSchemas } from './schemas';
+import { sharedSchemas } from './json-schemas';
+import { openapiTransforms } from './openapi';
 import { formatSchemaErrors } from './validation';
 import type { Environment } from '../use-cases/integrations/mcp-config-import';
 import { DEFAULT_LLM_KEY_ENVS } from '../core/llm-keys';
@@ -115,6 +116,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       ...(deps.apiKey ? { security: [{ bearerAuth: [] }] } : {}),
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
+    ...openapiTransforms,
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   const perMinute = deps.rateLimitPerMinute ?? 600;

@@ -8,17 +8,27 @@ type Issue = z.core.$ZodIssue;
 export const formatPath = (path: readonly PropertyKey[]) =>
   path.map((key, i) => (typeof key === 'number' ? `[${key}]` : `${i === 0 ? '' : '.'}${String(key)}`)).join('');
 
-export function describeIssues(issues: readonly Issue[], base: readonly PropertyKey[]): string[] {
+/** One complaint, as a line of a 400's detail, and the field at fault (an unknown key is at fault itself, not its object). */
+export interface FieldIssue {
+  line: string;
+  field: string;
+}
+
+export function fieldIssues(issues: readonly Issue[], base: readonly PropertyKey[]): FieldIssue[] {
   return issues.flatMap((issue) => {
     const path = [...base, ...issue.path];
     if (issue.code === 'invalid_union' && issue.errors.length > 0) {
       // A bare "Invalid input" does not help; the branch with the fewest complaints is the one the caller meant.
       const closest = issue.errors.reduce((best, branch) => (branch.length < best.length ? branch : best));
-      return describeIssues(closest, path);
+      return fieldIssues(closest, path);
     }
-    return [`${formatPath(path)}: ${issue.message}`];
+    const unknownKey = issue.code === 'unrecognized_keys' ? issue.keys.slice(0, 1) : [];
+    return [{ line: `${formatPath(path)}: ${issue.message}`, field: formatPath([...path, ...unknownKey]) }];
   });
 }
+
+export const describeIssues = (issues: readonly Issue[], base: readonly PropertyKey[]): string[] =>
+  fieldIssues(issues, base).map((issue) => issue.line);
 
 /** Parses an agent's `model`, answering a 400 that names each offending field. */
 export function parseModel(value: unknown): ModelConfig {
@@ -26,4 +36,3 @@ export function parseModel(value: unknown): ModelConfig {
   if (parsed.success) return parsed.data;
   throw new HttpProblem(400, `Invalid model: ${describeIssues(parsed.error.issues, ['body', 'model']).join('; ')}`, 'validation');
 }
-

@@ -14,7 +14,7 @@ import { requireAdminForName, type AdminPolicy } from '../auth';
 import { parseModel } from '../../use-cases/validation';
 import { DEFAULT_CONTEXT_PREVIEW_WAIT_MS, previewContext } from '../../use-cases/worker-questions';
 import { HttpProblem } from '../../use-cases/problem';
-import { createAgentBody, idParams, patchAgentBody, problemResponse, ref, type CreateAgentBody, type PatchAgentBody } from '../schemas';
+import { createAgentBody, idParams, patchAgentBody, problemResponse, ref, type CreateAgentBody, type PatchAgentBody } from '../json-schemas';
 
 export interface AgentRouteDeps {
   db: Db;

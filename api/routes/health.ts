@@ -3,7 +3,7 @@ import { temporal } from '@temporalio/proto';
 import type { FastifyPluginAsync } from 'fastify';
 import { pingDatabase, type Db } from '../../store/pool';
 import { problem, sendProblem } from '../problem';
-import { problemResponse } from '../schemas';
+import { problemResponse } from '../json-schemas';
 import { withDeadline } from '../../platform/deadline';
 import { featuresOffWithoutKey } from '../../platform/secrets/key-ring';
 

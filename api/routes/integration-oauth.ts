@@ -8,7 +8,7 @@ import { resolveRef } from '../../store/refs';
 import type { Logger } from '../../platform/logger';
 import type { AdminPolicy } from '../auth';
 import { HttpProblem } from '../../use-cases/problem';
-import { idParams, problemResponse } from '../schemas';
+import { idParams, problemResponse } from '../json-schemas';
 import {
   beginIntegrationAuthorization, completeIntegrationAuthorization, revokeIntegrationAuthorization, type WorkerQuestionDeps,
 } from '../../use-cases/worker-questions';

@@ -15,7 +15,7 @@ import { parseApproval, patchTransport, parseTransport, readElicitationTimeout }
 import { fetchCapabilities } from '../../use-cases/worker-questions';
 import { readMcpConfig, type Environment } from '../../use-cases/integrations/mcp-config-import';
 import { HttpProblem } from '../../use-cases/problem';
-import { idParams, problemResponse } from '../schemas';
+import { idParams, problemResponse } from '../json-schemas';
 import {
   capabilitiesResponse, createIntegrationBody, importBody, integrationResponse, patchIntegrationBody,
 } from './integration-schemas';

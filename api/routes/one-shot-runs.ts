@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { runAccepted, startRunOnNewThread, type StartRunDeps } from '../../use-cases/runs/start-run';
-import { problemResponse, ref, startOneShotRunBody, startRunHeaders } from '../schemas';
+import { problemResponse, ref, startOneShotRunBody, startRunHeaders } from '../json-schemas';
 
 /**
  * `POST /v1/runs`: a run on a thread of its own, in one request, for work that is not a

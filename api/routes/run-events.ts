@@ -11,7 +11,7 @@ import { followRunEvents } from '../../use-cases/runs/follow-events';
 import { pendingInputView } from '../../use-cases/runs/runs';
 import { runNotFound } from '../../use-cases/problem';
 import { openSse } from '../sse';
-import { idParams, problemResponse } from '../schemas';
+import { idParams, problemResponse } from '../json-schemas';
 import { closingSignal } from '../closing-signal';
 
 export interface RunEventRouteDeps {

@@ -2,7 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { Db } from '../../store/pool';
 import { answerInput, type InputAnswer } from '../../use-cases/runs/run-inputs';
 import type { RunViewCache } from '../../use-cases/runs/run-view-cache';
-import { problemResponse } from '../schemas';
+import { problemResponse } from '../json-schemas';
 
 const id = { type: 'string', minLength: 1, maxLength: 128 } as const;
 

@@ -4,7 +4,7 @@ import type { Db } from '../../store/pool';
 import { resolveRef } from '../../store/refs';
 import { listRuns, type ListRunsRequest } from '../../use-cases/runs/list-runs';
 import { HttpProblem } from '../../use-cases/problem';
-import { problemResponse, runStatus } from '../schemas';
+import { problemResponse, runStatus } from '../json-schemas';
 
 // Filters become visibility-query literals: ids are restricted to the characters our ids use.
 const filterId = { type: 'string', minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_-]+$' } as const;

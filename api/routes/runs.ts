@@ -11,7 +11,7 @@ import type { RunViewCache } from '../../use-cases/runs/run-view-cache';
 import { closingSignal } from '../closing-signal';
 import {
   decideApprovalBody, idParams, problemResponse, readRunQuery, ref, runStatus, startRunBody, startRunHeaders,
-} from '../schemas';
+} from '../json-schemas';
 
 export interface RunRouteDeps {
   db: Db;

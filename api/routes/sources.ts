@@ -2,40 +2,32 @@ import type { FastifyPluginAsync } from 'fastify';
 import { listDataSources } from '../../store/data-sources';
 import type { Db } from '../../store/pool';
 import { findThread } from '../../store/threads/threads';
+import { z } from 'zod';
 import { HttpProblem } from '../../use-cases/problem';
-import { idParams, problemResponse } from '../schemas';
+import { idParams, problemResponse, timestamp, zodRoutes } from '../schemas';
 
-const dataSourceSchema = {
-  type: 'object',
-  required: ['id', 'uri', 'integrationId', 'tableName', 'columns', 'rowCount', 'bytes', 'createdAt'],
-  properties: {
-    id: { type: 'string' },
-    uri: { type: 'string', description: 'the resource URI, with template parameters filled in' },
-    integrationId: { type: ['string', 'null'] },
-    tableName: { type: 'string', description: "the table in the thread's schema, as source_query names it" },
-    columns: {
-      type: 'array',
-      items: {
-        type: 'object', required: ['name', 'type'],
-        properties: {
-          name: { type: 'string' },
-          type: { type: 'string', enum: ['integer', 'bigint', 'numeric', 'boolean', 'date', 'timestamp', 'timestamptz', 'text'] },
-        },
-      },
-    },
-    rowCount: { type: 'integer' },
-    bytes: { type: 'integer', description: 'size of the resource as it arrived' },
-    createdAt: { type: 'string', format: 'date-time', description: 'when this version of the table was imported' },
-  },
-} as const;
+const dataSourceSchema = z.object({
+  id: z.string(),
+  uri: z.string().describe('the resource URI, with template parameters filled in'),
+  integrationId: z.string().nullable(),
+  tableName: z.string().describe("the table in the thread's schema, as source_query names it"),
+  columns: z.array(z.object({
+    name: z.string(),
+    type: z.enum(['integer', 'bigint', 'numeric', 'boolean', 'date', 'timestamp', 'timestamptz', 'text']),
+  })),
+  rowCount: z.int(),
+  bytes: z.int().describe('size of the resource as it arrived'),
+  createdAt: timestamp.describe('when this version of the table was imported'),
+});
 
 /** GET /v1/threads/:id/sources (contract): the CSV resources imported into the thread. */
-export const sourceRoutes: FastifyPluginAsync<{ db: Db }> = async (app, { db }) => {
-  app.get<{ Params: { id: string } }>('/threads/:id/sources', {
+export const sourceRoutes: FastifyPluginAsync<{ db: Db }> = async (plugin, { db }) => {
+  const app = zodRoutes(plugin);
+  app.get('/threads/:id/sources', {
     schema: {
       tags: ['threads'], summary: "List a thread's data sources (imported CSV resources)", params: idParams,
       response: {
-        200: { type: 'object', required: ['sources'], properties: { sources: { type: 'array', items: dataSourceSchema } } },
+        200: z.object({ sources: z.array(dataSourceSchema) }),
         404: problemResponse('No such thread'),
       },
     },

@@ -4,15 +4,17 @@ import type { Db } from '../../store/pool';
 import { pageThreadMessages } from '../../store/threads/thread-messages';
 import { findThread, insertThread, listThreads } from '../../store/threads/threads';
 import { HttpProblem } from '../../use-cases/problem';
-import { createThreadBody, idParams, problemResponse, ref } from '../schemas';
-import { messagePageSchema, messagesQuery, threadPageSchema, threadsQuery } from './thread-schemas';
+import { idParams, problemResponse, zodRoutes } from '../schemas';
+import { createThreadBody, messagePageSchema, messagesQuery, threadPageSchema, threadSchema, threadsQuery } from './thread-schemas';
 
-export const threadRoutes: FastifyPluginAsync<{ db: Db }> = async (app, { db }) => {
-  app.post<{ Body: { agentId: string } }>('/threads', {
+export const threadRoutes: FastifyPluginAsync<{ db: Db }> = async (plugin, { db }) => {
+  const app = zodRoutes(plugin);
+
+  app.post('/threads', {
     schema: {
       tags: ['threads'], summary: 'Create a thread for an agent (by id or name)', body: createThreadBody,
       response: {
-        201: ref('Thread'), 400: problemResponse('Invalid request'), 404: problemResponse('No such agent'),
+        201: threadSchema, 400: problemResponse('Invalid request'), 404: problemResponse('No such agent'),
         409: problemResponse('The agent was deleted (agent_disabled)'),
       },
     },
@@ -23,7 +25,7 @@ export const threadRoutes: FastifyPluginAsync<{ db: Db }> = async (app, { db }) 
     return reply.code(201).send(await insertThread(db, agent.id));
   });
 
-  app.get<{ Querystring: { agentId?: string; cursor?: string; limit: number } }>('/threads', {
+  app.get('/threads', {
     schema: {
       tags: ['threads'], summary: 'List threads, newest first, optionally of one agent (by id or name)', querystring: threadsQuery,
       response: { 200: threadPageSchema, 400: problemResponse('Invalid cursor'), 404: problemResponse('No such agent') },
@@ -36,10 +38,10 @@ export const threadRoutes: FastifyPluginAsync<{ db: Db }> = async (app, { db }) 
     return listThreads(db, { ...page, agentId: agent.id });
   });
 
-  app.get<{ Params: { id: string } }>('/threads/:id', {
+  app.get('/threads/:id', {
     schema: {
       tags: ['threads'], summary: 'Read a thread', params: idParams,
-      response: { 200: ref('Thread'), 404: problemResponse('No such thread') },
+      response: { 200: threadSchema, 404: problemResponse('No such thread') },
     },
   }, async (request) => {
     const thread = await findThread(db, request.params.id);
@@ -47,7 +49,7 @@ export const threadRoutes: FastifyPluginAsync<{ db: Db }> = async (app, { db }) 
     return thread;
   });
 
-  app.get<{ Params: { id: string }; Querystring: { after: number; limit: number } }>('/threads/:id/messages', {
+  app.get('/threads/:id/messages', {
     schema: {
       tags: ['threads'],
       summary: 'Read a thread\'s conversation, oldest first: roles, tool calls and tool results; long texts are cut, with their full size',
