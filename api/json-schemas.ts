@@ -1,7 +1,5 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { z } from 'zod';
-import { modelSchema } from '../core/agent-model';
 import { TOOL_TYPES } from '../workflows/tool-kinds';
 import { MAX_RUN_INPUT_CHARS } from '../use-cases/runs/start-run';
 import { PROBLEM_CONTENT_TYPE } from './problem';
@@ -32,25 +30,6 @@ const problemSchema = {
     approvalStatus: { type: 'string', description: 'with code already_decided: approved, denied, timed_out or cancelled' },
     decision: { type: ['string', 'null'], description: 'with code already_decided: the earlier decision (approve or deny), null when none was made' },
     authorization: { type: 'string', description: 'with code authorization_required: required or expired' },
-  },
-} as const;
-
-const agentSchema = {
-  $id: 'Agent',
-  type: 'object',
-  required: ['id', 'name', 'description', 'instructions', 'model', 'integrationIds', 'maxTurns', 'sourceFile', 'disabledAt', 'createdAt', 'updatedAt'],
-  properties: {
-    id, name: { type: 'string' }, description: nullable('string'), instructions: nullable('string'),
-    // Serialised as given: the model union is validated by zod on the way in.
-    model: { type: 'object', additionalProperties: true, description: 'see AgentModel' },
-    integrationIds: { type: 'array', items: { type: 'string' } },
-    maxTurns: { type: 'integer' }, maxToolResultBytes: { type: 'integer' },
-    sourceFile: { ...nullable('string'), description: 'the agent file that defines the agent; such an agent is changed by editing its file' },
-    disabledAt: {
-      type: ['string', 'null'], format: 'date-time',
-      description: 'when the agent was deleted while threads or runs referred to it; a disabled agent takes no new threads or runs',
-    },
-    createdAt: timestamp, updatedAt: timestamp,
   },
 } as const;
 
@@ -142,14 +121,8 @@ const pendingInputSchema = {
   },
 } as const;
 
-/** For the OpenAPI document only: the request's `model` is validated by zod, whose messages are clearer. */
-function agentModelSchema(): Record<string, unknown> {
-  const { $schema: _ignored, ...schema } = z.toJSONSchema(modelSchema, { target: 'draft-07', io: 'input' });
-  return { $id: 'AgentModel', description: 'The LLM behind an agent, keyed on provider', ...schema };
-}
-
 export const sharedSchemas = fp(async (app: FastifyInstance) => {
-  for (const schema of [problemSchema, agentSchema, threadSchema, runAcceptedSchema, pendingInputSchema, runSchema, agentModelSchema()]) {
+  for (const schema of [problemSchema, threadSchema, runAcceptedSchema, pendingInputSchema, runSchema]) {
     app.addSchema(schema);
   }
 }, { name: 'shared-schemas' });
@@ -165,58 +138,6 @@ export const problemResponse = (description: string) => ({
 export const idParams = {
   type: 'object', required: ['id'], properties: { id }, additionalProperties: false,
 } as const;
-
-const agentFields = {
-  name: { type: 'string', minLength: 1, maxLength: 64, pattern: '^[a-zA-Z][a-zA-Z0-9_-]*$' },
-  description: { type: 'string', maxLength: 10_000 },
-  instructions: { type: 'string', maxLength: 1_000_000 },
-  model: {
-    type: 'object', required: ['provider'], additionalProperties: true,
-    properties: { provider: { type: 'string' } },
-    description: 'an AgentModel, e.g. {"provider":"scripted","script":[{"text":"Hello"}]}',
-  },
-  integrationIds: { type: 'array', items: id, maxItems: 100, uniqueItems: true, description: 'integration ids or names' },
-  maxTurns: { type: 'integer', minimum: 1, maximum: 1000 },
-  maxToolResultBytes: { type: 'integer', minimum: 1024, maximum: 16 * 1024 * 1024, description: 'how much of any one tool result the LLM sees (default 65,536); the transcript keeps it whole' },
-} as const;
-
-export const createAgentBody = {
-  type: 'object',
-  required: ['name', 'model'],
-  additionalProperties: false,
-  properties: agentFields,
-} as const;
-
-export const patchAgentBody = {
-  type: 'object',
-  minProperties: 1,
-  additionalProperties: false,
-  properties: {
-    ...agentFields,
-    description: { ...agentFields.description, type: ['string', 'null'], description: 'null clears it' },
-    instructions: { ...agentFields.instructions, type: ['string', 'null'], description: 'null clears it' },
-  },
-} as const;
-
-export interface PatchAgentBody {
-  name?: string;
-  description?: string | null;
-  instructions?: string | null;
-  model?: unknown;
-  integrationIds?: string[];
-  maxTurns?: number;
-  maxToolResultBytes?: number;
-}
-
-export interface CreateAgentBody {
-  name: string;
-  description?: string;
-  instructions?: string;
-  model: unknown;
-  integrationIds?: string[];
-  maxTurns?: number;
-  maxToolResultBytes?: number;
-}
 
 export const createThreadBody = {
   type: 'object', required: ['agentId'], additionalProperties: false, properties: { agentId: { ...id, description: 'an agent id or name' } },

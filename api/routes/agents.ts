@@ -1,4 +1,5 @@
 import type { Client } from '@temporalio/client';
+import { z } from 'zod';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import {
   agentDisabledText, findAgentByRef, insertAgent, isUniqueViolation, listAgents, removeAgent, updateAgent,
@@ -11,10 +12,11 @@ import type { ModelConfig } from '../../core/agent-model';
 import { apiKeyEnvProblem } from '../../core/llm-keys';
 import type { OperatorNames } from '../../platform/operator-names';
 import { requireAdminForName, type AdminPolicy } from '../auth';
-import { parseModel } from '../../use-cases/validation';
 import { DEFAULT_CONTEXT_PREVIEW_WAIT_MS, previewContext } from '../../use-cases/worker-questions';
 import { HttpProblem } from '../../use-cases/problem';
-import { createAgentBody, idParams, patchAgentBody, problemResponse, ref, type CreateAgentBody, type PatchAgentBody } from '../json-schemas';
+import { changeAgentRequest, createAgentRequest } from '../../use-cases/agents/agent-requests';
+import { idParams, jsonResponse, problemResponse, zodRoutes } from '../schemas';
+import { agentContextSchema, agentListSchema, agentSchema } from './agent-schemas';
 
 export interface AgentRouteDeps {
   db: Db;
@@ -30,30 +32,13 @@ export interface AgentRouteDeps {
   contextWaitMs?: number;
 }
 
-const contextMessage = {
-  type: 'object',
-  required: ['role', 'content'],
-  properties: {
-    role: { type: 'string', enum: ['system', 'user', 'assistant', 'tool'] },
-    content: { type: 'string' },
-    toolCalls: {
-      type: 'array',
-      items: {
-        type: 'object', required: ['id', 'name', 'arguments'],
-        properties: { id: { type: 'string' }, name: { type: 'string' }, arguments: { type: 'object', additionalProperties: true } },
-      },
-    },
-    toolCallId: { type: 'string' },
-  },
-} as const;
-
-export const agentRoutes: FastifyPluginAsync<AgentRouteDeps> = async (app, { db, client, taskQueue, contextWaitMs, admin, operatorNames, llmKeyEnvs }) => {
+export const agentRoutes: FastifyPluginAsync<AgentRouteDeps> = async (plugin, { db, client, taskQueue, contextWaitMs, admin, operatorNames, llmKeyEnvs }) => {
+  const app = zodRoutes(plugin);
   const requireAdminForNameOf = (request: FastifyRequest, name: string, field: string) =>
     requireAdminForName(admin, operatorNames, request, { kind: 'agent', name, field });
 
   /** A model as the API may store it: a key variable the operator allowed, and an endpoint only the operator may choose. */
-  const checkedModel = (request: FastifyRequest, raw: unknown): ModelConfig => {
-    const model = parseModel(raw);
+  const checkedModel = (request: FastifyRequest, model: ModelConfig): ModelConfig => {
     const refused = apiKeyEnvProblem(model, llmKeyEnvs);
     if (refused) throw new HttpProblem(400, `body.model.${refused}`, 'validation');
     // Where requests go and which key they carry is the operator's decision: a key sent elsewhere is a key given away.
@@ -62,11 +47,11 @@ export const agentRoutes: FastifyPluginAsync<AgentRouteDeps> = async (app, { db,
     return model;
   };
 
-  app.post<{ Body: CreateAgentBody }>('/agents', {
+  app.post('/agents', {
     schema: {
-      tags: ['agents'], summary: 'Create an agent', body: createAgentBody,
+      tags: ['agents'], summary: 'Create an agent', body: createAgentRequest,
       response: {
-        201: ref('Agent'), 400: problemResponse('Invalid request'),
+        201: agentSchema, 400: problemResponse('Invalid request'),
         403: problemResponse("model.baseUrl, model.apiKeyEnv and a name the operator's files refer to need the admin key"), 409: problemResponse('The name is taken'),
       },
     },
@@ -84,22 +69,22 @@ export const agentRoutes: FastifyPluginAsync<AgentRouteDeps> = async (app, { db,
   app.get('/agents', {
     schema: {
       tags: ['agents'], summary: 'List agents, oldest first (deleted agents kept for their threads are left out)',
-      response: { 200: { type: 'object', required: ['agents'], properties: { agents: { type: 'array', items: ref('Agent') } } } },
+      response: { 200: agentListSchema },
     },
   }, async () => ({ agents: await listAgents(db) }));
 
-  app.get<{ Params: { id: string } }>('/agents/:id', {
+  app.get('/agents/:id', {
     schema: {
       tags: ['agents'], summary: 'Read an agent (by id or name)', params: idParams,
-      response: { 200: ref('Agent'), 404: problemResponse('No such agent') },
+      response: { 200: agentSchema, 404: problemResponse('No such agent') },
     },
   }, async (request) => mustFindAgent(db, request.params.id));
 
-  app.patch<{ Params: { id: string }; Body: PatchAgentBody }>('/agents/:id', {
+  app.patch('/agents/:id', {
     schema: {
-      tags: ['agents'], summary: 'Change an agent (by id or name): only the fields given', params: idParams, body: patchAgentBody,
+      tags: ['agents'], summary: 'Change an agent (by id or name): only the fields given', params: idParams, body: changeAgentRequest,
       response: {
-        200: ref('Agent'), 400: problemResponse('Invalid request'), 404: problemResponse('No such agent'),
+        200: agentSchema, 400: problemResponse('Invalid request'), 404: problemResponse('No such agent'),
         403: problemResponse("model.baseUrl, model.apiKeyEnv and a name the operator's files refer to need the admin key"),
         409: problemResponse('The name is taken (conflict), a run of the agent is running (agent_busy), the agent is defined by a file (defined_by_file), or it was deleted (agent_disabled)'),
       },
@@ -123,14 +108,14 @@ export const agentRoutes: FastifyPluginAsync<AgentRouteDeps> = async (app, { db,
     }
   });
 
-  app.delete<{ Params: { id: string } }>('/agents/:id', {
+  app.delete('/agents/:id', {
     schema: {
       tags: ['agents'],
       summary: 'Delete an agent (by id or name). While threads or runs refer to it, it is disabled instead: kept readable, closed to new threads and runs',
       params: idParams,
       response: {
-        200: { ...ref('Agent'), description: 'The agent was disabled (disabledAt is set), not deleted' },
-        204: { type: 'null', description: 'The agent was deleted' },
+        200: jsonResponse('The agent was disabled (disabledAt is set), not deleted', agentSchema),
+        204: z.null().describe('The agent was deleted'),
         403: problemResponse("Deleting an agent the operator's files refer to needs the admin key"), 404: problemResponse('No such agent'),
         409: problemResponse('A run of the agent is running (agent_busy), or the agent is defined by a file (defined_by_file)'),
       },
@@ -139,17 +124,17 @@ export const agentRoutes: FastifyPluginAsync<AgentRouteDeps> = async (app, { db,
     const agent = await mustBeChangeable({ db, client }, request.params.id, 'delete');
     requireAdminForNameOf(request, agent.name, `agent ${agent.name}`);
     const outcome = await removeAgent(db, agent.id);
-    if (outcome === 'removed') return reply.code(204).send();
+    if (outcome === 'removed') return reply.code(204).send(null);
     return mustFindAgent(db, agent.id);
   });
 
-  app.get<{ Params: { id: string } }>('/agents/:id/context', {
+  app.get('/agents/:id/context', {
     schema: {
       tags: ['agents'],
       summary: 'Preview the prefix injected before the conversation (instructions and conventional MCP prompts), without starting a run',
       params: idParams,
       response: {
-        200: { type: 'object', required: ['messages'], properties: { messages: { type: 'array', items: contextMessage } } },
+        200: agentContextSchema,
         404: problemResponse('No such agent'),
         502: problemResponse('A worker could not build the context'),
         504: problemResponse('No worker answered in time'),

@@ -1,0 +1,43 @@
+import { z } from 'zod';
+import { modelSchema } from '../../core/agent-model';
+
+/** What a caller may send to create or change an agent; the API checks requests against these and the use cases take their types. */
+
+export const agentModelSchema = modelSchema.meta({ id: 'AgentModel', description: 'The LLM behind an agent, keyed on provider' });
+
+const integrationRef = z.string().min(1).max(128);
+const description = z.string().max(10_000);
+const instructions = z.string().max(1_000_000);
+
+const agentFields = {
+  name: z.string().min(1).max(64).regex(/^[a-zA-Z][a-zA-Z0-9_-]*$/),
+  model: agentModelSchema,
+  integrationIds: z.array(integrationRef).max(100)
+    .refine((refs) => new Set(refs).size === refs.length, 'must not name an integration twice')
+    .meta({ uniqueItems: true, description: 'integration ids or names' }),
+  maxTurns: z.int().min(1).max(1000),
+  maxToolResultBytes: z.int().min(1024).max(16 * 1024 * 1024)
+    .describe('how much of any one tool result the LLM sees (default 65,536); the transcript keeps it whole'),
+};
+
+export const createAgentRequest = z.strictObject({
+  ...agentFields,
+  description: description.optional(),
+  instructions: instructions.optional(),
+  integrationIds: agentFields.integrationIds.optional(),
+  maxTurns: agentFields.maxTurns.optional(),
+  maxToolResultBytes: agentFields.maxToolResultBytes.optional(),
+});
+
+export const changeAgentRequest = z.strictObject({
+  name: agentFields.name.optional(),
+  model: agentFields.model.optional(),
+  description: description.nullable().optional().describe('null clears it'),
+  instructions: instructions.nullable().optional().describe('null clears it'),
+  integrationIds: agentFields.integrationIds.optional(),
+  maxTurns: agentFields.maxTurns.optional(),
+  maxToolResultBytes: agentFields.maxToolResultBytes.optional(),
+}).refine((changes) => Object.keys(changes).length > 0, 'give at least one field to change').meta({ minProperties: 1 });
+
+export type CreateAgentRequest = z.infer<typeof createAgentRequest>;
+export type ChangeAgentRequest = z.infer<typeof changeAgentRequest>;
