@@ -1,4 +1,5 @@
 import type { Client } from '@temporalio/client';
+import { z } from 'zod';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { authorizationView } from '../../store/integrations/oauth';
 import { claimAuthorizationState, readAuthorizationUrl, saveAuthorizationCode } from '../../store/integrations/oauth-states';
@@ -8,11 +9,11 @@ import { resolveRef } from '../../store/refs';
 import type { Logger } from '../../platform/logger';
 import type { AdminPolicy } from '../auth';
 import { HttpProblem } from '../../use-cases/problem';
-import { idParams, problemResponse } from '../json-schemas';
+import { idParams, problemResponse, timestamp, zodRoutes } from '../schemas';
 import {
   beginIntegrationAuthorization, completeIntegrationAuthorization, revokeIntegrationAuthorization, type WorkerQuestionDeps,
 } from '../../use-cases/worker-questions';
-import { authorizationProperties } from './integration-schemas';
+import { authorizationFields } from './integration-schemas';
 
 /**
  * The MCP authorization flow of an HTTP integration (OAuth 2.1 with PKCE), as an operator drives
@@ -72,21 +73,19 @@ const UNCLAIMED = {
   expired: 'This authorization expired (after 10 minutes). Start it again.',
 } as const;
 
-const htmlPage = (description: string) => ({ description, content: { 'text/html': { schema: { type: 'string' } } } });
+const htmlPage = (description: string) => ({ description, content: { 'text/html': { schema: z.string() } } });
 
-const callbackQuery = {
-  type: 'object', additionalProperties: true,
-  properties: {
-    code: { type: 'string', maxLength: 4096 }, state: { type: 'string', maxLength: 512 },
-    error: { type: 'string', maxLength: 256 }, error_description: { type: 'string', maxLength: 1024 },
-  },
-} as const;
+const callbackQuery = z.looseObject({
+  code: z.string().max(4096).optional(), state: z.string().max(512).optional(),
+  error: z.string().max(256).optional(), error_description: z.string().max(1024).optional(),
+});
 
-export const oauthCallbackRoutes: FastifyPluginAsync<Omit<OAuthRoutesOptions, 'admin' | 'publicUrl'>> = async (app, opts) => {
+export const oauthCallbackRoutes: FastifyPluginAsync<Omit<OAuthRoutesOptions, 'admin' | 'publicUrl'>> = async (plugin, opts) => {
+  const app = zodRoutes(plugin);
   const { db } = opts;
   const deps: WorkerQuestionDeps = { client: opts.client, taskQueue: opts.taskQueue, logger: opts.logger, waitMs: opts.waitMs };
 
-  app.get<{ Querystring: { code?: string; state?: string; error?: string; error_description?: string } }>(OAUTH_CALLBACK_PATH, {
+  app.get(OAUTH_CALLBACK_PATH, {
     schema: {
       tags: ['integrations'], summary: "The authorization server's redirect back: a page for the person's browser, not JSON", querystring: callbackQuery,
       response: { 200: htmlPage('Authorized'), 400: htmlPage('Refused, unknown, used or expired'), 502: htmlPage('The exchange failed'), 504: htmlPage('No worker answered') },
@@ -115,19 +114,16 @@ export const oauthCallbackRoutes: FastifyPluginAsync<Omit<OAuthRoutesOptions, 'a
   });
 };
 
-export const integrationOAuthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, opts) => {
+export const integrationOAuthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (plugin, opts) => {
+  const app = zodRoutes(plugin);
   const { db } = opts;
   const deps: WorkerQuestionDeps = { client: opts.client, taskQueue: opts.taskQueue, logger: opts.logger, waitMs: opts.waitMs };
-  const authorization = { type: 'object', required: ['authorization'], properties: authorizationProperties } as const;
 
-  app.post<{ Params: { id: string } }>('/integrations/:id/authorize', {
+  app.post('/integrations/:id/authorize', {
     schema: {
       tags: ['integrations'], summary: 'Start the OAuth authorization of an HTTP integration (admin): returns the URL a person opens', params: idParams,
       response: {
-        200: {
-          type: 'object', required: ['authorizationUrl', 'expiresAt', 'redirectUrl'],
-          properties: { authorizationUrl: { type: 'string' }, expiresAt: { type: 'string', format: 'date-time' }, redirectUrl: { type: 'string' } },
-        },
+        200: z.object({ authorizationUrl: z.string(), expiresAt: timestamp, redirectUrl: z.string() }),
         400: problemResponse('Not an HTTP integration'), 403: problemResponse('Needs the admin key'), 404: problemResponse('No such integration'),
         502: problemResponse('The server or its authorization server failed'), 504: problemResponse('No worker answered in time'),
       },
@@ -142,11 +138,11 @@ export const integrationOAuthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = as
     return { authorizationUrl, expiresAt, redirectUrl };
   });
 
-  app.delete<{ Params: { id: string } }>('/integrations/:id/authorization', {
+  app.delete('/integrations/:id/authorization', {
     schema: {
       tags: ['integrations'], summary: 'Revoke (at the server when it offers revocation) and forget the tokens (admin)', params: idParams,
       response: {
-        200: { ...authorization, properties: { ...authorization.properties, revokedAtServer: { type: 'boolean' } } },
+        200: z.object({ ...authorizationFields, revokedAtServer: z.boolean() }),
         400: problemResponse('Not an HTTP integration'), 403: problemResponse('Needs the admin key'), 404: problemResponse('No such integration'),
         502: problemResponse('The worker failed'), 504: problemResponse('No worker answered in time'),
       },

@@ -1,8 +1,9 @@
 import type { Client } from '@temporalio/client';
+import { z } from 'zod';
 import type { FastifyPluginAsync } from 'fastify';
 import { isUniqueViolation } from '../../store/agents';
 import { deleteUnreferencedIntegration, findIntegration, insertIntegration, listIntegrations, takenIntegrationNames, toPublic, updateIntegration } from '../../store/integrations/integrations';
-import { integrationNameProblem, type Integration, type NewIntegration } from '../../core/integration';
+import type { Integration } from '../../core/integration';
 import { authorizationView, authorizationViews } from '../../store/integrations/oauth';
 import { inTransaction, type Db } from '../../store/pool';
 import { resolveRef } from '../../store/refs';
@@ -11,14 +12,15 @@ import type { OperatorNames } from '../../platform/operator-names';
 import type { FastifyRequest } from 'fastify';
 import { requireAdminForName, type AdminPolicy } from '../auth';
 import { adminFieldsChanged, adminSettingsChanged } from '../../use-cases/integrations/integration-admin';
-import { parseApproval, patchTransport, parseTransport, readElicitationTimeout } from '../../use-cases/integrations/integration-input';
+import { elicitationTimeoutMs, patchTransport } from '../../use-cases/integrations/integration-input';
+import {
+  changeIntegrationRequest, createIntegrationRequest, importIntegrationsRequest,
+} from '../../use-cases/integrations/integration-requests';
 import { fetchCapabilities } from '../../use-cases/worker-questions';
 import { readMcpConfig, type Environment } from '../../use-cases/integrations/mcp-config-import';
 import { HttpProblem } from '../../use-cases/problem';
-import { idParams, problemResponse } from '../json-schemas';
-import {
-  capabilitiesResponse, createIntegrationBody, importBody, integrationResponse, patchIntegrationBody,
-} from './integration-schemas';
+import { idParams, jsonResponse, problemResponse, zodRoutes } from '../schemas';
+import { capabilitiesSchema, integrationListSchema, integrationSchema } from './integration-schemas';
 
 export interface IntegrationRoutesOptions {
   db: Db;
@@ -35,20 +37,10 @@ export interface IntegrationRoutesOptions {
   capabilitiesWaitMs: number;
 }
 
-type Settings = Omit<NewIntegration, 'name' | 'transport' | 'elicitationTimeoutMs'> & { elicitationTimeout?: string };
-type CreateBody = Settings & { name: string; transport: Record<string, unknown> };
-type PatchBody = Settings & { name?: string; transport?: Record<string, unknown> };
-type IdRequest = { Params: { id: string } };
-
-function checkName(name: string): void {
-  const problem = integrationNameProblem(name);
-  if (problem) throw new HttpProblem(400, `body.name ${problem}`, 'validation');
-}
-
-/** `elicitationTimeout` as stored (ms). */
-function storedSettings<T extends Settings>(body: T): Omit<T, 'elicitationTimeout'> & { elicitationTimeoutMs?: number } {
+/** `elicitationTimeout` as stored (ms); the request's schema has checked it. */
+function storedSettings<T extends { elicitationTimeout?: string }>(body: T): Omit<T, 'elicitationTimeout'> & { elicitationTimeoutMs?: number } {
   const { elicitationTimeout, ...rest } = body;
-  const ms = readElicitationTimeout(elicitationTimeout, 'body');
+  const ms = elicitationTimeout === undefined ? undefined : elicitationTimeoutMs(elicitationTimeout);
   return { ...rest, ...(ms !== undefined ? { elicitationTimeoutMs: ms } : {}) };
 }
 
@@ -76,10 +68,9 @@ async function present(db: Db, integration: Integration) {
   return { ...toPublic(integration), ...(await authorizationView(db, integration)) };
 }
 
-const one = (description: string) => ({ 200: { description, ...integrationResponse } });
-const listResponse = { type: 'object', required: ['integrations'], properties: { integrations: { type: 'array', items: integrationResponse } } };
 
-export const integrationRoutes: FastifyPluginAsync<IntegrationRoutesOptions> = async (app, opts) => {
+export const integrationRoutes: FastifyPluginAsync<IntegrationRoutesOptions> = async (plugin, opts) => {
+  const app = zodRoutes(plugin);
   const { db } = opts;
   /** One 403 naming every admin-only setting of the request (integration-admin.ts) that it would change. */
   const requireAdminSettings = (request: FastifyRequest, fields: string[]) => {
@@ -88,19 +79,17 @@ export const integrationRoutes: FastifyPluginAsync<IntegrationRoutesOptions> = a
   const requireAdminForNameOf = (request: FastifyRequest, name: string, field: string) =>
     requireAdminForName(opts.admin, opts.operatorNames, request, { kind: 'integration', name, field });
 
-  app.post<{ Body: CreateBody }>('/integrations', {
+  app.post('/integrations', {
     schema: {
-      tags: ['integrations'], summary: 'Register an MCP server', body: createIntegrationBody,
+      tags: ['integrations'], summary: 'Register an MCP server', body: createIntegrationRequest,
       response: {
-        201: integrationResponse, 400: problemResponse('Invalid request'),
+        201: integrationSchema, 400: problemResponse('Invalid request'),
         403: problemResponse("A stdio server, an admin-only setting, or a name the operator's files refer to needs the admin key"), 409: problemResponse('The name is taken'),
       },
     },
   }, async (request, reply) => {
-    checkName(request.body.name);
     requireAdminForNameOf(request, request.body.name, 'body.name');
-    const transport = parseTransport(request.body.transport);
-    const settings = { ...storedSettings(request.body), approval: parseApproval(request.body.approval) };
+    const { transport, ...settings } = storedSettings(request.body);
     // A stdio server is a command a worker runs: only the operator decides that.
     if (transport.type === 'stdio') opts.admin.requireAdmin(request, 'body.transport.type (stdio)', STDIO_ELSEWHERE);
     requireAdminSettings(request, adminSettingsChanged(settings).map((f) => `body.${f}`));
@@ -113,32 +102,30 @@ export const integrationRoutes: FastifyPluginAsync<IntegrationRoutesOptions> = a
   });
 
   app.get('/integrations', {
-    schema: { tags: ['integrations'], summary: 'List integrations, oldest first', response: { 200: listResponse } },
+    schema: { tags: ['integrations'], summary: 'List integrations, oldest first', response: { 200: integrationListSchema } },
   }, async () => {
     const integrations = await listIntegrations(db);
     const views = await authorizationViews(db, integrations);
     return { integrations: integrations.map((i) => ({ ...toPublic(i), ...views.get(i.id) })) };
   });
 
-  app.get<IdRequest>('/integrations/:id', {
+  app.get('/integrations/:id', {
     schema: {
       tags: ['integrations'], summary: 'Read an integration (by id or name)', params: idParams,
-      response: { ...one('The integration'), 404: problemResponse('No such integration') },
+      response: { 200: jsonResponse('The integration', integrationSchema), 404: problemResponse('No such integration') },
     },
   }, async (request) => present(db, await mustFind(db, request.params.id)));
 
-  app.patch<IdRequest & { Body: PatchBody }>('/integrations/:id', {
+  app.patch('/integrations/:id', {
     schema: {
-      tags: ['integrations'], summary: 'Change an integration; workers reconnect with the new settings', params: idParams, body: patchIntegrationBody,
+      tags: ['integrations'], summary: 'Change an integration; workers reconnect with the new settings', params: idParams, body: changeIntegrationRequest,
       response: {
-        ...one('The changed integration'), 400: problemResponse('Invalid request'), 403: problemResponse('Changing what runs, the URL, the name or an admin-only setting needs the admin key'),
+        200: jsonResponse('The changed integration', integrationSchema), 400: problemResponse('Invalid request'), 403: problemResponse('Changing what runs, the URL, the name or an admin-only setting needs the admin key'),
         404: problemResponse('No such integration'), 409: problemResponse('The name is taken'),
       },
     },
   }, async (request) => {
     const { transport: transportPatch, ...rest } = storedSettings(request.body);
-    if (rest.name !== undefined) checkName(rest.name);
-    if (rest.approval !== undefined) rest.approval = parseApproval(rest.approval);
     const current = await mustFind(db, request.params.id);
     // Agents, agent files and INTEGRATIONS_FILE find integrations by name: a new name changes what they find.
     if (rest.name !== undefined && rest.name !== current.name) opts.admin.requireAdmin(request, 'body.name', RENAME_REASON);
@@ -156,11 +143,11 @@ export const integrationRoutes: FastifyPluginAsync<IntegrationRoutesOptions> = a
     }
   });
 
-  app.delete<IdRequest>('/integrations/:id', {
+  app.delete('/integrations/:id', {
     schema: {
       tags: ['integrations'], summary: 'Delete an integration (by id or name) no agent uses', params: idParams,
       response: {
-        204: { description: 'Deleted', type: 'null' }, 404: problemResponse('No such integration'),
+        204: z.null().describe('Deleted'), 404: problemResponse('No such integration'),
         403: problemResponse("Deleting an integration the operator's files refer to needs the admin key"),
         409: problemResponse('Agents still use it: remove it from them first'),
       },
@@ -174,14 +161,14 @@ export const integrationRoutes: FastifyPluginAsync<IntegrationRoutesOptions> = a
       const agents = outcome.agents.map((a) => `${a.name} (${a.id})`).join(', ');
       throw new HttpProblem(409, `Integration ${request.params.id} is used by agents ${agents}: remove it from them first`, 'in_use');
     }
-    return reply.code(204).send();
+    return reply.code(204).send(null);
   });
 
-  app.post<{ Body: Record<string, unknown> }>('/integrations/import', {
+  app.post('/integrations/import', {
     schema: {
-      tags: ['integrations'], summary: 'Import a Claude Desktop or VS Code MCP server list, all or nothing', body: importBody,
+      tags: ['integrations'], summary: 'Import a Claude Desktop or VS Code MCP server list, all or nothing', body: importIntegrationsRequest,
       response: {
-        201: { type: 'object', required: ['integrations'], properties: { integrations: { type: 'array', items: integrationResponse } } },
+        201: integrationListSchema,
         400: problemResponse('Invalid document, or a variable not set'),
         403: problemResponse("Stdio servers, variables, admin-only settings and names the operator's files refer to need the admin key"), 409: problemResponse('Names already taken'),
       },
@@ -212,11 +199,11 @@ export const integrationRoutes: FastifyPluginAsync<IntegrationRoutesOptions> = a
     }
   });
 
-  app.get<IdRequest>('/integrations/:id/capabilities', {
+  app.get('/integrations/:id/capabilities', {
     schema: {
       tags: ['integrations'], summary: "List the server's tools, resources, templates and prompts (asks a worker)", params: idParams,
       response: {
-        200: capabilitiesResponse, 404: problemResponse('No such integration'),
+        200: capabilitiesSchema, 404: problemResponse('No such integration'),
         409: problemResponse('The server needs OAuth authorization: POST /v1/integrations/{id}/authorize'),
         502: problemResponse('The MCP server is unreachable'), 504: problemResponse('No worker answered in time'),
       },

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { parseApprovalTimeout, type ApprovalPolicy } from '../../core/approval';
 import { SIZE_BOUNDS, TASK_QUEUE_PATTERN, type IntegrationTransport } from '../../core/integration';
-import { parseDuration } from '../../core/duration';
+import { DURATION_PATTERN, parseDuration } from '../../core/duration';
 import { HttpProblem } from '../problem';
 import { describeIssues, formatPath } from '../validation';
 
@@ -81,16 +81,26 @@ export function parseApproval(value: unknown, path: PropertyKey[] = ['body', 'ap
 /** The longest a tool call may wait for answers: it lengthens the call's activity by as much. */
 export const MAX_ELICITATION_TIMEOUT_MS = 24 * 3_600_000;
 
+const ELICITATION_TIMEOUT_RULE = 'must be a duration from 1s to 24h, like "90s" or "10m"';
+
+/** `elicitationTimeout` ("90s", "10m") in milliseconds; undefined unless it is a duration from 1s to 24h. */
+export function elicitationTimeoutMs(text: string): number | undefined {
+  const ms = parseDuration(text.trim());
+  return ms !== undefined && ms >= 1000 && ms <= MAX_ELICITATION_TIMEOUT_MS ? ms : undefined;
+}
+
+export const elicitationTimeoutSchema = z.string().max(32)
+  .refine((text) => elicitationTimeoutMs(text) !== undefined, ELICITATION_TIMEOUT_RULE)
+  .meta({ pattern: DURATION_PATTERN });
+
 /**
- * `elicitationTimeout` ("90s", "10m") as milliseconds, checked; the other settings pass as they are.
- * `where` names the field in a 400 (body, or the imported server).
+ * An imported server's `elicitationTimeout` in milliseconds, checked; `where` names the server in
+ * the 400.
  */
 export function readElicitationTimeout(value: unknown, where: string): number | undefined {
   if (value === undefined) return undefined;
-  const ms = typeof value === 'string' ? parseDuration(value.trim()) : undefined;
-  if (ms === undefined || ms < 1000 || ms > MAX_ELICITATION_TIMEOUT_MS) {
-    throw new HttpProblem(400, `${where}.elicitationTimeout must be a duration from 1s to 24h, like "90s" or "10m"`, 'validation');
-  }
+  const ms = typeof value === 'string' ? elicitationTimeoutMs(value) : undefined;
+  if (ms === undefined) throw new HttpProblem(400, `${where}.elicitationTimeout ${ELICITATION_TIMEOUT_RULE}`, 'validation');
   return ms;
 }
 
