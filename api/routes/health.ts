@@ -1,9 +1,10 @@
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import type { FastifyPluginAsync } from 'fastify';
+import { z } from 'zod';
 import { pingDatabase, type Db } from '../../store/pool';
 import { problem, sendProblem } from '../problem';
-import { problemResponse } from '../json-schemas';
+import { problemResponse, zodRoutes } from '../schemas';
 import { withDeadline } from '../../platform/deadline';
 import { featuresOffWithoutKey } from '../../platform/secrets/key-ring';
 
@@ -11,12 +12,9 @@ const CHECK_DEADLINE_MS = 2_000;
 /** Temporal keeps a poller in the task queue's description for a while after its last poll. */
 const POLLER_FRESH_MS = 90_000;
 
-const featuresOffSchema = { type: 'array', items: { type: 'string' }, description: 'what is off until the operator configures it (SECRETS_KEY)' } as const;
+const featuresOffSchema = z.array(z.string()).describe('what is off until the operator configures it (SECRETS_KEY)');
 
-const checksSchema = {
-  type: 'object', required: ['database', 'temporal', 'workers'],
-  properties: { database: { type: 'string' }, temporal: { type: 'string' }, workers: { type: 'string' } },
-} as const;
+const checksSchema = z.object({ database: z.string(), temporal: z.string(), workers: z.string() });
 
 /** At least one worker polls the task queue recently: without one, runs would start and never move. */
 async function workerPolling(client: Client, taskQueue: string): Promise<void> {
@@ -33,7 +31,8 @@ async function workerPolling(client: Client, taskQueue: string): Promise<void> {
   if (!fresh) throw new Error(`no worker polls task queue ${taskQueue}`);
 }
 
-export const healthRoutes: FastifyPluginAsync<{ db: Db; client: Client; taskQueue: string }> = async (app, { db, client, taskQueue }) => {
+export const healthRoutes: FastifyPluginAsync<{ db: Db; client: Client; taskQueue: string }> = async (plugin, { db, client, taskQueue }) => {
+  const app = zodRoutes(plugin);
   const probes: Record<'database' | 'temporal' | 'workers', () => Promise<unknown>> = {
     database: () => withDeadline(pingDatabase(db), CHECK_DEADLINE_MS),
     temporal: () => client.withDeadline(Date.now() + CHECK_DEADLINE_MS, () => client.workflowService.getSystemInfo({})),
@@ -44,7 +43,7 @@ export const healthRoutes: FastifyPluginAsync<{ db: Db; client: Client; taskQueu
     config: { rateLimit: false },
     schema: {
       tags: ['health'], summary: 'Liveness: the process answers', security: [],
-      response: { 200: { type: 'object', required: ['status'], properties: { status: { type: 'string', enum: ['ok'] } } } },
+      response: { 200: z.object({ status: z.enum(['ok']) }) },
     },
   }, async () => ({ status: 'ok' as const }));
 
@@ -53,17 +52,14 @@ export const healthRoutes: FastifyPluginAsync<{ db: Db; client: Client; taskQueu
     schema: {
       tags: ['health'], summary: 'Readiness: PostgreSQL and Temporal answer, and a worker polls the task queue', security: [],
       response: {
-        200: {
-          type: 'object', required: ['status', 'checks'],
-          properties: { status: { type: 'string', enum: ['ok'] }, checks: checksSchema, featuresOff: featuresOffSchema },
-        },
+        200: z.object({ status: z.enum(['ok']), checks: checksSchema, featuresOff: featuresOffSchema.optional() }),
         503: problemResponse('A dependency does not answer; detail names it'),
       },
     },
   }, async (request, reply) => {
     const names = Object.keys(probes) as (keyof typeof probes)[];
     const outcomes = await Promise.allSettled(names.map((name) => probes[name]()));
-    const checks = Object.fromEntries(names.map((name, i) => [name, outcomes[i].status === 'fulfilled' ? 'ok' : name === 'workers' ? 'none polling' : 'unreachable']));
+    const checks = Object.fromEntries(names.map((name, i) => [name, outcomes[i].status === 'fulfilled' ? 'ok' : name === 'workers' ? 'none polling' : 'unreachable'])) as Record<keyof typeof probes, string>;
     const failed = names.filter((_, i) => outcomes[i].status === 'rejected');
     // Ready all the same: what is off waits for the operator's configuration, not for time.
     const featuresOff = featuresOffWithoutKey();

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
+import { z } from 'zod';
 import { findIntegration } from '../../store/integrations/integrations';
 import type { Db } from '../../store/pool';
 import type { RunChangeFeed } from '../../store/runs/change-feed';
@@ -11,7 +12,7 @@ import { followRunEvents } from '../../use-cases/runs/follow-events';
 import { pendingInputView } from '../../use-cases/runs/runs';
 import { runNotFound } from '../../use-cases/problem';
 import { openSse } from '../sse';
-import { idParams, problemResponse } from '../json-schemas';
+import { idParams, problemResponse, queryInteger, zodRoutes } from '../schemas';
 import { closingSignal } from '../closing-signal';
 
 export interface RunEventRouteDeps {
@@ -25,27 +26,26 @@ export interface RunEventRouteDeps {
 const IDLE_REREAD_MS = 60_000;
 const DEFAULT_HEARTBEAT_MS = 15_000;
 
-const eventsQuery = {
-  type: 'object', additionalProperties: false,
-  properties: { after: { type: 'integer', minimum: 0, description: 'like Last-Event-ID, for clients that cannot set headers' } },
-} as const;
+const eventsQuery = z.strictObject({
+  after: queryInteger(0, Number.MAX_SAFE_INTEGER).optional().describe('like Last-Event-ID, for clients that cannot set headers'),
+});
 
-const eventsHeaders = {
-  type: 'object',
-  properties: { 'last-event-id': { type: 'string', pattern: '^[0-9]{1,9}$', description: 'resume after this event id (seq)' } },
-} as const;
+const eventsHeaders = z.looseObject({
+  'last-event-id': z.string().regex(/^[0-9]{1,9}$/).optional().describe('resume after this event id (seq)'),
+});
 
-export const runEventRoutes: FastifyPluginAsync<RunEventRouteDeps> = async (app, deps) => {
+export const runEventRoutes: FastifyPluginAsync<RunEventRouteDeps> = async (plugin, deps) => {
+  const app = zodRoutes(plugin);
   // Open streams would otherwise hold a shutdown until their runs end.
   const closing = closingSignal(app);
 
-  app.get<{ Params: { id: string }; Querystring: { after?: number }; Headers: { 'last-event-id'?: string } }>('/runs/:id/events', {
+  app.get('/runs/:id/events', {
     schema: {
       tags: ['runs'],
       summary: 'Follow a run as Server-Sent Events (event id = seq; resumable with Last-Event-ID); closes after run_ended',
       params: idParams, querystring: eventsQuery, headers: eventsHeaders,
       response: {
-        200: { description: 'text/event-stream: run_started, turn_started, turn_ended, tool_call_started, tool_call_ended, approval_requested, approval_resolved, run_ended; input_requested (no id) for each question an MCP server asks that waits for an answer', content: { 'text/event-stream': { schema: { type: 'string' } } } },
+        200: { description: 'text/event-stream: run_started, turn_started, turn_ended, tool_call_started, tool_call_ended, approval_requested, approval_resolved, run_ended; input_requested (no id) for each question an MCP server asks that waits for an answer', content: { 'text/event-stream': { schema: z.string() } } },
         400: problemResponse('Invalid Last-Event-ID'),
         404: problemResponse('No such run'),
       },

@@ -1,35 +1,32 @@
 import type { FastifyPluginAsync } from 'fastify';
+import { z } from 'zod';
 import type { Db } from '../../store/pool';
-import { answerInput, type InputAnswer } from '../../use-cases/runs/run-inputs';
+import { answerInput } from '../../use-cases/runs/run-inputs';
 import type { RunViewCache } from '../../use-cases/runs/run-view-cache';
-import { problemResponse } from '../json-schemas';
+import { id, problemResponse, timestamp, zodRoutes } from '../schemas';
 
-const id = { type: 'string', minLength: 1, maxLength: 128 } as const;
+const actions = z.enum(['accept', 'decline', 'cancel']);
 
-const answerBody = {
-  type: 'object', required: ['action'], additionalProperties: false,
-  properties: {
-    action: { type: 'string', enum: ['accept', 'decline', 'cancel'] },
-    content: {
-      type: 'object', maxProperties: 100,
-      // Each value is checked against the input's requestedSchema, without coercion; here only the size.
-      additionalProperties: true,
-      description: 'with accept, for a form-mode input: the fields, checked against the input\'s requestedSchema',
-    },
-  },
-} as const;
+const answerBody = z.strictObject({
+  action: actions,
+  // Each value is checked against the input's requestedSchema, without coercion; here only the size.
+  content: z.record(z.string(), z.unknown())
+    .refine((content) => Object.keys(content).length <= 100, 'at most 100 fields')
+    .meta({ maxProperties: 100, description: 'with accept, for a form-mode input: the fields, checked against the input\'s requestedSchema' })
+    .optional(),
+});
 
-export const runInputRoutes: FastifyPluginAsync<{ db: Db; views: RunViewCache }> = async (app, { db, views }) => {
-  app.post<{ Params: { id: string; inputId: string }; Body: InputAnswer }>('/runs/:id/inputs/:inputId', {
+const answeredInput = z.object({ inputId: id, runId: id, toolCallId: z.string(), status: actions, answeredAt: timestamp });
+
+export const runInputRoutes: FastifyPluginAsync<{ db: Db; views: RunViewCache }> = async (plugin, { db, views }) => {
+  const app = zodRoutes(plugin);
+  app.post('/runs/:id/inputs/:inputId', {
     schema: {
       tags: ['runs'], summary: "Answer a question an MCP server asked during one of the run's tool calls (one of its pendingInputs)",
-      params: { type: 'object', required: ['id', 'inputId'], additionalProperties: false, properties: { id, inputId: id } },
+      params: z.strictObject({ id, inputId: id }),
       body: answerBody,
       response: {
-        200: {
-          type: 'object', required: ['inputId', 'runId', 'toolCallId', 'status', 'answeredAt'],
-          properties: { inputId: id, runId: id, toolCallId: { type: 'string' }, status: { type: 'string', enum: ['accept', 'decline', 'cancel'] }, answeredAt: { type: 'string', format: 'date-time' } },
-        },
+        200: answeredInput,
         400: problemResponse('Invalid answer: the content does not match the requested schema (the field is named)'),
         404: problemResponse('No such run or input'),
         409: problemResponse('The input no longer waits: answered, expired, or its tool call ended (code input_closed)'),

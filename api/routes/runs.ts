@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import type { ApprovalDecision, ApprovalKeyKind } from '../../core/approval';
+import type { ApprovalKeyKind } from '../../core/approval';
 import { decideApproval } from '../../use-cases/runs/approvals';
 import type { Db } from '../../store/pool';
 import type { RunChangeFeed } from '../../store/runs/change-feed';
@@ -9,9 +9,10 @@ import { runAccepted, startRun } from '../../use-cases/runs/start-run';
 import { runNotFound } from '../../use-cases/problem';
 import type { RunViewCache } from '../../use-cases/runs/run-view-cache';
 import { closingSignal } from '../closing-signal';
+import { idParams, problemResponse, zodRoutes } from '../schemas';
 import {
-  decideApprovalBody, idParams, problemResponse, readRunQuery, ref, runStatus, startRunBody, startRunHeaders,
-} from '../json-schemas';
+  approvalParams, cancelledRunSchema, decideApprovalBody, readRunQuery, runAcceptedSchema, runSchema, startRunBody, startRunHeaders, threadRunParams,
+} from './run-schemas';
 
 export interface RunRouteDeps {
   db: Db;
@@ -26,18 +27,19 @@ export interface RunRouteDeps {
   keyKind: (request: FastifyRequest) => ApprovalKeyKind;
 }
 
-export const runRoutes: FastifyPluginAsync<RunRouteDeps> = async (app, deps) => {
+export const runRoutes: FastifyPluginAsync<RunRouteDeps> = async (plugin, deps) => {
+  const app = zodRoutes(plugin);
   // Long polls would otherwise hold a shutdown for up to MAX_WAIT_MS.
   const closing = closingSignal(app);
 
-  app.post<{ Params: { threadId: string }; Body: { input: string; agentId?: string }; Headers: { 'idempotency-key'?: string } }>(
+  app.post(
     '/threads/:threadId/runs', {
       schema: {
         tags: ['runs'], summary: 'Start a run on a thread',
-        params: { type: 'object', required: ['threadId'], properties: { threadId: idParams.properties.id } },
+        params: threadRunParams,
         headers: startRunHeaders, body: startRunBody,
         response: {
-          202: ref('RunAccepted'),
+          202: runAcceptedSchema,
           400: problemResponse('Invalid request'),
           404: problemResponse('No such thread or agent'),
           409: problemResponse('The thread is busy with another run (code thread_busy), or the Idempotency-Key was used with another body (code conflict)'),
@@ -51,10 +53,10 @@ export const runRoutes: FastifyPluginAsync<RunRouteDeps> = async (app, deps) => 
     },
   );
 
-  app.get<{ Params: { id: string }; Querystring: { waitMs: number } }>('/runs/:id', {
+  app.get('/runs/:id', {
     schema: {
       tags: ['runs'], summary: 'Read a run, optionally waiting for it to end', params: idParams, querystring: readRunQuery,
-      response: { 200: ref('Run'), 400: problemResponse('Invalid request'), 404: problemResponse('No such run') },
+      response: { 200: runSchema, 400: problemResponse('Invalid request'), 404: problemResponse('No such run') },
     },
   }, async (request) => {
     const run = await readRunWhenEnded({ ...deps, db: deps.reads }, request.params.id, request.query.waitMs, closing);
@@ -62,16 +64,13 @@ export const runRoutes: FastifyPluginAsync<RunRouteDeps> = async (app, deps) => 
     return run;
   });
 
-  app.post<{ Params: { id: string; toolCallId: string }; Body: { decision: ApprovalDecision; reason?: string } }>('/runs/:id/approvals/:toolCallId', {
+  app.post('/runs/:id/approvals/:toolCallId', {
     schema: {
       tags: ['runs'], summary: 'Approve or deny a tool call that waits for approval; answers with the run once the decision is recorded',
-      params: {
-        type: 'object', required: ['id', 'toolCallId'], additionalProperties: false,
-        properties: { id: idParams.properties.id, toolCallId: { type: 'string', minLength: 1, maxLength: 512 } },
-      },
+      params: approvalParams,
       body: decideApprovalBody,
       response: {
-        200: ref('Run'), 400: problemResponse('Invalid request'), 404: problemResponse('No such run, or no such call waiting for approval'),
+        200: runSchema, 400: problemResponse('Invalid request'), 404: problemResponse('No such run, or no such call waiting for approval'),
         409: problemResponse('The call was already decided, timed out or cancelled (code already_decided; approvalStatus and decision name how)'),
         503: problemResponse('No worker took the decision in time'),
       },
@@ -84,11 +83,11 @@ export const runRoutes: FastifyPluginAsync<RunRouteDeps> = async (app, deps) => 
     return run;
   });
 
-  app.post<{ Params: { id: string } }>('/runs/:id/cancel', {
+  app.post('/runs/:id/cancel', {
     schema: {
       tags: ['runs'], summary: 'Cancel a run; a run that has already ended is left as it is', params: idParams,
       response: {
-        202: { type: 'object', required: ['id', 'status'], properties: { id: { type: 'string' }, status: runStatus } },
+        202: cancelledRunSchema,
         404: problemResponse('No such run'),
       },
     },

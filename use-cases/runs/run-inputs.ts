@@ -14,6 +14,9 @@ export interface InputAnswer {
   content?: Record<string, unknown>;
 }
 
+/** An input once answered: its status is the answer's action, and it has a time. */
+export type AnsweredInput = RunInput & { status: InputAction; answeredAt: string };
+
 /** Names the first field the content gets wrong; the field name is in `field` too, for programs. */
 function checkContent(input: RunInput, answer: InputAnswer): Record<string, unknown> | undefined {
   if (answer.action !== 'accept') {
@@ -33,7 +36,7 @@ function checkContent(input: RunInput, answer: InputAnswer): Record<string, unkn
   return content;
 }
 
-export async function answerInput(db: Queryable, runId: string, inputId: string, answer: InputAnswer): Promise<RunInput> {
+export async function answerInput(db: Queryable, runId: string, inputId: string, answer: InputAnswer): Promise<AnsweredInput> {
   if (!(await findRun(db, runId))) throw runNotFound(runId);
   const input = await findRunInput(db, runId, inputId);
   if (!input) throw new HttpProblem(404, `Input ${inputId} of run ${runId} does not exist`, 'not_found');
@@ -44,5 +47,6 @@ export async function answerInput(db: Queryable, runId: string, inputId: string,
     const why = now === 'pending' ? 'its tool call has ended' : now === 'expired' ? 'it expired' : `it was already answered (${now})`;
     throw new HttpProblem(409, `Input ${inputId} no longer waits for an answer: ${why}`, 'input_closed');
   }
-  return answered;
+  // The update that recorded it set both.
+  return answered as AnsweredInput;
 }
