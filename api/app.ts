@@ -2,6 +2,7 @@ import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Client } from '@temporalio/client';
+import { serializerCompiler } from 'fastify-type-provider-zod';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync, type FastifyRequest } from 'fastify';
 import type { ApprovalKeyKind } from '../core/approval';
 import type { Db } from '../store/pool';
@@ -26,9 +27,8 @@ import { runRoutes } from './routes/runs';
 import { sourceRoutes } from './routes/sources';
 import { threadRoutes } from './routes/threads';
 import { integrationOAuthRoutes, oauthCallbackRoutes } from './routes/integration-oauth';
-import { sharedSchemas } from './json-schemas';
 import { openapiTransforms } from './openapi';
-import { formatSchemaErrors } from './validation';
+import { zodValidatorCompiler } from './validation';
 import type { Environment } from '../use-cases/integrations/mcp-config-import';
 import { DEFAULT_LLM_KEY_ENVS } from '../core/llm-keys';
 
@@ -96,18 +96,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     logController: new QuietLogController(),
     bodyLimit: BODY_LIMIT_BYTES,
     requestTimeout: REQUEST_TIMEOUT_MS,
-    // Unknown fields are rejected, not silently dropped: a misspelt `maxturns` must not pass unnoticed.
-    ajv: { customOptions: { removeAdditional: false } },
-    schemaErrorFormatter: formatSchemaErrors,
     // Router-level rejections (a malformed URL, an over-long id) get the same problem format.
     frameworkErrors: (error, _request, reply) => sendProblem(reply, toProblem(error)),
   });
+  // Requests are checked and responses written by the routes' zod schemas (api/schemas.ts).
+  app.setValidatorCompiler(zodValidatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
   acceptEmptyJsonBodies(app);
   await app.register(problemHandlers);
   // First of all hooks: a request from a rebinding page is refused before authentication or any work.
   await app.register(hostCheck, { listenHost: deps.listenHost ?? '127.0.0.1', allowedHosts: deps.allowedHosts, corsOrigins: deps.corsOrigins ?? [] });
   await app.register(requestGuard);
-  await app.register(sharedSchemas);
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -115,7 +114,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
       ...(deps.apiKey ? { security: [{ bearerAuth: [] }] } : {}),
     },
-    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
     ...openapiTransforms,
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });

@@ -1,6 +1,5 @@
-import type { SwaggerTransform, SwaggerTransformObject } from '@fastify/swagger';
+import type { SwaggerTransformObject } from '@fastify/swagger';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
-import { z } from 'zod';
 
 /**
  * The OpenAPI document at /docs, written from the routes' zod schemas. Shapes declared with
@@ -60,15 +59,4 @@ const transformObject: SwaggerTransformObject = (input) => {
   return tidyComponents(jsonSchemaTransformObject(input) as Json, before);
 };
 
-const isZod = (value: unknown): boolean => value instanceof z.ZodType
-  || (typeof value === 'object' && value !== null && 'content' in value
-    && Object.values((value as { content: Record<string, { schema: unknown }> }).content).some((c) => c.schema instanceof z.ZodType));
-
-/** Routes still described by JSON Schema pass through as they are. */
-const transform: SwaggerTransform = (input) => {
-  const { body, querystring, params, headers, response } = (input.schema ?? {}) as Json;
-  const parts = [body, querystring, params, headers, ...Object.values((response ?? {}) as Json)];
-  return parts.some(isZod) ? jsonSchemaTransform(input) : { schema: input.schema, url: input.url };
-};
-
-export const openapiTransforms = { transform, transformObject };
+export const openapiTransforms = { transform: jsonSchemaTransform, transformObject };

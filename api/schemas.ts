@@ -1,19 +1,18 @@
-import type { FastifyInstance } from 'fastify';
-import { serializerCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { PROBLEM_CONTENT_TYPE } from './problem';
-import { zodValidatorCompiler } from './validation';
 
 /**
  * The zod schemas every part of the HTTP contract shares. Each shape is written once: routes
- * validate requests and serialise responses with it, handlers get its inferred types, and /docs
- * is written from it (shapes with `.meta({ id })` are named components there).
+ * check requests and write responses with it (api/app.ts sets the compilers), handlers get its
+ * inferred types, and /docs is written from it (shapes with `.meta({ id })` are named components).
+ *
+ * Request objects are strict: a misspelt `maxturns` is a 400, not silently dropped. Response
+ * objects keep only their declared properties, so nothing undeclared (a secret) leaves by mistake.
  */
 
 export const id = z.string().min(1).max(128);
 /** A time the engine wrote (ISO 8601); responses only, so it is documented rather than checked. */
 export const timestamp = z.string().meta({ format: 'date-time' });
-/** Serialisation keeps only the declared properties of an object, so nothing undeclared leaves by mistake. */
 export const idParams = z.strictObject({ id });
 
 /** A whole number in a query string, where every value arrives as text. */
@@ -46,10 +45,3 @@ export const jsonResponse = <T extends z.ZodType>(description: string, schema: T
   description,
   content: { 'application/json': { schema } },
 });
-
-/** A route plugin whose routes are checked, typed and described by zod. */
-export function zodRoutes(app: FastifyInstance) {
-  app.setValidatorCompiler(zodValidatorCompiler);
-  app.setSerializerCompiler(serializerCompiler);
-  return app.withTypeProvider<ZodTypeProvider>();
-}

@@ -1,6 +1,7 @@
 import type { Client } from '@temporalio/client';
 import { z } from 'zod';
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import {
   agentDisabledText, findAgentByRef, insertAgent, isUniqueViolation, listAgents, removeAgent, updateAgent,
   type Agent, type AgentChanges, type NewAgent,
@@ -15,7 +16,7 @@ import { requireAdminForName, type AdminPolicy } from '../auth';
 import { DEFAULT_CONTEXT_PREVIEW_WAIT_MS, previewContext } from '../../use-cases/worker-questions';
 import { HttpProblem } from '../../use-cases/problem';
 import { changeAgentRequest, createAgentRequest } from '../../use-cases/agents/agent-requests';
-import { idParams, jsonResponse, problemResponse, zodRoutes } from '../schemas';
+import { idParams, jsonResponse, problemResponse } from '../schemas';
 import { agentContextSchema, agentListSchema, agentSchema } from './agent-schemas';
 
 export interface AgentRouteDeps {
@@ -32,8 +33,7 @@ export interface AgentRouteDeps {
   contextWaitMs?: number;
 }
 
-export const agentRoutes: FastifyPluginAsync<AgentRouteDeps> = async (plugin, { db, client, taskQueue, contextWaitMs, admin, operatorNames, llmKeyEnvs }) => {
-  const app = zodRoutes(plugin);
+export const agentRoutes: FastifyPluginAsyncZod<AgentRouteDeps> = async (app, { db, client, taskQueue, contextWaitMs, admin, operatorNames, llmKeyEnvs }) => {
   const requireAdminForNameOf = (request: FastifyRequest, name: string, field: string) =>
     requireAdminForName(admin, operatorNames, request, { kind: 'agent', name, field });
 

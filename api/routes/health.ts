@@ -1,10 +1,10 @@
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { pingDatabase, type Db } from '../../store/pool';
 import { problem, sendProblem } from '../problem';
-import { problemResponse, zodRoutes } from '../schemas';
+import { problemResponse } from '../schemas';
 import { withDeadline } from '../../platform/deadline';
 import { featuresOffWithoutKey } from '../../platform/secrets/key-ring';
 
@@ -31,8 +31,7 @@ async function workerPolling(client: Client, taskQueue: string): Promise<void> {
   if (!fresh) throw new Error(`no worker polls task queue ${taskQueue}`);
 }
 
-export const healthRoutes: FastifyPluginAsync<{ db: Db; client: Client; taskQueue: string }> = async (plugin, { db, client, taskQueue }) => {
-  const app = zodRoutes(plugin);
+export const healthRoutes: FastifyPluginAsyncZod<{ db: Db; client: Client; taskQueue: string }> = async (app, { db, client, taskQueue }) => {
   const probes: Record<'database' | 'temporal' | 'workers', () => Promise<unknown>> = {
     database: () => withDeadline(pingDatabase(db), CHECK_DEADLINE_MS),
     temporal: () => client.withDeadline(Date.now() + CHECK_DEADLINE_MS, () => client.workflowService.getSystemInfo({})),

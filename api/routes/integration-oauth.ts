@@ -1,6 +1,7 @@
 import type { Client } from '@temporalio/client';
 import { z } from 'zod';
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { authorizationView } from '../../store/integrations/oauth';
 import { claimAuthorizationState, readAuthorizationUrl, saveAuthorizationCode } from '../../store/integrations/oauth-states';
 import { findIntegration } from '../../store/integrations/integrations';
@@ -9,7 +10,7 @@ import { resolveRef } from '../../store/refs';
 import type { Logger } from '../../platform/logger';
 import type { AdminPolicy } from '../auth';
 import { HttpProblem } from '../../use-cases/problem';
-import { idParams, problemResponse, timestamp, zodRoutes } from '../schemas';
+import { idParams, problemResponse, timestamp } from '../schemas';
 import {
   beginIntegrationAuthorization, completeIntegrationAuthorization, revokeIntegrationAuthorization, type WorkerQuestionDeps,
 } from '../../use-cases/worker-questions';
@@ -80,8 +81,7 @@ const callbackQuery = z.looseObject({
   error: z.string().max(256).optional(), error_description: z.string().max(1024).optional(),
 });
 
-export const oauthCallbackRoutes: FastifyPluginAsync<Omit<OAuthRoutesOptions, 'admin' | 'publicUrl'>> = async (plugin, opts) => {
-  const app = zodRoutes(plugin);
+export const oauthCallbackRoutes: FastifyPluginAsyncZod<Omit<OAuthRoutesOptions, 'admin' | 'publicUrl'>> = async (app, opts) => {
   const { db } = opts;
   const deps: WorkerQuestionDeps = { client: opts.client, taskQueue: opts.taskQueue, logger: opts.logger, waitMs: opts.waitMs };
 
@@ -114,8 +114,7 @@ export const oauthCallbackRoutes: FastifyPluginAsync<Omit<OAuthRoutesOptions, 'a
   });
 };
 
-export const integrationOAuthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (plugin, opts) => {
-  const app = zodRoutes(plugin);
+export const integrationOAuthRoutes: FastifyPluginAsyncZod<OAuthRoutesOptions> = async (app, opts) => {
   const { db } = opts;
   const deps: WorkerQuestionDeps = { client: opts.client, taskQueue: opts.taskQueue, logger: opts.logger, waitMs: opts.waitMs };
 

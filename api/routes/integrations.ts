@@ -1,6 +1,5 @@
 import type { Client } from '@temporalio/client';
 import { z } from 'zod';
-import type { FastifyPluginAsync } from 'fastify';
 import { isUniqueViolation } from '../../store/agents';
 import { deleteUnreferencedIntegration, findIntegration, insertIntegration, listIntegrations, takenIntegrationNames, toPublic, updateIntegration } from '../../store/integrations/integrations';
 import type { Integration } from '../../core/integration';
@@ -10,6 +9,7 @@ import { resolveRef } from '../../store/refs';
 import type { Logger } from '../../platform/logger';
 import type { OperatorNames } from '../../platform/operator-names';
 import type { FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { requireAdminForName, type AdminPolicy } from '../auth';
 import { adminFieldsChanged, adminSettingsChanged } from '../../use-cases/integrations/integration-admin';
 import { elicitationTimeoutMs, patchTransport } from '../../use-cases/integrations/integration-input';
@@ -19,7 +19,7 @@ import {
 import { fetchCapabilities } from '../../use-cases/worker-questions';
 import { readMcpConfig, type Environment } from '../../use-cases/integrations/mcp-config-import';
 import { HttpProblem } from '../../use-cases/problem';
-import { idParams, jsonResponse, problemResponse, zodRoutes } from '../schemas';
+import { idParams, jsonResponse, problemResponse } from '../schemas';
 import { capabilitiesSchema, integrationListSchema, integrationSchema } from './integration-schemas';
 
 export interface IntegrationRoutesOptions {
@@ -69,8 +69,7 @@ async function present(db: Db, integration: Integration) {
 }
 
 
-export const integrationRoutes: FastifyPluginAsync<IntegrationRoutesOptions> = async (plugin, opts) => {
-  const app = zodRoutes(plugin);
+export const integrationRoutes: FastifyPluginAsyncZod<IntegrationRoutesOptions> = async (app, opts) => {
   const { db } = opts;
   /** One 403 naming every admin-only setting of the request (integration-admin.ts) that it would change. */
   const requireAdminSettings = (request: FastifyRequest, fields: string[]) => {

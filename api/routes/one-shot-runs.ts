@@ -1,6 +1,6 @@
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { runAccepted, startRunOnNewThread, type StartRunDeps } from '../../use-cases/runs/start-run';
-import { problemResponse, zodRoutes } from '../schemas';
+import { problemResponse } from '../schemas';
 import { runAcceptedSchema, startOneShotRunBody, startRunHeaders } from './run-schemas';
 
 /**
@@ -8,8 +8,7 @@ import { runAcceptedSchema, startOneShotRunBody, startRunHeaders } from './run-s
  * conversation (a thread and a run in one call, as OpenAI's "create thread and run"). The thread
  * is an ordinary one: later runs may continue it with POST /v1/threads/:threadId/runs.
  */
-export const oneShotRunRoutes: FastifyPluginAsync<StartRunDeps> = async (plugin, deps) => {
-  const app = zodRoutes(plugin);
+export const oneShotRunRoutes: FastifyPluginAsyncZod<StartRunDeps> = async (app, deps) => {
   app.post('/runs', {
     schema: {
       tags: ['runs'], summary: 'Start a run on a new thread of the agent (by id or name)',

@@ -1,5 +1,5 @@
-import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { findIntegration } from '../../store/integrations/integrations';
 import type { Db } from '../../store/pool';
 import type { RunChangeFeed } from '../../store/runs/change-feed';
@@ -12,7 +12,7 @@ import { followRunEvents } from '../../use-cases/runs/follow-events';
 import { pendingInputView } from '../../use-cases/runs/runs';
 import { runNotFound } from '../../use-cases/problem';
 import { openSse } from '../sse';
-import { idParams, problemResponse, queryInteger, zodRoutes } from '../schemas';
+import { idParams, problemResponse, queryInteger } from '../schemas';
 import { closingSignal } from '../closing-signal';
 
 export interface RunEventRouteDeps {
@@ -34,8 +34,7 @@ const eventsHeaders = z.looseObject({
   'last-event-id': z.string().regex(/^[0-9]{1,9}$/).optional().describe('resume after this event id (seq)'),
 });
 
-export const runEventRoutes: FastifyPluginAsync<RunEventRouteDeps> = async (plugin, deps) => {
-  const app = zodRoutes(plugin);
+export const runEventRoutes: FastifyPluginAsyncZod<RunEventRouteDeps> = async (app, deps) => {
   // Open streams would otherwise hold a shutdown until their runs end.
   const closing = closingSignal(app);
 

@@ -1,9 +1,9 @@
-import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { Db } from '../../store/pool';
 import { answerInput } from '../../use-cases/runs/run-inputs';
 import type { RunViewCache } from '../../use-cases/runs/run-view-cache';
-import { id, problemResponse, timestamp, zodRoutes } from '../schemas';
+import { id, problemResponse, timestamp } from '../schemas';
 
 const actions = z.enum(['accept', 'decline', 'cancel']);
 
@@ -18,8 +18,7 @@ const answerBody = z.strictObject({
 
 const answeredInput = z.object({ inputId: id, runId: id, toolCallId: z.string(), status: actions, answeredAt: timestamp });
 
-export const runInputRoutes: FastifyPluginAsync<{ db: Db; views: RunViewCache }> = async (plugin, { db, views }) => {
-  const app = zodRoutes(plugin);
+export const runInputRoutes: FastifyPluginAsyncZod<{ db: Db; views: RunViewCache }> = async (app, { db, views }) => {
   app.post('/runs/:id/inputs/:inputId', {
     schema: {
       tags: ['runs'], summary: "Answer a question an MCP server asked during one of the run's tool calls (one of its pendingInputs)",

@@ -1,11 +1,11 @@
 import type { Client } from '@temporalio/client';
-import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { Db } from '../../store/pool';
 import { resolveRef } from '../../store/refs';
 import { listRuns } from '../../use-cases/runs/list-runs';
 import { HttpProblem } from '../../use-cases/problem';
-import { problemResponse, queryBoolean, queryInteger, timestamp, zodRoutes } from '../schemas';
+import { problemResponse, queryBoolean, queryInteger, timestamp } from '../schemas';
 import { runStatus } from './run-schemas';
 
 // Filters become visibility-query literals: ids are restricted to the characters our ids use.
@@ -29,8 +29,7 @@ const runSummary = z.object({
   endedAt: timestamp.nullable(),
 });
 
-export const runListRoutes: FastifyPluginAsync<{ db: Db; client: Client }> = async (plugin, deps) => {
-  const app = zodRoutes(plugin);
+export const runListRoutes: FastifyPluginAsyncZod<{ db: Db; client: Client }> = async (app, deps) => {
   app.get('/runs', {
     schema: {
       tags: ['runs'],

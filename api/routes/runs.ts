@@ -1,5 +1,6 @@
 import type { Client } from '@temporalio/client';
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { ApprovalKeyKind } from '../../core/approval';
 import { decideApproval } from '../../use-cases/runs/approvals';
 import type { Db } from '../../store/pool';
@@ -9,7 +10,7 @@ import { runAccepted, startRun } from '../../use-cases/runs/start-run';
 import { runNotFound } from '../../use-cases/problem';
 import type { RunViewCache } from '../../use-cases/runs/run-view-cache';
 import { closingSignal } from '../closing-signal';
-import { idParams, problemResponse, zodRoutes } from '../schemas';
+import { idParams, problemResponse } from '../schemas';
 import {
   approvalParams, cancelledRunSchema, decideApprovalBody, readRunQuery, runAcceptedSchema, runSchema, startRunBody, startRunHeaders, threadRunParams,
 } from './run-schemas';
@@ -27,8 +28,7 @@ export interface RunRouteDeps {
   keyKind: (request: FastifyRequest) => ApprovalKeyKind;
 }
 
-export const runRoutes: FastifyPluginAsync<RunRouteDeps> = async (plugin, deps) => {
-  const app = zodRoutes(plugin);
+export const runRoutes: FastifyPluginAsyncZod<RunRouteDeps> = async (app, deps) => {
   // Long polls would otherwise hold a shutdown for up to MAX_WAIT_MS.
   const closing = closingSignal(app);
 

@@ -1,10 +1,10 @@
-import type { FastifyPluginAsync } from 'fastify';
 import { listDataSources } from '../../store/data-sources';
 import type { Db } from '../../store/pool';
 import { findThread } from '../../store/threads/threads';
 import { z } from 'zod';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { HttpProblem } from '../../use-cases/problem';
-import { idParams, problemResponse, timestamp, zodRoutes } from '../schemas';
+import { idParams, problemResponse, timestamp } from '../schemas';
 
 const dataSourceSchema = z.object({
   id: z.string(),
@@ -21,8 +21,7 @@ const dataSourceSchema = z.object({
 });
 
 /** GET /v1/threads/:id/sources (contract): the CSV resources imported into the thread. */
-export const sourceRoutes: FastifyPluginAsync<{ db: Db }> = async (plugin, { db }) => {
-  const app = zodRoutes(plugin);
+export const sourceRoutes: FastifyPluginAsyncZod<{ db: Db }> = async (app, { db }) => {
   app.get('/threads/:id/sources', {
     schema: {
       tags: ['threads'], summary: "List a thread's data sources (imported CSV resources)", params: idParams,

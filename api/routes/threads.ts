@@ -1,14 +1,13 @@
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { agentDisabledText, findAgentByRef } from '../../store/agents';
 import type { Db } from '../../store/pool';
 import { pageThreadMessages } from '../../store/threads/thread-messages';
 import { findThread, insertThread, listThreads } from '../../store/threads/threads';
 import { HttpProblem } from '../../use-cases/problem';
-import { idParams, problemResponse, zodRoutes } from '../schemas';
+import { idParams, problemResponse } from '../schemas';
 import { createThreadBody, messagePageSchema, messagesQuery, threadPageSchema, threadSchema, threadsQuery } from './thread-schemas';
 
-export const threadRoutes: FastifyPluginAsync<{ db: Db }> = async (plugin, { db }) => {
-  const app = zodRoutes(plugin);
+export const threadRoutes: FastifyPluginAsyncZod<{ db: Db }> = async (app, { db }) => {
 
   app.post('/threads', {
     schema: {
