@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { everyCallerIsOperator } from '../platform/config';
-import type { NamedKind, OperatorNames } from '../platform/operator-names';
+import type { Caller } from '../use-cases/caller';
 import { HttpProblem } from '../use-cases/problem';
 
 // Hashing first gives equal-length buffers, so timingSafeEqual leaks neither the key nor its length.
@@ -42,34 +42,20 @@ export function requireApiKey(...keys: (string | undefined)[]): onRequestAsyncHo
  * ADMIN_API_KEY. Without one, everybody on a loopback-only API (local development), nobody otherwise.
  */
 export interface AdminPolicy {
-  isAdmin(request: FastifyRequest): boolean;
-  /** Throws a 403 naming `field` unless the request is the operator's; `alternative` says where else it can be done. */
-  requireAdmin(request: FastifyRequest, field: string, alternative?: string): void;
+  /** The request's sender as use cases see it: its requireAdmin throws a 403 naming the field unless the request is the operator's. */
+  caller(request: FastifyRequest): Caller;
 }
 
 export function createAdminPolicy(opts: { adminApiKey?: string; listenHost: string }): AdminPolicy {
   const holdsAdminKey = opts.adminApiKey ? hasApiKey(opts.adminApiKey) : undefined;
   const openToAll = everyCallerIsOperator({ adminApiKey: opts.adminApiKey, host: opts.listenHost });
   const isAdmin = (request: FastifyRequest) => openToAll || (holdsAdminKey?.(request) ?? false);
-  return {
-    isAdmin,
-    requireAdmin(request, field, alternative) {
-      if (isAdmin(request)) return;
-      const how = holdsAdminKey
-        ? 'send the admin key ("Authorization: Bearer <ADMIN_API_KEY>")'
-        : 'this API listens on a non-loopback address and has no ADMIN_API_KEY, so nobody may do it through the API';
-      throw new HttpProblem(403, `${field}: only the operator may set this; ${how}${alternative ? `; ${alternative}` : ''}`, 'admin_required', { field });
-    },
+  const requireAdmin = (request: FastifyRequest, field: string, alternative?: string) => {
+    if (isAdmin(request)) return;
+    const how = holdsAdminKey
+      ? 'send the admin key ("Authorization: Bearer <ADMIN_API_KEY>")'
+      : 'this API listens on a non-loopback address and has no ADMIN_API_KEY, so nobody may do it through the API';
+    throw new HttpProblem(403, `${field}: only the operator may set this; ${how}${alternative ? `; ${alternative}` : ''}`, 'admin_required', { field });
   };
-}
-
-/**
- * A 403 naming `field` unless the request is the operator's, when the operator's files refer to
- * `name` (platform/operator-names.ts): whoever takes or frees such a name decides what they find.
- */
-export function requireAdminForName(
-  admin: AdminPolicy, names: OperatorNames, request: FastifyRequest, named: { kind: NamedKind; name: string; field: string },
-): void {
-  const by = names.referrers(named.kind, named.name);
-  if (by.length > 0) admin.requireAdmin(request, named.field, `the ${named.kind} name ${named.name} is referred to by ${by.join(', ')}`);
+  return { caller: (request) => ({ requireAdmin: (field, alternative) => requireAdmin(request, field, alternative) }) };
 }

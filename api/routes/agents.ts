@@ -12,7 +12,8 @@ import { runningRunOfAgent } from '../../use-cases/runs/agent-runs';
 import type { ModelConfig } from '../../core/agent-model';
 import { apiKeyEnvProblem } from '../../core/llm-keys';
 import type { OperatorNames } from '../../platform/operator-names';
-import { requireAdminForName, type AdminPolicy } from '../auth';
+import type { AdminPolicy } from '../auth';
+import { requireAdminForName } from '../../use-cases/caller';
 import { DEFAULT_CONTEXT_PREVIEW_WAIT_MS, previewContext } from '../../use-cases/worker-questions';
 import { HttpProblem } from '../../use-cases/problem';
 import { changeAgentRequest, createAgentRequest } from '../../use-cases/agents/agent-requests';
@@ -35,7 +36,7 @@ export interface AgentRouteDeps {
 
 export const agentRoutes: FastifyPluginAsyncZod<AgentRouteDeps> = async (app, { db, client, taskQueue, contextWaitMs, admin, operatorNames, llmKeyEnvs }) => {
   const requireAdminForNameOf = (request: FastifyRequest, name: string, field: string) =>
-    requireAdminForName(admin, operatorNames, request, { kind: 'agent', name, field });
+    requireAdminForName(admin.caller(request), operatorNames, { kind: 'agent', name, field });
 
   /** A model as the API may store it: a key variable the operator allowed, and an endpoint only the operator may choose. */
   const checkedModel = (request: FastifyRequest, model: ModelConfig): ModelConfig => {
@@ -43,7 +44,7 @@ export const agentRoutes: FastifyPluginAsyncZod<AgentRouteDeps> = async (app, { 
     if (refused) throw new HttpProblem(400, `body.model.${refused}`, 'validation');
     // Where requests go and which key they carry is the operator's decision: a key sent elsewhere is a key given away.
     const decisive = endpointFields(model);
-    if (decisive.length > 0) admin.requireAdmin(request, decisive.map((f) => `body.model.${f}`).join(', '));
+    if (decisive.length > 0) admin.caller(request).requireAdmin(decisive.map((f) => `body.model.${f}`).join(', '));
     return model;
   };
 

@@ -2,26 +2,18 @@ import type { Client } from '@temporalio/client';
 import { z } from 'zod';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { authorizationView } from '../../store/integrations/oauth';
-import { claimAuthorizationState, readAuthorizationUrl, saveAuthorizationCode } from '../../store/integrations/oauth-states';
-import { findIntegration } from '../../store/integrations/integrations';
 import type { Db } from '../../store/pool';
-import { resolveRef } from '../../store/refs';
 import type { Logger } from '../../platform/logger';
 import type { AdminPolicy } from '../auth';
-import { HttpProblem } from '../../use-cases/problem';
+import { completeAuthorizationRedirect, revokeAuthorization, startAuthorization } from '../../use-cases/integrations/integration-authorization';
 import { idParams, problemResponse, timestamp } from '../schemas';
-import {
-  beginIntegrationAuthorization, completeIntegrationAuthorization, revokeIntegrationAuthorization, type WorkerQuestionDeps,
-} from '../../use-cases/worker-questions';
 import { authorizationFields } from './integration-schemas';
 
 /**
- * The MCP authorization flow of an HTTP integration (OAuth 2.1 with PKCE), as an operator drives
- * it: POST …/authorize answers the URL a person opens; the authorization server sends the browser
+ * The MCP authorization flow of an HTTP integration (use-cases/integrations/integration-authorization.ts):
+ * POST …/authorize answers the URL a person opens; the authorization server sends the browser
  * back to GET /oauth/callback (outside /v1: a redirect carries no API key, so the single-use
  * `state` it brings is what authenticates it); DELETE …/authorization revokes and forgets.
- * Everything that talks to the MCP server or its authorization server runs on a worker.
  */
 
 export const OAUTH_CALLBACK_PATH = '/oauth/callback';
@@ -44,16 +36,6 @@ export function callbackUrl(request: FastifyRequest, publicUrl: string | undefin
   return new URL(OAUTH_CALLBACK_PATH, base.endsWith('/') ? base : `${base}/`).toString();
 }
 
-async function mustFind(db: Db, ref: string) {
-  const id = await resolveRef(db, 'integrations', ref);
-  const integration = id === undefined ? undefined : await findIntegration(db, id);
-  if (!integration) throw new HttpProblem(404, `Integration ${ref} does not exist`, 'not_found');
-  if (integration.transport.type !== 'http') {
-    throw new HttpProblem(400, `Integration ${integration.name} is a stdio server: only HTTP servers use OAuth`, 'not_authorizable');
-  }
-  return integration;
-}
-
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** The page the browser shows after the redirect: short, self-contained, nothing from the query echoed unescaped. */
@@ -68,12 +50,6 @@ function page(reply: FastifyReply, status: number, title: string, detail: string
       + `<body><h1>${escapeHtml(title)}</h1><p>${escapeHtml(detail)}</p><p>You can close this window.</p></body></html>`);
 }
 
-const UNCLAIMED = {
-  unknown: 'This authorization is unknown, or its integration was deleted. Start it again.',
-  used: 'This authorization link was already used. Start it again.',
-  expired: 'This authorization expired (after 10 minutes). Start it again.',
-} as const;
-
 const htmlPage = (description: string) => ({ description, content: { 'text/html': { schema: z.string() } } });
 
 const callbackQuery = z.looseObject({
@@ -82,8 +58,7 @@ const callbackQuery = z.looseObject({
 });
 
 export const oauthCallbackRoutes: FastifyPluginAsyncZod<Omit<OAuthRoutesOptions, 'admin' | 'publicUrl'>> = async (app, opts) => {
-  const { db } = opts;
-  const deps: WorkerQuestionDeps = { client: opts.client, taskQueue: opts.taskQueue, logger: opts.logger, waitMs: opts.waitMs };
+  const deps = { db: opts.db, client: opts.client, taskQueue: opts.taskQueue, logger: opts.logger, waitMs: opts.waitMs };
 
   app.get(OAUTH_CALLBACK_PATH, {
     schema: {
@@ -91,32 +66,13 @@ export const oauthCallbackRoutes: FastifyPluginAsyncZod<Omit<OAuthRoutesOptions,
       response: { 200: htmlPage('Authorized'), 400: htmlPage('Refused, unknown, used or expired'), 502: htmlPage('The exchange failed'), 504: htmlPage('No worker answered') },
     },
   }, async (request, reply) => {
-    const { code, state, error, error_description: description } = request.query;
-    if (!state) return page(reply, 400, 'Authorization failed', 'The request has no state: it did not come from an authorization this engine started.');
-    // Claimed before anything else, so a replayed redirect fails even while the first is still exchanging.
-    const claim = await claimAuthorizationState(db, state);
-    if (claim.status !== 'claimed') return page(reply, 400, 'Authorization failed', UNCLAIMED[claim.status]);
-    const integration = await findIntegration(db, claim.integrationId);
-    if (!integration) return page(reply, 400, 'Authorization failed', 'The integration of this authorization no longer exists.');
-    if (error) {
-      return page(reply, 400, 'Authorization refused', `The authorization server answered ${error}${description ? `: ${description}` : ''}. Integration ${integration.name} is not authorized.`);
-    }
-    if (!code) return page(reply, 400, 'Authorization failed', 'The authorization server sent no code.');
-    try {
-      await saveAuthorizationCode(db, claim.stateId, code);
-      await completeIntegrationAuthorization(deps, integration, { stateId: claim.stateId });
-    } catch (err) {
-      const detail = err instanceof HttpProblem ? err.message : 'the engine could not complete it';
-      request.log.warn({ integrationId: integration.id, err: detail }, 'OAuth callback failed');
-      return page(reply, err instanceof HttpProblem && err.status === 504 ? 504 : 502, 'Authorization failed', detail);
-    }
-    return page(reply, 200, 'Authorized', `Integration ${integration.name} is authorized: runs can use its tools now.`);
+    const outcome = await completeAuthorizationRedirect(deps, request.query, request.log);
+    return page(reply, outcome.status, outcome.title, outcome.detail);
   });
 };
 
 export const integrationOAuthRoutes: FastifyPluginAsyncZod<OAuthRoutesOptions> = async (app, opts) => {
-  const { db } = opts;
-  const deps: WorkerQuestionDeps = { client: opts.client, taskQueue: opts.taskQueue, logger: opts.logger, waitMs: opts.waitMs };
+  const deps = { db: opts.db, client: opts.client, taskQueue: opts.taskQueue, logger: opts.logger, waitMs: opts.waitMs };
 
   app.post('/integrations/:id/authorize', {
     schema: {
@@ -127,15 +83,7 @@ export const integrationOAuthRoutes: FastifyPluginAsyncZod<OAuthRoutesOptions> =
         502: problemResponse('The server or its authorization server failed'), 504: problemResponse('No worker answered in time'),
       },
     },
-  }, async (request) => {
-    opts.admin.requireAdmin(request, 'authorizing an integration');
-    const integration = await mustFind(db, request.params.id);
-    const redirectUrl = callbackUrl(request, opts.publicUrl);
-    const { stateId, expiresAt } = await beginIntegrationAuthorization(deps, integration, redirectUrl);
-    const authorizationUrl = await readAuthorizationUrl(db, stateId);
-    if (!authorizationUrl) throw new HttpProblem(502, `Starting the authorization of ${integration.name} failed: its record is gone`, 'authorization_failed');
-    return { authorizationUrl, expiresAt, redirectUrl };
-  });
+  }, async (request) => startAuthorization(deps, opts.admin.caller(request), request.params.id, callbackUrl(request, opts.publicUrl)));
 
   app.delete('/integrations/:id/authorization', {
     schema: {
@@ -146,10 +94,5 @@ export const integrationOAuthRoutes: FastifyPluginAsyncZod<OAuthRoutesOptions> =
         502: problemResponse('The worker failed'), 504: problemResponse('No worker answered in time'),
       },
     },
-  }, async (request) => {
-    opts.admin.requireAdmin(request, 'revoking an integration\'s authorization');
-    const integration = await mustFind(db, request.params.id);
-    const { revokedAtServer } = await revokeIntegrationAuthorization(deps, integration);
-    return { ...(await authorizationView(db, integration)), revokedAtServer };
-  });
+  }, async (request) => revokeAuthorization(deps, opts.admin.caller(request), request.params.id));
 };

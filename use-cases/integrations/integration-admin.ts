@@ -1,8 +1,10 @@
 import { isDeepStrictEqual } from 'node:util';
 import { SIZE_BOUNDS, type Integration, type IntegrationTransport } from '../../core/integration';
+import type { OperatorNames } from '../../platform/operator-names';
+import { requireAdminForName, type Caller } from '../caller';
 
 /**
- * What only the operator may decide about an integration (auth.ts AdminPolicy): what a worker
+ * What only the operator may decide about an integration (use-cases/caller.ts): what a worker
  * executes, where stored secrets go, who is asked before a tool runs, which machine runs the
  * server, and how much of its output the engine takes in.
  */
@@ -56,4 +58,21 @@ export function adminSettingsChanged(next: Partial<Pick<Integration, AdminSettin
     const widens = ADMIN_SETTINGS[field] as (n: unknown, c: unknown) => boolean;
     return next[field] !== undefined && widens(next[field], current?.[field]);
   });
+}
+
+const SETTINGS_ELSEWHERE = "these settings can also be given in the operator's INTEGRATIONS_FILE";
+const STDIO_ELSEWHERE = "stdio servers can also be listed in the operator's INTEGRATIONS_FILE";
+
+/** One 403 naming every admin-only setting (`fields`, as the request names them) that a request would change. */
+export function requireAdminForSettings(caller: Caller, fields: string[]): void {
+  if (fields.length > 0) caller.requireAdmin(fields.join(', '), SETTINGS_ELSEWHERE);
+}
+
+/** A stdio server is a command a worker runs: only the operator decides that. `what` names it in the 403. */
+export function requireAdminForStdio(caller: Caller, what: string): void {
+  caller.requireAdmin(what, STDIO_ELSEWHERE);
+}
+
+export function requireAdminForIntegrationName(caller: Caller, names: OperatorNames, name: string, field: string): void {
+  requireAdminForName(caller, names, { kind: 'integration', name, field });
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { INTEGRATION_NAME_PATTERN, integrationNameProblem, SIZE_BOUNDS, TASK_QUEUE_PATTERN } from '../../core/integration';
-import { approvalPolicySchema, elicitationTimeoutSchema, transportSchema } from './integration-input';
+import { approvalPolicySchema, elicitationTimeoutMs, elicitationTimeoutSchema, transportSchema } from './integration-input';
 import { MAX_IMPORTED_SERVERS } from './mcp-config-import';
 
 /**
@@ -85,3 +85,10 @@ export const importIntegrationsRequest = z.looseObject({
 export type CreateIntegrationRequest = z.infer<typeof createIntegrationRequest>;
 export type ChangeIntegrationRequest = z.infer<typeof changeIntegrationRequest>;
 export type ImportIntegrationsRequest = z.infer<typeof importIntegrationsRequest>;
+
+/** A request's settings as stored: `elicitationTimeout` in milliseconds (the schema has checked it). */
+export function storedSettings<T extends { elicitationTimeout?: string }>(request: T): Omit<T, 'elicitationTimeout'> & { elicitationTimeoutMs?: number } {
+  const { elicitationTimeout, ...rest } = request;
+  const ms = elicitationTimeout === undefined ? undefined : elicitationTimeoutMs(elicitationTimeout);
+  return { ...rest, ...(ms !== undefined ? { elicitationTimeoutMs: ms } : {}) };
+}

@@ -1,0 +1,20 @@
+import type { NamedKind, OperatorNames } from '../platform/operator-names';
+
+/**
+ * Who asks, as far as a use case needs to know: whether they may do what only the operator may
+ * (what a worker executes, where stored secrets go, names the operator's files refer to). The
+ * API decides it from the request's key (api/auth.ts AdminPolicy).
+ */
+export interface Caller {
+  /** Throws a 403 naming `field` unless the caller is the operator; `alternative` says where else it can be done. */
+  requireAdmin(field: string, alternative?: string): void;
+}
+
+/**
+ * A 403 naming `field` unless the caller is the operator, when the operator's files refer to
+ * `name` (platform/operator-names.ts): whoever takes or frees such a name decides what they find.
+ */
+export function requireAdminForName(caller: Caller, names: OperatorNames, named: { kind: NamedKind; name: string; field: string }): void {
+  const by = names.referrers(named.kind, named.name);
+  if (by.length > 0) caller.requireAdmin(named.field, `the ${named.kind} name ${named.name} is referred to by ${by.join(', ')}`);
+}

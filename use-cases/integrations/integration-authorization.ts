@@ -1,0 +1,97 @@
+import type { Integration } from '../../core/integration';
+import { authorizationView, type AuthorizationView } from '../../store/integrations/oauth';
+import { claimAuthorizationState, readAuthorizationUrl, saveAuthorizationCode } from '../../store/integrations/oauth-states';
+import { findIntegration } from '../../store/integrations/integrations';
+import type { Db } from '../../store/pool';
+import type { Caller } from '../caller';
+import { HttpProblem } from '../problem';
+import {
+  beginIntegrationAuthorization, completeIntegrationAuthorization, revokeIntegrationAuthorization, type WorkerQuestionDeps,
+} from '../worker-questions';
+import { loadIntegration } from './integrations';
+
+/**
+ * The MCP authorization flow of an HTTP integration (OAuth 2.1 with PKCE), as an operator drives
+ * it. Everything that talks to the MCP server or its authorization server runs on a worker.
+ */
+
+export type AuthorizationDeps = WorkerQuestionDeps & { db: Db };
+
+/** By id or name, and an HTTP server: only those use OAuth. */
+async function loadAuthorizable(db: Db, ref: string): Promise<Integration> {
+  const integration = await loadIntegration(db, ref);
+  if (integration.transport.type !== 'http') {
+    throw new HttpProblem(400, `Integration ${integration.name} is a stdio server: only HTTP servers use OAuth`, 'not_authorizable');
+  }
+  return integration;
+}
+
+/** The URL a person opens to authorize the integration; the authorization server sends the browser back to `redirectUrl`. */
+export async function startAuthorization(deps: AuthorizationDeps, caller: Caller, ref: string, redirectUrl: string) {
+  caller.requireAdmin('authorizing an integration');
+  const integration = await loadAuthorizable(deps.db, ref);
+  const { stateId, expiresAt } = await beginIntegrationAuthorization(deps, integration, redirectUrl);
+  const authorizationUrl = await readAuthorizationUrl(deps.db, stateId);
+  if (!authorizationUrl) throw new HttpProblem(502, `Starting the authorization of ${integration.name} failed: its record is gone`, 'authorization_failed');
+  return { authorizationUrl, expiresAt, redirectUrl };
+}
+
+/** Revokes the tokens at the server when it offers revocation, and forgets them. */
+export async function revokeAuthorization(deps: AuthorizationDeps, caller: Caller, ref: string): Promise<AuthorizationView & { revokedAtServer: boolean }> {
+  caller.requireAdmin('revoking an integration\'s authorization');
+  const integration = await loadAuthorizable(deps.db, ref);
+  const { revokedAtServer } = await revokeIntegrationAuthorization(deps, integration);
+  return { ...(await authorizationView(deps.db, integration)), revokedAtServer };
+}
+
+/** What the browser is shown after the redirect. */
+export interface RedirectOutcome {
+  status: 200 | 400 | 502 | 504;
+  title: string;
+  detail: string;
+}
+
+export interface AuthorizationRedirect {
+  code?: string;
+  state?: string;
+  error?: string;
+  error_description?: string;
+}
+
+const UNCLAIMED = {
+  unknown: 'This authorization is unknown, or its integration was deleted. Start it again.',
+  used: 'This authorization link was already used. Start it again.',
+  expired: 'This authorization expired (after 10 minutes). Start it again.',
+} as const;
+
+const failed = (detail: string): RedirectOutcome => ({ status: 400, title: 'Authorization failed', detail });
+
+/**
+ * The authorization server's redirect back: its single-use `state` is what authenticates it (the
+ * redirect carries no API key). Claim the state → find its integration → exchange the code on a worker.
+ */
+export async function completeAuthorizationRedirect(
+  deps: AuthorizationDeps, redirect: AuthorizationRedirect, log: { warn(obj: object, msg: string): void },
+): Promise<RedirectOutcome> {
+  const { code, state, error, error_description: description } = redirect;
+  if (!state) return failed('The request has no state: it did not come from an authorization this engine started.');
+  // Claimed before anything else, so a replayed redirect fails even while the first is still exchanging.
+  const claim = await claimAuthorizationState(deps.db, state);
+  if (claim.status !== 'claimed') return failed(UNCLAIMED[claim.status]);
+  const integration = await findIntegration(deps.db, claim.integrationId);
+  if (!integration) return failed('The integration of this authorization no longer exists.');
+  if (error) {
+    const answered = `The authorization server answered ${error}${description ? `: ${description}` : ''}`;
+    return { status: 400, title: 'Authorization refused', detail: `${answered}. Integration ${integration.name} is not authorized.` };
+  }
+  if (!code) return failed('The authorization server sent no code.');
+  try {
+    await saveAuthorizationCode(deps.db, claim.stateId, code);
+    await completeIntegrationAuthorization(deps, integration, { stateId: claim.stateId });
+  } catch (err) {
+    const detail = err instanceof HttpProblem ? err.message : 'the engine could not complete it';
+    log.warn({ integrationId: integration.id, err: detail }, 'OAuth callback failed');
+    return { status: err instanceof HttpProblem && err.status === 504 ? 504 : 502, title: 'Authorization failed', detail };
+  }
+  return { status: 200, title: 'Authorized', detail: `Integration ${integration.name} is authorized: runs can use its tools now.` };
+}

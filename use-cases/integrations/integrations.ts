@@ -1,0 +1,53 @@
+import type { Integration, PublicIntegration } from '../../core/integration';
+import { isUniqueViolation } from '../../store/agents';
+import { findIntegration, listIntegrations, toPublic } from '../../store/integrations/integrations';
+import { authorizationView, authorizationViews, type AuthorizationView } from '../../store/integrations/oauth';
+import type { Db } from '../../store/pool';
+import { resolveRef } from '../../store/refs';
+import type { OperatorNames } from '../../platform/operator-names';
+import { HttpProblem } from '../problem';
+
+/** What the integration use cases read and write, and the names the operator's files refer to. */
+export interface IntegrationDeps {
+  db: Db;
+  /** taking or freeing a name these refer to is the operator's act */
+  operatorNames: OperatorNames;
+}
+
+/** An integration as callers see it: no secret, and its OAuth state (never a token). */
+export type IntegrationView = PublicIntegration & AuthorizationView;
+
+export const integrationNotFound = (ref: string) => new HttpProblem(404, `Integration ${ref} does not exist`, 'not_found');
+
+/** By id or by name; a 404 otherwise. */
+export async function loadIntegration(db: Db, ref: string): Promise<Integration> {
+  const id = await resolveRef(db, 'integrations', ref);
+  const integration = id === undefined ? undefined : await findIntegration(db, id);
+  if (!integration) throw integrationNotFound(ref);
+  return integration;
+}
+
+export async function integrationView(db: Db, integration: Integration): Promise<IntegrationView> {
+  return { ...toPublic(integration), ...(await authorizationView(db, integration)) };
+}
+
+export async function listIntegrationViews(db: Db): Promise<IntegrationView[]> {
+  const integrations = await listIntegrations(db);
+  const views = await authorizationViews(db, integrations);
+  return integrations.map((i) => ({ ...toPublic(i), ...views.get(i.id)! }));
+}
+
+/**
+ * Runs `store`, answering 409 naming the taken names when it breaks the unique name: a unique
+ * violation can only be the name, since ids are random. `taken` says which names were taken.
+ */
+export async function unlessNameTaken<T>(store: () => Promise<T>, taken: () => string[] | Promise<string[]>): Promise<T> {
+  try {
+    return await store();
+  } catch (err) {
+    if (isUniqueViolation(err)) throw nameTaken(await taken());
+    throw err;
+  }
+}
+
+export const nameTaken = (names: string[]) => new HttpProblem(409, `An integration named ${names.join(', ')} already exists`, 'conflict');
