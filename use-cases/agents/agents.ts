@@ -1,0 +1,64 @@
+import type { Client } from '@temporalio/client';
+import type { ModelConfig } from '../../core/agent-model';
+import { apiKeyEnvProblem } from '../../core/llm-keys';
+import { findAgentByRef, type Agent } from '../../store/agents';
+import type { Db, Queryable } from '../../store/pool';
+import { resolveRefs } from '../../store/refs';
+import type { OperatorNames } from '../../platform/operator-names';
+import { requireAdminForName, type Caller } from '../caller';
+import { HttpProblem } from '../problem';
+import { runningRunOfAgent } from '../runs/agent-runs';
+
+/** What the agent use cases read and write, and the rules the operator set for them. */
+export interface AgentDeps {
+  db: Db;
+  /** to tell whether a run of the agent is running */
+  client: Client;
+  /** agent names the operator's files refer to: taking or freeing one is the operator's act */
+  operatorNames: OperatorNames;
+  /** the variables model.apiKeyEnv may name */
+  llmKeyEnvs: readonly string[];
+}
+
+/** By id or by name; a 404 otherwise. */
+export async function loadAgent(db: Db, ref: string): Promise<Agent> {
+  const agent = await findAgentByRef(db, ref);
+  if (!agent) throw new HttpProblem(404, `Agent ${ref} does not exist`, 'not_found');
+  return agent;
+}
+
+/** An agent the API may change: not defined by a file, and with no run running (runs read their agent at every turn). */
+export async function loadChangeableAgent(deps: AgentDeps, ref: string, verb: 'edit' | 'delete'): Promise<Agent> {
+  const agent = await loadAgent(deps.db, ref);
+  if (agent.sourceFile) {
+    throw new HttpProblem(409, `Agent ${agent.name} is defined by the file ${agent.sourceFile}: ${verb} the file instead`, 'defined_by_file');
+  }
+  const running = await runningRunOfAgent(deps, agent.id);
+  if (running) throw new HttpProblem(409, `Agent ${agent.name} has a running run ${running}: wait for it to end or cancel it first`, 'agent_busy');
+  return agent;
+}
+
+export function requireAdminForAgentName(caller: Caller, names: OperatorNames, name: string, field: string): void {
+  requireAdminForName(caller, names, { kind: 'agent', name, field });
+}
+
+/** A model as the API may store it: a key variable the operator allowed, and an endpoint only the operator may choose. */
+export function checkModel(deps: AgentDeps, caller: Caller, model: ModelConfig): void {
+  const refused = apiKeyEnvProblem(model, deps.llmKeyEnvs);
+  if (refused) throw new HttpProblem(400, `body.model.${refused}`, 'validation');
+  // Where requests go and which key they carry is the operator's decision: a key sent elsewhere is a key given away.
+  const decisive = model.provider === 'scripted' ? [] : (['baseUrl', 'apiKeyEnv'] as const).filter((f) => model[f] !== undefined);
+  if (decisive.length > 0) caller.requireAdmin(decisive.map((f) => `body.model.${f}`).join(', '));
+}
+
+/**
+ * Integration ids or names to ids; unknown ones are a 400 naming them. The key-share lock keeps the
+ * integrations from being deleted before the agent is stored (deleting one refuses while agents use it).
+ */
+export async function lockIntegrations(tx: Queryable, refs: string[]): Promise<string[]> {
+  const { ids, unknown } = await resolveRefs(tx, 'integrations', refs, { lockForKeyShare: true });
+  if (unknown.length > 0) throw new HttpProblem(400, `Unknown integrationIds: ${unknown.join(', ')}`, 'validation');
+  return ids;
+}
+
+export const agentNameTaken = (name: string | undefined) => new HttpProblem(409, `An agent named ${name} already exists`, 'conflict');

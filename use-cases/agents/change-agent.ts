@@ -1,0 +1,28 @@
+import { agentDisabledText, isUniqueViolation, updateAgent, type Agent } from '../../store/agents';
+import { inTransaction } from '../../store/pool';
+import type { Caller } from '../caller';
+import { HttpProblem } from '../problem';
+import { agentNameTaken, checkModel, loadChangeableAgent, lockIntegrations, requireAdminForAgentName, type AgentDeps } from './agents';
+import type { ChangeAgentRequest } from './agent-requests';
+
+/**
+ * Changing an agent, only the fields given: an agent no file defines, with no run running, not
+ * deleted; renaming takes one name and frees another, so both are checked against the operator's files.
+ */
+export async function changeAgent(deps: AgentDeps, caller: Caller, ref: string, changes: ChangeAgentRequest): Promise<Agent> {
+  const agent = await loadChangeableAgent(deps, ref, 'edit');
+  if (agent.disabledAt) throw new HttpProblem(409, agentDisabledText(agent), 'agent_disabled');
+  if (changes.name !== undefined && changes.name !== agent.name) {
+    for (const name of [agent.name, changes.name]) requireAdminForAgentName(caller, deps.operatorNames, name, 'body.name');
+  }
+  if (changes.model) checkModel(deps, caller, changes.model);
+  try {
+    return await inTransaction(deps.db, async (tx) => {
+      const integrationIds = changes.integrationIds && await lockIntegrations(tx, changes.integrationIds);
+      return (await updateAgent(tx, agent.id, { ...changes, ...(integrationIds ? { integrationIds } : {}) }))!;
+    });
+  } catch (err) {
+    if (isUniqueViolation(err)) throw agentNameTaken(changes.name);
+    throw err;
+  }
+}
