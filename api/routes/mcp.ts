@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
-import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { requireApiKey } from '../auth';
 import type { AgentCallDeps } from '../../mcp-server/agent-call';
 import { createAgentMcpServer } from '../../mcp-server/agent-server';
@@ -34,10 +34,9 @@ export const mcpHttpRoutes: FastifyPluginAsync<McpHttpDeps> = async (app, deps) 
     await Promise.all([...open].map((t) => t.close()));
   });
 
-  app.post('/mcp', { schema: { hide: true } }, async (request, reply) => {
+  /** The SDK answers the request itself (JSON or an SSE stream), with a Server and transport of its own. */
+  const answerMcpRequest = async (request: FastifyRequest, reply: FastifyReply) => {
     const body = request.body;
-    // JSON-RPC 2.0: "an empty Array" is an Invalid Request; the SDK would answer it 202 as if all were notifications.
-    if (Array.isArray(body) && body.length === 0) return jsonRpcError(reply, 400, 'Invalid Request: an empty batch', -32600);
     const initializing = Array.isArray(body) ? body.some(isInitializeRequest) : isInitializeRequest(body);
     const header = request.headers['mcp-session-id'];
     const sessionId = typeof header === 'string' && /^[\x21-\x7e]{1,128}$/.test(header) ? header : undefined;
@@ -47,7 +46,7 @@ export const mcpHttpRoutes: FastifyPluginAsync<McpHttpDeps> = async (app, deps) 
     const server = createAgentMcpServer(deps, { registry: sessionId ? dbCallRegistry(deps.db, sessionId) : undefined, stop: closing });
     open.add(transport);
     transport.onerror = (err) => request.log.debug({ err }, 'MCP transport error');
-    // The SDK writes the response itself (JSON or an SSE stream); Fastify must not touch it.
+    // The SDK writes the response itself; Fastify must not touch it.
     reply.hijack();
     reply.raw.on('close', () => {
       open.delete(transport);
@@ -64,6 +63,12 @@ export const mcpHttpRoutes: FastifyPluginAsync<McpHttpDeps> = async (app, deps) 
         reply.raw.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32603, message: 'Internal server error' }, id: null }));
       }
     }
+  };
+
+  app.post('/mcp', { schema: { hide: true } }, async (request, reply) => {
+    // JSON-RPC 2.0: "an empty Array" is an Invalid Request; the SDK would answer it 202 as if all were notifications.
+    if (Array.isArray(request.body) && request.body.length === 0) return jsonRpcError(reply, 400, 'Invalid Request: an empty batch', -32600);
+    await answerMcpRequest(request, reply);
   });
 
   // Stateless: no standalone SSE stream to open and no session to end (the spec allows 405 for both).

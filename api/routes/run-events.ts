@@ -11,7 +11,7 @@ import { pendingRunInputs } from '../../store/runs/inputs';
 import { followRunEvents } from '../../use-cases/runs/follow-events';
 import { pendingInputView } from '../../use-cases/runs/runs';
 import { runNotFound } from '../../use-cases/problem';
-import { openSse } from '../sse';
+import { openSse, type SseStream } from '../sse';
 import { idParams, problemResponse, queryInteger } from '../schemas';
 import { closingSignal } from '../closing-signal';
 
@@ -54,40 +54,47 @@ export const runEventRoutes: FastifyPluginAsyncZod<RunEventRouteDeps> = async (a
     if (!(await findRun(deps.db, runId))) throw runNotFound(runId);
     const lastEventId = request.headers['last-event-id'];
     const afterSeq = lastEventId !== undefined ? Number(lastEventId) : (request.query.after ?? 0);
-
     const stream = openSse(request, reply, { heartbeatMs: deps.heartbeatMs ?? DEFAULT_HEARTBEAT_MS, stop: closing });
-    const present = eventPresenter(deps.db, runId);
-    const watch = deps.changes.watch(runId, ['event', 'progress', 'ended']);
     try {
-      // A run closed from outside gets its result and run_ended from the API's reconciliation.
-      const items = followRunEvents(deps.db, runId, {
-        afterSeq, progressCheckMs: 0, signal: stream.signal,
-        changed: () => watch.next(IDLE_REREAD_MS, stream.signal),
-        progress: async () => ((await findRunResult(deps.db, runId)) ? 'ended' : 'running'),
-        pendingInputs: async () => (await pendingRunInputs(deps.db, runId)).map(pendingInputView),
-      });
-      for await (const item of items) {
-        const sent = item.kind === 'event'
-          ? await stream.send({ id: item.event.seq, event: item.event.type, data: await present(item.event) })
-          : item.kind === 'input_requested'
-            ? await stream.send({ event: 'input_requested', data: { type: 'input_requested', runId, ...item.input } })
-            : await stream.send({
-            event: 'run_ended',
-            data: {
-              type: 'run_ended', status: 'failed', stopReason: 'error',
-              error: { type: 'WorkflowClosed', message: 'The run\'s workflow closed without recording an outcome (terminated or timed out)' },
-            },
-          });
-        if (!sent) break;
-      }
+      await sendRunEvents(deps, runId, afterSeq, stream);
     } catch (err) {
       request.log.error({ err, runId }, 'run event stream failed');
     } finally {
-      watch.close();
       stream.close();
     }
   });
 };
+
+/** run_ended for a run whose workflow closed without recording a result. */
+const WORKFLOW_CLOSED_EVENT = {
+  type: 'run_ended', status: 'failed', stopReason: 'error',
+  error: { type: 'WorkflowClosed', message: 'The run\'s workflow closed without recording an outcome (terminated or timed out)' },
+};
+
+/** The run's events after `afterSeq` until run_ended, then the stream ends; questions waiting for an answer go as input_requested. */
+async function sendRunEvents(deps: RunEventRouteDeps, runId: string, afterSeq: number, stream: SseStream): Promise<void> {
+  const present = eventPresenter(deps.db, runId);
+  const watch = deps.changes.watch(runId, ['event', 'progress', 'ended']);
+  try {
+    // A run closed from outside gets its result and run_ended from the API's reconciliation.
+    const items = followRunEvents(deps.db, runId, {
+      afterSeq, progressCheckMs: 0, signal: stream.signal,
+      changed: () => watch.next(IDLE_REREAD_MS, stream.signal),
+      progress: async () => ((await findRunResult(deps.db, runId)) ? 'ended' : 'running'),
+      pendingInputs: async () => (await pendingRunInputs(deps.db, runId)).map(pendingInputView),
+    });
+    for await (const item of items) {
+      const sent = item.kind === 'event'
+        ? await stream.send({ id: item.event.seq, event: item.event.type, data: await present(item.event) })
+        : item.kind === 'input_requested'
+          ? await stream.send({ event: 'input_requested', data: { type: 'input_requested', runId, ...item.input } })
+          : await stream.send({ event: 'run_ended', data: WORKFLOW_CLOSED_EVENT });
+      if (!sent) break;
+    }
+  } finally {
+    watch.close();
+  }
+}
 
 /** Event data as stored, plus its seq, type and time, and the integration's name for tool calls. */
 function eventPresenter(db: Db, runId: string) {
