@@ -122,6 +122,13 @@ describe('bad input', () => {
     const res = await inject({ method: 'POST', url: '/v1/agents', payload: { name: 'ok', model: { provider: 'scripted', script: [{ text: 5 }] } } });
     expect(expectProblem(res, 400).detail).toMatch(/model\.script\[0\]\.text/);
   });
+
+  test('a value of the wrong JSON type is refused, not converted: 400 naming the field', async () => {
+    const name = `typed_${randomUUID().slice(0, 8)}`;
+    const res = await inject({ method: 'POST', url: '/v1/agents', payload: { name, model: scripted, maxTurns: '5' } });
+    expect(expectProblem(res, 400)).toMatchObject({ code: 'validation', field: 'body.maxTurns', detail: expect.stringContaining('body.maxTurns') });
+    expect((await inject({ method: 'GET', url: `/v1/agents/${name}` })).statusCode).toBe(404);
+  });
 });
 
 describe('unknown things answer 404 problem+json', () => {
