@@ -1,7 +1,5 @@
 /** How zod's complaints about a caller's input read: one line per field, paths as `body.transport.url`. */
 import type { z } from 'zod';
-import { modelSchema, type ModelConfig } from '../core/agent-model';
-import { HttpProblem } from './problem';
 
 type Issue = z.core.$ZodIssue;
 
@@ -29,10 +27,3 @@ export function fieldIssues(issues: readonly Issue[], base: readonly PropertyKey
 
 export const describeIssues = (issues: readonly Issue[], base: readonly PropertyKey[]): string[] =>
   fieldIssues(issues, base).map((issue) => issue.line);
-
-/** Parses an agent's `model`, answering a 400 that names each offending field. */
-export function parseModel(value: unknown): ModelConfig {
-  const parsed = modelSchema.safeParse(value);
-  if (parsed.success) return parsed.data;
-  throw new HttpProblem(400, `Invalid model: ${describeIssues(parsed.error.issues, ['body', 'model']).join('; ')}`, 'validation');
-}
