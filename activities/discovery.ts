@@ -6,9 +6,9 @@ import { type Integration } from '../core/integration';
 import { updateSnapshot } from '../store/runs/snapshots';
 import { discoverIntegration } from '../mcp-client/discover';
 import { type DiscoveredIntegration } from '../core/discovery';
-import { assignExposedNames,exposedToolName } from '../mcp-client/naming';
+import { assignExposedNames, exposedToolName } from '../mcp-client/naming';
 import type { ActivityDeps } from './deps';
-import { SNAPSHOT,type DiscoverySnapshot } from './run-snapshots';
+import { SNAPSHOT, type DiscoverySnapshot } from './run-snapshots';
 
 /** Each integration gets this long to connect and list, in parallel; well inside prepareRun's timeout. */
 const DISCOVERY_TIMEOUT_MS = 20_000;

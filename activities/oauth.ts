@@ -1,13 +1,13 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import { readOAuthRecord,writeOAuthRecord } from '../store/integrations/oauth';
+import { readOAuthRecord, writeOAuthRecord } from '../store/integrations/oauth';
 import {
-forgetAuthorizationCode,readAuthorizationState,saveAuthorizationState,STATE_TTL_MS,
+forgetAuthorizationCode, readAuthorizationState, saveAuthorizationState, STATE_TTL_MS,
 } from '../store/integrations/oauth-states';
-import { findIntegration,touchIntegration } from '../store/integrations/integrations';
+import { findIntegration, touchIntegration } from '../store/integrations/integrations';
 import { type Integration } from '../core/integration';
 import type { Queryable } from '../store/pool';
 import { mcpErrorText } from '../core/mcp-error-text';
-import { beginAuthorization,completeAuthorization,revokeAtServer } from '../mcp-client/oauth-provider';
+import { beginAuthorization, completeAuthorization, revokeAtServer } from '../mcp-client/oauth-provider';
 import type { ActivityDeps } from './deps';
 import { oauthRecords } from '../store/integrations/oauth';
 

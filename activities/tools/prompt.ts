@@ -1,11 +1,11 @@
-import { promptTool,type ToolArgs } from '../../core/native-tools';
+import { promptTool, type ToolArgs } from '../../core/native-tools';
 import { toolResultText } from '../../core/tool-texts';
 import type { DiscoveredIntegration } from '../../core/discovery';
 import { mcpErrorText } from '../../core/mcp-error-text';
 import { formatPromptResult } from '../../mcp-client/prompt-text';
 import { runIntegrations } from '../run-snapshots';
-import type { ToolHandler,ToolRun,Verdict } from '../tool-call';
-import { integrationCatalogue,listed,runIntegration } from './integration-catalogue';
+import type { ToolHandler, ToolRun, Verdict } from '../tool-call';
+import { integrationCatalogue, listed, runIntegration } from './integration-catalogue';
 import { usableIntegration } from './usable-integration';
 import { shortened } from '../../core/truncated-text';
 

@@ -1,16 +1,16 @@
-import { ErrorCode,McpError,type ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
-import { resourceTool,type ToolArgs } from '../../core/native-tools';
+import { ErrorCode, McpError, type ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
+import { resourceTool, type ToolArgs } from '../../core/native-tools';
 import { toolResultText } from '../../core/tool-texts';
-import { CsvImportError,importCsv } from '../../sources/csv/import-csv';
+import { CsvImportError, importCsv } from '../../sources/csv/import-csv';
 import type { Integration } from '../../core/integration';
 import type { DiscoveredIntegration } from '../../core/discovery';
 import { mcpErrorText } from '../../core/mcp-error-text';
 import { MESSAGE_TOO_LARGE } from '../../mcp-client/message-bound';
-import { resolveResourceUri,type ResolvedUri } from '../../mcp-client/resource-uri';
+import { resolveResourceUri, type ResolvedUri } from '../../mcp-client/resource-uri';
 import { runIntegrations } from '../run-snapshots';
-import type { ToolHandler,ToolRun,Verdict } from '../tool-call';
-import { integrationCatalogue,listed,runIntegration } from './integration-catalogue';
-import { contentBytes,csvText,isCsv,textResult } from './resource-content';
+import type { ToolHandler, ToolRun, Verdict } from '../tool-call';
+import { integrationCatalogue, listed, runIntegration } from './integration-catalogue';
+import { contentBytes, csvText, isCsv, textResult } from './resource-content';
 import { usableIntegration } from './usable-integration';
 
 /** The tracing span of a retrieval; logs carry the name too. */
