@@ -7,7 +7,7 @@ import { writeTogether } from '../store/runs/writes';
 import { classifyLlmError, type LlmFailure } from '../llm/errors';
 import { RESULT_PREVIEW_BYTES } from '../core/tool-texts';
 import { oneLine, truncateUtf8, utf8Length } from '../core/truncated-text';
-import type { Agent } from '../store/agents';
+import type { Agent } from '../core/agent';
 import type { ChatMessage, ToolDefinition, Usage } from '../core/messages';
 import { emitRunSpan, startTurnGeneration } from '../platform/tracing/run-trace';
 import { truncatedText } from '../core/truncated-text';

@@ -1,7 +1,7 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { type ToolAvailability } from '../core/tool-call';
 import { offeredNativeTools } from '../core/native-tools';
-import type { Agent } from '../store/agents';
+import type { Agent } from '../core/agent';
 import { runToPrepare } from '../store/runs/lifecycle';
 import { snapshotWrite } from '../store/runs/snapshots';
 import { eventWrite } from '../store/runs/events';

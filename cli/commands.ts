@@ -4,7 +4,8 @@ import { followRun } from './event-stream';
 import { promptForInput } from './input-prompt';
 import { agentNames, integrationNames } from './names';
 import { ProgressDisplay, RunEventRenderer, type Output } from './progress';
-import { printRun, printRunList, type RunObject, type RunPage } from './render';
+import { printRun, printRunList, type RunPage } from './render';
+import type { RunView } from '../core/run-view';
 
 /** Exit codes scripts can rely on (documented in docs/cli.md and in --help). */
 export const EXIT = { ok: 0, runNotCompleted: 1, usage: 2, api: 3, detached: 130 } as const;
@@ -145,10 +146,10 @@ function interruptHandler(ctx: CliContext, runId: string, display: ProgressDispl
   };
 }
 
-async function waitForEnd(api: ApiClient, runId: string, signal: AbortSignal): Promise<RunObject | undefined> {
+async function waitForEnd(api: ApiClient, runId: string, signal: AbortSignal): Promise<RunView | undefined> {
   while (!signal.aborted) {
     try {
-      const run = await api.get<RunObject>(`/v1/runs/${encodeURIComponent(runId)}?waitMs=${RUN_WAIT_MS}`, signal);
+      const run = await api.get<RunView>(`/v1/runs/${encodeURIComponent(runId)}?waitMs=${RUN_WAIT_MS}`, signal);
       if (run.status !== 'running') return run;
     } catch (err) {
       if (signal.aborted) return undefined;
@@ -173,7 +174,7 @@ export async function runsListCommand(
 }
 
 export async function runsShowCommand(ctx: CliContext, opts: { id: string; json: boolean }): Promise<number> {
-  const run = await ctx.api.get<RunObject>(`/v1/runs/${encodeURIComponent(opts.id)}`);
+  const run = await ctx.api.get<RunView>(`/v1/runs/${encodeURIComponent(opts.id)}`);
   if (opts.json) ctx.out.write(`${JSON.stringify(run, null, 2)}\n`);
   else {
     const integrationIds = run.toolCalls.flatMap((c) => (c.integrationId ? [c.integrationId] : []));

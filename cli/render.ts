@@ -1,17 +1,6 @@
 import type { NameOf } from './names';
 import type { Output } from './progress';
-
-export interface RunObject {
-  id: string; threadId: string; agentId: string;
-  status: 'running' | 'completed' | 'failed' | 'cancelled';
-  stopReason: string | null; output: string | null; error: { type: string; message: string } | null;
-  turns: number; usage: { inputTokens: number; outputTokens: number };
-  toolCalls: {
-    id: string; turn: number; name: string; type: string; integrationId?: string; status: string; durationMs: number;
-    result: string; resultBytes: number; arguments?: string; argumentsBytes?: number;
-  }[];
-  createdAt: string; endedAt: string | null;
-}
+import type { RunView } from '../core/run-view';
 
 export interface RunSummary {
   id: string; threadId: string; agentId: string; status: string; stopReason: string | null;
@@ -38,7 +27,7 @@ export function printRunList(out: Output, runs: RunSummary[], agentName: NameOf)
 }
 
 /** A run; its agent's id beside the name (the commands that act on it take either). */
-export function printRun(out: Output, run: RunObject, names: { agent: NameOf; integration: NameOf }): void {
+export function printRun(out: Output, run: RunView, names: { agent: NameOf; integration: NameOf }): void {
   const agentName = names.agent(run.agentId);
   const lines = [
     `id:       ${run.id}`,

@@ -97,6 +97,9 @@ export const sourceQueryTool: NativeTool<{ sql: string; limit?: number }> = {
 /** Every native tool, in the order the LLM sees them. */
 export const NATIVE_TOOLS: readonly NativeTool[] = [resourceTool, promptTool, sourceQueryTool] as NativeTool[];
 
+/** The run object's toolCalls[].type: an MCP tool, each native tool, or a call to no known tool. */
+export const TOOL_TYPES: string[] = ['mcp_tool', ...NATIVE_TOOLS.map((t) => t.type), 'unknown'];
+
 /** The native tools a turn offers, by name: the workflow offers them every turn, and a run's preparation to its first turn. */
 export function offeredNativeTools(tools: ToolAvailability): string[] {
   return NATIVE_TOOLS.filter((t) => t.offered(tools)).map((t) => t.name);

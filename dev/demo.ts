@@ -1,7 +1,7 @@
 import { ApiError, createApiClient, type ApiClient } from '../cli/api-client';
 import { followRun } from '../cli/event-stream';
-import type { RunObject } from '../cli/render';
 import { shortened } from '../core/truncated-text';
+import type { RunView } from '../core/run-view';
 
 /**
  * The `npm start` demo: a scripted agent run driven through the REST API, as a user would.
@@ -38,7 +38,7 @@ async function demoAgent(api: ApiClient): Promise<DemoAgent | undefined> {
  * Prints the run as it goes from its event log, which is in order and complete: a snapshot of the
  * run object shows only where the run is when it is read, and one read may span several turns.
  */
-export async function runDemo(baseUrl: string, print: (line: string) => void, opts: { apiKey?: string; signal: AbortSignal }): Promise<RunObject | undefined> {
+export async function runDemo(baseUrl: string, print: (line: string) => void, opts: { apiKey?: string; signal: AbortSignal }): Promise<RunView | undefined> {
   const api = createApiClient({ baseUrl, apiKey: opts.apiKey });
   const agent = await demoAgent(api);
   if (!agent) {
@@ -54,12 +54,12 @@ export async function runDemo(baseUrl: string, print: (line: string) => void, op
     if (event.event === 'turn_ended') print(`demo: turn ${String(event.data.turn)} done`);
     if (event.event === 'tool_call_ended') {
       // The event names the call; its result is in the run object, written with the event.
-      const call = (await api.get<RunObject>(runPath)).toolCalls.find((c) => c.id === event.data.toolCallId);
+      const call = (await api.get<RunView>(runPath)).toolCalls.find((c) => c.id === event.data.toolCallId);
       print(`demo:   tool ${String(event.data.name)} → ${String(event.data.status)}: ${shortened(call?.result ?? '', 120)}`);
     }
   }
   if (opts.signal.aborted) return undefined;
-  const run = await api.get<RunObject>(runPath);
+  const run = await api.get<RunView>(runPath);
   print(`demo: run ${run.status} (${run.stopReason}) after ${run.turns} turns`);
   print(`demo: answer: ${run.output}`);
   return run;

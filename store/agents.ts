@@ -2,24 +2,7 @@ import type { ModelConfig } from '../core/agent-model';
 import { newId } from '../platform/ids';
 import { statementName, type Queryable } from './pool';
 import { rowByRef } from './refs';
-
-export interface Agent {
-  id: string;
-  name: string;
-  description: string | null;
-  instructions: string | null;
-  model: ModelConfig;
-  integrationIds: string[];
-  maxTurns: number;
-  /** how much of any one tool result the LLM sees; the transcript keeps it whole */
-  maxToolResultBytes: number;
-  /** the agent file that defines it; null for agents created through the API */
-  sourceFile: string | null;
-  /** set when the agent was deleted (or its file removed) while threads or runs still refer to it */
-  disabledAt: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
+import type { Agent } from '../core/agent';
 
 export interface NewAgent {
   name: string;

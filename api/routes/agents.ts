@@ -12,7 +12,8 @@ import { createAgent } from '../../use-cases/agents/create-agent';
 import { deleteAgent } from '../../use-cases/agents/delete-agent';
 import { DEFAULT_CONTEXT_PREVIEW_WAIT_MS, previewContext } from '../../use-cases/worker-questions';
 import { idParams, jsonResponse, problemResponse } from '../schemas';
-import { agentContextSchema, agentListSchema, agentSchema } from './agent-schemas';
+import { agentSchema } from '../../core/agent';
+import { agentContextSchema, agentListSchema } from './agent-schemas';
 
 export interface AgentRouteDeps {
   db: Db;

@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { runAccepted, startRunOnNewThread, type StartRunDeps } from '../../use-cases/runs/start-run';
 import { problemResponse } from '../schemas';
-import { runAcceptedSchema, startOneShotRunBody, startRunHeaders } from './run-schemas';
+import { runAcceptedSchema } from '../../core/run-view';
+import { startOneShotRunBody, startRunHeaders } from './run-schemas';
 
 /**
  * `POST /v1/runs`: a run on a thread of its own, in one request, for work that is not a

@@ -6,7 +6,7 @@ import { resolveRef } from '../../store/refs';
 import { listRuns } from '../../use-cases/runs/list-runs';
 import { HttpProblem } from '../../use-cases/problem';
 import { problemResponse, queryBoolean, queryInteger, timestamp } from '../schemas';
-import { runStatus } from './run-schemas';
+import { runStatus } from '../../core/run-view';
 
 // Filters become visibility-query literals: ids are restricted to the characters our ids use.
 const filterId = z.string().min(1).max(128).regex(/^[A-Za-z0-9_-]+$/);

@@ -11,8 +11,9 @@ import { runNotFound } from '../../use-cases/problem';
 import type { RunViewCache } from '../../use-cases/runs/run-view-cache';
 import { closingSignal } from '../closing-signal';
 import { idParams, problemResponse } from '../schemas';
+import { runAcceptedSchema, runViewSchema } from '../../core/run-view';
 import {
-  approvalParams, cancelledRunSchema, decideApprovalBody, readRunQuery, runAcceptedSchema, runSchema, startRunBody, startRunHeaders, threadRunParams,
+  approvalParams, cancelledRunSchema, decideApprovalBody, readRunQuery, startRunBody, startRunHeaders, threadRunParams,
 } from './run-schemas';
 
 export interface RunRouteDeps {
@@ -56,7 +57,7 @@ export const runRoutes: FastifyPluginAsyncZod<RunRouteDeps> = async (app, deps) 
   app.get('/runs/:id', {
     schema: {
       tags: ['runs'], summary: 'Read a run, optionally waiting for it to end', params: idParams, querystring: readRunQuery,
-      response: { 200: runSchema, 400: problemResponse('Invalid request'), 404: problemResponse('No such run') },
+      response: { 200: runViewSchema, 400: problemResponse('Invalid request'), 404: problemResponse('No such run') },
     },
   }, async (request) => {
     const run = await readRunWhenEnded({ ...deps, db: deps.reads }, request.params.id, request.query.waitMs, closing);
@@ -70,7 +71,7 @@ export const runRoutes: FastifyPluginAsyncZod<RunRouteDeps> = async (app, deps) 
       params: approvalParams,
       body: decideApprovalBody,
       response: {
-        200: runSchema, 400: problemResponse('Invalid request'), 404: problemResponse('No such run, or no such call waiting for approval'),
+        200: runViewSchema, 400: problemResponse('Invalid request'), 404: problemResponse('No such run, or no such call waiting for approval'),
         409: problemResponse('The call was already decided, timed out or cancelled (code already_decided; approvalStatus and decision name how)'),
         503: problemResponse('No worker took the decision in time'),
       },

@@ -1,5 +1,6 @@
 import type { ChatMessage, Usage } from '../../core/messages';
-import { toAgent, type Agent, type AgentRow } from '../agents';
+import { toAgent, type AgentRow } from '../agents';
+import type { Agent } from '../../core/agent';
 import { toIntegration, type IntegrationRow } from '../integrations/integrations';
 import { type Integration } from '../../core/integration';
 import { statementName, type Queryable } from '../pool';

@@ -1,7 +1,8 @@
 import type { Client } from '@temporalio/client';
 import type { ModelConfig } from '../../core/agent-model';
 import { apiKeyEnvProblem } from '../../core/llm-keys';
-import { findAgentByRef, type Agent } from '../../store/agents';
+import { findAgentByRef } from '../../store/agents';
+import type { Agent } from '../../core/agent';
 import type { Db, Queryable } from '../../store/pool';
 import { resolveRefs } from '../../store/refs';
 import type { OperatorNames } from '../../platform/operator-names';

@@ -1,4 +1,5 @@
-import { agentDisabledText, isUniqueViolation, updateAgent, type Agent } from '../../store/agents';
+import { agentDisabledText, isUniqueViolation, updateAgent } from '../../store/agents';
+import type { Agent } from '../../core/agent';
 import { inTransaction } from '../../store/pool';
 import type { Caller } from '../caller';
 import { HttpProblem } from '../problem';

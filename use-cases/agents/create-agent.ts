@@ -1,4 +1,5 @@
-import { insertAgent, isUniqueViolation, type Agent } from '../../store/agents';
+import { insertAgent, isUniqueViolation } from '../../store/agents';
+import type { Agent } from '../../core/agent';
 import { inTransaction } from '../../store/pool';
 import type { Caller } from '../caller';
 import { agentNameTaken, checkModel, lockIntegrations, requireAdminForAgentName, type AgentDeps } from './agents';

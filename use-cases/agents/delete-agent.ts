@@ -1,4 +1,5 @@
-import { removeAgent, type Agent } from '../../store/agents';
+import { removeAgent } from '../../store/agents';
+import type { Agent } from '../../core/agent';
 import type { Caller } from '../caller';
 import { loadAgent, loadChangeableAgent, requireAdminForAgentName, type AgentDeps } from './agents';
 

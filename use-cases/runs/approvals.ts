@@ -7,7 +7,8 @@ import { findApproval, type ApprovalRecord } from '../../store/approvals';
 import type { Db } from '../../store/pool';
 import { findRun } from '../../store/runs/runs';
 import { HttpProblem, runNotFound } from '../problem';
-import { readRun, type RunView } from './runs';
+import { readRun } from './runs';
+import { type RunView } from '../../core/run-view';
 
 /** A decision waits this long for a worker to take it; a run whose workers are all down answers 503 after it. */
 const DECISION_DEADLINE_MS = 60_000;

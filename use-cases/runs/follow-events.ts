@@ -1,6 +1,6 @@
 import type { Queryable } from '../../store/pool';
 import { listEvents, type RunEvent } from '../../store/runs/events';
-import type { PendingInputView } from './runs';
+import type { PendingInputView } from '../../core/run-view';
 
 /**
  * Following a run's event log (run_events) as it grows.

@@ -1,5 +1,4 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import type { RunStatus } from '../../core/run';
 import type { Db, Queryable } from '../../store/pool';
 import type { RunChangeFeed } from '../../store/runs/change-feed';
 import type { RunViewCache } from './run-view-cache';
@@ -7,49 +6,12 @@ import { pendingApprovals } from '../../store/approvals';
 import { findStoredRun, type StoredRun } from '../../store/runs/stored-runs';
 import { pendingRunInputs, type RunInput } from '../../store/runs/inputs';
 import type { ToolCallRecord } from '../../store/runs/tool-calls';
-import type { Usage } from '../../core/messages';
+import type { PendingInputView, RunView } from '../../core/run-view';
 
 /*
  * The run use cases behind the API and the MCP endpoint once a run exists: reading it from
  * PostgreSQL (waiting for its end when asked) and cancelling it. Starting one is start-run.ts's.
  */
-
-export interface RunView {
-  id: string;
-  threadId: string;
-  agentId: string;
-  status: RunStatus;
-  stopReason: string | null;
-  output: string | null;
-  error: { type: string; message: string } | null;
-  turns: number;
-  usage: Usage;
-  toolCalls: {
-    id: string; turn: number; name: string; type: string; integrationId?: string;
-    status: 'ok' | 'error'; durationMs: number; result: string; resultBytes: number;
-    /** the arguments as JSON text, cut at MESSAGE_PREVIEW_CHARS characters */
-    arguments?: string; argumentsBytes?: number;
-  }[];
-  /** tool calls waiting for a person's decision (POST /v1/runs/:id/approvals/:toolCallId) */
-  pendingApprovals: {
-    toolCallId: string; turn: number; name: string; integrationId: string | null; arguments: unknown; requestedAt: string; expiresAt: string;
-  }[];
-  /** questions MCP servers asked during tool calls that still wait for an answer (POST /v1/runs/:id/inputs/:inputId) */
-  pendingInputs: PendingInputView[];
-  createdAt: string;
-  endedAt: string | null;
-}
-
-export interface PendingInputView {
-  inputId: string;
-  toolCallId: string;
-  mode: 'form' | 'url';
-  message: string;
-  requestedSchema?: Record<string, unknown>;
-  url?: string;
-  requestedAt: string;
-  expiresAt: string;
-}
 
 export const pendingInputView = (i: RunInput): PendingInputView => ({
   inputId: i.inputId, toolCallId: i.toolCallId, mode: i.mode, message: i.message,

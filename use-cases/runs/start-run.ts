@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { RUN_WORKFLOW_TYPE, type RunStatus } from '../../core/run';
 import { agentIdKey, runStatusKey, threadIdKey } from '../../core/search-attributes';
-import { agentDisabledText, findAgent, findAgentByRef, type Agent } from '../../store/agents';
+import { agentDisabledText, findAgent, findAgentByRef } from '../../store/agents';
+import type { Agent } from '../../core/agent';
 import type { Db } from '../../store/pool';
 import { insertRunOnNewThread, insertRunOnThread } from '../../store/runs/lifecycle';
 import { findRunResult } from '../../store/runs/results';
@@ -13,7 +14,8 @@ import { EngineError } from '../../core/engine-error';
 import { idempotentRunId, idempotentThreadId, newId } from '../../platform/ids';
 import type { RunWorkflowInput } from '../../workflows/definitions';
 import type { RunViewCache } from './run-view-cache';
-import { newRunView, readRun, type RunView } from './runs';
+import { newRunView, readRun } from './runs';
+import { type RunView } from '../../core/run-view';
 import { shortened } from '../../core/truncated-text';
 
 /*

@@ -1,0 +1,25 @@
+import { z } from 'zod';
+import type { ModelConfig } from './agent-model';
+
+/**
+ * An agent as the API answers with it and documents it (/docs), and, inferred from that schema, as
+ * the engine holds it. Its model is written as stored: it was checked against the agent model
+ * (agent-model.ts) on the way in, and a response must not fail on one stored by an older engine.
+ */
+const id = z.string().min(1).max(128);
+const timestamp = z.string().meta({ format: 'date-time' });
+
+export const agentSchema = z.object({
+  id, name: z.string(), description: z.string().nullable(), instructions: z.string().nullable(),
+  // Written as stored: the model was checked against AgentModel on the way in.
+  model: z.record(z.string(), z.unknown()).describe('see AgentModel'),
+  integrationIds: z.array(z.string()),
+  maxTurns: z.int(),
+  maxToolResultBytes: z.int().describe('how much of any one tool result the LLM sees; the transcript keeps it whole'),
+  sourceFile: z.string().nullable().describe('the agent file that defines the agent; such an agent is changed by editing its file'),
+  disabledAt: timestamp.nullable()
+    .describe('when the agent was deleted while threads or runs referred to it; a disabled agent takes no new threads or runs'),
+  createdAt: timestamp, updatedAt: timestamp,
+}).meta({ id: 'Agent' });
+
+export type Agent = Omit<z.infer<typeof agentSchema>, 'model'> & { model: ModelConfig };

@@ -1,0 +1,60 @@
+import { z } from 'zod';
+import { TOOL_TYPES } from './native-tools';
+import type { RunStatus } from './run';
+
+/**
+ * The run object (GET /v1/runs/:id) as one schema: the API answers with it and documents it
+ * (/docs), and its TypeScript type, RunView, is inferred from it for the code that builds it and
+ * for the CLI that reads it.
+ */
+const id = z.string().min(1).max(128);
+const timestamp = z.string().meta({ format: 'date-time' });
+
+export const runStatus = z.enum(['running', 'completed', 'failed', 'cancelled'] satisfies RunStatus[]);
+
+export const runAcceptedSchema = z.object({ id, threadId: id, status: runStatus }).meta({ id: 'RunAccepted' });
+
+export const pendingInputSchema = z.object({
+  inputId: id, toolCallId: z.string(),
+  mode: z.enum(['form', 'url']).describe('form: answer with content matching requestedSchema; url: the user completes it at url'),
+  message: z.string(),
+  requestedSchema: z.record(z.string(), z.unknown()).optional().describe('form mode: a flat object schema of primitive fields'),
+  url: z.string().optional().describe('url mode: where the user completes the interaction'),
+  requestedAt: timestamp,
+  expiresAt: timestamp.describe('after this the tool call declines the question'),
+}).meta({ id: 'PendingInput' });
+
+// Documented, not enforced: a run recorded by an older engine may carry a tool type or stop reason this one no longer lists.
+const toolType = z.string().meta({ enum: [...TOOL_TYPES] });
+const stopReason = z.string().nullable().meta({ enum: ['answer', 'max_turns', 'cancelled', 'error', null] });
+
+export const runViewSchema = z.object({
+  id, threadId: id, agentId: id, status: runStatus, stopReason,
+  output: z.string().nullable(),
+  error: z.object({ type: z.string(), message: z.string() }).nullable(),
+  turns: z.int(),
+  usage: z.object({ inputTokens: z.int(), outputTokens: z.int() }),
+  toolCalls: z.array(z.object({
+    id: z.string(), turn: z.int(),
+    name: z.string().describe('as the LLM saw it'),
+    type: toolType,
+    integrationId: z.string().optional(), status: z.enum(['ok', 'error']),
+    durationMs: z.int(), result: z.string().describe('a preview of at most 2 KB'),
+    resultBytes: z.int(),
+    arguments: z.string().optional().describe('the arguments as JSON text, cut at 2000 characters'),
+    argumentsBytes: z.int().optional(),
+  })),
+  pendingApprovals: z.array(z.object({
+    toolCallId: z.string(), turn: z.int(), name: z.string().describe('as the LLM saw it'),
+    integrationId: z.string().nullable(),
+    arguments: z.unknown().describe('the arguments the LLM gave, read from the transcript'),
+    requestedAt: timestamp, expiresAt: timestamp.describe('when the call is answered "not approved" unless decided'),
+  })).describe('tool calls waiting for a decision (POST /v1/runs/{id}/approvals/{toolCallId}); empty once the run has ended'),
+  pendingInputs: z.array(pendingInputSchema)
+    .describe('questions MCP servers (integrations with elicitation) asked during tool calls, waiting for POST /v1/runs/{id}/inputs/{inputId}'),
+  createdAt: timestamp, endedAt: timestamp.nullable(),
+}).meta({ id: 'Run' });
+
+
+export type RunView = z.infer<typeof runViewSchema>;
+export type PendingInputView = z.infer<typeof pendingInputSchema>;
