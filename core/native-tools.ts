@@ -117,8 +117,15 @@ export function parseToolArguments<A>(tool: NativeTool<A>, args: Record<string, 
   return parsed.success ? { ok: true, args: parsed.data } : { ok: false, message: parsed.error.issues[0]?.message ?? 'invalid arguments' };
 }
 
-/** The JSON Schema the LLM is given for the tool's arguments. */
+const inputSchemas = new WeakMap<NativeTool, Record<string, unknown>>();
+
+/** The JSON Schema the LLM is given for the tool's arguments; made once per tool, since every turn offers it. */
 export function toolInputSchema(tool: NativeTool): Record<string, unknown> {
-  const { $schema: _dialect, ...schema } = z.toJSONSchema(tool.input, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  let schema = inputSchemas.get(tool);
+  if (!schema) {
+    const { $schema: _dialect, ...rest } = z.toJSONSchema(tool.input, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+    schema = rest;
+    inputSchemas.set(tool, schema);
+  }
   return schema;
 }
