@@ -27,8 +27,6 @@ async function httpIntegration(db: Queryable, integrationId: string): Promise<In
   return integration;
 }
 
-/** Every worker reconnects with the new tokens (or none). */
-const reconnectWorkers = touchIntegration;
 
 export function createOAuthActivities({ db, logger, mcpPool }: ActivityDeps) {
   return {
@@ -61,7 +59,8 @@ export function createOAuthActivities({ db, logger, mcpPool }: ActivityDeps) {
       } finally {
         await forgetAuthorizationCode(db, input.stateId);
       }
-      await reconnectWorkers(db, integration.id);
+      // Every worker reconnects with the new tokens (or none).
+      await touchIntegration(db, integration.id);
       logger.info({ integrationId: integration.id }, 'OAuth authorization completed');
       return { integrationName: integration.name };
     },
@@ -76,7 +75,8 @@ export function createOAuthActivities({ db, logger, mcpPool }: ActivityDeps) {
         return false;
       });
       await writeOAuthRecord(db, integration.id, { ...row.record, tokens: undefined, accessExpiresAt: undefined }, 'required');
-      await reconnectWorkers(db, integration.id);
+      // Every worker reconnects with the new tokens (or none).
+      await touchIntegration(db, integration.id);
       logger.info({ integrationId: integration.id, revokedAtServer }, 'OAuth authorization revoked');
       return { revokedAtServer };
     },

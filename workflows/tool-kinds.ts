@@ -1,5 +1,5 @@
 import type { ActivityOptions } from '@temporalio/common';
-import { NATIVE_TOOLS, offeredNativeTools, TOOL_TYPES } from '../core/native-tools';
+import { NATIVE_TOOLS, offeredNativeTools } from '../core/native-tools';
 import type { McpToolRoute, ToolAvailability } from '../core/tool-call';
 import { toolResultText } from '../core/tool-texts';
 
@@ -52,7 +52,6 @@ const nativeKinds: [string, ToolKind][] = NATIVE_TOOLS.map((t) => [t.type, {
 export const toolKinds: Record<string, ToolKind> = { ...fixedKinds, ...Object.fromEntries(nativeKinds) };
 
 export type ToolType = string;
-export { TOOL_TYPES };
 
 export interface RoutedCall {
   type: ToolType;

@@ -11,7 +11,6 @@ export const MAX_IDENTIFIER_BYTES = 63;
 export const MAX_COLUMNS = 1600;
 
 
-const cutBytes = truncateUtf8;
 
 /**
  * Lower-case letters, digits and "_", so that the LLM can usually write names unquoted; reserved words
@@ -26,10 +25,10 @@ export function sanitiseName(raw: string, fallback: string): string {
 export function uniqueNames(names: string[], taken: Iterable<string> = []): string[] {
   const used = new Set(taken);
   return names.map((name) => {
-    let candidate = cutBytes(name, MAX_IDENTIFIER_BYTES);
+    let candidate = truncateUtf8(name, MAX_IDENTIFIER_BYTES);
     for (let n = 2; used.has(candidate); n++) {
       const suffix = `_${n}`;
-      candidate = cutBytes(name, MAX_IDENTIFIER_BYTES - suffix.length) + suffix;
+      candidate = truncateUtf8(name, MAX_IDENTIFIER_BYTES - suffix.length) + suffix;
     }
     used.add(candidate);
     return candidate;

@@ -25,15 +25,14 @@ function cell(value: string | null): string {
 
 const plural = (n: number) => (n === 1 ? 'row' : 'rows');
 
-/** One line within a byte budget (a table of 1,600 wide columns has a header of that size). */
-const fit = shortenedUtf8;
 
 export function formatResultTable(t: ResultTable): string {
-  const lines = [fit(t.columns.map((c) => cell(c)).join(' | '), t.maxBytes / 2)];
+  // One line within half the byte budget: a table of 1,600 wide columns has a header of that size.
+  const lines = [shortenedUtf8(t.columns.map((c) => cell(c)).join(' | '), t.maxBytes / 2)];
   let bytes = Buffer.byteLength(lines[0]) + 1;
   let shown = 0;
   for (const row of t.rows) {
-    const line = fit(row.map(cell).join(' | '), t.maxBytes / 2);
+    const line = shortenedUtf8(row.map(cell).join(' | '), t.maxBytes / 2);
     const size = Buffer.byteLength(line) + 1;
     // The first row always goes in (cut to half the budget): a header alone tells the LLM less.
     if (shown > 0 && bytes + size > t.maxBytes) break;

@@ -1,9 +1,11 @@
 import { nativeTools, toolHandlers } from '../../activities/tools';
-import { NATIVE_TOOLS, offeredNativeTools, parseToolArguments, promptTool, resourceTool, sourceQueryTool, toolInputSchema } from '../../core/native-tools';
+import {
+  NATIVE_TOOLS, offeredNativeTools, parseToolArguments, promptTool, resourceTool, sourceQueryTool, TOOL_TYPES, toolInputSchema,
+} from '../../core/native-tools';
 import type { ToolAvailability } from '../../core/tool-call';
 import { toolResultText } from '../../core/tool-texts';
 import { truncateUtf8, utf8Length } from '../../core/truncated-text';
-import { routeToolCall, TOOL_TYPES, toolKinds } from '../../workflows/tool-kinds';
+import { routeToolCall, toolKinds } from '../../workflows/tool-kinds';
 
 /*
  * The tool-kind table through its entry points: what a turn offers and what a native tool takes
