@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/client';
 import { findAgent } from '../store/agents';
 import { findIntegrations } from '../store/integrations/integrations';
 import { type Integration } from '../core/integration';

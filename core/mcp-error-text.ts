@@ -1,7 +1,7 @@
 /**
- * MCP error texts. The SDK's McpError prefixes its message with `MCP error <code>: `, and an SDK
- * server sends that prefixed message over the wire, where the client's McpError prefixes it again:
- * `MCP error -32602: MCP error -32602: Unknown prompt`. Every place that turns an MCP failure into
+ * MCP error texts. The v1 SDK's McpError prefixed its message with `MCP error <code>: `, and a v1
+ * server (many servers still run v1) sends that prefixed message over the wire, so a client sees
+ * `MCP error -32602: Unknown prompt`; the v2 ProtocolError adds none. Every place that turns an MCP failure into
  * text for a person or an LLM goes through mcpErrorText.
  */
 

@@ -1,8 +1,5 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ElicitRequestSchema, type ElicitRequest, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
+import { Client, SSEClientTransport, StreamableHTTPClientTransport, SdkHttpError } from '@modelcontextprotocol/client';
+import type { Transport, ElicitRequest, ElicitResult } from '@modelcontextprotocol/client';
 import type { Integration } from '../core/integration';
 import type { Logger } from '../platform/logger';
 import { guardedFetch, type GuardedFetch } from '../platform/net/address-guard';
@@ -38,7 +35,7 @@ const CLIENT_INFO = { name: 'durable-agent-engine', version: '0.1.0' };
 function newClient(elicit: ElicitHandler | undefined): Client {
   if (!elicit) return new Client(CLIENT_INFO, { capabilities: {} });
   const client = new Client(CLIENT_INFO, { capabilities: { elicitation: { form: {}, url: {} } } });
-  client.setRequestHandler(ElicitRequestSchema, (request, extra) => elicit(request.params, extra.signal));
+  client.setRequestHandler('elicitation/create', (request, ctx) => elicit(request.params, ctx.mcpReq.signal));
   return client;
 }
 
@@ -56,8 +53,7 @@ async function connectOver(transport: Transport, timeoutMs: number, elicit?: Eli
 }
 
 function is4xx(err: unknown): boolean {
-  const code = (err as { code?: unknown }).code;
-  return err instanceof StreamableHTTPError && typeof code === 'number' && code >= 400 && code < 500;
+  return err instanceof SdkHttpError && err.status >= 400 && err.status < 500;
 }
 
 /** The bounds on an HTTP server's answers: a tool call's is the tighter of the two (see message-bound.ts). */

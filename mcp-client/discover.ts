@@ -1,4 +1,4 @@
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/client';
 import type { DiscoveredIntegration } from '../core/discovery';
 import type { Integration } from '../core/integration';
 import type { Logger } from '../platform/logger';

@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
-import { OAUTH_ERRORS } from '@modelcontextprotocol/sdk/server/auth/errors.js';
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { FetchLike } from '@modelcontextprotocol/server';
+import { OAUTH_ERRORS } from '@modelcontextprotocol/server-legacy/auth';
 import { MessageBytes, messageTooLargeText, tooLargeAnswer } from './message-bound';
 
 /**

@@ -1,5 +1,5 @@
-import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { isJSONRPCErrorResponse, isJSONRPCRequest, isJSONRPCResultResponse, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { isJSONRPCErrorResponse, isJSONRPCRequest, isJSONRPCResultResponse } from '@modelcontextprotocol/server';
+import type { Transport, TransportSendOptions, JSONRPCMessage } from '@modelcontextprotocol/server';
 
 /**
  * A transport whose requests still waiting for an answer the engine can answer itself. The older

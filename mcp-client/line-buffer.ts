@@ -1,5 +1,5 @@
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { deserializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import { deserializeMessage } from '@modelcontextprotocol/server';
+import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import { MessageBytes, messageTooLargeText, tooLargeAnswer } from './message-bound';
 
 /** Enough of a dropped line's ends to find its JSON-RPC id, wherever the server's serialiser put it. */

@@ -1,7 +1,4 @@
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import {
-  PromptListChangedNotificationSchema, ResourceListChangedNotificationSchema, ToolListChangedNotificationSchema,
-} from '@modelcontextprotocol/sdk/types.js';
+import type { Client } from '@modelcontextprotocol/client';
 
 /**
  * A connection's capability lists, kept between runs while its server has promised to say when
@@ -35,9 +32,9 @@ function listsOf(client: Client): ConnectionLists {
     lists.generation[kind] += 1;
     for (const [key, entry] of lists.kept) if (entry.kind === kind) lists.kept.delete(key);
   };
-  client.setNotificationHandler(ToolListChangedNotificationSchema, changed('tools'));
-  client.setNotificationHandler(ResourceListChangedNotificationSchema, changed('resources'));
-  client.setNotificationHandler(PromptListChangedNotificationSchema, changed('prompts'));
+  client.setNotificationHandler('notifications/tools/list_changed', changed('tools'));
+  client.setNotificationHandler('notifications/resources/list_changed', changed('resources'));
+  client.setNotificationHandler('notifications/prompts/list_changed', changed('prompts'));
   byClient.set(client, lists);
   return lists;
 }

@@ -1,4 +1,4 @@
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 
 /**
  * The bound on one message from an MCP server, over stdio and HTTP alike: a message past it is

@@ -1,5 +1,5 @@
-import { extractWWWAuthenticateParams } from '@modelcontextprotocol/sdk/client/auth.js';
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { extractWWWAuthenticateParams } from '@modelcontextprotocol/client';
+import type { FetchLike } from '@modelcontextprotocol/client';
 import type { AuthChallenge, OAuthRecord, OAuthRecords } from '../core/oauth';
 import type { Integration } from '../core/integration';
 import type { Logger } from '../platform/logger';

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { auth, extractWWWAuthenticateParams, type OAuthClientProvider, type OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
-import { OAuthError, ServerError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
+import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/server';
+import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens, FetchLike } from '@modelcontextprotocol/server';
+import { OAuthError, ServerError } from '@modelcontextprotocol/server-legacy/auth';
+import { auth, extractWWWAuthenticateParams } from '@modelcontextprotocol/client';
+import type { OAuthClientProvider, OAuthDiscoveryState } from '@modelcontextprotocol/client';
 import type { OAuthSettings } from '../core/integration';
 import type { Integration } from '../core/integration';
 import { toolResultText } from '../core/tool-texts';

@@ -1,4 +1,4 @@
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/client';
 import type { Integration } from '../core/integration';
 import type { Logger } from '../platform/logger';
 import { integrationFetch, type GuardedFetch, type NetworkPolicy } from '../platform/net/address-guard';

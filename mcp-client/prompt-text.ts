@@ -1,4 +1,4 @@
-import type { GetPromptResult } from '@modelcontextprotocol/sdk/types.js';
+import type { GetPromptResult } from '@modelcontextprotocol/server';
 import { contentBlockText } from './tool-result-text';
 
 type PromptContent = GetPromptResult['messages'][number]['content'];

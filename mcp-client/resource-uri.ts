@@ -1,4 +1,4 @@
-import { UriTemplate } from '@modelcontextprotocol/sdk/shared/uriTemplate.js';
+import { UriTemplate } from '@modelcontextprotocol/server';
 import type { DiscoveredIntegration } from '../core/discovery';
 
 export interface ResolvedUri {

@@ -1,8 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { serializeMessage } from '@modelcontextprotocol/client';
+import type { Transport, JSONRPCMessage } from '@modelcontextprotocol/client';
+import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import type { Logger } from '../platform/logger';
 import { LineBuffer } from './line-buffer';
 import { groupAlive, registerGroup, signalGroup, unregisterGroup } from './process-groups';

@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import { renderTemplate } from '../store/agent-files/parse-chatmd';
 import { seedThreadMessages, type ExposedAgent } from '../store/agent-files/file-agents';
 import { inTransaction, type Db } from '../store/pool';

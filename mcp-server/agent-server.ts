@@ -1,8 +1,5 @@
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import {
-  CallToolRequestSchema, CancelledNotificationSchema, ErrorCode, GetPromptRequestSchema, ListPromptsRequestSchema,
-  ListToolsRequestSchema, type GetPromptResult, type PromptMessage, type Tool,
-} from '@modelcontextprotocol/sdk/types.js';
+import { Server, ProtocolErrorCode } from '@modelcontextprotocol/server';
+import type { GetPromptResult, PromptMessage, Tool } from '@modelcontextprotocol/server';
 import { renderTemplate } from '../store/agent-files/parse-chatmd';
 import { listExposedAgents, type ExposedAgent } from '../store/agent-files/file-agents';
 import { mcpRequestError } from '../core/mcp-error-text';
@@ -68,19 +65,19 @@ export function createAgentMcpServer(deps: AgentCallDeps, options: AgentServerOp
     instructions: INSTRUCTIONS,
   });
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: (await listExposedAgents(deps.db)).map(toTool) }));
+  server.setRequestHandler('tools/list', async () => ({ tools: (await listExposedAgents(deps.db)).map(toTool) }));
 
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+  server.setRequestHandler('tools/call', async (request, ctx) => {
     try {
       const agent = await findByToolName(deps, request.params.name);
       if (!agent) return { isError: true, content: [{ type: 'text', text: `No agent is exposed as the tool "${request.params.name}"` }] };
       const token = request.params._meta?.progressToken;
       const canAsk = options.askApprovals && server.getClientCapabilities()?.elicitation?.form !== undefined;
       return await callAgent(deps, agent, request.params.arguments ?? {}, {
-        requestId: extra.requestId, signal: options.stop ? AbortSignal.any([extra.signal, options.stop]) : extra.signal, registry: options.registry,
+        requestId: ctx.mcpReq.id, signal: options.stop ? AbortSignal.any([ctx.mcpReq.signal, options.stop]) : ctx.mcpReq.signal, registry: options.registry,
         // A person may take their time: no request timeout, only the call's end withdraws the question.
-        ask: canAsk ? (params, signal) => server.elicitInput(params, { signal, relatedRequestId: extra.requestId, timeout: 2 ** 31 - 1 }) : undefined,
-        progress: token === undefined ? undefined : (progress, message) => extra.sendNotification({
+        ask: canAsk ? (params, signal) => server.elicitInput(params, { signal, relatedRequestId: ctx.mcpReq.id, timeout: 2 ** 31 - 1 }) : undefined,
+        progress: token === undefined ? undefined : (progress, message) => ctx.mcpReq.notify({
           method: 'notifications/progress', params: { progressToken: token, progress, total: 1, message },
         }),
       });
@@ -90,7 +87,7 @@ export function createAgentMcpServer(deps: AgentCallDeps, options: AgentServerOp
     }
   });
 
-  server.setRequestHandler(ListPromptsRequestSchema, async () => ({
+  server.setRequestHandler('prompts/list', async () => ({
     prompts: (await listExposedAgents(deps.db)).map((agent) => ({
       name: toolNameOf(agent.name),
       title: agent.name,
@@ -99,15 +96,15 @@ export function createAgentMcpServer(deps: AgentCallDeps, options: AgentServerOp
     })),
   }));
 
-  server.setRequestHandler(GetPromptRequestSchema, async (request) => {
+  server.setRequestHandler('prompts/get', async (request) => {
     const agent = await findByToolName(deps, request.params.name);
-    if (!agent) throw mcpRequestError(ErrorCode.InvalidParams, `Unknown prompt: ${request.params.name}`);
+    if (!agent) throw mcpRequestError(ProtocolErrorCode.InvalidParams, `Unknown prompt: ${request.params.name}`);
     return promptOf(agent, request.params.arguments?.input);
   });
 
   // Replaces the SDK's own handler, which only aborts the handler's signal: a cancel must reach the
   // workflow, and over stateless HTTP it arrives on another request (perhaps another process).
-  server.setNotificationHandler(CancelledNotificationSchema, async (notification) => {
+  server.setNotificationHandler('notifications/cancelled', async (notification) => {
     const requestId = notification.params.requestId;
     if (requestId === undefined || !options.registry) return;
     const runId = await options.registry.requestCancel(requestId);

@@ -1,4 +1,4 @@
-import type { ElicitRequestFormParams, ElicitResult } from '@modelcontextprotocol/sdk/types.js';
+import type { ElicitRequestFormParams, ElicitResult } from '@modelcontextprotocol/server';
 import type { ApprovalDecision } from '../core/approval';
 import { toolCallArguments } from '../store/approvals';
 import type { Db } from '../store/pool';

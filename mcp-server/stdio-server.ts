@@ -1,8 +1,5 @@
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import {
-  CallToolRequestSchema, ErrorCode, GetPromptRequestSchema, ListPromptsRequestSchema, ListToolsRequestSchema,
-} from '@modelcontextprotocol/sdk/types.js';
+import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
+import { Server, ProtocolErrorCode } from '@modelcontextprotocol/server';
 import { Client, Connection } from '@temporalio/client';
 import { ConfigError, loadConfig, type AppConfig } from '../platform/config';
 import { engineStateFile, readEngineState } from '../platform/engine-state';
@@ -85,9 +82,12 @@ export async function serveAgentsOverStdio(engine: StdioEngine): Promise<void> {
 export async function serveStartFailure(reason: string): Promise<void> {
   const server = new Server(SERVER_INFO, { capabilities: { tools: {}, prompts: {}, logging: {} } });
   const fail = async (): Promise<never> => {
-    throw mcpRequestError(ErrorCode.InternalError, reason);
+    throw mcpRequestError(ProtocolErrorCode.InternalError, reason);
   };
-  for (const schema of [ListToolsRequestSchema, CallToolRequestSchema, ListPromptsRequestSchema, GetPromptRequestSchema]) server.setRequestHandler(schema, fail);
+  server.setRequestHandler('tools/list', fail);
+  server.setRequestHandler('tools/call', fail);
+  server.setRequestHandler('prompts/list', fail);
+  server.setRequestHandler('prompts/get', fail);
   server.oninitialized = () => void server.sendLoggingMessage({ level: 'error', logger: 'agent-engine', data: reason }).catch(() => undefined);
   await serveUntilStdinEnds(server);
 }

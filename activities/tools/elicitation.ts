@@ -1,5 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ElicitRequestSchema, ErrorCode, McpError, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
+import { SdkErrorCode, SdkError } from '@modelcontextprotocol/server';
+import type { ElicitResult } from '@modelcontextprotocol/server';
+import { ElicitRequestSchema } from '@modelcontextprotocol/core';
 import { closeRunInput, insertRunInput, takeRunInputAnswer, type RunInput } from '../../store/runs/inputs';
 import type { ElicitHandler } from '../../mcp-client/connect';
 import type { ToolRun } from '../tool-call';
@@ -135,4 +137,4 @@ export function elicitationHandler(run: ToolRun, clock: CallClock, callSignal: A
   };
 }
 
-export const requestTimedOut = (ms: number) => new McpError(ErrorCode.RequestTimeout, 'Request timed out', { timeout: ms });
+export const requestTimedOut = (ms: number) => new SdkError(SdkErrorCode.RequestTimeout, 'Request timed out', { timeout: ms });

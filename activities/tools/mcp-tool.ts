@@ -1,5 +1,5 @@
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolError, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/client';
 import type { McpToolRoute } from '../../core/tool-call';
 import { toolResultText } from '../../core/tool-texts';
 import { mcpErrorText } from '../../core/mcp-error-text';
@@ -19,7 +19,7 @@ const CONNECT_BACKOFF_MS = 500;
 
 const unexpected = (message: string): Verdict => ({ status: 'error', content: toolResultText.mcpToolUnexpected(message) });
 
-function timeoutMs(err: McpError, fallback: number): number {
+function timeoutMs(err: SdkError, fallback: number): number {
   const data = (err.data ?? {}) as { timeout?: unknown; maxTotalTimeout?: unknown };
   const ms = data.maxTotalTimeout ?? data.timeout;
   return typeof ms === 'number' ? ms : fallback;
@@ -29,11 +29,11 @@ function timeoutMs(err: McpError, fallback: number): number {
 function failureVerdict(err: unknown, requestTimeoutMs: number): Verdict {
   // Not unexpected: the operator knows what to do, and the LLM can go on without this server.
   if (isAuthorizationRequired(err)) return { status: 'error', content: toolResultText.mcpToolFailed(err.message) };
-  if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
+  if (err instanceof SdkError && err.code === SdkErrorCode.RequestTimeout) {
     return { status: 'error', content: toolResultText.mcpToolTimedOut(timeoutMs(err, requestTimeoutMs)) };
   }
-  // -32000 is the SDK's own "Connection closed": the server died or the stream dropped.
-  if (err instanceof McpError && err.code !== ErrorCode.ConnectionClosed) {
+  // A JSON-RPC error answered by the server; the SDK's own failures (connection closed, HTTP) are SdkErrors.
+  if (err instanceof ProtocolError) {
     return { status: 'error', content: toolResultText.mcpToolFailed(mcpErrorText(err)) };
   }
   return unexpected(mcpErrorText(err));
@@ -50,7 +50,7 @@ async function callTool(route: McpToolRoute, args: Record<string, unknown>, run:
     try {
       const send = (client: Client) => {
         sent = true;
-        return client.callTool({ name: route.toolName, arguments: args }, undefined, {
+        return client.callTool({ name: route.toolName, arguments: args }, {
           timeout: requestTimeoutMs,
           maxTotalTimeout: route.totalTimeoutMs,
           resetTimeoutOnProgress: true,
@@ -97,7 +97,7 @@ async function callWithElicitation(
   try {
     return await run.deps.mcpPool.withCallClient(integration, elicitationHandler(run, clock, signal), (client) => {
       onSent();
-      return client.callTool({ name: route.toolName, arguments: args }, undefined, {
+      return client.callTool({ name: route.toolName, arguments: args }, {
         timeout: route.totalTimeoutMs + budgetMs,
         maxTotalTimeout: route.totalTimeoutMs + budgetMs,
         onprogress: () => {

@@ -1,4 +1,5 @@
-import { ErrorCode, McpError, type ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolError, SdkErrorCode, SdkError } from '@modelcontextprotocol/server';
+import type { ReadResourceResult } from '@modelcontextprotocol/server';
 import { resourceTool, type ToolArgs } from '../../core/native-tools';
 import { toolResultText } from '../../core/tool-texts';
 import { CsvImportError, importCsv } from '../../sources/csv/import-csv';
@@ -35,8 +36,8 @@ async function read(integration: Integration, uri: string, run: ToolRun): Promis
   } catch (err) {
     if (signal.aborted) throw signal.reason ?? err;
     // The transport dropped an over-long message but kept the connection (mcp-client/line-buffer.ts).
-    if (err instanceof McpError && err.code === MESSAGE_TOO_LARGE) return failed(`resource exceeds ${integration.maxResourceBytes} bytes`);
-    if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) return failed(`timed out after ${integration.toolTimeoutMs} ms`);
+    if (err instanceof ProtocolError && err.code === MESSAGE_TOO_LARGE) return failed(`resource exceeds ${integration.maxResourceBytes} bytes`);
+    if (err instanceof SdkError && err.code === SdkErrorCode.RequestTimeout) return failed(`timed out after ${integration.toolTimeoutMs} ms`);
     return failed(mcpErrorText(err));
   }
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { isInitializeRequest } from '@modelcontextprotocol/server';
+import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { requireApiKey } from '../auth';
 import type { AgentCallDeps } from '../../mcp-server/agent-call';
@@ -29,7 +29,7 @@ export const mcpHttpRoutes: FastifyPluginAsync<McpHttpDeps> = async (app, deps) 
   if (deps.apiKey) app.addHook('onRequest', requireApiKey(deps.apiKey, deps.adminApiKey));
   // Calls in flight would otherwise hold a shutdown until their runs end; their runs go on regardless.
   const closing = closingSignal(app);
-  const open = new Set<StreamableHTTPServerTransport>();
+  const open = new Set<NodeStreamableHTTPServerTransport>();
   app.addHook('preClose', async () => {
     await Promise.all([...open].map((t) => t.close()));
   });
@@ -40,7 +40,7 @@ export const mcpHttpRoutes: FastifyPluginAsync<McpHttpDeps> = async (app, deps) 
     const initializing = Array.isArray(body) ? body.some(isInitializeRequest) : isInitializeRequest(body);
     const header = request.headers['mcp-session-id'];
     const sessionId = typeof header === 'string' && /^[\x21-\x7e]{1,128}$/.test(header) ? header : undefined;
-    const transport = new StreamableHTTPServerTransport({
+    const transport = new NodeStreamableHTTPServerTransport({
       sessionIdGenerator: initializing ? () => `mcps_${randomUUID().replace(/-/g, '')}` : undefined,
     });
     const server = createAgentMcpServer(deps, { registry: sessionId ? dbCallRegistry(deps.db, sessionId) : undefined, stop: closing });

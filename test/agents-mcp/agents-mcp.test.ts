@@ -2,11 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, rm, unlink, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import path from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ProgressNotificationSchema, type Progress } from '@modelcontextprotocol/sdk/types.js';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { Transport, Progress } from '@modelcontextprotocol/client';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../api/app';
 import { parseChatmd } from '../../store/agent-files/parse-chatmd';
@@ -203,11 +201,11 @@ describe.each(Object.keys(transports))('agents as an MCP server over %s', (kind)
     // progress as "unknown token". Record every progress notification here instead; onprogress is
     // still given so that the request carries a progress token.
     const progress: Progress[] = [];
-    client.setNotificationHandler(ProgressNotificationSchema, (n) => {
+    client.setNotificationHandler('notifications/progress', (n) => {
       const { progressToken: _token, ...rest } = n.params;
       progress.push(rest);
     });
-    const result = await client.callTool({ name: SUMMARISE, arguments: { input: 'hello' } }, undefined, {
+    const result = await client.callTool({ name: SUMMARISE, arguments: { input: 'hello' } }, {
       onprogress: () => undefined, timeout: 120_000,
     });
     expect(result.isError).toBeFalsy();
@@ -227,7 +225,7 @@ describe.each(Object.keys(transports))('agents as an MCP server over %s', (kind)
     const owner = await insertAgent(engine.db, { name: `owner_${randomUUID().slice(0, 8)}`, model: { provider: 'scripted', script: [{ text: 'mine' }] } });
     const thread = await insertThread(engine.db, owner.id);
     const summarise = (await engine.db.query<{ id: string }>('SELECT id FROM agents WHERE name = $1', [SUMMARISE])).rows[0].id;
-    const result = await client.callTool({ name: SUMMARISE, arguments: { input: 'hello', threadId: thread.id } }, undefined, { timeout: 120_000 });
+    const result = await client.callTool({ name: SUMMARISE, arguments: { input: 'hello', threadId: thread.id } }, { timeout: 120_000 });
     expect(result.isError).toBeFalsy();
     expect(result.content).toEqual([
       { type: 'text', text: 'summary done' },
@@ -237,7 +235,7 @@ describe.each(Object.keys(transports))('agents as an MCP server over %s', (kind)
     expect(meta).toMatchObject({ threadId: thread.id, agentId: summarise, threadAgentId: owner.id });
     expect((await findRunResult(engine.db, String(meta.runId)))?.agentId).toBe(summarise);
     // On its own thread, a call's answer stands alone.
-    const own = await client.callTool({ name: SUMMARISE, arguments: { input: 'again' } }, undefined, { timeout: 120_000 });
+    const own = await client.callTool({ name: SUMMARISE, arguments: { input: 'again' } }, { timeout: 120_000 });
     expect(own.content).toEqual([{ type: 'text', text: 'summary done' }]);
     expect(own._meta).toMatchObject({ agentId: summarise });
     expect(own._meta).not.toHaveProperty('threadAgentId');
@@ -248,7 +246,7 @@ describe.each(Object.keys(transports))('agents as an MCP server over %s', (kind)
     const runsOfAgent = async () => (await engine.db.query(
       'SELECT count(*)::int AS n FROM runs r JOIN agents a ON a.id = r.agent_id WHERE a.name = $1', [SUMMARISE])).rows[0].n;
     const before = await runsOfAgent();
-    const result = await client.callTool({ name: SUMMARISE, arguments: { input: 'x'.repeat(1_000_001) } }, undefined, { timeout: 60_000 });
+    const result = await client.callTool({ name: SUMMARISE, arguments: { input: 'x'.repeat(1_000_001) } }, { timeout: 60_000 });
     expect(result.isError).toBe(true);
     expect(result.content).toEqual([{ type: 'text', text: 'The "input" argument must be at most 1000000 characters' }]);
     expect(await runsOfAgent()).toBe(before);
@@ -270,10 +268,10 @@ describe.each(Object.keys(transports))('agents as an MCP server over %s', (kind)
     const abort = new AbortController();
     let started = false;
     // As above: progress is read from every notification, not only those the SDK still routes.
-    client.setNotificationHandler(ProgressNotificationSchema, (n) => {
+    client.setNotificationHandler('notifications/progress', (n) => {
       if (n.params.message === 'Turn 1') started = true;
     });
-    const call = client.callTool({ name: SLOW, arguments: { input: 'take your time' } }, undefined, {
+    const call = client.callTool({ name: SLOW, arguments: { input: 'take your time' } }, {
       signal: abort.signal, timeout: 120_000, onprogress: () => undefined,
     });
     const outcome = call.then(() => 'answered', () => 'rejected');

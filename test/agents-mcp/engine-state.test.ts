@@ -3,9 +3,8 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { Client } from '@modelcontextprotocol/client';
 import { insertAgent } from '../../store/agents';
 import { engineStateFile, readEngineState, removeEngineState, writeEngineState, type EngineState } from '../../platform/engine-state';
 import { freePort } from '../../platform/ports';
@@ -84,7 +83,7 @@ describe('agent-engine mcp finds a running engine through DATA_DIR', () => {
     const clientDir = await fs.mkdtemp(path.join(os.tmpdir(), 'mcp-client-'));
     const logged: unknown[] = [];
     const client = new Client({ name: 'desktop', version: '1.0.0' });
-    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void logged.push(n.params));
+    client.setNotificationHandler('notifications/message', (n) => void logged.push(n.params));
     const transport = new StdioClientTransport({
       command: process.execPath, args: [BIN, 'mcp'], cwd: clientDir, env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn' }, stderr: 'ignore',
     });

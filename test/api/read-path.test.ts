@@ -2,9 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ProgressNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { Client as McpClient, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Client } from '@temporalio/client';
 import pg from 'pg';
 import { buildApp } from '../../api/app';
@@ -405,8 +403,8 @@ describe('reading runs never asks Temporal to run a query on a worker', () => {
       let reads = 0;
       let turnStarted = false;
       mcpDb.on('acquire', () => { if (turnStarted) reads += 1; });
-      mcp.setNotificationHandler(ProgressNotificationSchema, (n) => { if (n.params.message === 'Turn 1') turnStarted = true; });
-      const result = await mcp.callTool({ name, arguments: { input: 'go' } }, undefined, { onprogress: () => undefined, timeout: 60_000 });
+      mcp.setNotificationHandler('notifications/progress', (n) => { if (n.params.message === 'Turn 1') turnStarted = true; });
+      const result = await mcp.callTool({ name, arguments: { input: 'go' } }, { onprogress: () => undefined, timeout: 60_000 });
       expect(result.content).toEqual([{ type: 'text', text: 'waited' }]);
       expect(turnStarted).toBe(true);
       // The turn is silent for 4 s: a read every 250 ms would be 16 or more. Woken by the turn's

@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ElicitRequestSchema, ProgressNotificationSchema, type ElicitRequest, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { ElicitRequest, ElicitResult } from '@modelcontextprotocol/client';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../api/app';
 import { toolNameOf } from '../../mcp-server/agent-server';
@@ -75,7 +74,7 @@ describe('approvals of runs started by an MCP client', () => {
   async function elicitingClient(answer: ElicitResult): Promise<{ client: Client; asked: ElicitRequest['params'][] }> {
     const client = new Client({ name: 'test', version: '1.0.0' }, { capabilities: { elicitation: { form: {} } } });
     const asked: ElicitRequest['params'][] = [];
-    client.setRequestHandler(ElicitRequestSchema, (request) => {
+    client.setRequestHandler('elicitation/create', (request) => {
       asked.push(request.params);
       return answer;
     });
@@ -92,7 +91,7 @@ describe('approvals of runs started by an MCP client', () => {
   test('over stdio, the client\'s user approves in a form: the tool runs and the decision records who made it', async () => {
     const { client, asked } = await elicitingClient({ action: 'accept', content: { decision: 'approve' } });
     try {
-      const result = await client.callTool({ name: agentTool, arguments: { input: 'go' } }, undefined, { timeout: 120_000 });
+      const result = await client.callTool({ name: agentTool, arguments: { input: 'go' } }, { timeout: 120_000 });
       expect(result.isError).toBeFalsy();
       expect(result.content).toEqual([{ type: 'text', text: 'result: echo: launch' }]);
       expect(asked).toHaveLength(1);
@@ -109,7 +108,7 @@ describe('approvals of runs started by an MCP client', () => {
   test('over stdio, a denial with a reason reaches the LLM in the contract\'s words, and the run goes on', async () => {
     const { client } = await elicitingClient({ action: 'accept', content: { decision: 'deny', reason: 'not today' } });
     try {
-      const result = await client.callTool({ name: agentTool, arguments: { input: 'go' } }, undefined, { timeout: 120_000 });
+      const result = await client.callTool({ name: agentTool, arguments: { input: 'go' } }, { timeout: 120_000 });
       expect(result.content).toEqual([{ type: 'text', text: 'result: Tool call denied by a reviewer: not today' }]);
       const runId = runIdOf(result);
       expect((await findRunResult(engine.db, runId))?.status).toBe('completed');
@@ -121,11 +120,11 @@ describe('approvals of runs started by an MCP client', () => {
   test('over stdio, a dismissed form leaves the call waiting for the REST decision', async () => {
     const { client, asked } = await elicitingClient({ action: 'cancel' });
     const progress: string[] = [];
-    client.setNotificationHandler(ProgressNotificationSchema, (n) => {
+    client.setNotificationHandler('notifications/progress', (n) => {
       if (n.params.message) progress.push(n.params.message);
     });
     try {
-      const call = client.callTool({ name: agentTool, arguments: { input: 'go' } }, undefined, { timeout: 120_000, onprogress: () => undefined });
+      const call = client.callTool({ name: agentTool, arguments: { input: 'go' } }, { timeout: 120_000, onprogress: () => undefined });
       await waitFor(async () => asked.length === 1, 60_000, 'the question');
       let runId = '';
       await waitFor(async () => {
@@ -153,20 +152,20 @@ describe('approvals of runs started by an MCP client', () => {
     // The first question is approved at once; the second is never answered: its handler returns
     // only when the server withdraws it. (The SDK's client ignores the cancellation of a request
     // whose id is 0, the first a server sends, so the question to withdraw must not be the first.)
-    client.setRequestHandler(ElicitRequestSchema, (_request, extra) => new Promise<ElicitResult>((resolve) => {
+    client.setRequestHandler('elicitation/create', (_request, ctx) => new Promise<ElicitResult>((resolve) => {
       asked += 1;
       if (asked === 1) resolve({ action: 'accept', content: { decision: 'approve' } });
-      extra.signal.addEventListener('abort', () => {
+      ctx.mcpReq.signal.addEventListener('abort', () => {
         withdrawn = true;
         resolve({ action: 'cancel' });
       });
     }));
     await client.connect(stdio());
     try {
-      const first = await client.callTool({ name: agentTool, arguments: { input: 'go' } }, undefined, { timeout: 120_000 });
+      const first = await client.callTool({ name: agentTool, arguments: { input: 'go' } }, { timeout: 120_000 });
       expect(first.content).toEqual([{ type: 'text', text: 'result: echo: launch' }]);
       let answered = false;
-      const call = client.callTool({ name: slowTool, arguments: { input: 'go' } }, undefined, { timeout: 120_000 }).finally(() => {
+      const call = client.callTool({ name: slowTool, arguments: { input: 'go' } }, { timeout: 120_000 }).finally(() => {
         answered = true;
       });
       await waitFor(async () => asked === 2, 60_000, 'the second question');
@@ -184,17 +183,17 @@ describe('approvals of runs started by an MCP client', () => {
   test('over stateless HTTP, the run waits for the REST decision and the progress message says where to send it', async () => {
     const client = new Client({ name: 'test', version: '1.0.0' }, { capabilities: { elicitation: { form: {} } } });
     let asked = 0;
-    client.setRequestHandler(ElicitRequestSchema, () => {
+    client.setRequestHandler('elicitation/create', () => {
       asked += 1;
       return { action: 'accept', content: { decision: 'deny' } };
     });
     const progress: string[] = [];
-    client.setNotificationHandler(ProgressNotificationSchema, (n) => {
+    client.setNotificationHandler('notifications/progress', (n) => {
       if (n.params.message) progress.push(n.params.message);
     });
     await client.connect(new StreamableHTTPClientTransport(mcpUrl));
     try {
-      const call = client.callTool({ name: agentTool, arguments: { input: 'go' } }, undefined, { timeout: 120_000, onprogress: () => undefined });
+      const call = client.callTool({ name: agentTool, arguments: { input: 'go' } }, { timeout: 120_000, onprogress: () => undefined });
       let message = '';
       await waitFor(async () => Boolean(message = progress.find((m) => m.startsWith('Waiting for approval')) ?? ''), 60_000, 'the waiting message');
       const [, tool, runId, toolCallId] = /^Waiting for approval of (\S+): the run waits until it is decided with POST \/v1\/runs\/([^/]+)\/approvals\/(\S+) or agent-engine approve\|deny \2 \3$/.exec(message) ?? [];

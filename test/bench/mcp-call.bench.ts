@@ -1,7 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
-import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { Client as McpClient } from '@modelcontextprotocol/client';
 import type { temporal } from '@temporalio/proto';
 import { insertAgent } from '../../store/agents';
 import { insertIntegration } from '../../store/integrations/integrations';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/client';
 import type { OAuthSettings } from '../../core/integration';
 import { findIntegration, insertIntegration } from '../../store/integrations/integrations';
 import { migrate } from '../../store/migrations';

@@ -1,34 +1,33 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { ErrorCode, GetPromptRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { InMemoryTransport, Server, ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
+import { Client } from '@modelcontextprotocol/client';
 import { mcpErrorText, mcpRequestError } from '../../core/mcp-error-text';
 
 describe('MCP error texts', () => {
   test('mcpErrorText strips any number of "MCP error <code>: " prefixes, and nothing else', () => {
     expect(mcpErrorText(new Error('MCP error -32602: MCP error -32602: Unknown prompt'))).toBe('Unknown prompt');
-    expect(mcpErrorText(new McpError(ErrorCode.InternalError, 'boom'))).toBe('boom');
+    expect(mcpErrorText(new ProtocolError(ProtocolErrorCode.InternalError, 'boom'))).toBe('boom');
     expect(mcpErrorText(new Error('MCP error -1: MCP error 2: MCP error -3: deep'))).toBe('deep');
     expect(mcpErrorText(new Error('the server said "MCP error -1: x"'))).toBe('the server said "MCP error -1: x"');
     expect(mcpErrorText('plain text')).toBe('plain text');
     expect(mcpErrorText({ message: 'MCP error -32000: Connection closed' })).toBe('Connection closed');
   });
 
-  test('an SDK server\'s McpError reaches the client wrapped twice; mcpRequestError reaches it once', async () => {
+  test('a v2 SDK server\'s ProtocolError and mcpRequestError both reach the client with the code once and no prefix', async () => {
     const server = new Server({ name: 'errors', version: '1.0.0' }, { capabilities: { prompts: {} } });
-    server.setRequestHandler(GetPromptRequestSchema, (request) => {
-      if (request.params.name === 'wrapped') throw new McpError(ErrorCode.InvalidParams, 'Unknown prompt: wrapped');
-      throw mcpRequestError(ErrorCode.InvalidParams, `Unknown prompt: ${request.params.name}`);
+    server.setRequestHandler('prompts/get', (request) => {
+      if (request.params.name === 'wrapped') throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'Unknown prompt: wrapped');
+      throw mcpRequestError(ProtocolErrorCode.InvalidParams, `Unknown prompt: ${request.params.name}`);
     });
     const client = new Client({ name: 'test', version: '1.0.0' });
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     await Promise.all([server.connect(serverSide), client.connect(clientSide)]);
     try {
       const wrapped = await client.getPrompt({ name: 'wrapped' }).catch((err: unknown) => err as Error);
-      expect((wrapped as Error).message).toBe('MCP error -32602: MCP error -32602: Unknown prompt: wrapped');
+      expect(wrapped).toBeInstanceOf(ProtocolError);
+      expect(wrapped).toMatchObject({ code: ProtocolErrorCode.InvalidParams, message: 'Unknown prompt: wrapped' });
       expect(mcpErrorText(wrapped)).toBe('Unknown prompt: wrapped');
-      const clean = await client.getPrompt({ name: 'clean' }).catch((err: unknown) => err as McpError);
-      expect(clean).toMatchObject({ code: ErrorCode.InvalidParams, message: 'MCP error -32602: Unknown prompt: clean' });
+      const clean = await client.getPrompt({ name: 'clean' }).catch((err: unknown) => err as ProtocolError);
+      expect(clean).toMatchObject({ code: ProtocolErrorCode.InvalidParams, message: 'Unknown prompt: clean' });
     } finally {
       await client.close();
       await server.close();

@@ -1,8 +1,6 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { ListToolsRequestSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { InMemoryTransport, McpServer, Server } from '@modelcontextprotocol/server';
+import type { JSONRPCMessage } from '@modelcontextprotocol/server';
+import { Client } from '@modelcontextprotocol/client';
 import { z } from 'zod';
 import { listCapabilities } from '../../mcp-client/discover';
 import { createLogger } from '../../platform/logger';
@@ -30,7 +28,7 @@ const nextTick = () => new Promise((resolve) => setImmediate(resolve));
 describe('capability lists kept per connection', () => {
   test('a server that announces list changes is listed once; a change it announces is seen by the next listing', async () => {
     const server = new McpServer({ name: 'announcing', version: '1.0.0' });
-    server.registerTool('echo', { inputSchema: { text: z.string() } }, async ({ text }) => ({ content: [{ type: 'text', text }] }));
+    server.registerTool('echo', { inputSchema: z.object({ text: z.string() }) }, async ({ text }) => ({ content: [{ type: 'text', text }] }));
     server.registerResource('readme', 'fixture://readme', {}, async (uri) => ({ contents: [{ uri: uri.href, text: 'hi' }] }));
     server.registerPrompt('greeting', {}, () => ({ messages: [] }));
     const { client, asked, close } = await linked(server);
@@ -44,7 +42,7 @@ describe('capability lists kept per connection', () => {
       expect(listed(asked)).toHaveLength(4);
 
       // McpServer announces a tool registered while connected (notifications/tools/list_changed).
-      server.registerTool('shout', { inputSchema: { text: z.string() } }, async ({ text }) => ({ content: [{ type: 'text', text: text.toUpperCase() }] }));
+      server.registerTool('shout', { inputSchema: z.object({ text: z.string() }) }, async ({ text }) => ({ content: [{ type: 'text', text: text.toUpperCase() }] }));
       await nextTick();
       const changed = await listCapabilities(client, logger);
       expect(changed.tools.map((t) => t.name)).toEqual(['echo', 'shout']);
@@ -58,7 +56,7 @@ describe('capability lists kept per connection', () => {
   test('a server that does not announce list changes is listed every time', async () => {
     const server = new Server({ name: 'silent', version: '1.0.0' }, { capabilities: { tools: {} } });
     let names = ['first'];
-    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: names.map((name) => ({ name, inputSchema: { type: 'object' as const } })) }));
+    server.setRequestHandler('tools/list', () => ({ tools: names.map((name) => ({ name, inputSchema: { type: 'object' as const } })) }));
     const { client, asked, close } = await linked(server);
     try {
       expect((await listCapabilities(client, logger)).tools.map((t) => t.name)).toEqual(['first']);
@@ -74,7 +72,7 @@ describe('capability lists kept per connection', () => {
     const server = new Server({ name: 'racing', version: '1.0.0' }, { capabilities: { tools: { listChanged: true } } });
     let version = 1;
     // The server changes its list while a listing is on its way back, and says so.
-    server.setRequestHandler(ListToolsRequestSchema, async () => {
+    server.setRequestHandler('tools/list', async () => {
       const answer = { tools: [{ name: `v${version}`, inputSchema: { type: 'object' as const } }] };
       if (version === 1) {
         version = 2;

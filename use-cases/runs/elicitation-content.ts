@@ -1,4 +1,4 @@
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv';
 
 /**
  * Checks the content of an answer against the flat object schema the MCP server requested
