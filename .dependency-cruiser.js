@@ -63,11 +63,27 @@ module.exports = {
       from: { pathNot: '^(store|sources)/' },
       to: { path: '^node_modules/(@types/)?(pg|pg-copy-streams)/' },
     },
+    {
+      name: 'mcp-sdk-by-role',
+      severity: 'error',
+      comment: 'The MCP client code uses the v2 client package, the served side the server package; the frozen v1 copy (server-legacy) is for test fixtures only.',
+      from: { path: '^(mcp-client|activities)/' },
+      to: { path: '^node_modules/@modelcontextprotocol/(server|node|server-legacy)/' },
+    },
+    {
+      name: 'no-mcp-server-legacy',
+      severity: 'error',
+      comment: '@modelcontextprotocol/server-legacy is a frozen v1 copy kept for the test fixtures (an OAuth authorization server, an SSE server).',
+      from: {},
+      to: { path: '^node_modules/@modelcontextprotocol/server-legacy/' },
+    },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
     exclude: { path: '^(dist|test|\\.tools|\\.data)/' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
+    // Packages that publish only an exports map (the MCP SDK's) resolve, so the rules above see them.
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['require', 'node', 'default', 'types'] },
   },
 };

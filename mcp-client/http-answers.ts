@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
-import type { FetchLike } from '@modelcontextprotocol/server';
-import { OAUTH_ERRORS } from '@modelcontextprotocol/server-legacy/auth';
+import type { FetchLike } from '@modelcontextprotocol/client';
+import { OAuthErrorCode } from '@modelcontextprotocol/client';
 import { MessageBytes, messageTooLargeText, tooLargeAnswer } from './message-bound';
 
 /**
@@ -176,7 +176,7 @@ async function oauthErrorCode(res: Response): Promise<string | undefined> {
   await reader.cancel().catch(() => undefined);
   try {
     const code = (JSON.parse(bytes.join().toString('utf8')) as { error?: unknown }).error;
-    return typeof code === 'string' && Object.hasOwn(OAUTH_ERRORS, code) ? code : undefined;
+    return typeof code === 'string' && OAUTH_ERROR_CODES.has(code) ? code : undefined;
   } catch {
     return undefined;
   }
@@ -187,6 +187,8 @@ async function oauthErrorCode(res: Response): Promise<string | undefined> {
  * error answer keeps its OAuth error code when it is a standard one (the SDK's next step depends
  * on it: invalid_grant asks for a new authorization), described by the status alone.
  */
+const OAUTH_ERROR_CODES: ReadonlySet<string> = new Set(Object.values(OAuthErrorCode));
+
 export function oauthAnswers(fetch: FetchLike): FetchLike {
   return async (url, init) => {
     const res = await fetch(url, init);

@@ -1,5 +1,5 @@
-import { isJSONRPCErrorResponse, isJSONRPCRequest, isJSONRPCResultResponse } from '@modelcontextprotocol/server';
-import type { Transport, TransportSendOptions, JSONRPCMessage } from '@modelcontextprotocol/server';
+import { isJSONRPCErrorResponse, isJSONRPCRequest, isJSONRPCResultResponse } from '@modelcontextprotocol/client';
+import type { Transport, TransportSendOptions, JSONRPCMessage } from '@modelcontextprotocol/client';
 
 /**
  * A transport whose requests still waiting for an answer the engine can answer itself. The older

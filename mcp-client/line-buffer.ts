@@ -1,5 +1,5 @@
-import { deserializeMessage } from '@modelcontextprotocol/server';
-import type { JSONRPCMessage } from '@modelcontextprotocol/server';
+import { deserializeMessage } from '@modelcontextprotocol/client';
+import type { JSONRPCMessage } from '@modelcontextprotocol/client';
 import { MessageBytes, messageTooLargeText, tooLargeAnswer } from './message-bound';
 
 /** Enough of a dropped line's ends to find its JSON-RPC id, wherever the server's serialiser put it. */

@@ -1,4 +1,4 @@
-import type { JSONRPCMessage } from '@modelcontextprotocol/server';
+import type { JSONRPCMessage } from '@modelcontextprotocol/client';
 
 /**
  * The bound on one message from an MCP server, over stdio and HTTP alike: a message past it is

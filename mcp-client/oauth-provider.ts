@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/server';
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens, FetchLike } from '@modelcontextprotocol/server';
-import { OAuthError, ServerError } from '@modelcontextprotocol/server-legacy/auth';
-import { auth, extractWWWAuthenticateParams } from '@modelcontextprotocol/client';
+import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/client';
+import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens, FetchLike } from '@modelcontextprotocol/client';
+import { auth, extractWWWAuthenticateParams, OAuthError, OAuthErrorCode } from '@modelcontextprotocol/client';
 import type { OAuthClientProvider, OAuthDiscoveryState } from '@modelcontextprotocol/client';
 import type { OAuthSettings } from '../core/integration';
 import type { Integration } from '../core/integration';
@@ -229,7 +228,7 @@ export async function refreshTokens(records: OAuthRecords, integration: Integrat
     result = await auth(provider, { serverUrl: serverUrl(integration), scope: scopeOf(integration), fetchFn });
   } catch (err) {
     // The authorization server said no (its 5xx aside): a person must authorize again.
-    if (err instanceof OAuthError && !(err instanceof ServerError)) throw new AuthorizationRequiredError(integration.name);
+    if (err instanceof OAuthError && err.code !== OAuthErrorCode.ServerError) throw new AuthorizationRequiredError(integration.name);
     throw err;
   }
   // REDIRECT: the refresh was refused and the SDK began a new authorization nobody will finish.

@@ -1,4 +1,4 @@
-import type { GetPromptResult } from '@modelcontextprotocol/server';
+import type { GetPromptResult } from '@modelcontextprotocol/client';
 import { contentBlockText } from './tool-result-text';
 
 type PromptContent = GetPromptResult['messages'][number]['content'];

@@ -1,4 +1,4 @@
-import { UriTemplate } from '@modelcontextprotocol/server';
+import { UriTemplate } from '@modelcontextprotocol/client';
 import type { DiscoveredIntegration } from '../core/discovery';
 
 export interface ResolvedUri {

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { SdkErrorCode, SdkError } from '@modelcontextprotocol/server';
-import type { ElicitResult } from '@modelcontextprotocol/server';
+import { SdkErrorCode, SdkError } from '@modelcontextprotocol/client';
+import type { ElicitResult } from '@modelcontextprotocol/client';
 import { ElicitRequestSchema } from '@modelcontextprotocol/core';
 import { closeRunInput, insertRunInput, takeRunInputAnswer, type RunInput } from '../../store/runs/inputs';
 import type { ElicitHandler } from '../../mcp-client/connect';

@@ -1,4 +1,4 @@
-import type { ReadResourceResult } from '@modelcontextprotocol/server';
+import type { ReadResourceResult } from '@modelcontextprotocol/client';
 import { truncatedText } from '../../core/truncated-text';
 
 /**

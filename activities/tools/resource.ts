@@ -1,5 +1,5 @@
-import { ProtocolError, SdkErrorCode, SdkError } from '@modelcontextprotocol/server';
-import type { ReadResourceResult } from '@modelcontextprotocol/server';
+import { ProtocolError, SdkErrorCode, SdkError } from '@modelcontextprotocol/client';
+import type { ReadResourceResult } from '@modelcontextprotocol/client';
 import { resourceTool, type ToolArgs } from '../../core/native-tools';
 import { toolResultText } from '../../core/tool-texts';
 import { CsvImportError, importCsv } from '../../sources/csv/import-csv';
