@@ -53,7 +53,7 @@ export function createOAuthActivities({ db, logger, mcpPool }: ActivityDeps) {
       if (!state.code) throw ApplicationFailure.nonRetryable('This authorization has no code from the authorization server', 'AuthorizationFailed');
       const integration = await httpIntegration(db, state.integrationId);
       try {
-        await completeAuthorization(oauthRecords(db), integration, { code: state.code, codeVerifier: state.codeVerifier, redirectUrl: state.redirectUrl }, mcpPool.fetchFor(integration));
+        await completeAuthorization(oauthRecords(db), integration, { code: state.code, iss: state.iss, codeVerifier: state.codeVerifier, redirectUrl: state.redirectUrl }, mcpPool.fetchFor(integration));
       } catch (err) {
         throw ApplicationFailure.nonRetryable(`The authorization server did not issue tokens for ${integration.name}: ${mcpErrorText(err)}`, 'AuthorizationFailed');
       } finally {

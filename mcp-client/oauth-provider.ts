@@ -205,12 +205,12 @@ export async function beginAuthorization(records: OAuthRecords, integration: Int
 
 /** The callback's second half: exchanges the code for tokens and stores them. */
 export async function completeAuthorization(
-  records: OAuthRecords, integration: Integration, input: { code: string; codeVerifier: string; redirectUrl: string }, fetch: FetchLike,
+  records: OAuthRecords, integration: Integration, input: { code: string; iss?: string; codeVerifier: string; redirectUrl: string }, fetch: FetchLike,
 ): Promise<void> {
   const fetchFn = oauthAnswers(fetch);
   const record = (await records.read(integration.id))?.record ?? {};
   const provider = new StoredOAuthProvider(records, integration, record, { redirectUrl: input.redirectUrl, codeVerifier: input.codeVerifier });
-  const result = await auth(provider, { serverUrl: serverUrl(integration), authorizationCode: input.code, scope: scopeOf(integration), fetchFn });
+  const result = await auth(provider, { serverUrl: serverUrl(integration), authorizationCode: input.code, iss: input.iss, scope: scopeOf(integration), fetchFn });
   if (result !== 'AUTHORIZED') throw new Error('the authorization server did not issue tokens');
 }
 

@@ -55,6 +55,8 @@ const htmlPage = (description: string) => ({ description, content: { 'text/html'
 const callbackQuery = z.looseObject({
   code: z.string().max(4096).optional(), state: z.string().max(512).optional(),
   error: z.string().max(256).optional(), error_description: z.string().max(1024).optional(),
+  // RFC 9207: the authorization server names itself, so a response from another one is refused.
+  iss: z.string().max(2048).optional(),
 });
 
 export const oauthCallbackRoutes: FastifyPluginAsyncZod<Omit<OAuthRoutesOptions, 'admin' | 'publicUrl'>> = async (app, opts) => {

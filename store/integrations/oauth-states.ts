@@ -20,6 +20,8 @@ interface StateSecrets {
   authorizationUrl?: string;
   /** what the authorization server sent back, until it is exchanged */
   code?: string;
+  /** the issuer the redirect named (RFC 9207), checked against the authorization server's metadata */
+  iss?: string;
 }
 
 const stateId = (state: string) => createHash('sha256').update(state).digest('hex');
@@ -75,18 +77,18 @@ export async function claimAuthorizationState(db: Queryable, state: string): Pro
 }
 
 /** The code of a claimed state, kept sealed for the worker that exchanges it. */
-export async function saveAuthorizationCode(db: Queryable, id: string, code: string): Promise<void> {
+export async function saveAuthorizationCode(db: Queryable, id: string, code: string, iss?: string): Promise<void> {
   const row = await readSecrets(db, id);
-  if (row) await writeSecrets(db, id, { ...row.secrets, code });
+  if (row) await writeSecrets(db, id, { ...row.secrets, code, ...(iss === undefined ? {} : { iss }) });
 }
 
 export async function readAuthorizationState(
   db: Queryable, id: string,
-): Promise<{ integrationId: string; codeVerifier: string; redirectUrl: string; code?: string } | undefined> {
+): Promise<{ integrationId: string; codeVerifier: string; redirectUrl: string; code?: string; iss?: string } | undefined> {
   const row = await readSecrets(db, id);
   if (!row) return undefined;
-  const { codeVerifier, code } = row.secrets;
-  return { integrationId: row.integrationId, redirectUrl: row.redirectUrl, codeVerifier, ...(code ? { code } : {}) };
+  const { codeVerifier, code, iss } = row.secrets;
+  return { integrationId: row.integrationId, redirectUrl: row.redirectUrl, codeVerifier, ...(code ? { code } : {}), ...(iss ? { iss } : {}) };
 }
 
 /** After the exchange: the code works once, and the URL is of no more use. */

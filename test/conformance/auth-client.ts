@@ -62,7 +62,9 @@ async function main(): Promise<void> {
       if (back.searchParams.get('state') !== begun.state) throw new Error('the redirect came back with another state');
       const code = back.searchParams.get('code');
       if (!code) throw new Error(`the redirect has no code: ${back.searchParams.get('error') ?? 'no error either'}`);
-      await completeAuthorization(oauthRecords(db), integration, { code, codeVerifier: begun.codeVerifier, redirectUrl: REDIRECT_URL }, fetch);
+      // As the callback route does: the issuer the redirect names goes with the code (RFC 9207).
+      const iss = back.searchParams.get('iss') ?? undefined;
+      await completeAuthorization(oauthRecords(db), integration, { code, iss, codeVerifier: begun.codeVerifier, redirectUrl: REDIRECT_URL }, fetch);
     };
     /** What a worker does for each request, with the operator stepping in once when told an authorization is needed. */
     const asWorker = async <T>(fn: (c: Client) => Promise<T>): Promise<T> => {

@@ -102,6 +102,20 @@ describe('OAuth-protected MCP servers', () => {
     expect(run.status).toBe('completed');
   }, 120_000);
 
+  test('a redirect that names another issuer (RFC 9207 mix-up) is refused before the code is exchanged', async () => {
+    const created = await integration({ type: 'oauth' });
+    const begun = await request<{ authorizationUrl: string }>('POST', `/v1/integrations/${created.id}/authorize`);
+    const url = new URL(await approveInBrowser(begun.body.authorizationUrl));
+    expect(url.searchParams.get('iss')).toBe(server.issuerUrl);
+    url.searchParams.set('iss', 'https://attacker.example/');
+    const before = server.stats.codeExchanges;
+    const page = await request('GET', `${url.pathname}${url.search}`);
+    expect(page.status).toBe(502);
+    expect(page.text).toContain('Issuer mismatch');
+    expect(server.stats.codeExchanges).toBe(before);
+    expect((await view(created.id)).authorization).toBe('required');
+  }, 120_000);
+
   test('authorize, callback, call a tool; the state works once', async () => {
     const before = { ...server.stats };
     const created = await integration({ type: 'oauth', scopes: ['mcp:tools'] });

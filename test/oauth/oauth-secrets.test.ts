@@ -65,8 +65,9 @@ describe('OAuth secrets at rest', () => {
     await saveAuthorizationState(engine.db, {
       integrationId: integration.id, state: begun.state, codeVerifier: begun.codeVerifier, redirectUrl, authorizationUrl: begun.authorizationUrl,
     });
-    const code = new URL(await approveInBrowser(begun.authorizationUrl)).searchParams.get('code')!;
-    await completeAuthorization(oauthRecords(engine.db), integration, { code, codeVerifier: begun.codeVerifier, redirectUrl }, defaultFetch);
+    const answer = new URL(await approveInBrowser(begun.authorizationUrl)).searchParams;
+    const [code, iss] = [answer.get('code')!, answer.get('iss') ?? undefined];
+    await completeAuthorization(oauthRecords(engine.db), integration, { code, iss, codeVerifier: begun.codeVerifier, redirectUrl }, defaultFetch);
     expect(await kids()).toEqual([idOf(K1), idOf(K1)]);
 
     // A process with another key only refuses, naming the table.

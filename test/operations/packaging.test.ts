@@ -55,6 +55,15 @@ describe('the build, with production dependencies only', () => {
   });
   afterAll(() => fs.rm(out, { recursive: true, force: true }));
 
+  test('the preload refuses a devDependency, and not a production package\'s own nested copy', async () => {
+    const dev = await production(['-e', "require('@modelcontextprotocol/server-legacy/sse')"]);
+    expect(dev.stderr).toContain('a devDependency, absent after npm ci --omit=dev');
+    // iconv-lite's top-level copy is dev-only; source-map-loader (the worker's bundler) has its own.
+    const nested = await production(['-e', "require(require.resolve('iconv-lite', { paths: [require.resolve('source-map-loader')] }))"]);
+    expect(nested.stderr).toBe('');
+    expect(nested.code).toBe(0);
+  });
+
   test('the worker and the API load every module they need, then ask for DATABASE_URL', async () => {
     const [worker, api] = await Promise.all([
       production([path.join(out, 'dist', 'worker', 'main.js')]),

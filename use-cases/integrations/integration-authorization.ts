@@ -56,6 +56,8 @@ export interface AuthorizationRedirect {
   state?: string;
   error?: string;
   error_description?: string;
+  /** RFC 9207: who answered; the exchange refuses a mix-up with another authorization server */
+  iss?: string;
 }
 
 const UNCLAIMED = {
@@ -73,7 +75,7 @@ const failed = (detail: string): RedirectOutcome => ({ status: 400, title: 'Auth
 export async function completeAuthorizationRedirect(
   deps: AuthorizationDeps, redirect: AuthorizationRedirect, log: { warn(obj: object, msg: string): void },
 ): Promise<RedirectOutcome> {
-  const { code, state, error, error_description: description } = redirect;
+  const { code, state, error, error_description: description, iss } = redirect;
   if (!state) return failed('The request has no state: it did not come from an authorization this engine started.');
   // Claimed before anything else, so a replayed redirect fails even while the first is still exchanging.
   const claim = await claimAuthorizationState(deps.db, state);
@@ -86,7 +88,7 @@ export async function completeAuthorizationRedirect(
   }
   if (!code) return failed('The authorization server sent no code.');
   try {
-    await saveAuthorizationCode(deps.db, claim.stateId, code);
+    await saveAuthorizationCode(deps.db, claim.stateId, code, iss);
     await completeIntegrationAuthorization(deps, integration, { stateId: claim.stateId });
   } catch (err) {
     const detail = err instanceof HttpProblem ? err.message : 'the engine could not complete it';
