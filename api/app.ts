@@ -10,6 +10,8 @@ import { listenForRunChanges, type RunChangeFeed } from '../store/runs/change-fe
 import { createRunViewCache, type RunViewCache } from '../use-cases/runs/run-view-cache';
 import type { Logger } from '../platform/logger';
 import { createOperatorNames, type OperatorNames } from '../platform/operator-names';
+import { secretKeys } from '../platform/secrets/key-ring';
+import { requestStateKey } from '../platform/secrets/request-state-key';
 import { startRunReconciler, type ReconcileOptions } from '../use-cases/runs/reconcile-runs';
 import { createAdminPolicy, hasApiKey, requireApiKey } from './auth';
 import { hostCheck } from './host-check';
@@ -70,6 +72,8 @@ export interface AppDeps {
   reconcile?: ReconcileOptions;
   /** the names the operator's files refer to (server.ts fills it from INTEGRATIONS_FILE and AGENTS_DIR); default none */
   operatorNames?: OperatorNames;
+  /** MCP_REQUEST_STATE_KEY; absent, /mcp derives its key from the installed SECRETS_KEY */
+  mcpRequestStateKey?: Buffer;
 }
 
 // A run's input may hold 1,000,000 characters, and JSON escaping can take up to 6 bytes for each.
@@ -152,7 +156,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(v1Routes({ ...deps, changes, views }), { prefix: '/v1' });
   // Outside /v1: the authorization server's redirect carries no API key; its single-use state authenticates it.
   await app.register(oauthCallbackRoutes, { db: deps.db, client: deps.client, taskQueue: deps.taskQueue, logger: deps.logger, waitMs: deps.capabilitiesWaitMs ?? 30_000 });
-  await app.register(mcpHttpRoutes, { db: deps.db, client: deps.client, taskQueue: deps.taskQueue, logger: deps.logger, changes, apiKey: deps.apiKey, adminApiKey: deps.adminApiKey });
+  await app.register(mcpHttpRoutes, {
+    db: deps.db, client: deps.client, taskQueue: deps.taskQueue, logger: deps.logger, changes, apiKey: deps.apiKey, adminApiKey: deps.adminApiKey,
+    requestStateKey: requestStateKey(deps.mcpRequestStateKey, secretKeys().current),
+  });
   return app;
 }
 

@@ -1,11 +1,11 @@
 import type { Client } from '@temporalio/client';
-import type { CallToolResult } from '@modelcontextprotocol/server';
+import type { CallToolResult, InputRequiredResult } from '@modelcontextprotocol/server';
 import { renderTemplate } from '../store/agent-files/parse-chatmd';
 import { seedThreadMessages, type ExposedAgent } from '../store/agent-files/file-agents';
 import { inTransaction, type Db } from '../store/pool';
 import type { RunChangeFeed } from '../store/runs/change-feed';
 import { findRunResult } from '../store/runs/results';
-import { type RunEvent } from '../store/runs/events';
+import { nextEventSeq, type RunEvent } from '../store/runs/events';
 import { unstorableReason } from '../store/storable-text';
 import { findThread, insertThread } from '../store/threads/threads';
 import { findAgent } from '../store/agents';
@@ -39,15 +39,21 @@ export interface AgentCallContext {
   progress?: (progress: number, message: string) => Promise<void>;
   /** set when the run's approvals are asked of the client's user (stdio, a client with elicitation) */
   ask?: AskClient;
+  /** 2026 era, a client that declared form elicitation: an approval ends the request with input_required */
+  questions?: (runId: string, skip?: string) => Promise<InputRequiredResult | undefined>;
+  /** whether the aborted signal is the client's cancel (2026 era over HTTP: it closed the request's stream) */
+  clientCancelled?: () => boolean;
   registry?: CallRegistry;
 }
+
+export type AgentCallResult = CallToolResult | InputRequiredResult;
 
 const errorResult = (text: string, meta?: Record<string, unknown>): CallToolResult => ({
   isError: true, content: [{ type: 'text', text }], ...(meta ? { _meta: meta } : {}),
 });
 
 /** `tools/call` on an agent: a new thread (or the given one), a durable run, progress from its event log, its answer. */
-export async function callAgent(deps: AgentCallDeps, agent: ExposedAgent, args: Record<string, unknown>, ctx: AgentCallContext): Promise<CallToolResult> {
+export async function callAgent(deps: AgentCallDeps, agent: ExposedAgent, args: Record<string, unknown>, ctx: AgentCallContext): Promise<AgentCallResult> {
   if (typeof args.input !== 'string') return errorResult('The "input" argument is required and must be a string');
   if (args.input.length > MAX_RUN_INPUT_CHARS) return errorResult(`The "input" argument must be at most ${MAX_RUN_INPUT_CHARS} characters`);
   const unstorable = unstorableReason(args.input);
@@ -90,7 +96,34 @@ export async function callAgent(deps: AgentCallDeps, agent: ExposedAgent, args: 
     text: `Note: thread ${threadId} belongs to the agent ${threadOwner.name}; this turn was run by ${agent.name}, which sees the thread's messages.`,
   }] : [];
   if (ctx.registry && (await ctx.registry.register(ctx.requestId, runId))) await cancelWorkflow(deps, runId);
+  return followCall(deps, { runId, meta, ownerNote, quietUntilSeq: 0 }, ctx, progress);
+}
 
+/**
+ * A 2026-era retry that carries the answer to an approval question: it follows the run its
+ * requestState names (never starting another) from where the client left it.
+ */
+export async function resumeAgentCall(deps: AgentCallDeps, runId: string, ctx: AgentCallContext, skipToolCallId?: string): Promise<AgentCallResult> {
+  const run = await readRun(deps.db, runId);
+  if (!run) return errorResult(`Run ${runId} does not exist`);
+  const quietUntilSeq = (await nextEventSeq(deps.db, runId)) - 1;
+  const meta = { runId, threadId: run.threadId, agentId: run.agentId };
+  return followCall(deps, { runId, meta, ownerNote: [], quietUntilSeq, skipToolCallId }, ctx, progressReporter(ctx, deps.logger));
+}
+
+interface FollowedCall {
+  runId: string;
+  meta: Record<string, string>;
+  ownerNote: CallToolResult['content'];
+  /** events up to this one were reported to the client already (a resumed call) */
+  quietUntilSeq: number;
+  /** the approval the client dismissed: not asked again on this request */
+  skipToolCallId?: string;
+}
+
+/** Reports the run's events as progress until it ends (its answer) or an approval is to be asked of a 2026-era client. */
+async function followCall(deps: AgentCallDeps, call: FollowedCall, ctx: AgentCallContext, progress: ReturnType<typeof progressReporter>): Promise<AgentCallResult> {
+  const { runId, meta } = call;
   // Watched before the first read, so that nothing written meanwhile goes unheard.
   const watch = deps.changes.watch(runId, ['event', 'progress', 'ended']);
   const follow = followRunEvents(deps.db, runId, {
@@ -106,13 +139,18 @@ export async function callAgent(deps: AgentCallDeps, agent: ExposedAgent, args: 
   };
   ctx.signal.addEventListener('abort', withdrawAll, { once: true });
   const questions: Promise<void>[] = [];
+  const asksClient = Boolean(ctx.ask ?? ctx.questions);
   try {
     for await (const item of follow) {
       if (item.kind !== 'event') continue;
       const { event } = item;
-      const message = describeEvent(runId, event, Boolean(ctx.ask));
+      const message = event.seq > call.quietUntilSeq ? describeEvent(runId, event, asksClient) : undefined;
       if (message) await progress.step(message);
       if (event.type === 'approval_resolved') asking.get(String(event.data.toolCallId))?.abort();
+      if (event.type === 'approval_requested' && ctx.questions) {
+        const question = await ctx.questions(runId, call.skipToolCallId);
+        if (question) return question;
+      }
       if (event.type === 'approval_requested' && ctx.ask) {
         const question = new AbortController();
         asking.set(String(event.data.toolCallId), question);
@@ -128,12 +166,15 @@ export async function callAgent(deps: AgentCallDeps, agent: ExposedAgent, args: 
     withdrawAll();
     await Promise.all(questions);
   }
-  if (ctx.signal.aborted) return errorResult('The client went away; the run goes on', meta);
+  if (ctx.signal.aborted) {
+    if (ctx.clientCancelled?.()) await cancelWorkflow(deps, runId);
+    return errorResult('The client went away; the run goes on', meta);
+  }
 
   const run = await readRun(deps.db, runId);
   if (run?.status === 'completed') {
     await progress.send(1, 'Completed');
-    return { content: [{ type: 'text', text: run.output ?? '' }, ...ownerNote], _meta: meta };
+    return { content: [{ type: 'text', text: run.output ?? '' }, ...call.ownerNote], _meta: meta };
   }
   await progress.send(1, 'Failed');
   if (run?.status === 'cancelled') return errorResult('The agent run was cancelled', meta);

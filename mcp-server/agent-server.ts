@@ -1,9 +1,10 @@
-import { Server, ProtocolErrorCode } from '@modelcontextprotocol/server';
-import type { GetPromptResult, PromptMessage, Tool } from '@modelcontextprotocol/server';
+import { Server, ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
+import type { GetPromptResult, PromptMessage, ServerContext, Tool } from '@modelcontextprotocol/server';
 import { renderTemplate } from '../store/agent-files/parse-chatmd';
 import { listExposedAgents, type ExposedAgent } from '../store/agent-files/file-agents';
 import { mcpRequestError } from '../core/mcp-error-text';
-import { callAgent, cancelWorkflow, type AgentCallDeps } from './agent-call';
+import { callAgent, cancelWorkflow, resumeAgentCall, type AgentCallContext, type AgentCallDeps } from './agent-call';
+import { declaresFormElicitation, type ApprovalQuestions, type ApprovalState } from './approval-input';
 import type { CallRegistry } from './call-registry';
 
 export const SERVER_INFO = { name: 'agent-engine', version: '0.1.0' };
@@ -16,6 +17,8 @@ const INSTRUCTIONS = 'Each tool runs one of the engine\'s agents as a durable ru
   + 'Each prompt is an agent\'s template; its system instructions come as the first user message, labelled "[System instructions]".';
 
 export interface AgentServerOptions {
+  /** the protocol era the instance serves (docs/mcp-server.md#protocol-eras); default legacy (2025) */
+  era?: 'legacy' | 'modern';
   /** pairs cancel notifications with runs; absent, a cancel is ignored (the run goes on) */
   registry?: CallRegistry;
   /** advertise list_changed (only a connection that lives on can be told) */
@@ -28,6 +31,13 @@ export interface AgentServerOptions {
    * run waits for the REST decision
    */
   askApprovals?: boolean;
+  /**
+   * 2026 era: a client that declared form elicitation is asked its runs' approvals by input_required
+   * results; absent (no key to sign their requestState), the run waits for another decision
+   */
+  approvals?: ApprovalQuestions;
+  /** 2026 era over HTTP: the request's stream closing is the client's cancel, and cancels the run */
+  streamCloseCancels?: boolean;
 }
 
 /** MCP tool names are [A-Za-z0-9_.-]{1,128}; API-defined agent names may hold other characters. */
@@ -60,28 +70,33 @@ const toTool = (agent: ExposedAgent): Tool => ({
  */
 export function createAgentMcpServer(deps: AgentCallDeps, options: AgentServerOptions = {}): Server {
   const listChanged = options.listChanged ?? false;
+  const modern = options.era === 'modern';
   const server = new Server(SERVER_INFO, {
     capabilities: { tools: { listChanged }, prompts: { listChanged } },
     instructions: INSTRUCTIONS,
+    // No shim: it would ask a 2025 client through a server-to-client request, which a stateless
+    // HTTP client can never answer; 2025 clients are asked as before (askApprovals) or not at all.
+    inputRequired: { legacyShim: false },
+    ...(options.approvals ? { requestState: { verify: options.approvals.verify } } : {}),
   });
 
   server.setRequestHandler('tools/list', async () => ({ tools: (await listExposedAgents(deps.db)).map(toTool) }));
 
   server.setRequestHandler('tools/call', async (request, ctx) => {
     try {
+      const callCtx = callContext(server, options, ctx, modern);
+      const state = modern ? ctx.mcpReq.requestState<ApprovalState>() : undefined;
+      if (state !== undefined) {
+        // Verified (signed by us, unexpired, bound to this key kind and method) before this handler ran.
+        if (!options.approvals) throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'This server sent no requestState to echo');
+        const answered = await options.approvals.answer(state, ctx);
+        return await resumeAgentCall(deps, state.runId, callCtx, answered ? undefined : state.toolCallId);
+      }
       const agent = await findByToolName(deps, request.params.name);
       if (!agent) return { isError: true, content: [{ type: 'text', text: `No agent is exposed as the tool "${request.params.name}"` }] };
-      const token = request.params._meta?.progressToken;
-      const canAsk = options.askApprovals && server.getClientCapabilities()?.elicitation?.form !== undefined;
-      return await callAgent(deps, agent, request.params.arguments ?? {}, {
-        requestId: ctx.mcpReq.id, signal: options.stop ? AbortSignal.any([ctx.mcpReq.signal, options.stop]) : ctx.mcpReq.signal, registry: options.registry,
-        // A person may take their time: no request timeout, only the call's end withdraws the question.
-        ask: canAsk ? (params, signal) => server.elicitInput(params, { signal, relatedRequestId: ctx.mcpReq.id, timeout: 2 ** 31 - 1 }) : undefined,
-        progress: token === undefined ? undefined : (progress, message) => ctx.mcpReq.notify({
-          method: 'notifications/progress', params: { progressToken: token, progress, total: 1, message },
-        }),
-      });
+      return await callAgent(deps, agent, request.params.arguments ?? {}, callCtx);
     } catch (err) {
+      if (err instanceof ProtocolError) throw err;
       deps.logger.error({ err, tool: request.params.name }, 'MCP agent call failed');
       return { isError: true, content: [{ type: 'text', text: `The agent call failed unexpectedly: ${(err as Error).message}` }] };
     }
@@ -111,6 +126,24 @@ export function createAgentMcpServer(deps: AgentCallDeps, options: AgentServerOp
     if (runId) await cancelWorkflow(deps, runId);
   });
   return server;
+}
+
+/** How one tools/call reaches its client: progress, cancel, and how approvals are asked (by era). */
+function callContext(server: Server, options: AgentServerOptions, ctx: ServerContext, modern: boolean): AgentCallContext {
+  const token = ctx.mcpReq._meta?.progressToken;
+  const canAsk = !modern && options.askApprovals && server.getClientCapabilities()?.elicitation?.form !== undefined;
+  const approvals = modern && declaresFormElicitation(ctx) ? options.approvals : undefined;
+  return {
+    requestId: ctx.mcpReq.id, signal: options.stop ? AbortSignal.any([ctx.mcpReq.signal, options.stop]) : ctx.mcpReq.signal, registry: options.registry,
+    // A person may take their time: no request timeout, only the call's end withdraws the question.
+    ask: canAsk ? (params, signal) => server.elicitInput(params, { signal, relatedRequestId: ctx.mcpReq.id, timeout: 2 ** 31 - 1 }) : undefined,
+    questions: approvals ? (runId, skip) => approvals.ask(runId, ctx, skip) : undefined,
+    // Not when the server itself is closing: its calls stop following, their runs go on.
+    clientCancelled: options.streamCloseCancels ? () => ctx.mcpReq.signal.aborted && !options.stop?.aborted : undefined,
+    progress: token === undefined ? undefined : (progress, message) => ctx.mcpReq.notify({
+      method: 'notifications/progress', params: { progressToken: token, progress, total: 1, message },
+    }),
+  };
 }
 
 export function promptOf(agent: ExposedAgent, input: string | undefined): GetPromptResult {

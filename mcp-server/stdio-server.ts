@@ -1,5 +1,6 @@
-import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
-import { Server, ProtocolErrorCode } from '@modelcontextprotocol/server';
+import { randomBytes } from 'node:crypto';
+import { serveStdio } from '@modelcontextprotocol/server/stdio';
+import { Server, ProtocolErrorCode, type McpServerFactory } from '@modelcontextprotocol/server';
 import { Client, Connection } from '@temporalio/client';
 import { ConfigError, loadConfig, type AppConfig } from '../platform/config';
 import { engineStateFile, readEngineState } from '../platform/engine-state';
@@ -9,7 +10,10 @@ import { createPool, type Db } from '../store/pool';
 import { listenForRunChanges } from '../store/runs/change-feed';
 import { createLogger, type Logger } from '../platform/logger';
 import { mcpRequestError } from '../core/mcp-error-text';
+import { requestStateKey } from '../platform/secrets/request-state-key';
+import { secretKey } from '../platform/secrets/secret-box';
 import { createAgentMcpServer, SERVER_INFO } from './agent-server';
+import { approvalQuestions } from './approval-input';
 import { memoryCallRegistry } from './call-registry';
 
 // Agents change in other processes (file sync, the API); a desktop client learns of it from list_changed.
@@ -23,6 +27,8 @@ export interface StdioEngine {
   taskQueue: string;
   logger: Logger;
   source: EngineTarget['source'];
+  /** signs the requestState of approval questions to a 2026-era client */
+  requestStateKey: Buffer;
 }
 
 /**
@@ -39,7 +45,10 @@ export async function openStdioEngine(env: NodeJS.ProcessEnv = process.env): Pro
     const connection = await Connection.connect({ ...config.temporalConnect.connectionOptions, address: target.temporalAddress })
       .catch((err: Error) => Promise.reject(new Error(`agent-engine mcp cannot reach Temporal at ${target.temporalAddress} (from the ${target.source}): ${err.message}`)));
     const client = new Client({ connection, namespace: target.temporalNamespace });
-    return { db, connection, client, taskQueue: target.taskQueue, logger, source: target.source };
+    // One process serves every round of this connection's questions, so a key of its own verifies
+    // them all when the engine's configuration gives none.
+    const stateKey = requestStateKey(config.mcpRequestStateKey, config.secretKeys.current && secretKey(config.secretKeys.current)) ?? randomBytes(32);
+    return { db, connection, client, taskQueue: target.taskQueue, logger, source: target.source, requestStateKey: stateKey };
   } catch (err) {
     await db.end();
     throw err;
@@ -55,19 +64,36 @@ export async function serveAgentsOverStdio(engine: StdioEngine): Promise<void> {
   const { db, logger, client, connection } = engine;
   // Calls wait on run changes like the API's, on a LISTEN connection held only while one is in flight.
   const changes = listenForRunChanges(db, logger, { onDemand: true });
-  const server = createAgentMcpServer({ db, client, taskQueue: engine.taskQueue, logger, changes }, { registry: memoryCallRegistry(), listChanged: true, askApprovals: true });
+  const deps = { db, client, taskQueue: engine.taskQueue, logger, changes };
+  // One connection per process: request ids are unique for its lifetime.
+  const registry = memoryCallRegistry();
+  const approvals = approvalQuestions(deps, engine.requestStateKey, 'stdio');
+  // The instances serving the connection (serveStdio may build one for a discovery probe first).
+  const servers = new Set<Server>();
+  const factory: McpServerFactory = ({ era }) => {
+    // 2025: list_changed is sent as it comes, and approvals are asked with elicitation/create;
+    // 2026: list_changed reaches the client's subscriptions/listen, approvals come as input_required.
+    const server = createAgentMcpServer(deps, {
+      era, registry, listChanged: true, askApprovals: era === 'legacy', approvals: era === 'modern' ? approvals : undefined,
+    });
+    servers.add(server);
+    server.onclose = () => servers.delete(server);
+    return server;
+  };
 
   let version = await agentListVersion(db);
   const poll = setInterval(() => {
     agentListVersion(db).then(async (next) => {
       if (next === version) return;
       version = next;
-      await server.sendToolListChanged();
-      await server.sendPromptListChanged();
+      for (const server of servers) {
+        await server.sendToolListChanged();
+        await server.sendPromptListChanged();
+      }
     }).catch((err: unknown) => logger.warn({ err }, 'checking the agent list failed'));
   }, LIST_POLL_MS);
 
-  await serveUntilStdinEnds(server, () => logger.info({ taskQueue: engine.taskQueue, source: engine.source }, 'MCP stdio server ready'));
+  await serveUntilStdinEnds(factory, logger, () => logger.info({ taskQueue: engine.taskQueue, source: engine.source }, 'MCP stdio server ready'));
   clearInterval(poll);
   await changes.close();
   await connection.close();
@@ -76,31 +102,33 @@ export async function serveAgentsOverStdio(engine: StdioEngine): Promise<void> {
 
 /**
  * When no engine could be found, a client that launched this command would see only "Connection
- * closed" (clients hide stderr). So it is served anyway: initialize succeeds, the reason goes out as
- * an error log message, and every request fails with it, until the client closes stdin.
+ * closed" (clients hide stderr). So it is served anyway: every request fails with the reason (and a
+ * 2025 client also gets it as an error log message at initialize), until the client closes stdin.
  */
 export async function serveStartFailure(reason: string): Promise<void> {
-  const server = new Server(SERVER_INFO, { capabilities: { tools: {}, prompts: {}, logging: {} } });
   const fail = async (): Promise<never> => {
     throw mcpRequestError(ProtocolErrorCode.InternalError, reason);
   };
-  server.setRequestHandler('tools/list', fail);
-  server.setRequestHandler('tools/call', fail);
-  server.setRequestHandler('prompts/list', fail);
-  server.setRequestHandler('prompts/get', fail);
-  server.oninitialized = () => void server.sendLoggingMessage({ level: 'error', logger: 'agent-engine', data: reason }).catch(() => undefined);
-  await serveUntilStdinEnds(server);
+  const factory: McpServerFactory = ({ era }) => {
+    const server = new Server(SERVER_INFO, { capabilities: { tools: {}, prompts: {}, ...(era === 'legacy' ? { logging: {} } : {}) } });
+    server.setRequestHandler('tools/list', fail);
+    server.setRequestHandler('tools/call', fail);
+    server.setRequestHandler('prompts/list', fail);
+    server.setRequestHandler('prompts/get', fail);
+    server.oninitialized = () => void server.sendLoggingMessage({ level: 'error', logger: 'agent-engine', data: reason }).catch(() => undefined);
+    return server;
+  };
+  await serveUntilStdinEnds(factory);
 }
 
-async function serveUntilStdinEnds(server: Server, onReady?: () => void): Promise<void> {
-  const closed = new Promise<void>((resolve) => {
-    server.onclose = () => resolve();
-  });
-  await server.connect(new StdioServerTransport());
-  // The transport does not notice the end of stdin by itself: the client quitting must end this process.
-  process.stdin.once('end', () => void server.close());
+/** Serves both eras on stdin and stdout (serveStdio pins the era at the client's first message). */
+async function serveUntilStdinEnds(factory: McpServerFactory, logger?: Logger, onReady?: () => void): Promise<void> {
+  const ended = new Promise<void>((resolve) => process.stdin.once('end', resolve));
+  const handle = serveStdio(factory, { onerror: (err) => logger?.debug({ err }, 'MCP stdio message refused') });
   onReady?.();
-  await closed;
+  // The client quitting (closing stdin) ends this process.
+  await ended;
+  await handle.close();
 }
 
 interface EngineTarget {

@@ -52,6 +52,9 @@ const envSchema = z.object({
   LANGFUSE_HOST: z.preprocess(emptyToUndefined, z.url().optional()),
   SECRETS_KEY: secretsKey,
   SECRETS_KEY_PREVIOUS: secretsKey,
+  MCP_REQUEST_STATE_KEY: z.preprocess(emptyToUndefined, z.string()
+    .refine((v) => Buffer.byteLength(v, 'utf8') >= 32, 'must be at least 32 bytes (openssl rand -base64 32)')
+    .transform((v) => Buffer.from(v, 'utf8')).optional()),
   BLOCK_PRIVATE_NETWORKS: z.preprocess(emptyToUndefined, z.enum(['true', 'false'], 'true or false').default('false')),
   WORKER_NICE: z.preprocess(emptyToUndefined, z.coerce.number().int().min(0).max(19).default(10)),
   XDG_RUNTIME_DIR: optionalString,
@@ -101,6 +104,11 @@ export interface AppConfig {
   langfuse?: { publicKey: string; secretKey: string; baseUrl?: string };
   /** seals secrets at rest (SECRETS_KEY) and opens them (either); absent under npm start, which keeps one in DATA_DIR */
   secretKeys: { current?: Buffer; previous?: Buffer };
+  /**
+   * signs the requestState /mcp hands a 2026-era client with an approval question; the same on every
+   * API process. Absent: derived from SECRETS_KEY (platform/secrets/request-state-key.ts)
+   */
+  mcpRequestStateKey?: Buffer;
   /** which addresses MCP HTTP servers and LLM base URLs may resolve to (metadata and link-local never) */
   networkPolicy: NetworkPolicy;
   /** reads an LLM API key by the name an agent's model gives (`apiKeyEnv`), only names in llmKeyEnvs; keys are never stored */
@@ -162,6 +170,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     mcpGroupsDir: mcpGroupsDir(e.XDG_RUNTIME_DIR),
     langfuse: langfuseConfig(e),
     secretKeys: { current: e.SECRETS_KEY, previous: e.SECRETS_KEY_PREVIOUS },
+    mcpRequestStateKey: e.MCP_REQUEST_STATE_KEY,
     networkPolicy: { blockPrivateNetworks: e.BLOCK_PRIVATE_NETWORKS === 'true' },
     // The second wall behind the agent checks: whatever an agent names, only allowed variables are read.
     readSecret: (envName) => (llmKeyEnvs.includes(envName) ? emptyToUndefined(env[envName]) as string | undefined : undefined),

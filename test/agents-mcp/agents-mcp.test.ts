@@ -165,13 +165,21 @@ const transports: Record<string, () => Transport> = {
   }),
 };
 
-describe.each(Object.keys(transports))('agents as an MCP server over %s', (kind) => {
+/** The 2025 era is a client's default; a 2026 client pins its revision (docs/mcp-server.md#protocol-eras). */
+const eras = { '2025-11-25': 'legacy', '2026-07-28': 'modern' } as const;
+const cases = Object.keys(transports).flatMap((kind) => Object.keys(eras).map((era) => [kind, era] as [string, keyof typeof eras]));
+
+describe.each(cases)('agents as an MCP server over %s, protocol %s', (kind, era) => {
   let client: Client;
   beforeAll(async () => {
-    client = new Client({ name: 'test', version: '1.0.0' });
+    client = new Client({ name: 'test', version: '1.0.0' }, eras[era] === 'modern' ? { versionNegotiation: { mode: { pin: era } } } : {});
     await client.connect(transports[kind]());
   }, 60_000);
   afterAll(async () => client?.close());
+
+  it('speaks the era the client asked for', () => {
+    expect(client.getProtocolEra()).toBe(eras[era]);
+  });
 
   it('lists every agent as a tool with {input} required, described by the agent', async () => {
     const { tools } = await client.listTools();
@@ -189,7 +197,7 @@ describe.each(Object.keys(transports))('agents as an MCP server over %s', (kind)
     ]);
   });
 
-  it('an unknown prompt is an InvalidParams error whose text carries the code once', async () => {
+  it('an unknown prompt is an InvalidParams error whose text carries no code', async () => {
     await expect(client.getPrompt({ name: `nope_${suffix}` })).rejects.toMatchObject({
       code: -32602, message: `Unknown prompt: nope_${suffix}`,
     });
@@ -264,6 +272,7 @@ describe.each(Object.keys(transports))('agents as an MCP server over %s', (kind)
     expect(result.isError).toBe(true);
   });
 
+  // 2025: a notifications/cancelled; 2026 over HTTP: the request's stream closing; 2026 over stdio: a notifications/cancelled.
   it('cancelling a long call cancels its workflow', async () => {
     const abort = new AbortController();
     let started = false;

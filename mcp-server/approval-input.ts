@@ -1,0 +1,89 @@
+import {
+  CLIENT_CAPABILITIES_META_KEY, createRequestStateCodec, inputRequired, inputResponse, ProtocolError, ProtocolErrorCode,
+} from '@modelcontextprotocol/server';
+import type { ClientCapabilities, InputRequiredResult, ServerContext } from '@modelcontextprotocol/server';
+import type { ApprovalDecision } from '../core/approval';
+import { pendingApprovals } from '../store/approvals';
+import type { Db } from '../store/pool';
+import { HttpProblem } from '../use-cases/problem';
+import { decideApproval } from '../use-cases/runs/approvals';
+import type { Client } from '@temporalio/client';
+import { approvalForm, decisionOf } from './approval-elicitation';
+
+/**
+ * Approvals asked of a 2026-era client (multi-round-trip requests): the call returns `input_required`
+ * with a form (approve or deny, and a reason) and a signed requestState naming the run and the tool
+ * call; the client's retry carries the answer, which is applied like a REST decision (`mcp_client`),
+ * and the retry goes on following the same run. The state is only integrity-protected, not secret:
+ * it holds ids and nothing else.
+ */
+
+/** What the requestState holds: the run and the tool call asked about. */
+export interface ApprovalState {
+  runId: string;
+  toolCallId: string;
+}
+
+/** The key of the form in inputRequests (and of its answer in the retry's inputResponses). */
+const FORM_KEY = 'approval';
+/** A state outlives the approval's timeout by this much, so that an answer sent just in time still verifies. */
+const TTL_MARGIN_S = 60;
+const REASON_CHARS = 1_000;
+
+export interface ApprovalQuestions {
+  /** the hook for ServerOptions.requestState.verify: a bad MAC, an expired or a rebound state throws */
+  verify: (state: string, ctx: ServerContext) => Promise<ApprovalState>;
+  /** input_required for the run's first pending approval other than `skip`; undefined when none waits */
+  ask: (runId: string, ctx: ServerContext, skip?: string) => Promise<InputRequiredResult | undefined>;
+  /** applies the retry's answer; false when the form was dismissed (the call then waits for another decision) */
+  answer: (state: ApprovalState, ctx: ServerContext) => Promise<boolean>;
+}
+
+/**
+ * `keyKind` names who may echo the state back (the API key kind over HTTP): a state is bound to it
+ * and to the method, so that it is refused when echoed with another key or on another method.
+ */
+export function approvalQuestions(deps: { db: Db; client: Client }, key: Buffer, keyKind: string): ApprovalQuestions {
+  const bind = (ctx: ServerContext) => `${keyKind}\0${ctx.mcpReq.method}`;
+  const verifier = createRequestStateCodec<ApprovalState>({ key, bind });
+  return {
+    verify: (state, ctx) => verifier.verify(state, ctx),
+
+    async ask(runId, ctx, skip) {
+      const pending = (await pendingApprovals(deps.db, runId)).find((a) => a.toolCallId !== skip);
+      if (!pending) return undefined;
+      // Valid at least as long as the approval can still be decided.
+      const ttlSeconds = Math.max(0, Math.ceil((Date.parse(pending.expiresAt) - Date.now()) / 1000)) + TTL_MARGIN_S;
+      const codec = createRequestStateCodec<ApprovalState>({ key, bind, ttlSeconds });
+      return inputRequired({
+        inputRequests: { [FORM_KEY]: inputRequired.elicit(approvalForm(pending.name, pending.arguments)) },
+        requestState: await codec.mint({ runId, toolCallId: pending.toolCallId }, ctx),
+      });
+    },
+
+    async answer(state, ctx) {
+      const view = inputResponse(ctx.mcpReq.inputResponses, FORM_KEY);
+      const answer = view.kind === 'elicit' ? decisionOf({ action: view.action, content: view.content as Record<string, string> | undefined }) : undefined;
+      if (!answer) return false;
+      try {
+        await decideApproval(deps, { runId: state.runId, toolCallId: state.toolCallId, ...bounded(answer), keyKind: 'mcp_client' });
+      } catch (err) {
+        if (err instanceof HttpProblem && (err.status === 409 || err.status === 404)) {
+          throw new ProtocolError(ProtocolErrorCode.InvalidParams, err.message, { reason: err.code, ...err.extensions });
+        }
+        throw err;
+      }
+      return true;
+    },
+  };
+}
+
+const bounded = (a: { decision: ApprovalDecision; reason?: string }) => (a.reason ? { ...a, reason: a.reason.slice(0, REASON_CHARS) } : a);
+
+/** Whether a 2026-era request's client can be asked a form: it declared form elicitation in the request's _meta. */
+export function declaresFormElicitation(ctx: ServerContext): boolean {
+  const capabilities = (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined;
+  const elicitation = capabilities?.elicitation as Record<string, unknown> | undefined;
+  // An empty elicitation capability means form mode (the spec's default).
+  return elicitation !== undefined && (elicitation.form !== undefined || Object.keys(elicitation).length === 0);
+}
