@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# The MCP conformance server scenarios against a fresh `npm start` (its /mcp), with
-# expected-failures.yml as the baseline: a scenario that fails and is not listed there fails this
-# script. .ci/run runs it; so can anyone:  NODE22=/path/to/node22+ test/conformance/ci.sh
+# The MCP conformance server scenarios against a fresh `npm start` (its /mcp), with a baseline of
+# expected failures: a scenario that fails and is not listed there fails this script. The argument
+# names the runner: run.sh (the default: protocol 2025-11-25, expected-failures.yml) or run-2026.sh
+# (protocol 2026-07-28, expected-failures-2026.yml). .ci/run runs both; so can anyone:
+#   NODE22=/path/to/node22+ test/conformance/ci.sh [run-2026.sh]
 set -euo pipefail
+runner="${1:-run.sh}"
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
 # Under the clone rather than /tmp: as root, the embedded PostgreSQL runs as the postgres user,
@@ -36,4 +39,4 @@ if ! ready; then
   exit 1
 fi
 echo "npm start is ready on port $port"
-CONFORMANCE_OUT="$work/results" bash test/conformance/run.sh "http://127.0.0.1:$port/mcp"
+CONFORMANCE_OUT="$work/results" bash "test/conformance/$runner" "http://127.0.0.1:$port/mcp"
