@@ -38,7 +38,7 @@ export const APPROVAL_STATUS_WORDS: Record<ApprovalStatus, string> = {
 export type ApprovalResolver = 'api' | 'timeout' | 'cancel';
 /**
  * Which key the deciding request carried; `none` when the API has no keys (loopback development);
- * `mcp_client` when the user of the MCP client that started the run answered over stdio (`agent-engine mcp`).
+ * `mcp_client` when the user of the MCP client that started the run answered its question (elicitation over stdio, or a 2026-era input_required).
  */
 export type ApprovalKeyKind = 'api' | 'admin' | 'none' | 'mcp_client';
 

@@ -1,8 +1,9 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { ElicitRequest, ElicitResult } from '@modelcontextprotocol/client';
+import { createRequestStateCodec } from '@modelcontextprotocol/server';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../api/app';
 import { toolNameOf } from '../../mcp-server/agent-server';
@@ -18,10 +19,14 @@ import { waitFor } from '../support/wait';
 const ROOT = path.join(__dirname, '..', '..');
 const FIXTURE = path.join(__dirname, '..', 'fixtures', 'mcp-fixture-server.ts');
 const suffix = () => randomUUID().slice(0, 8);
+/** MCP_REQUEST_STATE_KEY of the API under test: the tests mint an expired state with it */
+const STATE_KEY = randomBytes(32);
+const MODERN = { versionNegotiation: { mode: { pin: '2026-07-28' as const } } };
 
 /**
- * Agents exposed as MCP tools, whose runs need approvals: over stdio a client that declared
- * elicitation is asked; over stateless HTTP the run waits for the REST decision and says so.
+ * Agents exposed as MCP tools, whose runs need approvals. A 2025-era client that declared
+ * elicitation is asked over stdio; over stateless HTTP its run waits for the REST decision and says
+ * so. A 2026-era client that declared form elicitation is asked by an input_required result, over both.
  */
 describe('approvals of runs started by an MCP client', () => {
   let engine: Engine;
@@ -52,7 +57,7 @@ describe('approvals of runs started by an MCP client', () => {
         { text: 'result: {{tool_results}}', delayMs: 5_000 },
       ] },
     })).name);
-    app = await buildApp({ db: engine.db, client: engine.client, taskQueue: engine.taskQueue, logger, rateLimitPerMinute: 0 });
+    app = await buildApp({ db: engine.db, client: engine.client, taskQueue: engine.taskQueue, logger, rateLimitPerMinute: 0, mcpRequestStateKey: STATE_KEY });
     mcpUrl = new URL(`${await app.listen({ host: '127.0.0.1', port: 0 })}/mcp`);
   }, 120_000);
   afterAll(async () => {
@@ -208,4 +213,74 @@ describe('approvals of runs started by an MCP client', () => {
       await client.close();
     }
   }, 120_000);
+  /** A 2026-era client that declares form elicitation and answers every question with `answer`. */
+  async function modernClient(transport: 'http' | 'stdio', answer: ElicitResult) {
+    const client = new Client({ name: 'test', version: '1.0.0' }, { ...MODERN, capabilities: { elicitation: { form: {} } } });
+    const asked: ElicitRequest['params'][] = [];
+    client.setRequestHandler('elicitation/create', (request) => {
+      asked.push(request.params);
+      return answer;
+    });
+    await client.connect(transport === 'http' ? new StreamableHTTPClientTransport(mcpUrl) : stdio());
+    expect(client.getProtocolEra()).toBe('modern');
+    return { client, asked };
+  }
+
+  test.each(['http', 'stdio'] as const)('2026 era over %s: the approval is asked by an input_required result, and the answer decides it', async (transport) => {
+    const { client, asked } = await modernClient(transport, { action: 'accept', content: { decision: 'approve' } });
+    try {
+      const result = await client.callTool({ name: agentTool, arguments: { input: 'go' } }, { timeout: 120_000 });
+      expect(result.content).toEqual([{ type: 'text', text: 'result: echo: launch' }]);
+      expect(asked).toHaveLength(1);
+      expect(asked[0].message).toMatch(/^The agent wants to call ap[0-9a-f]{8}__echo \{"text":"launch"\}\. Approve this tool call\?$/);
+      const resolved = (await listEvents(engine.db, runIdOf(result))).find((e) => e.type === 'approval_resolved');
+      expect(resolved?.data).toMatchObject({ status: 'approved', keyKind: 'mcp_client' });
+    } finally {
+      await client.close();
+    }
+  }, 120_000);
+
+  describe('2026 era over HTTP, the requestState driven by hand', () => {
+    let client: Client;
+    beforeAll(async () => {
+      client = new Client({ name: 'test', version: '1.0.0' }, { ...MODERN, capabilities: { elicitation: { form: {} } }, inputRequired: { autoFulfill: false } });
+      await client.connect(new StreamableHTTPClientTransport(mcpUrl));
+    });
+    afterAll(async () => client?.close());
+
+    const runsOf = async (tool: string) => (await engine.db.query(
+      'SELECT count(*)::int AS n FROM runs r JOIN agents a ON a.id = r.agent_id WHERE a.name = $1', [tool])).rows[0].n as number;
+    type Round = { resultType?: string; requestState?: string; inputRequests?: Record<string, { method: string; params: { message: string } }> };
+    const call = (params: Record<string, unknown>) =>
+      client.callTool({ name: agentTool, arguments: { input: 'go' }, ...params }, { timeout: 120_000, allowInputRequired: true }) as Promise<Round & { content?: unknown; _meta?: unknown }>;
+    const approve = { approval: { action: 'accept', content: { decision: 'approve' } } };
+
+    test('the retry resumes the run it names, never another; replayed, it is already_decided; tampered or expired, -32602 and nothing changes', async () => {
+      const first = await call({});
+      expect(first.resultType).toBe('input_required');
+      expect(first.inputRequests?.approval.method).toBe('elicitation/create');
+      const state = first.requestState!;
+      const [body] = state.slice(3).split('.');
+      const { p } = JSON.parse(Buffer.from(body, 'base64url').toString()) as { p: { runId: string; toolCallId: string } };
+      expect(Object.keys(p).sort()).toEqual(['runId', 'toolCallId']);
+      expect((await findApproval(engine.db, p.runId, p.toolCallId))?.status).toBe('pending');
+
+      const tampered = `${state.slice(0, -2)}${state.endsWith('AA') ? 'BB' : 'AA'}`;
+      await expect(call({ requestState: tampered, inputResponses: approve })).rejects.toMatchObject({ code: -32602, data: { reason: 'invalid_request_state' } });
+      const expired = await createRequestStateCodec({ key: STATE_KEY, ttlSeconds: -60, bind: (ctx) => `none\0${ctx.mcpReq.method}` })
+        .mint(p, { mcpReq: { method: 'tools/call' } } as never);
+      await expect(call({ requestState: expired, inputResponses: approve })).rejects.toMatchObject({ code: -32602, data: { reason: 'invalid_request_state' } });
+      expect((await findApproval(engine.db, p.runId, p.toolCallId))?.status).toBe('pending');
+
+      const runs = await runsOf(agentTool);
+      const answered = await call({ requestState: state, inputResponses: approve });
+      expect(answered.content).toEqual([{ type: 'text', text: 'result: echo: launch' }]);
+      expect(runIdOf(answered)).toBe(p.runId);
+      expect(await runsOf(agentTool)).toBe(runs);
+      expect((await findApproval(engine.db, p.runId, p.toolCallId))?.keyKind).toBe('mcp_client');
+
+      await expect(call({ requestState: state, inputResponses: { approval: { action: 'accept', content: { decision: 'deny' } } } }))
+        .rejects.toMatchObject({ code: -32602, data: { reason: 'already_decided', approvalStatus: 'approved' } });
+    }, 120_000);
+  });
 });
