@@ -1,4 +1,5 @@
 import type { ApprovalPolicy } from './approval';
+import type { IntegrationProtocol } from './protocol-era';
 
 /**
  * An integration: an MCP server the engine reaches for agents, as stored and as the worker uses it.
@@ -50,6 +51,8 @@ export interface Integration {
   elicitationTimeoutMs: number;
   /** whether its server and OAuth endpoints may be on loopback or private addresses (the operator's decision; see platform/net/address-guard.ts) */
   allowPrivateNetwork: boolean;
+  /** which MCP protocol era the engine speaks with it: negotiated (`auto`, kept per integration) or pinned */
+  protocol: IntegrationProtocol;
   createdAt: string;
   updatedAt: string;
 }
@@ -71,6 +74,7 @@ export interface NewIntegration {
   elicitation?: boolean;
   elicitationTimeoutMs?: number;
   allowPrivateNetwork?: boolean;
+  protocol?: IntegrationProtocol;
 }
 
 /** What API responses show: the names of env variables and headers, never their values. */

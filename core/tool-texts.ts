@@ -11,6 +11,11 @@ export const toolResultText = {
   mcpToolMissingIntegration: () => 'MCP tool configuration error: missing integration ID',
   /** an OAuth-protected server without (working) authorization; the tool call's text is mcpToolFailed of it */
   needsAuthorization: (integrationName: string) => `integration ${integrationName} needs authorization; an operator must authorize it`,
+  /** a 2026-era server's questions past the bounds of mcp-client/input-rounds.ts (16 questions, 64 KiB of state) */
+  mcpQuestionTooLarge: () => 'MCP server question too large; the call was abandoned.',
+  mcpTooManyRounds: (rounds: number) => `MCP server asked more than ${rounds} rounds of questions; the call was abandoned.`,
+  /** sampling or roots, asked by a 2026-era server in the middle of a call */
+  mcpQuestionUnsupported: (method: string) => `MCP server asked for ${method}, which this engine does not answer; the call was abandoned.`,
   resourceFailed: (message: string) => `Resource retrieval failed: ${message}`,
   promptFailed: (message: string) => `Prompt retrieval failed: ${message}`,
   sourceQueryFailed: (message: string) => `Source query failed: ${message}`,

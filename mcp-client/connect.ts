@@ -1,8 +1,10 @@
 import { Client, SSEClientTransport, StreamableHTTPClientTransport, SdkHttpError } from '@modelcontextprotocol/client';
 import type { Transport, ElicitRequest, ElicitResult } from '@modelcontextprotocol/client';
 import type { Integration } from '../core/integration';
+import type { EraVerdicts } from '../core/protocol-era';
 import type { Logger } from '../platform/logger';
 import { guardedFetch, type GuardedFetch } from '../platform/net/address-guard';
+import { eraOutcome, eraPlan, LEGACY_PLAN, PROBE_TIMEOUT_MS, type EraPlan } from './era';
 import { boundedAnswers, type AnswerBounds } from './http-answers';
 import { InFlightRequests } from './in-flight-requests';
 import { messageTooLargeText, tooLargeAnswer, transportBound } from './message-bound';
@@ -23,6 +25,8 @@ export interface ConnectOptions {
   elicit?: ElicitHandler;
   /** where OAuth-protected servers' tokens are kept (the worker's database); without it, no server gets a token */
   oauth?: OAuthFetchOptions;
+  /** where negotiated protocol eras are kept (the worker's database); without it, `auto` probes on every connection */
+  eras?: EraVerdicts;
 }
 
 /** Answers a server's question (elicitation/create) asked during a request of this connection. */
@@ -32,17 +36,28 @@ export const defaultFetch = guardedFetch();
 
 const CLIENT_INFO = { name: 'durable-agent-engine', version: '0.1.0' };
 
-function newClient(elicit: ElicitHandler | undefined): Client {
-  if (!elicit) return new Client(CLIENT_INFO, { capabilities: {} });
-  const client = new Client(CLIENT_INFO, { capabilities: { elicitation: { form: {}, url: {} } } });
-  client.setRequestHandler('elicitation/create', (request, ctx) => elicit(request.params, ctx.mcpReq.signal));
+/** A server paging forever must not stall discovery: past this many pages a list fails. */
+const MAX_LIST_PAGES = 20;
+
+/**
+ * The one set of client options. Questions of a 2026-era server arrive inside results and are
+ * answered by mcp-client/input-rounds.ts (manual mode), those of a 2025-era server as requests.
+ */
+function newClient(elicit: ElicitHandler | undefined, plan: EraPlan, timeoutMs: number): Client {
+  const client = new Client(CLIENT_INFO, {
+    capabilities: elicit ? { elicitation: { form: {}, url: {} } } : {},
+    versionNegotiation: { mode: plan.mode, probe: { timeoutMs: Math.min(PROBE_TIMEOUT_MS, timeoutMs) } },
+    inputRequired: { autoFulfill: false },
+    listMaxPages: MAX_LIST_PAGES,
+  });
+  if (elicit) client.setRequestHandler('elicitation/create', (request, ctx) => elicit(request.params, ctx.mcpReq.signal));
   return client;
 }
 
-async function connectOver(transport: Transport, timeoutMs: number, elicit?: ElicitHandler): Promise<Client> {
-  const client = newClient(elicit);
+async function connectOver(transport: Transport, timeoutMs: number, plan: EraPlan, elicit?: ElicitHandler): Promise<Client> {
+  const client = newClient(elicit, plan, timeoutMs);
   try {
-    await client.connect(transport, { timeout: timeoutMs });
+    await client.connect(transport, { timeout: timeoutMs, ...(plan.prior ? { prior: plan.prior } : {}) });
     return client;
   } catch (err) {
     // A failed handshake must not leave a server process or an open stream behind.
@@ -62,16 +77,52 @@ function answerBounds(integration: Integration): AnswerBounds {
   return { message, toolCall: Math.min(message, transportBound(integration.maxResultBytes)) };
 }
 
-/** A connected, initialised client for one integration. Secrets stay in this process. */
+/** A connected, initialised client for one integration, on the era it is pinned to or negotiated. Secrets stay in this process. */
 export async function connectIntegration(integration: Integration, options: ConnectOptions): Promise<Client> {
-  const t = integration.transport;
   const logger = options.logger.child({ integrationId: integration.id });
-  if (t.type === 'stdio') {
-    return connectOver(new GroupStdioTransport({
-      command: t.command, args: t.args, env: t.env, cwd: t.cwd, groupsDir: options.groupsDir, logger,
-      maxMessageBytes: transportBound(integration.maxResourceBytes),
-    }), options.timeoutMs, options.elicit);
+  const { eras } = options;
+  const verdict = integration.protocol === 'auto' && eras
+    ? await eras.read(integration).catch((err: Error) => logger.warn({ err: err.message }, 'could not read the kept protocol era'))
+    : undefined;
+  const plan = eraPlan(integration, verdict ?? undefined);
+  try {
+    const client = integration.transport.type === 'stdio'
+      ? await connectStdio(integration, options, plan, logger)
+      : await connectHttp(integration, options, plan, logger);
+    if (eras && plan.probes) {
+      const outcome = eraOutcome(client);
+      logger.info({ era: outcome.era }, 'MCP protocol era negotiated');
+      await eras.save(integration, outcome).catch((err: Error) => logger.warn({ err: err.message }, 'could not keep the protocol era'));
+    }
+    return client;
+  } catch (err) {
+    // A kept verdict may be why it failed (an upgraded or replaced server): the next connection probes.
+    if (eras && integration.protocol === 'auto') await eras.clear(integration.id).catch(() => undefined);
+    throw err;
   }
+}
+
+/**
+ * Our stdio transport probes in place (the SDK spawns a probing sibling only for its own): a server
+ * that exits on the probe, or never answers it, is a 2025 one, started again for `initialize`.
+ */
+async function connectStdio(integration: Integration, options: ConnectOptions, plan: EraPlan, logger: Logger): Promise<Client> {
+  const t = integration.transport as Extract<Integration['transport'], { type: 'stdio' }>;
+  const spawn = () => new GroupStdioTransport({
+    command: t.command, args: t.args, env: t.env, cwd: t.cwd, groupsDir: options.groupsDir, logger,
+    maxMessageBytes: transportBound(integration.maxResourceBytes),
+  });
+  try {
+    return await connectOver(spawn(), options.timeoutMs, plan, options.elicit);
+  } catch (err) {
+    if (plan.prior || plan.mode !== 'auto') throw err;
+    logger.info({ err: (err as Error).message }, 'the MCP server failed the protocol probe; starting it again as a 2025 server');
+    return connectOver(spawn(), options.timeoutMs, LEGACY_PLAN, options.elicit);
+  }
+}
+
+async function connectHttp(integration: Integration, options: ConnectOptions, plan: EraPlan, logger: Logger): Promise<Client> {
+  const t = integration.transport as Extract<Integration['transport'], { type: 'http' }>;
   const url = new URL(t.url);
   const requestInit: RequestInit = { headers: t.headers ?? {} };
   const base = options.fetch ?? defaultFetch;
@@ -80,16 +131,16 @@ export async function connectIntegration(integration: Integration, options: Conn
   const streamCut = (bound: number) => logger.warn({ err: messageTooLargeText(bound) }, 'an MCP server\'s stream was cut at the transport bound');
   try {
     const fetch = boundedAnswers(authorized, bounds, streamCut);
-    return await connectOver(new StreamableHTTPClientTransport(url, { requestInit, fetch }), options.timeoutMs, options.elicit);
+    return await connectOver(new StreamableHTTPClientTransport(url, { requestInit, fetch }), options.timeoutMs, plan, options.elicit);
   } catch (err) {
-    // Servers of the older HTTP+SSE protocol answer the Streamable HTTP POST with a 4xx (SDK docs: backwards compatibility).
-    if (!is4xx(err)) throw err;
+    // Servers of the older HTTP+SSE protocol (2025 era only) answer the Streamable HTTP POST with a 4xx (SDK docs: backwards compatibility).
+    if (!is4xx(err) || plan.mode !== 'auto' && plan.mode !== 'legacy') throw err;
     logger.info({ err: (err as Error).message }, 'Streamable HTTP refused; trying the older SSE transport');
     const fetch = boundedAnswers(authorized, bounds, (bound) => {
       streamCut(bound);
       void legacy.answerWaiting((id) => tooLargeAnswer(id, bound));
     });
     const legacy = new InFlightRequests(new SSEClientTransport(url, { requestInit, fetch }));
-    return connectOver(legacy, options.timeoutMs, options.elicit);
+    return connectOver(legacy, options.timeoutMs, LEGACY_PLAN, options.elicit);
   }
 }

@@ -4,7 +4,7 @@ import type { Integration } from '../core/integration';
 import type { Logger } from '../platform/logger';
 import { withDeadline } from '../platform/deadline';
 import { mcpErrorText } from '../core/mcp-error-text';
-import { keptList } from './list-cache';
+import { keptList, type ListKind } from './list-cache';
 import { isAuthorizationRequired } from './oauth-provider';
 import type { McpPool } from './pool';
 
@@ -37,27 +37,46 @@ async function guarded<T>(supported: boolean, what: string, logger: Logger, list
   }
 }
 
-/** Lists what the server supports, each list as kept for the connection when the server promises to announce changes. */
+/**
+ * One list of the server's, all pages. On the 2026 era the SDK's own walk, whose answer its response
+ * cache serves again while the server's `ttlMs` says it is fresh (the server decides; without a TTL it
+ * is asked every time). On the 2025 era, pages of our own, kept while the server promises to announce
+ * changes (list-cache.ts).
+ */
+function listAll<T>(client: Client, kind: ListKind, key: string, sdkWalk: () => Promise<T[]>, page: (cursor?: string) => Promise<{ items: T[]; nextCursor?: string }>): Promise<T[]> {
+  if (client.getProtocolEra() === 'modern') return sdkWalk();
+  return keptList(client, kind, key, () => allPages(page));
+}
+
+/** Lists what the server supports, each list as kept for the connection when the server allows it. */
 export async function listCapabilities(client: Client, logger: Logger): Promise<Omit<DiscoveredIntegration, 'id' | 'name' | 'status'>> {
   const caps = client.getServerCapabilities() ?? {};
   const opts = { timeout: LIST_TIMEOUT_MS };
   const [tools, resources, resourceTemplates, prompts] = await Promise.all([
-    guarded(Boolean(caps.tools), 'tools', logger, () => keptList(client, 'tools', 'tools', () => allPages(async (cursor) => {
-      const r = await client.listTools({ cursor }, opts);
-      return { items: r.tools, nextCursor: r.nextCursor };
-    }))),
-    guarded(Boolean(caps.resources), 'resources', logger, () => keptList(client, 'resources', 'resources', () => allPages(async (cursor) => {
-      const r = await client.listResources({ cursor }, opts);
-      return { items: r.resources, nextCursor: r.nextCursor };
-    }))),
-    guarded(Boolean(caps.resources), 'resource templates', logger, () => keptList(client, 'resources', 'resourceTemplates', () => allPages(async (cursor) => {
-      const r = await client.listResourceTemplates({ cursor }, opts);
-      return { items: r.resourceTemplates, nextCursor: r.nextCursor };
-    }))),
-    guarded(Boolean(caps.prompts), 'prompts', logger, () => keptList(client, 'prompts', 'prompts', () => allPages(async (cursor) => {
-      const r = await client.listPrompts({ cursor }, opts);
-      return { items: r.prompts, nextCursor: r.nextCursor };
-    }))),
+    guarded(Boolean(caps.tools), 'tools', logger, () => listAll(client, 'tools', 'tools',
+      async () => (await client.listTools(undefined, opts)).tools,
+      async (cursor) => {
+        const r = await client.listTools({ cursor }, opts);
+        return { items: r.tools, nextCursor: r.nextCursor };
+      })),
+    guarded(Boolean(caps.resources), 'resources', logger, () => listAll(client, 'resources', 'resources',
+      async () => (await client.listResources(undefined, opts)).resources,
+      async (cursor) => {
+        const r = await client.listResources({ cursor }, opts);
+        return { items: r.resources, nextCursor: r.nextCursor };
+      })),
+    guarded(Boolean(caps.resources), 'resource templates', logger, () => listAll(client, 'resources', 'resourceTemplates',
+      async () => (await client.listResourceTemplates(undefined, opts)).resourceTemplates,
+      async (cursor) => {
+        const r = await client.listResourceTemplates({ cursor }, opts);
+        return { items: r.resourceTemplates, nextCursor: r.nextCursor };
+      })),
+    guarded(Boolean(caps.prompts), 'prompts', logger, () => listAll(client, 'prompts', 'prompts',
+      async () => (await client.listPrompts(undefined, opts)).prompts,
+      async (cursor) => {
+        const r = await client.listPrompts({ cursor }, opts);
+        return { items: r.prompts, nextCursor: r.nextCursor };
+      })),
   ]);
   return {
     tools: tools.map((t) => ({

@@ -1,5 +1,6 @@
 import type { Client } from '@modelcontextprotocol/client';
 import type { Integration } from '../core/integration';
+import type { EraVerdicts } from '../core/protocol-era';
 import type { Logger } from '../platform/logger';
 import { integrationFetch, type GuardedFetch, type NetworkPolicy } from '../platform/net/address-guard';
 import { connectIntegration, type ElicitHandler } from './connect';
@@ -37,6 +38,8 @@ export interface McpPoolOptions {
   network?: NetworkPolicy;
   /** where OAuth tokens are kept: the worker's database */
   oauth?: OAuthFetchOptions;
+  /** where negotiated protocol eras are kept: the worker's database */
+  eras?: EraVerdicts;
 }
 
 interface Entry {
@@ -99,7 +102,7 @@ export function createMcpPool(options: McpPoolOptions): McpPool {
       ? (params, signal) => (entry.elicit ? entry.elicit(params, signal) : Promise.resolve({ action: 'decline' }))
       : undefined;
     entry.connecting = connectIntegration(integration, {
-      groupsDir, logger, timeoutMs: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS, fetch: fetchFor(integration), elicit, oauth: options.oauth,
+      groupsDir, logger, timeoutMs: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS, fetch: fetchFor(integration), elicit, oauth: options.oauth, eras: options.eras,
     }).then((client) => {
       entry.client = client;
       // A transport that closes or errors fatally (server crash, dropped stream) makes the next call reconnect.

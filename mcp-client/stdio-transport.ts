@@ -52,6 +52,14 @@ export class GroupStdioTransport implements Transport {
     return this.child?.pid;
   }
 
+  /**
+   * Ours to log, never handed out. Its presence (with `pid`) is what tells the SDK's era probe this
+   * is a stdio transport: a server that stays silent or exits is then a 2025 server, not an outage.
+   */
+  get stderr(): null {
+    return null;
+  }
+
   async start(): Promise<void> {
     if (this.child) throw new Error('GroupStdioTransport already started');
     const { command, args = [], env, cwd, logger } = this.options;

@@ -5,6 +5,7 @@ import type { Logger } from '../platform/logger';
 import type { NetworkPolicy } from '../platform/net/address-guard';
 import { initTracing } from '../platform/tracing/setup';
 import { oauthRecords } from '../store/integrations/oauth';
+import { eraVerdicts } from '../store/integrations/protocol-verdicts';
 import type { Db } from '../store/pool';
 import { listenForAnswers } from '../store/runs/change-feed';
 import { startMcpPool } from './mcp-lifecycle';
@@ -17,11 +18,12 @@ export interface WorkerDeps {
 
 /**
  * What a worker's activities need, built the same way by every composition root (`npm run worker`,
- * `npm start`): the LLM providers, the MCP pool (with the database's OAuth records), tracing, and
+ * `npm start`): the LLM providers, the MCP pool (with the database's OAuth records and negotiated protocol eras), tracing, and
  * the LISTEN connection that wakes tool calls waiting for answers to MCP servers' questions.
  */
 export async function openWorkerDeps(config: AppConfig, db: Db, logger: Logger, network: NetworkPolicy = config.networkPolicy): Promise<WorkerDeps> {
-  const mcpPool = await startMcpPool(logger, { groupsDir: config.mcpGroupsDir, network, oauth: { records: oauthRecords(db), logger } });
+  const mcpPool = await startMcpPool(logger, { groupsDir: config.mcpGroupsDir, network, oauth: { records: oauthRecords(db), logger }, eras: eraVerdicts(db),
+  });
   const tracing = initTracing(config.langfuse, logger);
   const runChanges = listenForAnswers(db, logger);
   const providers = createProviders({ readApiKey: config.readSecret, allowedKeyEnvs: config.llmKeyEnvs, logger, networkPolicy: config.networkPolicy });

@@ -5,6 +5,7 @@ import { toolResultText } from '../../core/tool-texts';
 import { mcpErrorText } from '../../core/mcp-error-text';
 import { isAuthorizationRequired } from '../../mcp-client/oauth-provider';
 import { toolResultContentText } from '../../mcp-client/tool-result-text';
+import { callToolInRounds, type RoundsOutcome } from '../../mcp-client/input-rounds';
 import type { ToolDefinition } from '../../core/messages';
 import { mcpToolSpanName } from '../../platform/tracing/run-trace';
 import type { DiscoverySnapshot } from '../run-snapshots';
@@ -50,7 +51,7 @@ async function callTool(route: McpToolRoute, args: Record<string, unknown>, run:
     try {
       const send = (client: Client) => {
         sent = true;
-        return client.callTool({ name: route.toolName, arguments: args }, {
+        return callToolInRounds(client, { name: route.toolName, arguments: args }, {
           timeout: requestTimeoutMs,
           maxTotalTimeout: route.totalTimeoutMs,
           resetTimeoutOnProgress: true,
@@ -58,9 +59,11 @@ async function callTool(route: McpToolRoute, args: Record<string, unknown>, run:
           signal,
         });
       };
-      const result = integration.elicitation
+      const outcome = integration.elicitation
         ? await callWithElicitation(integration, route, args, run, () => { sent = true; })
         : await run.deps.mcpPool.withClient(integration, send);
+      if ('abandoned' in outcome) return { status: 'error', content: outcome.abandoned };
+      const { result } = outcome;
       const text = toolResultContentText(result);
       // The transport has read the response already; the bound keeps it out of the transcript and every later turn.
       if (Buffer.byteLength(text) > integration.maxResultBytes) {
@@ -88,16 +91,18 @@ async function callTool(route: McpToolRoute, args: Record<string, unknown>, run:
  */
 async function callWithElicitation(
   integration: Integration, route: McpToolRoute, args: Record<string, unknown>, run: ToolRun, onSent: () => void,
-): Promise<Awaited<ReturnType<Client['callTool']>>> {
+): Promise<RoundsOutcome> {
   const budgetMs = Math.min(route.elicitationTimeoutMs ?? 0, integration.elicitationTimeoutMs);
   const requestTimeoutMs = Math.min(route.toolTimeoutMs, route.totalTimeoutMs);
   const timedOut = new AbortController();
   const clock = callClock(requestTimeoutMs, route.totalTimeoutMs, budgetMs, (ms) => timedOut.abort(requestTimedOut(ms)));
   const signal = AbortSignal.any([run.signal, timedOut.signal]);
+  // A 2025 server asks through the connection, a 2026 one inside the call's results: both reach the same handler.
+  const onElicit = elicitationHandler(run, clock, signal);
   try {
-    return await run.deps.mcpPool.withCallClient(integration, elicitationHandler(run, clock, signal), (client) => {
+    return await run.deps.mcpPool.withCallClient(integration, onElicit, (client) => {
       onSent();
-      return client.callTool({ name: route.toolName, arguments: args }, {
+      return callToolInRounds(client, { name: route.toolName, arguments: args }, {
         timeout: route.totalTimeoutMs + budgetMs,
         maxTotalTimeout: route.totalTimeoutMs + budgetMs,
         onprogress: () => {
@@ -105,7 +110,7 @@ async function callWithElicitation(
           run.heartbeat();
         },
         signal,
-      });
+      }, onElicit);
     });
   } finally {
     clock.stop();

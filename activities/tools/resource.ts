@@ -32,7 +32,10 @@ interface Request {
 async function read(integration: Integration, uri: string, run: ToolRun): Promise<{ result: ReadResourceResult } | Verdict> {
   const { signal } = run;
   try {
-    return { result: await run.deps.mcpPool.withClient(integration, (client) => client.readResource({ uri }, { timeout: integration.toolTimeoutMs, signal })) };
+    return { result: await run.deps.mcpPool.withClient(integration, (client) => client.readResource({ uri }, {
+      // A whole CSV must not stay in the SDK's response cache.
+      timeout: integration.toolTimeoutMs, signal, cacheMode: 'bypass',
+    })) };
   } catch (err) {
     if (signal.aborted) throw signal.reason ?? err;
     // The transport dropped an over-long message but kept the connection (mcp-client/line-buffer.ts).

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { PROTOCOL_ERAS } from '../../core/protocol-era';
 import { integrationSettings } from '../../use-cases/integrations/integration-requests';
 import { id, timestamp } from '../schemas';
 
@@ -34,6 +35,8 @@ export const integrationSchema = z.object({
     toolTimeoutMs: true, maxTotalTimeoutMs: true, maxResourceBytes: true, trustAnnotations: true, enabled: true,
   }).shape,
   elicitationTimeout: z.string().optional(),
+  protocolEra: z.enum(PROTOCOL_ERAS).nullable()
+    .describe('the era the engine speaks with this server: the pinned one, or the one negotiated last (null: not yet connected)').optional(),
   ...optionalAuthorization,
   createdAt: timestamp, updatedAt: timestamp,
 });

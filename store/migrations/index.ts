@@ -9,6 +9,7 @@ import { migration as m007 } from './007-run-inputs';
 import { migration as m008 } from './008-oauth';
 import { migration as m009 } from './009-run-progress-notify';
 import { migration as m010 } from './010-private-network-flag';
+import { migration as m011 } from './011-protocol-eras';
 import type { Migration } from './migration';
 
 /**
@@ -27,6 +28,7 @@ export const migrations: Migration[] = [
   m008,
   m009,
   m010,
+  m011,
 ];
 
 const LOCK_KEY = 0x6167_656e; // "agen"

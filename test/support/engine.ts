@@ -23,6 +23,7 @@ import { startMcpPool } from '../../worker/mcp-lifecycle';
 import { testStack } from './stack-env';
 import { testLogSink, testLogger } from './test-log';
 import { oauthRecords } from '../../store/integrations/oauth';
+import { eraVerdicts } from '../../store/integrations/protocol-verdicts';
 
 export type DatabaseKind = 'embedded' | 'external';
 
@@ -114,7 +115,7 @@ export async function startEngine(database: DatabaseKind = 'embedded', options: 
       // The registry lives in this run's dir: jest workers of other runs on the machine keep theirs.
       const workerDb = options.workerDatabaseUrl ? createPool(options.workerDatabaseUrl, logger) : db;
       const mcpPool = await startMcpPool(logger, {
-        groupsDir: path.join(stack.tmpDir, 'mcp-groups'), oauth: { records: oauthRecords(workerDb), logger },
+        groupsDir: path.join(stack.tmpDir, 'mcp-groups'), oauth: { records: oauthRecords(workerDb), logger }, eras: eraVerdicts(workerDb),
         network: options.network ?? { blockPrivateNetworks: false, privateNetworksForAll: true },
       });
       const runChanges = listenForAnswers(workerDb, logger);

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { parseApprovalTimeout, type ApprovalPolicy } from '../../core/approval';
 import { SIZE_BOUNDS, TASK_QUEUE_PATTERN, type IntegrationTransport } from '../../core/integration';
+import { PROTOCOL_CHOICES } from '../../core/protocol-era';
 import { DURATION_PATTERN, parseDuration } from '../../core/duration';
 import { HttpProblem } from '../problem';
 import { describeIssues, formatPath } from '../validation';
@@ -116,6 +117,7 @@ const importedSettingsSchema = z.object({
   taskQueue: z.string().regex(TASK_QUEUE_PATTERN, 'must be a task queue name (letters, digits, "_", "-", "." up to 200)').nullable().optional(),
   maxResultBytes: sizeBound(SIZE_BOUNDS.maxResultBytes).optional(),
   maxResourceBytes: sizeBound(SIZE_BOUNDS.maxResourceBytes).optional(),
+  protocol: z.enum(PROTOCOL_CHOICES).optional(),
 });
 
 export type ImportedSettings = z.infer<typeof importedSettingsSchema>;

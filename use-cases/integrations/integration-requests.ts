@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { PROTOCOL_CHOICES } from '../../core/protocol-era';
 import { INTEGRATION_NAME_PATTERN, integrationNameProblem, SIZE_BOUNDS, TASK_QUEUE_PATTERN } from '../../core/integration';
 import { approvalPolicySchema, elicitationTimeoutMs, elicitationTimeoutSchema, transportSchema } from './integration-input';
 import { MAX_IMPORTED_SERVERS } from './mcp-config-import';
@@ -48,6 +49,8 @@ export const integrationSettings = {
   allowPrivateNetwork: z.boolean()
     .describe('whether the server and its OAuth endpoints may be on loopback or private addresses (default false; turning it on needs the admin key). '
       + 'Metadata and link-local addresses stay refused, and BLOCK_PRIVATE_NETWORKS refuses the rest for every integration'),
+  protocol: z.enum(PROTOCOL_CHOICES)
+    .describe('the MCP protocol era spoken with this server: auto (default) negotiates and keeps the outcome; a version pins that era, never falling back'),
 };
 
 const settingsRequest = z.object({

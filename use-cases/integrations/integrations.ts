@@ -2,6 +2,8 @@ import type { Integration, PublicIntegration } from '../../core/integration';
 import { isUniqueViolation } from '../../store/agents';
 import { findIntegration, listIntegrations, toPublic } from '../../store/integrations/integrations';
 import { authorizationView, authorizationViews, type AuthorizationView } from '../../store/integrations/oauth';
+import { readVerdicts } from '../../store/integrations/protocol-verdicts';
+import { eraInUse, type ProtocolEra } from '../../core/protocol-era';
 import type { Db } from '../../store/pool';
 import { resolveRef } from '../../store/refs';
 import type { OperatorNames } from '../../platform/operator-names';
@@ -14,8 +16,8 @@ export interface IntegrationDeps {
   operatorNames: OperatorNames;
 }
 
-/** An integration as callers see it: no secret, and its OAuth state (never a token). */
-export type IntegrationView = PublicIntegration & AuthorizationView;
+/** An integration as callers see it: no secret, its OAuth state (never a token), and the protocol era the engine speaks with it. */
+export type IntegrationView = PublicIntegration & AuthorizationView & { protocolEra: ProtocolEra | null };
 
 export const integrationNotFound = (ref: string) => new HttpProblem(404, `Integration ${ref} does not exist`, 'not_found');
 
@@ -28,13 +30,14 @@ export async function loadIntegration(db: Db, ref: string): Promise<Integration>
 }
 
 export async function integrationView(db: Db, integration: Integration): Promise<IntegrationView> {
-  return { ...toPublic(integration), ...(await authorizationView(db, integration)) };
+  const [authorization, verdicts] = await Promise.all([authorizationView(db, integration), readVerdicts(db, [integration])]);
+  return { ...toPublic(integration), ...authorization, protocolEra: eraInUse(integration.protocol, verdicts.get(integration.id)) };
 }
 
 export async function listIntegrationViews(db: Db): Promise<IntegrationView[]> {
   const integrations = await listIntegrations(db);
-  const views = await authorizationViews(db, integrations);
-  return integrations.map((i) => ({ ...toPublic(i), ...views.get(i.id)! }));
+  const [views, verdicts] = await Promise.all([authorizationViews(db, integrations), readVerdicts(db, integrations)]);
+  return integrations.map((i) => ({ ...toPublic(i), ...views.get(i.id)!, protocolEra: eraInUse(i.protocol, verdicts.get(i.id)) }));
 }
 
 /**

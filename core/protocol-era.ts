@@ -1,0 +1,40 @@
+/**
+ * Which MCP protocol era the engine speaks with an integration's server. `auto` negotiates
+ * (`server/discover`, falling back to `initialize`) and the outcome is kept per integration, so
+ * later connections skip the probe; a version pins that era and never falls back.
+ */
+export const PROTOCOL_CHOICES = ['auto', '2025-11-25', '2026-07-28'] as const;
+export type IntegrationProtocol = typeof PROTOCOL_CHOICES[number];
+
+/** The era a connection speaks, named by its newest revision: `2025-11-25` is the whole `initialize` family. */
+export const PROTOCOL_ERAS = ['2025-11-25', '2026-07-28'] as const;
+export type ProtocolEra = typeof PROTOCOL_ERAS[number];
+
+/** The outcome of a negotiation: the era, and on the 2026 era the server's `server/discover` answer. */
+export interface EraOutcome {
+  era: ProtocolEra;
+  discover?: Record<string, unknown>;
+}
+
+export interface EraVerdict extends EraOutcome {
+  probedAt: string;
+}
+
+/**
+ * Where negotiated eras are kept: the composition root hands in the database's
+ * (store/integrations/protocol-verdicts.ts), so the MCP client imports no storage code. A verdict
+ * belongs to the transport it was probed over: one for another URL, command or args is not read.
+ */
+export interface EraVerdicts {
+  read(integration: { id: string; transport: EraTransport }): Promise<EraVerdict | undefined>;
+  save(integration: { id: string; transport: EraTransport }, outcome: EraOutcome): Promise<void>;
+  clear(integrationId: string): Promise<void>;
+}
+
+/** What of a transport decides which server answers: a verdict is kept per these. */
+export type EraTransport = { type: 'stdio'; command: string; args?: string[] } | { type: 'http'; url: string };
+
+/** The era in use, as GET /v1/integrations/:id shows it: a pin is its own era; `auto` shows the last verdict, if any. */
+export function eraInUse(protocol: IntegrationProtocol, verdict: EraVerdict | undefined): ProtocolEra | null {
+  return protocol === 'auto' ? verdict?.era ?? null : protocol;
+}

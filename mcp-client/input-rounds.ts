@@ -1,0 +1,60 @@
+import { isInputRequiredResult } from '@modelcontextprotocol/client';
+import type { CallToolResult, Client, ElicitRequest, InputRequiredResult, InputResponses, RequestOptions } from '@modelcontextprotocol/client';
+import { toolResultText } from '../core/tool-texts';
+import type { ElicitHandler } from './connect';
+
+/**
+ * A tool call on the 2026 era, where a server asks its questions by answering the call with
+ * `input_required` (embedded requests and an opaque `requestState`) and the client calls again with
+ * the answers. The engine drives these rounds itself (the client is in manual mode,
+ * `inputRequired: {autoFulfill: false}`): elicitations go to the integration's question handler
+ * (activities/tools/elicitation.ts, as a 2025 server's elicitation/create does), anything else ends
+ * the call. Every round, its questions and the state it carries are bounded, since the server may
+ * be hostile. On the 2025 era the call is a plain tools/call.
+ */
+export const MAX_INPUT_ROUNDS = 10;
+export const MAX_INPUT_REQUESTS = 16;
+export const MAX_REQUEST_STATE_BYTES = 64 * 1024;
+
+export type RoundsOutcome = { result: CallToolResult } | { abandoned: string };
+
+type CallParams = { name: string; arguments?: Record<string, unknown> };
+
+/** Why this round's questions cannot be answered, if they cannot. */
+function refusal(asked: InputRequiredResult): string | undefined {
+  const requests = Object.values(asked.inputRequests ?? {});
+  if (requests.length > MAX_INPUT_REQUESTS || Buffer.byteLength(asked.requestState ?? '') > MAX_REQUEST_STATE_BYTES) {
+    return toolResultText.mcpQuestionTooLarge();
+  }
+  const other = requests.find((r) => r.method !== 'elicitation/create');
+  return other ? toolResultText.mcpQuestionUnsupported(String(other.method)) : undefined;
+}
+
+async function answers(asked: InputRequiredResult, elicit: ElicitHandler | undefined, signal: AbortSignal): Promise<InputResponses> {
+  const responses: InputResponses = {};
+  // One at a time: each may wait for a person, and their order is the server's.
+  for (const [key, request] of Object.entries(asked.inputRequests ?? {})) {
+    responses[key] = elicit ? await elicit(request.params as ElicitRequest['params'], signal) : { action: 'decline' };
+  }
+  return responses;
+}
+
+export async function callToolInRounds(client: Client, params: CallParams, options: RequestOptions, elicit?: ElicitHandler): Promise<RoundsOutcome> {
+  if (client.getProtocolEra() !== 'modern') return { result: await client.callTool(params, options) as CallToolResult };
+  const signal = options.signal ?? new AbortController().signal;
+  let inputResponses: InputResponses | undefined;
+  let requestState: string | undefined;
+  for (let round = 0; ; round++) {
+    const value: unknown = await client.request({
+      method: 'tools/call',
+      params: { ...params, ...(inputResponses ? { inputResponses } : {}), ...(requestState !== undefined ? { requestState } : {}) },
+    }, { ...options, allowInputRequired: true });
+    if (!isInputRequiredResult(value)) return { result: value as CallToolResult };
+    if (round >= MAX_INPUT_ROUNDS) return { abandoned: toolResultText.mcpTooManyRounds(MAX_INPUT_ROUNDS) };
+    const refused = refusal(value);
+    if (refused) return { abandoned: refused };
+    inputResponses = await answers(value, elicit, signal);
+    // Echoed byte for byte: the state is the server's, opaque to the client.
+    requestState = value.requestState;
+  }
+}
