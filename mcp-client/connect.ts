@@ -67,8 +67,12 @@ async function connectOver(transport: Transport, timeoutMs: number, plan: EraPla
   }
 }
 
-function is4xx(err: unknown): boolean {
-  return err instanceof SdkHttpError && err.status >= 400 && err.status < 500;
+/**
+ * A 4xx that is not an MCP answer: a Streamable HTTP server answers in JSON-RPC (a 2026-only one
+ * refuses `initialize` with -32022), a server of the older HTTP+SSE transport does not.
+ */
+function refusedByAnOlderServer(err: unknown): boolean {
+  return err instanceof SdkHttpError && err.status >= 400 && err.status < 500 && !err.message.includes('"jsonrpc"');
 }
 
 /** The bounds on an HTTP server's answers: a tool call's is the tighter of the two (see message-bound.ts). */
@@ -134,7 +138,7 @@ async function connectHttp(integration: Integration, options: ConnectOptions, pl
     return await connectOver(new StreamableHTTPClientTransport(url, { requestInit, fetch }), options.timeoutMs, plan, options.elicit);
   } catch (err) {
     // Servers of the older HTTP+SSE protocol (2025 era only) answer the Streamable HTTP POST with a 4xx (SDK docs: backwards compatibility).
-    if (!is4xx(err) || plan.mode !== 'auto' && plan.mode !== 'legacy') throw err;
+    if (!refusedByAnOlderServer(err) || (plan.mode !== 'auto' && plan.mode !== 'legacy')) throw err;
     logger.info({ err: (err as Error).message }, 'Streamable HTTP refused; trying the older SSE transport');
     const fetch = boundedAnswers(authorized, bounds, (bound) => {
       streamCut(bound);

@@ -9,6 +9,9 @@ import { MessageBytes, messageTooLargeText, tooLargeAnswer } from './message-bou
  *
  * - An error answer's body and reason phrase are the server's to choose, and whatever its network
  *   reaches: they become the status (`HTTP 502 Bad Gateway`), which is all any error text shows.
+ *   One exception: a 4xx whose body is a JSON-RPC error is the MCP server's own answer (on the
+ *   2026 era a request's errors come so, and the era probe reads -32022 there); it is made again
+ *   from its code, its message (shortened) and small data, as an answer of 200 would carry them.
  * - A JSON body, and each event of an event stream, is read up to a bound. Past it the connection
  *   is cut, and the requests the POST carried are answered with the bound's error, as a stdio
  *   server's over-long line is; a GET stream past it ends with that error, and onStreamCut is told
@@ -153,11 +156,36 @@ function eventStream(body: ReadableStream<Uint8Array>, sent: Sent, onStreamCut?:
   }, { highWaterMark: 0 });
 }
 
+const RPC_ERROR_READ_BYTES = 16 * 1024;
+const RPC_MESSAGE_CHARS = 1024;
+const RPC_DATA_BYTES = 4 * 1024;
+
+/** A 4xx's JSON-RPC error, made again from its parts; undefined for anything else. */
+async function jsonRpcError(res: Response): Promise<string | undefined> {
+  if (res.status < 400 || res.status >= 500 || !res.headers.get('content-type')?.toLowerCase().includes('json')) return undefined;
+  try {
+    const answer = JSON.parse(await readHead(res, RPC_ERROR_READ_BYTES)) as { jsonrpc?: unknown; id?: unknown; error?: { code?: unknown; message?: unknown; data?: unknown } };
+    const { error } = answer;
+    if (answer.jsonrpc !== '2.0' || !Number.isInteger(error?.code)) return undefined;
+    const id = typeof answer.id === 'string' || typeof answer.id === 'number' ? answer.id : null;
+    const data = error!.data === undefined ? undefined : JSON.stringify(error!.data);
+    return JSON.stringify({ jsonrpc: '2.0', id, error: {
+      code: error!.code, message: String(error!.message ?? '').slice(0, RPC_MESSAGE_CHARS),
+      ...(data !== undefined && data.length <= RPC_DATA_BYTES ? { data: error!.data } : {}),
+    } });
+  } catch {
+    return undefined;
+  }
+}
+
 /** The fetch an MCP server's transport uses: answers bounded and error bodies replaced (see above). */
 export function boundedAnswers(fetch: FetchLike, bounds: AnswerBounds, onStreamCut?: (bound: number) => void): FetchLike {
   return async (url, init) => {
     const res = await fetch(url, init);
-    if (!res.ok) return statusOnly(res);
+    if (!res.ok) {
+      const rpc = await jsonRpcError(res);
+      return rpc ? statusOnly(res, rpc, 'application/json') : statusOnly(res);
+    }
     if (!res.body) return res;
     const sent = sentRequests(init, bounds);
     const eventStreamAnswer = res.headers.get('content-type')?.toLowerCase().startsWith('text/event-stream');
@@ -168,14 +196,21 @@ export function boundedAnswers(fetch: FetchLike, bounds: AnswerBounds, onStreamC
 /** Enough of an authorization server's error answer to find its OAuth error code. */
 const OAUTH_ERROR_READ_BYTES = 16 * 1024;
 
-async function oauthErrorCode(res: Response): Promise<string | undefined> {
-  if (!res.body) return undefined;
+/** About the first `max` bytes of a body, as text; the rest is not read. */
+async function readHead(res: Response, max: number): Promise<string> {
+  if (!res.body) return '';
   const reader = res.body.getReader();
   const bytes = new MessageBytes();
-  for (let read = await reader.read(); !read.done && bytes.size < OAUTH_ERROR_READ_BYTES; read = await reader.read()) bytes.push(read.value);
+  for (let read = await reader.read(); !read.done && bytes.size < max; read = await reader.read()) bytes.push(read.value);
   await reader.cancel().catch(() => undefined);
+  return bytes.join().toString('utf8');
+}
+
+async function oauthErrorCode(res: Response): Promise<string | undefined> {
+  if (!res.body) return undefined;
+  const text = await readHead(res, OAUTH_ERROR_READ_BYTES);
   try {
-    const code = (JSON.parse(bytes.join().toString('utf8')) as { error?: unknown }).error;
+    const code = (JSON.parse(text) as { error?: unknown }).error;
     return typeof code === 'string' && OAUTH_ERROR_CODES.has(code) ? code : undefined;
   } catch {
     return undefined;
