@@ -1,11 +1,11 @@
-import { Client, SSEClientTransport, StreamableHTTPClientTransport, SdkHttpError } from '@modelcontextprotocol/client';
+import { Client, SSEClientTransport, StreamableHTTPClientTransport, SdkError, SdkErrorCode, SdkHttpError } from '@modelcontextprotocol/client';
 import type { Transport, ElicitRequest, ElicitResult } from '@modelcontextprotocol/client';
 import type { Integration } from '../core/integration';
 import type { EraVerdicts } from '../core/protocol-era';
 import type { Logger } from '../platform/logger';
 import { guardedFetch, type GuardedFetch } from '../platform/net/address-guard';
 import { eraOutcome, eraPlan, LEGACY_PLAN, PROBE_TIMEOUT_MS, type EraPlan } from './era';
-import { boundedAnswers, type AnswerBounds } from './http-answers';
+import { boundedAnswers, statusText, type AnswerBounds } from './http-answers';
 import { InFlightRequests } from './in-flight-requests';
 import { messageTooLargeText, tooLargeAnswer, transportBound } from './message-bound';
 import { authorizedFetch, type OAuthFetchOptions } from './oauth-fetch';
@@ -36,6 +36,18 @@ export const defaultFetch = guardedFetch();
 
 const CLIENT_INFO = { name: 'durable-agent-engine', version: '0.1.0' };
 
+/**
+ * A failed era probe as the same failure of any request reads: a server error is its status, an
+ * unusable reply its cause (whose text the SDK's probe message would quote: the server's bytes).
+ */
+function asRequestFailure(err: unknown): unknown {
+  if (!(err instanceof SdkError) || err.code !== SdkErrorCode.EraNegotiationFailed) return err;
+  if (err instanceof SdkHttpError && err.status >= 500) {
+    return new SdkHttpError(SdkErrorCode.EraNegotiationFailed, `Error POSTing to endpoint: ${statusText(err.status)}`, { status: err.status });
+  }
+  return err.cause ?? err;
+}
+
 /** A server paging forever must not stall discovery: past this many pages a list fails. */
 const MAX_LIST_PAGES = 20;
 
@@ -63,7 +75,7 @@ async function connectOver(transport: Transport, timeoutMs: number, plan: EraPla
     // A failed handshake must not leave a server process or an open stream behind.
     await client.close().catch(() => undefined);
     await transport.close().catch(() => undefined);
-    throw err;
+    throw asRequestFailure(err);
   }
 }
 
