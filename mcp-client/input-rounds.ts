@@ -45,10 +45,11 @@ export async function callToolInRounds(client: Client, params: CallParams, optio
   let inputResponses: InputResponses | undefined;
   let requestState: string | undefined;
   for (let round = 0; ; round++) {
-    const value: unknown = await client.request({
-      method: 'tools/call',
-      params: { ...params, ...(inputResponses ? { inputResponses } : {}), ...(requestState !== undefined ? { requestState } : {}) },
-    }, { ...options, allowInputRequired: true });
+    // callTool, not a bare request: it mirrors the tool's x-mcp-header parameters into Mcp-Param-* headers.
+    const value: unknown = await client.callTool(
+      { ...params, ...(inputResponses ? { inputResponses } : {}), ...(requestState !== undefined ? { requestState } : {}) } as CallParams,
+      { ...options, allowInputRequired: true },
+    );
     if (!isInputRequiredResult(value)) return { result: value as CallToolResult };
     if (round >= MAX_INPUT_ROUNDS) return { abandoned: toolResultText.mcpTooManyRounds(MAX_INPUT_ROUNDS) };
     const refused = refusal(value);
