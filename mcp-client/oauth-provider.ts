@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/client';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens, FetchLike } from '@modelcontextprotocol/client';
-import { auth, extractWWWAuthenticateParams, OAuthError, OAuthErrorCode } from '@modelcontextprotocol/client';
+import { auth, computeScopeUnion, extractWWWAuthenticateParams, OAuthError, OAuthErrorCode } from '@modelcontextprotocol/client';
 import type { OAuthClientProvider, OAuthDiscoveryState } from '@modelcontextprotocol/client';
 import type { OAuthSettings } from '../core/integration';
 import type { Integration } from '../core/integration';
@@ -181,8 +181,11 @@ export async function beginAuthorization(records: OAuthRecords, integration: Int
   const fetchFn = oauthAnswers(fetch);
   const row = await records.read(integration.id);
   const stored = row?.record ?? {};
-  // A client registered for another redirect URL (PUBLIC_URL changed) registers again.
-  const record: OAuthRecord = stored.redirectUrl && stored.redirectUrl !== redirectUrl ? { discovery: stored.discovery } : stored;
+  // A client registered for another redirect URL (PUBLIC_URL changed) registers again. Discovery is
+  // done afresh: the server may have moved to another authorization server (SEP-2352), and then the
+  // SDK finds the stored client and tokens stamped with the old issuer and registers again.
+  const { discovery: _stale, ...kept } = stored.redirectUrl && stored.redirectUrl !== redirectUrl ? {} : stored;
+  const record: OAuthRecord = kept;
   const state = randomBytes(32).toString('base64url');
   // Without tokens in sight, the SDK starts a new authorization instead of refreshing.
   const provider = new StoredOAuthProvider(records, integration, { ...record, tokens: undefined, accessExpiresAt: undefined, redirectUrl }, {
@@ -192,8 +195,9 @@ export async function beginAuthorization(records: OAuthRecords, integration: Int
   const challenge = await challengeFor(records, integration, fetchFn);
   const result = await auth(provider, {
     serverUrl: serverUrl(integration), fetchFn,
-    // The scope the server asked for first (SEP-835), then the operator's, then the SDK's pick from the metadata.
-    scope: challenge.scope ?? scopeOf(integration),
+    // The scope the server asked for first (SEP-835), with what was granted before (a step-up adds to
+    // it, SEP-2350), then the operator's, then the SDK's pick from the metadata.
+    scope: challenge.scope ? computeScopeUnion(stored.tokens?.scope, challenge.scope) : scopeOf(integration),
     ...(challenge.resourceMetadataUrl ? { resourceMetadataUrl: new URL(challenge.resourceMetadataUrl) } : {}),
   });
   if (result !== 'REDIRECT' || !provider.authorizationUrl || !provider.verifier) throw new Error('the authorization server did not start an authorization');

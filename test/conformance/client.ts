@@ -13,15 +13,19 @@ import { guardedFetch } from '../../platform/net/address-guard';
 import { installSecretKeys } from '../../platform/secrets/key-ring';
 import { keyRing, newSecretKey } from '../../platform/secrets/secret-box';
 import { oauthRecords } from '../../store/integrations/oauth';
+import { callToolInRounds } from '../../mcp-client/input-rounds';
+import type { ElicitHandler } from '../../mcp-client/connect';
 
 /**
- * The client command `@modelcontextprotocol/conformance client --suite auth` runs (see
- * auth-conformance.sh): `auth-client.ts <server url>`. It is a worker's connect path, not a copy of
- * it: the integration lives in a database (DATABASE_URL), its tokens sealed there; connecting
- * fails with "needs authorization"; the operator's step (POST …/authorize) runs as the API's
- * worker runs it, a headless browser follows the authorization URL (the suite's authorization
- * server approves at once), the callback's exchange stores the tokens; then the worker connects,
- * lists the tools and calls one.
+ * The client command the MCP conformance client scenarios run (see client-run.sh):
+ * `client.ts <server url>`. It is a worker's connect path, not a copy of it: an integration on
+ * protocol auto lives in a database (DATABASE_URL), its tokens sealed there; connecting fails with
+ * "needs authorization" where a server asks for it; the operator's step (POST …/authorize) runs as
+ * the API's worker runs it, a headless browser follows the authorization URL (the suite's
+ * authorization server approves at once), the callback's exchange stores the tokens; then it does
+ * what a run does with a server: list the tools and call each, with arguments made from its input
+ * schema, through the engine's input rounds (mcp-client/input-rounds.ts), whose questions are
+ * accepted with the schema's defaults.
  */
 
 /** The scenario's client ID metadata document (SEP-991), which auth/basic-cimd expects the client to present. */
@@ -81,7 +85,9 @@ async function main(): Promise<void> {
       }
     };
     const { tools } = await asWorker((c) => c.listTools());
-    if (tools[0]) await asWorker((c) => c.callTool({ name: tools[0].name, arguments: {} }));
+    for (const tool of tools) {
+      await asWorker((c) => callToolInRounds(c, { name: tool.name, arguments: sampleArguments(tool.inputSchema as Schema) }, { timeout: 10_000 }, acceptDefaults));
+    }
   } finally {
     await client?.close().catch(() => undefined);
     if (id) await db.query('DELETE FROM integrations WHERE id = $1', [id]).catch(() => undefined);
@@ -89,7 +95,34 @@ async function main(): Promise<void> {
   }
 }
 
+type Schema = { type?: unknown; properties?: Record<string, Schema>; required?: string[]; default?: unknown; enum?: unknown[] };
+
+/** A value for each required property (and each with a default), as an LLM would fill them in. */
+function sampleArguments(schema: Schema): Record<string, unknown> {
+  const args: Record<string, unknown> = {};
+  for (const [name, property] of Object.entries(schema.properties ?? {})) {
+    if (property.default !== undefined) args[name] = property.default;
+    else if (schema.required?.includes(name)) args[name] = sampleValue(property);
+  }
+  return args;
+}
+
+function sampleValue(schema: Schema): unknown {
+  if (schema.enum?.length) return schema.enum[0];
+  if (schema.type === 'number' || schema.type === 'integer') return 1;
+  if (schema.type === 'boolean') return true;
+  if (schema.type === 'object') return sampleArguments(schema);
+  if (schema.type === 'array') return [];
+  return 'conformance';
+}
+
+/** A person who accepts what a question proposes: its defaults, or a sample of each required field. */
+const acceptDefaults: ElicitHandler = async (params) => {
+  const schema = (params as { requestedSchema?: Schema }).requestedSchema;
+  return schema ? { action: 'accept', content: sampleArguments(schema) as Record<string, string> } : { action: 'accept' };
+};
+
 main().then(() => process.exit(0), (err: unknown) => {
-  process.stderr.write(`auth client failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+  process.stderr.write(`client failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
   process.exit(1);
 });
