@@ -28,14 +28,7 @@ describe('a server that speaks only the 2026-07-28 era', () => {
     name: `modern-${suffix()}`, transport: { type: 'http', url: http.url }, ...extra,
   });
 
-  async function run(integrations: Integration[], script: ScriptStep[]) {
-    const agent = await insertAgent(engine.db, {
-      name: `agent-${randomUUID()}`, model: { provider: 'scripted', script }, integrationIds: integrations.map((i) => i.id),
-    });
-    const thread = await insertThread(engine.db, agent.id);
-    const runId = await engine.start({ threadId: thread.id, input: 'go' });
-    return { runId, result: await engine.result(runId) };
-  }
+  const run = (integrations: Integration[], script: ScriptStep[]) => engine.scriptedRun(integrations.map((i) => i.id), script);
   const view = async (i: Integration) => (await app.inject({ method: 'GET', url: `/v1/integrations/${i.id}` })).json() as Record<string, unknown>;
 
   beforeAll(async () => {

@@ -44,14 +44,7 @@ describe('MCP tools in a run', () => {
     ...extra,
   });
 
-  async function run(integrations: Integration[], script: ScriptStep[]) {
-    const agent = await insertAgent(engine.db, {
-      name: `agent-${randomUUID()}`, model: { provider: 'scripted', script }, integrationIds: integrations.map((i) => i.id),
-    });
-    const thread = await insertThread(engine.db, agent.id);
-    const runId = await engine.start({ threadId: thread.id, input: 'go' });
-    return { runId, result: await engine.result(runId) };
-  }
+  const run = (integrations: Integration[], script: ScriptStep[]) => engine.scriptedRun(integrations.map((i) => i.id), script);
 
   /** One MCP call, then an answer that repeats the result: the output is what the LLM saw. */
   async function callOnce(integration: Integration, tool: string, args: Record<string, unknown> = {}) {

@@ -32,7 +32,9 @@ export interface Engine {
   client: Client;
   taskQueue: string;
   /** creates an agent with a scripted model and a thread for it */
-  scriptedThread(script: ScriptStep[], options?: { maxTurns?: number; instructions?: string }): Promise<{ agent: Agent; threadId: string }>;
+  scriptedThread(script: ScriptStep[], options?: { maxTurns?: number; instructions?: string; integrationIds?: string[] }): Promise<{ agent: Agent; threadId: string }>;
+  /** one run of a scripted agent with these integrations, to its end */
+  scriptedRun(integrationIds: string[], script: ScriptStep[]): Promise<{ runId: string; result: RunResult }>;
   start(req: StartRunRequest): Promise<string>;
   /** waits for the workflow to close, then returns the run's write-once result */
   result(runId: string): Promise<RunResult>;
@@ -95,9 +97,15 @@ export async function startEngine(database: DatabaseKind = 'embedded', options: 
     async scriptedThread(script, opts = {}) {
       const agent = await insertAgent(db, {
         name: `agent-${randomUUID()}`, model: { provider: 'scripted', script }, maxTurns: opts.maxTurns, instructions: opts.instructions,
+        ...(opts.integrationIds ? { integrationIds: opts.integrationIds } : {}),
       });
       const thread = await insertThread(db, agent.id);
       return { agent, threadId: thread.id };
+    },
+    async scriptedRun(integrationIds, script) {
+      const { threadId } = await engine.scriptedThread(script, { integrationIds });
+      const runId = await engine.start({ threadId, input: 'go' });
+      return { runId, result: await engine.result(runId) };
     },
     async start(req) {
       const { run } = await startRun({ db, client, taskQueue }, req);
