@@ -2,6 +2,7 @@ import { createApprovalActivities } from './approvals';
 import type { ActivityDeps } from './deps';
 import { createDiscoveryActivities } from './discovery';
 import { createFinishRunActivities } from './finish-run';
+import { createInputRoundActivities } from './input-rounds';
 import { createLlmTurnActivities } from './llm-turn';
 import { createOAuthActivities } from './oauth';
 import { createPrepareRunActivities } from './prepare-run';
@@ -20,6 +21,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createToolCallActivities(deps, toolHandlers),
     ...createPromptPrefixActivities(deps),
     ...createApprovalActivities(deps),
+    ...createInputRoundActivities(deps),
     ...createFinishRunActivities(deps),
     ...createOAuthActivities(deps),
   };

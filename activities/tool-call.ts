@@ -1,5 +1,5 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import type { McpToolRoute, ToolCallRef, ToolOutcome } from '../core/tool-call';
+import type { InputWait, McpToolRoute, ToolCallRef, ToolOutcome } from '../core/tool-call';
 import { RESULT_PREVIEW_BYTES } from '../core/tool-texts';
 import { shortened, truncateUtf8, utf8Length } from '../core/truncated-text';
 import { isUnreachableDb, type Queryable } from '../store/pool';
@@ -19,6 +19,8 @@ import { isPlainObject } from '../core/plain-object';
 /** Every tool activity takes this: the call by reference, and for an MCP tool its route. */
 export interface ToolActivityInput extends ToolCallRef {
   route?: McpToolRoute;
+  /** a call coming back with the answers to a stored round of its server's questions (by reference) */
+  resume?: { roundId: string };
 }
 
 /** A tool call's answer to the LLM: what it says, and whether it says the call failed. */
@@ -26,6 +28,8 @@ export interface Verdict {
   status: 'ok' | 'error';
   content: string;
   importedDataSource?: boolean;
+  /** no answer yet: the server's questions are stored, and the workflow waits for their answers */
+  waiting?: InputWait;
 }
 
 /** A call its check refused, with the integration it named when that was found. */
@@ -192,6 +196,10 @@ async function runToolCall<R>(
     throw err;
   }
   const durationMs = Date.now() - started;
+  if (verdict.waiting) {
+    log.info({ durationMs, roundId: verdict.waiting.roundId }, 'tool call waits for input');
+    return { status: 'ok', resultBytes: 0, waiting: verdict.waiting };
+  }
   if (verdict.status === 'ok') log.info({ durationMs }, 'tool call succeeded');
   else log.warn({ durationMs, error: shortened(verdict.content, 500) }, 'tool call failed');
   return keepTrying(ctx, log, () => storeToolResult(db, input, { ...verdict, integrationId, durationMs }));

@@ -194,7 +194,7 @@ function v1Routes(deps: AppDeps & { changes: RunChangeFeed; views: RunViewCache 
     await v1.register(runRoutes, { db: deps.db, reads: deps.reads ?? deps.db, client: deps.client, taskQueue: deps.taskQueue, changes: deps.changes, views: deps.views, keyKind });
     await v1.register(oneShotRunRoutes, { db: deps.db, client: deps.client, taskQueue: deps.taskQueue, views: deps.views });
     await v1.register(runListRoutes, { db: deps.db, client: deps.client });
-    await v1.register(runInputRoutes, { db: deps.db, views: deps.views });
+    await v1.register(runInputRoutes, { db: deps.db, client: deps.client, views: deps.views });
     await v1.register(runEventRoutes, { db: deps.reads ?? deps.db, changes: deps.changes, heartbeatMs: deps.sseHeartbeatMs });
   };
 }

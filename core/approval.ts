@@ -44,8 +44,6 @@ export type ApprovalKeyKind = 'api' | 'admin' | 'none' | 'mcp_client';
 
 /** The run workflow's update that decides a pending approval. */
 export const DECIDE_APPROVAL_UPDATE = 'decideApproval';
-/** Bool search attribute: true while any tool call of the run waits for approval. */
-export const WAITING_FOR_APPROVAL_ATTRIBUTE = 'waitingForApproval';
 
 export interface DecideApprovalInput {
   toolCallId: string;

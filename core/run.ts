@@ -12,6 +12,8 @@ export const COMPLETE_AUTHORIZATION_WORKFLOW_TYPE = 'completeAuthorizationWorkfl
 export const REVOKE_AUTHORIZATION_WORKFLOW_TYPE = 'revokeAuthorizationWorkflow';
 /** The query the Web UI and operators use on a running run; the API reads PostgreSQL instead. */
 export const RUN_STATE_QUERY = 'runState';
+/** The signal that tells a run an MCP server's stored question was answered (its payload: the input id only). */
+export const INPUT_ANSWERED_SIGNAL = 'inputAnswered';
 export const DEFAULT_CONTINUE_AS_NEW_BYTES = 4 * 1024 * 1024;
 
 export type RunStatus = 'running' | 'completed' | 'failed' | 'cancelled';

@@ -1,15 +1,19 @@
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import { WAITING_FOR_APPROVAL_ATTRIBUTE } from './approval';
 
 /** Registered on the Temporal namespace; used to list runs by thread, agent and status. */
 export const threadIdKey = defineSearchAttributeKey('threadId', SearchAttributeType.KEYWORD);
 export const agentIdKey = defineSearchAttributeKey('agentId', SearchAttributeType.KEYWORD);
 export const runStatusKey = defineSearchAttributeKey('RunStatus', SearchAttributeType.KEYWORD);
 
-/** true while a tool call of the run waits for a person's approval; unset on runs that never waited */
-export const waitingForApprovalKey = defineSearchAttributeKey(WAITING_FOR_APPROVAL_ATTRIBUTE, SearchAttributeType.BOOL);
+/**
+ * What the run waits for from a person: `approval` (a tool call waits for a decision; it wins when
+ * both wait) or `input` (an MCP server's question waits for an answer); unset when it waits for none.
+ */
+export const waitingForKey = defineSearchAttributeKey('waitingFor', SearchAttributeType.KEYWORD);
+export type WaitingFor = 'approval' | 'input';
+export const WAITING_FOR_VALUES: WaitingFor[] = ['approval', 'input'];
 
-export const runSearchAttributeKeys = [threadIdKey, agentIdKey, runStatusKey, waitingForApprovalKey];
+export const runSearchAttributeKeys = [threadIdKey, agentIdKey, runStatusKey, waitingForKey];
 
 /** The type names `temporal server start-dev --search-attribute` and `temporal operator` take. */
 export const searchAttributeTypeName = (key: { type: string }) => (key.type === SearchAttributeType.BOOL ? 'Bool' : 'Keyword');

@@ -24,6 +24,19 @@ export interface ToolOutcome {
   resultBytes: number;
   /** set when the call created or replaced a data source of the thread */
   importedDataSource?: boolean;
+  /** set instead of a result when a 2026-era server's questions are stored: the workflow waits for their answers */
+  waiting?: InputWait;
+}
+
+/** A round of an MCP server's questions, stored in PostgreSQL, that the workflow waits for with no activity running. */
+export interface InputWait {
+  roundId: string;
+  /** the round's pending inputs: the answers the workflow waits for (an answer's signal names its input) */
+  inputIds: string[];
+  /** 1 for the call's first round */
+  round: number;
+  /** how long the round waits for its answers: the integration's elicitationTimeout */
+  timeoutMs: number;
 }
 
 /**

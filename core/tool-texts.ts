@@ -13,7 +13,11 @@ export const toolResultText = {
   needsAuthorization: (integrationName: string) => `integration ${integrationName} needs authorization; an operator must authorize it`,
   /** a 2026-era server's questions past the bounds of mcp-client/input-rounds.ts (16 questions, 64 KiB of state) */
   mcpQuestionTooLarge: () => 'MCP server question too large; the call was abandoned.',
-  mcpTooManyRounds: (rounds: number) => `MCP server asked more than ${rounds} rounds of questions; the call was abandoned.`,
+  mcpTooManyRounds: (rounds: number) => `MCP server asked for input more than ${rounds} times; the call was abandoned.`,
+  /** a 2026-era server's question that waited (durably) longer than the integration's elicitationTimeout */
+  mcpQuestionNotAnswered: (timeout: string) => `MCP server question not answered within ${timeout}.`,
+  /** the server refused the requestState it had given (-32602) when the call came back with the answers */
+  mcpQuestionExpired: () => 'MCP server question expired before it was answered.',
   /** sampling or roots, asked by a 2026-era server in the middle of a call */
   mcpQuestionUnsupported: (method: string) => `MCP server asked for ${method}, which this engine does not answer; the call was abandoned.`,
   resourceFailed: (message: string) => `Resource retrieval failed: ${message}`,

@@ -7,12 +7,14 @@ import type { ElicitHandler } from './connect';
  * A tool call on the 2026 era, where a server asks its questions by answering the call with
  * `input_required` (embedded requests and an opaque `requestState`) and the client calls again with
  * the answers. The engine drives these rounds itself (the client is in manual mode,
- * `inputRequired: {autoFulfill: false}`): elicitations go to the integration's question handler
- * (activities/tools/elicitation.ts, as a 2025 server's elicitation/create does), anything else ends
- * the call. Every round, its questions and the state it carries are bounded, since the server may
- * be hostile. On the 2025 era the call is a plain tools/call.
+ * `inputRequired: {autoFulfill: false}`). With elicitation on, one round is one call
+ * (callToolRound): its questions are stored and the workflow waits for their answers with no
+ * activity running (activities/tools/durable-questions.ts). Without it, the rounds run here and
+ * every question is declined (callToolInRounds). Anything but an elicitation ends the call. Every
+ * round, its questions and the state it carries are bounded, since the server may be hostile. On
+ * the 2025 era the call is a plain tools/call.
  */
-export const MAX_INPUT_ROUNDS = 10;
+export const MAX_INPUT_ROUNDS = 8;
 export const MAX_INPUT_REQUESTS = 16;
 export const MAX_REQUEST_STATE_BYTES = 64 * 1024;
 
@@ -37,6 +39,26 @@ async function answers(asked: InputRequiredResult, elicit: ElicitHandler | undef
     responses[key] = elicit ? await elicit(request.params as ElicitRequest['params'], signal) : { action: 'decline' };
   }
   return responses;
+}
+
+export type RoundOutcome = RoundsOutcome | { asked: InputRequiredResult };
+
+/** What a retried call carries: the answers, keyed as the requests were, and the state echoed byte for byte. */
+export interface RoundReply {
+  inputResponses: InputResponses;
+  requestState?: string;
+}
+
+/** One call of a 2026-era tool: its result, or the questions it asks (checked against the bounds). */
+export async function callToolRound(client: Client, params: CallParams, options: RequestOptions, reply?: RoundReply): Promise<RoundOutcome> {
+  // callTool, not a bare request: it mirrors the tool's x-mcp-header parameters into Mcp-Param-* headers.
+  const value: unknown = await client.callTool(
+    { ...params, ...(reply ? { inputResponses: reply.inputResponses } : {}), ...(reply?.requestState !== undefined ? { requestState: reply.requestState } : {}) } as CallParams,
+    { ...options, allowInputRequired: true },
+  );
+  if (!isInputRequiredResult(value)) return { result: value as CallToolResult };
+  const refused = refusal(value);
+  return refused ? { abandoned: refused } : { asked: value };
 }
 
 export async function callToolInRounds(client: Client, params: CallParams, options: RequestOptions, elicit?: ElicitHandler): Promise<RoundsOutcome> {

@@ -1,13 +1,13 @@
 import {
-  ApplicationFailure, CancellationScope, condition, isCancellation, proxyLocalActivities, setHandler, upsertSearchAttributes,
+  ApplicationFailure, CancellationScope, condition, isCancellation, proxyLocalActivities, setHandler,
 } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
 import {
   APPROVAL_FAILURE, APPROVAL_STATUS_WORDS, approvalText, type ApprovalKeyKind, type ApprovalRequirement, type ApprovalStatus,
 } from '../core/approval';
-import { waitingForApprovalKey } from '../core/search-attributes';
 import type { ToolCallRef } from '../core/tool-call';
 import { decideApprovalUpdate } from './definitions';
+import type { WaitingAttribute } from './waiting-attribute';
 
 type Activities = ReturnType<typeof createActivities>;
 
@@ -45,7 +45,7 @@ const alreadyDecided = (toolCallId: string, status: ApprovalStatus) => Applicati
  * validator refuses a call already decided; the handler checks again, so of two concurrent
  * decisions exactly one wins.
  */
-export function installApprovalGate() {
+export function installApprovalGate(listing: WaitingAttribute) {
   const waiting = new Map<string, Waiting>();
   /** calls decided in this execution (a run continues-as-new only between turns, when none waits) */
   const settled = new Map<string, ApprovalStatus>();
@@ -71,16 +71,10 @@ export function installApprovalGate() {
   });
 
   /**
-   * WaitingForApproval says whether any recorded call waits. Several calls of one turn are all in
-   * `waiting` before the first is recorded, so the attribute follows what it says, not the map's size.
+   * The run is listed as waiting for approval while any recorded call waits. Several calls of one
+   * turn are all in `waiting` before the first is recorded, so it follows what is recorded, not the map's size.
    */
-  let listedAsWaiting = false;
-  const syncWaitingAttribute = () => {
-    const value = [...waiting.values()].some((w) => w.requested);
-    if (value === listedAsWaiting) return;
-    listedAsWaiting = value;
-    upsertSearchAttributes([{ key: waitingForApprovalKey, value }]);
-  };
+  const syncWaitingAttribute = () => listing.set('approval', [...waiting.values()].some((w) => w.requested));
 
   /** Records the request, waits for a decision or the timeout, and records how it ended. */
   async function awaitDecision(

@@ -1,7 +1,7 @@
-import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { PreparedRun } from '../activities/prepare-run';
 import { DECIDE_APPROVAL_UPDATE, type DecideApprovalInput } from '../core/approval';
-import { RUN_STATE_QUERY, type RunState } from '../core/run';
+import { INPUT_ANSWERED_SIGNAL, RUN_STATE_QUERY, type RunState } from '../core/run';
 import type { Usage } from '../core/messages';
 
 /** The run workflow's input; the run itself is loaded by reference (runId is the workflow id). */
@@ -32,3 +32,9 @@ export interface ApprovalDecisionResult {
   toolCallId: string;
   status: 'approved' | 'denied';
 }
+
+/**
+ * An answer to a stored question of a 2026-era server was written to PostgreSQL: the signal names
+ * only the input, so that no answer's content enters the workflow's history.
+ */
+export const inputAnsweredSignal = defineSignal<[{ inputId: string }]>(INPUT_ANSWERED_SIGNAL);

@@ -7,17 +7,24 @@ import type { LlmTurnOutput } from '../activities/llm-turn';
 import type { ToolActivityInput } from '../activities/tool-call';
 import { DEFAULT_CONTINUE_AS_NEW_BYTES, type RunError, type RunOutcome, type RunState } from '../core/run';
 import { runStatusKey } from '../core/search-attributes';
-import { type ToolAvailability, type ToolCallRef, type ToolOutcome } from '../core/tool-call';
+import { type InputWait, type ToolAvailability, type ToolCallRef, type ToolOutcome } from '../core/tool-call';
 import { offeredNativeTools } from '../core/native-tools';
 import { installApprovalGate, type ApprovalGate, type ApprovalSeqs } from './approval-gate';
 import { runStateQuery, type RunContinuation, type RunWorkflowInput } from './definitions';
 import { routeToolCall } from './tool-kinds';
+import { installInputWait, type InputWaits } from './input-wait';
+import { waitingAttribute } from './waiting-attribute';
 import { allocateEvents, allocateTurnEvents } from './event-numbers';
 
 type Activities = ReturnType<typeof createActivities>;
 /** The tool activities, by the names the tool kinds give them (workflows/tool-kinds.ts). */
 type ToolActivities = Record<string, (input: ToolActivityInput) => Promise<ToolOutcome>>;
 type Run = RunContinuation['run'];
+/** What a tool call may wait for, with no activity running: a person's approval, answers to its server's questions. */
+interface Waits {
+  gate: ApprovalGate;
+  inputs: InputWaits;
+}
 
 /*
  * Which steps are regular activities and which are local, and why:
@@ -65,13 +72,14 @@ export async function runWorkflow(input: RunWorkflowInput): Promise<RunOutcome> 
     eventSeq: previous?.eventSeq ?? 2,
   };
   setHandler(runStateQuery, () => state);
-  const gate = installApprovalGate();
+  const listing = waitingAttribute();
+  const waits: Waits = { gate: installApprovalGate(listing), inputs: installInputWait(listing) };
 
   let continuation: RunContinuation | undefined;
   let cancelled: unknown;
   try {
     const { run, opening } = previous ? { run: previous.run, opening: undefined } : await prepare(input.runId, state);
-    continuation = await loop(input, state, run, gate, opening);
+    continuation = await loop(input, state, run, waits, opening);
   } catch (err) {
     if (!isCancellation(err)) Object.assign(state, { status: 'failed', stopReason: 'error', error: describeFailure(err) });
     else {
@@ -113,7 +121,7 @@ async function prepare(runId: string, state: RunState): Promise<{ run: Run; open
 
 /** LLM turns until an answer, maxTurns, or a continue-as-new, which it returns. */
 async function loop(
-  input: RunWorkflowInput, state: RunState, run: Run, gate: ApprovalGate, opening?: Opening,
+  input: RunWorkflowInput, state: RunState, run: Run, waits: Waits, opening?: Opening,
 ): Promise<RunContinuation | undefined> {
   const { context, tools } = run;
   while (state.turns < context.maxTurns) {
@@ -141,7 +149,7 @@ async function loop(
     const { requested, callSeqs, resolved } = allocateTurnEvents(state, asks);
     const outcomes = await Promise.all(reply.toolCalls.map((call, index) => callTool({
       runId: input.runId, threadId: context.threadId, turn, index, toolCallId: call.id, name: call.name, eventSeq: callSeqs[index],
-    }, tools, { gate, summary: call.summary, approvalSeqs: { requested: requested[index], resolved: resolved[index] } })));
+    }, tools, { waits, summary: call.summary, approvalSeqs: { requested: requested[index], resolved: resolved[index] } })));
     state.toolCallCount += outcomes.length;
     if (outcomes.some((o) => o.importedDataSource)) tools.hasDataSources = true;
 
@@ -160,12 +168,14 @@ async function loop(
 /**
  * One tool call, dispatched by its kind. A tool that fails, or whose activity gave up, answers the LLM with text.
  * A tool whose integration asks for approval waits for it first; denied or timed out, the LLM reads why.
- * Not an async function: every promise made in workflow code costs the SDK a stack trace (its
- * stack-trace query), so the usual call is its activity's promise and one handler, nothing more.
+ * A call whose 2026-era server asks questions waits for the answers, then runs again with them (a
+ * new activity per round). Not an async function: every promise made in workflow code costs the
+ * SDK a stack trace (its stack-trace query), so the usual call is its activity's promise and one
+ * handler, nothing more.
  */
 function callTool(
   ref: Omit<ToolCallRef, 'type'>, tools: ToolAvailability,
-  { gate, summary, approvalSeqs }: { gate: ApprovalGate; summary?: string; approvalSeqs: ApprovalSeqs },
+  { waits, summary, approvalSeqs }: { waits: Waits; summary?: string; approvalSeqs: ApprovalSeqs },
 ): Promise<ToolOutcome> {
   const { type, kind, route } = routeToolCall(ref.name, tools);
   const input = { ...ref, type, ...(route ? { route } : {}) };
@@ -177,9 +187,19 @@ function callTool(
     if (isCancellation(err)) throw err;
     return recording.recordToolResult({ ...input, status: 'error', content: kind.failureText(describeFailure(err).message, ref.name) });
   };
-  const run = () => proxyActivities<ToolActivities>(options({ ...ref, summary }, route))[activity](input);
-  if (!route?.approval) return run().catch(failed);
-  return gate.awaitDecision({ ...ref, type }, route.integrationId, route.approval, approvalSeqs).then(
+  const run = (resume?: InputWait): Promise<ToolOutcome> => {
+    const opts = options({ ...ref, summary }, route);
+    // Each round's call is an activity of its own.
+    if (resume && opts.activityId) opts.activityId = `${opts.activityId}:${resume.round}`;
+    return proxyActivities<ToolActivities>(opts)[activity]({ ...input, ...(resume ? { resume: { roundId: resume.roundId } } : {}) }).then(
+      (outcome) => (outcome.waiting ? answered(outcome.waiting) : outcome), failed,
+    );
+  };
+  const answered = (wait: InputWait) => waits.inputs.awaitAnswers(ref.name, wait).then(
+    (verdict) => (verdict.answered ? run(wait) : recording.recordToolResult({ ...input, status: 'error', content: verdict.content })),
+  ).catch(failed);
+  if (!route?.approval) return run();
+  return waits.gate.awaitDecision({ ...ref, type }, route.integrationId, route.approval, approvalSeqs).then(
     (verdict) => (verdict.approved ? run() : recording.recordToolResult({ ...input, status: 'error', content: verdict.content })),
   ).catch(failed);
 }

@@ -5,13 +5,14 @@ import { toolResultText } from '../../core/tool-texts';
 import { mcpErrorText } from '../../core/mcp-error-text';
 import { isAuthorizationRequired } from '../../mcp-client/oauth-provider';
 import { toolResultContentText } from '../../mcp-client/tool-result-text';
-import { callToolInRounds, type RoundsOutcome } from '../../mcp-client/input-rounds';
+import { callToolInRounds, callToolRound, type RoundsOutcome } from '../../mcp-client/input-rounds';
 import type { ToolDefinition } from '../../core/messages';
 import { mcpToolSpanName } from '../../platform/tracing/run-trace';
 import type { DiscoverySnapshot } from '../run-snapshots';
 import type { ToolHandler, ToolRun, Verdict } from '../tool-call';
 import type { Integration } from '../../core/integration';
 import { callClock, elicitationHandler, requestTimedOut } from './elicitation';
+import { roundReply, storeQuestions, type ResumedRound } from './durable-questions';
 import { integrationUsable } from './usable-integration';
 
 /** Spawn or connect failures happen before the request is sent, so retrying them cannot repeat a side effect. */
@@ -27,7 +28,9 @@ function timeoutMs(err: SdkError, fallback: number): number {
 }
 
 /** The one classification of an MCP tool's failure into the contract texts. */
-function failureVerdict(err: unknown, requestTimeoutMs: number): Verdict {
+function failureVerdict(err: unknown, requestTimeoutMs: number, resumed?: ResumedRound): Verdict {
+  // A call that came back with answers, refused for its state: the server's state expired meanwhile.
+  if (resumed && err instanceof ProtocolError && err.code === -32602) return { status: 'error', content: toolResultText.mcpQuestionExpired() };
   // Not unexpected: the operator knows what to do, and the LLM can go on without this server.
   if (isAuthorizationRequired(err)) return { status: 'error', content: toolResultText.mcpToolFailed(err.message) };
   if (err instanceof SdkError && err.code === SdkErrorCode.RequestTimeout) {
@@ -46,6 +49,9 @@ async function callTool(route: McpToolRoute, args: Record<string, unknown>, run:
   const { signal } = run;
   // Progress notifications restart the per-request timer; it must never outlast the whole-call bound.
   const requestTimeoutMs = Math.min(route.toolTimeoutMs, route.totalTimeoutMs);
+  // Taken once, before any connect attempt: the answers' content is cleared as it is read.
+  const resumed = run.input.resume ? await roundReply(run, run.input.resume.roundId) : undefined;
+  if (resumed && 'status' in resumed) return resumed;
   for (let attempt = 1; ; attempt++) {
     let sent = false;
     try {
@@ -60,8 +66,9 @@ async function callTool(route: McpToolRoute, args: Record<string, unknown>, run:
         });
       };
       const outcome = integration.elicitation
-        ? await callWithElicitation(integration, route, args, run, () => { sent = true; })
+        ? await callWithElicitation(integration, route, args, run, () => { sent = true; }, resumed)
         : await run.deps.mcpPool.withClient(integration, send);
+      if ('verdict' in outcome) return outcome.verdict;
       if ('abandoned' in outcome) return { status: 'error', content: outcome.abandoned };
       const { result } = outcome;
       const text = toolResultContentText(result);
@@ -78,39 +85,46 @@ async function callTool(route: McpToolRoute, args: Record<string, unknown>, run:
         await new Promise((r) => setTimeout(r, CONNECT_BACKOFF_MS * attempt));
         continue;
       }
-      return failureVerdict(err, requestTimeoutMs);
+      return failureVerdict(err, requestTimeoutMs, resumed);
     }
   }
 }
 
 /**
- * A call to a server that may ask questions: on a connection of its own (so a question is this
- * call's), with bounds of its own that stand still while a question waits for its answer, up to
- * the integration's elicitation timeout (which discovery added to the activity's bound). The SDK's
- * own timeout is only the backstop: the whole bound, waits included.
+ * A call to a server that may ask questions, on a connection of its own (so a question is this
+ * call's). A 2026-era server asks inside the call's result: the questions are stored, the activity
+ * ends, and the workflow waits (durable-questions.ts); `resumed` carries the answers back. A
+ * 2025-era server asks over the connection, and the call waits here, with bounds of its own that
+ * stand still while a question waits for its answer, up to the integration's elicitation timeout
+ * (which discovery added to the activity's bound). The SDK's own timeout is only the backstop: the
+ * whole bound, waits included.
  */
 async function callWithElicitation(
-  integration: Integration, route: McpToolRoute, args: Record<string, unknown>, run: ToolRun, onSent: () => void,
-): Promise<RoundsOutcome> {
+  integration: Integration, route: McpToolRoute, args: Record<string, unknown>, run: ToolRun, onSent: () => void, resumed?: ResumedRound,
+): Promise<RoundsOutcome | { verdict: Verdict }> {
   const budgetMs = Math.min(route.elicitationTimeoutMs ?? 0, integration.elicitationTimeoutMs);
   const requestTimeoutMs = Math.min(route.toolTimeoutMs, route.totalTimeoutMs);
   const timedOut = new AbortController();
   const clock = callClock(requestTimeoutMs, route.totalTimeoutMs, budgetMs, (ms) => timedOut.abort(requestTimedOut(ms)));
   const signal = AbortSignal.any([run.signal, timedOut.signal]);
-  // A 2025 server asks through the connection, a 2026 one inside the call's results: both reach the same handler.
   const onElicit = elicitationHandler(run, clock, signal);
+  const options = {
+    timeout: route.totalTimeoutMs + budgetMs,
+    maxTotalTimeout: route.totalTimeoutMs + budgetMs,
+    onprogress: () => {
+      clock.progress();
+      run.heartbeat();
+    },
+    signal,
+  };
+  const params = { name: route.toolName, arguments: args };
   try {
-    return await run.deps.mcpPool.withCallClient(integration, onElicit, (client) => {
+    return await run.deps.mcpPool.withCallClient(integration, onElicit, async (client): Promise<RoundsOutcome | { verdict: Verdict }> => {
       onSent();
-      return callToolInRounds(client, { name: route.toolName, arguments: args }, {
-        timeout: route.totalTimeoutMs + budgetMs,
-        maxTotalTimeout: route.totalTimeoutMs + budgetMs,
-        onprogress: () => {
-          clock.progress();
-          run.heartbeat();
-        },
-        signal,
-      }, onElicit);
+      if (client.getProtocolEra() !== 'modern') return callToolInRounds(client, params, options, onElicit);
+      const outcome = await callToolRound(client, params, options, resumed?.reply);
+      if (!('asked' in outcome)) return outcome;
+      return { verdict: await storeQuestions(run, outcome.asked, (resumed?.round ?? 0) + 1, integration.elicitationTimeoutMs) };
     });
   } finally {
     clock.stop();

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { Client } from '@temporalio/client';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { Db } from '../../store/pool';
 import { answerInput } from '../../use-cases/runs/run-inputs';
@@ -18,7 +19,7 @@ const answerBody = z.strictObject({
 
 const answeredInput = z.object({ inputId: id, runId: id, toolCallId: z.string(), status: actions, answeredAt: timestamp });
 
-export const runInputRoutes: FastifyPluginAsyncZod<{ db: Db; views: RunViewCache }> = async (app, { db, views }) => {
+export const runInputRoutes: FastifyPluginAsyncZod<{ db: Db; client: Client; views: RunViewCache }> = async (app, { db, client, views }) => {
   app.post('/runs/:id/inputs/:inputId', {
     schema: {
       tags: ['runs'], summary: "Answer a question an MCP server asked during one of the run's tool calls (one of its pendingInputs)",
@@ -32,7 +33,8 @@ export const runInputRoutes: FastifyPluginAsyncZod<{ db: Db; views: RunViewCache
       },
     },
   }, async (request) => {
-    const input = await answerInput(db, request.params.id, request.params.inputId, request.body);
+    const onSignalFailed = (err: unknown) => request.log.warn({ err: (err as Error)?.message }, 'the answer is stored; the run was not told of it');
+    const input = await answerInput({ db, client, onSignalFailed }, request.params.id, request.params.inputId, request.body);
     views.forget(input.runId);
     return { inputId: input.inputId, runId: input.runId, toolCallId: input.toolCallId, status: input.status, answeredAt: input.answeredAt };
   });

@@ -16,7 +16,7 @@ const listRunsQuery = z.strictObject({
   agentId: z.string().min(1).max(128).regex(/^[A-Za-z0-9_.-]+$/).optional().describe('an agent id or name'),
   status: runStatus.optional(),
   waiting: queryBoolean.optional()
-    .describe('true: only runs with a tool call waiting for approval (the waitingForApproval search attribute); false: only runs without'),
+    .describe('true: only runs waiting for a person: a tool call waiting for approval, or an MCP server\'s question waiting for an answer (the waitingFor search attribute); false: only runs without'),
   cursor: z.string().min(1).max(4096).regex(/^[A-Za-z0-9_.-]+$/).optional().describe('nextCursor of the previous page'),
   limit: queryInteger(1, 100).default(20),
 });
@@ -33,7 +33,7 @@ export const runListRoutes: FastifyPluginAsyncZod<{ db: Db; client: Client }> = 
   app.get('/runs', {
     schema: {
       tags: ['runs'],
-      summary: 'List runs from Temporal visibility: running runs first (newest first), then ended runs, most recently ended first; ?waiting=true lists runs waiting for approval',
+      summary: 'List runs from Temporal visibility: running runs first (newest first), then ended runs, most recently ended first; ?waiting=true lists runs waiting for a person (approval or input)',
       querystring: listRunsQuery,
       response: {
         200: z.object({ runs: z.array(runSummary), nextCursor: z.string().nullable() }),

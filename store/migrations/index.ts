@@ -10,6 +10,7 @@ import { migration as m008 } from './008-oauth';
 import { migration as m009 } from './009-run-progress-notify';
 import { migration as m010 } from './010-private-network-flag';
 import { migration as m011 } from './011-protocol-eras';
+import { migration as m012 } from './012-input-rounds';
 import type { Migration } from './migration';
 
 /**
@@ -29,6 +30,7 @@ export const migrations: Migration[] = [
   m009,
   m010,
   m011,
+  m012,
 ];
 
 const LOCK_KEY = 0x6167_656e; // "agen"

@@ -27,19 +27,21 @@ export interface RunInput {
   requestedAt: string;
   expiresAt: string;
   answeredAt: string | null;
+  /** a 2026-era server's question, waited for by the workflow (store/runs/input-rounds.ts); absent when a call's activity waits */
+  roundId?: string;
 }
 
 interface RunInputRow {
   input_id: string; run_id: string; tool_call_id: string; mode: 'form' | 'url'; message: string;
   requested_schema: Record<string, unknown> | null; url: string | null; status: InputStatus; answer: unknown;
-  requested_at: Date; expires_at: Date; answered_at: Date | null;
+  requested_at: Date; expires_at: Date; answered_at: Date | null; round_id?: string | null;
 }
 
 const toInput = (r: RunInputRow): RunInput => ({
   inputId: r.input_id, runId: r.run_id, toolCallId: r.tool_call_id, mode: r.mode, message: r.message,
   ...(r.requested_schema ? { requestedSchema: r.requested_schema } : {}), ...(r.url ? { url: r.url } : {}),
   status: r.status, requestedAt: r.requested_at.toISOString(), expiresAt: r.expires_at.toISOString(),
-  answeredAt: r.answered_at?.toISOString() ?? null,
+  answeredAt: r.answered_at?.toISOString() ?? null, ...(r.round_id ? { roundId: r.round_id } : {}),
 });
 
 /**
@@ -49,7 +51,7 @@ const toInput = (r: RunInputRow): RunInput => ({
 const STILL_WAITING = `NOT EXISTS (SELECT 1 FROM run_tool_calls c WHERE c.run_id = i.run_id AND c.tool_call_id = i.tool_call_id)
   AND NOT EXISTS (SELECT 1 FROM run_results rr WHERE rr.run_id = i.run_id)`;
 
-const answerContext = (inputId: string) => `run_inputs.answer:${inputId}`;
+export const answerContext = (inputId: string) => `run_inputs.answer:${inputId}`;
 
 export interface NewRunInput {
   runId: string;
@@ -119,7 +121,7 @@ export async function takeRunInputAnswer(db: Queryable, inputId: string): Promis
   return { status: row.status, ...(row.answer ? { content: openAnswer(inputId, row.answer) } : {}) };
 }
 
-function openAnswer(inputId: string, stored: unknown): Record<string, unknown> {
+export function openAnswer(inputId: string, stored: unknown): Record<string, unknown> {
   if (isSealed(stored)) return JSON.parse(open(secretKeys(), stored, answerContext(inputId))) as Record<string, unknown>;
   return (stored as { plain: Record<string, unknown> }).plain;
 }

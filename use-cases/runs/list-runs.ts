@@ -4,7 +4,7 @@ import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import type { Db } from '../../store/pool';
 import { storedRunFacts } from '../../store/runs/listing';
 import { RUN_WORKFLOW_TYPE, type RunStatus } from '../../core/run';
-import { agentIdKey, runStatusKey, threadIdKey, waitingForApprovalKey } from '../../core/search-attributes';
+import { agentIdKey, runStatusKey, threadIdKey, waitingForKey, WAITING_FOR_VALUES } from '../../core/search-attributes';
 import { EngineError } from '../../core/engine-error';
 
 // A listing is short; without a deadline the client would retry a confused server for a long time.
@@ -51,8 +51,9 @@ export function runListQuery(req: Omit<ListRunsRequest, 'cursor' | 'limit'>): st
   if (req.agentId) clauses.push(`${agentIdKey.name} = ${literal(req.agentId)}`);
   if (req.status) clauses.push(`${runStatusKey.name} = ${literal(req.status)}`);
   // Runs that never waited have no value at all.
-  if (req.waiting === true) clauses.push(`${waitingForApprovalKey.name} = true`);
-  if (req.waiting === false) clauses.push(`(${waitingForApprovalKey.name} = false OR ${waitingForApprovalKey.name} IS NULL)`);
+  // Approval or input; the attribute is unset while the run waits for neither.
+  if (req.waiting === true) clauses.push(`${waitingForKey.name} IN (${WAITING_FOR_VALUES.map((v) => `'${v}'`).join(', ')})`);
+  if (req.waiting === false) clauses.push(`${waitingForKey.name} IS NULL`);
   return clauses.join(' AND ');
 }
 

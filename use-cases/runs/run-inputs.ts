@@ -1,3 +1,5 @@
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { INPUT_ANSWERED_SIGNAL } from '../../core/run';
 import { answerRunInput, findRunInput, type InputAction, type RunInput } from '../../store/runs/inputs';
 import type { Queryable } from '../../store/pool';
 import { findRun } from '../../store/runs/runs';
@@ -5,8 +7,11 @@ import { elicitationContentProblem } from './elicitation-content';
 import { HttpProblem, runNotFound } from '../problem';
 
 /**
- * Answering a question an MCP server asked during a run's tool call: check → record. The worker
- * whose call waits learns of it through PostgreSQL (the row's trigger), wherever it runs.
+ * Answering a question an MCP server asked during a run's tool call: check → record (one
+ * conditional update: of two answers, exactly one wins) → tell. A 2025-era server's question waits
+ * in its call's activity, which learns of the answer through PostgreSQL (the row's trigger); a
+ * 2026-era server's question waits in the workflow, which is signalled the input's id, and only
+ * that: the content stays in PostgreSQL, sealed. The answer does not wait for a worker.
  */
 
 export interface InputAnswer {
@@ -36,7 +41,15 @@ function checkContent(input: RunInput, answer: InputAnswer): Record<string, unkn
   return content;
 }
 
-export async function answerInput(db: Queryable, runId: string, inputId: string, answer: InputAnswer): Promise<AnsweredInput> {
+export interface AnswerDeps {
+  db: Queryable;
+  client: Client;
+  /** a signal that did not reach the run: the answer stands, and the run's wait finds it at its timer */
+  onSignalFailed: (err: unknown) => void;
+}
+
+export async function answerInput(deps: AnswerDeps, runId: string, inputId: string, answer: InputAnswer): Promise<AnsweredInput> {
+  const { db } = deps;
   if (!(await findRun(db, runId))) throw runNotFound(runId);
   const input = await findRunInput(db, runId, inputId);
   if (!input) throw new HttpProblem(404, `Input ${inputId} of run ${runId} does not exist`, 'not_found');
@@ -46,6 +59,14 @@ export async function answerInput(db: Queryable, runId: string, inputId: string,
     const now = (await findRunInput(db, runId, inputId))?.status ?? input.status;
     const why = now === 'pending' ? 'its tool call has ended' : now === 'expired' ? 'it expired' : `it was already answered (${now})`;
     throw new HttpProblem(409, `Input ${inputId} no longer waits for an answer: ${why}`, 'input_closed');
+  }
+  if (answered.roundId) {
+    try {
+      await deps.client.workflow.getHandle(runId).signal(INPUT_ANSWERED_SIGNAL, { inputId });
+    } catch (err) {
+      // A run that ended meanwhile no longer waits; anything else, the timer's check covers.
+      if (!(err instanceof WorkflowNotFoundError)) deps.onSignalFailed(err);
+    }
   }
   // The update that recorded it set both.
   return answered as AnsweredInput;

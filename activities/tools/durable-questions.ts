@@ -1,0 +1,59 @@
+import type { InputRequiredResult, InputResponses } from '@modelcontextprotocol/client';
+import { ElicitRequestSchema } from '@modelcontextprotocol/core';
+import { toolResultText } from '../../core/tool-texts';
+import { MAX_INPUT_ROUNDS, type RoundReply } from '../../mcp-client/input-rounds';
+import { insertInputRound, takeRoundAnswers, type RoundQuestion } from '../../store/runs/input-rounds';
+import type { ToolRun, Verdict } from '../tool-call';
+
+/**
+ * A 2026-era server's questions, waited for durably. The activity that got `input_required`
+ * stores the round (its requestState byte for byte, each elicitation as a pending input of the
+ * run) and ends; the workflow waits for the answers with no activity running (workflows/input-wait.ts);
+ * a new activity, on any worker, takes the answers and calls again with them (roundReply).
+ */
+
+/** A question larger than this is not stored: it would be shown to every reader of the run. */
+const MAX_QUESTION_BYTES = 64 * 1024;
+
+export interface ResumedRound {
+  round: number;
+  reply: RoundReply;
+}
+
+function question(key: string, rawParams: unknown): RoundQuestion | string {
+  if (Buffer.byteLength(JSON.stringify(rawParams) ?? '') > MAX_QUESTION_BYTES) return toolResultText.mcpQuestionTooLarge();
+  const parsed = ElicitRequestSchema.shape.params.safeParse(rawParams);
+  if (!parsed.success) return toolResultText.mcpToolUnexpected(`malformed elicitation request ${JSON.stringify(key.slice(0, 64))}`);
+  const params = parsed.data;
+  return params.mode === 'url'
+    ? { key, mode: 'url', message: params.message, url: params.url }
+    : { key, mode: 'form', message: params.message, requestedSchema: params.requestedSchema as Record<string, unknown> };
+}
+
+/** Stores the round the server asked for and says the workflow waits; more rounds than allowed end the call. */
+export async function storeQuestions(run: ToolRun, asked: InputRequiredResult, round: number, timeoutMs: number): Promise<Verdict> {
+  if (round > MAX_INPUT_ROUNDS) return { status: 'error', content: toolResultText.mcpTooManyRounds(MAX_INPUT_ROUNDS) };
+  const questions: RoundQuestion[] = [];
+  for (const [key, request] of Object.entries(asked.inputRequests ?? {})) {
+    const q = question(key, request.params);
+    if (typeof q === 'string') return { status: 'error', content: q };
+    questions.push(q);
+  }
+  const { roundId, inputIds } = await insertInputRound(run.deps.db, {
+    runId: run.input.runId, toolCallId: run.input.toolCallId, round, requestState: asked.requestState, questions, waitMs: timeoutMs,
+  });
+  run.log.info({ roundId, round, inputIds }, 'the MCP server asks for input; the call waits durably');
+  return { status: 'ok', content: '', waiting: { roundId, inputIds, round, timeoutMs } };
+}
+
+/** The answers of a round, taken once (their content is cleared), for the call that carries them back. */
+export async function roundReply(run: ToolRun, roundId: string): Promise<ResumedRound | Verdict> {
+  const answers = await takeRoundAnswers(run.deps.db, roundId);
+  if (!answers.answered) return { status: 'error', content: toolResultText.mcpToolUnexpected(`the answers of round ${roundId} are missing`) };
+  run.log.info({ roundId, round: answers.round, keys: Object.keys(answers.responses) }, 'input relayed to the MCP server');
+  return {
+    round: answers.round,
+    // Elicit results: the content was checked against the requested schema when it was answered.
+    reply: { inputResponses: answers.responses as InputResponses, ...(answers.requestState !== undefined ? { requestState: answers.requestState } : {}) },
+  };
+}

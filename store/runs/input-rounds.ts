@@ -1,0 +1,91 @@
+import { randomUUID } from 'node:crypto';
+import type { Queryable } from '../pool';
+import { storableJsonText, storableText } from '../storable-text';
+import { openAnswer, type InputAction } from './inputs';
+
+/**
+ * A round of questions a 2026-era MCP server asked by answering a tool call with `input_required`,
+ * kept while the workflow waits with no activity running: the round's `requestState`, byte for
+ * byte, and each elicitation request as a pending input of the run (store/runs/inputs.ts) under
+ * the key the server gave it. The API answers the inputs as any other; the activity that retries
+ * the call takes the answers, once, and clears them.
+ */
+
+export interface RoundQuestion {
+  /** the key of the request in the server's inputRequests */
+  key: string;
+  mode: 'form' | 'url';
+  message: string;
+  requestedSchema?: Record<string, unknown>;
+  url?: string;
+}
+
+export interface NewInputRound {
+  runId: string;
+  toolCallId: string;
+  /** 1 for the call's first round of questions */
+  round: number;
+  requestState?: string;
+  questions: RoundQuestion[];
+  /** how long the questions wait for answers */
+  waitMs: number;
+}
+
+export interface StoredRound {
+  roundId: string;
+  inputIds: string[];
+}
+
+/** The state as UTF-16 code units: every JS string, lone surrogates and NULs included, comes back unchanged. */
+const stateBytes = (state: string | undefined) => (state === undefined ? null : Buffer.from(state, 'utf16le'));
+
+export async function insertInputRound(db: Queryable, round: NewInputRound): Promise<StoredRound> {
+  const roundId = `rnd_${randomUUID().replace(/-/g, '')}`;
+  const questions = round.questions.map((q) => ({
+    input_id: `inp_${randomUUID().replace(/-/g, '')}`, request_key: storableText(q.key), mode: q.mode, message: storableText(q.message),
+    requested_schema: q.requestedSchema ? JSON.parse(storableJsonText(q.requestedSchema)) as unknown : null, url: q.url ?? null,
+  }));
+  // One statement: the round and its questions are stored together or not at all.
+  await db.query(
+    `WITH r AS (INSERT INTO run_input_rounds (round_id, run_id, tool_call_id, round, request_state) VALUES ($1, $2, $3, $4, $5) RETURNING round_id)
+     INSERT INTO run_inputs (input_id, run_id, tool_call_id, mode, message, requested_schema, url, expires_at, round_id, request_key)
+     SELECT x.input_id, $2, $3, x.mode, x.message, x.requested_schema, x.url,
+       now() + make_interval(secs => $6::double precision / 1000), r.round_id, x.request_key
+     FROM r, json_to_recordset($7::json) AS x(input_id text, request_key text, mode text, message text, requested_schema json, url text)`,
+    [roundId, round.runId, round.toolCallId, round.round, stateBytes(round.requestState), round.waitMs, JSON.stringify(questions)],
+  );
+  return { roundId, inputIds: questions.map((q) => q.input_id) };
+}
+
+export type RoundResponse = { action: InputAction; content?: Record<string, unknown> };
+
+export type RoundAnswers =
+  | { answered: true; round: number; requestState?: string; responses: Record<string, RoundResponse> }
+  | { answered: false };
+
+/** Every question's answer, keyed as the server asked them, once: the content is cleared as it is read. */
+export async function takeRoundAnswers(db: Queryable, roundId: string): Promise<RoundAnswers> {
+  const { rows: rounds } = await db.query<{ round: number; request_state: Buffer | null }>(
+    'SELECT round, request_state FROM run_input_rounds WHERE round_id = $1', [roundId]);
+  if (!rounds[0]) return { answered: false };
+  const { rows } = await db.query<{ input_id: string; request_key: string; status: string; answer: unknown }>(
+    'SELECT input_id, request_key, status, answer FROM run_inputs WHERE round_id = $1', [roundId]);
+  if (rows.some((r) => !['accept', 'decline', 'cancel'].includes(r.status))) return { answered: false };
+  if (rows.some((r) => r.answer)) await db.query('UPDATE run_inputs SET answer = NULL WHERE round_id = $1', [roundId]);
+  const responses = Object.fromEntries(rows.map((r) => [r.request_key, {
+    action: r.status as InputAction, ...(r.status === 'accept' && r.answer ? { content: openAnswer(r.input_id, r.answer) } : {}),
+  }]));
+  const state = rounds[0].request_state;
+  return { answered: true, round: rounds[0].round, ...(state ? { requestState: state.toString('utf16le') } : {}), responses };
+}
+
+/**
+ * Ends the round's questions nobody answered in time. True when every question had its answer
+ * first (an answer that came with the timer wins over it).
+ */
+export async function closeInputRound(db: Queryable, roundId: string): Promise<boolean> {
+  await db.query("UPDATE run_inputs SET status = 'expired', answered_at = now() WHERE round_id = $1 AND status = 'pending'", [roundId]);
+  const { rows } = await db.query<{ open: number }>(
+    "SELECT count(*)::int AS open FROM run_inputs WHERE round_id = $1 AND status NOT IN ('accept', 'decline', 'cancel')", [roundId]);
+  return rows[0].open === 0;
+}
