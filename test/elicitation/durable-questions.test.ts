@@ -77,7 +77,7 @@ describe('a 2026-era server asks inside its result: the question waits durably',
     const result = await engine.result(runId);
     expect(result.output).toBe('ship: confirmed=true, state=asked:ship');
 
-    const { events = [] } = await handle.fetchHistory();
+    const events = (await handle.fetchHistory()).events ?? [];
     const raw = JSON.stringify(events);
     // Every payload, decoded: the signal, the activities' inputs and results.
     const history = [...raw.matchAll(/"data":"([A-Za-z0-9+/=]+)"/g)].map((m) => Buffer.from(m[1], 'base64').toString('utf8')).join('\n');
