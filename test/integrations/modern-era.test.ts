@@ -84,13 +84,13 @@ describe('a server that speaks only the 2026-07-28 era', () => {
     // Without the elicitation capability the server does not ask (-32021).
     expect(texts[0]).toMatch(/^MCP tool execution failed: .*elicitation\/create/);
     expect(texts[1]).toBe(toolResultText.mcpQuestionTooLarge());
-    expect(texts[2]).toBe(toolResultText.mcpTooManyRounds(10));
+    expect(texts[2]).toBe(toolResultText.mcpTooManyRounds(8));
     // The server refuses itself to ask for what the engine did not declare (-32021).
     expect(texts[3]).toMatch(/^MCP tool execution failed: .*sampling\/createMessage/);
     expect(result.toolCalls.map((c) => c.status)).toEqual(['error', 'error', 'error', 'error']);
   });
 
-  test('with elicitation, the question inside a result waits for the answer given through the API', async () => {
+  test('with elicitation, the question inside a result waits durably (no activity running) for the answer given through the API', async () => {
     const modern = await integration({ elicitation: true });
     const agent = await insertAgent(engine.db, {
       name: `agent-${randomUUID()}`, integrationIds: [modern.id],
@@ -104,6 +104,8 @@ describe('a server that speaks only the 2026-07-28 era', () => {
       if (!input) await new Promise((r) => setTimeout(r, 200));
     }
     expect(input?.message).toBe('Really ship?');
+    // The question is stored and the activity has ended: the workflow waits on its own.
+    expect((await engine.client.workflow.getHandle(runId).describe()).raw.pendingActivities ?? []).toEqual([]);
     const answered = await app.inject({ method: 'POST', url: `/v1/runs/${runId}/inputs/${input!.inputId}`, payload: { action: 'accept', content: { confirm: true } } });
     expect(answered.statusCode).toBe(200);
     const result = await engine.result(runId);
