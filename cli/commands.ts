@@ -86,6 +86,7 @@ export async function runCommand(ctx: CliContext, opts: RunOptions): Promise<num
           await promptForInput(ctx, display, runId, event.data);
           continue;
         }
+        if (event.event === 'input_resolved') continue;
         renderer.render(event);
         approvals(event);
       }

@@ -44,7 +44,7 @@ export const runEventRoutes: FastifyPluginAsyncZod<RunEventRouteDeps> = async (a
       summary: 'Follow a run as Server-Sent Events (event id = seq; resumable with Last-Event-ID); closes after run_ended',
       params: idParams, querystring: eventsQuery, headers: eventsHeaders,
       response: {
-        200: { description: 'text/event-stream: run_started, turn_started, turn_ended, tool_call_started, tool_call_ended, approval_requested, approval_resolved, run_ended; input_requested (no id) for each question an MCP server asks that waits for an answer', content: { 'text/event-stream': { schema: z.string() } } },
+        200: { description: 'text/event-stream: run_started, turn_started, turn_ended, tool_call_started, tool_call_ended, approval_requested, approval_resolved, run_ended; input_requested (no id) for each question an MCP server asks that waits for an answer, and input_resolved (no id) once it no longer waits', content: { 'text/event-stream': { schema: z.string() } } },
         400: problemResponse('Invalid Last-Event-ID'),
         404: problemResponse('No such run'),
       },
@@ -71,10 +71,10 @@ const WORKFLOW_CLOSED_EVENT = {
   error: { type: 'WorkflowClosed', message: 'The run\'s workflow closed without recording an outcome (terminated or timed out)' },
 };
 
-/** The run's events after `afterSeq` until run_ended, then the stream ends; questions waiting for an answer go as input_requested. */
+/** The run's events after `afterSeq` until run_ended, then the stream ends; questions waiting for an answer go as input_requested, then input_resolved. */
 async function sendRunEvents(deps: RunEventRouteDeps, runId: string, afterSeq: number, stream: SseStream): Promise<void> {
   const present = eventPresenter(deps.db, runId);
-  const watch = deps.changes.watch(runId, ['event', 'progress', 'ended']);
+  const watch = deps.changes.watch(runId, ['event', 'progress', 'ended', 'input']);
   try {
     // A run closed from outside gets its result and run_ended from the API's reconciliation.
     const items = followRunEvents(deps.db, runId, {
@@ -88,7 +88,9 @@ async function sendRunEvents(deps: RunEventRouteDeps, runId: string, afterSeq: n
         ? await stream.send({ id: item.event.seq, event: item.event.type, data: await present(item.event) })
         : item.kind === 'input_requested'
           ? await stream.send({ event: 'input_requested', data: { type: 'input_requested', runId, ...item.input } })
-          : await stream.send({ event: 'run_ended', data: WORKFLOW_CLOSED_EVENT });
+          : item.kind === 'input_resolved'
+            ? await stream.send({ event: 'input_resolved', data: { type: 'input_resolved', runId, inputId: item.inputId } })
+            : await stream.send({ event: 'run_ended', data: WORKFLOW_CLOSED_EVENT });
       if (!sent) break;
     }
   } finally {

@@ -70,12 +70,18 @@ describe('a 2026-era server asks inside its result: the question waits durably',
     expect(described.raw.pendingActivities ?? []).toEqual([]);
     expect(described.searchAttributes.waitingFor).toEqual(['input']);
 
+    // Followed from here to run_ended: the question is announced, then said to be resolved.
+    const stream = app.inject({ method: 'GET', url: `/v1/runs/${runId}/events` }).then((r) => r.body);
     // A token in the answer's content, to look for in history: the signal carries only the input id.
     const secret = `secret-${randomUUID()}`;
     const answered = await answer(runId, input.inputId, { action: 'accept', content: { confirm: true, note: secret } });
     expect(answered.statusCode).toBe(200);
     const result = await engine.result(runId);
     expect(result.output).toBe('ship: confirmed=true, state=asked:ship');
+    const sse = await stream;
+    expect(sse).toContain('event: input_requested');
+    expect(sse).toMatch(new RegExp(`event: input_resolved\ndata: .*"inputId":"${input.inputId}"`));
+    expect(sse.indexOf('event: input_resolved')).toBeLessThan(sse.indexOf('event: run_ended'));
 
     const events = (await handle.fetchHistory()).events ?? [];
     const raw = JSON.stringify(events);

@@ -66,7 +66,12 @@ export interface FollowOptions {
   pendingInputs?: () => Promise<PendingInputView[]>;
 }
 
-export type FollowItem = { kind: 'event'; event: RunEvent } | { kind: 'closed_without_result' } | { kind: 'input_requested'; input: PendingInputView };
+export type FollowItem =
+  | { kind: 'event'; event: RunEvent }
+  | { kind: 'closed_without_result' }
+  | { kind: 'input_requested'; input: PendingInputView }
+  /** a question announced to this follower no longer waits: answered, expired, or its call ended */
+  | { kind: 'input_resolved'; inputId: string };
 
 /**
  * Yields the run's events after `afterSeq`, in order, until `run_ended` (or the workflow closed
@@ -78,10 +83,16 @@ export async function* followRunEvents(db: Queryable, runId: string, opts: Follo
   let lastProgressCheck = 0;
   const announced = new Set<string>();
   while (!opts.signal.aborted) {
-    for (const input of (await opts.pendingInputs?.()) ?? []) {
+    const waiting = (await opts.pendingInputs?.()) ?? [];
+    for (const input of waiting) {
       if (announced.has(input.inputId) || opts.signal.aborted) continue;
       announced.add(input.inputId);
       yield { kind: 'input_requested', input };
+    }
+    for (const inputId of announced) {
+      if (waiting.some((i) => i.inputId === inputId) || opts.signal.aborted) continue;
+      announced.delete(inputId);
+      yield { kind: 'input_resolved', inputId };
     }
     const ready = releasable(await listEvents(db, runId, last), last);
     for (const event of ready) {
