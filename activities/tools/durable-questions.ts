@@ -2,14 +2,15 @@ import type { InputRequiredResult, InputResponses } from '@modelcontextprotocol/
 import { ElicitRequestSchema } from '@modelcontextprotocol/core';
 import { toolResultText } from '../../core/tool-texts';
 import { MAX_INPUT_ROUNDS, type RoundReply } from '../../mcp-client/input-rounds';
-import { insertInputRound, takeRoundAnswers, type RoundQuestion } from '../../store/runs/input-rounds';
+import { clearRoundAnswers, insertInputRound, readRoundAnswers, type RoundQuestion } from '../../store/runs/input-rounds';
 import type { ToolRun, Verdict } from '../tool-call';
 
 /**
  * A 2026-era server's questions, waited for durably. The activity that got `input_required`
  * stores the round (its requestState byte for byte, each elicitation as a pending input of the
  * run) and ends; the workflow waits for the answers with no activity running (workflows/input-wait.ts);
- * a new activity, on any worker, takes the answers and calls again with them (roundReply).
+ * a new activity, on any worker, reads the answers and calls again with them (roundReply), and
+ * clears them once that call has its verdict (answersDelivered).
  */
 
 /** A question larger than this is not stored: it would be shown to every reader of the run. */
@@ -46,9 +47,9 @@ export async function storeQuestions(run: ToolRun, asked: InputRequiredResult, r
   return { status: 'ok', content: '', waiting: { roundId, inputIds, round, timeoutMs } };
 }
 
-/** The answers of a round, taken once (their content is cleared), for the call that carries them back. */
+/** The answers of a round, for the call that carries them back. */
 export async function roundReply(run: ToolRun, roundId: string): Promise<ResumedRound | Verdict> {
-  const answers = await takeRoundAnswers(run.deps.db, roundId);
+  const answers = await readRoundAnswers(run.deps.db, roundId);
   if (!answers.answered) return { status: 'error', content: toolResultText.mcpToolUnexpected(`the answers of round ${roundId} are missing`) };
   run.log.info({ roundId, round: answers.round, keys: Object.keys(answers.responses) }, 'input relayed to the MCP server');
   return {
@@ -56,4 +57,12 @@ export async function roundReply(run: ToolRun, roundId: string): Promise<Resumed
     // Elicit results: the content was checked against the requested schema when it was answered.
     reply: { inputResponses: answers.responses as InputResponses, ...(answers.requestState !== undefined ? { requestState: answers.requestState } : {}) },
   };
+}
+
+/**
+ * The call that carried the answers has its verdict: their content goes. Not before, so that a
+ * retry after a crash (a tool safe to repeat) carries them again.
+ */
+export async function answersDelivered(run: ToolRun, roundId: string): Promise<void> {
+  await clearRoundAnswers(run.deps.db, roundId);
 }

@@ -12,7 +12,7 @@ import type { DiscoverySnapshot } from '../run-snapshots';
 import type { ToolHandler, ToolRun, Verdict } from '../tool-call';
 import type { Integration } from '../../core/integration';
 import { callClock, elicitationHandler, requestTimedOut } from './elicitation';
-import { roundReply, storeQuestions, type ResumedRound } from './durable-questions';
+import { answersDelivered, roundReply, storeQuestions, type ResumedRound } from './durable-questions';
 import { integrationUsable } from './usable-integration';
 
 /** Spawn or connect failures happen before the request is sent, so retrying them cannot repeat a side effect. */
@@ -46,12 +46,21 @@ function failureVerdict(err: unknown, requestTimeoutMs: number, resumed?: Resume
 async function callTool(route: McpToolRoute, args: Record<string, unknown>, run: ToolRun): Promise<Verdict> {
   const integration = integrationUsable(run.integration, route.integrationId, { pinnedAllowed: true });
   if (typeof integration === 'string') return unexpected(integration);
+  // Read once, before any connect attempt.
+  const resumed = run.input.resume ? await roundReply(run, run.input.resume.roundId) : undefined;
+  if (resumed && 'status' in resumed) return resumed;
+  const verdict = await callWithRetries(integration, route, args, run, resumed);
+  // A throw (the worker's end, a cancel) keeps them: a retry of a tool safe to repeat carries them again.
+  if (run.input.resume) await answersDelivered(run, run.input.resume.roundId);
+  return verdict;
+}
+
+async function callWithRetries(
+  integration: Integration, route: McpToolRoute, args: Record<string, unknown>, run: ToolRun, resumed: ResumedRound | undefined,
+): Promise<Verdict> {
   const { signal } = run;
   // Progress notifications restart the per-request timer; it must never outlast the whole-call bound.
   const requestTimeoutMs = Math.min(route.toolTimeoutMs, route.totalTimeoutMs);
-  // Taken once, before any connect attempt: the answers' content is cleared as it is read.
-  const resumed = run.input.resume ? await roundReply(run, run.input.resume.roundId) : undefined;
-  if (resumed && 'status' in resumed) return resumed;
   for (let attempt = 1; ; attempt++) {
     let sent = false;
     try {

@@ -63,20 +63,28 @@ export type RoundAnswers =
   | { answered: true; round: number; requestState?: string; responses: Record<string, RoundResponse> }
   | { answered: false };
 
-/** Every question's answer, keyed as the server asked them, once: the content is cleared as it is read. */
-export async function takeRoundAnswers(db: Queryable, roundId: string): Promise<RoundAnswers> {
+/**
+ * Every question's answer, keyed as the server asked them. The content stays until the call that
+ * carries it back has its verdict (clearRoundAnswers): a retry of that call after its worker died
+ * must find it again.
+ */
+export async function readRoundAnswers(db: Queryable, roundId: string): Promise<RoundAnswers> {
   const { rows: rounds } = await db.query<{ round: number; request_state: Buffer | null }>(
     'SELECT round, request_state FROM run_input_rounds WHERE round_id = $1', [roundId]);
   if (!rounds[0]) return { answered: false };
   const { rows } = await db.query<{ input_id: string; request_key: string; status: string; answer: unknown }>(
     'SELECT input_id, request_key, status, answer FROM run_inputs WHERE round_id = $1', [roundId]);
   if (rows.some((r) => !['accept', 'decline', 'cancel'].includes(r.status))) return { answered: false };
-  if (rows.some((r) => r.answer)) await db.query('UPDATE run_inputs SET answer = NULL WHERE round_id = $1', [roundId]);
   const responses = Object.fromEntries(rows.map((r) => [r.request_key, {
     action: r.status as InputAction, ...(r.status === 'accept' && r.answer ? { content: openAnswer(r.input_id, r.answer) } : {}),
   }]));
   const state = rounds[0].request_state;
   return { answered: true, round: rounds[0].round, ...(state ? { requestState: state.toString('utf16le') } : {}), responses };
+}
+
+/** The answers' content, once the call that carried it back has its verdict. */
+export async function clearRoundAnswers(db: Queryable, roundId: string): Promise<void> {
+  await db.query('UPDATE run_inputs SET answer = NULL WHERE round_id = $1 AND answer IS NOT NULL', [roundId]);
 }
 
 /**
