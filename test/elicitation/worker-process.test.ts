@@ -1,13 +1,9 @@
-import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../api/app';
 import { insertAgent } from '../../store/agents';
 import { insertThread } from '../../store/threads/threads';
-import { logger, startEngine, type Engine } from '../support/engine';
-import { exited, spawnWorker } from '../support/processes';
-import { testStack } from '../support/stack-env';
+import { exited } from '../support/processes';
+import { workerProcesses } from '../support/worker-processes';
 import { waitFor } from '../support/wait';
 
 const ROOT = path.join(__dirname, '..', '..');
@@ -23,45 +19,25 @@ interface RunBody {
  * repeated, the LLM reads why, and the run goes on on another worker (as docs/integrations.md says).
  */
 describe('a question asked in a worker process of its own', () => {
-  let engine: Engine;
-  let app: FastifyInstance;
-  const workers: ChildProcess[] = [];
-  const worker = () => {
-    const child = spawnWorker({ DATABASE_URL: testStack().databases.embedded, TASK_QUEUE: engine.taskQueue, SECRETS_KEY: testStack().secretsKey });
-    workers.push(child);
-    return child;
-  };
-
-  beforeAll(async () => {
-    engine = await startEngine('embedded', { worker: false });
-    app = await buildApp({ db: engine.db, client: engine.client, taskQueue: engine.taskQueue, logger, rateLimitPerMinute: 0 });
-  });
-  afterAll(async () => {
-    for (const w of workers) {
-      if (w.exitCode === null && w.signalCode === null) w.kill('SIGKILL');
-      await exited(w);
-    }
-    await app?.close();
-    await engine?.close();
-  });
+  const h = workerProcesses();
 
   const read = async (runId: string, waitMs = 0) =>
-    (await app.inject({ method: 'GET', url: `/v1/runs/${runId}${waitMs ? `?waitMs=${waitMs}` : ''}` })).json<RunBody>();
+    (await h.app.inject({ method: 'GET', url: `/v1/runs/${runId}${waitMs ? `?waitMs=${waitMs}` : ''}` })).json<RunBody>();
 
   /** A run whose one tool call asks a question, and the question once the API shows it. */
   async function askingRun(): Promise<{ runId: string; inputId: string }> {
-    const created = await app.inject({
+    const created = await h.app.inject({
       method: 'POST', url: '/v1/integrations',
       payload: { name: `ask-${randomUUID().slice(0, 8)}`, elicitation: true, transport: { type: 'stdio', command: process.execPath, args: ['--import', 'tsx', FIXTURE], cwd: ROOT } },
     });
     expect(created.statusCode).toBe(201);
     const fx = created.json<{ id: string; name: string }>();
-    const agent = await insertAgent(engine.db, {
+    const agent = await insertAgent(h.engine.db, {
       name: `agent-${randomUUID()}`, integrationIds: [fx.id],
       model: { provider: 'scripted', script: [{ toolCalls: [{ name: `${fx.name}__ask`, arguments: { message: 'Still there?' } }] }, { text: 'after: {{tool_results}}' }] },
     });
-    const thread = await insertThread(engine.db, agent.id);
-    const started = await app.inject({ method: 'POST', url: `/v1/threads/${thread.id}/runs`, payload: { input: 'go' } });
+    const thread = await insertThread(h.engine.db, agent.id);
+    const started = await h.app.inject({ method: 'POST', url: `/v1/threads/${thread.id}/runs`, payload: { input: 'go' } });
     const runId = started.json<{ id: string }>().id;
     let inputId = '';
     await waitFor(async () => Boolean(inputId = (await read(runId)).pendingInputs[0]?.inputId ?? ''), 90_000, 'the question');
@@ -69,9 +45,9 @@ describe('a question asked in a worker process of its own', () => {
   }
 
   test('is answered through PostgreSQL: the worker process relays the API\'s answer to the server', async () => {
-    const only = worker();
+    const only = h.worker();
     const { runId, inputId } = await askingRun();
-    const answered = await app.inject({ method: 'POST', url: `/v1/runs/${runId}/inputs/${inputId}`, payload: { action: 'accept', content: { name: 'Ada' } } });
+    const answered = await h.app.inject({ method: 'POST', url: `/v1/runs/${runId}/inputs/${inputId}`, payload: { action: 'accept', content: { name: 'Ada' } } });
     expect(answered.statusCode).toBe(200);
     let run = await read(runId);
     for (let i = 0; i < 10 && run.status === 'running'; i++) run = await read(runId, 30_000);
@@ -81,12 +57,12 @@ describe('a question asked in a worker process of its own', () => {
   }, 240_000);
 
   test('ends when that worker dies: the LLM reads that the call failed, the question is closed, and the run completes', async () => {
-    const first = worker();
+    const first = h.worker();
     const { runId, inputId } = await askingRun();
 
     first.kill('SIGKILL');
     await exited(first);
-    worker();
+    h.worker();
 
     let run = await read(runId);
     for (let i = 0; i < 10 && run.status === 'running'; i++) run = await read(runId, 30_000);
@@ -94,7 +70,7 @@ describe('a question asked in a worker process of its own', () => {
     expect(run.output).toMatch(/^after: MCP tool execution failed unexpectedly: /);
     expect(run.toolCalls).toEqual([expect.objectContaining({ status: 'error' })]);
     expect(run.pendingInputs).toEqual([]);
-    const late = await app.inject({ method: 'POST', url: `/v1/runs/${runId}/inputs/${inputId}`, payload: { action: 'decline' } });
+    const late = await h.app.inject({ method: 'POST', url: `/v1/runs/${runId}/inputs/${inputId}`, payload: { action: 'decline' } });
     expect(late.statusCode).toBe(409);
     expect(late.json()).toMatchObject({ code: 'input_closed' });
   }, 240_000);
