@@ -1,0 +1,85 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { toNodeHandler } from '@modelcontextprotocol/node';
+import { createMcpHandler } from '@modelcontextprotocol/server';
+import { buildApp } from '../../api/app';
+import { createScriptedProvider } from '../../llm/scripted';
+import { listenForAnswers } from '../../store/runs/change-feed';
+import { eraVerdicts } from '../../store/integrations/protocol-verdicts';
+import { createPool } from '../../store/pool';
+import { createEngineWorker } from '../../worker/create-worker';
+import { startMcpPool } from '../../worker/mcp-lifecycle';
+import { buildModernServer } from '../fixtures/modern-mcp-server';
+import { logger, startBenchInfra, type BenchInfra } from './bench-stack';
+
+/**
+ * What `npm run bench:questions` runs on: the bench's own Temporal dev server and PostgreSQL, the
+ * engine's worker (its workflows, activities, MCP pool and LISTEN connection for answers) in this
+ * process, the API listening on loopback with a pool of its own (an answer reaches the worker only
+ * through Temporal or PostgreSQL, as between processes), and the 2026-era fixture server over HTTP,
+ * which notes when each tools/call request arrives.
+ */
+export interface QuestionsStack extends BenchInfra {
+  taskQueue: string;
+  apiUrl: string;
+  modernUrl: string;
+  /** wall-clock ms (performance.timeOrigin-based) at which each tools/call request reached the 2026 server */
+  toolCallArrivals: number[];
+}
+
+export const wallNow = () => performance.timeOrigin + performance.now();
+
+async function startModernServer(arrivals: number[]): Promise<{ url: string; close(): Promise<void> }> {
+  const handler = createMcpHandler(() => buildModernServer(), { legacy: 'reject' });
+  const node = toNodeHandler(handler);
+  const server = http.createServer((req, res) => {
+    if (req.headers['mcp-method'] === 'tools/call') arrivals.push(wallNow());
+    void node(req, res);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
+    async close() {
+      await handler.close?.();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+export async function startQuestionsStack(): Promise<QuestionsStack> {
+  const infra = await startBenchInfra();
+  try {
+    const toolCallArrivals: number[] = [];
+    const modern = await startModernServer(toolCallArrivals);
+    infra.onClose(() => modern.close());
+    const mcpPool = await startMcpPool(logger, {
+      groupsDir: path.join(infra.tmpDir, 'mcp-groups'), eras: eraVerdicts(infra.db),
+      // The fixture servers listen on loopback, as under `npm start` without keys.
+      network: { blockPrivateNetworks: false, privateNetworksForAll: true },
+    });
+    infra.onClose(() => mcpPool.closeAll());
+    const runChanges = listenForAnswers(infra.db, logger);
+    infra.onClose(() => runChanges.close());
+    const taskQueue = 'bench-questions';
+    const worker = await createEngineWorker({
+      connection: infra.env.nativeConnection, namespace: 'default', taskQueue,
+      deps: { db: infra.db, logger, providers: { scripted: createScriptedProvider() }, mcpPool, runChanges },
+    });
+    const running = worker.run();
+    infra.onClose(async () => {
+      worker.shutdown();
+      await running;
+    });
+    const apiDb = createPool(infra.databaseUrl, logger);
+    infra.onClose(() => apiDb.end());
+    const app = await buildApp({ db: apiDb, client: infra.client, taskQueue, logger });
+    infra.onClose(() => app.close());
+    const apiUrl = await app.listen({ host: '127.0.0.1', port: 0 });
+    return { ...infra, taskQueue, apiUrl, modernUrl: modern.url, toolCallArrivals };
+  } catch (err) {
+    await infra.close();
+    throw err;
+  }
+}
