@@ -74,7 +74,8 @@ export async function startQuestionsStack(): Promise<QuestionsStack> {
     });
     const apiDb = createPool(infra.databaseUrl, logger);
     infra.onClose(() => apiDb.end());
-    const app = await buildApp({ db: apiDb, client: infra.client, taskQueue, logger });
+    // The bench is its only caller, and polls for each question: no rate limit.
+    const app = await buildApp({ db: apiDb, client: infra.client, taskQueue, logger, rateLimitPerMinute: 0 });
     infra.onClose(() => app.close());
     const apiUrl = await app.listen({ host: '127.0.0.1', port: 0 });
     return { ...infra, taskQueue, apiUrl, modernUrl: modern.url, toolCallArrivals };
