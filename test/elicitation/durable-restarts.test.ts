@@ -1,23 +1,16 @@
-import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../api/app';
 import { insertAgent } from '../../store/agents';
 import { insertIntegration } from '../../store/integrations/integrations';
-import { createPool, type Db } from '../../store/pool';
+import type { Db } from '../../store/pool';
 import { insertThread } from '../../store/threads/threads';
-import { freePort } from '../../platform/ports';
 import { installSecretKeys } from '../../platform/secrets/key-ring';
 import { keyRing } from '../../platform/secrets/secret-box';
-import { startDevServer, type DevServer } from '../../platform/temporal/dev-server';
 import { startModernHttpServer, type ModernHttpServer } from '../fixtures/modern-mcp-server';
 import { startApiEngine, stopApiEngine } from '../support/api-engine';
 import type { Engine } from '../support/engine';
-import { logger } from '../support/engine';
-import { exited, spawnWorker } from '../support/processes';
 import { testStack } from '../support/stack-env';
+import { restartableTemporal } from '../support/restartable-temporal';
 import { waitFor } from '../support/wait';
 
 interface RunBody { status: string; stopReason: string | null; output: string | null; pendingInputs: { inputId: string; message: string }[] }
@@ -55,57 +48,30 @@ describe('a 2026-era question waiting durably, through restarts and cancels', ()
 
   /** Its own dev server, persisted in a file, as test/approvals/temporal-restart.test.ts does: the suites sharing the global one are not disturbed. */
   describe('the Temporal server restarts while the question waits', () => {
-    const suffix = randomUUID().slice(0, 8);
-    const taskQueue = `input-restart-${suffix}`;
-    let server: DevServer | undefined;
-    let options: Parameters<typeof startDevServer>[0];
-    let connection: Connection | undefined;
-    let db: Db;
-    let app: FastifyInstance | undefined;
-    let worker: ChildProcess | undefined;
-    const read = reader(() => app!);
-
-    beforeAll(async () => {
+    beforeAll(() => {
       // As a composition root does: the API seals the answer's content under SECRETS_KEY.
       installSecretKeys(keyRing(Buffer.from(testStack().secretsKey, 'base64')));
-      options = {
-        cliPath: testStack().temporalCliPath, dataDir: path.join(testStack().tmpDir, `temporal-input-restart-${suffix}`), namespace: 'default',
-        preferredPort: await freePort(), preferredUiPort: await freePort(), retention: '1d', logger, nice: 7,
-      };
-      server = await startDevServer(options);
-      connection = await Connection.connect({ address: server.address });
-      db = createPool(testStack().databases.embedded, logger);
-      app = await buildApp({ db, client: new Client({ connection }), taskQueue, logger, rateLimitPerMinute: 0 });
-      worker = spawnWorker({ DATABASE_URL: testStack().databases.embedded, TASK_QUEUE: taskQueue, TEMPORAL_ADDRESS: server.address, SECRETS_KEY: testStack().secretsKey });
-    }, 120_000);
-    afterAll(async () => {
-      if (worker && worker.exitCode === null && worker.signalCode === null) worker.kill('SIGKILL');
-      if (worker) await exited(worker);
-      await app?.close();
-      await connection?.close();
-      await server?.stop();
-      await db?.end();
     });
+    const h = restartableTemporal('input-restart');
+    const read = reader(() => h.app);
 
     test('the answer, given after the restart, reaches the run at once and the call goes on with it', async () => {
-      const threadId = await confirmThread(db, http, 'restart');
-      const started = await app!.inject({ method: 'POST', url: `/v1/threads/${threadId}/runs`, payload: { input: 'go' } });
+      const threadId = await confirmThread(h.db, http, 'restart');
+      const started = await h.app.inject({ method: 'POST', url: `/v1/threads/${threadId}/runs`, payload: { input: 'go' } });
       expect(started.statusCode).toBe(202);
       const runId = started.json<{ id: string }>().id;
       let inputId = '';
       await waitFor(async () => Boolean(inputId = (await read(runId)).pendingInputs[0]?.inputId ?? ''), 45_000, 'the question');
       const callsBefore = toolCalls(http);
 
-      const address = server!.address;
-      await server!.stop();
-      server = await startDevServer(options);
+      const { before, after } = await h.restart();
       // The same port and database file: the API's client and the worker find their server where it was.
-      expect(server.address).toBe(address);
+      expect(after).toBe(before);
       expect(await read(runId)).toMatchObject({ status: 'running', pendingInputs: [{ inputId, message: 'Really restart?' }] });
 
       // The answer is stored even when its signal cannot reach Temporal, so it is given once; the
       // elicitation timeout is the default 10 min: a run that completes within seconds was signalled.
-      const answered = await app!.inject({ method: 'POST', url: `/v1/runs/${runId}/inputs/${inputId}`, payload: { action: 'accept', content: { confirm: true } } });
+      const answered = await h.app.inject({ method: 'POST', url: `/v1/runs/${runId}/inputs/${inputId}`, payload: { action: 'accept', content: { confirm: true } } });
       expect(answered.statusCode).toBe(200);
       let run = await read(runId, 20_000);
       if (run.status === 'running') run = await read(runId, 20_000);
