@@ -37,15 +37,18 @@ async function guarded<T>(supported: boolean, what: string, logger: Logger, list
   }
 }
 
+type Page<T> = { items: T[]; nextCursor?: string };
+
 /**
- * One list of the server's, all pages. On the 2026 era the SDK's own walk, whose answer its response
- * cache serves again while the server's `ttlMs` says it is fresh (the server decides; without a TTL it
- * is asked every time). On the 2025 era, pages of our own, kept while the server promises to announce
- * changes (list-cache.ts).
+ * One list of the server's, all pages, through `fetch` (one list call: without params the SDK walks
+ * every page; with a cursor it answers that page). On the 2026 era the SDK's own walk, whose answer
+ * its response cache serves again while the server's `ttlMs` says it is fresh (the server decides;
+ * without a TTL it is asked every time). On the 2025 era, pages of our own, kept while the server
+ * promises to announce changes (list-cache.ts).
  */
-function listAll<T>(client: Client, kind: ListKind, key: string, sdkWalk: () => Promise<T[]>, page: (cursor?: string) => Promise<{ items: T[]; nextCursor?: string }>): Promise<T[]> {
-  if (client.getProtocolEra() === 'modern') return sdkWalk();
-  return keptList(client, kind, key, () => allPages(page));
+async function listAll<T>(client: Client, kind: ListKind, key: string, fetch: (params?: { cursor?: string }) => Promise<Page<T>>): Promise<T[]> {
+  if (client.getProtocolEra() === 'modern') return (await fetch()).items;
+  return keptList(client, kind, key, () => allPages((cursor) => fetch({ cursor })));
 }
 
 /** Lists what the server supports, each list as kept for the connection when the server allows it. */
@@ -53,30 +56,22 @@ export async function listCapabilities(client: Client, logger: Logger): Promise<
   const caps = client.getServerCapabilities() ?? {};
   const opts = { timeout: LIST_TIMEOUT_MS };
   const [tools, resources, resourceTemplates, prompts] = await Promise.all([
-    guarded(Boolean(caps.tools), 'tools', logger, () => listAll(client, 'tools', 'tools',
-      async () => (await client.listTools(undefined, opts)).tools,
-      async (cursor) => {
-        const r = await client.listTools({ cursor }, opts);
-        return { items: r.tools, nextCursor: r.nextCursor };
-      })),
-    guarded(Boolean(caps.resources), 'resources', logger, () => listAll(client, 'resources', 'resources',
-      async () => (await client.listResources(undefined, opts)).resources,
-      async (cursor) => {
-        const r = await client.listResources({ cursor }, opts);
-        return { items: r.resources, nextCursor: r.nextCursor };
-      })),
-    guarded(Boolean(caps.resources), 'resource templates', logger, () => listAll(client, 'resources', 'resourceTemplates',
-      async () => (await client.listResourceTemplates(undefined, opts)).resourceTemplates,
-      async (cursor) => {
-        const r = await client.listResourceTemplates({ cursor }, opts);
-        return { items: r.resourceTemplates, nextCursor: r.nextCursor };
-      })),
-    guarded(Boolean(caps.prompts), 'prompts', logger, () => listAll(client, 'prompts', 'prompts',
-      async () => (await client.listPrompts(undefined, opts)).prompts,
-      async (cursor) => {
-        const r = await client.listPrompts({ cursor }, opts);
-        return { items: r.prompts, nextCursor: r.nextCursor };
-      })),
+    guarded(Boolean(caps.tools), 'tools', logger, () => listAll(client, 'tools', 'tools', async (params) => {
+      const r = await client.listTools(params, opts);
+      return { items: r.tools, nextCursor: r.nextCursor };
+    })),
+    guarded(Boolean(caps.resources), 'resources', logger, () => listAll(client, 'resources', 'resources', async (params) => {
+      const r = await client.listResources(params, opts);
+      return { items: r.resources, nextCursor: r.nextCursor };
+    })),
+    guarded(Boolean(caps.resources), 'resource templates', logger, () => listAll(client, 'resources', 'resourceTemplates', async (params) => {
+      const r = await client.listResourceTemplates(params, opts);
+      return { items: r.resourceTemplates, nextCursor: r.nextCursor };
+    })),
+    guarded(Boolean(caps.prompts), 'prompts', logger, () => listAll(client, 'prompts', 'prompts', async (params) => {
+      const r = await client.listPrompts(params, opts);
+      return { items: r.prompts, nextCursor: r.nextCursor };
+    })),
   ]);
   return {
     tools: tools.map((t) => ({
