@@ -41,7 +41,7 @@ function routesOf(integration: Integration, discovered: DiscoveredIntegration, n
       toolTimeoutMs: integration.toolTimeoutMs,
       totalTimeoutMs: integration.maxTotalTimeoutMs ?? Math.max(integration.toolTimeoutMs, DEFAULT_MAX_TOTAL_TIMEOUT_MS),
       retryable: integration.trustAnnotations && safeToRepeat,
-      ...(integration.elicitation ? { elicitationTimeoutMs: integration.elicitationTimeoutMs } : {}),
+      ...(integration.elicitation || integration.sampling !== 'never' ? { elicitationTimeoutMs: integration.elicitationTimeoutMs } : {}),
       ...(integration.taskQueue ? { taskQueue: integration.taskQueue } : {}),
       ...(approval ? { approval } : {}),
     };

@@ -7,6 +7,7 @@ import { createLlmTurnActivities } from './llm-turn';
 import { createOAuthActivities } from './oauth';
 import { createPrepareRunActivities } from './prepare-run';
 import { createPromptPrefixActivities } from './prompt-prefix';
+import { createSamplingActivities } from './sampling';
 import { createToolCallActivities } from './tool-call';
 import { toolHandlers } from './tools';
 
@@ -22,6 +23,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createPromptPrefixActivities(deps),
     ...createApprovalActivities(deps),
     ...createInputRoundActivities(deps),
+    ...createSamplingActivities(deps),
     ...createFinishRunActivities(deps),
     ...createOAuthActivities(deps),
   };

@@ -23,6 +23,8 @@ export interface LlmTurnInput {
   threadId: string;
   agentId: string;
   turn: number;
+  /** the run's step cursor (scripted models play the step at it); absent: the turn's own, turn - 1 */
+  step?: number;
   /** the native tools this turn offers, by name */
   nativeTools: string[];
   /** false when the thread has no data sources yet, so describing source_query needs no read (absent: unknown) */
@@ -107,7 +109,7 @@ export async function askLlm(deps: ActivityDeps, input: LlmTurnInput, agent: Age
   const generation = startTurnGeneration({ runId, threadId: input.threadId, agentId: input.agentId, turn }, agent.model, messages, tools);
   let response;
   try {
-    response = await provider.complete({ model: agent.model, messages, tools, turn, signal: ctx.cancellationSignal });
+    response = await provider.complete({ model: agent.model, messages, tools, turn, step: input.step ?? turn - 1, signal: ctx.cancellationSignal });
   } catch (err) {
     if (ctx.cancellationSignal.aborted) {
       generation.fail(err, 'Cancelled');

@@ -1,5 +1,5 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import type { InputWait, McpToolRoute, ToolCallRef, ToolOutcome } from '../core/tool-call';
+import type { InputWait, McpToolRoute, SampledDuringCall, ToolCallRef, ToolOutcome } from '../core/tool-call';
 import { RESULT_PREVIEW_BYTES } from '../core/tool-texts';
 import { shortened, truncateUtf8, utf8Length } from '../core/truncated-text';
 import { isUnreachableDb, type Queryable } from '../store/pool';
@@ -21,6 +21,8 @@ export interface ToolActivityInput extends ToolCallRef {
   route?: McpToolRoute;
   /** a call coming back with the answers to a stored round of its server's questions (by reference) */
   resume?: { roundId: string };
+  /** the run's step cursor when the call was dispatched: a 2025-era server's sampling requests play the steps from here */
+  step?: number;
 }
 
 /** A tool call's answer to the LLM: what it says, and whether it says the call failed. */
@@ -30,6 +32,8 @@ export interface Verdict {
   importedDataSource?: boolean;
   /** no answer yet: the server's questions are stored, and the workflow waits for their answers */
   waiting?: InputWait;
+  /** the model answered the server's sampling requests during the call (2025 era): the run adds this */
+  sampled?: SampledDuringCall;
 }
 
 /** A call its check refused, with the integration it named when that was found. */
@@ -202,7 +206,8 @@ async function runToolCall<R>(
   }
   if (verdict.status === 'ok') log.info({ durationMs }, 'tool call succeeded');
   else log.warn({ durationMs, error: shortened(verdict.content, 500) }, 'tool call failed');
-  return keepTrying(ctx, log, () => storeToolResult(db, input, { ...verdict, integrationId, durationMs }));
+  const outcome = await keepTrying(ctx, log, () => storeToolResult(db, input, { ...verdict, integrationId, durationMs }));
+  return verdict.sampled ? { ...outcome, sampled: verdict.sampled } : outcome;
 }
 
 /** A native tool's arguments against its schema first: the contract's texts for what is missing or malformed. */

@@ -1,5 +1,6 @@
 import type { ApprovalPolicy } from './approval';
 import type { IntegrationProtocol } from './protocol-era';
+import type { SamplingMode } from './sampling';
 
 /**
  * An integration: an MCP server the engine reaches for agents, as stored and as the worker uses it.
@@ -53,6 +54,10 @@ export interface Integration {
   allowPrivateNetwork: boolean;
   /** which MCP protocol era the engine speaks with it: negotiated (`auto`, kept per integration) or pinned */
   protocol: IntegrationProtocol;
+  /** whether the server may sample the run's model (core/sampling.ts): never, after a reviewer approves each request, or always */
+  sampling: SamplingMode;
+  /** the cap on a sampling request's maxTokens */
+  samplingMaxTokens: number;
   createdAt: string;
   updatedAt: string;
 }
@@ -75,6 +80,8 @@ export interface NewIntegration {
   elicitationTimeoutMs?: number;
   allowPrivateNetwork?: boolean;
   protocol?: IntegrationProtocol;
+  sampling?: SamplingMode;
+  samplingMaxTokens?: number;
 }
 
 /** What API responses show: the names of env variables and headers, never their values. */

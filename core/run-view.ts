@@ -45,11 +45,16 @@ export const runViewSchema = z.object({
     argumentsBytes: z.int().optional(),
   })),
   pendingApprovals: z.array(z.object({
-    toolCallId: z.string(), turn: z.int(), name: z.string().describe('as the LLM saw it'),
+    toolCallId: z.string().describe('what to decide by: the tool call\'s id, or a sampling request\'s samp_… id'),
+    kind: z.enum(['tool_call', 'sampling']).optional()
+      .describe('sampling: an MCP server (sampling "approve") asks to sample the run\'s model during the tool call `forToolCallId`; absent: a tool call'),
+    turn: z.int(), name: z.string().describe('as the LLM saw it (for sampling, the tool call that asks)'),
     integrationId: z.string().nullable(),
-    arguments: z.unknown().describe('the arguments the LLM gave, read from the transcript'),
-    requestedAt: timestamp, expiresAt: timestamp.describe('when the call is answered "not approved" unless decided'),
-  })).describe('tool calls waiting for a decision (POST /v1/runs/{id}/approvals/{toolCallId}); empty once the run has ended'),
+    forToolCallId: z.string().optional().describe('sampling: the tool call during which the server asks'),
+    arguments: z.unknown().describe('the arguments the LLM gave, read from the transcript; for sampling, what the model would get: '
+      + '{messages: [{role, text}], systemPrompt?, maxTokens}'),
+    requestedAt: timestamp, expiresAt: timestamp.describe('when the call is answered "not approved" (a sampling request: refused) unless decided'),
+  })).describe('tool calls and sampling requests waiting for a decision (POST /v1/runs/{id}/approvals/{toolCallId}); empty once the run has ended'),
   pendingInputs: z.array(pendingInputSchema)
     .describe('questions MCP servers (integrations with elicitation) asked during tool calls, waiting for POST /v1/runs/{id}/inputs/{inputId}'),
   createdAt: timestamp, endedAt: timestamp.nullable(),

@@ -1,4 +1,6 @@
 import type { ApprovalRequirement } from './approval';
+import type { Usage } from './messages';
+import type { SamplingRef } from './sampling';
 
 /**
  * A tool call as the workflow hands it to an activity: by reference, since the arguments stay in
@@ -26,6 +28,14 @@ export interface ToolOutcome {
   importedDataSource?: boolean;
   /** set instead of a result when a 2026-era server's questions are stored: the workflow waits for their answers */
   waiting?: InputWait;
+  /** a 2025-era server had the model answer its sampling requests during the call */
+  sampled?: SampledDuringCall;
+}
+
+/** What the run adds for sampling answered inside a call: the usage, and the steps of its step cursor played. */
+export interface SampledDuringCall {
+  usage: Usage;
+  steps: number;
 }
 
 /** A round of an MCP server's questions, stored in PostgreSQL, that the workflow waits for with no activity running. */
@@ -37,6 +47,11 @@ export interface InputWait {
   round: number;
   /** how long the round waits for its answers: the integration's elicitationTimeout */
   timeoutMs: number;
+  /**
+   * the round's sampling requests, in the server's order: each is answered by a step of the
+   * workflow once the round's questions are answered; those a reviewer decides first are among `inputIds`
+   */
+  samplings?: SamplingRef[];
 }
 
 /**

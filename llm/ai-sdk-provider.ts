@@ -57,15 +57,15 @@ export function createAiSdkProvider(
         model: languageModel(model, readKey, allowedKeyEnvs, fetch),
         messages: toModelMessages(request.messages),
         ...(request.tools.length > 0 ? { tools: toToolSet(request.tools) } : {}),
-        temperature: model.temperature,
-        maxOutputTokens: model.maxTokens,
+        temperature: request.temperature ?? model.temperature,
+        maxOutputTokens: request.maxTokens === undefined ? model.maxTokens : Math.min(request.maxTokens, model.maxTokens ?? request.maxTokens),
         maxRetries: 0,
         abortSignal: request.signal,
         allowSystemInMessages: true,
       };
       if (!model.stream) {
         const result = await generateText(settings);
-        return { text: result.text, toolCalls: fromSdkToolCalls(result.toolCalls), usage: usageOf(result.usage) };
+        return { text: result.text, toolCalls: fromSdkToolCalls(result.toolCalls), usage: usageOf(result.usage), finishReason: finishOf(result.finishReason) };
       }
       // The error part is thrown by collectStream; the SDK's default onError would only log it again.
       return collectStream(streamText({ ...settings, onError: () => {} }));
@@ -78,15 +78,23 @@ async function collectStream(result: ReturnType<typeof streamText>): Promise<Llm
   let text = '';
   const calls: { toolCallId: string; toolName: string; input: unknown }[] = [];
   let usage: Usage = { inputTokens: 0, outputTokens: 0 };
+  let finishReason: LlmResponse['finishReason'];
   for await (const part of result.fullStream) {
     if (part.type === 'text-delta') text += part.text;
     else if (part.type === 'tool-call') calls.push(part);
-    else if (part.type === 'finish') usage = usageOf(part.totalUsage);
+    else if (part.type === 'finish') {
+      usage = usageOf(part.totalUsage);
+      finishReason = finishOf(part.finishReason);
+    }
     else if (part.type === 'error') throw part.error;
     else if (part.type === 'abort') throw new DOMException('The LLM request was aborted', 'AbortError');
   }
   const toolCalls: ToolCall[] = fromSdkToolCalls(calls);
-  return { text, toolCalls, usage };
+  return { text, toolCalls, usage, ...(finishReason ? { finishReason } : {}) };
+}
+
+function finishOf(reason: string | undefined): LlmResponse['finishReason'] {
+  return reason === 'length' ? 'length' : reason === 'stop' ? 'stop' : 'other';
 }
 
 function usageOf(usage: { inputTokens?: number; outputTokens?: number } | undefined): Usage {

@@ -2,15 +2,19 @@ import type { ChatMessage } from '../core/messages';
 import type { LlmProvider, LlmRequest, LlmResponse } from './types';
 
 /**
- * The scripted provider (contract): plays one script step per LLM turn. It is the offline
- * default for the demo, tests and benchmarks, and runs through the same activity as real providers.
+ * The scripted provider (contract): plays the script step at the run's step cursor. The cursor is
+ * the run's, kept in workflow state and passed to each activity that asks the model: every LLM
+ * turn and every sampling answer plays the next unplayed step, and a retried activity replays the
+ * same step. A sampling answer takes the step's text (its tool calls are never executed), cut at
+ * the request's maxTokens (4 characters a token, the estimate below). It is the offline default for
+ * the demo, tests and benchmarks, and runs through the same activities as real providers.
  */
 export function createScriptedProvider(): LlmProvider {
   return {
     async complete(request: LlmRequest): Promise<LlmResponse> {
       if (request.model.provider !== 'scripted') throw new Error('the scripted provider needs a scripted model');
       const script = request.model.script;
-      const step = script[request.turn - 1];
+      const step = script[request.step];
       let text: string;
       let toolCalls: LlmResponse['toolCalls'] = [];
       if (!step) {
@@ -23,7 +27,9 @@ export function createScriptedProvider(): LlmProvider {
           toolCalls = step.toolCalls.map((c, i) => ({ id: `call_${request.turn}_${i + 1}`, name: c.name, arguments: c.arguments }));
         }
       }
-      return { text, toolCalls, usage: estimateUsage(request.messages, text, toolCalls) };
+      const cut = request.maxTokens !== undefined && text.length > request.maxTokens * 4;
+      if (cut) text = text.slice(0, request.maxTokens! * 4);
+      return { text, toolCalls, usage: estimateUsage(request.messages, text, toolCalls), finishReason: cut ? 'length' : 'stop' };
     },
   };
 }

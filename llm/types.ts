@@ -8,6 +8,15 @@ export interface LlmRequest {
   tools: ToolDefinition[];
   /** 1-based turn within the run */
   turn: number;
+  /**
+   * the run's step cursor: how many model steps (turns and sampling answers) the run played before
+   * this one; the scripted provider plays the script step at this index
+   */
+  step: number;
+  /** a sampling answer's cap, below the model's own maxTokens */
+  maxTokens?: number;
+  /** a sampling request's temperature, over the model's */
+  temperature?: number;
   signal: AbortSignal;
 }
 
@@ -15,6 +24,8 @@ export interface LlmResponse {
   text: string;
   toolCalls: ToolCall[];
   usage: Usage;
+  /** `length` when the reply stopped at its token cap */
+  finishReason?: 'stop' | 'length' | 'other';
 }
 
 export interface LlmProvider {

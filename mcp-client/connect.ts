@@ -1,5 +1,5 @@
 import { Client, SSEClientTransport, StreamableHTTPClientTransport, SdkError, SdkErrorCode, SdkHttpError } from '@modelcontextprotocol/client';
-import type { Transport, ElicitRequest, ElicitResult } from '@modelcontextprotocol/client';
+import type { Transport, CreateMessageRequest, CreateMessageResult, ElicitRequest, ElicitResult } from '@modelcontextprotocol/client';
 import type { Integration } from '../core/integration';
 import type { EraVerdicts } from '../core/protocol-era';
 import type { Logger } from '../platform/logger';
@@ -23,6 +23,11 @@ export interface ConnectOptions {
    * the server's elicitation/create requests go here. Without it, such requests are declined.
    */
   elicit?: ElicitHandler;
+  /**
+   * For an integration with `sampling` other than never: the capability is declared and a 2025-era
+   * server's sampling/createMessage requests go here (a 2026-era server's arrive inside results).
+   */
+  sample?: SampleHandler;
   /** where OAuth-protected servers' tokens are kept (the worker's database); without it, no server gets a token */
   oauth?: OAuthFetchOptions;
   /** where negotiated protocol eras are kept (the worker's database); without it, `auto` probes on every connection */
@@ -31,6 +36,14 @@ export interface ConnectOptions {
 
 /** Answers a server's question (elicitation/create) asked during a request of this connection. */
 export type ElicitHandler = (params: ElicitRequest['params'], signal: AbortSignal) => Promise<ElicitResult>;
+/** Answers a server's request to sample the client's model (sampling/createMessage) during a request of this connection. */
+export type SampleHandler = (params: CreateMessageRequest['params'], signal: AbortSignal) => Promise<CreateMessageResult>;
+
+/** What the server may ask of the client during a request; each declared as a capability only when given. */
+export interface ServerAsks {
+  elicit?: ElicitHandler;
+  sample?: SampleHandler;
+}
 
 export const defaultFetch = guardedFetch();
 
@@ -55,19 +68,20 @@ const MAX_LIST_PAGES = 20;
  * The one set of client options. Questions of a 2026-era server arrive inside results and are
  * answered by mcp-client/input-rounds.ts (manual mode), those of a 2025-era server as requests.
  */
-function newClient(elicit: ElicitHandler | undefined, plan: EraPlan, timeoutMs: number): Client {
+function newClient({ elicit, sample }: ServerAsks, plan: EraPlan, timeoutMs: number): Client {
   const client = new Client(CLIENT_INFO, {
-    capabilities: elicit ? { elicitation: { form: {}, url: {} } } : {},
+    capabilities: { ...(elicit ? { elicitation: { form: {}, url: {} } } : {}), ...(sample ? { sampling: {} } : {}) },
     versionNegotiation: { mode: plan.mode, probe: { timeoutMs: Math.min(PROBE_TIMEOUT_MS, timeoutMs) } },
     inputRequired: { autoFulfill: false },
     listMaxPages: MAX_LIST_PAGES,
   });
   if (elicit) client.setRequestHandler('elicitation/create', (request, ctx) => elicit(request.params, ctx.mcpReq.signal));
+  if (sample) client.setRequestHandler('sampling/createMessage', (request, ctx) => sample(request.params, ctx.mcpReq.signal));
   return client;
 }
 
-async function connectOver(transport: Transport, timeoutMs: number, plan: EraPlan, elicit?: ElicitHandler): Promise<Client> {
-  const client = newClient(elicit, plan, timeoutMs);
+async function connectOver(transport: Transport, timeoutMs: number, plan: EraPlan, asks: ServerAsks): Promise<Client> {
+  const client = newClient(asks, plan, timeoutMs);
   try {
     await client.connect(transport, { timeout: timeoutMs, ...(plan.prior ? { prior: plan.prior } : {}) });
     return client;
@@ -129,11 +143,11 @@ async function connectStdio(integration: Integration, options: ConnectOptions, p
     maxMessageBytes: transportBound(integration.maxResourceBytes),
   });
   try {
-    return await connectOver(spawn(), options.timeoutMs, plan, options.elicit);
+    return await connectOver(spawn(), options.timeoutMs, plan, options);
   } catch (err) {
     if (plan.prior || plan.mode !== 'auto') throw err;
     logger.info({ err: (err as Error).message }, 'the MCP server failed the protocol probe; starting it again as a 2025 server');
-    return connectOver(spawn(), options.timeoutMs, LEGACY_PLAN, options.elicit);
+    return connectOver(spawn(), options.timeoutMs, LEGACY_PLAN, options);
   }
 }
 
@@ -147,7 +161,7 @@ async function connectHttp(integration: Integration, options: ConnectOptions, pl
   const streamCut = (bound: number) => logger.warn({ err: messageTooLargeText(bound) }, 'an MCP server\'s stream was cut at the transport bound');
   try {
     const fetch = boundedAnswers(authorized, bounds, streamCut);
-    return await connectOver(new StreamableHTTPClientTransport(url, { requestInit, fetch }), options.timeoutMs, plan, options.elicit);
+    return await connectOver(new StreamableHTTPClientTransport(url, { requestInit, fetch }), options.timeoutMs, plan, options);
   } catch (err) {
     // Servers of the older HTTP+SSE protocol (2025 era only) answer the Streamable HTTP POST with a 4xx (SDK docs: backwards compatibility).
     if (!refusedByAnOlderServer(err) || (plan.mode !== 'auto' && plan.mode !== 'legacy')) throw err;
@@ -157,6 +171,6 @@ async function connectHttp(integration: Integration, options: ConnectOptions, pl
       void legacy.answerWaiting((id) => tooLargeAnswer(id, bound));
     });
     const legacy = new InFlightRequests(new SSEClientTransport(url, { requestInit, fetch }));
-    return connectOver(legacy, options.timeoutMs, LEGACY_PLAN, options.elicit);
+    return connectOver(legacy, options.timeoutMs, LEGACY_PLAN, options);
   }
 }

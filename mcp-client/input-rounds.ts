@@ -22,13 +22,18 @@ export type RoundsOutcome = { result: CallToolResult } | { abandoned: string };
 
 type CallParams = { name: string; arguments?: Record<string, unknown> };
 
+/** What the engine answers besides elicitation: sampling, for an integration that allows it. */
+export interface RoundAnswers {
+  sampling?: boolean;
+}
+
 /** Why this round's questions cannot be answered, if they cannot. */
-function refusal(asked: InputRequiredResult): string | undefined {
+function refusal(asked: InputRequiredResult, answers: RoundAnswers = {}): string | undefined {
   const requests = Object.values(asked.inputRequests ?? {});
   if (requests.length > MAX_INPUT_REQUESTS || Buffer.byteLength(asked.requestState ?? '') > MAX_REQUEST_STATE_BYTES) {
     return toolResultText.mcpQuestionTooLarge();
   }
-  const other = requests.find((r) => r.method !== 'elicitation/create');
+  const other = requests.find((r) => r.method !== 'elicitation/create' && !(answers.sampling && r.method === 'sampling/createMessage'));
   return other ? toolResultText.mcpQuestionUnsupported(String(other.method)) : undefined;
 }
 
@@ -50,14 +55,16 @@ export interface RoundReply {
 }
 
 /** One call of a 2026-era tool: its result, or the questions it asks (checked against the bounds). */
-export async function callToolRound(client: Client, params: CallParams, options: RequestOptions, reply?: RoundReply): Promise<RoundOutcome> {
+export async function callToolRound(
+  client: Client, params: CallParams, options: RequestOptions, reply?: RoundReply, answers?: RoundAnswers,
+): Promise<RoundOutcome> {
   // callTool, not a bare request: it mirrors the tool's x-mcp-header parameters into Mcp-Param-* headers.
   const value: unknown = await client.callTool(
     { ...params, ...(reply ? { inputResponses: reply.inputResponses } : {}), ...(reply?.requestState !== undefined ? { requestState: reply.requestState } : {}) } as CallParams,
     { ...options, allowInputRequired: true },
   );
   if (!isInputRequiredResult(value)) return { result: value as CallToolResult };
-  const refused = refusal(value);
+  const refused = refusal(value, answers);
   return refused ? { abandoned: refused } : { asked: value };
 }
 

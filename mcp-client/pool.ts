@@ -1,9 +1,9 @@
-import type { Client } from '@modelcontextprotocol/client';
+import { ProtocolError, type Client } from '@modelcontextprotocol/client';
 import type { Integration } from '../core/integration';
 import type { EraVerdicts } from '../core/protocol-era';
 import type { Logger } from '../platform/logger';
 import { integrationFetch, type GuardedFetch, type NetworkPolicy } from '../platform/net/address-guard';
-import { connectIntegration, type ElicitHandler } from './connect';
+import { connectIntegration, type ElicitHandler, type SampleHandler, type ServerAsks } from './connect';
 import type { OAuthFetchOptions } from './oauth-fetch';
 
 /**
@@ -15,11 +15,11 @@ export interface McpPool {
   withClient<T>(integration: Integration, fn: (client: Client) => Promise<T>): Promise<T>;
   /**
    * Runs fn on a connection no other call uses meanwhile, whose server's questions
-   * (elicitation/create) go to onElicit: a server does not say which of its requests a question
+   * (elicitation/create) and sampling requests go to `asks`: a server does not say which of its requests a question
    * belongs to, so only a connection with one call in flight can attribute it. Connections are
    * reused by later calls and closed when idle, like shared ones.
    */
-  withCallClient<T>(integration: Integration, onElicit: ElicitHandler, fn: (client: Client) => Promise<T>): Promise<T>;
+  withCallClient<T>(integration: Integration, asks: ServerAsks, fn: (client: Client) => Promise<T>): Promise<T>;
   closeAll(): Promise<void>;
   /** ids of the integrations with a live connection, for tests and diagnostics */
   connectedIds(): string[];
@@ -50,8 +50,8 @@ interface Entry {
   inUse: number;
   lastUsed: number;
   dead: boolean;
-  /** the call in flight on a per-call connection; questions without one are declined */
-  elicit?: ElicitHandler;
+  /** the call in flight on a per-call connection; questions without one are declined, sampling refused */
+  asks?: ServerAsks;
 }
 
 export const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
@@ -99,10 +99,13 @@ export function createMcpPool(options: McpPoolOptions): McpPool {
     const entry: Entry = { updatedAt: integration.updatedAt, inUse: 0, lastUsed: Date.now(), dead: false, connecting: undefined! };
     const started = Date.now();
     const elicit: ElicitHandler | undefined = integration.elicitation
-      ? (params, signal) => (entry.elicit ? entry.elicit(params, signal) : Promise.resolve({ action: 'decline' }))
+      ? (params, signal) => (entry.asks?.elicit ? entry.asks.elicit(params, signal) : Promise.resolve({ action: 'decline' }))
+      : undefined;
+    const sample: SampleHandler | undefined = integration.sampling !== 'never'
+      ? (params, signal) => (entry.asks?.sample ? entry.asks.sample(params, signal) : Promise.reject(new ProtocolError(-1, 'No tool call of this connection is in flight')))
       : undefined;
     entry.connecting = connectIntegration(integration, {
-      groupsDir, logger, timeoutMs: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS, fetch: fetchFor(integration), elicit, oauth: options.oauth, eras: options.eras,
+      groupsDir, logger, timeoutMs: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS, fetch: fetchFor(integration), elicit, sample, oauth: options.oauth, eras: options.eras,
     }).then((client) => {
       entry.client = client;
       // A transport that closes or errors fatally (server crash, dropped stream) makes the next call reconnect.
@@ -147,7 +150,7 @@ export function createMcpPool(options: McpPoolOptions): McpPool {
       entry ??= connect(integration);
       return use(entry, fn);
     },
-    async withCallClient(integration, onElicit, fn) {
+    async withCallClient(integration, asks, fn) {
       if (closing) throw new Error('The MCP pool is shut down');
       for (const stale of (callEntries.get(integration.id) ?? []).filter((e) => e.inUse === 0 && (e.dead || e.updatedAt !== integration.updatedAt))) {
         void closeEntry(integration.id, stale);
@@ -156,11 +159,11 @@ export function createMcpPool(options: McpPoolOptions): McpPool {
         ?? connect(integration, true);
       // Claimed before the first await, so that no other call takes it meanwhile.
       entry.inUse++;
-      entry.elicit = onElicit;
+      entry.asks = asks;
       try {
         return await use(entry, fn);
       } finally {
-        entry.elicit = undefined;
+        entry.asks = undefined;
         entry.inUse--;
       }
     },

@@ -19,6 +19,8 @@ export interface RunContinuation {
   usage: Usage;
   toolCallCount: number;
   lastTextPreview: string;
+  /** the run's step cursor (workflows/sampling-steps.ts); absent in continuations made before it: the turns */
+  llmSteps?: number;
   run: Omit<PreparedRun, 'pinned'>;
 }
 

@@ -12,7 +12,8 @@ import { offeredNativeTools } from '../core/native-tools';
 import { installApprovalGate, type ApprovalGate, type ApprovalSeqs } from './approval-gate';
 import { runStateQuery, type RunContinuation, type RunWorkflowInput } from './definitions';
 import { routeToolCall } from './tool-kinds';
-import { installInputWait, type InputWaits } from './input-wait';
+import { installInputWait, type InputVerdict, type InputWaits } from './input-wait';
+import { answerSamplings, countSampledDuringCall, type ModelLedger } from './sampling-steps';
 import { waitingAttribute } from './waiting-attribute';
 import { allocateEvents, allocateTurnEvents } from './event-numbers';
 
@@ -24,6 +25,8 @@ type Run = RunContinuation['run'];
 interface Waits {
   gate: ApprovalGate;
   inputs: InputWaits;
+  /** the run's model steps and usage, which its server's sampling requests add to */
+  ledger: ModelLedger;
 }
 
 /*
@@ -73,7 +76,14 @@ export async function runWorkflow(input: RunWorkflowInput): Promise<RunOutcome> 
   };
   setHandler(runStateQuery, () => state);
   const listing = waitingAttribute();
-  const waits: Waits = { gate: installApprovalGate(listing), inputs: installInputWait(listing) };
+  let steps = previous?.llmSteps ?? previous?.turns ?? 0;
+  const ledger: ModelLedger = {
+    get steps() { return steps; },
+    set steps(n) { steps = n; },
+    get usage() { return state.usage; },
+    set usage(u) { state.usage = u; },
+  };
+  const waits: Waits = { gate: installApprovalGate(listing), inputs: installInputWait(listing), ledger };
 
   let continuation: RunContinuation | undefined;
   let cancelled: unknown;
@@ -127,8 +137,10 @@ async function loop(
   while (state.turns < context.maxTurns) {
     const turn = state.turns + 1;
     const first = turn === 1 ? opening : undefined;
+    // Preparation played step 0 when it ran the first turn.
+    const step = waits.ledger.steps++;
     const reply = first && 'reply' in first ? first.reply : await proxyActivities<Activities>({ ...llmOptions, summary: `LLM turn ${turn}` }).llmTurn({
-      runId: input.runId, threadId: context.threadId, agentId: context.agentId, turn,
+      runId: input.runId, threadId: context.threadId, agentId: context.agentId, turn, step,
       nativeTools: offeredNativeTools(tools), hasDataSources: tools.hasDataSources, eventSeq: first?.eventSeq ?? allocateEvents(state, 2),
       usageBefore: state.usage,
     });
@@ -158,7 +170,7 @@ async function loop(
     if ((info.historySize >= (input.continueAsNewAtHistoryBytes ?? DEFAULT_CONTINUE_AS_NEW_BYTES) || info.continueAsNewSuggested)
       && state.turns < context.maxTurns && !CancellationScope.current().consideredCancelled) {
       const { turns, eventSeq, usage, toolCallCount, lastTextPreview } = state;
-      return { turns, eventSeq, usage, toolCallCount, lastTextPreview, run };
+      return { turns, eventSeq, usage, toolCallCount, lastTextPreview, llmSteps: waits.ledger.steps, run };
     }
   }
   Object.assign(state, { status: 'completed', stopReason: 'max_turns' });
@@ -191,11 +203,17 @@ function callTool(
     const opts = options({ ...ref, summary }, route);
     // Each round's call is an activity of its own.
     if (resume && opts.activityId) opts.activityId = `${opts.activityId}:${resume.round}`;
-    return proxyActivities<ToolActivities>(opts)[activity]({ ...input, ...(resume ? { resume: { roundId: resume.roundId } } : {}) }).then(
-      (outcome) => (outcome.waiting ? answered(outcome.waiting) : outcome), failed,
+    return proxyActivities<ToolActivities>(opts)[activity]({ ...input, step: waits.ledger.steps, ...(resume ? { resume: { roundId: resume.roundId } } : {}) }).then(
+      (outcome) => {
+        countSampledDuringCall(waits.ledger, outcome.sampled);
+        return outcome.waiting ? answered(outcome.waiting) : outcome;
+      }, failed,
     );
   };
-  const answered = (wait: InputWait) => waits.inputs.awaitAnswers(ref.name, wait).then(
+  // The round's questions first (a reviewer's decisions on its sampling requests among them), then its sampling steps.
+  const settled = (wait: InputWait): Promise<InputVerdict> => (wait.inputIds.length > 0 ? waits.inputs.awaitAnswers(ref.name, wait) : Promise.resolve<InputVerdict>({ answered: true }))
+    .then((verdict) => (verdict.answered && wait.samplings?.length ? answerSamplings(waits.ledger, ref, wait) : verdict));
+  const answered = (wait: InputWait) => settled(wait).then(
     (verdict) => (verdict.answered ? run(wait) : recording.recordToolResult({ ...input, status: 'error', content: verdict.content })),
   ).catch(failed);
   if (!route?.approval) return run();

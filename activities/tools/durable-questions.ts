@@ -4,6 +4,11 @@ import { toolResultText } from '../../core/tool-texts';
 import { MAX_INPUT_ROUNDS, type RoundReply } from '../../mcp-client/input-rounds';
 import { clearRoundAnswers, insertInputRound, readRoundAnswers, type RoundQuestion } from '../../store/runs/input-rounds';
 import type { ToolRun, Verdict } from '../tool-call';
+import type { Integration } from '../../core/integration';
+import { MAX_SAMPLINGS_PER_CALL, samplingText, type SamplingRef, type SamplingRequest } from '../../core/sampling';
+import { inTransaction } from '../../store/pool';
+import { callSamplingCount, insertSampling } from '../../store/runs/samplings';
+import { parseSamplingRequest } from './sampling';
 
 /**
  * A 2026-era server's questions, waited for durably. The activity that got `input_required`
@@ -31,20 +36,50 @@ function question(key: string, rawParams: unknown): RoundQuestion | string {
     : { key, mode: 'form', message: params.message, requestedSchema: params.requestedSchema as Record<string, unknown> };
 }
 
-/** Stores the round the server asked for and says the workflow waits; more rounds than allowed end the call. */
-export async function storeQuestions(run: ToolRun, asked: InputRequiredResult, round: number, timeoutMs: number): Promise<Verdict> {
+/**
+ * Stores the round the server asked for and says the workflow waits; more rounds (or sampling
+ * requests) than allowed end the call. Elicitations become pending inputs; sampling requests
+ * (only asked of an integration that allows them: input-rounds.ts refused them otherwise) are
+ * stored for the workflow's sampling steps, those a reviewer decides first among the inputs waited for.
+ */
+export async function storeQuestions(run: ToolRun, integration: Integration, asked: InputRequiredResult, round: number): Promise<Verdict> {
   if (round > MAX_INPUT_ROUNDS) return { status: 'error', content: toolResultText.mcpTooManyRounds(MAX_INPUT_ROUNDS) };
+  const { runId, toolCallId, name } = run.input;
+  const timeoutMs = integration.elicitationTimeoutMs;
   const questions: RoundQuestion[] = [];
+  const samplings: { key: string; request: SamplingRequest }[] = [];
   for (const [key, request] of Object.entries(asked.inputRequests ?? {})) {
+    if (request.method === 'sampling/createMessage') {
+      const parsed = parseSamplingRequest(request.params, integration);
+      if (typeof parsed === 'string') return { status: 'error', content: toolResultText.mcpToolUnexpected(parsed) };
+      samplings.push({ key, request: parsed });
+      continue;
+    }
     const q = question(key, request.params);
     if (typeof q === 'string') return { status: 'error', content: q };
     questions.push(q);
   }
-  const { roundId, inputIds } = await insertInputRound(run.deps.db, {
-    runId: run.input.runId, toolCallId: run.input.toolCallId, round, requestState: asked.requestState, questions, waitMs: timeoutMs,
+  if (samplings.length > 0 && await callSamplingCount(run.deps.db, runId, toolCallId) + samplings.length > MAX_SAMPLINGS_PER_CALL) {
+    return { status: 'error', content: samplingText.tooMany(MAX_SAMPLINGS_PER_CALL) };
+  }
+  const needsApproval = integration.sampling === 'approve';
+  const stored = await inTransaction(run.deps.db, async (tx) => {
+    const r = await insertInputRound(tx, { runId, toolCallId, round, requestState: asked.requestState, questions, waitMs: timeoutMs });
+    const refs: SamplingRef[] = [];
+    for (const s of samplings) {
+      const row = await insertSampling(tx, {
+        runId, toolCallId, turn: run.input.turn, name, integrationId: integration.id, roundId: r.roundId, requestKey: s.key, request: s.request, needsApproval, waitMs: timeoutMs,
+      });
+      refs.push({ samplingId: row.samplingId, needsApproval });
+    }
+    return { ...r, samplings: refs };
   });
-  run.log.info({ roundId, round, inputIds }, 'the MCP server asks for input; the call waits durably');
-  return { status: 'ok', content: '', waiting: { roundId, inputIds, round, timeoutMs } };
+  const inputIds = [...stored.inputIds, ...stored.samplings.filter((s) => s.needsApproval).map((s) => s.samplingId)];
+  run.log.info({ roundId: stored.roundId, round, inputIds, samplings: stored.samplings.length }, 'the MCP server asks for input; the call waits durably');
+  return {
+    status: 'ok', content: '',
+    waiting: { roundId: stored.roundId, inputIds, round, timeoutMs, ...(stored.samplings.length > 0 ? { samplings: stored.samplings } : {}) },
+  };
 }
 
 /** The answers of a round, for the call that carries them back. */

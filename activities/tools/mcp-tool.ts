@@ -12,6 +12,7 @@ import type { DiscoverySnapshot } from '../run-snapshots';
 import type { ToolHandler, ToolRun, Verdict } from '../tool-call';
 import type { Integration } from '../../core/integration';
 import { callClock, elicitationHandler, requestTimedOut } from './elicitation';
+import { samplingHandler, type SamplingLedger } from './sampling';
 import { answersDelivered, roundReply, storeQuestions, type ResumedRound } from './durable-questions';
 import { integrationUsable } from './usable-integration';
 
@@ -43,20 +44,30 @@ function failureVerdict(err: unknown, requestTimeoutMs: number, resumed?: Resume
   return unexpected(mcpErrorText(err));
 }
 
+/** What a 2025-era server's sampling requests did during the call, set once its handler exists. */
+interface DuringCall {
+  sampling?: SamplingLedger;
+}
+
 async function callTool(route: McpToolRoute, args: Record<string, unknown>, run: ToolRun): Promise<Verdict> {
   const integration = integrationUsable(run.integration, route.integrationId, { pinnedAllowed: true });
   if (typeof integration === 'string') return unexpected(integration);
   // Read once, before any connect attempt.
   const resumed = run.input.resume ? await roundReply(run, run.input.resume.roundId) : undefined;
   if (resumed && 'status' in resumed) return resumed;
-  const verdict = await callWithRetries(integration, route, args, run, resumed);
+  const during: DuringCall = {};
+  const verdict = await callWithRetries(integration, route, args, run, resumed, during);
   // A throw (the worker's end, a cancel) keeps them: a retry of a tool safe to repeat carries them again.
   if (run.input.resume) await answersDelivered(run, run.input.resume.roundId);
-  return verdict;
+  const ledger = during.sampling;
+  if (!ledger || (ledger.steps === 0 && !ledger.refusal)) return verdict;
+  const sampled = { usage: ledger.usage, steps: ledger.steps };
+  // A reviewer's denial, or a model that failed for good, is what the LLM reads, whatever the server made of it.
+  return ledger.refusal ? { status: 'error', content: ledger.refusal, sampled } : { ...verdict, sampled };
 }
 
 async function callWithRetries(
-  integration: Integration, route: McpToolRoute, args: Record<string, unknown>, run: ToolRun, resumed: ResumedRound | undefined,
+  integration: Integration, route: McpToolRoute, args: Record<string, unknown>, run: ToolRun, resumed: ResumedRound | undefined, during: DuringCall,
 ): Promise<Verdict> {
   const { signal } = run;
   // Progress notifications restart the per-request timer; it must never outlast the whole-call bound.
@@ -74,8 +85,8 @@ async function callWithRetries(
           signal,
         });
       };
-      const outcome = integration.elicitation
-        ? await callWithElicitation(integration, route, args, run, () => { sent = true; }, resumed)
+      const outcome = integration.elicitation || integration.sampling !== 'never'
+        ? await callWithAsks(integration, route, args, run, () => { sent = true; }, { resumed, during })
         : await run.deps.mcpPool.withClient(integration, send);
       if ('verdict' in outcome) return outcome.verdict;
       if ('abandoned' in outcome) return { status: 'error', content: outcome.abandoned };
@@ -100,23 +111,27 @@ async function callWithRetries(
 }
 
 /**
- * A call to a server that may ask questions, on a connection of its own (so a question is this
- * call's). A 2026-era server asks inside the call's result: the questions are stored, the activity
- * ends, and the workflow waits (durable-questions.ts); `resumed` carries the answers back. A
- * 2025-era server asks over the connection, and the call waits here, with bounds of its own that
- * stand still while a question waits for its answer, up to the integration's elicitation timeout
- * (which discovery added to the activity's bound). The SDK's own timeout is only the backstop: the
- * whole bound, waits included.
+ * A call to a server that may ask questions or sampling, on a connection of its own (so a question
+ * is this call's). A 2026-era server asks inside the call's result: the requests are stored, the
+ * activity ends, and the workflow waits and samples (durable-questions.ts); `resumed` carries the
+ * answers back. A 2025-era server asks over the connection, and the call waits here (sampling.ts
+ * answers its sampling requests), with bounds of its own that stand still while a question waits
+ * for its answer or the model answers, up to the integration's elicitation timeout (which
+ * discovery added to the activity's bound). The SDK's own timeout is only the backstop: the whole
+ * bound, waits included.
  */
-async function callWithElicitation(
-  integration: Integration, route: McpToolRoute, args: Record<string, unknown>, run: ToolRun, onSent: () => void, resumed?: ResumedRound,
+async function callWithAsks(
+  integration: Integration, route: McpToolRoute, args: Record<string, unknown>, run: ToolRun, onSent: () => void,
+  { resumed, during }: { resumed?: ResumedRound; during: DuringCall },
 ): Promise<RoundsOutcome | { verdict: Verdict }> {
   const budgetMs = Math.min(route.elicitationTimeoutMs ?? 0, integration.elicitationTimeoutMs);
   const requestTimeoutMs = Math.min(route.toolTimeoutMs, route.totalTimeoutMs);
   const timedOut = new AbortController();
   const clock = callClock(requestTimeoutMs, route.totalTimeoutMs, budgetMs, (ms) => timedOut.abort(requestTimedOut(ms)));
   const signal = AbortSignal.any([run.signal, timedOut.signal]);
-  const onElicit = elicitationHandler(run, clock, signal);
+  const onElicit = integration.elicitation ? elicitationHandler(run, clock, signal) : undefined;
+  const sampling = integration.sampling !== 'never' ? samplingHandler(run, integration, clock, signal) : undefined;
+  if (sampling) during.sampling = sampling.ledger;
   const options = {
     timeout: route.totalTimeoutMs + budgetMs,
     maxTotalTimeout: route.totalTimeoutMs + budgetMs,
@@ -128,12 +143,12 @@ async function callWithElicitation(
   };
   const params = { name: route.toolName, arguments: args };
   try {
-    return await run.deps.mcpPool.withCallClient(integration, onElicit, async (client): Promise<RoundsOutcome | { verdict: Verdict }> => {
+    return await run.deps.mcpPool.withCallClient(integration, { elicit: onElicit, sample: sampling?.handler }, async (client): Promise<RoundsOutcome | { verdict: Verdict }> => {
       onSent();
       if (client.getProtocolEra() !== 'modern') return callToolInRounds(client, params, options, onElicit);
-      const outcome = await callToolRound(client, params, options, resumed?.reply);
+      const outcome = await callToolRound(client, params, options, resumed?.reply, { sampling: Boolean(sampling) });
       if (!('asked' in outcome)) return outcome;
-      return { verdict: await storeQuestions(run, outcome.asked, (resumed?.round ?? 0) + 1, integration.elicitationTimeoutMs) };
+      return { verdict: await storeQuestions(run, integration, outcome.asked, (resumed?.round ?? 0) + 1) };
     });
   } finally {
     clock.stop();

@@ -8,7 +8,8 @@ import { findRunResult } from '../../store/runs/results';
 import { type RunEvent } from '../../store/runs/events';
 import { findRun } from '../../store/runs/runs';
 import { pendingRunInputs } from '../../store/runs/inputs';
-import { followRunEvents } from '../../use-cases/runs/follow-events';
+import { followedSamplings } from '../../store/runs/samplings';
+import { followRunEvents, samplingView } from '../../use-cases/runs/follow-events';
 import { pendingInputView } from '../../use-cases/runs/runs';
 import { runNotFound } from '../../use-cases/problem';
 import { openSse, type SseStream } from '../sse';
@@ -44,7 +45,7 @@ export const runEventRoutes: FastifyPluginAsyncZod<RunEventRouteDeps> = async (a
       summary: 'Follow a run as Server-Sent Events (event id = seq; resumable with Last-Event-ID); closes after run_ended',
       params: idParams, querystring: eventsQuery, headers: eventsHeaders,
       response: {
-        200: { description: 'text/event-stream: run_started, turn_started, turn_ended, tool_call_started, tool_call_ended, approval_requested, approval_resolved, run_ended; input_requested (no id) for each question an MCP server asks that waits for an answer, and input_resolved (no id) once it no longer waits', content: { 'text/event-stream': { schema: z.string() } } },
+        200: { description: 'text/event-stream: run_started, turn_started, turn_ended, tool_call_started, tool_call_ended, approval_requested, approval_resolved, run_ended; input_requested (no id) for each question an MCP server asks that waits for an answer, and input_resolved (no id) once it no longer waits; sampling_requested and sampling_resolved (no id) for each request of an MCP server to sample the run\'s model (its status, and its usage once answered)', content: { 'text/event-stream': { schema: z.string() } } },
         400: problemResponse('Invalid Last-Event-ID'),
         404: problemResponse('No such run'),
       },
@@ -75,6 +76,8 @@ const WORKFLOW_CLOSED_EVENT = {
 async function sendRunEvents(deps: RunEventRouteDeps, runId: string, afterSeq: number, stream: SseStream): Promise<void> {
   const present = eventPresenter(deps.db, runId);
   const watch = deps.changes.watch(runId, ['event', 'progress', 'ended', 'input']);
+  // Sampling requests resolved before the stream began are not news to it.
+  const since = new Date();
   try {
     // A run closed from outside gets its result and run_ended from the API's reconciliation.
     const items = followRunEvents(deps.db, runId, {
@@ -82,6 +85,7 @@ async function sendRunEvents(deps: RunEventRouteDeps, runId: string, afterSeq: n
       changed: () => watch.next(IDLE_REREAD_MS, stream.signal),
       progress: async () => ((await findRunResult(deps.db, runId)) ? 'ended' : 'running'),
       pendingInputs: async () => (await pendingRunInputs(deps.db, runId)).map(pendingInputView),
+      samplings: async () => (await followedSamplings(deps.db, runId, since)).map(samplingView),
     });
     for await (const item of items) {
       const sent = item.kind === 'event'
@@ -90,7 +94,9 @@ async function sendRunEvents(deps: RunEventRouteDeps, runId: string, afterSeq: n
           ? await stream.send({ event: 'input_requested', data: { type: 'input_requested', runId, ...item.input } })
           : item.kind === 'input_resolved'
             ? await stream.send({ event: 'input_resolved', data: { type: 'input_resolved', runId, inputId: item.inputId } })
-            : await stream.send({ event: 'run_ended', data: WORKFLOW_CLOSED_EVENT });
+            : item.kind === 'sampling_requested' || item.kind === 'sampling_resolved'
+              ? await stream.send({ event: item.kind, data: { type: item.kind, runId, ...item.sampling } })
+              : await stream.send({ event: 'run_ended', data: WORKFLOW_CLOSED_EVENT });
       if (!sent) break;
     }
   } finally {

@@ -11,6 +11,7 @@ import { migration as m009 } from './009-run-progress-notify';
 import { migration as m010 } from './010-private-network-flag';
 import { migration as m011 } from './011-protocol-eras';
 import { migration as m012 } from './012-input-rounds';
+import { migration as m013 } from './013-sampling';
 import type { Migration } from './migration';
 
 /**
@@ -31,6 +32,7 @@ export const migrations: Migration[] = [
   m010,
   m011,
   m012,
+  m013,
 ];
 
 const LOCK_KEY = 0x6167_656e; // "agen"

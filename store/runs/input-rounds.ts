@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../pool';
 import { storableJsonText, storableText } from '../storable-text';
+import type { SamplingAnswer } from '../../core/sampling';
 import { openAnswer, type InputAction } from './inputs';
 
 /**
@@ -57,7 +58,7 @@ export async function insertInputRound(db: Queryable, round: NewInputRound): Pro
   return { roundId, inputIds: questions.map((q) => q.input_id) };
 }
 
-export type RoundResponse = { action: InputAction; content?: Record<string, unknown> };
+export type RoundResponse = { action: InputAction; content?: Record<string, unknown> } | SamplingAnswer;
 
 export type RoundAnswers =
   | { answered: true; round: number; requestState?: string; responses: Record<string, RoundResponse> }
@@ -75,9 +76,14 @@ export async function readRoundAnswers(db: Queryable, roundId: string): Promise<
   const { rows } = await db.query<{ input_id: string; request_key: string; status: string; answer: unknown }>(
     'SELECT input_id, request_key, status, answer FROM run_inputs WHERE round_id = $1', [roundId]);
   if (rows.some((r) => !['accept', 'decline', 'cancel'].includes(r.status))) return { answered: false };
-  const responses = Object.fromEntries(rows.map((r) => [r.request_key, {
+  // Sampling requests of the round, answered by the model's steps (store/runs/samplings.ts).
+  const { rows: sampled } = await db.query<{ request_key: string; answer: SamplingAnswer | null }>(
+    'SELECT request_key, answer FROM run_samplings WHERE round_id = $1', [roundId]);
+  if (sampled.some((s) => !s.answer)) return { answered: false };
+  const responses: Record<string, RoundResponse> = Object.fromEntries(rows.map((r) => [r.request_key, {
     action: r.status as InputAction, ...(r.status === 'accept' && r.answer ? { content: openAnswer(r.input_id, r.answer) } : {}),
   }]));
+  for (const s of sampled) responses[s.request_key] = s.answer!;
   const state = rounds[0].request_state;
   return { answered: true, round: rounds[0].round, ...(state ? { requestState: state.toString('utf16le') } : {}), responses };
 }
@@ -85,15 +91,19 @@ export async function readRoundAnswers(db: Queryable, roundId: string): Promise<
 /** The answers' content, once the call that carried it back has its verdict. */
 export async function clearRoundAnswers(db: Queryable, roundId: string): Promise<void> {
   await db.query('UPDATE run_inputs SET answer = NULL WHERE round_id = $1 AND answer IS NOT NULL', [roundId]);
+  await db.query('UPDATE run_samplings SET answer = NULL WHERE round_id = $1 AND answer IS NOT NULL', [roundId]);
 }
 
 /**
- * Ends the round's questions nobody answered in time. True when every question had its answer
- * first (an answer that came with the timer wins over it).
+ * Ends the round's questions nobody answered in time, and its sampling requests no reviewer
+ * decided. True when every one had its answer or decision first (one that came with the timer wins over it).
  */
 export async function closeInputRound(db: Queryable, roundId: string): Promise<boolean> {
   await db.query("UPDATE run_inputs SET status = 'expired', answered_at = now() WHERE round_id = $1 AND status = 'pending'", [roundId]);
+  await db.query(
+    "UPDATE run_samplings SET status = 'timed_out', resolved_at = now() WHERE round_id = $1 AND status = 'pending' AND needs_approval", [roundId]);
   const { rows } = await db.query<{ open: number }>(
-    "SELECT count(*)::int AS open FROM run_inputs WHERE round_id = $1 AND status NOT IN ('accept', 'decline', 'cancel')", [roundId]);
-  return rows[0].open === 0;
+    `SELECT (SELECT count(*) FROM run_inputs WHERE round_id = $1 AND status NOT IN ('accept', 'decline', 'cancel'))
+      + (SELECT count(*) FROM run_samplings WHERE round_id = $1 AND needs_approval AND status = 'timed_out') AS open`, [roundId]);
+  return Number(rows[0].open) === 0;
 }

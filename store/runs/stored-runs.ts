@@ -40,7 +40,8 @@ SELECT r.id, r.thread_id, r.agent_id, r.created_at,
   rr.thread_id AS rr_thread_id, rr.agent_id AS rr_agent_id, rr.status, rr.stop_reason, rr.output, rr.error, rr.turns,
   rr.usage, rr.tool_calls, rr.created_at AS rr_created_at, rr.ended_at,
   t.live_turns, t.live_input_tokens, t.live_output_tokens, tc.live_tool_calls, a.arguments,
-  rr.run_id IS NULL AND EXISTS (SELECT 1 FROM run_approvals WHERE run_id = r.id AND status = 'pending') AS pending_approvals,
+  rr.run_id IS NULL AND (EXISTS (SELECT 1 FROM run_approvals WHERE run_id = r.id AND status = 'pending')
+    OR EXISTS (SELECT 1 FROM run_samplings WHERE run_id = r.id AND status = 'pending' AND needs_approval)) AS pending_approvals,
   rr.run_id IS NULL AND EXISTS (SELECT 1 FROM run_inputs WHERE run_id = r.id AND status = 'pending') AS pending_inputs
 FROM runs r
 LEFT JOIN run_results rr ON rr.run_id = r.id

@@ -76,7 +76,7 @@ describe('the worker sends a key only where it belongs', () => {
   // Reads anything: the provider's own checks are what is under test here.
   const provider = createAiSdkProvider((name) => WORKER_ENV[name], ['OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'LOCAL_LLM_KEY']);
   const complete = (model: ModelConfig) =>
-    provider.complete({ model, messages: [{ role: 'user', content: 'hi' }], tools: [], turn: 1, signal: new AbortController().signal });
+    provider.complete({ model, messages: [{ role: 'user', content: 'hi' }], tools: [], turn: 1, step: 0, signal: new AbortController().signal });
 
   test('a foreign baseUrl without apiKeyEnv receives no Authorization header (OpenAI) and no key (Anthropic)', async () => {
     server.play([{ text: 'ok' }]);

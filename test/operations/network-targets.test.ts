@@ -81,7 +81,7 @@ describe('guarded fetch', () => {
     const providers = createProviders({ readApiKey: () => undefined });
     const failure = await providers.openai!.complete({
       model: { provider: 'openai', name: 'm', baseUrl: 'http://169.254.169.254/v1' },
-      messages: [{ role: 'user', content: 'hi' }], tools: [], turn: 1, signal: new AbortController().signal,
+      messages: [{ role: 'user', content: 'hi' }], tools: [], turn: 1, step: 0, signal: new AbortController().signal,
     }).catch((err: unknown) => err);
     expect(failure).toBeInstanceOf(AddressRefusedError);
     expect(classifyLlmError(failure)).toMatchObject({

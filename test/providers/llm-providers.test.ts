@@ -31,7 +31,7 @@ const REPLY = {
   usage: { input: 120, output: 30 },
 };
 
-const complete = (model: ModelConfig) => provider.complete({ model, messages: MESSAGES, tools: TOOLS, turn: 3, signal: new AbortController().signal });
+const complete = (model: ModelConfig) => provider.complete({ model, messages: MESSAGES, tools: TOOLS, turn: 3, step: 2, signal: new AbortController().signal });
 
 describe('LLM providers against servers speaking the real wire formats', () => {
   let server: FakeLlmServer;
@@ -99,10 +99,10 @@ describe('LLM providers against servers speaking the real wire formats', () => {
     expect(server.requests[0].headers.authorization).toBe('Bearer local-secret');
     const keyless = createAiSdkProvider(() => undefined);
     server.play([{ text: 'hi' }]);
-    const res = await keyless.complete({ model: { provider: 'openai', name: 'llama3', baseUrl: server.baseUrl }, messages: MESSAGES, tools: [], turn: 1, signal: new AbortController().signal });
+    const res = await keyless.complete({ model: { provider: 'openai', name: 'llama3', baseUrl: server.baseUrl }, messages: MESSAGES, tools: [], turn: 1, step: 0, signal: new AbortController().signal });
     expect(res.text).toBe('hi');
     expect(server.requests[0].headers.authorization).toBeUndefined();
-    await expect(keyless.complete({ model: { provider: 'anthropic', name: 'claude' }, messages: MESSAGES, tools: [], turn: 1, signal: new AbortController().signal }))
+    await expect(keyless.complete({ model: { provider: 'anthropic', name: 'claude' }, messages: MESSAGES, tools: [], turn: 1, step: 0, signal: new AbortController().signal }))
       .rejects.toThrow('set ANTHROPIC_API_KEY in the worker');
   });
 

@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { SIZE_BOUNDS, type Integration, type IntegrationTransport } from '../../core/integration';
 import type { OperatorNames } from '../../platform/operator-names';
+import { DEFAULT_SAMPLING_MAX_TOKENS } from '../../core/sampling';
 import { requireAdminForName, type Caller } from '../caller';
 
 /**
@@ -46,6 +47,9 @@ const ADMIN_SETTINGS = {
   taskQueue: (next, current) => (next ?? null) !== (current ?? null),
   // Services on loopback and private networks answer whoever reaches them: which servers may be there.
   allowPrivateNetwork: (next, current) => next && !current,
+  // The server then spends the run's model (and its budget), with a reviewer or without.
+  sampling: (next, current) => next !== 'never' && next !== (current ?? 'never'),
+  samplingMaxTokens: (next, current) => next > Math.max(current ?? 0, DEFAULT_SAMPLING_MAX_TOKENS),
   maxResultBytes: raisesAboveDefault(SIZE_BOUNDS.maxResultBytes),
   maxResourceBytes: raisesAboveDefault(SIZE_BOUNDS.maxResourceBytes),
 } satisfies { [K in keyof Integration]?: Widens<K> };

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { parseApprovalTimeout, type ApprovalPolicy } from '../../core/approval';
 import { SIZE_BOUNDS, TASK_QUEUE_PATTERN, type IntegrationTransport } from '../../core/integration';
 import { PROTOCOL_CHOICES } from '../../core/protocol-era';
+import { SAMPLING_MODES } from '../../core/sampling';
 import { DURATION_PATTERN, parseDuration } from '../../core/duration';
 import { HttpProblem } from '../problem';
 import { describeIssues, formatPath } from '../validation';
@@ -118,6 +119,8 @@ const importedSettingsSchema = z.object({
   maxResultBytes: sizeBound(SIZE_BOUNDS.maxResultBytes).optional(),
   maxResourceBytes: sizeBound(SIZE_BOUNDS.maxResourceBytes).optional(),
   protocol: z.enum(PROTOCOL_CHOICES).optional(),
+  sampling: z.enum(SAMPLING_MODES).optional(),
+  samplingMaxTokens: z.number().int().min(1).max(1_000_000).optional(),
 });
 
 export type ImportedSettings = z.infer<typeof importedSettingsSchema>;

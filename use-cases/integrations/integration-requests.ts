@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { PROTOCOL_CHOICES } from '../../core/protocol-era';
+import { SAMPLING_MODES } from '../../core/sampling';
 import { INTEGRATION_NAME_PATTERN, integrationNameProblem, SIZE_BOUNDS, TASK_QUEUE_PATTERN } from '../../core/integration';
 import { approvalPolicySchema, elicitationTimeoutMs, elicitationTimeoutSchema, transportSchema } from './integration-input';
 import { MAX_IMPORTED_SERVERS } from './mcp-config-import';
@@ -49,6 +50,11 @@ export const integrationSettings = {
   allowPrivateNetwork: z.boolean()
     .describe('whether the server and its OAuth endpoints may be on loopback or private addresses (default false; turning it on needs the admin key). '
       + 'Metadata and link-local addresses stay refused, and BLOCK_PRIVATE_NETWORKS refuses the rest for every integration'),
+  sampling: z.enum(SAMPLING_MODES)
+    .describe('whether the server may ask the run\'s model for completions (MCP sampling): never (default), approve (each request waits for a reviewer '
+      + 'as a pending approval samp_…), allow. It sees only the server\'s own messages. Anything but never needs the admin key'),
+  samplingMaxTokens: z.number().int().min(1).max(1_000_000)
+    .describe('the cap on a sampling request\'s maxTokens (default 1024; raising it above the default needs the admin key)'),
   protocol: z.enum(PROTOCOL_CHOICES)
     .describe('the MCP protocol era spoken with this server: auto (default) negotiates and keeps the outcome; a version pins that era, never falling back'),
 };

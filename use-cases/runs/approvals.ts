@@ -9,6 +9,7 @@ import { findRun } from '../../store/runs/runs';
 import { HttpProblem, runNotFound } from '../problem';
 import { readRun } from './runs';
 import { type RunView } from '../../core/run-view';
+import { decideSamplingApproval } from './sampling-approvals';
 
 /** A decision waits this long for a worker to take it; a run whose workers are all down answers 503 after it. */
 const DECISION_DEADLINE_MS = 60_000;
@@ -42,6 +43,9 @@ const notWaiting = (runId: string, toolCallId: string) =>
 export async function decideApproval(deps: { db: Db; client: Client }, req: DecideApprovalRequest): Promise<RunView> {
   const { db } = deps;
   if (!(await findRun(db, req.runId))) throw runNotFound(req.runId);
+  if (req.toolCallId.startsWith('samp_') && await decideSamplingApproval(deps, req)) {
+    return (await readRun(db, req.runId)) ?? Promise.reject(runNotFound(req.runId));
+  }
   const before = await findApproval(db, req.runId, req.toolCallId);
   if (!before) throw notWaiting(req.runId, req.toolCallId);
   if (before.status !== 'pending') throw alreadyDecided(req.toolCallId, before.status, before.reason);

@@ -1,6 +1,9 @@
 import type { Queryable } from '../../store/pool';
 import { listEvents, type RunEvent } from '../../store/runs/events';
+import type { SamplingRecord } from '../../store/runs/samplings';
 import type { PendingInputView } from '../../core/run-view';
+import type { Usage } from '../../core/messages';
+import type { SamplingStatus } from '../../core/sampling';
 
 /**
  * Following a run's event log (run_events) as it grows.
@@ -64,14 +67,59 @@ export interface FollowOptions {
    * questions still waiting again)
    */
   pendingInputs?: () => Promise<PendingInputView[]>;
+  /** the run's MCP sampling requests still open or resolved since the stream began, read on every wake like pendingInputs */
+  samplings?: () => Promise<SamplingView[]>;
 }
+
+/** A sampling request as followers see it: never its messages or the answer. */
+export interface SamplingView {
+  samplingId: string;
+  toolCallId: string;
+  turn: number;
+  name: string;
+  integrationId: string | null;
+  needsApproval: boolean;
+  status: SamplingStatus;
+  usage: Usage | null;
+}
+
+const OPEN: ReadonlySet<SamplingStatus> = new Set(['pending', 'approved']);
+
+export const samplingView = (s: SamplingRecord): SamplingView => ({
+  samplingId: s.samplingId, toolCallId: s.toolCallId, turn: s.turn, name: s.name, integrationId: s.integrationId,
+  needsApproval: s.needsApproval, status: s.status, usage: s.usage,
+});
 
 export type FollowItem =
   | { kind: 'event'; event: RunEvent }
   | { kind: 'closed_without_result' }
   | { kind: 'input_requested'; input: PendingInputView }
   /** a question announced to this follower no longer waits: answered, expired, or its call ended */
-  | { kind: 'input_resolved'; inputId: string };
+  | { kind: 'input_resolved'; inputId: string }
+  | { kind: 'sampling_requested'; sampling: SamplingView }
+  | { kind: 'sampling_resolved'; sampling: SamplingView };
+
+/** Each sampling request once as requested (even one already resolved when first seen), then once as resolved. */
+function samplingFollower() {
+  const requested = new Set<string>();
+  const resolved = new Set<string>();
+  return {
+    news(views: SamplingView[]): FollowItem[] {
+      const items: FollowItem[] = [];
+      for (const sampling of views) {
+        if (!requested.has(sampling.samplingId)) {
+          requested.add(sampling.samplingId);
+          items.push({ kind: 'sampling_requested', sampling });
+        }
+        if (!OPEN.has(sampling.status) && !resolved.has(sampling.samplingId)) {
+          resolved.add(sampling.samplingId);
+          items.push({ kind: 'sampling_resolved', sampling });
+        }
+      }
+      return items;
+    },
+  };
+}
 
 /**
  * Yields the run's events after `afterSeq`, in order, until `run_ended` (or the workflow closed
@@ -82,7 +130,12 @@ export async function* followRunEvents(db: Queryable, runId: string, opts: Follo
   let last = opts.afterSeq;
   let lastProgressCheck = 0;
   const announced = new Set<string>();
+  const samplings = samplingFollower();
   while (!opts.signal.aborted) {
+    for (const item of samplings.news((await opts.samplings?.()) ?? [])) {
+      if (opts.signal.aborted) return;
+      yield item;
+    }
     const waiting = (await opts.pendingInputs?.()) ?? [];
     for (const input of waiting) {
       if (announced.has(input.inputId) || opts.signal.aborted) continue;

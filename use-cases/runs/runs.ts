@@ -3,6 +3,7 @@ import type { Db, Queryable } from '../../store/pool';
 import type { RunChangeFeed } from '../../store/runs/change-feed';
 import type { RunViewCache } from './run-view-cache';
 import { pendingApprovals } from '../../store/approvals';
+import { pendingSamplingApprovals, type SamplingRecord } from '../../store/runs/samplings';
 import { findStoredRun, type StoredRun } from '../../store/runs/stored-runs';
 import { pendingRunInputs, type RunInput } from '../../store/runs/inputs';
 import type { ToolCallRecord } from '../../store/runs/tool-calls';
@@ -19,6 +20,12 @@ export const pendingInputView = (i: RunInput): PendingInputView => ({
   requestedAt: i.requestedAt, expiresAt: i.expiresAt,
 });
 
+/** A sampling request waiting for a reviewer, among the run's pending approvals: the request is what the model would get. */
+const samplingApprovalView = (s: SamplingRecord): RunView['pendingApprovals'][number] => ({
+  toolCallId: s.samplingId, kind: 'sampling', turn: s.turn, name: s.name, integrationId: s.integrationId, forToolCallId: s.toolCallId,
+  arguments: s.request, requestedAt: s.requestedAt, expiresAt: s.expiresAt,
+});
+
 /**
  * The run object, from PostgreSQL alone: run_results once the run has ended; while it runs, what
  * its activities have written (completed turns and their usage, ended tool calls). Reading a run
@@ -31,14 +38,15 @@ export async function readRun(db: Queryable, runId: string): Promise<RunView | u
   // has some (an ended run shows none, whatever its rows say).
   const run = await findStoredRun(db, runId);
   if (!run) return undefined;
-  const [approvals, inputs] = await Promise.all([
-    run.mayWait.approvals ? pendingApprovals(db, runId) : [], run.mayWait.inputs ? pendingRunInputs(db, runId) : [],
+  const [approvals, samplings, inputs] = await Promise.all([
+    run.mayWait.approvals ? pendingApprovals(db, runId) : [], run.mayWait.approvals ? pendingSamplingApprovals(db, runId) : [],
+    run.mayWait.inputs ? pendingRunInputs(db, runId) : [],
   ]);
   const args = run.toolCallArguments;
   const view = runView(run);
   return {
     ...view, toolCalls: view.toolCalls.map((c) => ({ ...c, ...args.get(c.id) })),
-    pendingApprovals: approvals.map(({ runId: _run, ...p }) => p),
+    pendingApprovals: [...approvals.map(({ runId: _run, ...p }) => p), ...samplings.map(samplingApprovalView)],
     pendingInputs: inputs.map(pendingInputView),
   };
 }

@@ -1,0 +1,50 @@
+import { proxyActivities } from '@temporalio/workflow';
+import type { createActivities } from '../activities';
+import type { Usage } from '../core/messages';
+import type { InputWait, SampledDuringCall } from '../core/tool-call';
+import type { InputVerdict } from './input-wait';
+
+type Activities = ReturnType<typeof createActivities>;
+
+/**
+ * What the run counts of its model's work besides its turns: the step cursor (how many model steps,
+ * turns and sampling answers, it has played: a scripted model plays the step at it, and a retried
+ * activity is given the same one) and the usage sampling adds to the run's.
+ */
+export interface ModelLedger {
+  steps: number;
+  usage: Usage;
+}
+
+/** A sampling answer asks the model like a turn does: the same bounds and retries. */
+const samplingOptions = {
+  startToCloseTimeout: '10 minutes',
+  heartbeatTimeout: '15s',
+  retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 6 },
+} as const;
+
+const add = (a: Usage, b: Usage): Usage => ({ inputTokens: a.inputTokens + b.inputTokens, outputTokens: a.outputTokens + b.outputTokens });
+
+/**
+ * A 2026-era server's sampling requests of one round, once its questions are answered (and its
+ * requests approved, with `approve`): each is a step of the workflow, an activity of its own, in
+ * the server's order. One that cannot be answered (denied, or the model failed for good) ends the call.
+ */
+export async function answerSamplings(ledger: ModelLedger, ref: { runId: string; turn: number; name: string }, wait: InputWait): Promise<InputVerdict> {
+  for (const { samplingId } of wait.samplings ?? []) {
+    const out = await proxyActivities<Activities>({ ...samplingOptions, summary: `sampling for ${ref.name} (${samplingId})` })
+      .sampleMessage({ runId: ref.runId, turn: ref.turn, samplingId, step: ledger.steps });
+    // Only an answer the model gave plays a step: a denied request leaves the cursor where it was.
+    if (!out.refused) ledger.steps++;
+    ledger.usage = add(ledger.usage, out.usage);
+    if (out.refused) return { answered: false, content: out.refused };
+  }
+  return { answered: true };
+}
+
+/** A 2025-era server's sampling, answered inside its call: the steps it played and its usage count for the run. */
+export function countSampledDuringCall(ledger: ModelLedger, sampled: SampledDuringCall | undefined): void {
+  if (!sampled) return;
+  ledger.steps += sampled.steps;
+  ledger.usage = add(ledger.usage, sampled.usage);
+}
