@@ -26,6 +26,13 @@ interface Asker {
  * (one at a time) whose answer is sent as the decision; without one, the pending call is printed
  * with the command that decides it, and following goes on.
  */
+/** A tool call waiting for approval, or a sampling request waiting for one (asked by its samp_… id, showing what the model would get). */
+function asApprovalRequest(e: StreamEvent): StreamEvent | undefined {
+  if (e.event === 'approval_requested') return e;
+  if (e.event !== 'sampling_requested' || !e.data.needsApproval || e.data.status !== 'pending') return undefined;
+  return { ...e, data: { toolCallId: e.data.samplingId, name: `sampling for ${String(e.data.name)}`, arguments: e.data.request } };
+}
+
 export function approvalPrompter(ctx: Asker, api: ApiClient, runId: string, display: ProgressDisplay) {
   let queue: Promise<void> = Promise.resolve();
   const ask = async (e: StreamEvent) => {
@@ -41,8 +48,9 @@ export function approvalPrompter(ctx: Asker, api: ApiClient, runId: string, disp
     }
     display.resume();
   };
-  return (e: StreamEvent): void => {
-    if (e.event !== 'approval_requested') return;
+  return (raw: StreamEvent): void => {
+    const e = asApprovalRequest(raw);
+    if (!e) return;
     if (!ctx.interactive) {
       display.line(`  ? ${String(e.data.name)} ${argumentsText(e.data.arguments)} waits for approval: agent-engine approve|deny ${runId} ${String(e.data.toolCallId)}`);
       return;

@@ -138,6 +138,12 @@ export class RunEventRenderer {
         if (d.decision !== 'approve') this.notApproved.add(callKey(d));
         this.display.line(`  ${d.decision === 'approve' ? '✓ approved' : d.decision === 'deny' ? '✗ denied' : `✗ ${str(d.status).replace('_', ' ')}`} ${str(d.name)}${d.reason ? ` (${str(d.reason)})` : ''}`);
         break;
+      case 'sampling_requested':
+        this.display.line(`  ~ ${str(d.name)} asks to sample the model${d.needsApproval ? ' (waits for approval)' : ''}`);
+        break;
+      case 'sampling_resolved':
+        this.display.line(`  ${d.status === 'answered' ? '✓' : '✗'} sampling for ${str(d.name)} ${str(d.status).replace('_', ' ')}`);
+        break;
       case 'run_ended': {
         const error = d.error as { type?: string; message?: string } | null | undefined;
         this.display.line(`run ${str(d.status)} (${str(d.stopReason)})${error?.message ? `: ${error.message}` : ''}`);

@@ -47,6 +47,9 @@ describe('settings that decide approval, placement and bounds', () => {
     ['trustAnnotations', true],
     ['taskQueue', 'gpu-box'],
     ['maxResultBytes', 2 * MiB],
+    ['sampling', 'allow'],
+    ['sampling', 'approve'],
+    ['samplingMaxTokens', 4096],
   ])('%s: the user key gets a 403 naming the field on POST and PATCH; the admin key sets it', async (field, value) => {
     const name = `adm-${suffix()}`;
     expectProblem(await user({ method: 'POST', url: '/v1/integrations', payload: { name, transport: http, [field]: value } }), 403, 'admin_required', `body.${field}`);
@@ -67,7 +70,8 @@ describe('settings that decide approval, placement and bounds', () => {
     const created = await admin({ method: 'POST', url: '/v1/integrations', payload: { name: `adm-${suffix()}`, transport: http, trustAnnotations: true, taskQueue: 'gpu-box', maxResultBytes: 8 * MiB } });
     expect(created.statusCode).toBe(201);
     const url = `/v1/integrations/${created.json().id}`;
-    for (const payload of [{ taskQueue: 'gpu-box', trustAnnotations: true }, { maxResultBytes: 4 * MiB }, { maxResourceBytes: MiB }, { trustAnnotations: false }]) {
+    for (const payload of [{ taskQueue: 'gpu-box', trustAnnotations: true }, { maxResultBytes: 4 * MiB }, { maxResourceBytes: MiB }, { trustAnnotations: false },
+      { sampling: 'never' }, { samplingMaxTokens: 100 }]) {
       const res = await user({ method: 'PATCH', url, payload });
       expect([res.statusCode, res.json()]).toEqual([200, expect.objectContaining(payload)]);
     }

@@ -70,4 +70,30 @@ describe('run --follow on a terminal asks the MCP server\'s questions', () => {
       if (cli.child.exitCode === null) cli.child.kill();
     }
   });
+
+  test('a sampling request waiting for approval is asked like a tool call, showing what the model would get', async () => {
+    const created = await app.inject({
+      method: 'POST', url: '/v1/integrations',
+      payload: { name: `samp-${randomUUID().slice(0, 8)}`, transport: { type: 'stdio', command: process.execPath, args: ['--import', 'tsx', FIXTURE], cwd: ROOT }, sampling: 'approve' },
+    });
+    const integration = created.json() as { id: string; name: string };
+    const agent = await insertAgent(engine.db, {
+      name: `tty_${randomUUID().slice(0, 8)}`, integrationIds: [integration.id],
+      model: { provider: 'scripted', script: [{ toolCalls: [{ name: `${integration.name}__sample`, arguments: { topic: 'gulls' } }] }, { text: 'foam' }, { text: '{{tool_results}}' }] },
+    });
+    const cli = runCli(['run', '--agent', agent.name, 'go', '--follow'], url, { terminal: true });
+    const plain = () => cli.out.screen.replace(CONTROL_SEQUENCE, '');
+    try {
+      await waitFor(async () => plain().includes(`Approve sampling for ${integration.name}__sample`), 90_000, 'the approval prompt');
+      expect(plain()).toContain('a poem about gulls');
+      cli.type('y\r');
+      expect(await cli.done).toBe(0);
+      expect(plain()).toContain('sampled (scripted, endTurn): foam');
+    } catch (err) {
+      process.stderr.write(`CLI screen:\n${JSON.stringify(cli.out.screen)}\n`);
+      throw err;
+    } finally {
+      if (cli.child.exitCode === null) cli.child.kill();
+    }
+  });
 });

@@ -46,6 +46,8 @@ describe('LLM providers against servers speaking the real wire formats', () => {
         text: 'Checking more.',
         toolCalls: [{ id: 'tc_a', name: 'fx__weather', arguments: { city: 'Rome' } }, { id: 'tc_b', name: 'fx__weather', arguments: { city: 'Bern' } }],
         usage: { inputTokens: 120, outputTokens: 30 },
+        // A reply that calls tools stopped for them: neither a stop nor its token cap.
+        finishReason: 'other',
       });
       const [req] = server.requests;
       expect(req.path).toBe('/v1/chat/completions');

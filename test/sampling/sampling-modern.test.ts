@@ -118,7 +118,7 @@ describe('a 2026-era server samples the run\'s model', () => {
     const events = await stream;
     expect(events).toContain('event: sampling_requested');
     expect(events).toMatch(/event: sampling_resolved\ndata: \{[^\n]*"status":"answered"/);
-    expect(events).not.toContain('a poem about tides');
+    expect(events).toMatch(/event: sampling_requested\ndata: \{[^\n]*"needsApproval":true/);
   });
 
   test('approve, denied: the LLM reads the contract text, the model is not asked, and the next step is still the next turn\'s', async () => {

@@ -81,6 +81,8 @@ export interface SamplingView {
   needsApproval: boolean;
   status: SamplingStatus;
   usage: Usage | null;
+  /** what the model would get, shown while a reviewer must decide */
+  request?: SamplingRecord['request'];
 }
 
 const OPEN: ReadonlySet<SamplingStatus> = new Set(['pending', 'approved']);
@@ -88,6 +90,7 @@ const OPEN: ReadonlySet<SamplingStatus> = new Set(['pending', 'approved']);
 export const samplingView = (s: SamplingRecord): SamplingView => ({
   samplingId: s.samplingId, toolCallId: s.toolCallId, turn: s.turn, name: s.name, integrationId: s.integrationId,
   needsApproval: s.needsApproval, status: s.status, usage: s.usage,
+  ...(s.needsApproval && s.status === 'pending' ? { request: s.request } : {}),
 });
 
 export type FollowItem =
