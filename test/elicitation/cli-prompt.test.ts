@@ -9,6 +9,7 @@ import { waitFor } from '../support/wait';
 
 const ROOT = path.join(__dirname, '..', '..');
 const FIXTURE = path.join(__dirname, '..', 'fixtures', 'mcp-fixture-server.ts');
+const MODERN = path.join(__dirname, '..', 'fixtures', 'modern-mcp-server.ts');
 const CONTROL_SEQUENCE = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*[A-Za-z]`, 'g');
 
 describe('run --follow on a terminal asks the MCP server\'s questions', () => {
@@ -89,6 +90,34 @@ describe('run --follow on a terminal asks the MCP server\'s questions', () => {
       cli.type('y\r');
       expect(await cli.done).toBe(0);
       expect(plain()).toContain('sampled (scripted, endTurn): foam');
+    } catch (err) {
+      process.stderr.write(`CLI screen:\n${JSON.stringify(cli.out.screen)}\n`);
+      throw err;
+    } finally {
+      if (cli.child.exitCode === null) cli.child.kill();
+    }
+  });
+
+  test('a 2026-era server\'s question (over stdio), waiting durably, is asked and answered the same way', async () => {
+    const created = await app.inject({
+      method: 'POST', url: '/v1/integrations',
+      payload: { name: `modern-${randomUUID().slice(0, 8)}`, transport: { type: 'stdio', command: process.execPath, args: ['--import', 'tsx', MODERN], cwd: ROOT }, elicitation: true },
+    });
+    const integration = created.json() as { id: string; name: string };
+    const agent = await insertAgent(engine.db, {
+      name: `tty_${randomUUID().slice(0, 8)}`, integrationIds: [integration.id],
+      model: { provider: 'scripted', script: [{ toolCalls: [{ name: `${integration.name}__confirm`, arguments: { what: 'launch' } }] }, { text: '{{tool_results}}' }] },
+    });
+    const cli = runCli(['run', '--agent', agent.name, 'go', '--follow'], url, { terminal: true });
+    const plain = () => cli.out.screen.replace(CONTROL_SEQUENCE, '');
+    try {
+      await waitFor(async () => plain().includes('the MCP server asks: Really launch?'), 90_000, 'the question');
+      await waitFor(async () => plain().includes('Answer? [Y]es'), 30_000, 'the accept prompt');
+      cli.type('y\r');
+      await waitFor(async () => plain().includes('confirm [boolean, required]: '), 30_000, 'the field');
+      cli.type('y\r');
+      expect(await cli.done).toBe(0);
+      expect(plain()).toContain('launch: confirmed=true, state=asked:launch');
     } catch (err) {
       process.stderr.write(`CLI screen:\n${JSON.stringify(cli.out.screen)}\n`);
       throw err;

@@ -79,6 +79,24 @@ describe('a 2026-era question waiting durably, through restarts and cancels', ()
       // One retried call carried the answer back, no more.
       expect(toolCalls(http) - callsBefore).toBe(1);
     }, 120_000);
+
+    test('the whole engine (worker, API, Temporal server) stops and starts again: the question still waits, and its answer ends the run', async () => {
+      const threadId = await confirmThread(h.db, http, 'redeploy');
+      const started = await h.app.inject({ method: 'POST', url: `/v1/threads/${threadId}/runs`, payload: { input: 'go' } });
+      const runId = started.json<{ id: string }>().id;
+      let inputId = '';
+      await waitFor(async () => Boolean(inputId = (await read(runId)).pendingInputs[0]?.inputId ?? ''), 45_000, 'the question');
+      const callsBefore = toolCalls(http);
+
+      await h.restartAll();
+      expect(await read(runId)).toMatchObject({ status: 'running', pendingInputs: [{ inputId, message: 'Really redeploy?' }] });
+      const answered = await h.app.inject({ method: 'POST', url: `/v1/runs/${runId}/inputs/${inputId}`, payload: { action: 'accept', content: { confirm: true } } });
+      expect(answered.statusCode).toBe(200);
+      let run = await read(runId, 20_000);
+      if (run.status === 'running') run = await read(runId, 20_000);
+      expect(run).toMatchObject({ status: 'completed', output: 'after: redeploy: confirmed=true, state=asked:redeploy', pendingInputs: [] });
+      expect(toolCalls(http) - callsBefore).toBe(1);
+    }, 150_000);
   });
 
   describe('the run is cancelled while the question waits', () => {

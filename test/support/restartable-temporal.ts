@@ -32,12 +32,15 @@ export function restartableTemporal(name: string) {
       h.server = await startDevServer(h.options);
       return { before, after: h.server.address };
     },
+    /** the whole engine: the worker, the API and the Temporal server stop (the worker as a deploy stops it), then all start again */
+    async restartAll(): Promise<void> {
+      h.worker?.kill('SIGTERM');
+      if (h.worker) await exited(h.worker);
+      await stopApiAndServer();
+      await startAll();
+    },
   };
-  beforeAll(async () => {
-    h.options = {
-      cliPath: testStack().temporalCliPath, dataDir: path.join(testStack().tmpDir, `temporal-${h.taskQueue}`), namespace: 'default',
-      preferredPort: await freePort(), preferredUiPort: await freePort(), retention: '1d', logger, nice: 7,
-    };
+  const startAll = async () => {
     h.server = await startDevServer(h.options);
     h.connection = await Connection.connect({ address: h.server.address });
     h.db = createPool(testStack().databases.embedded, logger);
@@ -45,15 +48,25 @@ export function restartableTemporal(name: string) {
     h.worker = spawnWorker({
       DATABASE_URL: testStack().databases.embedded, TASK_QUEUE: h.taskQueue, TEMPORAL_ADDRESS: h.server.address, SECRETS_KEY: testStack().secretsKey,
     });
+  };
+  const stopApiAndServer = async () => {
+    await h.app?.close();
+    await h.connection?.close();
+    await h.server?.stop();
+    await h.db?.end();
+  };
+  beforeAll(async () => {
+    h.options = {
+      cliPath: testStack().temporalCliPath, dataDir: path.join(testStack().tmpDir, `temporal-${h.taskQueue}`), namespace: 'default',
+      preferredPort: await freePort(), preferredUiPort: await freePort(), retention: '1d', logger, nice: 7,
+    };
+    await startAll();
   }, 120_000);
   afterAll(async () => {
     const { worker } = h;
     if (worker && worker.exitCode === null && worker.signalCode === null) worker.kill('SIGKILL');
     if (worker) await exited(worker);
-    await h.app?.close();
-    await h.connection?.close();
-    await h.server?.stop();
-    await h.db?.end();
+    await stopApiAndServer();
   });
   return h;
 }
