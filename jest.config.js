@@ -1,17 +1,23 @@
 const esmOnly = '(content-disposition|cookie)';
+/** Loaded with import() by the engine: test/support/commonjs-transform.js says how jest loads it. */
+const importLoaded = '@modelcontextprotocol/ext-tasks';
 
 /** What both projects share: where tests are, and how TypeScript and ES-module-only packages load. */
 const shared = {
   rootDir: __dirname,
   roots: ['<rootDir>/test'],
   transform: {
+    '/mcp-client/ext-tasks\\.ts$': '<rootDir>/test/support/commonjs-transform.js',
+    [`/node_modules/${importLoaded}/.+\\.js$`]: '<rootDir>/test/support/commonjs-transform.js',
     '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json', diagnostics: false }],
     // Fastify's inject (cookie@1) and @fastify/static for /docs (content-disposition@3) depend on
     // ES-module-only packages, which jest's own require cannot load on Node 20: compile them to CommonJS.
     [`/node_modules/${esmOnly}/.+\\.js$`]: ['ts-jest', { tsconfig: { allowJs: true, module: 'commonjs', target: 'es2022' }, diagnostics: false }],
   },
   // Everything else in node_modules (judged by the innermost node_modules of the path) is left as it is.
-  transformIgnorePatterns: [`/node_modules/(?!.*/node_modules/)(?!${esmOnly}/)`],
+  transformIgnorePatterns: [`/node_modules/(?!.*/node_modules/)(?!${esmOnly}/)(?!${importLoaded}/)`],
+  // Its entry points are exported for import only, which jest's require does not resolve.
+  moduleNameMapper: { [`^${importLoaded}/(.+)$`]: `<rootDir>/node_modules/${importLoaded}/dist/$1/index.js` },
 };
 
 /** Pure code: no processes, no network, no database, no Temporal. `npm run test:unit` runs these alone. */
