@@ -44,6 +44,7 @@ function routesOf(integration: Integration, discovered: DiscoveredIntegration, n
       ...(integration.elicitation || integration.sampling !== 'never' ? { elicitationTimeoutMs: integration.elicitationTimeoutMs } : {}),
       ...(integration.taskQueue ? { taskQueue: integration.taskQueue } : {}),
       ...(approval ? { approval } : {}),
+      ...(tool.taskSupport ? { task: { timeoutMs: integration.taskTimeoutMs } } : {}),
     };
   });
   return routes;

@@ -8,6 +8,7 @@ import { createOAuthActivities } from './oauth';
 import { createPrepareRunActivities } from './prepare-run';
 import { createPromptPrefixActivities } from './prompt-prefix';
 import { createSamplingActivities } from './sampling';
+import { createMcpTaskActivities } from './tools/mcp-task';
 import { createToolCallActivities } from './tool-call';
 import { toolHandlers } from './tools';
 
@@ -24,6 +25,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createApprovalActivities(deps),
     ...createInputRoundActivities(deps),
     ...createSamplingActivities(deps),
+    ...createMcpTaskActivities(deps),
     ...createFinishRunActivities(deps),
     ...createOAuthActivities(deps),
   };

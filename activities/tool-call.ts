@@ -1,5 +1,5 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import type { InputWait, McpToolRoute, SampledDuringCall, ToolCallRef, ToolOutcome } from '../core/tool-call';
+import type { InputWait, McpToolRoute, SampledDuringCall, ToolCallRef, ToolOutcome, ToolTask } from '../core/tool-call';
 import { RESULT_PREVIEW_BYTES } from '../core/tool-texts';
 import { shortened, truncateUtf8, utf8Length } from '../core/truncated-text';
 import { isUnreachableDb, type Queryable } from '../store/pool';
@@ -34,6 +34,8 @@ export interface Verdict {
   waiting?: InputWait;
   /** the model answered the server's sampling requests during the call (2025 era): the run adds this */
   sampled?: SampledDuringCall;
+  /** no answer yet: the server runs the call as a task, which the workflow polls */
+  task?: ToolTask;
 }
 
 /** A call its check refused, with the integration it named when that was found. */
@@ -203,6 +205,10 @@ async function runToolCall<R>(
   if (verdict.waiting) {
     log.info({ durationMs, roundId: verdict.waiting.roundId }, 'tool call waits for input');
     return { status: 'ok', resultBytes: 0, waiting: verdict.waiting };
+  }
+  if (verdict.task) {
+    log.info({ durationMs, taskRefId: verdict.task.taskRefId }, 'tool call runs as a task');
+    return { status: 'ok', resultBytes: 0, task: verdict.task };
   }
   if (verdict.status === 'ok') log.info({ durationMs }, 'tool call succeeded');
   else log.warn({ durationMs, error: shortened(verdict.content, 500) }, 'tool call failed');

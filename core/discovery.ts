@@ -5,6 +5,8 @@ export interface DiscoveredTool {
   description?: string;
   inputSchema: Record<string, unknown>;
   annotations?: { readOnlyHint?: boolean; idempotentHint?: boolean; destructiveHint?: boolean; openWorldHint?: boolean; title?: string };
+  /** the server may run a call of it as a task (MCP tasks: 2025-11-25 execution.taskSupport, or the 2026-07-28 extension) */
+  taskSupport?: 'optional' | 'required';
 }
 
 export interface DiscoveredIntegration {

@@ -58,6 +58,8 @@ export interface Integration {
   sampling: SamplingMode;
   /** the cap on a sampling request's maxTokens */
   samplingMaxTokens: number;
+  /** how long a tool call its server runs as a task may take in all (MCP tasks) */
+  taskTimeoutMs: number;
   createdAt: string;
   updatedAt: string;
 }
@@ -82,6 +84,7 @@ export interface NewIntegration {
   protocol?: IntegrationProtocol;
   sampling?: SamplingMode;
   samplingMaxTokens?: number;
+  taskTimeoutMs?: number;
 }
 
 /** What API responses show: the names of env variables and headers, never their values. */
@@ -89,9 +92,14 @@ export type PublicTransport =
   | { type: 'stdio'; command: string; args: string[]; envKeys: string[]; cwd?: string }
   | { type: 'http'; url: string; headerKeys: string[]; auth?: { type: 'oauth'; scopes?: string[]; clientId?: string; clientMetadataUrl?: string; clientSecretSet: boolean } };
 
-export type PublicIntegration = Omit<Integration, 'transport' | 'elicitationTimeoutMs'> & { transport: PublicTransport; elicitationTimeout: string };
+export type PublicIntegration = Omit<Integration, 'transport' | 'elicitationTimeoutMs' | 'taskTimeoutMs'> & {
+  transport: PublicTransport; elicitationTimeout: string; taskTimeout: string;
+};
 
 export const DEFAULT_ELICITATION_TIMEOUT_MS = 10 * 60_000;
+/** A task's bound: an hour by default; at most a day, so that a run's polls of one task stay a small part of its history. */
+export const DEFAULT_TASK_TIMEOUT_MS = 3_600_000;
+export const MAX_TASK_TIMEOUT_MS = 24 * 3_600_000;
 
 const MiB = 1024 * 1024;
 

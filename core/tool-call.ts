@@ -30,6 +30,17 @@ export interface ToolOutcome {
   waiting?: InputWait;
   /** a 2025-era server had the model answer its sampling requests during the call */
   sampled?: SampledDuringCall;
+  /** set instead of a result when the server runs the call as a task: the workflow polls it */
+  task?: ToolTask;
+}
+
+/** A tool call its server runs as a task, by reference: the reference itself stays in PostgreSQL. */
+export interface ToolTask {
+  taskRefId: string;
+  /** the server's suggested poll interval, bounded (1 s to 60 s) */
+  pollIntervalMs?: number;
+  /** the integration's taskTimeout: how long the task may take in all */
+  timeoutMs: number;
 }
 
 /** What the run adds for sampling answered inside a call: the usage, and the steps of its step cursor played. */
@@ -77,6 +88,8 @@ export interface McpToolRoute {
   taskQueue?: string;
   /** set when the integration's policy makes calls of this tool wait for a person's approval */
   approval?: ApprovalRequirement;
+  /** the server may run a call as a task: the call asks for one, and the workflow polls it (workflows/task-wait.ts) */
+  task?: { timeoutMs: number };
 }
 
 /** The tools a run can offer, decided at its start; source_query joins once a CSV is imported. */

@@ -7,6 +7,7 @@ import { mcpErrorText } from '../core/mcp-error-text';
 import { keptList, type ListKind } from './list-cache';
 import { isAuthorizationRequired } from './oauth-provider';
 import type { McpPool } from './pool';
+import { toolTaskSupport } from './tasks';
 
 const LIST_TIMEOUT_MS = 10_000;
 /** A server that pages forever must not stall discovery. */
@@ -73,10 +74,13 @@ export async function listCapabilities(client: Client, logger: Logger): Promise<
       return { items: r.prompts, nextCursor: r.nextCursor };
     })),
   ]);
+  // Only a server that declares tasks (or, on the 2026 era, an extension) can run a tool as one.
+  const mayRunTasks = Boolean(caps.tasks) || Boolean((caps as { extensions?: unknown }).extensions);
+  const support = await Promise.all(tools.map((t) => (mayRunTasks ? toolTaskSupport(client, t).catch(() => 'none' as const) : 'none' as const)));
   return {
-    tools: tools.map((t) => ({
+    tools: tools.map((t, i) => ({
       name: t.name, title: t.title, description: t.description, inputSchema: t.inputSchema as Record<string, unknown>,
-      annotations: t.annotations,
+      annotations: t.annotations, ...(support[i] !== 'none' ? { taskSupport: support[i] as 'optional' | 'required' } : {}),
     })),
     resources: resources.map((r) => ({ uri: r.uri, name: r.name, description: r.description, mimeType: r.mimeType })),
     resourceTemplates: resourceTemplates.map((r) => ({ uriTemplate: r.uriTemplate, name: r.name, description: r.description, mimeType: r.mimeType })),

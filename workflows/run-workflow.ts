@@ -14,6 +14,7 @@ import { runStateQuery, type RunContinuation, type RunWorkflowInput } from './de
 import { routeToolCall } from './tool-kinds';
 import { installInputWait, type InputVerdict, type InputWaits } from './input-wait';
 import { answerSamplings, countSampledDuringCall, type ModelLedger } from './sampling-steps';
+import { awaitToolTask } from './task-wait';
 import { waitingAttribute } from './waiting-attribute';
 import { allocateEvents, allocateTurnEvents } from './event-numbers';
 
@@ -206,6 +207,7 @@ function callTool(
     return proxyActivities<ToolActivities>(opts)[activity]({ ...input, step: waits.ledger.steps, ...(resume ? { resume: { roundId: resume.roundId } } : {}) }).then(
       (outcome) => {
         countSampledDuringCall(waits.ledger, outcome.sampled);
+        if (outcome.task) return awaitToolTask(input, outcome.task).catch(failed);
         return outcome.waiting ? answered(outcome.waiting) : outcome;
       }, failed,
     );

@@ -1,10 +1,8 @@
-import { ProtocolError, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
 import type { Client } from '@modelcontextprotocol/client';
 import type { McpToolRoute } from '../../core/tool-call';
 import { toolResultText } from '../../core/tool-texts';
 import { mcpErrorText } from '../../core/mcp-error-text';
 import { isAuthorizationRequired } from '../../mcp-client/oauth-provider';
-import { toolResultContentText } from '../../mcp-client/tool-result-text';
 import { callToolInRounds, callToolRound, type RoundsOutcome } from '../../mcp-client/input-rounds';
 import type { ToolDefinition } from '../../core/messages';
 import { mcpToolSpanName } from '../../platform/tracing/run-trace';
@@ -15,34 +13,12 @@ import { callClock, elicitationHandler, requestTimedOut } from './elicitation';
 import { samplingHandler, type SamplingLedger } from './sampling';
 import { answersDelivered, roundReply, storeQuestions, type ResumedRound } from './durable-questions';
 import { integrationUsable } from './usable-integration';
+import { failureVerdict, resultVerdict, unexpected } from './mcp-verdicts';
+import { startTaskCall } from './mcp-task';
 
 /** Spawn or connect failures happen before the request is sent, so retrying them cannot repeat a side effect. */
 const CONNECT_ATTEMPTS = 3;
 const CONNECT_BACKOFF_MS = 500;
-
-const unexpected = (message: string): Verdict => ({ status: 'error', content: toolResultText.mcpToolUnexpected(message) });
-
-function timeoutMs(err: SdkError, fallback: number): number {
-  const data = (err.data ?? {}) as { timeout?: unknown; maxTotalTimeout?: unknown };
-  const ms = data.maxTotalTimeout ?? data.timeout;
-  return typeof ms === 'number' ? ms : fallback;
-}
-
-/** The one classification of an MCP tool's failure into the contract texts. */
-function failureVerdict(err: unknown, requestTimeoutMs: number, resumed?: ResumedRound): Verdict {
-  // A call that came back with answers, refused for its state: the server's state expired meanwhile.
-  if (resumed && err instanceof ProtocolError && err.code === -32602) return { status: 'error', content: toolResultText.mcpQuestionExpired() };
-  // Not unexpected: the operator knows what to do, and the LLM can go on without this server.
-  if (isAuthorizationRequired(err)) return { status: 'error', content: toolResultText.mcpToolFailed(err.message) };
-  if (err instanceof SdkError && err.code === SdkErrorCode.RequestTimeout) {
-    return { status: 'error', content: toolResultText.mcpToolTimedOut(timeoutMs(err, requestTimeoutMs)) };
-  }
-  // A JSON-RPC error answered by the server; the SDK's own failures (connection closed, HTTP) are SdkErrors.
-  if (err instanceof ProtocolError) {
-    return { status: 'error', content: toolResultText.mcpToolFailed(mcpErrorText(err)) };
-  }
-  return unexpected(mcpErrorText(err));
-}
 
 /** What a 2025-era server's sampling requests did during the call, set once its handler exists. */
 interface DuringCall {
@@ -55,6 +31,8 @@ async function callTool(route: McpToolRoute, args: Record<string, unknown>, run:
   // Read once, before any connect attempt.
   const resumed = run.input.resume ? await roundReply(run, run.input.resume.roundId) : undefined;
   if (resumed && 'status' in resumed) return resumed;
+  // A server that runs the tool as a task: the call asks for one, and the workflow polls it.
+  if (route.task && !resumed) return startTaskCall(integration, route, args, run);
   const during: DuringCall = {};
   const verdict = await callWithRetries(integration, route, args, run, resumed, during);
   // A throw (the worker's end, a cancel) keeps them: a retry of a tool safe to repeat carries them again.
@@ -90,13 +68,7 @@ async function callWithRetries(
         : await run.deps.mcpPool.withClient(integration, send);
       if ('verdict' in outcome) return outcome.verdict;
       if ('abandoned' in outcome) return { status: 'error', content: outcome.abandoned };
-      const { result } = outcome;
-      const text = toolResultContentText(result);
-      // The transport has read the response already; the bound keeps it out of the transcript and every later turn.
-      if (Buffer.byteLength(text) > integration.maxResultBytes) {
-        return { status: 'error', content: toolResultText.mcpToolFailed(`result exceeds ${integration.maxResultBytes} bytes`) };
-      }
-      return 'isError' in result && result.isError ? { status: 'error', content: toolResultText.mcpToolFailed(text) } : { status: 'ok', content: text };
+      return resultVerdict(outcome.result, integration);
     } catch (err) {
       // A cancel and a timeout both surface as -32001: the signal tells them apart.
       if (signal.aborted) throw signal.reason ?? err;
@@ -105,7 +77,7 @@ async function callWithRetries(
         await new Promise((r) => setTimeout(r, CONNECT_BACKOFF_MS * attempt));
         continue;
       }
-      return failureVerdict(err, requestTimeoutMs, resumed);
+      return failureVerdict(err, requestTimeoutMs, Boolean(resumed));
     }
   }
 }

@@ -35,6 +35,7 @@ export const integrationSchema = z.object({
     toolTimeoutMs: true, maxTotalTimeoutMs: true, maxResourceBytes: true, trustAnnotations: true, enabled: true,
   }).shape,
   elicitationTimeout: z.string().optional(),
+  taskTimeout: z.string().optional(),
   protocolEra: z.enum(PROTOCOL_ERAS).nullable()
     .describe('the era the engine speaks with this server: the pinned one, or the one negotiated last (null: not yet connected)').optional(),
   ...optionalAuthorization,

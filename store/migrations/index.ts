@@ -12,6 +12,7 @@ import { migration as m010 } from './010-private-network-flag';
 import { migration as m011 } from './011-protocol-eras';
 import { migration as m012 } from './012-input-rounds';
 import { migration as m013 } from './013-sampling';
+import { migration as m014 } from './014-tool-tasks';
 import type { Migration } from './migration';
 
 /**
@@ -33,6 +34,7 @@ export const migrations: Migration[] = [
   m011,
   m012,
   m013,
+  m014,
 ];
 
 const LOCK_KEY = 0x6167_656e; // "agen"

@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import { SIZE_BOUNDS, type Integration, type IntegrationTransport } from '../../core/integration';
+import { DEFAULT_TASK_TIMEOUT_MS, SIZE_BOUNDS, type Integration, type IntegrationTransport } from '../../core/integration';
 import type { OperatorNames } from '../../platform/operator-names';
 import { DEFAULT_SAMPLING_MAX_TOKENS } from '../../core/sampling';
 import { requireAdminForName, type Caller } from '../caller';
@@ -50,6 +50,8 @@ const ADMIN_SETTINGS = {
   // The server then spends the run's model (and its budget), with a reviewer or without.
   sampling: (next, current) => next !== 'never' && next !== (current ?? 'never'),
   samplingMaxTokens: (next, current) => next > Math.max(current ?? 0, DEFAULT_SAMPLING_MAX_TOKENS),
+  // A task holds the server's work (and the run) longer.
+  taskTimeoutMs: (next, current) => next > Math.max(current ?? 0, DEFAULT_TASK_TIMEOUT_MS),
   maxResultBytes: raisesAboveDefault(SIZE_BOUNDS.maxResultBytes),
   maxResourceBytes: raisesAboveDefault(SIZE_BOUNDS.maxResourceBytes),
 } satisfies { [K in keyof Integration]?: Widens<K> };

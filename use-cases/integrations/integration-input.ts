@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { parseApprovalTimeout, type ApprovalPolicy } from '../../core/approval';
-import { SIZE_BOUNDS, TASK_QUEUE_PATTERN, type IntegrationTransport } from '../../core/integration';
+import { MAX_TASK_TIMEOUT_MS, SIZE_BOUNDS, TASK_QUEUE_PATTERN, type IntegrationTransport } from '../../core/integration';
 import { PROTOCOL_CHOICES } from '../../core/protocol-era';
 import { SAMPLING_MODES } from '../../core/sampling';
 import { DURATION_PATTERN, parseDuration } from '../../core/duration';
@@ -90,6 +90,18 @@ export function elicitationTimeoutMs(text: string): number | undefined {
   const ms = parseDuration(text.trim());
   return ms !== undefined && ms >= 1000 && ms <= MAX_ELICITATION_TIMEOUT_MS ? ms : undefined;
 }
+
+const TASK_TIMEOUT_RULE = 'must be a duration from 1s to 24h, like "30m" or "1h"';
+
+/** `taskTimeout` ("30m", "1h") in milliseconds; undefined unless it is a duration from 1s to 24h. */
+export function taskTimeoutMs(text: string): number | undefined {
+  const ms = parseDuration(text.trim());
+  return ms !== undefined && ms >= 1000 && ms <= MAX_TASK_TIMEOUT_MS ? ms : undefined;
+}
+
+export const taskTimeoutSchema = z.string().max(32)
+  .refine((text) => taskTimeoutMs(text) !== undefined, TASK_TIMEOUT_RULE)
+  .meta({ pattern: DURATION_PATTERN });
 
 export const elicitationTimeoutSchema = z.string().max(32)
   .refine((text) => elicitationTimeoutMs(text) !== undefined, ELICITATION_TIMEOUT_RULE)

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { PROTOCOL_CHOICES } from '../../core/protocol-era';
 import { SAMPLING_MODES } from '../../core/sampling';
 import { INTEGRATION_NAME_PATTERN, integrationNameProblem, SIZE_BOUNDS, TASK_QUEUE_PATTERN } from '../../core/integration';
-import { approvalPolicySchema, elicitationTimeoutMs, elicitationTimeoutSchema, transportSchema } from './integration-input';
+import { approvalPolicySchema, elicitationTimeoutMs, elicitationTimeoutSchema, taskTimeoutMs, taskTimeoutSchema, transportSchema } from './integration-input';
 import { MAX_IMPORTED_SERVERS } from './mcp-config-import';
 
 /**
@@ -63,6 +63,8 @@ const settingsRequest = z.object({
   ...integrationSettings,
   elicitationTimeout: elicitationTimeoutSchema
     .describe('how long a tool call waits for answers to the server\'s questions before declining them, e.g. "90s", "10m" (default 10m)'),
+  taskTimeout: taskTimeoutSchema
+    .describe('how long a tool call the server runs as a task (MCP tasks) may take in all, e.g. "30m", "4h" (default 1h, at most 24h; raising it needs the admin key)'),
 }).partial();
 
 export const createIntegrationRequest = settingsRequest.extend({
@@ -96,8 +98,11 @@ export type ChangeIntegrationRequest = z.infer<typeof changeIntegrationRequest>;
 export type ImportIntegrationsRequest = z.infer<typeof importIntegrationsRequest>;
 
 /** A request's settings as stored: `elicitationTimeout` in milliseconds (the schema has checked it). */
-export function storedSettings<T extends { elicitationTimeout?: string }>(request: T): Omit<T, 'elicitationTimeout'> & { elicitationTimeoutMs?: number } {
-  const { elicitationTimeout, ...rest } = request;
+export function storedSettings<T extends { elicitationTimeout?: string; taskTimeout?: string }>(
+  request: T,
+): Omit<T, 'elicitationTimeout' | 'taskTimeout'> & { elicitationTimeoutMs?: number; taskTimeoutMs?: number } {
+  const { elicitationTimeout, taskTimeout, ...rest } = request;
   const ms = elicitationTimeout === undefined ? undefined : elicitationTimeoutMs(elicitationTimeout);
-  return { ...rest, ...(ms !== undefined ? { elicitationTimeoutMs: ms } : {}) };
+  const taskMs = taskTimeout === undefined ? undefined : taskTimeoutMs(taskTimeout);
+  return { ...rest, ...(ms !== undefined ? { elicitationTimeoutMs: ms } : {}), ...(taskMs !== undefined ? { taskTimeoutMs: taskMs } : {}) };
 }

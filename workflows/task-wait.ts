@@ -1,0 +1,49 @@
+import { CancellationScope, isCancellation, proxyActivities, sleep } from '@temporalio/workflow';
+import type { createActivities } from '../activities';
+import type { ToolActivityInput } from '../activities/tool-call';
+import type { ToolOutcome, ToolTask } from '../core/tool-call';
+
+type Activities = ReturnType<typeof createActivities>;
+
+const FIRST_DELAY_MS = 1_000;
+const MAX_DELAY_MS = 60_000;
+
+/**
+ * A tool call its server runs as a task (activities/tools/mcp-task.ts): polled from here with short
+ * activities, at the server's suggested interval but never more often than a backoff from 1 s
+ * doubling to 60 s, with timers in between: no activity runs and no worker slot is held while the
+ * task works. Past the integration's taskTimeout the task is cancelled and the LLM is told; a
+ * cancelled run cancels it too. The task's bound (24 h at most) keeps its polls a small part of
+ * the run's history.
+ */
+export async function awaitToolTask(input: ToolActivityInput, task: ToolTask): Promise<ToolOutcome> {
+  const route = input.route;
+  const acts = proxyActivities<Activities>({
+    // Each poll is one request to the server, bounded like a tool call's.
+    startToCloseTimeout: (route?.toolTimeoutMs ?? 60_000) + 30_000,
+    retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 5 },
+    ...(route?.taskQueue ? { taskQueue: route.taskQueue } : {}),
+    summary: `poll the task of ${input.name}`,
+  });
+  const ref = { ...input, taskRefId: task.taskRefId };
+  const deadline = Date.now() + task.timeoutMs;
+  let backoff = FIRST_DELAY_MS;
+  let suggested = task.pollIntervalMs ?? 0;
+  try {
+    for (;;) {
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        const ended = await acts.cancelMcpTask({ ...ref, reason: 'timeout', timeoutMs: task.timeoutMs });
+        return ended.outcome ?? { status: 'error', resultBytes: 0 };
+      }
+      await sleep(Math.min(Math.max(backoff, suggested), MAX_DELAY_MS, left));
+      const polled = await acts.pollMcpTask(ref);
+      if (polled.outcome) return polled.outcome;
+      suggested = polled.pollIntervalMs ?? 0;
+      backoff = Math.min(backoff * 2, MAX_DELAY_MS);
+    }
+  } catch (err) {
+    if (isCancellation(err)) await CancellationScope.nonCancellable(() => acts.cancelMcpTask({ ...ref, reason: 'cancel', timeoutMs: task.timeoutMs }));
+    throw err;
+  }
+}
