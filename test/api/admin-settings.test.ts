@@ -50,6 +50,7 @@ describe('settings that decide approval, placement and bounds', () => {
     ['sampling', 'allow'],
     ['sampling', 'approve'],
     ['samplingMaxTokens', 4096],
+    ['taskTimeout', '2h'],
   ])('%s: the user key gets a 403 naming the field on POST and PATCH; the admin key sets it', async (field, value) => {
     const name = `adm-${suffix()}`;
     expectProblem(await user({ method: 'POST', url: '/v1/integrations', payload: { name, transport: http, [field]: value } }), 403, 'admin_required', `body.${field}`);
@@ -59,7 +60,7 @@ describe('settings that decide approval, placement and bounds', () => {
     expect(created.statusCode).toBe(201);
     const url = `/v1/integrations/${created.json().id}`;
     expectProblem(await user({ method: 'PATCH', url, payload: { [field]: value } }), 403, 'admin_required', `body.${field}`);
-    expect((await findIntegrationByName(engine.db, name))?.[field as 'taskQueue']).toBe(created.json()[field]);
+    expect((await user({ method: 'GET', url })).json()[field]).toBe(created.json()[field]);
 
     const changed = await admin({ method: 'PATCH', url, payload: { [field]: value } });
     expect(changed.statusCode).toBe(200);
@@ -71,7 +72,7 @@ describe('settings that decide approval, placement and bounds', () => {
     expect(created.statusCode).toBe(201);
     const url = `/v1/integrations/${created.json().id}`;
     for (const payload of [{ taskQueue: 'gpu-box', trustAnnotations: true }, { maxResultBytes: 4 * MiB }, { maxResourceBytes: MiB }, { trustAnnotations: false },
-      { sampling: 'never' }, { samplingMaxTokens: 100 }]) {
+      { sampling: 'never' }, { samplingMaxTokens: 100 }, { taskTimeout: '30m' }]) {
       const res = await user({ method: 'PATCH', url, payload });
       expect([res.statusCode, res.json()]).toEqual([200, expect.objectContaining(payload)]);
     }

@@ -58,12 +58,18 @@ const ADMIN_SETTINGS = {
 
 type AdminSetting = keyof typeof ADMIN_SETTINGS;
 
-/** The admin-only settings given in `next` (absent ones are left out) that change `current` as only the operator may. */
-export function adminSettingsChanged(next: Partial<Pick<Integration, AdminSetting>>, current?: Pick<Integration, AdminSetting>): AdminSetting[] {
+/** Settings a request names otherwise than they are stored (a duration as text). */
+const REQUEST_NAMES: Partial<Record<AdminSetting, string>> = { taskTimeoutMs: 'taskTimeout' };
+
+/**
+ * The admin-only settings given in `next` (absent ones are left out) that change `current` as only
+ * the operator may, by the names requests give them.
+ */
+export function adminSettingsChanged(next: Partial<Pick<Integration, AdminSetting>>, current?: Pick<Integration, AdminSetting>): string[] {
   return (Object.keys(ADMIN_SETTINGS) as AdminSetting[]).filter((field) => {
     const widens = ADMIN_SETTINGS[field] as (n: unknown, c: unknown) => boolean;
     return next[field] !== undefined && widens(next[field], current?.[field]);
-  });
+  }).map((field) => REQUEST_NAMES[field] ?? field);
 }
 
 const SETTINGS_ELSEWHERE = "these settings can also be given in the operator's INTEGRATIONS_FILE";
