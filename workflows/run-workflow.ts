@@ -15,6 +15,7 @@ import { routeToolCall } from './tool-kinds';
 import { installInputWait, type InputVerdict, type InputWaits } from './input-wait';
 import { answerSamplings, countSampledDuringCall, type ModelLedger } from './sampling-steps';
 import { awaitToolTask } from './task-wait';
+import { llmOptions } from './llm-options';
 import { waitingAttribute } from './waiting-attribute';
 import { allocateEvents, allocateTurnEvents } from './event-numbers';
 
@@ -40,12 +41,6 @@ interface Waits {
  * - recordToolResult and finishRun: local. Short, idempotent writes to our own database, done on
  *   this worker without a round trip through the Temporal server.
  */
-/** An LLM turn heartbeats while it waits, so a dead worker is noticed within the heartbeat timeout. */
-const llmOptions = {
-  startToCloseTimeout: '10 minutes',
-  heartbeatTimeout: '15s',
-  retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 6 },
-} as const;
 
 /** Preparation heartbeats while it discovers, then runs the first turn: an LLM turn's bounds. */
 const preparing = proxyActivities<Activities>({

@@ -3,6 +3,8 @@ import type { createActivities } from '../activities';
 import type { Usage } from '../core/messages';
 import type { InputWait, SampledDuringCall } from '../core/tool-call';
 import type { InputVerdict } from './input-wait';
+// A sampling answer asks the model like a turn does: the same bounds and retries.
+import { llmOptions } from './llm-options';
 
 type Activities = ReturnType<typeof createActivities>;
 
@@ -16,12 +18,6 @@ export interface ModelLedger {
   usage: Usage;
 }
 
-/** A sampling answer asks the model like a turn does: the same bounds and retries. */
-const samplingOptions = {
-  startToCloseTimeout: '10 minutes',
-  heartbeatTimeout: '15s',
-  retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 6 },
-} as const;
 
 const add = (a: Usage, b: Usage): Usage => ({ inputTokens: a.inputTokens + b.inputTokens, outputTokens: a.outputTokens + b.outputTokens });
 
@@ -32,7 +28,7 @@ const add = (a: Usage, b: Usage): Usage => ({ inputTokens: a.inputTokens + b.inp
  */
 export async function answerSamplings(ledger: ModelLedger, ref: { runId: string; turn: number; name: string }, wait: InputWait): Promise<InputVerdict> {
   for (const { samplingId } of wait.samplings ?? []) {
-    const out = await proxyActivities<Activities>({ ...samplingOptions, summary: `sampling for ${ref.name} (${samplingId})` })
+    const out = await proxyActivities<Activities>({ ...llmOptions, summary: `sampling for ${ref.name} (${samplingId})` })
       .sampleMessage({ runId: ref.runId, turn: ref.turn, samplingId, step: ledger.steps });
     // Only an answer the model gave plays a step: a denied request leaves the cursor where it was.
     if (!out.refused) ledger.steps++;

@@ -33,14 +33,7 @@ const toTask = (r: Row): StoredToolTask => ({
   reference: r.reference, status: r.status, polls: r.polls, createdAt: r.created_at.toISOString(),
 });
 
-export interface NewToolTask {
-  runId: string;
-  toolCallId: string;
-  turn: number;
-  slot: number;
-  integrationId: string;
-  reference: string;
-}
+export type NewToolTask = Pick<StoredToolTask, 'runId' | 'toolCallId' | 'turn' | 'slot' | 'integrationId' | 'reference'>;
 
 /** Stores the reference; a call that stored one already keeps its first (the task it polls). */
 export async function insertToolTask(db: Queryable, t: NewToolTask): Promise<StoredToolTask> {

@@ -64,6 +64,16 @@ describe('sampling from a 2025-era server, and the model\'s isolation on both er
     expect(result.usage.outputTokens).toBe(turns.o + rows[0].usage.outputTokens);
   });
 
+  async function pendingSamplingId(runId: string): Promise<string> {
+    let id = '';
+    await waitFor(async () => {
+      const run = (await app.inject({ method: 'GET', url: `/v1/runs/${runId}` })).json<{ pendingApprovals: { toolCallId: string; kind?: string }[] }>();
+      id = run.pendingApprovals.find((a) => a.kind === 'sampling')?.toolCallId ?? '';
+      return id !== '';
+    }, 30_000, 'the sampling request pending approval');
+    return id;
+  }
+
   test('at most 8 sampling requests per tool call: the ninth is refused, and the LLM reads why', async () => {
     const i = await legacy({ sampling: 'allow' });
     const call = { toolCalls: [{ name: `${i.name}__sample_many`, arguments: { count: 9 } }] };
@@ -76,12 +86,7 @@ describe('sampling from a 2025-era server, and the model\'s isolation on both er
   test('approve, denied: the server gets a refusal, and the LLM reads the contract text', async () => {
     const i = await legacy({ sampling: 'approve' });
     const runId = await start(i, scripted([sample(i), { text: '{{tool_results}}' }]));
-    let id = '';
-    await waitFor(async () => {
-      const run = (await app.inject({ method: 'GET', url: `/v1/runs/${runId}` })).json<{ pendingApprovals: { toolCallId: string; kind?: string }[] }>();
-      id = run.pendingApprovals.find((a) => a.kind === 'sampling')?.toolCallId ?? '';
-      return id !== '';
-    }, 30_000, 'the sampling request pending approval');
+    const id = await pendingSamplingId(runId);
     expect((await app.inject({ method: 'POST', url: `/v1/runs/${runId}/approvals/${id}`, payload: { decision: 'deny' } })).statusCode).toBe(200);
     expect((await engine.result(runId)).output).toBe(samplingText.denied());
   });
@@ -89,12 +94,7 @@ describe('sampling from a 2025-era server, and the model\'s isolation on both er
   test('approve, approved: the call waits in its activity for the reviewer, then the model answers', async () => {
     const i = await legacy({ sampling: 'approve' });
     const runId = await start(i, scripted([sample(i), { text: 'ebb' }, { text: '{{tool_results}}' }]));
-    let id = '';
-    await waitFor(async () => {
-      const run = (await app.inject({ method: 'GET', url: `/v1/runs/${runId}` })).json<{ pendingApprovals: { toolCallId: string; kind?: string }[] }>();
-      id = run.pendingApprovals.find((a) => a.kind === 'sampling')?.toolCallId ?? '';
-      return id !== '';
-    }, 30_000, 'the sampling request pending approval');
+    const id = await pendingSamplingId(runId);
     expect((await app.inject({ method: 'POST', url: `/v1/runs/${runId}/approvals/${id}`, payload: { decision: 'approve' } })).statusCode).toBe(200);
     expect((await engine.result(runId)).output).toBe('sampled (scripted, endTurn): ebb');
   });
