@@ -28,7 +28,7 @@ export interface RoundAnswers {
 }
 
 /** Why this round's questions cannot be answered, if they cannot. */
-function refusal(asked: InputRequiredResult, answers: RoundAnswers = {}): string | undefined {
+export function refusal(asked: InputRequiredResult, answers: RoundAnswers = {}): string | undefined {
   const requests = Object.values(asked.inputRequests ?? {});
   if (requests.length > MAX_INPUT_REQUESTS || Buffer.byteLength(asked.requestState ?? '') > MAX_REQUEST_STATE_BYTES) {
     return toolResultText.mcpQuestionTooLarge();

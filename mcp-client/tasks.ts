@@ -163,6 +163,16 @@ export async function pollToolTask(client: Client, reference: string, options: P
   });
 }
 
+/** Answers a 2026-era task's questions (tasks/update), keyed as its inputRequests were. */
+export async function answerToolTask(client: Client, reference: string, inputResponses: Record<string, unknown>, options: TaskEndpoint & RequestOptions): Promise<void> {
+  const ref = decodeReference(reference, options.endpointId);
+  await withTaskSession(client, options, undefined, async ({ session, generation }) => {
+    sameGeneration(ref.generation, generation);
+    const controller = session.task(ref.taskId, options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs });
+    await controller.updateJson(JSON.parse(JSON.stringify(inputResponses)), options.signal);
+  });
+}
+
 /** Asks the server to cancel a task (it may already have finished: the server then refuses, which is thrown). */
 export async function cancelToolTask(client: Client, reference: string, options: TaskEndpoint & RequestOptions): Promise<void> {
   const ref = decodeReference(reference, options.endpointId);

@@ -202,7 +202,7 @@ function callTool(
     return proxyActivities<ToolActivities>(opts)[activity]({ ...input, step: waits.ledger.steps, ...(resume ? { resume: { roundId: resume.roundId } } : {}) }).then(
       (outcome) => {
         countSampledDuringCall(waits.ledger, outcome.sampled);
-        if (outcome.task) return awaitToolTask(input, outcome.task).catch(failed);
+        if (outcome.task) return awaitToolTask(input, outcome.task, settled).catch(failed);
         return outcome.waiting ? answered(outcome.waiting) : outcome;
       }, failed,
     );

@@ -1,7 +1,8 @@
 import { CancellationScope, isCancellation, proxyActivities, sleep } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
 import type { ToolActivityInput } from '../activities/tool-call';
-import type { ToolOutcome, ToolTask } from '../core/tool-call';
+import type { InputWait, ToolOutcome, ToolTask } from '../core/tool-call';
+import type { InputVerdict } from './input-wait';
 
 type Activities = ReturnType<typeof createActivities>;
 
@@ -12,11 +13,14 @@ const MAX_DELAY_MS = 60_000;
  * A tool call its server runs as a task (activities/tools/mcp-task.ts): polled from here with short
  * activities, at the server's suggested interval but never more often than a backoff from 1 s
  * doubling to 60 s, with timers in between: no activity runs and no worker slot is held while the
- * task works. Past the integration's taskTimeout the task is cancelled and the LLM is told; a
- * cancelled run cancels it too. The task's bound (24 h at most) keeps its polls a small part of
+ * task works. A 2026-era task's questions are a round of the run, settled as a call's are (`settle`:
+ * answers, reviewer decisions, sampling steps), then sent to the task. Past the integration's
+ * taskTimeout the task is cancelled and the LLM is told; a cancelled run cancels it too. The task's bound (24 h at most) keeps its polls a small part of
  * the run's history.
  */
-export async function awaitToolTask(input: ToolActivityInput, task: ToolTask): Promise<ToolOutcome> {
+export async function awaitToolTask(
+  input: ToolActivityInput, task: ToolTask, settle: (wait: InputWait) => Promise<InputVerdict>,
+): Promise<ToolOutcome> {
   const route = input.route;
   const acts = proxyActivities<Activities>({
     // Each poll is one request to the server, bounded like a tool call's.
@@ -39,6 +43,16 @@ export async function awaitToolTask(input: ToolActivityInput, task: ToolTask): P
       await sleep(Math.min(Math.max(backoff, suggested), MAX_DELAY_MS, left));
       const polled = await acts.pollMcpTask(ref);
       if (polled.outcome) return polled.outcome;
+      if (polled.waiting) {
+        // The task's questions wait as a call's do (its round stored, no activity running), then go to the task.
+        const verdict = await settle(polled.waiting);
+        const answered = verdict.answered
+          ? await acts.answerMcpTask({ ...ref, roundId: polled.waiting.roundId })
+          : await acts.cancelMcpTask({ ...ref, reason: 'abandon', text: verdict.content, timeoutMs: task.timeoutMs });
+        if (answered.outcome) return answered.outcome;
+        backoff = FIRST_DELAY_MS;
+        continue;
+      }
       suggested = polled.pollIntervalMs ?? 0;
       backoff = Math.min(backoff * 2, MAX_DELAY_MS);
     }

@@ -1,10 +1,12 @@
 import { Context } from '@temporalio/activity';
-import type { McpToolRoute, ToolOutcome } from '../../core/tool-call';
+import type { InputWait, McpToolRoute, ToolOutcome } from '../../core/tool-call';
 import { formatDuration } from '../../core/duration';
 import type { Integration } from '../../core/integration';
 import { mcpErrorText } from '../../core/mcp-error-text';
 import { toolResultText } from '../../core/tool-texts';
-import { cancelToolTask, pollToolTask, startToolTask, TaskReferenceError } from '../../mcp-client/tasks';
+import { answerToolTask, cancelToolTask, pollToolTask, startToolTask, TaskReferenceError } from '../../mcp-client/tasks';
+import { clearRoundAnswers, readRoundAnswers } from '../../store/runs/input-rounds';
+import { askedAlready, storeTaskQuestions } from './task-questions';
 import { findIntegration } from '../../store/integrations/integrations';
 import { findToolCallAndRequest } from '../../store/runs/tool-calls';
 import { findToolTask, insertToolTask, recordToolTaskPoll, type StoredToolTask } from '../../store/runs/tool-tasks';
@@ -49,16 +51,21 @@ export interface TaskPollInput extends ToolActivityInput {
   taskRefId: string;
 }
 
-/** What a poll found: the call's outcome once the task has ended (its result stored), else when to ask again. */
+/** What a poll found: the call's outcome once the task has ended (its result stored), its questions to wait for, or when to ask again. */
 export interface TaskPoll {
   outcome?: ToolOutcome;
+  waiting?: InputWait;
   pollIntervalMs?: number;
 }
 
 export interface TaskCancelInput extends TaskPollInput {
-  /** timeout: the task ran past the integration's taskTimeout (the LLM is told); cancel: the run was cancelled */
-  reason: 'timeout' | 'cancel';
+  /**
+   * timeout: the task ran past the integration's taskTimeout; abandon: its questions were not
+   * answered (the LLM is told `text`); cancel: the run was cancelled
+   */
+  reason: 'timeout' | 'abandon' | 'cancel';
   timeoutMs: number;
+  text?: string;
 }
 
 async function storeVerdict(deps: ActivityDeps, input: ToolActivityInput, task: StoredToolTask, verdict: Verdict): Promise<ToolOutcome> {
@@ -67,6 +74,11 @@ async function storeVerdict(deps: ActivityDeps, input: ToolActivityInput, task: 
 }
 
 export function createMcpTaskActivities(deps: ActivityDeps) {
+  /** Best effort: a server that refuses (the task ended meanwhile) or cannot be reached leaves nothing to do. */
+  const cancelQuietly = (integration: Integration, task: StoredToolTask) => deps.mcpPool.withClient(integration, (client) => cancelToolTask(client, task.reference, {
+    endpointId: integration.id, requestTimeoutMs: requestTimeout(integration),
+  })).catch((err: Error) => deps.logger.warn({ runId: task.runId, taskRefId: task.taskRefId, err: err.message }, 'cancelling an MCP task failed'));
+
   /** The task and its integration; a result stored already (a poll whose worker died after storing) is the outcome. */
   async function load(input: TaskPollInput): Promise<{ outcome: ToolOutcome } | { task: StoredToolTask; integration?: Integration }> {
     const { stored } = await findToolCallAndRequest(deps.db, input.runId, input.turn, input.index + 1);
@@ -90,6 +102,13 @@ export function createMcpTaskActivities(deps: ActivityDeps) {
           endpointId: integration.id, maxResultBytes: integration.maxResultBytes, requestTimeoutMs: requestTimeout(integration), signal,
         }));
         await recordToolTaskPoll(deps.db, task.taskRefId, polled.status);
+        if (polled.status === 'input_required' && polled.inputRequests && !askedAlready(task, polled.inputRequests)) {
+          const asked = await storeTaskQuestions(deps, input, task, integration, polled.inputRequests);
+          if (asked.waiting) return { waiting: asked.waiting };
+          // Questions the call cannot relay: the task is cancelled, and the LLM reads why.
+          await cancelQuietly(integration, task);
+          return { outcome: await storeVerdict(deps, input, task, asked) };
+        }
         if (polled.status === 'working' || polled.status === 'input_required') return polled.pollIntervalMs ? { pollIntervalMs: polled.pollIntervalMs } : {};
         verdict = polled.status === 'completed' ? resultVerdict(polled.result, integration)
           : polled.status === 'failed' ? { status: 'error', content: toolResultText.mcpToolFailed(polled.message) }
@@ -108,15 +127,30 @@ export function createMcpTaskActivities(deps: ActivityDeps) {
       const loaded = await load(input);
       if ('outcome' in loaded) return loaded;
       const { task, integration } = loaded;
-      if (integration) {
-        await deps.mcpPool.withClient(integration, (client) => cancelToolTask(client, task.reference, {
-          endpointId: integration.id, requestTimeoutMs: requestTimeout(integration),
-        })).catch((err: Error) => deps.logger.warn({ runId: input.runId, taskRefId: task.taskRefId, err: err.message }, 'cancelling an MCP task failed'));
-      }
+      if (integration) await cancelQuietly(integration, task);
       await recordToolTaskPoll(deps.db, task.taskRefId, input.reason === 'timeout' ? 'timed_out' : 'cancelled');
       if (input.reason === 'cancel') return {};
-      const text = toolResultText.mcpToolFailed(`the task did not finish within ${formatDuration(input.timeoutMs)}`);
+      const text = input.reason === 'abandon' && input.text ? input.text
+        : toolResultText.mcpToolFailed(`the task did not finish within ${formatDuration(input.timeoutMs)}`);
       return { outcome: await storeVerdict(deps, input, task, { status: 'error', content: text }) };
+    },
+
+    /** The answers to a task's questions, once the workflow has them all: sent to the task (tasks/update), then cleared. */
+    async answerMcpTask(input: TaskPollInput & { roundId: string }): Promise<TaskPoll> {
+      const loaded = await load(input);
+      if ('outcome' in loaded) return loaded;
+      const { task, integration } = loaded;
+      const answers = await readRoundAnswers(deps.db, input.roundId);
+      if (!integration || !answers.answered) {
+        const missing = unexpected(!integration ? 'the integration no longer exists or is disabled' : `the answers of round ${input.roundId} are missing`);
+        return { outcome: await storeVerdict(deps, input, task, missing) };
+      }
+      await deps.mcpPool.withClient(integration, (client) => answerToolTask(client, task.reference, answers.responses, {
+        endpointId: integration.id, requestTimeoutMs: requestTimeout(integration), signal: Context.current().cancellationSignal,
+      }));
+      await clearRoundAnswers(deps.db, input.roundId);
+      deps.logger.info({ runId: input.runId, taskRefId: task.taskRefId, roundId: input.roundId }, 'answers relayed to the MCP task');
+      return {};
     },
   };
 }

@@ -19,6 +19,8 @@ integration_id text NOT NULL,
 reference text NOT NULL CHECK (octet_length(reference) <= 8192),
 status text NOT NULL DEFAULT 'working' CHECK (status IN ('working', 'input_required', 'completed', 'failed', 'cancelled', 'timed_out')),
 polls integer NOT NULL DEFAULT 0,
+-- a digest of the last questions the task asked (their round was relayed): the same ones seen again wait for the server to move on
+last_asked text,
 created_at timestamptz NOT NULL DEFAULT now(),
 updated_at timestamptz NOT NULL DEFAULT now(),
 UNIQUE (run_id, turn, slot)

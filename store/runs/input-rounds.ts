@@ -107,3 +107,9 @@ export async function closeInputRound(db: Queryable, roundId: string): Promise<b
       + (SELECT count(*) FROM run_samplings WHERE round_id = $1 AND needs_approval AND status = 'timed_out') AS open`, [roundId]);
   return Number(rows[0].open) === 0;
 }
+
+/** How many rounds of questions a tool call has asked. */
+export async function callRoundCount(db: Queryable, runId: string, toolCallId: string): Promise<number> {
+  const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM run_input_rounds WHERE run_id = $1 AND tool_call_id = $2', [runId, toolCallId]);
+  return rows[0].n;
+}

@@ -20,17 +20,19 @@ export interface StoredToolTask {
   reference: string;
   status: ToolTaskStatus;
   polls: number;
+  /** a digest of the last questions relayed to a person */
+  lastAsked: string | null;
   createdAt: string;
 }
 
 interface Row {
   task_ref_id: string; run_id: string; tool_call_id: string; turn: number; slot: number; integration_id: string;
-  reference: string; status: ToolTaskStatus; polls: number; created_at: Date;
+  reference: string; status: ToolTaskStatus; polls: number; last_asked: string | null; created_at: Date;
 }
 
 const toTask = (r: Row): StoredToolTask => ({
   taskRefId: r.task_ref_id, runId: r.run_id, toolCallId: r.tool_call_id, turn: r.turn, slot: r.slot, integrationId: r.integration_id,
-  reference: r.reference, status: r.status, polls: r.polls, createdAt: r.created_at.toISOString(),
+  reference: r.reference, status: r.status, polls: r.polls, lastAsked: r.last_asked, createdAt: r.created_at.toISOString(),
 });
 
 export type NewToolTask = Pick<StoredToolTask, 'runId' | 'toolCallId' | 'turn' | 'slot' | 'integrationId' | 'reference'>;
@@ -54,4 +56,9 @@ export async function findToolTask(db: Queryable, runId: string, taskRefId: stri
 /** What the last poll found. */
 export async function recordToolTaskPoll(db: Queryable, taskRefId: string, status: ToolTaskStatus): Promise<void> {
   await db.query('UPDATE run_tool_tasks SET status = $2, polls = polls + 1, updated_at = now() WHERE task_ref_id = $1', [taskRefId, status]);
+}
+
+/** The task's questions were stored as a round for a person: the same questions seen again are not asked twice. */
+export async function recordToolTaskAsked(db: Queryable, taskRefId: string, digest: string): Promise<void> {
+  await db.query('UPDATE run_tool_tasks SET last_asked = $2, updated_at = now() WHERE task_ref_id = $1', [taskRefId, digest]);
 }

@@ -84,6 +84,28 @@ describe.each(['2025-11-25', '2026-07-28'] as const)('tool calls as tasks, %s', 
     expect(await stored(runId)).toMatchObject([{ status: 'timed_out' }]);
   });
 
+  test('a task that asks a question: 2026, a pending input whose answer goes to the task; 2025, polled until its taskTimeout', async () => {
+    const modern = protocol === '2026-07-28';
+    const i = await integration({ elicitation: true, taskTimeoutMs: modern ? 600_000 : 2_000 });
+    const runId = await start(i, 'needs_approval');
+    if (!modern) {
+      // The 2025 era asks a task's questions only while tasks/result is open, which polling does not do.
+      expect((await engine.result(runId)).output).toBe(`after: ${toolResultText.mcpToolFailed('the task did not finish within 2s')}`);
+      return;
+    }
+    let inputId = '';
+    await waitFor(async () => {
+      const run = (await app.inject({ method: 'GET', url: `/v1/runs/${runId}` })).json<{ pendingInputs: { inputId: string; message: string }[] }>();
+      inputId = run.pendingInputs.find((p) => p.message === 'Publish the report?')?.inputId ?? '';
+      return inputId !== '';
+    }, 30_000, 'the task\'s question');
+    expect(((await engine.client.workflow.getHandle(runId).describe()).raw.pendingActivities ?? [])).toEqual([]);
+    const answered = await app.inject({ method: 'POST', url: `/v1/runs/${runId}/inputs/${inputId}`, payload: { action: 'accept', content: { ok: true } } });
+    expect(answered.statusCode).toBe(200);
+    expect((await engine.result(runId)).output).toBe('after: published: {"action":"accept","content":{"ok":true}}');
+    expect(await stored(runId)).toMatchObject([{ status: 'completed' }]);
+  });
+
   test('a run cancelled while its task works cancels the task at the server', async () => {
     const i = await integration();
     const before = server.tasks().filter((t) => t.tool === 'never_ends').length;
