@@ -99,13 +99,17 @@ describe('settings that decide approval, placement and bounds', () => {
 describe('the same settings in an import and in INTEGRATIONS_FILE', () => {
   test('an import: the user key gets a 403 naming the server\'s field, the admin key stores them', async () => {
     const name = `imp-${suffix()}`;
-    const entry = { url: 'https://mcp.example.com/mcp', trustAnnotations: true, taskQueue: 'gpu-box', maxResultBytes: 2 * MiB, maxResourceBytes: MiB };
+    const entry = { url: 'https://mcp.example.com/mcp', trustAnnotations: true, taskQueue: 'gpu-box', maxResultBytes: 2 * MiB, maxResourceBytes: MiB, sampling: 'allow', taskTimeout: '3h' };
     const refused = await user({ method: 'POST', url: '/v1/integrations/import', payload: { mcpServers: { [name]: entry } } });
-    expectProblem(refused, 403, 'admin_required', `body.mcpServers.${name}.trustAnnotations, body.mcpServers.${name}.taskQueue, body.mcpServers.${name}.maxResultBytes`);
+    expectProblem(refused, 403, 'admin_required', [
+      `body.mcpServers.${name}.trustAnnotations`, `body.mcpServers.${name}.taskQueue`, `body.mcpServers.${name}.sampling`,
+      `body.mcpServers.${name}.taskTimeout`, `body.mcpServers.${name}.maxResultBytes`].join(', '));
     expect(await findIntegrationByName(engine.db, name)).toBeUndefined();
 
     expect((await admin({ method: 'POST', url: '/v1/integrations/import', payload: { mcpServers: { [name]: entry } } })).statusCode).toBe(201);
-    expect(await findIntegrationByName(engine.db, name)).toMatchObject({ trustAnnotations: true, taskQueue: 'gpu-box', maxResultBytes: 2 * MiB, maxResourceBytes: MiB });
+    expect(await findIntegrationByName(engine.db, name)).toMatchObject({
+      trustAnnotations: true, taskQueue: 'gpu-box', maxResultBytes: 2 * MiB, maxResourceBytes: MiB, sampling: 'allow', taskTimeoutMs: 3 * 3_600_000,
+    });
     // Nothing above the defaults: the user's to import.
     const plain = `imp-${suffix()}`;
     expect((await user({ method: 'POST', url: '/v1/integrations/import', payload: { servers: { [plain]: { type: 'http', url: 'https://mcp.example.com/mcp', maxResultBytes: 1024 } } } })).statusCode).toBe(201);

@@ -99,6 +99,14 @@ export function taskTimeoutMs(text: string): number | undefined {
   return ms !== undefined && ms >= 1000 && ms <= MAX_TASK_TIMEOUT_MS ? ms : undefined;
 }
 
+/** An imported server's `taskTimeout` in milliseconds, checked; `where` names the server in the 400. */
+export function readTaskTimeout(value: unknown, where: string): number | undefined {
+  if (value === undefined) return undefined;
+  const ms = typeof value === 'string' ? taskTimeoutMs(value) : undefined;
+  if (ms === undefined) throw new HttpProblem(400, `${where}.taskTimeout ${TASK_TIMEOUT_RULE}`, 'validation');
+  return ms;
+}
+
 export const taskTimeoutSchema = z.string().max(32)
   .refine((text) => taskTimeoutMs(text) !== undefined, TASK_TIMEOUT_RULE)
   .meta({ pattern: DURATION_PATTERN });

@@ -63,6 +63,6 @@ export async function loadIntegrationsFile(opts: { db: Db; file: string; env: En
 
 /** The engine settings a file entry gives (those it omits stay as they are). */
 function settingsChanged(existing: Integration, server: ImportedServer): boolean {
-  const given = [...IMPORTED_SETTINGS, 'elicitationTimeoutMs'] as (keyof ImportedServer & keyof Integration)[];
+  const given = [...IMPORTED_SETTINGS, 'elicitationTimeoutMs', 'taskTimeoutMs'] as (keyof ImportedServer & keyof Integration)[];
   return given.some((key) => server[key] !== undefined && server[key] !== existing[key]);
 }

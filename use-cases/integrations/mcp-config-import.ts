@@ -2,7 +2,7 @@ import { integrationNameProblem, type IntegrationTransport } from '../../core/in
 import { HttpProblem } from '../problem';
 import type { ApprovalPolicy } from '../../core/approval';
 import {
-  IMPORTED_SETTINGS, parseApproval, parseImportedSettings, parseTransport, readElicitationTimeout, type ImportedSettings,
+  IMPORTED_SETTINGS, parseApproval, parseImportedSettings, parseTransport, readElicitationTimeout, readTaskTimeout, type ImportedSettings,
 } from './integration-input';
 
 /**
@@ -23,6 +23,7 @@ export interface ImportedServer extends ImportedSettings {
   /** which tools wait for approval */
   approval?: ApprovalPolicy;
   elicitationTimeoutMs?: number;
+  taskTimeoutMs?: number;
 }
 
 export type Environment = Readonly<Record<string, string | undefined>>;
@@ -40,7 +41,7 @@ const HTTP_FIELDS = new Set(['type', 'url', 'headers']);
 /** VS Code metadata and dev-mode settings: they do not change how the server is reached. */
 const IGNORED_FIELDS = new Set(['gallery', 'version', 'dev']);
 /** Fields of the engine's own, beside the transport. */
-const ENGINE_FIELDS = new Set(['approval', 'elicitationTimeout', ...IMPORTED_SETTINGS]);
+const ENGINE_FIELDS = new Set(['approval', 'elicitationTimeout', 'taskTimeout', ...IMPORTED_SETTINGS]);
 const VARIABLE = /\$\{([^}]*)\}/g;
 const SUPPORTED_VARIABLE = /^(?:env:)?([A-Za-z_][A-Za-z0-9_]*)$/;
 
@@ -159,6 +160,12 @@ function readSettings(raw: Record<string, unknown>, where: string[], found: Expa
   try {
     const ms = readElicitationTimeout(raw.elicitationTimeout, where.join('.'));
     if (ms !== undefined) settings.elicitationTimeoutMs = ms;
+  } catch (err) {
+    problems.push((err as Error).message);
+  }
+  try {
+    const ms = readTaskTimeout(raw.taskTimeout, where.join('.'));
+    if (ms !== undefined) settings.taskTimeoutMs = ms;
   } catch (err) {
     problems.push((err as Error).message);
   }
