@@ -83,6 +83,6 @@ export function samplingRequest(params: {
     maxTokens: Math.max(1, Math.min(Math.floor(params.maxTokens), maxTokensCap)),
     ...(typeof params.temperature === 'number' && params.temperature >= 0 && params.temperature <= 2 ? { temperature: params.temperature } : {}),
   };
-  if (JSON.stringify(request).length > MAX_SAMPLING_REQUEST_BYTES) return `a sampling request over ${MAX_SAMPLING_REQUEST_BYTES} bytes`;
+  if (new TextEncoder().encode(JSON.stringify(request)).length > MAX_SAMPLING_REQUEST_BYTES) return `a sampling request over ${MAX_SAMPLING_REQUEST_BYTES} bytes`;
   return request;
 }
