@@ -39,7 +39,8 @@ const STORED_RUN_SQL = `
 SELECT r.id, r.thread_id, r.agent_id, r.created_at,
   rr.thread_id AS rr_thread_id, rr.agent_id AS rr_agent_id, rr.status, rr.stop_reason, rr.output, rr.error, rr.turns,
   rr.usage, rr.tool_calls, rr.created_at AS rr_created_at, rr.ended_at,
-  t.live_turns, t.live_input_tokens, t.live_output_tokens, tc.live_tool_calls, a.arguments,
+  t.live_turns, t.live_input_tokens + su.input_tokens AS live_input_tokens, t.live_output_tokens + su.output_tokens AS live_output_tokens,
+  tc.live_tool_calls, a.arguments,
   rr.run_id IS NULL AND (EXISTS (SELECT 1 FROM run_approvals WHERE run_id = r.id AND status = 'pending')
     OR EXISTS (SELECT 1 FROM run_samplings WHERE run_id = r.id AND status = 'pending' AND needs_approval)) AS pending_approvals,
   rr.run_id IS NULL AND EXISTS (SELECT 1 FROM run_inputs WHERE run_id = r.id AND status = 'pending') AS pending_inputs
@@ -50,6 +51,11 @@ LEFT JOIN LATERAL (
     coalesce(sum(input_tokens), 0)::int AS live_input_tokens, coalesce(sum(output_tokens), 0)::int AS live_output_tokens
   FROM run_turns WHERE run_id = r.id AND rr.run_id IS NULL
 ) t ON true
+-- The model's answers to MCP servers' sampling requests count in the run's usage too.
+LEFT JOIN LATERAL (
+  SELECT coalesce(sum((usage->>'inputTokens')::int), 0)::int AS input_tokens, coalesce(sum((usage->>'outputTokens')::int), 0)::int AS output_tokens
+  FROM run_samplings WHERE run_id = r.id AND rr.run_id IS NULL AND usage IS NOT NULL
+) su ON true
 LEFT JOIN LATERAL (
   SELECT ${TOOL_CALLS_JSON} AS live_tool_calls
   FROM run_tool_calls WHERE run_id = r.id AND rr.run_id IS NULL

@@ -52,7 +52,15 @@ describe('a 2026-era server samples the run\'s model', () => {
 
   test('allow: the next script step answers, the call goes on with it, its usage is the run\'s, its answer is not kept', async () => {
     const i = await integration({ sampling: 'allow' });
-    const runId = await start(i, [sample(i), { toolCalls: [{ name: 'ignored_tool', arguments: {} }], text: 'the sea breathes' }, { text: '{{tool_results}}' }]);
+    const runId = await start(i, [sample(i), { toolCalls: [{ name: 'ignored_tool', arguments: {} }], text: 'the sea breathes' }, { text: '{{tool_results}}', delayMs: 1_500 }]);
+    // While the last turn thinks, the run's live usage has the first turn's and the sampling answer's.
+    await waitFor(async () => {
+      const [answered] = await stored(runId);
+      if (answered?.status !== 'answered') return false;
+      const live = (await app.inject({ method: 'GET', url: `/v1/runs/${runId}` })).json<{ status: string; usage: { inputTokens: number; outputTokens: number } }>();
+      const turns = await turnUsage(runId);
+      return live.status === 'running' && live.usage.outputTokens === turns.o + answered.usage!.outputTokens && live.usage.inputTokens === turns.i + answered.usage!.inputTokens;
+    }, 10_000, 'the live usage with the sampling answer\'s');
     const result = await engine.result(runId);
     // The sampling step's tool call was not executed: the run had two turns and one tool call.
     expect(result).toMatchObject({ status: 'completed', output: 'sampled (scripted, endTurn): the sea breathes', turns: 2 });
