@@ -12,7 +12,7 @@ import { waitFor } from '../support/wait';
 import { startModernHttpServer, type ModernHttpServer } from '../fixtures/modern-mcp-server';
 
 interface PendingApproval { toolCallId: string; kind?: string; forToolCallId?: string; name: string; arguments: { messages: { role: string; text: string }[]; systemPrompt?: string; maxTokens: number } }
-type Step = { toolCalls: { name: string; arguments: Record<string, unknown> }[] } | { text: string };
+type Step = { toolCalls: { name: string; arguments: Record<string, unknown> }[]; text?: string } | { text: string; delayMs?: number };
 
 /**
  * A 2026-era server's sampling requests (sampling/createMessage inside input_required), answered by
