@@ -20,6 +20,18 @@ export interface TaskEndpoint {
   clientCapabilities?: ClientCapabilities;
 }
 
+/**
+ * The server answered a task request with questions instead of a task (2026 era: `input_required`
+ * before any task exists). The task path does not answer them: the caller makes the call the usual
+ * way, whose questions wait durably. Nothing was started, so nothing is sent twice.
+ */
+export class AsksBeforeTask extends Error {
+  override name = 'AsksBeforeTask';
+  constructor() {
+    super('the MCP server asks for input before it starts a task');
+  }
+}
+
 export interface TaskSession {
   session: TaskEnabledSession;
   generation: 'none' | 'v1' | 'v2';
@@ -59,7 +71,10 @@ export function withTaskSession<T>(client: Client, endpoint: TaskEndpoint, tool:
     const remembering = rememberPlainAnswers(port);
     let session: TaskEnabledSession | undefined;
     try {
-      session = ext.client.withTasks(remembering.port, { tools: declarations(ext, tool) });
+      session = ext.client.withTasks(remembering.port, {
+        tools: declarations(ext, tool),
+        onInputRequest: () => { throw new AsksBeforeTask(); },
+      });
       return await use({ session, generation: port.taskCapabilities.generation, plainAnswer: remembering.plain });
     } finally {
       await session?.close();

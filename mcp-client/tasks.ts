@@ -16,6 +16,7 @@ import { withTaskSession, type TaskEndpoint } from './task-session';
 
 export type { TaskEndpoint } from './task-session';
 export { TaskReferenceError } from './task-reference';
+export { AsksBeforeTask } from './task-session';
 
 export type TaskSupport = 'none' | 'optional' | 'required';
 

@@ -4,7 +4,7 @@ import { formatDuration } from '../../core/duration';
 import type { Integration } from '../../core/integration';
 import { mcpErrorText } from '../../core/mcp-error-text';
 import { toolResultText } from '../../core/tool-texts';
-import { answerToolTask, cancelToolTask, pollToolTask, startToolTask, TaskReferenceError } from '../../mcp-client/tasks';
+import { AsksBeforeTask, answerToolTask, cancelToolTask, pollToolTask, startToolTask, TaskReferenceError } from '../../mcp-client/tasks';
 import { clearRoundAnswers, readRoundAnswers } from '../../store/runs/input-rounds';
 import { askedAlready, storeTaskQuestions } from './task-questions';
 import { findIntegration } from '../../store/integrations/integrations';
@@ -25,11 +25,25 @@ import { failureVerdict, resultVerdict, unexpected } from './mcp-verdicts';
 /** Each request to the server, a poll included, is bounded like a tool call's request (60 s by default). */
 const requestTimeout = (integration: Integration) => Math.min(integration.toolTimeoutMs, 60_000);
 
-export async function startTaskCall(integration: Integration, route: McpToolRoute, args: Record<string, unknown>, run: ToolRun): Promise<Verdict> {
+/** Whether an error, or one it was caused by, is the server asking before it starts a task. */
+function asksFirst(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) if (e instanceof AsksBeforeTask) return true;
+  return false;
+}
+
+/**
+ * Starts the call as a task. `asks first`: the server wants answers before it starts one (2026 era),
+ * and the caller makes the call the usual way, where its questions wait durably.
+ */
+export async function startTaskCall(integration: Integration, route: McpToolRoute, args: Record<string, unknown>, run: ToolRun): Promise<Verdict | 'asks first'> {
   const { input } = run;
+  // As the integration's connections declare them (2026: each request carries its own): so the server may ask.
+  const clientCapabilities = {
+    ...(integration.elicitation ? { elicitation: { form: {}, url: {} } } : {}), ...(integration.sampling !== 'never' ? { sampling: {} } : {}),
+  };
   try {
     const started = await run.deps.mcpPool.withClient(integration, (client) => startToolTask(client, { name: route.toolName, arguments: args }, {
-      endpointId: integration.id, maxResultBytes: integration.maxResultBytes, requestTimeoutMs: requestTimeout(integration), signal: run.signal,
+      endpointId: integration.id, maxResultBytes: integration.maxResultBytes, requestTimeoutMs: requestTimeout(integration), signal: run.signal, clientCapabilities,
     }));
     // The server chose to answer at once.
     if ('result' in started) return resultVerdict(started.result, integration);
@@ -43,6 +57,10 @@ export async function startTaskCall(integration: Integration, route: McpToolRout
     };
   } catch (err) {
     if (run.signal.aborted) throw run.signal.reason ?? err;
+    if (asksFirst(err)) {
+      run.log.info('the MCP server asks for input before it starts a task; the call is made the usual way');
+      return 'asks first';
+    }
     return failureVerdict(err, requestTimeout(integration));
   }
 }

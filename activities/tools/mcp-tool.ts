@@ -32,7 +32,8 @@ async function callTool(route: McpToolRoute, args: Record<string, unknown>, run:
   const resumed = run.input.resume ? await roundReply(run, run.input.resume.roundId) : undefined;
   if (resumed && 'status' in resumed) return resumed;
   // A server that runs the tool as a task: the call asks for one, and the workflow polls it.
-  if (route.task && !resumed) return startTaskCall(integration, route, args, run);
+  const asTask = route.task && !resumed ? await startTaskCall(integration, route, args, run) : undefined;
+  if (asTask && asTask !== 'asks first') return asTask;
   const during: DuringCall = {};
   const verdict = await callWithRetries(integration, route, args, run, resumed, during);
   // A throw (the worker's end, a cancel) keeps them: a retry of a tool safe to repeat carries them again.

@@ -106,6 +106,29 @@ describe.each(['2025-11-25', '2026-07-28'] as const)('tool calls as tasks, %s', 
     expect(await stored(runId)).toMatchObject([{ status: 'completed' }]);
   });
 
+  test('a server that asks before it starts a task (2026): the call is made the usual way, and its question waits durably', async () => {
+    const i = await integration({ elicitation: true });
+    const calls = server.calls().length;
+    const runId = await start(i, 'asks_first');
+    if (protocol === '2025-11-25') {
+      expect((await engine.result(runId)).output).toBe('after: asks_first: "no question on this era"');
+      return;
+    }
+    let inputId = '';
+    await waitFor(async () => {
+      const run = (await app.inject({ method: 'GET', url: `/v1/runs/${runId}` })).json<{ pendingInputs: { inputId: string; message: string }[] }>();
+      inputId = run.pendingInputs.find((p) => p.message === 'Go ahead?')?.inputId ?? '';
+      return inputId !== '';
+    }, 30_000, 'the question');
+    expect((await app.inject({ method: 'POST', url: `/v1/runs/${runId}/inputs/${inputId}`, payload: { action: 'accept', content: { ok: true } } })).statusCode).toBe(200);
+    expect((await engine.result(runId)).output).toBe('after: asks_first: {"action":"accept","content":{"ok":true}}');
+    // The task request, the call made the usual way, and the call with the answer; no task was kept.
+    expect(server.calls().slice(calls)).toEqual([
+      { name: 'asks_first', askedForTask: true }, { name: 'asks_first', askedForTask: false }, { name: 'asks_first', askedForTask: false },
+    ]);
+    expect(await stored(runId)).toEqual([]);
+  });
+
   test('a run cancelled while its task works cancels the task at the server', async () => {
     const i = await integration();
     const before = server.tasks().filter((t) => t.tool === 'never_ends').length;
