@@ -42,7 +42,10 @@ function question(key: string, rawParams: unknown): RoundQuestion | string {
  * (only asked of an integration that allows them: input-rounds.ts refused them otherwise) are
  * stored for the workflow's sampling steps, those a reviewer decides first among the inputs waited for.
  */
-export async function storeQuestions(run: ToolRun, integration: Integration, asked: InputRequiredResult, round: number): Promise<Verdict> {
+/** Who stores a round: a tool call's activity, or a poll of its task (which has no call running). */
+export type RoundAsker = Pick<ToolRun, 'input' | 'deps' | 'log'>;
+
+export async function storeQuestions(run: RoundAsker, integration: Integration, asked: InputRequiredResult, round: number): Promise<Verdict> {
   if (round > MAX_INPUT_ROUNDS) return { status: 'error', content: toolResultText.mcpTooManyRounds(MAX_INPUT_ROUNDS) };
   const { runId, toolCallId, name } = run.input;
   const timeoutMs = integration.elicitationTimeoutMs;

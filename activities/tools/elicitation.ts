@@ -1,10 +1,10 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { SdkErrorCode, SdkError } from '@modelcontextprotocol/client';
 import type { ElicitResult } from '@modelcontextprotocol/client';
 import { ElicitRequestSchema } from '@modelcontextprotocol/core';
 import { closeRunInput, insertRunInput, takeRunInputAnswer, type RunInput } from '../../store/runs/inputs';
 import type { ElicitHandler } from '../../mcp-client/connect';
 import type { ToolRun } from '../tool-call';
+import { waitForRow } from './row-wait';
 
 /**
  * MCP elicitation during a tool call: the server's question becomes a pending input of the run
@@ -12,10 +12,6 @@ import type { ToolRun } from '../tool-call';
  * While it waits, the request's own bounds stand still, up to the integration's elicitation timeout.
  */
 
-/** A missed notification costs at most this long: the row is re-read on this period regardless. */
-const RECHECK_MS = 5_000;
-/** Without a LISTEN connection (a worker composed without one), the row is polled this often. */
-const POLL_MS = 1_000;
 /** A question larger than this is declined unseen: it would be stored and shown to every reader of the run. */
 const MAX_QUESTION_BYTES = 64 * 1024;
 
@@ -77,33 +73,21 @@ export function callClock(requestMs: number, totalMs: number, budgetMs: number, 
 }
 
 /** Waits for the answer to a stored question until `deadline`; an abort withdraws the question. */
-async function awaitAnswer(run: ToolRun, input: RunInput, deadline: number, signal: AbortSignal): Promise<ElicitResult> {
-  const { db, runChanges } = run.deps;
-  const watch = runChanges?.watch(input.runId, ['input']);
-  try {
-    for (;;) {
+function awaitAnswer(run: ToolRun, input: RunInput, deadline: number, signal: AbortSignal): Promise<ElicitResult> {
+  const { db } = run.deps;
+  return waitForRow<ElicitResult>(run, deadline, signal, {
+    read: async () => {
       const outcome = await takeRunInputAnswer(db, input.inputId);
       if (outcome.status === 'accept') return { action: 'accept', ...('content' in outcome && outcome.content ? { content: outcome.content as ElicitResult['content'] } : {}) };
       if (outcome.status === 'decline' || outcome.status === 'cancel') return { action: outcome.status };
-      if (outcome.status === 'expired') return { action: 'decline' };
-      if (signal.aborted) {
-        if (await closeRunInput(db, input.inputId, 'cancel')) return { action: 'cancel' };
-        continue; // an answer came first
-      }
-      const left = deadline - Date.now();
-      if (left <= 0) {
-        if (await closeRunInput(db, input.inputId, 'expired')) {
-          run.log.info({ inputId: input.inputId }, 'no answer in time: the question is declined');
-          return { action: 'decline' };
-        }
-        continue;
-      }
-      if (watch) await watch.next(Math.min(left, RECHECK_MS), signal);
-      else await sleep(Math.min(left, POLL_MS), undefined, { signal }).catch(() => undefined); // an abort ends the wait early
-    }
-  } finally {
-    watch?.close();
-  }
+      return outcome.status === 'expired' ? { action: 'decline' } : undefined;
+    },
+    close: async (why) => {
+      if (!(await closeRunInput(db, input.inputId, why === 'withdrawn' ? 'cancel' : 'expired'))) return undefined;
+      if (why === 'expired') run.log.info({ inputId: input.inputId }, 'no answer in time: the question is declined');
+      return { action: why === 'withdrawn' ? 'cancel' : 'decline' };
+    },
+  });
 }
 
 /**

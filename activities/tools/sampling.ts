@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/client';
 import type { CreateMessageRequest } from '@modelcontextprotocol/client';
 import { CreateMessageRequestSchema } from '@modelcontextprotocol/core';
@@ -10,6 +9,7 @@ import type { SampleHandler } from '../../mcp-client/connect';
 import { askModel, SamplingFailed } from '../sampling';
 import type { ToolRun } from '../tool-call';
 import type { CallClock } from './elicitation';
+import { waitForRow } from './row-wait';
 
 /**
  * Sampling during a 2025-era server's tool call: the request arrives over the connection, and is
@@ -18,10 +18,6 @@ import type { CallClock } from './elicitation';
  * the usage the run adds, the steps of the run's step cursor it played, and a refusal the LLM
  * reads instead of the server's result (a reviewer denied, or the model failed for good).
  */
-
-/** A missed notification costs at most this long: the row is re-read on this period regardless. */
-const RECHECK_MS = 5_000;
-const POLL_MS = 1_000;
 
 export interface SamplingLedger {
   usage: Usage;
@@ -37,29 +33,19 @@ export function parseSamplingRequest(rawParams: unknown, integration: Integratio
   return samplingRequest(parsed.data, integration.samplingMaxTokens);
 }
 
-/** Waits for a reviewer's decision until `deadline`; the row as it ends (timed out or withdrawn on abort). */
-async function awaitDecision(run: ToolRun, samplingId: string, deadline: number, signal: AbortSignal): Promise<SamplingRecord['status']> {
-  const { db, runChanges } = run.deps;
-  const watch = runChanges?.watch(run.input.runId, ['input']);
-  try {
-    for (;;) {
+/** Waits for a reviewer's decision until `deadline`; the status it ends with (timed out, or withdrawn on abort). */
+function awaitDecision(run: ToolRun, samplingId: string, deadline: number, signal: AbortSignal): Promise<SamplingRecord['status']> {
+  const { db } = run.deps;
+  return waitForRow(run, deadline, signal, {
+    read: async () => {
       const row = await findSampling(db, run.input.runId, samplingId);
-      if (!row || row.status !== 'pending') return row?.status ?? 'cancelled';
-      if (signal.aborted) {
-        if (await closeSampling(db, samplingId, 'cancelled')) return 'cancelled';
-        continue;
-      }
-      const left = deadline - Date.now();
-      if (left <= 0) {
-        if (await closeSampling(db, samplingId, 'timed_out')) return 'timed_out';
-        continue;
-      }
-      if (watch) await watch.next(Math.min(left, RECHECK_MS), signal);
-      else await sleep(Math.min(left, POLL_MS), undefined, { signal }).catch(() => undefined);
-    }
-  } finally {
-    watch?.close();
-  }
+      return row && row.status === 'pending' ? undefined : row?.status ?? 'cancelled';
+    },
+    close: async (why) => {
+      const status = why === 'withdrawn' ? 'cancelled' : 'timed_out';
+      return (await closeSampling(db, samplingId, status)) ? status : undefined;
+    },
+  });
 }
 
 const refuse = (message: string) => new ProtocolError(-1, message);

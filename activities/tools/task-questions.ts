@@ -6,7 +6,7 @@ import { refusal } from '../../mcp-client/input-rounds';
 import { callRoundCount } from '../../store/runs/input-rounds';
 import { recordToolTaskAsked, type StoredToolTask } from '../../store/runs/tool-tasks';
 import type { ActivityDeps } from '../deps';
-import type { ToolActivityInput, ToolRun, Verdict } from '../tool-call';
+import type { ToolActivityInput, Verdict } from '../tool-call';
 import { storeQuestions } from './durable-questions';
 
 /**
@@ -29,13 +29,9 @@ export async function storeTaskQuestions(
   if (refused) return { status: 'error', content: refused };
   const elicits = Object.values(requests).some((r) => (r as { method?: unknown })?.method === 'elicitation/create');
   if (elicits && !integration.elicitation) return { status: 'error', content: toolResultText.mcpQuestionUnsupported('elicitation/create') };
-  const controller = new AbortController();
-  const run: ToolRun = {
-    input, deps, log: deps.logger.child({ runId: input.runId, toolCallId: input.toolCallId, taskRefId: task.taskRefId }),
-    signal: controller.signal, heartbeat: () => undefined, integration,
-  };
+  const log = deps.logger.child({ runId: input.runId, toolCallId: input.toolCallId, taskRefId: task.taskRefId });
   const round = (await callRoundCount(deps.db, input.runId, input.toolCallId)) + 1;
-  const verdict = await storeQuestions(run, integration, asked, round);
+  const verdict = await storeQuestions({ input, deps, log }, integration, asked, round);
   if (verdict.waiting) await recordToolTaskAsked(deps.db, task.taskRefId, digest(requests));
   return verdict;
 }

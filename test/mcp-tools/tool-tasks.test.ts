@@ -41,6 +41,16 @@ describe.each(['2025-11-25', '2026-07-28'] as const)('tool calls as tasks, %s', 
   }
   const stored = async (runId: string) => (await engine.db.query<{ status: string; polls: number }>(
     'SELECT status, polls FROM run_tool_tasks WHERE run_id = $1', [runId])).rows;
+  /** Waits until the run shows a pending input with this message, and returns its id. */
+  async function pendingInput(runId: string, message: string): Promise<string> {
+    let inputId = '';
+    await waitFor(async () => {
+      const run = (await app.inject({ method: 'GET', url: `/v1/runs/${runId}` })).json<{ pendingInputs: { inputId: string; message: string }[] }>();
+      inputId = run.pendingInputs.find((p) => p.message === message)?.inputId ?? '';
+      return inputId !== '';
+    }, 30_000, `the question "${message}"`);
+    return inputId;
+  }
   const heldTask = (tool: string, before: number) => server.tasks().filter((t) => t.tool === tool).slice(before);
 
   test('a long call runs as a task: one tools/call, polled with no activity running in between, to its result', async () => {
@@ -93,12 +103,7 @@ describe.each(['2025-11-25', '2026-07-28'] as const)('tool calls as tasks, %s', 
       expect((await engine.result(runId)).output).toBe(`after: ${toolResultText.mcpToolFailed('the task did not finish within 2s')}`);
       return;
     }
-    let inputId = '';
-    await waitFor(async () => {
-      const run = (await app.inject({ method: 'GET', url: `/v1/runs/${runId}` })).json<{ pendingInputs: { inputId: string; message: string }[] }>();
-      inputId = run.pendingInputs.find((p) => p.message === 'Publish the report?')?.inputId ?? '';
-      return inputId !== '';
-    }, 30_000, 'the task\'s question');
+    const inputId = await pendingInput(runId, 'Publish the report?');
     expect(((await engine.client.workflow.getHandle(runId).describe()).raw.pendingActivities ?? [])).toEqual([]);
     const answered = await app.inject({ method: 'POST', url: `/v1/runs/${runId}/inputs/${inputId}`, payload: { action: 'accept', content: { ok: true } } });
     expect(answered.statusCode).toBe(200);
@@ -114,12 +119,7 @@ describe.each(['2025-11-25', '2026-07-28'] as const)('tool calls as tasks, %s', 
       expect((await engine.result(runId)).output).toBe('after: asks_first: "no question on this era"');
       return;
     }
-    let inputId = '';
-    await waitFor(async () => {
-      const run = (await app.inject({ method: 'GET', url: `/v1/runs/${runId}` })).json<{ pendingInputs: { inputId: string; message: string }[] }>();
-      inputId = run.pendingInputs.find((p) => p.message === 'Go ahead?')?.inputId ?? '';
-      return inputId !== '';
-    }, 30_000, 'the question');
+    const inputId = await pendingInput(runId, 'Go ahead?');
     expect((await app.inject({ method: 'POST', url: `/v1/runs/${runId}/inputs/${inputId}`, payload: { action: 'accept', content: { ok: true } } })).statusCode).toBe(200);
     expect((await engine.result(runId)).output).toBe('after: asks_first: {"action":"accept","content":{"ok":true}}');
     // The task request, the call made the usual way, and the call with the answer; no task was kept.
