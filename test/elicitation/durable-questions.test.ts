@@ -7,6 +7,7 @@ import { insertIntegration } from '../../store/integrations/integrations';
 import { insertThread } from '../../store/threads/threads';
 import { startApiEngine, stopApiEngine } from '../support/api-engine';
 import type { Engine } from '../support/engine';
+import { followSseText } from '../support/sse-text';
 import { waitFor } from '../support/wait';
 import { startModernHttpServer, type ModernHttpServer } from '../fixtures/modern-mcp-server';
 
@@ -22,9 +23,11 @@ describe('a 2026-era server asks inside its result: the question waits durably',
   let engine: Engine;
   let app: FastifyInstance;
   let http: ModernHttpServer;
+  let baseUrl: string;
 
   beforeAll(async () => {
     ({ engine, app } = await startApiEngine());
+    baseUrl = await app.listen({ host: '127.0.0.1', port: 0 });
     http = await startModernHttpServer();
   });
   afterAll(async () => {
@@ -71,14 +74,17 @@ describe('a 2026-era server asks inside its result: the question waits durably',
     expect(described.searchAttributes.waitingFor).toEqual(['input']);
 
     // Followed from here to run_ended: the question is announced, then said to be resolved.
-    const stream = app.inject({ method: 'GET', url: `/v1/runs/${runId}/events` }).then((r) => r.body);
+    const stream = followSseText(`${baseUrl}/v1/runs/${runId}/events`);
+    // Answered only once the stream has shown the question: a follower that first reads the run
+    // after the answer never sees the question wait, so it announces nothing.
+    await stream.seen('event: input_requested');
     // A token in the answer's content, to look for in history: the signal carries only the input id.
     const secret = `secret-${randomUUID()}`;
     const answered = await answer(runId, input.inputId, { action: 'accept', content: { confirm: true, note: secret } });
     expect(answered.statusCode).toBe(200);
     const result = await engine.result(runId);
     expect(result.output).toBe('ship: confirmed=true, state=asked:ship');
-    const sse = await stream;
+    const sse = await stream.text();
     expect(sse).toContain('event: input_requested');
     expect(sse).toMatch(new RegExp(`event: input_resolved\ndata: .*"inputId":"${input.inputId}"`));
     expect(sse.indexOf('event: input_resolved')).toBeLessThan(sse.indexOf('event: run_ended'));
