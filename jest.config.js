@@ -7,7 +7,7 @@ const shared = {
   rootDir: __dirname,
   roots: ['<rootDir>/test'],
   transform: {
-    '/mcp-client/ext-tasks\\.ts$': '<rootDir>/test/support/commonjs-transform.js',
+    '/platform/ext-tasks\\.ts$': '<rootDir>/test/support/commonjs-transform.js',
     [`/node_modules/${importLoaded}/.+\\.js$`]: '<rootDir>/test/support/commonjs-transform.js',
     '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json', diagnostics: false }],
     // Fastify's inject (cookie@1) and @fastify/static for /docs (content-disposition@3) depend on

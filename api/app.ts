@@ -74,6 +74,8 @@ export interface AppDeps {
   operatorNames?: OperatorNames;
   /** MCP_REQUEST_STATE_KEY; absent, /mcp derives its key from the installed SECRETS_KEY */
   mcpRequestStateKey?: Buffer;
+  /** MCP_AGENT_TASKS: /mcp runs agents as MCP tasks when a client asks (default true) */
+  mcpAgentTasks?: boolean;
 }
 
 // A run's input may hold 1,000,000 characters, and JSON escaping can take up to 6 bytes for each.
@@ -158,7 +160,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(oauthCallbackRoutes, { db: deps.db, client: deps.client, taskQueue: deps.taskQueue, logger: deps.logger, waitMs: deps.capabilitiesWaitMs ?? 30_000 });
   await app.register(mcpHttpRoutes, {
     db: deps.db, client: deps.client, taskQueue: deps.taskQueue, logger: deps.logger, changes, apiKey: deps.apiKey, adminApiKey: deps.adminApiKey,
-    requestStateKey: requestStateKey(deps.mcpRequestStateKey, secretKeys().current),
+    requestStateKey: requestStateKey(deps.mcpRequestStateKey, secretKeys().current), agentTasks: deps.mcpAgentTasks,
   });
   return app;
 }

@@ -16,6 +16,7 @@ export const agentSchema = z.object({
   integrationIds: z.array(z.string()),
   maxTurns: z.int(),
   maxToolResultBytes: z.int().describe('how much of any one tool result the LLM sees; the transcript keeps it whole'),
+  mcpTasks: z.boolean().describe('whether an MCP client may call the agent as a task (default true; the engine setting MCP_AGENT_TASKS can turn tasks off for all)'),
   sourceFile: z.string().nullable().describe('the agent file that defines the agent; such an agent is changed by editing its file'),
   disabledAt: timestamp.nullable()
     .describe('when the agent was deleted while threads or runs referred to it; a disabled agent takes no new threads or runs'),

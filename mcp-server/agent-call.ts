@@ -13,6 +13,7 @@ import type { Logger } from '../platform/logger';
 import { EngineError } from '../core/engine-error';
 import { followRunEvents, type RunProgress } from '../use-cases/runs/follow-events';
 import { readRun } from '../use-cases/runs/runs';
+import type { RunView } from '../core/run-view';
 import { MAX_RUN_INPUT_CHARS, startRun } from '../use-cases/runs/start-run';
 import type { CallRegistry } from './call-registry';
 import { askForApproval, type AskClient } from './approval-elicitation';
@@ -54,12 +55,33 @@ const errorResult = (text: string, meta?: Record<string, unknown>): CallToolResu
 
 /** `tools/call` on an agent: a new thread (or the given one), a durable run, progress from its event log, its answer. */
 export async function callAgent(deps: AgentCallDeps, agent: ExposedAgent, args: Record<string, unknown>, ctx: AgentCallContext): Promise<AgentCallResult> {
-  if (typeof args.input !== 'string') return errorResult('The "input" argument is required and must be a string');
-  if (args.input.length > MAX_RUN_INPUT_CHARS) return errorResult(`The "input" argument must be at most ${MAX_RUN_INPUT_CHARS} characters`);
-  const unstorable = unstorableReason(args.input);
-  if (unstorable) return errorResult(`The "input" argument contains ${unstorable}`);
-  if (args.threadId !== undefined && typeof args.threadId !== 'string') return errorResult('The "threadId" argument must be a string');
   const progress = progressReporter(ctx, deps.logger);
+  const started = await beginAgentRun(deps, agent, args, progress.send);
+  if ('refused' in started) return started.refused;
+  const { runId } = started;
+  if (ctx.registry && (await ctx.registry.register(ctx.requestId, runId))) await cancelWorkflow(deps, runId);
+  return followCall(deps, { ...started, quietUntilSeq: 0 }, ctx, progress);
+}
+
+/** A run an agent call started: its id, what the result's _meta says, and a note when it ran on another agent's thread. */
+export interface BegunRun {
+  runId: string;
+  meta: Record<string, string>;
+  ownerNote: CallToolResult['content'];
+}
+
+/**
+ * The start of an agent call, plain or as a task: the arguments checked, a new thread (or the
+ * given one), the run started. An error result when the arguments or the start were refused.
+ */
+export async function beginAgentRun(
+  deps: AgentCallDeps, agent: ExposedAgent, args: Record<string, unknown>, report: (value: number, message: string) => Promise<void> = async () => undefined,
+): Promise<BegunRun | { refused: CallToolResult }> {
+  if (typeof args.input !== 'string') return { refused: errorResult('The "input" argument is required and must be a string') };
+  if (args.input.length > MAX_RUN_INPUT_CHARS) return { refused: errorResult(`The "input" argument must be at most ${MAX_RUN_INPUT_CHARS} characters`) };
+  const unstorable = unstorableReason(args.input);
+  if (unstorable) return { refused: errorResult(`The "input" argument contains ${unstorable}`) };
+  if (args.threadId !== undefined && typeof args.threadId !== 'string') return { refused: errorResult('The "threadId" argument must be a string') };
 
   let threadId: string;
   let input = args.input;
@@ -68,7 +90,7 @@ export async function callAgent(deps: AgentCallDeps, agent: ExposedAgent, args: 
   let threadOwner: { id: string; name: string } | undefined;
   if (args.threadId) {
     const thread = await findThread(deps.db, args.threadId);
-    if (!thread) return errorResult(`Thread ${args.threadId} does not exist`);
+    if (!thread) return { refused: errorResult(`Thread ${args.threadId} does not exist`) };
     threadId = thread.id;
     if (thread.agentId !== agent.id) threadOwner = (await findAgent(deps.db, thread.agentId)) ?? { id: thread.agentId, name: thread.agentId };
   } else {
@@ -81,13 +103,13 @@ export async function callAgent(deps: AgentCallDeps, agent: ExposedAgent, args: 
     });
   }
 
-  await progress.send(0, 'Starting agent');
+  await report(0, 'Starting agent');
   let runId: string;
   try {
     runId = (await startRun(deps, { threadId, input, agentId: agent.id })).run.id;
   } catch (err) {
-    await progress.send(1, 'Failed');
-    if (err instanceof EngineError) return errorResult(err.message, { threadId });
+    await report(1, 'Failed');
+    if (err instanceof EngineError) return { refused: errorResult(err.message, { threadId }) };
     throw err;
   }
   const meta = { runId, threadId, agentId: agent.id, ...(threadOwner ? { threadAgentId: threadOwner.id } : {}) };
@@ -95,8 +117,7 @@ export async function callAgent(deps: AgentCallDeps, agent: ExposedAgent, args: 
     type: 'text' as const,
     text: `Note: thread ${threadId} belongs to the agent ${threadOwner.name}; this turn was run by ${agent.name}, which sees the thread's messages.`,
   }] : [];
-  if (ctx.registry && (await ctx.registry.register(ctx.requestId, runId))) await cancelWorkflow(deps, runId);
-  return followCall(deps, { runId, meta, ownerNote, quietUntilSeq: 0 }, ctx, progress);
+  return { runId, meta, ownerNote };
 }
 
 /**
@@ -172,11 +193,13 @@ async function followCall(deps: AgentCallDeps, call: FollowedCall, ctx: AgentCal
   }
 
   const run = await readRun(deps.db, runId);
-  if (run?.status === 'completed') {
-    await progress.send(1, 'Completed');
-    return { content: [{ type: 'text', text: run.output ?? '' }, ...call.ownerNote], _meta: meta };
-  }
-  await progress.send(1, 'Failed');
+  await progress.send(1, run?.status === 'completed' ? 'Completed' : 'Failed');
+  return runOutcome(run, meta, call.ownerNote);
+}
+
+/** What an agent call answers once its run has ended: its output, or why there is none. */
+export function runOutcome(run: Pick<RunView, 'status' | 'output' | 'error'> | undefined, meta: Record<string, string>, ownerNote: CallToolResult['content'] = []): CallToolResult {
+  if (run?.status === 'completed') return { content: [{ type: 'text', text: run.output ?? '' }, ...ownerNote], _meta: meta };
   if (run?.status === 'cancelled') return errorResult('The agent run was cancelled', meta);
   if (run?.status === 'failed') return errorResult(`The agent run failed: ${run.error?.message ?? 'unknown error'}`, meta);
   return errorResult('The agent run closed without recording an outcome (terminated or timed out)', meta);

@@ -1,11 +1,12 @@
 import { Server, ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
-import type { GetPromptResult, PromptMessage, ServerContext, Tool } from '@modelcontextprotocol/server';
+import type { GetPromptResult, JSONRPCRequest, PromptMessage, Result, ServerContext, Tool } from '@modelcontextprotocol/server';
 import { renderTemplate } from '../store/agent-files/parse-chatmd';
 import { listExposedAgents, type ExposedAgent } from '../store/agent-files/file-agents';
 import { mcpRequestError } from '../core/mcp-error-text';
 import { callAgent, cancelWorkflow, resumeAgentCall, type AgentCallContext, type AgentCallDeps } from './agent-call';
 import { declaresFormElicitation, type ApprovalQuestions, type ApprovalState } from './approval-input';
 import type { CallRegistry } from './call-registry';
+import { asksForTask, registerTaskHandlers, startAgentTask, TASKS_EXTENSION, type AgentTaskOptions } from './agent-tasks';
 
 export const SERVER_INFO = { name: 'agent-engine', version: '0.1.0' };
 
@@ -38,6 +39,22 @@ export interface AgentServerOptions {
   approvals?: ApprovalQuestions;
   /** 2026 era over HTTP: the request's stream closing is the client's cancel, and cancels the run */
   streamCloseCancels?: boolean;
+  /** agents run as MCP tasks when a client asks (agent-tasks.ts); absent, never */
+  tasks?: AgentTaskOptions;
+}
+
+/**
+ * The SDK's Server checks every tools/call result against CallToolResult, which a task handle is
+ * not: a task-augmented call is answered here, before that check (the hook the SDK gives subclasses).
+ */
+class AgentServer extends Server {
+  taskCall?: (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result | undefined>;
+
+  protected override _wrapHandler(method: string, handler: (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result>) {
+    const wrapped = super._wrapHandler(method, handler);
+    if (method !== 'tools/call') return wrapped;
+    return async (request: JSONRPCRequest, ctx: ServerContext) => (await this.taskCall?.(request, ctx)) ?? wrapped(request, ctx);
+  }
 }
 
 /** MCP tool names are [A-Za-z0-9_.-]{1,128}; API-defined agent names may hold other characters. */
@@ -46,7 +63,8 @@ export const toolNameOf = (agentName: string) => agentName.replace(/[^A-Za-z0-9_
 const findByToolName = async (deps: AgentCallDeps, name: string): Promise<ExposedAgent | undefined> =>
   (await listExposedAgents(deps.db)).find((a) => toolNameOf(a.name) === name);
 
-const toTool = (agent: ExposedAgent): Tool => ({
+const toTool = (agent: ExposedAgent, taskSupport: boolean): Tool => ({
+  ...(taskSupport && agent.mcpTasks ? { execution: { taskSupport: 'optional' as const } } : {}),
   name: toolNameOf(agent.name),
   title: agent.name,
   description: agent.description ?? `Runs the agent "${agent.name}" and returns its answer.`,
@@ -71,8 +89,14 @@ const toTool = (agent: ExposedAgent): Tool => ({
 export function createAgentMcpServer(deps: AgentCallDeps, options: AgentServerOptions = {}): Server {
   const listChanged = options.listChanged ?? false;
   const modern = options.era === 'modern';
-  const server = new Server(SERVER_INFO, {
-    capabilities: { tools: { listChanged }, prompts: { listChanged } },
+  const era = modern ? 'modern' : 'legacy';
+  const tasks = options.tasks;
+  const server = new AgentServer(SERVER_INFO, {
+    capabilities: {
+      tools: { listChanged }, prompts: { listChanged },
+      ...(tasks && modern ? { extensions: { [TASKS_EXTENSION]: {} } } : {}),
+      ...(tasks && !modern ? { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } } : {}),
+    },
     instructions: INSTRUCTIONS,
     // No shim: it would ask a 2025 client through a server-to-client request, which a stateless
     // HTTP client can never answer; 2025 clients are asked as before (askApprovals) or not at all.
@@ -80,7 +104,20 @@ export function createAgentMcpServer(deps: AgentCallDeps, options: AgentServerOp
     ...(options.approvals ? { requestState: { verify: options.approvals.verify } } : {}),
   });
 
-  server.setRequestHandler('tools/list', async () => ({ tools: (await listExposedAgents(deps.db)).map(toTool) }));
+  server.setRequestHandler('tools/list', async () => ({ tools: (await listExposedAgents(deps.db)).map((a) => toTool(a, Boolean(tasks) && !modern)) }));
+
+  if (tasks) {
+    registerTaskHandlers(server, deps, era, tasks, (ctx) => callContext(server, options, ctx, modern));
+    server.taskCall = async (request, ctx) => {
+      const params = request.params as { name?: unknown; arguments?: unknown; task?: { ttl?: unknown } } | undefined;
+      if (!asksForTask(era, params, ctx) || typeof params?.name !== 'string') return undefined;
+      const agent = await findByToolName(deps, params.name);
+      // An unknown tool, or an agent that is never a task: the plain call answers.
+      if (!agent?.mcpTasks) return undefined;
+      const args = typeof params.arguments === 'object' && params.arguments !== null && !Array.isArray(params.arguments) ? params.arguments as Record<string, unknown> : {};
+      return startAgentTask(server, deps, agent, args, era, tasks, params.task?.ttl) as Promise<Result>;
+    };
+  }
 
   server.setRequestHandler('tools/call', async (request, ctx) => {
     try {

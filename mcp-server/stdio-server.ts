@@ -15,6 +15,7 @@ import { secretKey } from '../platform/secrets/secret-box';
 import { createAgentMcpServer, SERVER_INFO } from './agent-server';
 import { approvalQuestions } from './approval-input';
 import { memoryCallRegistry } from './call-registry';
+import { extTasks } from '../platform/ext-tasks';
 
 // Agents change in other processes (file sync, the API); a desktop client learns of it from list_changed.
 const LIST_POLL_MS = 2_000;
@@ -29,6 +30,8 @@ export interface StdioEngine {
   source: EngineTarget['source'];
   /** signs the requestState of approval questions to a 2026-era client */
   requestStateKey: Buffer;
+  /** MCP_AGENT_TASKS */
+  agentTasks: boolean;
 }
 
 /**
@@ -48,7 +51,7 @@ export async function openStdioEngine(env: NodeJS.ProcessEnv = process.env): Pro
     // One process serves every round of this connection's questions, so a key of its own verifies
     // them all when the engine's configuration gives none.
     const stateKey = requestStateKey(config.mcpRequestStateKey, config.secretKeys.current && secretKey(config.secretKeys.current)) ?? randomBytes(32);
-    return { db, connection, client, taskQueue: target.taskQueue, logger, source: target.source, requestStateKey: stateKey };
+    return { db, connection, client, taskQueue: target.taskQueue, logger, source: target.source, requestStateKey: stateKey, agentTasks: config.mcpAgentTasks };
   } catch (err) {
     await db.end();
     throw err;
@@ -68,16 +71,24 @@ export async function serveAgentsOverStdio(engine: StdioEngine): Promise<void> {
   // One connection per process: request ids are unique for its lifetime.
   const registry = memoryCallRegistry();
   const approvals = approvalQuestions(deps, engine.requestStateKey, 'stdio');
+  // The person at this stdio client is local: their tasks are the local scope's.
+  const ext = engine.agentTasks ? await extTasks() : undefined;
   // The instances serving the connection (serveStdio may build one for a discovery probe first).
   const servers = new Set<Server>();
   const factory: McpServerFactory = ({ era }) => {
     // 2025: list_changed is sent as it comes, and approvals are asked with elicitation/create;
     // 2026: list_changed reaches the client's subscriptions/listen, approvals come as input_required.
+    // Closed with the connection: its calls stop following their runs (which go on), its tasks' notices stop.
+    const closed = new AbortController();
     const server = createAgentMcpServer(deps, {
       era, registry, listChanged: true, askApprovals: era === 'legacy', approvals: era === 'modern' ? approvals : undefined,
+      stop: closed.signal, tasks: ext && { ext, scope: 'local', notifyUntil: closed.signal },
     });
     servers.add(server);
-    server.onclose = () => servers.delete(server);
+    server.onclose = () => {
+      servers.delete(server);
+      closed.abort();
+    };
     return server;
   };
 

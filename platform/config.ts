@@ -56,6 +56,7 @@ const envSchema = z.object({
     .refine((v) => Buffer.byteLength(v, 'utf8') >= 32, 'must be at least 32 bytes (openssl rand -base64 32)')
     .transform((v) => Buffer.from(v, 'utf8')).optional()),
   BLOCK_PRIVATE_NETWORKS: z.preprocess(emptyToUndefined, z.enum(['true', 'false'], 'true or false').default('false')),
+  MCP_AGENT_TASKS: z.preprocess(emptyToUndefined, z.enum(['true', 'false'], 'true or false').default('true')),
   WORKER_NICE: z.preprocess(emptyToUndefined, z.coerce.number().int().min(0).max(19).default(10)),
   XDG_RUNTIME_DIR: optionalString,
 });
@@ -109,6 +110,8 @@ export interface AppConfig {
    * API process. Absent: derived from SECRETS_KEY (platform/secrets/request-state-key.ts)
    */
   mcpRequestStateKey?: Buffer;
+  /** MCP_AGENT_TASKS: whether /mcp and agent-engine mcp run agents as MCP tasks when a client asks (an agent can still say no) */
+  mcpAgentTasks: boolean;
   /** which addresses MCP HTTP servers and LLM base URLs may resolve to (metadata and link-local never) */
   networkPolicy: NetworkPolicy;
   /** reads an LLM API key by the name an agent's model gives (`apiKeyEnv`), only names in llmKeyEnvs; keys are never stored */
@@ -171,6 +174,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     langfuse: langfuseConfig(e),
     secretKeys: { current: e.SECRETS_KEY, previous: e.SECRETS_KEY_PREVIOUS },
     mcpRequestStateKey: e.MCP_REQUEST_STATE_KEY,
+    mcpAgentTasks: e.MCP_AGENT_TASKS === 'true',
     networkPolicy: { blockPrivateNetworks: e.BLOCK_PRIVATE_NETWORKS === 'true' },
     // The second wall behind the agent checks: whatever an agent names, only allowed variables are read.
     readSecret: (envName) => (llmKeyEnvs.includes(envName) ? emptyToUndefined(env[envName]) as string | undefined : undefined),

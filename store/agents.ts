@@ -12,30 +12,31 @@ export interface NewAgent {
   integrationIds?: string[];
   maxTurns?: number;
   maxToolResultBytes?: number;
+  mcpTasks?: boolean;
 }
 
 /** A row as the driver reads it, or as row_to_json gives it inside another statement (timestamps as text). */
 export interface AgentRow {
   id: string; name: string; description: string | null; instructions: string | null; model: ModelConfig;
-  integration_ids: string[]; max_turns: number; max_tool_result_bytes: number; source_file: string | null;
+  integration_ids: string[]; max_turns: number; max_tool_result_bytes: number; mcp_tasks: boolean; source_file: string | null;
   disabled_at: Date | string | null; created_at: Date | string; updated_at: Date | string;
 }
 
-const AGENT_COLUMNS = 'id, name, description, instructions, model, integration_ids, max_turns, max_tool_result_bytes, source_file, disabled_at, created_at, updated_at';
+const AGENT_COLUMNS = 'id, name, description, instructions, model, integration_ids, max_turns, max_tool_result_bytes, mcp_tasks, source_file, disabled_at, created_at, updated_at';
 
 export const toAgent = (r: AgentRow): Agent => ({
   id: r.id, name: r.name, description: r.description, instructions: r.instructions, model: r.model,
-  integrationIds: r.integration_ids, maxTurns: r.max_turns, maxToolResultBytes: r.max_tool_result_bytes, sourceFile: r.source_file,
+  integrationIds: r.integration_ids, maxTurns: r.max_turns, maxToolResultBytes: r.max_tool_result_bytes, mcpTasks: r.mcp_tasks, sourceFile: r.source_file,
   disabledAt: r.disabled_at ? new Date(r.disabled_at).toISOString() : null,
   createdAt: new Date(r.created_at).toISOString(), updatedAt: new Date(r.updated_at).toISOString(),
 });
 
 export async function insertAgent(db: Queryable, agent: NewAgent): Promise<Agent> {
   const { rows } = await db.query<AgentRow>(
-    `INSERT INTO agents (id, name, description, instructions, model, integration_ids, max_turns, max_tool_result_bytes)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
+    `INSERT INTO agents (id, name, description, instructions, model, integration_ids, max_turns, max_tool_result_bytes, mcp_tasks)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *`,
     [newId('agt'), agent.name, agent.description ?? null, agent.instructions ?? null, JSON.stringify(agent.model),
-      agent.integrationIds ?? [], agent.maxTurns ?? 20, agent.maxToolResultBytes ?? 65_536],
+      agent.integrationIds ?? [], agent.maxTurns ?? 20, agent.maxToolResultBytes ?? 65_536, agent.mcpTasks ?? true],
   );
   return toAgent(rows[0]);
 }
@@ -66,10 +67,10 @@ export async function listAgents(db: Queryable): Promise<Agent[]> {
   return rows.map(toAgent);
 }
 
-export type AgentChanges = Partial<Pick<Agent, 'name' | 'description' | 'instructions' | 'model' | 'integrationIds' | 'maxTurns' | 'maxToolResultBytes'>>;
+export type AgentChanges = Partial<Pick<Agent, 'name' | 'description' | 'instructions' | 'model' | 'integrationIds' | 'maxTurns' | 'maxToolResultBytes' | 'mcpTasks'>>;
 
 const COLUMNS: Record<keyof AgentChanges, string> = {
-  name: 'name', description: 'description', instructions: 'instructions', model: 'model', integrationIds: 'integration_ids', maxTurns: 'max_turns', maxToolResultBytes: 'max_tool_result_bytes',
+  name: 'name', description: 'description', instructions: 'instructions', model: 'model', integrationIds: 'integration_ids', maxTurns: 'max_turns', maxToolResultBytes: 'max_tool_result_bytes', mcpTasks: 'mcp_tasks',
 };
 
 /** Applies the given fields (null clears description and instructions); undefined when there is no such agent. */

@@ -13,7 +13,7 @@ import type { Db } from '../../store/pool';
  * notification (a POST of its own, perhaps to another process) can be paired with its call
  * through mcp_calls.
  */
-export function legacyMcpLeg(db: Db, build: (registry: CallRegistry | undefined) => Server) {
+export function legacyMcpLeg(db: Db, build: (registry: CallRegistry | undefined, request: FastifyRequest) => Server) {
   const open = new Set<NodeStreamableHTTPServerTransport>();
 
   const serve = async (request: FastifyRequest, reply: FastifyReply) => {
@@ -24,7 +24,7 @@ export function legacyMcpLeg(db: Db, build: (registry: CallRegistry | undefined)
     const transport = new NodeStreamableHTTPServerTransport({
       sessionIdGenerator: initializing ? () => `mcps_${randomUUID().replace(/-/g, '')}` : undefined,
     });
-    const server = build(sessionId ? dbCallRegistry(db, sessionId) : undefined);
+    const server = build(sessionId ? dbCallRegistry(db, sessionId) : undefined, request);
     open.add(transport);
     transport.onerror = (err) => request.log.debug({ err }, 'MCP transport error');
     // The SDK writes the response itself; Fastify must not touch it.

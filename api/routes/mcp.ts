@@ -7,6 +7,8 @@ import { createAgentMcpServer } from '../../mcp-server/agent-server';
 import { approvalQuestions } from '../../mcp-server/approval-input';
 import { closingSignal } from '../closing-signal';
 import { legacyMcpLeg } from './mcp-legacy';
+import { extTasks } from '../../platform/ext-tasks';
+import type { TaskScope } from '../../store/agent-tasks';
 
 export interface McpHttpDeps extends AgentCallDeps {
   /** when set, /mcp requires `Authorization: Bearer <apiKey>` (or the admin key) like /v1 */
@@ -14,6 +16,8 @@ export interface McpHttpDeps extends AgentCallDeps {
   adminApiKey?: string;
   /** signs the requestState of approval questions to 2026-era clients; absent, they are not asked */
   requestStateKey?: Buffer;
+  /** MCP_AGENT_TASKS: run agents as MCP tasks when a client asks (default true) */
+  agentTasks?: boolean;
 }
 
 const jsonRpcError = (reply: FastifyReply, status: number, message: string, code = -32000, id: unknown = null) =>
@@ -34,11 +38,16 @@ export const mcpHttpRoutes: FastifyPluginAsync<McpHttpDeps> = async (app, deps) 
   if (deps.apiKey) app.addHook('onRequest', requireApiKey(deps.apiKey, deps.adminApiKey));
   const holdsAdminKey = deps.adminApiKey ? hasApiKey(deps.adminApiKey) : undefined;
   const keyKind = (request: FastifyRequest) => (holdsAdminKey?.(request) ? 'admin' : deps.apiKey ? 'api' : 'none');
+  // A task is seen only with the kind of key that started it; without keys (loopback only), by local callers.
+  const scopeOf = (kind: string | undefined): TaskScope => (kind === 'admin' || kind === 'api' ? kind : 'local');
+  const ext = deps.agentTasks === false ? undefined : await extTasks();
   // Calls in flight would otherwise hold a shutdown until their runs end; their runs go on regardless.
   const closing = closingSignal(app);
-  const legacy = legacyMcpLeg(deps.db, (registry) => createAgentMcpServer(deps, { era: 'legacy', registry, stop: closing }));
+  const legacy = legacyMcpLeg(deps.db, (registry, request) => createAgentMcpServer(deps, {
+    era: 'legacy', registry, stop: closing, tasks: ext && { ext, scope: scopeOf(keyKind(request)) },
+  }));
   const modern = createMcpHandler(({ authInfo }) => createAgentMcpServer(deps, {
-    era: 'modern', stop: closing, streamCloseCancels: true,
+    era: 'modern', stop: closing, streamCloseCancels: true, tasks: ext && { ext, scope: scopeOf(authInfo?.clientId) },
     // The state is bound to the kind of key the request carried (authInfo, set below from it).
     approvals: deps.requestStateKey ? approvalQuestions(deps, deps.requestStateKey, authInfo?.clientId ?? 'none') : undefined,
   }), { legacy: 'reject', onerror: (err) => app.log.debug({ err }, 'MCP request refused or failed') });

@@ -16,6 +16,8 @@ export interface FileAgentFields {
   model: ModelConfig;
   integrationIds: string[];
   maxTurns: number;
+  /** default true */
+  mcpTasks?: boolean;
   template: TemplateMessage[];
 }
 
@@ -35,11 +37,11 @@ export async function findAgentOriginByName(db: Queryable, name: string): Promis
 
 /** Inserts or updates the agent of a file; returns whether anything changed. */
 export async function upsertFileAgent(db: Queryable, a: FileAgentFields, existingId?: string): Promise<boolean> {
-  const values = [a.name, a.description, a.instructions, JSON.stringify(a.model), a.integrationIds, a.maxTurns, JSON.stringify(a.template), a.sourceFile];
+  const values = [a.name, a.description, a.instructions, JSON.stringify(a.model), a.integrationIds, a.maxTurns, JSON.stringify(a.template), a.sourceFile, a.mcpTasks ?? true];
   if (!existingId) {
     await db.query(
-      `INSERT INTO agents (id, name, description, instructions, model, integration_ids, max_turns, template, source_file)
-       VALUES ($9, $1, $2, $3, $4, $5, $6, $7, $8)`,
+      `INSERT INTO agents (id, name, description, instructions, model, integration_ids, max_turns, template, source_file, mcp_tasks)
+       VALUES ($10, $1, $2, $3, $4, $5, $6, $7, $8, $9)`,
       [...values, newId('agt')],
     );
     return true;
@@ -47,9 +49,9 @@ export async function upsertFileAgent(db: Queryable, a: FileAgentFields, existin
   // IS DISTINCT FROM keeps updated_at still when nothing changed, so list_changed fires only on real edits.
   const { rowCount } = await db.query(
     `UPDATE agents SET name = $1, description = $2, instructions = $3, model = $4, integration_ids = $5, max_turns = $6,
-       template = $7, source_file = $8, disabled_at = NULL, updated_at = now()
-     WHERE id = $9 AND (name, description, instructions, model, integration_ids, max_turns, template, source_file, disabled_at)
-       IS DISTINCT FROM ($1, $2, $3, $4::jsonb, $5::text[], $6::integer, $7::jsonb, $8, NULL::timestamptz)`,
+       template = $7, source_file = $8, mcp_tasks = $9, disabled_at = NULL, updated_at = now()
+     WHERE id = $10 AND (name, description, instructions, model, integration_ids, max_turns, template, source_file, mcp_tasks, disabled_at)
+       IS DISTINCT FROM ($1, $2, $3, $4::jsonb, $5::text[], $6::integer, $7::jsonb, $8, $9::boolean, NULL::timestamptz)`,
     [...values, existingId],
   );
   return (rowCount ?? 0) > 0;
@@ -70,11 +72,13 @@ export interface ExposedAgent {
   description: string | null;
   instructions: string | null;
   template: TemplateMessage[];
+  /** whether a client may call it as a task */
+  mcpTasks: boolean;
 }
 
 export async function listExposedAgents(db: Queryable): Promise<ExposedAgent[]> {
-  const { rows } = await db.query<{ id: string; name: string; description: string | null; instructions: string | null; template: TemplateMessage[] }>(
-    'SELECT id, name, description, instructions, template FROM agents WHERE disabled_at IS NULL ORDER BY name',
+  const { rows } = await db.query<ExposedAgent>(
+    'SELECT id, name, description, instructions, template, mcp_tasks AS "mcpTasks" FROM agents WHERE disabled_at IS NULL ORDER BY name',
   );
   return rows;
 }

@@ -4,7 +4,7 @@ import { findUnacceptable } from '../storable-text';
 
 /**
  * ChatMD agent files: `<system>`, `<user>` and `<assistant>` blocks, as in ochat, plus one optional
- * `<config>` block holding JSON (model, integrations, description, maxTurns). JSON rather than XML
+ * `<config>` block holding JSON (model, integrations, description, maxTurns, mcpTasks). JSON rather than XML
  * attributes because a model is a nested object (a scripted model carries a whole script).
  *
  * Block bodies are raw text up to the matching close tag: no nesting and no escaping, so a prompt
@@ -23,6 +23,8 @@ export interface AgentFileDefinition {
   /** integration names or ids, resolved when the file is synced */
   integrations: string[];
   maxTurns?: number;
+  /** false: MCP clients never call the agent as a task */
+  mcpTasks?: boolean;
   template: TemplateMessage[];
   /** line of the `<config>` block, for errors found later (unknown integrations) */
   configLine: number;
@@ -40,6 +42,7 @@ const configSchema = z.strictObject({
   model: modelSchema,
   integrations: z.array(z.string().min(1)).default([]),
   maxTurns: z.number().int().min(1).max(10_000).optional(),
+  mcpTasks: z.boolean().optional(),
 });
 
 const TAGS = ['system', 'user', 'assistant', 'config'] as const;
@@ -100,7 +103,7 @@ export function parseChatmd(file: string, text: string): AgentFileDefinition {
   const instructions = systems[0] ? trimBlock(systems[0].body) : undefined;
   return {
     description: config.description, instructions: instructions || undefined, model: config.model,
-    integrations: config.integrations, maxTurns: config.maxTurns, template, configLine: configs[0].line,
+    integrations: config.integrations, maxTurns: config.maxTurns, mcpTasks: config.mcpTasks, template, configLine: configs[0].line,
   };
 }
 

@@ -13,6 +13,7 @@ import { migration as m011 } from './011-protocol-eras';
 import { migration as m012 } from './012-input-rounds';
 import { migration as m013 } from './013-sampling';
 import { migration as m014 } from './014-tool-tasks';
+import { migration as m015 } from './015-agent-tasks';
 import type { Migration } from './migration';
 
 /**
@@ -35,6 +36,7 @@ export const migrations: Migration[] = [
   m012,
   m013,
   m014,
+  m015,
 ];
 
 const LOCK_KEY = 0x6167_656e; // "agen"

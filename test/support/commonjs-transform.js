@@ -1,6 +1,6 @@
 'use strict';
 // A jest transformer for what the engine loads with import(), which jest runs only under
-// --experimental-vm-modules: mcp-client/ext-tasks.ts (its import() becomes a require()) and the
+// --experimental-vm-modules: platform/ext-tasks.ts (its import() becomes a require()) and the
 // ES-module-only package it loads, @modelcontextprotocol/ext-tasks (whose own imports then reach the
 // CommonJS build of the MCP client, the one the tests use). TypeScript's transpileModule, not ts-jest,
 // because ts-jest keeps one compiler configuration per jest project, that of tsconfig.json.

@@ -18,6 +18,7 @@ const agentFields = {
   maxTurns: z.int().min(1).max(1000),
   maxToolResultBytes: z.int().min(1024).max(16 * 1024 * 1024)
     .describe('how much of any one tool result the LLM sees (default 65,536); the transcript keeps it whole'),
+  mcpTasks: z.boolean().describe('false: MCP clients always call the agent as a plain tool, never as a task (default true)'),
 };
 
 export const createAgentRequest = z.strictObject({
@@ -27,6 +28,7 @@ export const createAgentRequest = z.strictObject({
   integrationIds: agentFields.integrationIds.optional(),
   maxTurns: agentFields.maxTurns.optional(),
   maxToolResultBytes: agentFields.maxToolResultBytes.optional(),
+  mcpTasks: agentFields.mcpTasks.optional(),
 });
 
 export const changeAgentRequest = z.strictObject({
@@ -37,6 +39,7 @@ export const changeAgentRequest = z.strictObject({
   integrationIds: agentFields.integrationIds.optional(),
   maxTurns: agentFields.maxTurns.optional(),
   maxToolResultBytes: agentFields.maxToolResultBytes.optional(),
+  mcpTasks: agentFields.mcpTasks.optional(),
 }).refine((changes) => Object.keys(changes).length > 0, 'give at least one field to change').meta({ minProperties: 1 });
 
 export type CreateAgentRequest = z.infer<typeof createAgentRequest>;

@@ -1,0 +1,55 @@
+import { ProtocolError, ProtocolErrorCode, type ElicitResult } from '@modelcontextprotocol/server';
+import type { RunView } from '../core/run-view';
+import { HttpProblem } from '../use-cases/problem';
+import { decideApproval } from '../use-cases/runs/approvals';
+import { answerInput } from '../use-cases/runs/run-inputs';
+import type { AgentCallDeps } from './agent-call';
+import { decisionOf } from './approval-elicitation';
+
+/**
+ * A 2026-era client's answers to a task's questions (tasks/update): each key names what the task
+ * asked (agent-tasks.ts inputRequestsOf): `approval:<toolCallId>` a pending approval, decided as a
+ * REST decision by `mcp_client`; `input:<inputId>` an MCP server's question, answered as
+ * POST /v1/runs/:id/inputs/:inputId answers it. A dismissed approval form decides nothing.
+ */
+
+const MAX_ANSWERS = 32;
+const REASON_CHARS = 1_000;
+
+const invalid = (message: string, data?: Record<string, unknown>) => new ProtocolError(ProtocolErrorCode.InvalidParams, message, data);
+
+function asElicitResult(value: unknown, key: string): ElicitResult {
+  const v = value as { action?: unknown; content?: unknown } | null;
+  if (!v || typeof v !== 'object' || !['accept', 'decline', 'cancel'].includes(String(v.action))) throw invalid(`inputResponses.${key} must be an elicitation result (action accept, decline or cancel)`);
+  if (v.content !== undefined && (typeof v.content !== 'object' || v.content === null || Array.isArray(v.content))) throw invalid(`inputResponses.${key}.content must be an object`);
+  return v as ElicitResult;
+}
+
+export async function answerTaskInputs(deps: AgentCallDeps, run: RunView, responses: Record<string, unknown>): Promise<void> {
+  const keys = Object.keys(responses);
+  if (keys.length === 0) throw invalid('tasks/update carries no inputResponses');
+  if (keys.length > MAX_ANSWERS) throw invalid(`tasks/update carries more than ${MAX_ANSWERS} inputResponses`);
+  for (const key of keys) {
+    const result = asElicitResult(responses[key], key);
+    try {
+      if (key.startsWith('approval:')) {
+        const toolCallId = key.slice('approval:'.length);
+        if (!run.pendingApprovals.some((a) => a.toolCallId === toolCallId)) throw invalid(`The task does not ask ${key}`, { reason: 'not_asked' });
+        const decision = decisionOf(result);
+        if (!decision) continue;
+        const reason = decision.reason?.slice(0, REASON_CHARS);
+        await decideApproval(deps, { runId: run.id, toolCallId, decision: decision.decision, ...(reason ? { reason } : {}), keyKind: 'mcp_client' });
+      } else if (key.startsWith('input:')) {
+        const inputId = key.slice('input:'.length);
+        if (!run.pendingInputs.some((i) => i.inputId === inputId)) throw invalid(`The task does not ask ${key}`, { reason: 'not_asked' });
+        await answerInput({ ...deps, onSignalFailed: (err) => deps.logger.warn({ err, runId: run.id }, 'an answer did not reach its run; its wait finds it') },
+          run.id, inputId, { action: result.action, ...(result.content ? { content: result.content as Record<string, unknown> } : {}) });
+      } else {
+        throw invalid(`The task does not ask ${key.slice(0, 200)}`, { reason: 'not_asked' });
+      }
+    } catch (err) {
+      if (err instanceof HttpProblem && err.status < 500) throw invalid(err.message, { reason: err.code });
+      throw err;
+    }
+  }
+}
