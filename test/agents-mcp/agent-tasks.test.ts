@@ -7,6 +7,7 @@ import { toolNameOf } from '../../mcp-server/agent-server';
 import { decodeReference } from '../../mcp-client/task-reference';
 import { answerToolTask, cancelToolTask, pollToolTask, startToolTask, type ToolTaskStatus } from '../../mcp-client/tasks';
 import { withTaskSession } from '../../mcp-client/task-session';
+import { extTasks } from '../../platform/ext-tasks';
 import { insertAgent } from '../../store/agents';
 import { findAgentTask, insertAgentTask, listAgentTasks } from '../../store/agent-tasks';
 import { z } from 'zod';
@@ -263,6 +264,29 @@ describe('agent runs as MCP tasks over HTTP', () => {
     await answerToolTask(client, reference, { [key]: { action: 'accept', content: { confirm: true } } }, endpoint);
     const done = await until(client, reference, (s) => s.status === 'completed', 'the answered task');
     expect(done).toMatchObject({ result: { content: [{ text: 'after: ship: confirmed=true, state=asked:ship' }], _meta: { runId: taskId } } });
+  });
+
+  test('the docs\' client: ext-tasks starts the agent as a task, hands it off, and a fresh connection resumes it to its result', async () => {
+    const { client: ext } = await extTasks();
+    const first = await connect('2025-11-25');
+    const session = ext.createTaskSessionFromClient(first as never, { endpointId: 'agent-engine' });
+    const execution = await session.callTool(tools.quick, { input: 'A long text' }, { task: { preference: 'require' } });
+    if (execution.kind !== 'task') throw new Error('expected a task');
+    let saved = '';
+    await execution.handoff((reference) => { saved = JSON.stringify(reference); });
+    await session.close();
+    await first.close();
+    expect(JSON.parse(saved)).toMatchObject({ generation: 'v1', taskId: expect.stringMatching(/^run_/) });
+
+    const later = await connect('2025-11-25', { url: urls[1] });
+    const again = ext.createTaskSessionFromClient(later as never, { endpointId: 'agent-engine' });
+    try {
+      const resumed = await again.resumeTask(JSON.parse(saved));
+      const { outcome } = await resumed.settle();
+      expect(ext.resultFromTaskOutcome(outcome)).toMatchObject({ content: [{ type: 'text', text: 'answered' }], _meta: { runId: JSON.parse(saved).taskId } });
+    } finally {
+      await again.close();
+    }
   });
 
   async function agentIdOf(toolName: string): Promise<string> {

@@ -7,7 +7,7 @@ import { toolResultText } from '../../core/tool-texts';
 import { logger, type Engine } from '../support/engine';
 import { startApiEngine, stopApiEngine } from '../support/api-engine';
 
-const AGENT_KEYS = ['id', 'name', 'description', 'instructions', 'model', 'integrationIds', 'maxTurns', 'maxToolResultBytes', 'sourceFile', 'disabledAt', 'createdAt', 'updatedAt'];
+const AGENT_KEYS = ['id', 'name', 'description', 'instructions', 'model', 'integrationIds', 'maxTurns', 'maxToolResultBytes', 'mcpTasks', 'sourceFile', 'disabledAt', 'createdAt', 'updatedAt'];
 const RUN_KEYS = ['id', 'threadId', 'agentId', 'status', 'stopReason', 'output', 'error', 'turns', 'usage', 'toolCalls', 'pendingApprovals', 'pendingInputs', 'createdAt', 'endedAt'];
 const SLOW: ScriptStep[] = [{ text: 'too late', delayMs: 20_000 }];
 
@@ -69,7 +69,7 @@ describe('agents and threads', () => {
     const model = { provider: 'scripted', script: [{ text: 'hi' }] };
     const agent = await createAgent(model.script, { instructions: 'Be brief.', description: 'greets', maxTurns: 7 });
     expect(Object.keys(agent).sort()).toEqual([...AGENT_KEYS].sort());
-    expect(agent).toMatchObject({ id: expect.stringMatching(/^agt_/), instructions: 'Be brief.', description: 'greets', model, integrationIds: [], maxTurns: 7 });
+    expect(agent).toMatchObject({ id: expect.stringMatching(/^agt_/), instructions: 'Be brief.', description: 'greets', model, integrationIds: [], maxTurns: 7, mcpTasks: true });
     expect(new Date(agent.createdAt).toISOString()).toBe(agent.createdAt);
 
     const read = await inject({ method: 'GET', url: `/v1/agents/${agent.id}` });
