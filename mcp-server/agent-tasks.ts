@@ -1,4 +1,4 @@
-import { ProtocolError, ProtocolErrorCode, type CallToolResult, type ElicitRequestParams, type Server, type ServerContext } from '@modelcontextprotocol/server';
+import { MissingRequiredClientCapabilityError, ProtocolError, ProtocolErrorCode, type CallToolResult, type ElicitRequestParams, type Server, type ServerContext } from '@modelcontextprotocol/server';
 import type { ExtTasks } from '../platform/ext-tasks';
 import { findAgentTask, insertAgentTask, listAgentTasks, type AgentTask, type TaskScope } from '../store/agent-tasks';
 import type { ExposedAgent } from '../store/agent-files/file-agents';
@@ -49,6 +49,13 @@ export function asksForTask(era: Era, params: Record<string, unknown> | undefine
   const envelope = ctx.mcpReq.envelope as Record<string, { extensions?: Record<string, unknown> } | undefined> | undefined;
   const extensions = envelope?.['io.modelcontextprotocol/clientCapabilities']?.extensions;
   return extensions !== undefined && TASKS_EXTENSION in extensions;
+}
+
+/** 2026: the task methods answer only requests that declare the extension (-32021 otherwise, as the extension says). */
+function declaresExtension(ctx: ServerContext): void {
+  if (asksForTask('modern', undefined, ctx)) return;
+  throw new MissingRequiredClientCapabilityError({ requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } } as never,
+    `This request does not declare the ${TASKS_EXTENSION} extension`);
 }
 
 const metaOf = (run: Pick<RunView, 'id' | 'threadId' | 'agentId'>) => ({ runId: run.id, threadId: run.threadId, agentId: run.agentId });
@@ -168,9 +175,13 @@ async function taskAndRun(deps: AgentCallDeps, scope: TaskScope, taskId: string)
   return { task, run };
 }
 
-async function cancelTask(deps: AgentCallDeps, scope: TaskScope, taskId: string): Promise<{ task: AgentTask; run: RunView }> {
+/** 2025: a task that has ended is refused (-32602); 2026: the cancel of an ended task is acknowledged as any other. */
+async function cancelTask(deps: AgentCallDeps, scope: TaskScope, taskId: string, era: Era): Promise<{ task: AgentTask; run: RunView }> {
   const { task, run } = await taskAndRun(deps, scope, taskId);
-  if (run.status !== 'running') throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Cannot cancel task: it is already ${statusOf(run, 'legacy')}`);
+  if (run.status !== 'running') {
+    if (era === 'modern') return { task, run };
+    throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Cannot cancel task: it is already ${statusOf(run, 'legacy')}`);
+  }
   await cancelRun(deps, taskId);
   const after = await readRunWhenEnded(deps, taskId, CANCEL_WAIT_MS);
   return { task, run: after ?? run };
@@ -196,18 +207,21 @@ export function registerTaskHandlers(
   const { v1, v2 } = options.ext;
   const { scope } = options;
   if (era === 'modern') {
-    server.setRequestHandler('tasks/get', { params: v2.GetTaskRequestV2Schema.shape.params }, async ({ taskId }) => {
+    server.setRequestHandler('tasks/get', { params: v2.GetTaskRequestV2Schema.shape.params }, async ({ taskId }, ctx) => {
+      declaresExtension(ctx);
       const { task, run } = await taskAndRun(deps, scope, taskId);
       return { resultType: 'complete', ...detailedTask(task, run) };
     });
     // The answers come as the request's inputResponses, which the SDK hands over apart from its params.
     server.setRequestHandler('tasks/update', { params: v2.GetTaskRequestV2Schema.shape.params }, async ({ taskId }, ctx) => {
+      declaresExtension(ctx);
       const { run } = await taskAndRun(deps, scope, taskId);
       await answerTaskInputs(deps, run, (ctx.mcpReq.inputResponses ?? {}) as Record<string, unknown>);
       return { resultType: 'complete' };
     });
-    server.setRequestHandler('tasks/cancel', { params: v2.CancelTaskRequestV2Schema.shape.params }, async ({ taskId }) => {
-      await cancelTask(deps, scope, taskId);
+    server.setRequestHandler('tasks/cancel', { params: v2.CancelTaskRequestV2Schema.shape.params }, async ({ taskId }, ctx) => {
+      declaresExtension(ctx);
+      await cancelTask(deps, scope, taskId, 'modern');
       return { resultType: 'complete' };
     });
     return;
@@ -230,7 +244,7 @@ export function registerTaskHandlers(
     return { ...result, _meta: { ...result._meta, ...related } };
   });
   server.setRequestHandler('tasks/cancel', { params: v1.CancelTaskRequestV1Schema.shape.params }, async ({ taskId }) => {
-    const { task, run } = await cancelTask(deps, scope, taskId);
+    const { task, run } = await cancelTask(deps, scope, taskId, 'legacy');
     return taskBody(task, run, 'legacy');
   });
   server.setRequestHandler('tasks/list', { params: v1.ListTasksRequestV1Schema.shape.params }, async (params) => {

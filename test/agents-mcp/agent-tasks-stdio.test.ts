@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { Client } from '@modelcontextprotocol/client';
 import type { ElicitRequest, Notification } from '@modelcontextprotocol/client';
 import { z } from 'zod';
@@ -10,7 +9,7 @@ import { answerToolTask, pollToolTask, startToolTask, type ToolTaskStatus } from
 import { insertAgent } from '../../store/agents';
 import { insertIntegration } from '../../store/integrations/integrations';
 import { startEngine, type Engine } from '../support/engine';
-import { testStack } from '../support/stack-env';
+import { mcpStdioTransport } from '../support/cli';
 import { waitFor } from '../support/wait';
 
 const ROOT = path.join(__dirname, '..', '..');
@@ -57,15 +56,7 @@ describe('agent runs as MCP tasks over stdio', () => {
       asked.push(request.params);
       return { action: 'accept', content: { decision: 'approve', reason: 'fine by me' } };
     });
-    await client.connect(new StdioClientTransport({
-      command: process.execPath,
-      args: [path.join(ROOT, 'cli', 'agent-engine.js'), 'mcp'],
-      env: {
-        PATH: process.env.PATH ?? '', DATABASE_URL: testStack().databases.embedded, TEMPORAL_ADDRESS: testStack().temporalAddress,
-        TASK_QUEUE: engine.taskQueue, LOG_LEVEL: 'warn',
-      },
-      stderr: 'inherit',
-    }));
+    await client.connect(mcpStdioTransport(engine.taskQueue));
     clients.push(client);
     return client;
   }

@@ -141,6 +141,9 @@ describe('agent runs as MCP tasks over HTTP', () => {
       const { reference, taskId } = await startTask(client, 'slow');
       await cancelToolTask(client, reference, endpoint);
       expect(await pollToolTask(client, reference, endpoint)).toEqual({ status: 'cancelled' });
+      // Again: 2025 refuses the cancel of an ended task; the 2026 extension acknowledges it.
+      if (era === '2025-11-25') await expect(cancelToolTask(client, reference, endpoint)).rejects.toMatchObject({ code: -32602 });
+      else await expect(cancelToolTask(client, reference, endpoint)).resolves.toBeUndefined();
       const run = await apps[0].inject({ method: 'GET', url: `/v1/runs/${taskId}`, headers: { authorization: `Bearer ${API_KEY}` } });
       expect(run.json().status).toBe('cancelled');
     });
@@ -287,6 +290,12 @@ describe('agent runs as MCP tasks over HTTP', () => {
     } finally {
       await again.close();
     }
+  });
+
+  test('2026: a task method from a request that does not declare the tasks extension is -32021', async () => {
+    const client = await connect('2026-07-28');
+    const { taskId } = await startTask(client, 'quick');
+    await expect(client.request({ method: 'tasks/get', params: { taskId } }, z.looseObject({}))).rejects.toMatchObject({ code: -32021 });
   });
 
   async function agentIdOf(toolName: string): Promise<string> {

@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, rm, unlink, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import path from 'node:path';
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { Transport, Progress } from '@modelcontextprotocol/client';
 import type { FastifyInstance } from 'fastify';
@@ -14,6 +13,7 @@ import { findRunResult } from '../../store/runs/results';
 import { insertThread } from '../../store/threads/threads';
 import { logger, startEngine, type Engine } from '../support/engine';
 import { testStack } from '../support/stack-env';
+import { mcpStdioTransport } from '../support/cli';
 import { waitFor } from '../support/wait';
 
 const API_KEY = 'mcp-test-key-0123456789';
@@ -154,15 +154,7 @@ async function cancelledRunOf(agentName: string): Promise<string> {
 
 const transports: Record<string, () => Transport> = {
   'Streamable HTTP': () => new StreamableHTTPClientTransport(mcpUrl, { requestInit: { headers: { authorization: `Bearer ${API_KEY}` } } }),
-  stdio: () => new StdioClientTransport({
-    command: process.execPath,
-    args: [path.join(__dirname, '..', '..', 'cli', 'agent-engine.js'), 'mcp'],
-    env: {
-      PATH: process.env.PATH ?? '', DATABASE_URL: testStack().databases.embedded, TEMPORAL_ADDRESS: testStack().temporalAddress,
-      TASK_QUEUE: engine.taskQueue, LOG_LEVEL: 'warn',
-    },
-    stderr: 'inherit',
-  }),
+  stdio: () => mcpStdioTransport(engine.taskQueue),
 };
 
 /** The 2025 era is a client's default; a 2026 client pins its revision (docs/mcp-server.md#protocol-eras). */

@@ -1,6 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { ElicitRequest, ElicitResult } from '@modelcontextprotocol/client';
 import { createRequestStateCodec } from '@modelcontextprotocol/server';
@@ -13,7 +12,7 @@ import { insertIntegration } from '../../store/integrations/integrations';
 import { findRunResult } from '../../store/runs/results';
 import { listEvents } from '../../store/runs/events';
 import { logger, startEngine, type Engine } from '../support/engine';
-import { testStack } from '../support/stack-env';
+import { mcpStdioTransport } from '../support/cli';
 import { waitFor } from '../support/wait';
 
 const ROOT = path.join(__dirname, '..', '..');
@@ -65,15 +64,7 @@ describe('approvals of runs started by an MCP client', () => {
     await engine?.close();
   });
 
-  const stdio = () => new StdioClientTransport({
-    command: process.execPath,
-    args: [path.join(ROOT, 'cli', 'agent-engine.js'), 'mcp'],
-    env: {
-      PATH: process.env.PATH ?? '', DATABASE_URL: testStack().databases.embedded, TEMPORAL_ADDRESS: testStack().temporalAddress,
-      TASK_QUEUE: engine.taskQueue, LOG_LEVEL: 'warn',
-    },
-    stderr: 'inherit',
-  });
+  const stdio = () => mcpStdioTransport(engine.taskQueue);
 
   /** A client that declares elicitation and answers every question with `answer`, keeping what it was asked. */
   async function elicitingClient(answer: ElicitResult): Promise<{ client: Client; asked: ElicitRequest['params'][] }> {

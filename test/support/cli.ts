@@ -1,5 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { testStack } from './stack-env';
 
 const ROOT = path.join(__dirname, '..', '..');
 const BIN = path.join(ROOT, 'cli', 'agent-engine.js');
@@ -36,4 +38,17 @@ export function runCli(args: string[], apiUrl: string, { terminal }: { terminal:
     child.once('close', (code) => resolve(code));
   });
   return { type: (keys) => { child.stdin!.write(keys); }, out, done, child };
+}
+
+/** `agent-engine mcp` as an MCP client launches it, against the test stack's engine on `taskQueue`. */
+export function mcpStdioTransport(taskQueue: string): StdioClientTransport {
+  return new StdioClientTransport({
+    command: process.execPath,
+    args: [BIN, 'mcp'],
+    env: {
+      PATH: process.env.PATH ?? '', DATABASE_URL: testStack().databases.embedded, TEMPORAL_ADDRESS: testStack().temporalAddress,
+      TASK_QUEUE: taskQueue, LOG_LEVEL: 'warn',
+    },
+    stderr: 'inherit',
+  });
 }
