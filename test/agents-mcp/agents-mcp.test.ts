@@ -114,6 +114,24 @@ describe('agent files', () => {
       .toThrow(/^a\.chatmd:4: <config> is not valid JSON/);
   });
 
+  it('"mcpTasks": false in <config> keeps the agent from running as an MCP task; removing it is a change', async () => {
+    const name = `no_tasks_${suffix}`;
+    const file = path.join(dir, `${name}.chatmd`);
+    const mcpTasks = async () => (await engine.db.query('SELECT mcp_tasks FROM agents WHERE name = $1', [name])).rows[0]?.mcp_tasks;
+    try {
+      await writeFile(file, '<config>{"mcpTasks": false, "model": {"provider": "scripted", "script": []}}</config>');
+      expect((await syncAgentFiles(engine.db, dir)).changed).toContain(name);
+      expect(await mcpTasks()).toBe(false);
+      await writeFile(file, '<config>{"model": {"provider": "scripted", "script": []}}</config>');
+      expect((await syncAgentFiles(engine.db, dir)).changed).toContain(name);
+      expect(await mcpTasks()).toBe(true);
+      expect(() => parseChatmd('b.chatmd', '<config>{"mcpTasks": "no", "model": {"provider": "scripted", "script": []}}</config>')).toThrow(/^b\.chatmd:1: .*mcpTasks/);
+    } finally {
+      await unlink(file);
+      await syncAgentFiles(engine.db, dir);
+    }
+  });
+
   it('a file written while the sync watches is synced without a restart', async () => {
     const name = `watched_${suffix}`;
     const reports: SyncReport[] = [];
