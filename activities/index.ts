@@ -9,6 +9,7 @@ import { createPrepareRunActivities } from './prepare-run';
 import { createPromptPrefixActivities } from './prompt-prefix';
 import { createSamplingActivities } from './sampling';
 import { createMcpTaskActivities } from './tools/mcp-task';
+import { createTaskLiveQuestionActivities } from './tools/task-live-questions';
 import { createToolCallActivities } from './tool-call';
 import { toolHandlers } from './tools';
 
@@ -26,6 +27,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createInputRoundActivities(deps),
     ...createSamplingActivities(deps),
     ...createMcpTaskActivities(deps),
+    ...createTaskLiveQuestionActivities(deps),
     ...createFinishRunActivities(deps),
     ...createOAuthActivities(deps),
   };

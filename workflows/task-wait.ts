@@ -14,7 +14,8 @@ const MAX_DELAY_MS = 60_000;
  * activities, at the server's suggested interval but never more often than a backoff from 1 s
  * doubling to 60 s, with timers in between: no activity runs and no worker slot is held while the
  * task works. A 2026-era task's questions are a round of the run, settled as a call's are (`settle`:
- * answers, reviewer decisions, sampling steps), then sent to the task. Past the integration's
+ * answers, reviewer decisions, sampling steps), then sent to the task; a 2025-era task's, which
+ * come only while tasks/result is held, are relayed by an activity that holds it. Past the integration's
  * taskTimeout the task is cancelled and the LLM is told; a cancelled run cancels it too. The task's bound (24 h at most) keeps its polls a small part of
  * the run's history.
  */
@@ -28,6 +29,15 @@ export async function awaitToolTask(
     retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 5 },
     ...(route?.taskQueue ? { taskQueue: route.taskQueue } : {}),
     summary: `poll the task of ${input.name}`,
+  });
+  // A 2025-era task's questions are relayed while tasks/result is held (task-live-questions.ts): as
+  // long as a person may take to answer, with heartbeats, so that a lost worker is noticed.
+  const live = proxyActivities<Activities>({
+    startToCloseTimeout: Math.min(route?.elicitationTimeoutMs ?? 600_000, task.timeoutMs) + 2 * (route?.toolTimeoutMs ?? 60_000) + 60_000,
+    heartbeatTimeout: '60s',
+    retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 3 },
+    ...(route?.taskQueue ? { taskQueue: route.taskQueue } : {}),
+    summary: `relay the questions of the task of ${input.name}`,
   });
   const ref = { ...input, taskRefId: task.taskRefId };
   const deadline = Date.now() + task.timeoutMs;
@@ -43,6 +53,12 @@ export async function awaitToolTask(
       await sleep(Math.min(Math.max(backoff, suggested), MAX_DELAY_MS, left));
       const polled = await acts.pollMcpTask(ref);
       if (polled.outcome) return polled.outcome;
+      if (polled.asksLive) {
+        const relayed = await live.relayMcpTaskQuestions({ ...ref, deadline });
+        if (relayed.outcome) return relayed.outcome;
+        if (relayed.answered) backoff = FIRST_DELAY_MS;
+        continue;
+      }
       if (polled.waiting) {
         // The task's questions wait as a call's do (its round stored, no activity running), then go to the task.
         const verdict = await settle(polled.waiting);

@@ -4,6 +4,7 @@ import { formatDuration } from '../../core/duration';
 import type { Integration } from '../../core/integration';
 import { mcpErrorText } from '../../core/mcp-error-text';
 import { toolResultText } from '../../core/tool-texts';
+import { decodeReference } from '../../mcp-client/task-reference';
 import { AsksBeforeTask, answerToolTask, cancelToolTask, pollToolTask, startToolTask, TaskReferenceError } from '../../mcp-client/tasks';
 import { clearRoundAnswers, readRoundAnswers } from '../../store/runs/input-rounds';
 import { askedAlready, storeTaskQuestions } from './task-questions';
@@ -73,6 +74,10 @@ export interface TaskPollInput extends ToolActivityInput {
 export interface TaskPoll {
   outcome?: ToolOutcome;
   waiting?: InputWait;
+  /** a 2025-era task asks: its questions come only while tasks/result is open (task-live-questions.ts) */
+  asksLive?: boolean;
+  /** its questions were answered and it went on: poll again soon */
+  answered?: boolean;
   pollIntervalMs?: number;
 }
 
@@ -86,26 +91,30 @@ export interface TaskCancelInput extends TaskPollInput {
   text?: string;
 }
 
-async function storeVerdict(deps: ActivityDeps, input: ToolActivityInput, task: StoredToolTask, verdict: Verdict): Promise<ToolOutcome> {
+export async function storeVerdict(deps: ActivityDeps, input: ToolActivityInput, task: StoredToolTask, verdict: Verdict): Promise<ToolOutcome> {
   const durationMs = Date.now() - Date.parse(task.createdAt);
   return storeToolResult(deps.db, input, { status: verdict.status, content: verdict.content, integrationId: task.integrationId, durationMs });
 }
 
+const isLegacyTask = (task: StoredToolTask, integration: Integration) => decodeReference(task.reference, integration.id).generation === 'v1';
+
+/** The task and its integration; a result stored already (a poll whose worker died after storing) is the outcome. */
+export async function loadTask(deps: ActivityDeps, input: TaskPollInput): Promise<{ outcome: ToolOutcome } | { task: StoredToolTask; integration?: Integration }> {
+  const { stored } = await findToolCallAndRequest(deps.db, input.runId, input.turn, input.index + 1);
+  if (stored) return { outcome: { status: stored.status, resultBytes: stored.resultBytes } };
+  const task = await findToolTask(deps.db, input.runId, input.taskRefId);
+  if (!task) throw new Error(`task ${input.taskRefId} of run ${input.runId} is not stored`);
+  const integration = await findIntegration(deps.db, task.integrationId);
+  return { task, ...(integration?.enabled ? { integration } : {}) };
+}
+
 export function createMcpTaskActivities(deps: ActivityDeps) {
+  const load = (input: TaskPollInput) => loadTask(deps, input);
+
   /** Best effort: a server that refuses (the task ended meanwhile) or cannot be reached leaves nothing to do. */
   const cancelQuietly = (integration: Integration, task: StoredToolTask) => deps.mcpPool.withClient(integration, (client) => cancelToolTask(client, task.reference, {
     endpointId: integration.id, requestTimeoutMs: requestTimeout(integration),
   })).catch((err: Error) => deps.logger.warn({ runId: task.runId, taskRefId: task.taskRefId, err: err.message }, 'cancelling an MCP task failed'));
-
-  /** The task and its integration; a result stored already (a poll whose worker died after storing) is the outcome. */
-  async function load(input: TaskPollInput): Promise<{ outcome: ToolOutcome } | { task: StoredToolTask; integration?: Integration }> {
-    const { stored } = await findToolCallAndRequest(deps.db, input.runId, input.turn, input.index + 1);
-    if (stored) return { outcome: { status: stored.status, resultBytes: stored.resultBytes } };
-    const task = await findToolTask(deps.db, input.runId, input.taskRefId);
-    if (!task) throw new Error(`task ${input.taskRefId} of run ${input.runId} is not stored`);
-    const integration = await findIntegration(deps.db, task.integrationId);
-    return { task, ...(integration?.enabled ? { integration } : {}) };
-  }
 
   return {
     async pollMcpTask(input: TaskPollInput): Promise<TaskPoll> {
@@ -127,6 +136,8 @@ export function createMcpTaskActivities(deps: ActivityDeps) {
           await cancelQuietly(integration, task);
           return { outcome: await storeVerdict(deps, input, task, asked) };
         }
+        // A 2025-era task asks only over a held tasks/result, where a question can be relayed only when the integration relays questions.
+        if (polled.status === 'input_required' && !polled.inputRequests && integration.elicitation && isLegacyTask(task, integration)) return { asksLive: true };
         if (polled.status === 'working' || polled.status === 'input_required') return polled.pollIntervalMs ? { pollIntervalMs: polled.pollIntervalMs } : {};
         verdict = polled.status === 'completed' ? resultVerdict(polled.result, integration)
           : polled.status === 'failed' ? { status: 'error', content: toolResultText.mcpToolFailed(polled.message) }

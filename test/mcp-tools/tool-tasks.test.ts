@@ -99,7 +99,9 @@ describe.each(['2025-11-25', '2026-07-28'] as const)('tool calls as tasks, %s', 
     const i = await integration({ elicitation: true, taskTimeoutMs: modern ? 600_000 : 2_000 });
     const runId = await start(i, 'needs_approval');
     if (!modern) {
-      // The 2025 era asks a task's questions only while tasks/result is open, which polling does not do.
+      // The 2025 era asks a task's questions only over a held tasks/result, which a stateless server
+      // cannot do (its answer would reach another instance): the task is held and polled until its
+      // taskTimeout (tool-tasks-legacy-questions.test.ts relays them from a sessionful server).
       expect((await engine.result(runId)).output).toBe(`after: ${toolResultText.mcpToolFailed('the task did not finish within 2s')}`);
       return;
     }
