@@ -43,6 +43,18 @@ export interface ToolTask {
   timeoutMs: number;
 }
 
+/**
+ * A task wait set aside for a continue-as-new: all the next execution needs to poll on where this
+ * one stopped (the reference itself stays in PostgreSQL, named by taskRefId).
+ */
+export interface ParkedTask {
+  task: ToolTask;
+  /** when the task's taskTimeout runs out, epoch ms */
+  deadline: number;
+  backoff: number;
+  suggested: number;
+}
+
 /** What the run adds for sampling answered inside a call: the usage, and the steps of its step cursor played. */
 export interface SampledDuringCall {
   usage: Usage;

@@ -3,6 +3,7 @@ import type { PreparedRun } from '../activities/prepare-run';
 import { DECIDE_APPROVAL_UPDATE, type DecideApprovalInput } from '../core/approval';
 import { INPUT_ANSWERED_SIGNAL, RUN_STATE_QUERY, type RunState } from '../core/run';
 import type { Usage } from '../core/messages';
+import type { ParkedTask, ToolCallRef, ToolOutcome } from '../core/tool-call';
 
 /** The run workflow's input; the run itself is loaded by reference (runId is the workflow id). */
 export interface RunWorkflowInput {
@@ -22,6 +23,20 @@ export interface RunContinuation {
   /** the run's step cursor (workflows/sampling-steps.ts); absent in continuations made before it: the turns */
   llmSteps?: number;
   run: Omit<PreparedRun, 'pinned'>;
+  /** a turn whose tool calls had not all ended: the ones waiting on tasks go on where they were */
+  openTurn?: OpenTurn;
+}
+
+/** One tool call of an open turn: its outcome, or its task wait set aside. */
+export interface OpenCall {
+  ref: Omit<ToolCallRef, 'type'>;
+  summary?: string;
+  outcome?: ToolOutcome;
+  parked?: ParkedTask;
+}
+
+export interface OpenTurn {
+  calls: OpenCall[];
 }
 
 /** For the Web UI and operators; the API reads runs from PostgreSQL. */

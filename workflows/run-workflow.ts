@@ -1,35 +1,25 @@
 import {
-  ActivityFailure, ApplicationFailure, CancellationScope, continueAsNew, isCancellation, proxyActivities,
+  CancellationScope, continueAsNew, isCancellation, proxyActivities,
   proxyLocalActivities, setHandler, upsertSearchAttributes, workflowInfo,
 } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
 import type { LlmTurnOutput } from '../activities/llm-turn';
-import type { ToolActivityInput } from '../activities/tool-call';
-import { DEFAULT_CONTINUE_AS_NEW_BYTES, type RunError, type RunOutcome, type RunState } from '../core/run';
+import { DEFAULT_CONTINUE_AS_NEW_BYTES, type RunOutcome, type RunState } from '../core/run';
 import { runStatusKey } from '../core/search-attributes';
-import { type InputWait, type ToolAvailability, type ToolCallRef, type ToolOutcome } from '../core/tool-call';
+import type { ToolOutcome } from '../core/tool-call';
 import { offeredNativeTools } from '../core/native-tools';
-import { installApprovalGate, type ApprovalGate, type ApprovalSeqs } from './approval-gate';
-import { runStateQuery, type RunContinuation, type RunWorkflowInput } from './definitions';
+import { installApprovalGate, type ApprovalSeqs } from './approval-gate';
+import { callTool, describeFailure, type Waits } from './call-tool';
+import { runStateQuery, type OpenCall, type RunContinuation, type RunWorkflowInput } from './definitions';
 import { routeToolCall } from './tool-kinds';
-import { installInputWait, type InputVerdict, type InputWaits } from './input-wait';
-import { answerSamplings, countSampledDuringCall, type ModelLedger } from './sampling-steps';
-import { awaitToolTask } from './task-wait';
+import { installInputWait } from './input-wait';
+import type { ModelLedger } from './sampling-steps';
 import { llmOptions } from './llm-options';
 import { waitingAttribute } from './waiting-attribute';
 import { allocateEvents, allocateTurnEvents } from './event-numbers';
 
 type Activities = ReturnType<typeof createActivities>;
-/** The tool activities, by the names the tool kinds give them (workflows/tool-kinds.ts). */
-type ToolActivities = Record<string, (input: ToolActivityInput) => Promise<ToolOutcome>>;
 type Run = RunContinuation['run'];
-/** What a tool call may wait for, with no activity running: a person's approval, answers to its server's questions. */
-interface Waits {
-  gate: ApprovalGate;
-  inputs: InputWaits;
-  /** the run's model steps and usage, which its server's sampling requests add to */
-  ledger: ModelLedger;
-}
 
 /*
  * Which steps are regular activities and which are local, and why:
@@ -47,11 +37,6 @@ const preparing = proxyActivities<Activities>({
   ...llmOptions,
   summary: 'prepare the run (its input, its integrations, the prompt prefix), then LLM turn 1',
   retry: { ...llmOptions.retry, nonRetryableErrorTypes: ['RunNotFound', 'AgentNotFound'] },
-});
-
-const recording = proxyLocalActivities<Activities>({
-  startToCloseTimeout: '30s',
-  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 10 },
 });
 
 /** The final commit must happen, even after a cancel: more attempts, never cancelled. */
@@ -85,7 +70,7 @@ export async function runWorkflow(input: RunWorkflowInput): Promise<RunOutcome> 
   let cancelled: unknown;
   try {
     const { run, opening } = previous ? { run: previous.run, opening: undefined } : await prepare(input.runId, state);
-    continuation = await loop(input, state, run, waits, opening);
+    continuation = await loop(input, state, run, waits, opening, previous?.openTurn?.calls);
   } catch (err) {
     if (!isCancellation(err)) Object.assign(state, { status: 'failed', stopReason: 'error', error: describeFailure(err) });
     else {
@@ -127,9 +112,12 @@ async function prepare(runId: string, state: RunState): Promise<{ run: Run; open
 
 /** LLM turns until an answer, maxTurns, or a continue-as-new, which it returns. */
 async function loop(
-  input: RunWorkflowInput, state: RunState, run: Run, waits: Waits, opening?: Opening,
+  input: RunWorkflowInput, state: RunState, run: Run, waits: Waits, opening?: Opening, openCalls?: OpenCall[],
 ): Promise<RunContinuation | undefined> {
   const { context, tools } = run;
+  // The turn the previous execution left with calls waiting on tasks: its calls end first.
+  const carried = openCalls && await endTurn(input, state, run, waits, openCalls);
+  if (carried) return carried;
   while (state.turns < context.maxTurns) {
     const turn = state.turns + 1;
     const first = turn === 1 ? opening : undefined;
@@ -155,68 +143,60 @@ async function loop(
 
     const asks = reply.toolCalls.map((call) => Boolean(routeToolCall(call.name, tools).route?.approval));
     const { requested, callSeqs, resolved } = allocateTurnEvents(state, asks);
-    const outcomes = await Promise.all(reply.toolCalls.map((call, index) => callTool({
-      runId: input.runId, threadId: context.threadId, turn, index, toolCallId: call.id, name: call.name, eventSeq: callSeqs[index],
-    }, tools, { waits, summary: call.summary, approvalSeqs: { requested: requested[index], resolved: resolved[index] } })));
-    state.toolCallCount += outcomes.length;
-    if (outcomes.some((o) => o.importedDataSource)) tools.hasDataSources = true;
-
-    const info = workflowInfo();
-    // A cancel that arrived during this turn must not be lost to continue-as-new.
-    if ((info.historySize >= (input.continueAsNewAtHistoryBytes ?? DEFAULT_CONTINUE_AS_NEW_BYTES) || info.continueAsNewSuggested)
-      && state.turns < context.maxTurns && !CancellationScope.current().consideredCancelled) {
-      const { turns, eventSeq, usage, toolCallCount, lastTextPreview } = state;
-      return { turns, eventSeq, usage, toolCallCount, lastTextPreview, llmSteps: waits.ledger.steps, run };
-    }
+    const calls = reply.toolCalls.map((call, index) => ({
+      ref: { runId: input.runId, threadId: context.threadId, turn, index, toolCallId: call.id, name: call.name, eventSeq: callSeqs[index] },
+      summary: call.summary, approvalSeqs: { requested: requested[index], resolved: resolved[index] },
+    }));
+    const continued = await endTurn(input, state, run, waits, calls);
+    if (continued) return continued;
   }
   Object.assign(state, { status: 'completed', stopReason: 'max_turns' });
   return undefined;
 }
 
+/** Whether history says the run should continue-as-new; never once a cancel has come (it must not be lost). */
+function shouldContinue(input: RunWorkflowInput): boolean {
+  const info = workflowInfo();
+  return (info.historySize >= (input.continueAsNewAtHistoryBytes ?? DEFAULT_CONTINUE_AS_NEW_BYTES) || info.continueAsNewSuggested)
+    && !CancellationScope.current().consideredCancelled;
+}
+
+const continuationOf = (state: RunState, waits: Waits, run: Run): RunContinuation => {
+  const { turns, eventSeq, usage, toolCallCount, lastTextPreview } = state;
+  return { turns, eventSeq, usage, toolCallCount, lastTextPreview, llmSteps: waits.ledger.steps, run };
+};
+
 /**
- * One tool call, dispatched by its kind. A tool that fails, or whose activity gave up, answers the LLM with text.
- * A tool whose integration asks for approval waits for it first; denied or timed out, the LLM reads why.
- * A call whose 2026-era server asks questions waits for the answers, then runs again with them (a
- * new activity per round). Not an async function: every promise made in workflow code costs the
- * SDK a stack trace (its stack-trace query), so the usual call is its activity's promise and one
- * handler, nothing more.
+ * A turn's tool calls, to their end: a continuation when the run should continue-as-new, at the
+ * turn's end or while its only calls still running wait on tasks (their waits carried over, so a
+ * task of hours does not grow one execution's history). Calls already ended keep their outcome.
  */
-function callTool(
-  ref: Omit<ToolCallRef, 'type'>, tools: ToolAvailability,
-  { waits, summary, approvalSeqs }: { waits: Waits; summary?: string; approvalSeqs: ApprovalSeqs },
-): Promise<ToolOutcome> {
-  const { type, kind, route } = routeToolCall(ref.name, tools);
-  const input = { ...ref, type, ...(route ? { route } : {}) };
-  const { activity, options } = kind;
-  if (!activity || !options) {
-    return recording.recordToolResult({ ...input, status: 'error', content: kind.failureText('', ref.name) });
+async function endTurn(
+  input: RunWorkflowInput, state: RunState, run: Run, waits: Waits, calls: Array<OpenCall & { approvalSeqs?: ApprovalSeqs }>,
+): Promise<RunContinuation | undefined> {
+  const turn = { running: 0, onTasks: 0 };
+  const park = () => turn.running === turn.onTasks && shouldContinue(input);
+  const ends = await Promise.all(calls.map((call) => {
+    if (call.outcome) return call.outcome;
+    turn.running++;
+    return callTool(call.ref, run.tools, { waits, summary: call.summary, approvalSeqs: call.approvalSeqs ?? { requested: 0, resolved: 0 }, tasks: { turn, park, resume: call.parked } })
+      .then((end) => {
+        turn.running--;
+        return end;
+      });
+  }));
+  if (ends.some((end) => 'parked' in end)) {
+    const open = calls.map(({ ref, summary }, i) => {
+      const end = ends[i];
+      return { ref, ...(summary ? { summary } : {}), ...('parked' in end ? { parked: end.parked } : { outcome: end }) };
+    });
+    return { ...continuationOf(state, waits, run), openTurn: { calls: open } };
   }
-  const failed = (err: unknown) => {
-    if (isCancellation(err)) throw err;
-    return recording.recordToolResult({ ...input, status: 'error', content: kind.failureText(describeFailure(err).message, ref.name) });
-  };
-  const run = (resume?: InputWait): Promise<ToolOutcome> => {
-    const opts = options({ ...ref, summary }, route);
-    // Each round's call is an activity of its own.
-    if (resume && opts.activityId) opts.activityId = `${opts.activityId}:${resume.round}`;
-    return proxyActivities<ToolActivities>(opts)[activity]({ ...input, step: waits.ledger.steps, ...(resume ? { resume: { roundId: resume.roundId } } : {}) }).then(
-      (outcome) => {
-        countSampledDuringCall(waits.ledger, outcome.sampled);
-        if (outcome.task) return awaitToolTask(input, outcome.task, settled).catch(failed);
-        return outcome.waiting ? answered(outcome.waiting) : outcome;
-      }, failed,
-    );
-  };
-  // The round's questions first (a reviewer's decisions on its sampling requests among them), then its sampling steps.
-  const settled = (wait: InputWait): Promise<InputVerdict> => (wait.inputIds.length > 0 ? waits.inputs.awaitAnswers(ref.name, wait) : Promise.resolve<InputVerdict>({ answered: true }))
-    .then((verdict) => (verdict.answered && wait.samplings?.length ? answerSamplings(waits.ledger, ref, wait) : verdict));
-  const answered = (wait: InputWait) => settled(wait).then(
-    (verdict) => (verdict.answered ? run(wait) : recording.recordToolResult({ ...input, status: 'error', content: verdict.content })),
-  ).catch(failed);
-  if (!route?.approval) return run();
-  return waits.gate.awaitDecision({ ...ref, type }, route.integrationId, route.approval, approvalSeqs).then(
-    (verdict) => (verdict.approved ? run() : recording.recordToolResult({ ...input, status: 'error', content: verdict.content })),
-  ).catch(failed);
+  const outcomes = ends as ToolOutcome[];
+  state.toolCallCount += outcomes.length;
+  if (outcomes.some((o) => o.importedDataSource)) run.tools.hasDataSources = true;
+  if (state.turns < run.context.maxTurns && shouldContinue(input)) return continuationOf(state, waits, run);
+  return undefined;
 }
 
 /**
@@ -233,12 +213,4 @@ async function finish(state: RunState): Promise<void> {
     if (stored) Object.assign(state, stored);
   }
   upsertSearchAttributes([{ key: runStatusKey, value: state.status }]);
-}
-
-function describeFailure(err: unknown): RunError {
-  let cause: unknown = err;
-  while (cause instanceof ActivityFailure && cause.cause) cause = cause.cause;
-  if (cause instanceof ApplicationFailure) return { type: cause.type ?? 'ApplicationFailure', message: cause.message };
-  if (cause instanceof Error) return { type: cause.name, message: cause.message };
-  return { type: 'Error', message: String(cause) };
 }

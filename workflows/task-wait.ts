@@ -1,10 +1,18 @@
 import { CancellationScope, isCancellation, proxyActivities, sleep } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
 import type { ToolActivityInput } from '../activities/tool-call';
-import type { InputWait, ToolOutcome, ToolTask } from '../core/tool-call';
+import type { InputWait, ParkedTask, ToolOutcome, ToolTask } from '../core/tool-call';
 import type { InputVerdict } from './input-wait';
 
 type Activities = ReturnType<typeof createActivities>;
+
+
+export interface TaskWaitOptions {
+  /** asked between polls: true when the run should continue-as-new now, carrying this wait */
+  park?: () => boolean;
+  /** a wait carried over from the previous execution */
+  resume?: ParkedTask;
+}
 
 const FIRST_DELAY_MS = 1_000;
 const MAX_DELAY_MS = 60_000;
@@ -16,12 +24,14 @@ const MAX_DELAY_MS = 60_000;
  * task works. A 2026-era task's questions are a round of the run, settled as a call's are (`settle`:
  * answers, reviewer decisions, sampling steps), then sent to the task; a 2025-era task's, which
  * come only while tasks/result is held, are relayed by an activity that holds it. Past the integration's
- * taskTimeout the task is cancelled and the LLM is told; a cancelled run cancels it too. The task's bound (24 h at most) keeps its polls a small part of
+ * taskTimeout the task is cancelled and the LLM is told; a cancelled run cancels it too. When the
+ * run should continue-as-new (`park`), the wait is returned as it stands, and the next execution
+ * goes on with it (`resume`). The task's bound (24 h at most) keeps its polls a small part of
  * the run's history.
  */
 export async function awaitToolTask(
-  input: ToolActivityInput, task: ToolTask, settle: (wait: InputWait) => Promise<InputVerdict>,
-): Promise<ToolOutcome> {
+  input: ToolActivityInput, task: ToolTask, settle: (wait: InputWait) => Promise<InputVerdict>, { park, resume }: TaskWaitOptions = {},
+): Promise<ToolOutcome | { parked: ParkedTask }> {
   const route = input.route;
   const acts = proxyActivities<Activities>({
     // Each poll is one request to the server, bounded like a tool call's.
@@ -40,36 +50,40 @@ export async function awaitToolTask(
     summary: `relay the questions of the task of ${input.name}`,
   });
   const ref = { ...input, taskRefId: task.taskRefId };
-  const deadline = Date.now() + task.timeoutMs;
-  let backoff = FIRST_DELAY_MS;
-  let suggested = task.pollIntervalMs ?? 0;
+  const deadline = resume?.deadline ?? Date.now() + task.timeoutMs;
+  let backoff = resume?.backoff ?? FIRST_DELAY_MS;
+  let suggested = resume?.suggested ?? task.pollIntervalMs ?? 0;
+  // Each execution polls at least once before it may set the wait aside again.
+  let polled = false;
   try {
     for (;;) {
+      if (polled && park?.()) return { parked: { task, deadline, backoff, suggested } };
       const left = deadline - Date.now();
       if (left <= 0) {
         const ended = await acts.cancelMcpTask({ ...ref, reason: 'timeout', timeoutMs: task.timeoutMs });
         return ended.outcome ?? { status: 'error', resultBytes: 0 };
       }
       await sleep(Math.min(Math.max(backoff, suggested), MAX_DELAY_MS, left));
-      const polled = await acts.pollMcpTask(ref);
-      if (polled.outcome) return polled.outcome;
-      if (polled.asksLive) {
+      const poll = await acts.pollMcpTask(ref);
+      polled = true;
+      if (poll.outcome) return poll.outcome;
+      if (poll.asksLive) {
         const relayed = await live.relayMcpTaskQuestions({ ...ref, deadline });
         if (relayed.outcome) return relayed.outcome;
         if (relayed.answered) backoff = FIRST_DELAY_MS;
         continue;
       }
-      if (polled.waiting) {
+      if (poll.waiting) {
         // The task's questions wait as a call's do (its round stored, no activity running), then go to the task.
-        const verdict = await settle(polled.waiting);
+        const verdict = await settle(poll.waiting);
         const answered = verdict.answered
-          ? await acts.answerMcpTask({ ...ref, roundId: polled.waiting.roundId })
+          ? await acts.answerMcpTask({ ...ref, roundId: poll.waiting.roundId })
           : await acts.cancelMcpTask({ ...ref, reason: 'abandon', text: verdict.content, timeoutMs: task.timeoutMs });
         if (answered.outcome) return answered.outcome;
         backoff = FIRST_DELAY_MS;
         continue;
       }
-      suggested = polled.pollIntervalMs ?? 0;
+      suggested = poll.pollIntervalMs ?? 0;
       backoff = Math.min(backoff * 2, MAX_DELAY_MS);
     }
   } catch (err) {

@@ -72,6 +72,23 @@ describe.each(['2025-11-25', '2026-07-28'] as const)('tool calls as tasks, %s', 
     expect(task.polls).toBeLessThanOrEqual(4);
   });
 
+  test('a run waiting on a task continues-as-new while it waits, carrying the task: polled on to its result, never started again', async () => {
+    const i = await integration();
+    const calls = server.calls().length;
+    const script = [{ toolCalls: [{ name: `${i.name}__slow_report`, arguments: { seconds: 4 } }] }, { text: 'after: {{tool_results}}' }];
+    const agent = await insertAgent(engine.db, { name: `agent-${randomUUID()}`, integrationIds: [i.id], model: { provider: 'scripted', script } });
+    // Any history is over the bound: each execution polls once, then continues-as-new with the task.
+    const runId = await engine.start({ threadId: (await insertThread(engine.db, agent.id)).id, input: 'go', continueAsNewAtHistoryBytes: 1 });
+    const result = await engine.result(runId);
+    expect(result.output).toBe('after: report ready after 4s');
+    expect(server.calls().slice(calls)).toEqual([{ name: 'slow_report', askedForTask: true }]);
+    const executions: string[] = [];
+    for await (const e of engine.client.workflow.list({ query: `WorkflowId = '${runId}'` })) executions.push(e.status.name);
+    // The task's polls went on in later executions (more than the one at the turn's end).
+    expect(executions.filter((s) => s === 'CONTINUED_AS_NEW').length).toBeGreaterThanOrEqual(2);
+    expect(await stored(runId)).toMatchObject([{ status: 'completed' }]);
+  });
+
   test('a task that fails: the LLM reads the server\'s message', async () => {
     const i = await integration();
     const runId = await start(i, 'failing_task');

@@ -1,0 +1,102 @@
+import { ActivityFailure, ApplicationFailure, isCancellation, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import type { createActivities } from '../activities';
+import type { ToolActivityInput } from '../activities/tool-call';
+import type { RunError } from '../core/run';
+import type { InputWait, ParkedTask, ToolAvailability, ToolCallRef, ToolOutcome, ToolTask } from '../core/tool-call';
+import type { ApprovalGate, ApprovalSeqs } from './approval-gate';
+import type { InputVerdict, InputWaits } from './input-wait';
+import { answerSamplings, countSampledDuringCall, type ModelLedger } from './sampling-steps';
+import { awaitToolTask } from './task-wait';
+import { routeToolCall } from './tool-kinds';
+
+type Activities = ReturnType<typeof createActivities>;
+/** The tool activities, by the names the tool kinds give them (workflows/tool-kinds.ts). */
+type ToolActivities = Record<string, (input: ToolActivityInput) => Promise<ToolOutcome>>;
+
+/** What a tool call may wait for, with no activity running: a person's approval, answers to its server's questions. */
+export interface Waits {
+  gate: ApprovalGate;
+  inputs: InputWaits;
+  /** the run's model steps and usage, which its server's sampling requests add to */
+  ledger: ModelLedger;
+}
+
+/** How a call's task wait takes part in its turn's continue-as-new (run-workflow.ts endTurn). */
+export interface TaskWaits {
+  turn: { running: number; onTasks: number };
+  park: () => boolean;
+  /** the wait the previous execution set aside */
+  resume?: ParkedTask;
+}
+
+const recording = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 10 },
+});
+
+/**
+ * One tool call, dispatched by its kind. A tool that fails, or whose activity gave up, answers the LLM with text.
+ * A tool whose integration asks for approval waits for it first; denied or timed out, the LLM reads why.
+ * A call whose 2026-era server asks questions waits for the answers, then runs again with them (a
+ * new activity per round). Not an async function: every promise made in workflow code costs the
+ * SDK a stack trace (its stack-trace query), so the usual call is its activity's promise and one
+ * handler, nothing more.
+ */
+export function callTool(
+  ref: Omit<ToolCallRef, 'type'>, tools: ToolAvailability,
+  { waits, summary, approvalSeqs, tasks }: { waits: Waits; summary?: string; approvalSeqs: ApprovalSeqs; tasks: TaskWaits },
+): Promise<ToolOutcome | { parked: ParkedTask }> {
+  const { type, kind, route } = routeToolCall(ref.name, tools);
+  const input = { ...ref, type, ...(route ? { route } : {}) };
+  const { activity, options } = kind;
+  if (!activity || !options) {
+    return recording.recordToolResult({ ...input, status: 'error', content: kind.failureText('', ref.name) });
+  }
+  const failed = (err: unknown) => {
+    if (isCancellation(err)) throw err;
+    return recording.recordToolResult({ ...input, status: 'error', content: kind.failureText(describeFailure(err).message, ref.name) });
+  };
+  const run = (resume?: InputWait): Promise<ToolOutcome | { parked: ParkedTask }> => {
+    const opts = options({ ...ref, summary }, route);
+    // Each round's call is an activity of its own.
+    if (resume && opts.activityId) opts.activityId = `${opts.activityId}:${resume.round}`;
+    return proxyActivities<ToolActivities>(opts)[activity]({ ...input, step: waits.ledger.steps, ...(resume ? { resume: { roundId: resume.roundId } } : {}) }).then(
+      (outcome) => {
+        countSampledDuringCall(waits.ledger, outcome.sampled);
+        if (outcome.task) return waitOnTask(outcome.task);
+        return outcome.waiting ? answered(outcome.waiting) : outcome;
+      }, failed,
+    );
+  };
+  // The round's questions first (a reviewer's decisions on its sampling requests among them), then its sampling steps.
+  const settled = (wait: InputWait): Promise<InputVerdict> => (wait.inputIds.length > 0 ? waits.inputs.awaitAnswers(ref.name, wait) : Promise.resolve<InputVerdict>({ answered: true }))
+    .then((verdict) => (verdict.answered && wait.samplings?.length ? answerSamplings(waits.ledger, ref, wait) : verdict));
+  // While it waits on its task, the call counts as one that would let the run continue-as-new.
+  const waitOnTask = (task: ToolTask, resume?: ParkedTask) => {
+    tasks.turn.onTasks++;
+    return awaitToolTask(input, task, settled, { park: tasks.park, resume }).then((end) => {
+      tasks.turn.onTasks--;
+      return end;
+    }, (err: unknown) => {
+      tasks.turn.onTasks--;
+      return failed(err);
+    });
+  };
+  const answered = (wait: InputWait) => settled(wait).then(
+    (verdict) => (verdict.answered ? run(wait) : recording.recordToolResult({ ...input, status: 'error', content: verdict.content })),
+  ).catch(failed);
+  if (tasks.resume) return waitOnTask(tasks.resume.task, tasks.resume);
+  if (!route?.approval) return run();
+  return waits.gate.awaitDecision({ ...ref, type }, route.integrationId, route.approval, approvalSeqs).then(
+    (verdict) => (verdict.approved ? run() : recording.recordToolResult({ ...input, status: 'error', content: verdict.content })),
+  ).catch(failed);
+}
+
+/** A failure as the run records it: the innermost cause's type and message. */
+export function describeFailure(err: unknown): RunError {
+  let cause: unknown = err;
+  while (cause instanceof ActivityFailure && cause.cause) cause = cause.cause;
+  if (cause instanceof ApplicationFailure) return { type: cause.type ?? 'ApplicationFailure', message: cause.message };
+  if (cause instanceof Error) return { type: cause.name, message: cause.message };
+  return { type: 'Error', message: String(cause) };
+}
