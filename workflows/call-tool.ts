@@ -72,9 +72,21 @@ export function callTool(
   const settled = (wait: InputWait): Promise<InputVerdict> => (wait.inputIds.length > 0 ? waits.inputs.awaitAnswers(ref.name, wait) : Promise.resolve<InputVerdict>({ answered: true }))
     .then((verdict) => (verdict.answered && wait.samplings?.length ? answerSamplings(waits.ledger, ref, wait) : verdict));
   // While it waits on its task, the call counts as one that would let the run continue-as-new.
+  // (Not while its questions wait for a person: the turn then goes on in this execution.)
+  const settledOnTask = (wait: InputWait) => {
+    tasks.turn.onTasks--;
+    const back = () => { tasks.turn.onTasks++; };
+    return settled(wait).then((verdict) => {
+      back();
+      return verdict;
+    }, (err: unknown) => {
+      back();
+      throw err;
+    });
+  };
   const waitOnTask = (task: ToolTask, resume?: ParkedTask) => {
     tasks.turn.onTasks++;
-    return awaitToolTask(input, task, settled, { park: tasks.park, resume }).then((end) => {
+    return awaitToolTask(input, task, settledOnTask, { park: tasks.park, resume }).then((end) => {
       tasks.turn.onTasks--;
       return end;
     }, (err: unknown) => {
