@@ -3,6 +3,8 @@ import { beginTurn, writeAnswer } from '../store/runs/lifecycle';
 import { eventWrite } from '../store/runs/events';
 import { turnCompletedWrite } from '../store/runs/turns';
 import { runMessageWrite } from '../store/runs/transcript';
+import { dropTurnDraftWrite } from '../store/runs/turn-drafts';
+import { textPublisher } from './text-stream';
 import { writeTogether } from '../store/runs/writes';
 import { classifyLlmError, type LlmFailure } from '../llm/errors';
 import { RESULT_PREVIEW_BYTES } from '../core/tool-texts';
@@ -107,10 +109,16 @@ export async function askLlm(deps: ActivityDeps, input: LlmTurnInput, agent: Age
   const ctx = Context.current();
   const heartbeat = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
   const generation = startTurnGeneration({ runId, threadId: input.threadId, agentId: input.agentId, turn }, agent.model, messages, tools);
+  // The words as the model writes them reach event streams through PostgreSQL, never history.
+  const words = textPublisher(db, logger, { runId, turn, attempt: ctx.info.attempt });
   let response;
   try {
-    response = await provider.complete({ model: agent.model, messages, tools, turn, step: input.step ?? turn - 1, signal: ctx.cancellationSignal });
+    response = await provider.complete({
+      model: agent.model, messages, tools, turn, step: input.step ?? turn - 1, signal: ctx.cancellationSignal, onText: (text) => words.push(text),
+    });
+    await words.close();
   } catch (err) {
+    await words.close();
     if (ctx.cancellationSignal.aborted) {
       generation.fail(err, 'Cancelled');
       throw err;
@@ -138,6 +146,7 @@ export async function askLlm(deps: ActivityDeps, input: LlmTurnInput, agent: Age
     eventWrite(runId, input.eventSeq + 1, 'turn_ended', {
       turn, textPreview: truncateUtf8(response.text, 280), toolCalls: out.toolCalls.map((c) => c.name), usage: response.usage,
     }),
+    ...(words.wrote() ? [dropTurnDraftWrite(runId, turn)] : []),
   ];
   if (response.toolCalls.length > 0 || !input.usageBefore) {
     await writeTogether(db, writes);

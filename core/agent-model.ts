@@ -13,7 +13,10 @@ export const scriptStepSchema = z.union([
     text: z.string().max(1_000_000).optional(),
     delayMs,
   }),
-  z.strictObject({ text: z.string().max(1_000_000), delayMs }),
+  z.strictObject({
+    text: z.string().max(1_000_000), delayMs,
+    chunks: z.int().min(1).max(10_000).optional().describe('Stream the text in this many pieces, the delay spread over them.'),
+  }),
 ]);
 
 export const scriptedModelSchema = z.strictObject({

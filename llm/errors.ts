@@ -39,6 +39,8 @@ export function classifyLlmError(err: unknown): LlmFailure {
   const status = err.statusCode;
   const detail = providerMessage(err);
   if (status === undefined) return { type: 'LlmNetworkError', message: `LLM request failed: ${detail}`, retryable: true };
+  // A 2xx whose body broke off (a stream cut halfway): the request was fine, asking again may do.
+  if (status >= 200 && status < 300) return { type: 'LlmNetworkError', message: `LLM response broke off: ${detail}`, retryable: true };
   const message = `LLM provider answered ${status}: ${detail}`;
   if (CONTEXT_LENGTH.test(`${err.responseBody ?? ''} ${err.message}`) && (status === 400 || status === 413 || status === 422)) {
     return { type: 'LlmContextLength', message: `The conversation does not fit the model's context window: ${detail}`, retryable: false };

@@ -21,8 +21,11 @@ export function createScriptedProvider(): LlmProvider {
         // The script ran out: end with its last text, or with an empty answer.
         text = [...script].reverse().find((s) => s.text !== undefined)?.text ?? '';
       } else {
-        if (step.delayMs) await sleep(step.delayMs, request.signal);
         text = (step.text ?? '').replace(/\{\{tool_results\}\}/g, () => previousToolResults(request.messages).join('\n'));
+        const chunks = 'chunks' in step ? step.chunks : undefined;
+        if (chunks && chunks > 1) await streamPieces(text, chunks, step.delayMs ?? 0, request);
+        else if (step.delayMs) await sleep(step.delayMs, request.signal);
+        else if (chunks) request.onText?.(text);
         if ('toolCalls' in step) {
           toolCalls = step.toolCalls.map((c, i) => ({ id: `call_${request.turn}_${i + 1}`, name: c.name, arguments: c.arguments }));
         }
@@ -32,6 +35,17 @@ export function createScriptedProvider(): LlmProvider {
       return { text, toolCalls, usage: estimateUsage(request.messages, text, toolCalls), finishReason: cut ? 'length' : 'stop' };
     },
   };
+}
+
+/** Plays a step's text in `chunks` pieces, its delay spread over them (the last piece after the last wait). */
+async function streamPieces(text: string, chunks: number, delayMs: number, request: LlmRequest): Promise<void> {
+  const chars = [...text];
+  const size = Math.ceil(chars.length / chunks) || 1;
+  for (let i = 0; i < chunks; i++) {
+    await sleep(delayMs / chunks, request.signal);
+    const piece = chars.slice(i * size, (i + 1) * size).join('');
+    if (piece) request.onText?.(piece);
+  }
 }
 
 /** The tool results that follow the last assistant message. */

@@ -18,6 +18,8 @@ export interface LlmRequest {
   /** a sampling request's temperature, over the model's */
   temperature?: number;
   signal: AbortSignal;
+  /** the reply's text as the model writes it, piece by piece (providers that stream call it); never waits */
+  onText?: (text: string) => void;
 }
 
 export interface LlmResponse {

@@ -10,6 +10,7 @@ import { findRun } from '../../store/runs/runs';
 import { pendingRunInputs } from '../../store/runs/inputs';
 import { followedSamplings } from '../../store/runs/samplings';
 import { followRunEvents, samplingView } from '../../use-cases/runs/follow-events';
+import { followTurnText } from '../../use-cases/runs/follow-text';
 import { pendingInputView } from '../../use-cases/runs/runs';
 import { runNotFound } from '../../use-cases/problem';
 import { openSse, type SseStream } from '../sse';
@@ -45,7 +46,7 @@ export const runEventRoutes: FastifyPluginAsyncZod<RunEventRouteDeps> = async (a
       summary: 'Follow a run as Server-Sent Events (event id = seq; resumable with Last-Event-ID); closes after run_ended',
       params: idParams, querystring: eventsQuery, headers: eventsHeaders,
       response: {
-        200: { description: 'text/event-stream: run_started, turn_started, turn_ended, tool_call_started, tool_call_ended, approval_requested, approval_resolved, run_ended; input_requested (no id) for each question an MCP server asks that waits for an answer, and input_resolved (no id) once it no longer waits; sampling_requested and sampling_resolved (no id) for each request of an MCP server to sample the run\'s model (its status, and its usage once answered)', content: { 'text/event-stream': { schema: z.string() } } },
+        200: { description: 'text/event-stream: run_started, turn_started, turn_ended, tool_call_started, tool_call_ended, approval_requested, approval_resolved, run_ended; input_requested (no id) for each question an MCP server asks that waits for an answer, and input_resolved (no id) once it no longer waits; sampling_requested and sampling_resolved (no id) for each request of an MCP server to sample the run\'s model (its status, and its usage once answered); text_delta (no id, not replayed) with {turn, attempt, text}: the model\'s words as it writes them (a stream joining mid-turn gets the text so far first), and text_reset {turn, attempt} before a turn\'s text starts again (a retried attempt)', content: { 'text/event-stream': { schema: z.string() } } },
         400: problemResponse('Invalid Last-Event-ID'),
         404: problemResponse('No such run'),
       },
@@ -78,6 +79,8 @@ async function sendRunEvents(deps: RunEventRouteDeps, runId: string, afterSeq: n
   const watch = deps.changes.watch(runId, ['event', 'progress', 'ended', 'input']);
   // Sampling requests resolved before the stream began are not news to it.
   const since = new Date();
+  // The model's words as it writes them: beside the numbered events, never replayed (no id).
+  const words = followTurnText(deps, runId, (item) => stream.send({ event: item.event, data: { type: item.event, runId, ...item.data } }));
   try {
     // A run closed from outside gets its result and run_ended from the API's reconciliation.
     const items = followRunEvents(deps.db, runId, {
@@ -101,6 +104,7 @@ async function sendRunEvents(deps: RunEventRouteDeps, runId: string, afterSeq: n
     }
   } finally {
     watch.close();
+    words.close();
   }
 }
 

@@ -14,6 +14,7 @@ import { migration as m012 } from './012-input-rounds';
 import { migration as m013 } from './013-sampling';
 import { migration as m014 } from './014-tool-tasks';
 import { migration as m015 } from './015-agent-tasks';
+import { migration as m016 } from './016-turn-drafts';
 import type { Migration } from './migration';
 
 /**
@@ -37,6 +38,7 @@ export const migrations: Migration[] = [
   m013,
   m014,
   m015,
+  m016,
 ];
 
 const LOCK_KEY = 0x6167_656e; // "agen"

@@ -2,6 +2,10 @@ import pg from 'pg';
 import { createLatch, type Latch } from '../../platform/latch';
 import type { Logger } from '../../platform/logger';
 import type { Db } from '../pool';
+import { parseTextPiece, TEXT_CHANNEL, type TextPiece } from './turn-drafts';
+import type { RunChange, RunChangeFeed, RunChangeFeedOptions } from './run-changes';
+
+export type { RunChange, RunChangeFeed, RunChangeFeedOptions, RunWatch } from './run-changes';
 
 /**
  * Run changes pushed by PostgreSQL (the triggers of migrations 5, 7 and 9), fanned out to the requests that
@@ -14,60 +18,17 @@ import type { Db } from '../pool';
  * it was away are lost.
  */
 
-export type RunChange = 'event' | 'progress' | 'ended' | 'input';
-
 /**
  * `event`: an event that changes the run object (a turn or tool call ended, an approval, a question);
  * `progress`: one that does not (a step started: migration 9); `ended`: the run's result was written;
- * `input`: a run input (elicitation) was answered or closed; workers waiting for answers watch it.
+ * `input`: a run input (elicitation) was answered or closed; workers waiting for answers watch it;
+ * `text`: a piece of a turn's text as the model writes it (turn-drafts.ts): its payload is the piece.
  */
 const CHANNEL_OF: Record<RunChange, string> = {
-  event: 'engine_run_event', progress: 'engine_run_progress', ended: 'engine_run_ended', input: 'engine_run_input',
+  event: 'engine_run_event', progress: 'engine_run_progress', ended: 'engine_run_ended', input: 'engine_run_input', text: TEXT_CHANNEL,
 };
 const KINDS = Object.keys(CHANNEL_OF) as RunChange[];
 const KIND_OF = new Map(KINDS.map((kind) => [CHANNEL_OF[kind], kind]));
-
-export interface RunWatch {
-  /** Resolves on a change of the watched kinds since the last call (at once if one came meanwhile), after `ms`, or on abort. */
-  next(ms: number, signal?: AbortSignal): Promise<void>;
-  close(): void;
-}
-
-export interface RunChangeFeed {
-  /** Watch before reading the run: a change between the read and next() is then not missed. */
-  watch(runId: string, kinds: readonly RunChange[]): RunWatch;
-  /**
-   * Every change of the given kinds (default: all) as it is heard: the run's id and the kind of
-   * change, or undefined when changes may have been missed (the connection was lost, or has just
-   * been made, or has just begun to listen for one of these kinds). Returns the unsubscribe function.
-   */
-  onChange(listener: (runId: string | undefined, kind?: RunChange) => void, kinds?: readonly RunChange[]): () => void;
-  /** the LISTEN connection and the kinds of change it listens for, for health checks and tests */
-  status(): { listening: boolean; pid?: number; kinds: RunChange[] };
-  close(): Promise<void>;
-}
-
-export interface RunChangeFeedOptions {
-  /** first reconnect delay; it doubles up to 5 s */
-  retryMs?: number;
-  /** a round trip on the idle LISTEN connection, so that a silently dead one is noticed */
-  pingMs?: number;
-  /**
-   * Hold the connection only while someone waits (a watch or an onChange listener): it goes when
-   * the last kind is let go of (default: for the feed's whole life). PostgreSQL wakes every
-   * LISTENing backend of the database at each NOTIFY, whatever its channels: a worker, which waits
-   * for answers rarely, must not be woken by every step of every run.
-   */
-  onDemand?: boolean;
-  /**
-   * A kind of change is listened for only while a watch or a listener wants it, so PostgreSQL
-   * sends the process no notification nobody waits for: step starts (`progress`, about half of
-   * what a run NOTIFYs) reach an API process only while one of its event streams follows a run,
-   * not for every run its long polls and cache wait on. A kind nobody wants any more is let go of
-   * after `lingerMs` (default 30 s), so that streams opened one after another do not each cost a LISTEN.
-   */
-  lingerMs?: number;
-}
 
 interface Watcher { kinds: readonly RunChange[]; latch: Latch }
 type Listener = (runId: string | undefined, kind?: RunChange) => void;
@@ -92,15 +53,17 @@ export function listenForRunChanges(db: Db, logger: Logger, options: RunChangeFe
   let resync = false;
 
   const listeners = new Map<Listener, readonly RunChange[]>();
+  const textListeners = new Map<string, Set<(piece: TextPiece | undefined) => void>>();
   /** Tells those who want any of `kinds` that changes of them may have gone unheard. */
   const missed = (kinds: readonly RunChange[]) => {
     const wants = (own: readonly RunChange[]) => own.some((k) => kinds.includes(k));
+    if (kinds.includes('text')) for (const set of textListeners.values()) for (const listener of set) listener(undefined);
     for (const [listener, own] of listeners) if (wants(own)) listener(undefined);
     for (const set of watchers.values()) for (const w of set) if (wants(w.kinds)) w.latch.poke();
   };
   const wakeAll = () => missed(KINDS);
   /** how many watches and listeners want each kind */
-  const wanting: Record<RunChange, number> = { event: 0, progress: 0, ended: 0, input: 0 };
+  const wanting: Record<RunChange, number> = { event: 0, progress: 0, ended: 0, input: 0, text: 0 };
   const want = (kinds: readonly RunChange[], by: 1 | -1) => {
     for (const k of new Set(kinds)) wanting[k] += by;
   };
@@ -110,6 +73,11 @@ export function listenForRunChanges(db: Db, logger: Logger, options: RunChangeFe
   const onNotification = (msg: pg.Notification) => {
     const kind = KIND_OF.get(msg.channel);
     if (!kind || !msg.payload) return;
+    if (kind === 'text') {
+      const piece = parseTextPiece(msg.payload);
+      if (piece) for (const listener of textListeners.get(piece.runId) ?? []) listener(piece);
+      return;
+    }
     for (const [listener, own] of listeners) if (own.includes(kind)) listener(msg.payload, kind);
     for (const w of watchers.get(msg.payload) ?? []) if (w.kinds.includes(kind)) w.latch.poke();
   };
@@ -253,7 +221,20 @@ export function listenForRunChanges(db: Db, logger: Logger, options: RunChangeFe
         },
       };
     },
-    onChange(listener, kinds = KINDS) {
+    onText(runId, listener) {
+      let set = textListeners.get(runId);
+      if (!set) textListeners.set(runId, (set = new Set()));
+      set.add(listener);
+      want(['text'], 1);
+      demand();
+      return () => {
+        if (!set.delete(listener)) return;
+        want(['text'], -1);
+        if (set.size === 0 && textListeners.get(runId) === set) textListeners.delete(runId);
+        release();
+      };
+    },
+    onChange(listener, kinds = KINDS.filter((k) => k !== 'text')) {
       const before = listeners.get(listener);
       if (before) want(before, -1);
       listeners.set(listener, kinds);

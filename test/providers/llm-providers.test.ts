@@ -137,4 +137,10 @@ describe('LLM providers against servers speaking the real wire formats', () => {
     const auth = await complete({ provider: 'openai', name: 'm', baseUrl: server.baseUrl }).catch((e: unknown) => e);
     expect(classifyLlmError(auth).message).toBe('LLM provider answered 401: Incorrect API key provided');
   });
+
+  test('a stream that breaks off after a 200 is a retryable network error, not a bad request', async () => {
+    server.play([{ text: 'Half an answer', cutAfterChunks: 2 }]);
+    const err = await complete({ provider: 'openai', name: 'm', baseUrl: server.baseUrl, stream: true }).catch((e: unknown) => e);
+    expect(classifyLlmError(err)).toMatchObject({ type: 'LlmNetworkError', retryable: true });
+  });
 });

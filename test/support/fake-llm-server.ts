@@ -10,6 +10,8 @@ export interface Reply {
   text?: string;
   toolCalls?: { id: string; name: string; args: Record<string, unknown> }[];
   usage?: { input: number; output: number };
+  /** streaming only: the connection breaks after this many chunks (the text's first piece is the second) */
+  cutAfterChunks?: number;
 }
 export interface ErrorReply {
   status: number;
@@ -54,8 +56,11 @@ export async function startFakeLlmServer(): Promise<FakeLlmServer> {
       const anthropic = req.url?.endsWith('/messages') ?? false;
       if (body.stream) {
         res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-        for (const event of anthropic ? anthropicEvents(step) : openAiChunks(step)) res.write(event);
-        res.end();
+        const events = anthropic ? anthropicEvents(step) : openAiChunks(step);
+        for (const event of events.slice(0, step.cutAfterChunks ?? events.length)) res.write(event);
+        // A moment before the break, so that the chunks sent are read as such.
+        if (step.cutAfterChunks !== undefined) setTimeout(() => res.destroy(), 300);
+        else res.end();
         return;
       }
       res.writeHead(200, { 'content-type': 'application/json' });

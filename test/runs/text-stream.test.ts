@@ -1,0 +1,92 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../api/app';
+import { insertAgent } from '../../store/agents';
+import { insertThread } from '../../store/threads/threads';
+import { startApiEngine, stopApiEngine } from '../support/api-engine';
+import { logger, type Engine } from '../support/engine';
+import { followSseText } from '../support/sse-text';
+import { waitFor } from '../support/wait';
+
+const WORDS = 'The quick brown fox jumps over the lazy dog, then naps in the warm afternoon sun.';
+
+interface Delta { turn: number; attempt: number; text: string }
+
+/** The data of each SSE event of a type, in order. */
+function eventsOf<T>(sse: string, type: string): T[] {
+  return sse.split('\n\n').filter((block) => block.split('\n').includes(`event: ${type}`))
+    .map((block) => JSON.parse(block.split('\n').find((l) => l.startsWith('data: '))!.slice(6)) as T);
+}
+
+/**
+ * The model's words as it writes them reach a run's event stream through PostgreSQL notifications:
+ * never workflow history or run_events. Real Temporal and PostgreSQL; the scripted provider streams
+ * a step's text in `chunks` pieces.
+ */
+describe('streaming the model\'s words to event streams', () => {
+  let engine: Engine;
+  let app: FastifyInstance;
+  let second: FastifyInstance;
+  const urls: string[] = [];
+
+  beforeAll(async () => {
+    ({ engine, app } = await startApiEngine());
+    second = await buildApp({ db: engine.db, client: engine.client, taskQueue: engine.taskQueue, logger });
+    urls.push(await app.listen({ host: '127.0.0.1', port: 0 }), await second.listen({ host: '127.0.0.1', port: 0 }));
+  });
+  afterAll(async () => {
+    await second?.close();
+    await stopApiEngine({ engine, app });
+  });
+
+  async function start(step: Record<string, unknown>): Promise<string> {
+    const agent = await insertAgent(engine.db, { name: `agent-${randomUUID()}`, model: { provider: 'scripted', script: [step] } as never });
+    return engine.start({ threadId: (await insertThread(engine.db, agent.id)).id, input: 'go' });
+  }
+
+  test('deltas come in order before turn_ended and add up to the turn\'s text; two API processes stream the same; nothing is kept', async () => {
+    const runId = await start({ text: WORDS, chunks: 8, delayMs: 1_600 });
+    const streams = urls.map((url) => followSseText(`${url}/v1/runs/${runId}/events`));
+    const [one, two] = await Promise.all(streams.map((s) => s.text()));
+    for (const sse of [one, two]) {
+      const deltas = eventsOf<Delta>(sse, 'text_delta');
+      expect(deltas.length).toBeGreaterThan(1);
+      expect(deltas.every((d) => d.turn === 1 && d.attempt === 1)).toBe(true);
+      expect(deltas.map((d) => d.text).join('')).toBe(WORDS);
+      expect(sse.lastIndexOf('event: text_delta')).toBeLessThan(sse.indexOf('event: turn_ended'));
+      // Not numbered: a resumed stream does not replay them.
+      expect(sse).not.toMatch(/id: \d+\nevent: text_delta/);
+      expect(sse).not.toContain('event: text_reset');
+    }
+    const { rows: events } = await engine.db.query("SELECT count(*)::int AS n FROM run_events WHERE run_id = $1 AND type LIKE 'text%'", [runId]);
+    expect(events[0].n).toBe(0);
+    const { rows: drafts } = await engine.db.query('SELECT count(*)::int AS n FROM run_turn_drafts WHERE run_id = $1', [runId]);
+    expect(drafts[0].n).toBe(0);
+  });
+
+  test('a stream that joins mid-turn gets the text so far first, then the rest', async () => {
+    const runId = await start({ text: WORDS, chunks: 10, delayMs: 3_000 });
+    await waitFor(async () => {
+      const { rows } = await engine.db.query<{ text: string }>('SELECT text FROM run_turn_drafts WHERE run_id = $1', [runId]);
+      return (rows[0]?.text.length ?? 0) > WORDS.length / 3;
+    }, 30_000, 'a third of the text written');
+    const sse = await followSseText(`${urls[1]}/v1/runs/${runId}/events`).text();
+    const deltas = eventsOf<Delta>(sse, 'text_delta');
+    expect(deltas[0].text.length).toBeGreaterThan(WORDS.length / 3);
+    expect(deltas.map((d) => d.text).join('')).toBe(WORDS);
+  });
+
+  test('streaming adds nothing to workflow history', async () => {
+    const sizes: number[] = [];
+    for (const step of [{ text: WORDS, chunks: 12, delayMs: 600 }, { text: WORDS, delayMs: 600 }]) {
+      const runId = await start(step);
+      await engine.result(runId);
+      const history = await engine.client.workflow.getHandle(runId).fetchHistory();
+      const bytes = JSON.stringify(history.events).length;
+      expect(JSON.stringify(history.events)).not.toContain('text_delta');
+      sizes.push(bytes);
+    }
+    // The same run shape, with and without its words streamed: the same history, but for ids and times.
+    expect(Math.abs(sizes[0] - sizes[1])).toBeLessThan(300);
+  });
+});

@@ -1,0 +1,72 @@
+import type { Queryable } from '../../store/pool';
+import type { RunChangeFeed } from '../../store/runs/change-feed';
+import { readTurnDrafts, type TextPiece } from '../../store/runs/turn-drafts';
+
+/**
+ * A run's words as the model writes them, for one follower (an event stream): the drafts of the
+ * turns under way first (one `text_delta` each with the text so far), then each piece as it is
+ * heard, without repeats or holes. A piece that does not follow on (one was missed, the listener
+ * reconnected) sends the follower back to the draft. A new attempt of a turn, or a draft written
+ * anew, is `text_reset` followed by the text so far. Nothing here is stored for the follower.
+ */
+
+export type TextItem =
+  | { event: 'text_delta'; data: { turn: number; attempt: number; text: string } }
+  | { event: 'text_reset'; data: { turn: number; attempt: number } };
+
+interface Seen { attempt: number; covered: number }
+
+const chars = (text: string) => [...text];
+
+export function followTurnText(
+  deps: { db: Queryable; changes: RunChangeFeed }, runId: string, send: (item: TextItem) => Promise<unknown>,
+): { close(): void } {
+  const seen = new Map<number, Seen>();
+  let closed = false;
+  // One item at a time, in the order decided: the draft before the pieces heard meanwhile.
+  let queue: Promise<unknown> = Promise.resolve();
+  const enqueue = (work: () => Promise<unknown>) => {
+    queue = queue.then(() => (closed ? undefined : work())).catch(() => undefined);
+  };
+  const delta = (turn: number, attempt: number, text: string) => (text ? send({ event: 'text_delta', data: { turn, attempt, text } }) : undefined);
+
+  /** The turn's text so far: what this follower has not seen of it. */
+  const snapshot = async (turn: number, attempt: number, text: string) => {
+    const was = seen.get(turn);
+    const all = chars(text);
+    seen.set(turn, { attempt, covered: all.length });
+    if (was && was.attempt === attempt && all.length >= was.covered) return delta(turn, attempt, all.slice(was.covered).join(''));
+    if (was) await send({ event: 'text_reset', data: { turn, attempt } });
+    return delta(turn, attempt, text);
+  };
+
+  const resync = async () => {
+    for (const draft of await readTurnDrafts(deps.db, runId)) await snapshot(draft.turn, draft.attempt, draft.text);
+  };
+
+  const piece = async (p: TextPiece) => {
+    const was = seen.get(p.turn);
+    const text = chars(p.text);
+    if (p.offset === 0 && (!was || p.reset)) {
+      // A turn begun, an attempt begun again, or a draft written anew: all of its text.
+      if (was && was.attempt === p.attempt && text.length <= was.covered) return undefined;
+      return snapshot(p.turn, p.attempt, p.text);
+    }
+    if (!was || was.attempt !== p.attempt || p.offset > was.covered) return resync();
+    if (p.offset + text.length <= was.covered) return undefined;
+    // Only what follows what this follower has seen (the draft it read may have covered part of it).
+    const fresh = text.slice(was.covered - p.offset).join('');
+    was.covered = p.offset + text.length;
+    return delta(p.turn, p.attempt, fresh);
+  };
+
+  const stop = deps.changes.onText(runId, (p) => enqueue(() => (p ? piece(p) : resync())));
+  // Listening first, then the drafts: a piece heard meanwhile waits behind them, and repeats nothing.
+  enqueue(resync);
+  return {
+    close() {
+      closed = true;
+      stop();
+    },
+  };
+}
