@@ -1,5 +1,6 @@
 import type { StreamEvent } from './event-stream';
 import { oneLine } from '../core/truncated-text';
+import { LiveText } from './terminal-text';
 
 export interface Output {
   /** text, control characters escaped (terminal-text.ts) */
@@ -23,6 +24,8 @@ export class ProgressDisplay {
   private readonly startedAt = Date.now();
   /** lines that arrived while a question was on screen, written once it is answered */
   private held: string[] | undefined;
+  /** the model's words are being written on the current line (no spinner below them meanwhile) */
+  private live?: LiveText;
 
   constructor(private readonly out: Output) {
     if (out.isTTY) {
@@ -36,9 +39,27 @@ export class ProgressDisplay {
       this.held.push(text);
       return;
     }
+    this.endLive();
     this.clearLine();
     this.out.write(`${text}\n`);
     this.redraw();
+  }
+
+  /** the model's words, written as they come on a line of their own (escaped as any text) */
+  words(piece: string): void {
+    if (this.held) return;
+    if (!this.live) {
+      this.clearLine();
+      this.live = new LiveText();
+      this.out.write('  ');
+    }
+    this.out.write(this.live.push(piece));
+  }
+
+  private endLive(): void {
+    if (!this.live) return;
+    this.out.write(`${this.live.end()}\n`);
+    this.live = undefined;
   }
 
   setStatus(text: string): void {
@@ -63,6 +84,7 @@ export class ProgressDisplay {
   }
 
   stop(): void {
+    this.endLive();
     clearInterval(this.timer);
     this.timer = undefined;
     this.held = undefined;
@@ -74,7 +96,7 @@ export class ProgressDisplay {
   }
 
   private redraw(): void {
-    if (!this.out.isTTY || !this.timer || !this.status || this.held) return;
+    if (!this.out.isTTY || !this.timer || !this.status || this.held || this.live) return;
     const seconds = ((Date.now() - this.startedAt) / 1000).toFixed(1);
     this.frame = (this.frame + 1) % SPINNER.length;
     this.clearLine();
@@ -93,6 +115,8 @@ export class RunEventRenderer {
    * that started and ended in error at once, which its approval_resolved line has said already
    */
   private notApproved = new Set<string>();
+  /** turns whose words were shown as they came: their turn_ended line does not repeat them */
+  private streamed = new Set<number>();
 
   constructor(private readonly display: ProgressDisplay) {}
 
@@ -111,7 +135,7 @@ export class RunEventRenderer {
       case 'turn_ended': {
         const calls = Array.isArray(d.toolCalls) ? d.toolCalls.map(str) : [];
         const usage = (d.usage ?? {}) as { inputTokens?: number; outputTokens?: number };
-        const preview = oneLine(str(d.textPreview), 100);
+        const preview = this.streamed.has(Number(d.turn)) ? '' : oneLine(str(d.textPreview), 100);
         const parts = [preview ? `"${preview}"` : '', calls.length ? `calls ${calls.join(', ')}` : '',
           `${usage.inputTokens ?? 0} in / ${usage.outputTokens ?? 0} out tokens`].filter(Boolean);
         this.display.line(`  ${parts.join(' · ')}`);
@@ -137,6 +161,13 @@ export class RunEventRenderer {
       case 'approval_resolved':
         if (d.decision !== 'approve') this.notApproved.add(callKey(d));
         this.display.line(`  ${d.decision === 'approve' ? '✓ approved' : d.decision === 'deny' ? '✗ denied' : `✗ ${str(d.status).replace('_', ' ')}`} ${str(d.name)}${d.reason ? ` (${str(d.reason)})` : ''}`);
+        break;
+      case 'text_delta':
+        this.streamed.add(Number(d.turn));
+        this.display.words(str(d.text));
+        break;
+      case 'text_reset':
+        this.display.line(`  (the model starts again: attempt ${str(d.attempt)})`);
         break;
       case 'sampling_requested':
         this.display.line(`  ~ ${str(d.name)} asks to sample the model${d.needsApproval ? ' (waits for approval)' : ''}`);

@@ -8,6 +8,7 @@ import { LlmConfigError } from './errors';
 import { apiKeyEnvProblem, DEFAULT_LLM_KEY_ENVS, keyEnvFor, PROVIDER_ENDPOINTS } from '../core/llm-keys';
 import type { LlmProvider, LlmRequest, LlmResponse } from './types';
 import { fromSdkToolCalls, toModelMessages, toToolSet } from './wire-messages';
+import { jsonAnswersAsStreams } from './json-as-stream';
 
 type RemoteModel = Extract<ModelConfig, { provider: 'openai' | 'anthropic' }>;
 
@@ -29,7 +30,8 @@ function apiKeyFor(model: RemoteModel, readKey: ApiKeyReader, allowedKeyEnvs: re
   return key;
 }
 
-function languageModel(model: RemoteModel, readKey: ApiKeyReader, allowedKeyEnvs: readonly string[], fetch: GuardedFetch): LanguageModel {
+function languageModel(model: RemoteModel, readKey: ApiKeyReader, allowedKeyEnvs: readonly string[], guarded: GuardedFetch): LanguageModel {
+  const fetch = jsonAnswersAsStreams(guarded);
   const apiKey = apiKeyFor(model, readKey, allowedKeyEnvs);
   const baseURL = model.baseUrl ?? PROVIDER_ENDPOINTS[model.provider].baseUrl;
   if (model.provider === 'anthropic') {
@@ -63,7 +65,8 @@ export function createAiSdkProvider(
         abortSignal: request.signal,
         allowSystemInMessages: true,
       };
-      if (!model.stream) {
+      // Streaming unless the model says otherwise: the words reach event streams as they come.
+      if (model.stream === false) {
         const result = await generateText(settings);
         return { text: result.text, toolCalls: fromSdkToolCalls(result.toolCalls), usage: usageOf(result.usage), finishReason: finishOf(result.finishReason) };
       }

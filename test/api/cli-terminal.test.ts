@@ -69,6 +69,33 @@ describe('the CLI in a terminal', () => {
     expect(missing.out.screen).toContain('404');
   });
 
+  test('run --follow prints the model\'s words as they come, escaped across pieces (a CR before an LF in the next piece stays a line break)', async () => {
+    // Three pieces of 20 characters: the first ends with the CR, the second begins with the LF.
+    const pieces = ['First line of words\r', '\nsecond line, then: ', '\x1b[2Jno clear, sorry.'];
+    expect(pieces.map((p) => p.length)).toEqual([20, 20, 20]);
+    const res = await fetch(`${url}/v1/agents`, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: `tty_${randomUUID().slice(0, 8)}`, model: { provider: 'scripted', script: [{ text: pieces.join(''), chunks: 3, delayMs: 3_000 }] } }),
+    });
+    const agent = (await res.json()) as { name: string };
+    const followed = runCli(['run', '--agent', agent.name, 'go', '--follow'], url, { terminal: true });
+    try {
+      // The first piece is on screen while the run still goes on.
+      await waitFor(async () => followed.out.screen.includes('First line of words'), 30_000, 'the first words');
+      expect(followed.out.screen).not.toContain('run completed');
+      expect(followed.out.screen).not.toContain('second line');
+      expect(await followed.done).toBe(0);
+    } finally {
+      followed.child.kill();
+    }
+    const screen = followed.out.screen;
+    // The CR was held back for the LF: a line break (the terminal adds its own CR), never an escaped \u000d.
+    expect(screen).toMatch(/ {2}First line of words\r+\nsecond line, then: \\u001b\[2Jno clear, sorry\.\r?\n/);
+    expect(screen).not.toContain('\\u000d');
+    // The turn's line does not repeat the words it showed as they came.
+    expect(screen).not.toContain('"First line of words');
+  });
+
   test('Ctrl-C asks whether to cancel, the spinner stays off the question, and "y" cancels the run', async () => {
     const res = await fetch(`${url}/v1/agents`, {
       method: 'POST', headers: { 'content-type': 'application/json' },

@@ -138,6 +138,18 @@ describe('LLM providers against servers speaking the real wire formats', () => {
     expect(classifyLlmError(auth).message).toBe('LLM provider answered 401: Incorrect API key provided');
   });
 
+  test.each(['openai', 'anthropic'] as const)('%s: an endpoint answering JSON to a streaming request is read as one whole response', async (providerName) => {
+    server.play([{ text: 'All at once.', toolCalls: [{ id: 'call_j1', name: 'get_weather', args: { city: 'Oslo' } }], usage: { input: 20, output: 6 }, json: true }]);
+    const pieces: string[] = [];
+    const reply = await provider.complete({
+      model: { provider: providerName, name: 'm', baseUrl: server.baseUrl, apiKeyEnv: providerName === 'openai' ? 'OPENAI_API_KEY' : 'ANTHROPIC_API_KEY' },
+      messages: MESSAGES, tools: TOOLS, turn: 1, step: 0, signal: new AbortController().signal, onText: (t) => pieces.push(t),
+    });
+    expect(server.requests[0].body.stream).toBe(true);
+    expect(reply).toMatchObject({ text: 'All at once.', toolCalls: [{ id: 'call_j1', name: 'get_weather', arguments: { city: 'Oslo' } }], usage: { inputTokens: 20, outputTokens: 6 } });
+    expect(pieces.join('')).toBe('All at once.');
+  });
+
   test('a stream that breaks off after a 200 is a retryable network error, not a bad request', async () => {
     server.play([{ text: 'Half an answer', cutAfterChunks: 2 }]);
     const err = await complete({ provider: 'openai', name: 'm', baseUrl: server.baseUrl, stream: true }).catch((e: unknown) => e);

@@ -12,6 +12,8 @@ export interface Reply {
   usage?: { input: number; output: number };
   /** streaming only: the connection breaks after this many chunks (the text's first piece is the second) */
   cutAfterChunks?: number;
+  /** answer one JSON response even to a streaming request, as some endpoints do */
+  json?: boolean;
 }
 export interface ErrorReply {
   status: number;
@@ -54,7 +56,7 @@ export async function startFakeLlmServer(): Promise<FakeLlmServer> {
         return;
       }
       const anthropic = req.url?.endsWith('/messages') ?? false;
-      if (body.stream) {
+      if (body.stream && !step.json) {
         res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
         const events = anthropic ? anthropicEvents(step) : openAiChunks(step);
         for (const event of events.slice(0, step.cutAfterChunks ?? events.length)) res.write(event);
