@@ -19,6 +19,7 @@ import type { CallRegistry } from './call-registry';
 import { askForApproval, type AskClient } from './approval-elicitation';
 import { APPROVAL_STATUS_WORDS, type ApprovalStatus } from '../core/approval';
 import { decideApproval } from '../use-cases/runs/approvals';
+import { textProgress } from './text-progress';
 
 export interface AgentCallDeps {
   db: Db;
@@ -161,6 +162,8 @@ async function followCall(deps: AgentCallDeps, call: FollowedCall, ctx: AgentCal
   ctx.signal.addEventListener('abort', withdrawAll, { once: true });
   const questions: Promise<void>[] = [];
   const asksClient = Boolean(ctx.ask ?? ctx.questions);
+  // The model's words as they come, in the progress messages of a client that asked for progress.
+  const words = ctx.progress ? textProgress(deps, runId, (text) => progress.step(text)) : undefined;
   try {
     for await (const item of follow) {
       if (item.kind !== 'event') continue;
@@ -183,6 +186,7 @@ async function followCall(deps: AgentCallDeps, call: FollowedCall, ctx: AgentCal
     }
   } finally {
     watch.close();
+    words?.close();
     ctx.signal.removeEventListener('abort', withdrawAll);
     withdrawAll();
     await Promise.all(questions);

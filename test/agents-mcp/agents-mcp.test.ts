@@ -239,6 +239,31 @@ describe.each(cases)('agents as an MCP server over %s, protocol %s', (kind, era)
     expect((await findRunResult(engine.db, runId))?.status).toBe('completed');
   }, 120_000);
 
+  it('progress messages carry the model\'s words as they come, at most 4 a second, the values rising to 1', async () => {
+    const words = 'Streaming words reach the client while the model writes them, piece by piece.';
+    const name = `talker_${randomUUID().slice(0, 8)}`;
+    await insertAgent(engine.db, { name, model: { provider: 'scripted', script: [{ text: words, chunks: 10, delayMs: 2_000 }] } as never });
+    const progress: Progress[] = [];
+    client.setNotificationHandler('notifications/progress', (n) => {
+      const { progressToken: _token, ...rest } = n.params;
+      progress.push(rest);
+    });
+    const started = Date.now();
+    const result = await client.callTool({ name, arguments: { input: 'go' } }, { onprogress: () => undefined, timeout: 120_000 });
+    const elapsed = Date.now() - started;
+    expect(result.content).toEqual([{ type: 'text', text: words }]);
+    const partial = progress.map((p) => p.message ?? '').filter((m) => m.length > 0 && m.length < words.length && words.startsWith(m));
+    expect(partial.length).toBeGreaterThanOrEqual(2);
+    expect(partial).toEqual([...partial].sort((a, b) => a.length - b.length));
+    const worded = progress.filter((p) => words.startsWith(p.message ?? '\0'));
+    expect(worded.length).toBeLessThanOrEqual(elapsed / 250 + 2);
+    const values = progress.map((p) => p.progress);
+    expect(new Set(values).size).toBe(values.length);
+    expect(values).toEqual([...values].sort((a, b) => a - b));
+    expect(values.slice(0, -1).every((v) => v < 1)).toBe(true);
+    expect(values.at(-1)).toBe(1);
+  }, 120_000);
+
   it('a call with the threadId of another agent\'s thread says so: the answer notes whose thread it is, _meta names both agents', async () => {
     const owner = await insertAgent(engine.db, { name: `owner_${randomUUID().slice(0, 8)}`, model: { provider: 'scripted', script: [{ text: 'mine' }] } });
     const thread = await insertThread(engine.db, owner.id);
