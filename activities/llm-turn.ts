@@ -4,7 +4,7 @@ import { eventWrite } from '../store/runs/events';
 import { turnCompletedWrite } from '../store/runs/turns';
 import { runMessageWrite } from '../store/runs/transcript';
 import { dropTurnDraftWrite } from '../store/runs/turn-drafts';
-import { textPublisher } from './text-stream';
+import { textPublisher, type TextPublisher } from './text-stream';
 import { writeTogether } from '../store/runs/writes';
 import { classifyLlmError, type LlmFailure } from '../llm/errors';
 import { RESULT_PREVIEW_BYTES } from '../core/tool-texts';
@@ -110,15 +110,23 @@ export async function askLlm(deps: ActivityDeps, input: LlmTurnInput, agent: Age
   const heartbeat = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
   const generation = startTurnGeneration({ runId, threadId: input.threadId, agentId: input.agentId, turn }, agent.model, messages, tools);
   // The words as the model writes them reach event streams through PostgreSQL, never history.
-  const words = textPublisher(db, logger, { runId, turn, attempt: ctx.info.attempt });
+  const at = { runId, turn, attempt: ctx.info.attempt };
+  const words = textPublisher(db, logger, at);
+  const inputs = new Map<string, TextPublisher>();
+  const onToolInput = (toolCallId: string, text: string) => {
+    let publisher = inputs.get(toolCallId);
+    if (!publisher) inputs.set(toolCallId, (publisher = textPublisher(db, logger, { ...at, toolCallId })));
+    publisher.push(text);
+  };
+  const published = () => Promise.all([words, ...inputs.values()].map((p) => p.close()));
   let response;
   try {
     response = await provider.complete({
-      model: agent.model, messages, tools, turn, step: input.step ?? turn - 1, signal: ctx.cancellationSignal, onText: (text) => words.push(text),
+      model: agent.model, messages, tools, turn, step: input.step ?? turn - 1, signal: ctx.cancellationSignal, onText: (text) => words.push(text), onToolInput,
     });
-    await words.close();
+    await published();
   } catch (err) {
-    await words.close();
+    await published();
     if (ctx.cancellationSignal.aborted) {
       generation.fail(err, 'Cancelled');
       throw err;

@@ -1,6 +1,6 @@
 import type { Logger } from '../platform/logger';
 import type { Queryable } from '../store/pool';
-import { appendTurnText } from '../store/runs/turn-drafts';
+import { announceToolInput, appendTurnText } from '../store/runs/turn-drafts';
 
 /**
  * The model's words on their way out of an LLM turn's activity, paced: a piece goes out at once
@@ -45,8 +45,12 @@ export function splitUtf8(text: string, bytes = PIECE_BYTES): string[] {
   return pieces;
 }
 
+/**
+ * The turn's text (kept as the turn's draft), or with `toolCallId` a tool call's arguments (only
+ * announced: a stream that joins later does not get the arguments so far).
+ */
 export function textPublisher(
-  db: Queryable, logger: Logger, at: { runId: string; turn: number; attempt: number }, now: () => number = Date.now,
+  db: Queryable, logger: Logger, at: { runId: string; turn: number; attempt: number; toolCallId?: string }, now: () => number = Date.now,
 ): TextPublisher {
   let all = '';
   let sent = 0;
@@ -61,7 +65,8 @@ export function textPublisher(
   const write = async (text: string, replace: boolean) => {
     let first = replace;
     for (const piece of splitUtf8(text)) {
-      await appendTurnText(db, { ...at, text: piece, reset: first });
+      if (at.toolCallId) await announceToolInput(db, { ...at, toolCallId: at.toolCallId, text: piece });
+      else await appendTurnText(db, { ...at, text: piece, reset: first });
       first = false;
     }
   };

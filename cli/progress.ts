@@ -166,6 +166,9 @@ export class RunEventRenderer {
         this.streamed.add(Number(d.turn));
         this.display.words(str(d.text));
         break;
+      case 'tool_input_delta':
+        // A call's arguments as they are written: its tool_call_started line names it.
+        break;
       case 'text_reset':
         this.display.line(`  (the model starts again: attempt ${str(d.attempt)})`);
         break;

@@ -71,13 +71,13 @@ export function createAiSdkProvider(
         return { text: result.text, toolCalls: fromSdkToolCalls(result.toolCalls), usage: usageOf(result.usage), finishReason: finishOf(result.finishReason) };
       }
       // The error part is thrown by collectStream; the SDK's default onError would only log it again.
-      return collectStream(streamText({ ...settings, onError: () => {} }), request.onText);
+      return collectStream(streamText({ ...settings, onError: () => {} }), request);
     },
   };
 }
 
 /** Reads the whole stream; an error part (a 429 before the first byte, a broken stream) is thrown as is. */
-async function collectStream(result: ReturnType<typeof streamText>, onText?: (text: string) => void): Promise<LlmResponse> {
+async function collectStream(result: ReturnType<typeof streamText>, { onText, onToolInput }: Pick<LlmRequest, 'onText' | 'onToolInput'>): Promise<LlmResponse> {
   let text = '';
   const calls: { toolCallId: string; toolName: string; input: unknown }[] = [];
   let usage: Usage = { inputTokens: 0, outputTokens: 0 };
@@ -86,7 +86,7 @@ async function collectStream(result: ReturnType<typeof streamText>, onText?: (te
     if (part.type === 'text-delta') {
       text += part.text;
       onText?.(part.text);
-    }
+    } else if (part.type === 'tool-input-delta') onToolInput?.(part.id, part.delta);
     else if (part.type === 'tool-call') calls.push(part);
     else if (part.type === 'finish') {
       usage = usageOf(part.totalUsage);

@@ -20,6 +20,8 @@ export interface LlmRequest {
   signal: AbortSignal;
   /** the reply's text as the model writes it, piece by piece (providers that stream call it); never waits */
   onText?: (text: string) => void;
+  /** a tool call's arguments (JSON text) as the model writes them, where the provider streams them */
+  onToolInput?: (toolCallId: string, text: string) => void;
 }
 
 export interface LlmResponse {

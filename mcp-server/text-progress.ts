@@ -31,6 +31,7 @@ export function textProgress(
   };
 
   const follower = followTurnText(deps, runId, async (item) => {
+    if (item.event === 'tool_input_delta') return;
     turn = item.data.turn;
     if (item.event === 'text_reset') texts.set(turn, '');
     else texts.set(turn, (texts.get(turn) ?? '') + item.data.text);

@@ -19,6 +19,8 @@ export interface TextPiece {
   text: string;
   /** the piece replaces the attempt's text so far (a new attempt, or a publisher that fell behind) */
   reset?: boolean;
+  /** a piece of this tool call's arguments (JSON text), not of the turn's text: announced, never kept */
+  toolCallId?: string;
 }
 
 /**
@@ -40,6 +42,14 @@ export async function appendTurnText(db: Queryable, piece: Omit<TextPiece, 'offs
   );
 }
 
+/** Announces a piece of a tool call's arguments as the model writes them; nothing is kept. */
+export async function announceToolInput(db: Queryable, piece: Omit<TextPiece, 'offset' | 'reset'> & { toolCallId: string }): Promise<void> {
+  await db.query(
+    `SELECT pg_notify('${TEXT_CHANNEL}', json_build_object('runId', $1::text, 'turn', $2::int, 'attempt', $3::int, 'offset', 0, 'text', $4::text, 'toolCallId', $5::text)::text)`,
+    [piece.runId, piece.turn, piece.attempt, piece.text, piece.toolCallId],
+  );
+}
+
 /** The drafts of the run's turns still being written, oldest first. */
 export async function readTurnDrafts(db: Queryable, runId: string): Promise<TextPiece[]> {
   const { rows } = await db.query<{ turn: number; attempt: number; text: string }>(
@@ -58,7 +68,10 @@ export function parseTextPiece(payload: string): TextPiece | undefined {
   try {
     const p = JSON.parse(payload) as Partial<TextPiece>;
     if (typeof p.runId !== 'string' || typeof p.turn !== 'number' || typeof p.attempt !== 'number' || typeof p.offset !== 'number' || typeof p.text !== 'string') return undefined;
-    return { runId: p.runId, turn: p.turn, attempt: p.attempt, offset: p.offset, text: p.text, ...(p.reset ? { reset: true } : {}) };
+    return {
+      runId: p.runId, turn: p.turn, attempt: p.attempt, offset: p.offset, text: p.text,
+      ...(p.reset ? { reset: true } : {}), ...(typeof p.toolCallId === 'string' ? { toolCallId: p.toolCallId } : {}),
+    };
   } catch {
     return undefined;
   }

@@ -51,6 +51,16 @@ describe('a streaming model\'s words on the run\'s event stream', () => {
     expect((await engine.result(runId)).output).toBe('Sunny in Paris today.');
   });
 
+  test.each(['openai', 'anthropic'] as const)('%s: a tool call\'s arguments stream as tool_input_delta, adding up to them', async (provider) => {
+    server.play([{ toolCalls: [{ id: 'call_s1', name: 'get_weather', args: { city: 'Bergen', days: 3 } }] }, { text: 'Rain.' }]);
+    const { runId, sse } = await follow(provider);
+    expect((await engine.result(runId)).output).toBe('Rain.');
+    const inputs = eventsOf<Delta & { toolCallId: string }>(sse, 'tool_input_delta');
+    expect(inputs.length).toBeGreaterThan(0);
+    expect(inputs.every((d) => d.toolCallId === 'call_s1' && d.turn === 1)).toBe(true);
+    expect(JSON.parse(inputs.map((d) => d.text).join(''))).toEqual({ city: 'Bergen', days: 3 });
+  });
+
   test('a stream broken halfway is retried: text_reset, then the new attempt\'s words', async () => {
     server.play([{ text: 'First try, cut short', cutAfterChunks: 2 }, { text: 'Second try, whole.' }]);
     const { runId, sse } = await follow('openai');

@@ -12,7 +12,8 @@ import { readTurnDrafts, type TextPiece } from '../../store/runs/turn-drafts';
 
 export type TextItem =
   | { event: 'text_delta'; data: { turn: number; attempt: number; text: string } }
-  | { event: 'text_reset'; data: { turn: number; attempt: number } };
+  | { event: 'text_reset'; data: { turn: number; attempt: number } }
+  | { event: 'tool_input_delta'; data: { turn: number; attempt: number; toolCallId: string; text: string } };
 
 interface Seen { attempt: number; covered: number }
 
@@ -45,6 +46,8 @@ export function followTurnText(
   };
 
   const piece = async (p: TextPiece) => {
+    // A tool call's arguments: as heard (not kept, so a stream that joins later does not get them).
+    if (p.toolCallId) return send({ event: 'tool_input_delta', data: { turn: p.turn, attempt: p.attempt, toolCallId: p.toolCallId, text: p.text } });
     const was = seen.get(p.turn);
     const text = chars(p.text);
     if (p.offset === 0 && (!was || p.reset)) {
