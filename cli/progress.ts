@@ -1,6 +1,6 @@
 import type { StreamEvent } from './event-stream';
 import { oneLine } from '../core/truncated-text';
-import { LiveText } from './terminal-text';
+import { LiveText } from './live-text';
 
 export interface Output {
   /** text, control characters escaped (terminal-text.ts) */
