@@ -1,6 +1,6 @@
 import type { Logger } from '../platform/logger';
 import type { Queryable } from '../store/pool';
-import { announceToolInput, appendTurnText } from '../store/runs/turn-drafts';
+import { textOutbox } from './text-outbox';
 
 /**
  * The model's words on their way out of an LLM turn's activity, paced: a piece goes out at once
@@ -57,18 +57,23 @@ export function textPublisher(
   let lastSentAt = -Infinity;
   let writing: Promise<void> | undefined;
   let timer: NodeJS.Timeout | undefined;
-  // A later attempt replaces what an earlier one wrote; so does a publisher that fell behind.
-  let reset = at.attempt > 1;
+  // A piece at offset 0 starts the draft anew: a later attempt replaces what an earlier one wrote,
+  // and so does a publisher that fell behind.
+  let reset = false;
   let wroteAny = false;
   let failed = false;
 
-  const write = async (text: string, replace: boolean) => {
-    let first = replace;
-    for (const piece of splitUtf8(text)) {
-      if (at.toolCallId) await announceToolInput(db, { ...at, toolCallId: at.toolCallId, text: piece });
-      else await appendTurnText(db, { ...at, text: piece, reset: first });
-      first = false;
-    }
+  const outbox = textOutbox(db, logger);
+  /** characters (code points) written so far: where the next piece starts */
+  let written = 0;
+  const write = (text: string, replace: boolean) => {
+    if (replace) written = 0;
+    const pieces = splitUtf8(text).map((piece) => {
+      const offset = written;
+      written += [...piece].length;
+      return { ...at, offset, text: piece };
+    });
+    return outbox.send(pieces);
   };
 
   const flush = (): void => {

@@ -2,8 +2,8 @@ import type { Queryable } from '../pool';
 import type { Write } from './writes';
 
 /**
- * An LLM turn's text as the model writes it (run_turn_drafts, migration 16): each flush appends to
- * the turn's draft and announces the piece on `engine_run_text` in the same statement, so that a
+ * An LLM turn's text as the model writes it (run_turn_drafts, migration 16): each write appends to
+ * the turn's draft and announces the pieces on `engine_run_text` in the same statement, so that a
  * stream that reads the draft and then hears the pieces after it misses nothing and repeats
  * nothing (each piece says where it starts). Never workflow history, never run_events.
  */
@@ -24,29 +24,33 @@ export interface TextPiece {
 }
 
 /**
- * Appends `text` to the turn's draft (replacing it when `reset` or when the attempt is another one)
- * and notifies the piece. The caller keeps each piece's notification under PostgreSQL's 8,000 bytes.
+ * Writes pieces of the turns' texts of any runs, in one statement: each run's pieces are added to
+ * its turn's draft (a piece at offset 0 starts it anew: a new attempt, or a writer that fell
+ * behind), and each piece is announced, in order, on `engine_run_text`. A tool call's pieces are
+ * only announced. Offsets are counted by the writer, one write in flight per turn, so the draft
+ * and the pieces agree. The caller keeps each piece's notification under PostgreSQL's 8,000 bytes.
  */
-export async function appendTurnText(db: Queryable, piece: Omit<TextPiece, 'offset'>): Promise<void> {
+export async function publishTextPieces(db: Queryable, pieces: Omit<TextPiece, 'reset'>[]): Promise<void> {
+  if (pieces.length === 0) return;
+  const column = <T>(pick: (p: Omit<TextPiece, 'reset'>) => T) => pieces.map(pick);
   await db.query(
-    `WITH draft AS (
-       INSERT INTO run_turn_drafts AS d (run_id, turn, attempt, text) VALUES ($1, $2, $3, $4)
+    `WITH p AS (
+       SELECT * FROM unnest($1::text[], $2::int[], $3::int[], $4::int[], $5::text[], $6::text[]) WITH ORDINALITY
+         AS p(run_id, turn, attempt, "offset", text, tool_call_id, ord)
+     ), draft AS (
+       INSERT INTO run_turn_drafts AS d (run_id, turn, attempt, text)
+       SELECT run_id, turn, max(attempt), string_agg(text, '' ORDER BY ord) FROM p WHERE tool_call_id IS NULL GROUP BY run_id, turn
        ON CONFLICT (run_id, turn) DO UPDATE SET
-         text = CASE WHEN $5 OR d.attempt <> EXCLUDED.attempt THEN EXCLUDED.text ELSE d.text || EXCLUDED.text END,
+         text = CASE WHEN d.attempt <> EXCLUDED.attempt
+             OR (SELECT min(p."offset") FROM p WHERE p.run_id = d.run_id AND p.turn = d.turn AND p.tool_call_id IS NULL) = 0
+           THEN EXCLUDED.text ELSE d.text || EXCLUDED.text END,
          attempt = EXCLUDED.attempt, updated_at = now()
-       RETURNING char_length(text) - char_length($4) AS "offset", attempt
+       RETURNING 1
      )
-     SELECT pg_notify('${TEXT_CHANNEL}', json_build_object('runId', $1::text, 'turn', $2::int, 'attempt', $3::int, 'offset', "offset", 'text', $4::text,
-       'reset', $5::boolean OR "offset" = 0)::text) FROM draft`,
-    [piece.runId, piece.turn, piece.attempt, piece.text, piece.reset === true],
-  );
-}
-
-/** Announces a piece of a tool call's arguments as the model writes them; nothing is kept. */
-export async function announceToolInput(db: Queryable, piece: Omit<TextPiece, 'offset' | 'reset'> & { toolCallId: string }): Promise<void> {
-  await db.query(
-    `SELECT pg_notify('${TEXT_CHANNEL}', json_build_object('runId', $1::text, 'turn', $2::int, 'attempt', $3::int, 'offset', 0, 'text', $4::text, 'toolCallId', $5::text)::text)`,
-    [piece.runId, piece.turn, piece.attempt, piece.text, piece.toolCallId],
+     SELECT count(pg_notify('${TEXT_CHANNEL}', json_build_object('runId', run_id, 'turn', turn, 'attempt', attempt, 'offset', "offset", 'text', text,
+       'reset', "offset" = 0 AND tool_call_id IS NULL, 'toolCallId', tool_call_id)::text)), (SELECT count(*) FROM draft)
+     FROM (SELECT * FROM p ORDER BY ord) ordered`,
+    [column((p) => p.runId), column((p) => p.turn), column((p) => p.attempt), column((p) => p.offset), column((p) => p.text), column((p) => p.toolCallId ?? null)],
   );
 }
 
@@ -70,7 +74,7 @@ export function parseTextPiece(payload: string): TextPiece | undefined {
     if (typeof p.runId !== 'string' || typeof p.turn !== 'number' || typeof p.attempt !== 'number' || typeof p.offset !== 'number' || typeof p.text !== 'string') return undefined;
     return {
       runId: p.runId, turn: p.turn, attempt: p.attempt, offset: p.offset, text: p.text,
-      ...(p.reset ? { reset: true } : {}), ...(typeof p.toolCallId === 'string' ? { toolCallId: p.toolCallId } : {}),
+      ...(p.reset ? { reset: true } : {}), ...(typeof p.toolCallId === 'string' && p.toolCallId ? { toolCallId: p.toolCallId } : {}),
     };
   } catch {
     return undefined;

@@ -64,6 +64,16 @@ describe('streaming the model\'s words to event streams', () => {
     expect(drafts[0].n).toBe(0);
   });
 
+  test('pieces that come faster than every 50 ms go out together: the stream is paced, and nothing is lost', async () => {
+    const runId = await start({ text: WORDS, chunks: 40, delayMs: 800 });
+    const sse = await followSseText(`${urls[0]}/v1/runs/${runId}/events`).text();
+    const deltas = eventsOf<Delta>(sse, 'text_delta');
+    expect(deltas.map((d) => d.text).join('')).toBe(WORDS);
+    // 40 pieces 20 ms apart: at most one write per 50 ms (and the first at once).
+    expect(deltas.length).toBeGreaterThanOrEqual(2);
+    expect(deltas.length).toBeLessThanOrEqual(800 / 50 + 3);
+  });
+
   test('a stream that joins mid-turn gets the text so far first, then the rest', async () => {
     const runId = await start({ text: WORDS, chunks: 10, delayMs: 3_000 });
     await waitFor(async () => {

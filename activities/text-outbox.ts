@@ -1,0 +1,62 @@
+import type { Logger } from '../platform/logger';
+import type { Queryable } from '../store/pool';
+import { publishTextPieces, type TextPiece } from '../store/runs/turn-drafts';
+
+/**
+ * The worker's outbox for the model's words: what every turn under way has to write goes out
+ * together, one statement at a time, as soon as the one before it is done. Fifty runs streaming
+ * at once cost a statement per moment, not fifty; a turn's words wait no longer for it (the
+ * first write goes at the next tick of the event loop).
+ */
+
+type Piece = Omit<TextPiece, 'reset'>;
+interface Waiting { pieces: Piece[]; done: () => void; failed: (err: Error) => void }
+
+export interface TextOutbox {
+  /** resolves once these pieces are written (after every piece sent to it before) */
+  send(pieces: Piece[]): Promise<void>;
+}
+
+const outboxes = new WeakMap<Queryable, TextOutbox>();
+
+export function textOutbox(db: Queryable, logger: Logger): TextOutbox {
+  const known = outboxes.get(db);
+  if (known) return known;
+  let waiting: Waiting[] = [];
+  let writing = false;
+  let scheduled = false;
+
+  const flush = async (): Promise<void> => {
+    scheduled = false;
+    if (writing || waiting.length === 0) return;
+    writing = true;
+    const batch = waiting;
+    waiting = [];
+    try {
+      await publishTextPieces(db, batch.flatMap((w) => w.pieces));
+      for (const w of batch) w.done();
+    } catch (err) {
+      logger.debug({ err: (err as Error).message, pieces: batch.length }, 'writing the model\'s words failed');
+      for (const w of batch) w.failed(err as Error);
+    } finally {
+      writing = false;
+      if (waiting.length > 0) schedule();
+    }
+  };
+  const schedule = () => {
+    if (scheduled) return;
+    scheduled = true;
+    setImmediate(() => void flush());
+  };
+
+  const outbox: TextOutbox = {
+    send(pieces) {
+      return new Promise<void>((done, failed) => {
+        waiting.push({ pieces, done, failed });
+        schedule();
+      });
+    },
+  };
+  outboxes.set(db, outbox);
+  return outbox;
+}

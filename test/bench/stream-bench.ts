@@ -1,0 +1,128 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { buildApp } from '../../api/app';
+import { createProviders } from '../../llm/providers';
+import { createScriptedProvider } from '../../llm/scripted';
+import { insertAgent } from '../../store/agents';
+import { eraVerdicts } from '../../store/integrations/protocol-verdicts';
+import { createPool } from '../../store/pool';
+import { createEngineWorker } from '../../worker/create-worker';
+import { startMcpPool } from '../../worker/mcp-lifecycle';
+import { logger, startBenchInfra } from './bench-stack';
+import { cpuByPart, cpuDelta, percentile } from './load-processes';
+
+/**
+ * `npm run bench:stream [-- --concurrency=50 --rounds=4 --round-runs=20]`: the model's words from a
+ * streaming endpoint to a client of the run's event stream. A local server speaks the OpenAI wire
+ * format: each answer is 20 chunks 60 ms apart, each stamped with the moment it was sent. The
+ * engine's worker and the API (a pool of its own) run in this process on the bench's own Temporal
+ * dev server and PostgreSQL; the endpoint and the clients, which follow every run over SSE, run in
+ * another (stream-driver.ts), so that their CPU is not counted as the engine's.
+ *  - latency: `concurrency` runs at once; for each stamped chunk, chunk sent → its text_delta read by the client;
+ *  - CPU per run: paired rounds of `round-runs` runs at once, streaming against the same run shape
+ *    with `"stream": false` (the endpoint then answers once, after the same 1.14 s), all of this
+ *    process, the PostgreSQL backends and the Temporal server, per run.
+ */
+
+const arg = (name: string, fallback: number) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
+const CONCURRENCY = arg('concurrency', 50);
+const ROUNDS = arg('rounds', 4);
+const ROUND_RUNS = arg('round-runs', 20);
+
+/** The driver (stream-driver.ts) in a process of its own: the endpoint and the clients. */
+async function startDriver(): Promise<{ baseUrl: string; run(apiUrl: string, agentId: string, n: number): Promise<number[]>; stop(): Promise<void>; child: ChildProcess }> {
+  const child = fork(path.join(__dirname, 'stream-driver.ts'), [], { execArgv: ['--import', 'tsx'] });
+  const next = () => new Promise<Record<string, unknown>>((resolve, reject) => {
+    child.once('message', (m) => resolve(m as Record<string, unknown>));
+    child.once('exit', (code) => reject(new Error(`the driver exited (${code})`)));
+  });
+  const { baseUrl } = await next() as { baseUrl: string };
+  return {
+    baseUrl, child,
+    async run(apiUrl, agentId, n) {
+      const reply = next();
+      child.send({ apiUrl, agentId, n });
+      const answer = await reply;
+      if (answer.error) throw new Error(String(answer.error));
+      return answer.latencies as number[];
+    },
+    async stop() {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.send('stop');
+      await exited;
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  const infra = await startBenchInfra();
+  try {
+    const driver = await startDriver();
+    infra.onClose(() => driver.stop());
+    const endpoint = driver;
+    const mcpPool = await startMcpPool(logger, {
+      groupsDir: path.join(infra.tmpDir, 'mcp-groups'), eras: eraVerdicts(infra.db), network: { blockPrivateNetworks: false, privateNetworksForAll: true },
+    });
+    infra.onClose(() => mcpPool.closeAll());
+    // The endpoint is on loopback, as a local model server is: no key, and loopback allowed.
+    const providers = { ...createProviders({ readApiKey: () => undefined, allowedKeyEnvs: [], logger, networkPolicy: { blockPrivateNetworks: false } }), scripted: createScriptedProvider() };
+    const taskQueue = 'bench-stream';
+    const worker = await createEngineWorker({
+      connection: infra.env.nativeConnection, namespace: 'default', taskQueue, deps: { db: infra.db, logger, providers, mcpPool },
+    });
+    const running = worker.run();
+    infra.onClose(async () => {
+      worker.shutdown();
+      await running;
+    });
+    const apiDb = createPool(infra.databaseUrl, logger);
+    infra.onClose(() => apiDb.end());
+    const app = await buildApp({ db: apiDb, client: infra.client, taskQueue, logger, rateLimitPerMinute: 0 });
+    infra.onClose(() => app.close());
+    const apiUrl = await app.listen({ host: '127.0.0.1', port: 0 });
+
+    const agentOf = async (stream: boolean) => (await insertAgent(infra.db, {
+      name: `bench-${stream ? 'stream' : 'whole'}-${process.pid}`, model: { provider: 'openai', name: 'bench', baseUrl: endpoint.baseUrl, stream },
+    })).id;
+    const agents = { stream: await agentOf(true), whole: await agentOf(false) };
+    const runMany = async (agentId: string, n: number, latencies: number[]) => {
+      latencies.push(...await driver.run(apiUrl, agentId, n));
+    };
+
+    await runMany(agents.stream, 5, []); // warm-up
+    await runMany(agents.whole, 5, []);
+    const latencies: number[] = [];
+    await runMany(agents.stream, CONCURRENCY, latencies);
+    const temporalParent = process.pid;
+    const cpu = { stream: [] as number[], whole: [] as number[] };
+    const parts = { stream: {} as Record<string, number>, whole: {} as Record<string, number> };
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const kind of round % 2 === 0 ? (['stream', 'whole'] as const) : (['whole', 'stream'] as const)) {
+        // The driver is this process's child: named apart, and left out.
+        const named = { engine: process.pid, driver: driver.child.pid! };
+        const before = cpuByPart(named, temporalParent, 'bench');
+        await runMany(agents[kind], ROUND_RUNS, []);
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        const { driver: _driver, ...used } = cpuDelta(before, cpuByPart(named, temporalParent, 'bench'));
+        cpu[kind].push((Object.values(used).reduce((a, b) => a + b, 0) * 1000) / ROUND_RUNS);
+        for (const [part, s] of Object.entries(used)) parts[kind][part] = (parts[kind][part] ?? 0) + (s * 1000) / ROUND_RUNS / ROUNDS;
+      }
+    }
+    const ms = (x: number) => `${x.toFixed(1)} ms`;
+    console.log(`chunk sent → text_delta read, ${CONCURRENCY} runs streaming at once (${latencies.length} chunks): `
+      + `p50 ${ms(percentile(latencies, 50))}, p90 ${ms(percentile(latencies, 90))}, p99 ${ms(percentile(latencies, 99))}, max ${ms(Math.max(...latencies))}`);
+    const per = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+    console.log(`CPU per run (the engine's worker and API, PostgreSQL, Temporal; not the endpoint or the clients), ${ROUNDS} paired rounds of ${ROUND_RUNS} runs: `
+      + `streaming ${ms(per(cpu.stream))} [${cpu.stream.map((x) => x.toFixed(0)).join(', ')}], "stream": false ${ms(per(cpu.whole))} `
+      + `[${cpu.whole.map((x) => x.toFixed(0)).join(', ')}]; ratio ${(per(cpu.stream) / per(cpu.whole)).toFixed(3)}`);
+    const byPart = (k: 'stream' | 'whole') => Object.entries(parts[k]).map(([part, v]) => `${part} ${ms(v)}`).join(', ');
+    console.log(`  per part: streaming ${byPart('stream')}; "stream": false ${byPart('whole')}`);
+  } finally {
+    await infra.close();
+  }
+}
+
+void main().catch((err: unknown) => {
+  console.error(err);
+  process.exitCode = 1;
+});
