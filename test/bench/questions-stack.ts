@@ -1,17 +1,12 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { createMcpHandler } from '@modelcontextprotocol/server';
-import { buildApp } from '../../api/app';
 import { createScriptedProvider } from '../../llm/scripted';
 import { listenForAnswers } from '../../store/runs/change-feed';
-import { eraVerdicts } from '../../store/integrations/protocol-verdicts';
-import { createPool } from '../../store/pool';
-import { createEngineWorker } from '../../worker/create-worker';
-import { startMcpPool } from '../../worker/mcp-lifecycle';
 import { buildModernServer } from '../fixtures/modern-mcp-server';
 import { logger, startBenchInfra, type BenchInfra } from './bench-stack';
+import { startWorkerAndApi } from './worker-and-api';
 
 /**
  * What `npm run bench:questions` runs on: the bench's own Temporal dev server and PostgreSQL, the
@@ -54,30 +49,10 @@ export async function startQuestionsStack(): Promise<QuestionsStack> {
     const toolCallArrivals: number[] = [];
     const modern = await startModernServer(toolCallArrivals);
     infra.onClose(() => modern.close());
-    const mcpPool = await startMcpPool(logger, {
-      groupsDir: path.join(infra.tmpDir, 'mcp-groups'), eras: eraVerdicts(infra.db),
-      // The fixture servers listen on loopback, as under `npm start` without keys.
-      network: { blockPrivateNetworks: false, privateNetworksForAll: true },
-    });
-    infra.onClose(() => mcpPool.closeAll());
     const runChanges = listenForAnswers(infra.db, logger);
     infra.onClose(() => runChanges.close());
     const taskQueue = 'bench-questions';
-    const worker = await createEngineWorker({
-      connection: infra.env.nativeConnection, namespace: 'default', taskQueue,
-      deps: { db: infra.db, logger, providers: { scripted: createScriptedProvider() }, mcpPool, runChanges },
-    });
-    const running = worker.run();
-    infra.onClose(async () => {
-      worker.shutdown();
-      await running;
-    });
-    const apiDb = createPool(infra.databaseUrl, logger);
-    infra.onClose(() => apiDb.end());
-    // The bench is its only caller, and polls for each question: no rate limit.
-    const app = await buildApp({ db: apiDb, client: infra.client, taskQueue, logger, rateLimitPerMinute: 0 });
-    infra.onClose(() => app.close());
-    const apiUrl = await app.listen({ host: '127.0.0.1', port: 0 });
+    const { apiUrl } = await startWorkerAndApi(infra, taskQueue, { providers: { scripted: createScriptedProvider() }, runChanges });
     return { ...infra, taskQueue, apiUrl, modernUrl: modern.url, toolCallArrivals };
   } catch (err) {
     await infra.close();

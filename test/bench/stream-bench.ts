@@ -1,15 +1,11 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { buildApp } from '../../api/app';
 import { createProviders } from '../../llm/providers';
 import { createScriptedProvider } from '../../llm/scripted';
 import { insertAgent } from '../../store/agents';
-import { eraVerdicts } from '../../store/integrations/protocol-verdicts';
-import { createPool } from '../../store/pool';
-import { createEngineWorker } from '../../worker/create-worker';
-import { startMcpPool } from '../../worker/mcp-lifecycle';
 import { logger, startBenchInfra } from './bench-stack';
 import { cpuByPart, cpuDelta, percentile } from './load-processes';
+import { startWorkerAndApi } from './worker-and-api';
 
 /**
  * `npm run bench:stream [-- --concurrency=50 --rounds=4 --round-runs=20]`: the model's words from a
@@ -60,26 +56,9 @@ async function main(): Promise<void> {
     const driver = await startDriver();
     infra.onClose(() => driver.stop());
     const endpoint = driver;
-    const mcpPool = await startMcpPool(logger, {
-      groupsDir: path.join(infra.tmpDir, 'mcp-groups'), eras: eraVerdicts(infra.db), network: { blockPrivateNetworks: false, privateNetworksForAll: true },
-    });
-    infra.onClose(() => mcpPool.closeAll());
     // The endpoint is on loopback, as a local model server is: no key, and loopback allowed.
     const providers = { ...createProviders({ readApiKey: () => undefined, allowedKeyEnvs: [], logger, networkPolicy: { blockPrivateNetworks: false } }), scripted: createScriptedProvider() };
-    const taskQueue = 'bench-stream';
-    const worker = await createEngineWorker({
-      connection: infra.env.nativeConnection, namespace: 'default', taskQueue, deps: { db: infra.db, logger, providers, mcpPool },
-    });
-    const running = worker.run();
-    infra.onClose(async () => {
-      worker.shutdown();
-      await running;
-    });
-    const apiDb = createPool(infra.databaseUrl, logger);
-    infra.onClose(() => apiDb.end());
-    const app = await buildApp({ db: apiDb, client: infra.client, taskQueue, logger, rateLimitPerMinute: 0 });
-    infra.onClose(() => app.close());
-    const apiUrl = await app.listen({ host: '127.0.0.1', port: 0 });
+    const { apiUrl } = await startWorkerAndApi(infra, 'bench-stream', { providers });
 
     const agentOf = async (stream: boolean) => (await insertAgent(infra.db, {
       name: `bench-${stream ? 'stream' : 'whole'}-${process.pid}`, model: { provider: 'openai', name: 'bench', baseUrl: endpoint.baseUrl, stream },

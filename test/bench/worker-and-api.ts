@@ -1,0 +1,38 @@
+import path from 'node:path';
+import { buildApp } from '../../api/app';
+import type { ActivityDeps } from '../../activities/deps';
+import { eraVerdicts } from '../../store/integrations/protocol-verdicts';
+import { createPool } from '../../store/pool';
+import { createEngineWorker } from '../../worker/create-worker';
+import { startMcpPool } from '../../worker/mcp-lifecycle';
+import { logger, type BenchInfra } from './bench-stack';
+
+/**
+ * The engine on a bench's servers: its worker (workflows, activities, MCP pool) in this process on
+ * `taskQueue`, and the API listening on loopback with a pool of its own (what reaches the worker
+ * goes through Temporal or PostgreSQL, as between processes). Both stop with the infra.
+ */
+export async function startWorkerAndApi(
+  infra: BenchInfra, taskQueue: string, deps: Pick<ActivityDeps, 'providers' | 'runChanges'>,
+): Promise<{ apiUrl: string }> {
+  const mcpPool = await startMcpPool(logger, {
+    groupsDir: path.join(infra.tmpDir, 'mcp-groups'), eras: eraVerdicts(infra.db),
+    // The bench's servers listen on loopback, as under `npm start` without keys.
+    network: { blockPrivateNetworks: false, privateNetworksForAll: true },
+  });
+  infra.onClose(() => mcpPool.closeAll());
+  const worker = await createEngineWorker({
+    connection: infra.env.nativeConnection, namespace: 'default', taskQueue, deps: { db: infra.db, logger, mcpPool, ...deps },
+  });
+  const running = worker.run();
+  infra.onClose(async () => {
+    worker.shutdown();
+    await running;
+  });
+  const apiDb = createPool(infra.databaseUrl, logger);
+  infra.onClose(() => apiDb.end());
+  // The bench is the API's only caller: no rate limit.
+  const app = await buildApp({ db: apiDb, client: infra.client, taskQueue, logger, rateLimitPerMinute: 0 });
+  infra.onClose(() => app.close());
+  return { apiUrl: await app.listen({ host: '127.0.0.1', port: 0 }) };
+}
