@@ -154,10 +154,10 @@ export async function askLlm(deps: ActivityDeps, input: LlmTurnInput, agent: Age
     eventWrite(runId, input.eventSeq + 1, 'turn_ended', {
       turn, textPreview: truncateUtf8(response.text, 280), toolCalls: out.toolCalls.map((c) => c.name), usage: response.usage,
     }),
-    ...(words.wrote() ? [dropTurnDraftWrite(runId, turn)] : []),
   ];
   if (response.toolCalls.length > 0 || !input.usageBefore) {
-    await writeTogether(db, writes);
+    // The turn's draft goes with its end (a run's end deletes all of its drafts).
+    await writeTogether(db, words.wrote() ? [...writes, dropTurnDraftWrite(runId, turn)] : writes);
     logger.debug({ runId, turn, toolCalls: out.toolCalls.length }, 'llm turn done');
     return out;
   }

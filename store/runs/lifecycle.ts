@@ -181,6 +181,8 @@ async function endRun(
     approvals AS (
       UPDATE run_approvals SET status = 'cancelled', resolved_by = 'cancel', resolved_at = now()
       WHERE run_id = ${run} AND status = 'pending' AND EXISTS (SELECT 1 FROM result)),
+    drafts AS (
+      DELETE FROM run_turn_drafts WHERE run_id = ${run}),
     event AS (
       INSERT INTO run_events (run_id, seq, type, data) SELECT ${run}, ${param(ended.seq)}::int, 'run_ended', ${param(storableJsonText(ended.data))}::jsonb FROM result
       ON CONFLICT (run_id, seq) DO NOTHING)

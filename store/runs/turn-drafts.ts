@@ -39,7 +39,9 @@ export async function publishTextPieces(db: Queryable, pieces: Omit<TextPiece, '
          AS p(run_id, turn, attempt, "offset", text, tool_call_id, ord)
      ), draft AS (
        INSERT INTO run_turn_drafts AS d (run_id, turn, attempt, text)
-       SELECT run_id, turn, max(attempt), string_agg(text, '' ORDER BY ord) FROM p WHERE tool_call_id IS NULL GROUP BY run_id, turn
+       SELECT run_id, turn, max(attempt), string_agg(text, '' ORDER BY ord) FROM p
+       -- a turn still writing when its run ended (cancelled): the run's end took the drafts, none comes back
+       WHERE tool_call_id IS NULL AND NOT EXISTS (SELECT 1 FROM run_results r WHERE r.run_id = p.run_id) GROUP BY run_id, turn
        ON CONFLICT (run_id, turn) DO UPDATE SET
          text = CASE WHEN d.attempt <> EXCLUDED.attempt
              OR (SELECT min(p."offset") FROM p WHERE p.run_id = d.run_id AND p.turn = d.turn AND p.tool_call_id IS NULL) = 0

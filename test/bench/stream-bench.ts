@@ -4,16 +4,19 @@ import { createProviders } from '../../llm/providers';
 import { createScriptedProvider } from '../../llm/scripted';
 import { insertAgent } from '../../store/agents';
 import { logger, startBenchInfra } from './bench-stack';
-import { cpuByPart, cpuDelta, percentile } from './load-processes';
-import { startWorkerAndApi } from './worker-and-api';
+import { cpuByPart, cpuDelta, percentile, startNode, stopChild, waitUntil } from './load-processes';
+import { createEngineWorker } from '../../worker/create-worker';
+import { startMcpPool } from '../../worker/mcp-lifecycle';
+import { eraVerdicts } from '../../store/integrations/protocol-verdicts';
+import { freePort } from '../../platform/ports';
 
 /**
  * `npm run bench:stream [-- --concurrency=50 --rounds=4 --round-runs=20]`: the model's words from a
  * streaming endpoint to a client of the run's event stream. A local server speaks the OpenAI wire
  * format: each answer is 20 chunks 60 ms apart, each stamped with the moment it was sent. The
- * engine's worker and the API (a pool of its own) run in this process on the bench's own Temporal
- * dev server and PostgreSQL; the endpoint and the clients, which follow every run over SSE, run in
- * another (stream-driver.ts), so that their CPU is not counted as the engine's.
+ * engine's worker runs in this process and the API in a process of its own (`api/server.ts`), as in
+ * production, on the bench's own Temporal dev server and PostgreSQL; the endpoint and the clients,
+ * which follow every run over SSE, run in a third (stream-driver.ts), whose CPU is not counted.
  *  - latency: `concurrency` runs at once; for each stamped chunk, chunk sent → its text_delta read by the client;
  *  - CPU per run: paired rounds of `round-runs` runs at once, streaming against the same run shape
  *    with `"stream": false` (the endpoint then answers once, after the same 1.14 s), all of this
@@ -58,7 +61,26 @@ async function main(): Promise<void> {
     const endpoint = driver;
     // The endpoint is on loopback, as a local model server is: no key, and loopback allowed.
     const providers = { ...createProviders({ readApiKey: () => undefined, allowedKeyEnvs: [], logger, networkPolicy: { blockPrivateNetworks: false } }), scripted: createScriptedProvider() };
-    const { apiUrl } = await startWorkerAndApi(infra, 'bench-stream', { providers });
+    const taskQueue = 'bench-stream';
+    const mcpPool = await startMcpPool(logger, { groupsDir: path.join(infra.tmpDir, 'mcp-groups'), eras: eraVerdicts(infra.db) });
+    infra.onClose(() => mcpPool.closeAll());
+    const worker = await createEngineWorker({ connection: infra.env.nativeConnection, namespace: 'default', taskQueue, deps: { db: infra.db, logger, providers, mcpPool } });
+    const running = worker.run();
+    infra.onClose(async () => {
+      worker.shutdown();
+      await running;
+    });
+    const port = await freePort();
+    const api = startNode('API', 'api/server.ts', {
+      source: true,
+      env: {
+        DATABASE_URL: infra.databaseUrl, TEMPORAL_ADDRESS: infra.temporalAddress, TASK_QUEUE: taskQueue, LOG_LEVEL: 'warn',
+        HOST: '127.0.0.1', PORT: String(port), RATE_LIMIT_PER_MINUTE: '0', AGENTS_DIR: path.join(infra.tmpDir, 'agents'),
+      },
+    });
+    infra.onClose(() => stopChild(api));
+    const apiUrl = `http://127.0.0.1:${port}`;
+    await waitUntil('the API', async () => (await fetch(`${apiUrl}/healthz`).catch(() => undefined))?.status === 200, [api]);
 
     const agentOf = async (stream: boolean) => (await insertAgent(infra.db, {
       name: `bench-${stream ? 'stream' : 'whole'}-${process.pid}`, model: { provider: 'openai', name: 'bench', baseUrl: endpoint.baseUrl, stream },
@@ -78,7 +100,7 @@ async function main(): Promise<void> {
     for (let round = 0; round < ROUNDS; round++) {
       for (const kind of round % 2 === 0 ? (['stream', 'whole'] as const) : (['whole', 'stream'] as const)) {
         // The driver is this process's child: named apart, and left out.
-        const named = { engine: process.pid, driver: driver.child.pid! };
+        const named = { worker: process.pid, API: api.process.pid!, driver: driver.child.pid! };
         const before = cpuByPart(named, temporalParent, 'bench');
         await runMany(agents[kind], ROUND_RUNS, []);
         await new Promise((resolve) => setTimeout(resolve, 500));
@@ -91,7 +113,7 @@ async function main(): Promise<void> {
     console.log(`chunk sent → text_delta read, ${CONCURRENCY} runs streaming at once (${latencies.length} chunks): `
       + `p50 ${ms(percentile(latencies, 50))}, p90 ${ms(percentile(latencies, 90))}, p99 ${ms(percentile(latencies, 99))}, max ${ms(Math.max(...latencies))}`);
     const per = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-    console.log(`CPU per run (the engine's worker and API, PostgreSQL, Temporal; not the endpoint or the clients), ${ROUNDS} paired rounds of ${ROUND_RUNS} runs: `
+    console.log(`CPU per run (the engine's worker and API processes, PostgreSQL, Temporal; not the endpoint or the clients), ${ROUNDS} paired rounds of ${ROUND_RUNS} runs: `
       + `streaming ${ms(per(cpu.stream))} [${cpu.stream.map((x) => x.toFixed(0)).join(', ')}], "stream": false ${ms(per(cpu.whole))} `
       + `[${cpu.whole.map((x) => x.toFixed(0)).join(', ')}]; ratio ${(per(cpu.stream) / per(cpu.whole)).toFixed(3)}`);
     const byPart = (k: 'stream' | 'whole') => Object.entries(parts[k]).map(([part, v]) => `${part} ${ms(v)}`).join(', ');

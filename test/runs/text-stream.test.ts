@@ -86,6 +86,17 @@ describe('streaming the model\'s words to event streams', () => {
     expect(deltas.map((d) => d.text).join('')).toBe(WORDS);
   });
 
+  test('a run cancelled while its model writes leaves no draft behind', async () => {
+    const runId = await start({ text: WORDS, chunks: 10, delayMs: 5_000 });
+    const drafts = async () => (await engine.db.query('SELECT count(*)::int AS n FROM run_turn_drafts WHERE run_id = $1', [runId])).rows[0].n as number;
+    await waitFor(async () => (await drafts()) === 1, 30_000, 'the turn\'s draft');
+    expect((await app.inject({ method: 'POST', url: `/v1/runs/${runId}/cancel` })).statusCode).toBe(202);
+    expect((await engine.result(runId)).status).toBe('cancelled');
+    // Past the cancelled activity's last write.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(await drafts()).toBe(0);
+  });
+
   test('streaming adds nothing to workflow history', async () => {
     const sizes: number[] = [];
     for (const step of [{ text: WORDS, chunks: 12, delayMs: 600 }, { text: WORDS, delayMs: 600 }]) {
