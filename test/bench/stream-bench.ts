@@ -110,14 +110,15 @@ async function main(): Promise<void> {
       }
     }
     const ms = (x: number) => `${x.toFixed(1)} ms`;
-    console.log(`chunk sent → text_delta read, ${CONCURRENCY} runs streaming at once (${latencies.length} chunks): `
-      + `p50 ${ms(percentile(latencies, 50))}, p90 ${ms(percentile(latencies, 90))}, p99 ${ms(percentile(latencies, 99))}, max ${ms(Math.max(...latencies))}`);
     const per = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
     console.log(`CPU per run (the engine's worker and API processes, PostgreSQL, Temporal; not the endpoint or the clients), ${ROUNDS} paired rounds of ${ROUND_RUNS} runs: `
       + `streaming ${ms(per(cpu.stream))} [${cpu.stream.map((x) => x.toFixed(0)).join(', ')}], "stream": false ${ms(per(cpu.whole))} `
       + `[${cpu.whole.map((x) => x.toFixed(0)).join(', ')}]; ratio ${(per(cpu.stream) / per(cpu.whole)).toFixed(3)}`);
     const byPart = (k: 'stream' | 'whole') => Object.entries(parts[k]).map(([part, v]) => `${part} ${ms(v)}`).join(', ');
     console.log(`  per part: streaming ${byPart('stream')}; "stream": false ${byPart('whole')}`);
+    if (latencies.length === 0) throw new Error('no text_delta reached the clients');
+    console.log(`chunk sent → text_delta read, ${CONCURRENCY} runs streaming at once (${latencies.length} chunks): `
+      + `p50 ${ms(percentile(latencies, 50))}, p90 ${ms(percentile(latencies, 90))}, p99 ${ms(percentile(latencies, 99))}, max ${ms(Math.max(...latencies))}`);
   } finally {
     await infra.close();
   }
