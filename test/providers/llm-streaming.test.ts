@@ -7,11 +7,9 @@ import { insertThread } from '../../store/threads/threads';
 import { startApiEngine, stopApiEngine } from '../support/api-engine';
 import { logger, type Engine } from '../support/engine';
 import { startFakeLlmServer, type FakeLlmServer } from '../support/fake-llm-server';
-import { followSseText } from '../support/sse-text';
+import { followSseText, sseEventsOf as eventsOf } from '../support/sse-text';
 
 interface Delta { turn: number; attempt: number; text: string }
-const eventsOf = <T>(sse: string, type: string): T[] => sse.split('\n\n').filter((b) => b.split('\n').includes(`event: ${type}`))
-  .map((b) => JSON.parse(b.split('\n').find((l) => l.startsWith('data: '))!.slice(6)) as T);
 
 /**
  * A real provider's words as they stream (a local server speaking the OpenAI and Anthropic wire

@@ -5,18 +5,12 @@ import { insertAgent } from '../../store/agents';
 import { insertThread } from '../../store/threads/threads';
 import { startApiEngine, stopApiEngine } from '../support/api-engine';
 import { logger, type Engine } from '../support/engine';
-import { followSseText } from '../support/sse-text';
+import { followSseText, sseEventsOf as eventsOf } from '../support/sse-text';
 import { waitFor } from '../support/wait';
 
 const WORDS = 'The quick brown fox jumps over the lazy dog, then naps in the warm afternoon sun.';
 
 interface Delta { turn: number; attempt: number; text: string }
-
-/** The data of each SSE event of a type, in order. */
-function eventsOf<T>(sse: string, type: string): T[] {
-  return sse.split('\n\n').filter((block) => block.split('\n').includes(`event: ${type}`))
-    .map((block) => JSON.parse(block.split('\n').find((l) => l.startsWith('data: '))!.slice(6)) as T);
-}
 
 /**
  * The model's words as it writes them reach a run's event stream through PostgreSQL notifications:

@@ -34,3 +34,9 @@ export function followSseText(url: string): SseText {
     text: () => reading,
   };
 }
+
+/** The data of each event of `type` in a stream's text, in order. */
+export function sseEventsOf<T>(sse: string, type: string): T[] {
+  return sse.split('\n\n').filter((block) => block.split('\n').includes(`event: ${type}`))
+    .map((block) => JSON.parse(block.split('\n').find((l) => l.startsWith('data: '))!.slice(6)) as T);
+}
