@@ -6,6 +6,8 @@ import type { RunView } from '../core/run-view';
 import { readRun, readRunWhenEnded, cancelRun } from '../use-cases/runs/runs';
 import { beginAgentRun, resumeAgentCall, runOutcome, cancelWorkflow, type AgentCallContext, type AgentCallDeps } from './agent-call';
 import { approvalForm } from './approval-elicitation';
+import { requestCapabilities } from './approval-input';
+import { shortened } from '../core/truncated-text';
 import { answerTaskInputs } from './task-inputs';
 
 /**
@@ -23,6 +25,8 @@ const MIN_TTL_MS = 60_000;
 const MAX_TTL_MS = 7 * 24 * 3600_000;
 export const POLL_MS = 2_000;
 const LIST_PAGE = 50;
+/** a task's statusMessage: enough to say what it waits for */
+const MESSAGE_CHARS = 500;
 /** how long tasks/cancel waits for the run to close before answering with where it stands */
 const CANCEL_WAIT_MS = 10_000;
 
@@ -46,8 +50,7 @@ const unknownTask = () => new ProtocolError(ProtocolErrorCode.InvalidParams, 'Un
 /** Whether a tools/call asks to run as a task: 2025, `params.task`; 2026, the extension in the request's capabilities. */
 export function asksForTask(era: Era, params: Record<string, unknown> | undefined, ctx: ServerContext): boolean {
   if (era === 'legacy') return typeof params?.task === 'object' && params.task !== null;
-  const envelope = ctx.mcpReq.envelope as Record<string, { extensions?: Record<string, unknown> } | undefined> | undefined;
-  const extensions = envelope?.['io.modelcontextprotocol/clientCapabilities']?.extensions;
+  const extensions = (requestCapabilities(ctx) as { extensions?: Record<string, unknown> } | undefined)?.extensions;
   return extensions !== undefined && TASKS_EXTENSION in extensions;
 }
 
@@ -75,12 +78,11 @@ function lastUpdatedAt(run: RunView): string {
 
 function statusMessage(run: RunView): string | undefined {
   if (run.pendingApprovals.length > 0) return `Waiting for approval of ${run.pendingApprovals[0].name}`;
-  if (run.pendingInputs.length > 0) return shortText(run.pendingInputs[0].message);
-  if (run.status === 'failed') return shortText(run.error?.message ?? 'The agent run failed');
+  if (run.pendingInputs.length > 0) return shortened(run.pendingInputs[0].message, MESSAGE_CHARS);
+  if (run.status === 'failed') return shortened(run.error?.message ?? 'The agent run failed', MESSAGE_CHARS);
   return undefined;
 }
 
-const shortText = (text: string) => (text.length > 500 ? `${text.slice(0, 499)}…` : text);
 
 /** What a 2026-era client is asked: each pending approval (a decision form) and each server's question, by key. */
 export function inputRequestsOf(run: RunView): Record<string, { method: 'elicitation/create'; params: ElicitRequestParams }> {

@@ -80,10 +80,13 @@ export function approvalQuestions(deps: { db: Db; client: Client }, key: Buffer,
 
 const bounded = (a: { decision: ApprovalDecision; reason?: string }) => (a.reason ? { ...a, reason: a.reason.slice(0, REASON_CHARS) } : a);
 
+/** What a 2026-era request's client declared in the request's own _meta envelope. */
+export const requestCapabilities = (ctx: ServerContext): ClientCapabilities | undefined =>
+  (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined;
+
 /** Whether a 2026-era request's client can be asked a form: it declared form elicitation in the request's _meta. */
 export function declaresFormElicitation(ctx: ServerContext): boolean {
-  const capabilities = (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined;
-  const elicitation = capabilities?.elicitation as Record<string, unknown> | undefined;
+  const elicitation = requestCapabilities(ctx)?.elicitation as Record<string, unknown> | undefined;
   // An empty elicitation capability means form mode (the spec's default).
   return elicitation !== undefined && (elicitation.form !== undefined || Object.keys(elicitation).length === 0);
 }
