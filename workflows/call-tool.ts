@@ -1,4 +1,4 @@
-import { ActivityFailure, ApplicationFailure, isCancellation, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, isCancellation, proxyActivities, proxyLocalActivities, TimeoutFailure } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
 import type { ToolActivityInput } from '../activities/tool-call';
 import type { RunError } from '../core/run';
@@ -65,9 +65,13 @@ export function callTool(
         countSampledDuringCall(waits.ledger, outcome.sampled);
         if (outcome.task) return waitOnTask(outcome.task);
         return outcome.waiting ? answered(outcome.waiting) : outcome;
-      }, failed,
+      }, (err: unknown) => (type === 'mcp_tool' && workerLost(err) ? recovered(err, resume ? resume.round + 1 : 1) : failed(err)),
     );
   };
+  // Its worker died after the activity stored its server's questions, before Temporal heard it
+  // end: the stored round is what it would have returned, and the person may already see it.
+  const recovered = (err: unknown, round: number) => recording.findCallRound({ runId: ref.runId, toolCallId: ref.toolCallId, round })
+    .then(({ wait }) => (wait ? answered(wait) : failed(err)), failed);
   // The round's questions first (a reviewer's decisions on its sampling requests among them), then its sampling steps.
   const settled = (wait: InputWait): Promise<InputVerdict> => (wait.inputIds.length > 0 ? waits.inputs.awaitAnswers(ref.name, wait) : Promise.resolve<InputVerdict>({ answered: true }))
     .then((verdict) => (verdict.answered && wait.samplings?.length ? answerSamplings(waits.ledger, ref, wait) : verdict));
@@ -103,6 +107,9 @@ export function callTool(
     (verdict) => (verdict.approved ? run() : recording.recordToolResult({ ...input, status: 'error', content: verdict.content })),
   ).catch(failed);
 }
+
+/** The activity timed out: its worker died or hung, whatever the call had got to. */
+const workerLost = (err: unknown) => err instanceof ActivityFailure && err.cause instanceof TimeoutFailure;
 
 /** A failure as the run records it: the innermost cause's type and message. */
 export function describeFailure(err: unknown): RunError {

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../pool';
 import { storableJsonText, storableText } from '../storable-text';
-import type { SamplingAnswer } from '../../core/sampling';
+import type { SamplingAnswer, SamplingRef } from '../../core/sampling';
 import { openAnswer, type InputAction } from './inputs';
+import type { InputWait } from '../../core/tool-call';
 
 /**
  * A round of questions a 2026-era MCP server asked by answering a tool call with `input_required`,
@@ -112,4 +113,30 @@ export async function closeInputRound(db: Queryable, roundId: string): Promise<b
 export async function callRoundCount(db: Queryable, runId: string, toolCallId: string): Promise<number> {
   const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM run_input_rounds WHERE run_id = $1 AND tool_call_id = $2', [runId, toolCallId]);
   return rows[0].n;
+}
+
+/**
+ * The round a call's activity stored before its worker died and its completion was lost: the
+ * latest one of that call and number, as the workflow waits for it (undefined: none was stored).
+ * Its questions wait as long as they have left; its sampling requests come in the order of their keys.
+ */
+export async function findCallRound(db: Queryable, runId: string, toolCallId: string, round: number): Promise<InputWait | undefined> {
+  const { rows } = await db.query<{ round_id: string; inputs: string[]; samplings: SamplingRef[]; left_ms: string | null }>(
+    `WITH r AS (SELECT round_id FROM run_input_rounds WHERE run_id = $1 AND tool_call_id = $2 AND round = $3 ORDER BY created_at DESC LIMIT 1)
+     SELECT r.round_id,
+       (SELECT coalesce(json_agg(i.input_id ORDER BY i.input_id), '[]') FROM run_inputs i WHERE i.round_id = r.round_id) AS inputs,
+       (SELECT coalesce(json_agg(json_build_object('samplingId', s.sampling_id, 'needsApproval', s.needs_approval) ORDER BY s.request_key), '[]')
+          FROM run_samplings s WHERE s.round_id = r.round_id) AS samplings,
+       (SELECT GREATEST(0, floor(EXTRACT(EPOCH FROM (min(e.expires_at) - now())) * 1000))::bigint
+          FROM (SELECT expires_at FROM run_inputs WHERE round_id = r.round_id UNION ALL SELECT expires_at FROM run_samplings WHERE round_id = r.round_id) e) AS left_ms
+     FROM r`,
+    [runId, toolCallId, round],
+  );
+  const found = rows[0];
+  if (!found) return undefined;
+  return {
+    roundId: found.round_id, round, timeoutMs: Number(found.left_ms ?? 0),
+    inputIds: [...found.inputs, ...found.samplings.filter((s) => s.needsApproval).map((s) => s.samplingId)],
+    ...(found.samplings.length > 0 ? { samplings: found.samplings } : {}),
+  };
 }
