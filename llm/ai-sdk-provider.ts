@@ -1,14 +1,15 @@
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
-import { generateText, streamText, type LanguageModel } from 'ai';
+import { generateText } from 'ai';
 import type { ModelConfig } from '../core/agent-model';
 import { guardedFetch, type GuardedFetch } from '../platform/net/address-guard';
-import type { ToolCall, Usage } from '../core/messages';
+import type { Usage } from '../core/messages';
 import { LlmConfigError } from './errors';
 import { apiKeyEnvProblem, DEFAULT_LLM_KEY_ENVS, keyEnvFor, PROVIDER_ENDPOINTS } from '../core/llm-keys';
 import type { LlmProvider, LlmRequest, LlmResponse } from './types';
 import { fromSdkToolCalls, toModelMessages, toToolSet } from './wire-messages';
 import { jsonAnswersAsStreams } from './json-as-stream';
+import { finishOf, streamModel, type StreamingModel } from './model-stream';
 
 type RemoteModel = Extract<ModelConfig, { provider: 'openai' | 'anthropic' }>;
 
@@ -30,7 +31,7 @@ function apiKeyFor(model: RemoteModel, readKey: ApiKeyReader, allowedKeyEnvs: re
   return key;
 }
 
-function languageModel(model: RemoteModel, readKey: ApiKeyReader, allowedKeyEnvs: readonly string[], guarded: GuardedFetch): LanguageModel {
+function languageModel(model: RemoteModel, readKey: ApiKeyReader, allowedKeyEnvs: readonly string[], guarded: GuardedFetch): StreamingModel {
   const fetch = jsonAnswersAsStreams(guarded);
   const apiKey = apiKeyFor(model, readKey, allowedKeyEnvs);
   const baseURL = model.baseUrl ?? PROVIDER_ENDPOINTS[model.provider].baseUrl;
@@ -70,37 +71,9 @@ export function createAiSdkProvider(
         const result = await generateText(settings);
         return { text: result.text, toolCalls: fromSdkToolCalls(result.toolCalls), usage: usageOf(result.usage), finishReason: finishOf(result.finishReason) };
       }
-      // The error part is thrown by collectStream; the SDK's default onError would only log it again.
-      return collectStream(streamText({ ...settings, onError: () => {} }), request);
+      return streamModel(settings.model, settings, request);
     },
   };
-}
-
-/** Reads the whole stream; an error part (a 429 before the first byte, a broken stream) is thrown as is. */
-async function collectStream(result: ReturnType<typeof streamText>, { onText, onToolInput }: Pick<LlmRequest, 'onText' | 'onToolInput'>): Promise<LlmResponse> {
-  let text = '';
-  const calls: { toolCallId: string; toolName: string; input: unknown }[] = [];
-  let usage: Usage = { inputTokens: 0, outputTokens: 0 };
-  let finishReason: LlmResponse['finishReason'];
-  for await (const part of result.fullStream) {
-    if (part.type === 'text-delta') {
-      text += part.text;
-      onText?.(part.text);
-    } else if (part.type === 'tool-input-delta') onToolInput?.(part.id, part.delta);
-    else if (part.type === 'tool-call') calls.push(part);
-    else if (part.type === 'finish') {
-      usage = usageOf(part.totalUsage);
-      finishReason = finishOf(part.finishReason);
-    }
-    else if (part.type === 'error') throw part.error;
-    else if (part.type === 'abort') throw new DOMException('The LLM request was aborted', 'AbortError');
-  }
-  const toolCalls: ToolCall[] = fromSdkToolCalls(calls);
-  return { text, toolCalls, usage, ...(finishReason ? { finishReason } : {}) };
-}
-
-function finishOf(reason: string | undefined): LlmResponse['finishReason'] {
-  return reason === 'length' ? 'length' : reason === 'stop' ? 'stop' : 'other';
 }
 
 function usageOf(usage: { inputTokens?: number; outputTokens?: number } | undefined): Usage {

@@ -1,4 +1,4 @@
-import type { Queryable } from '../pool';
+import { statementName, type Queryable } from '../pool';
 import type { Write } from './writes';
 
 /**
@@ -33,8 +33,13 @@ export interface TextPiece {
 export async function publishTextPieces(db: Queryable, pieces: Omit<TextPiece, 'reset'>[]): Promise<void> {
   if (pieces.length === 0) return;
   const column = <T>(pick: (p: Omit<TextPiece, 'reset'>) => T) => pieces.map(pick);
-  await db.query(
-    `WITH p AS (
+  await db.query({ name: statementName(PUBLISH_SQL), text: PUBLISH_SQL, values:
+    [column((p) => p.runId), column((p) => p.turn), column((p) => p.attempt), column((p) => p.offset), column((p) => p.text), column((p) => p.toolCallId ?? null)],
+  });
+}
+
+/** Prepared once per connection (a statement per moment of streaming: its planning would cost more than its work). */
+const PUBLISH_SQL = `WITH p AS (
        SELECT * FROM unnest($1::text[], $2::int[], $3::int[], $4::int[], $5::text[], $6::text[]) WITH ORDINALITY
          AS p(run_id, turn, attempt, "offset", text, tool_call_id, ord)
      ), draft AS (
@@ -51,10 +56,7 @@ export async function publishTextPieces(db: Queryable, pieces: Omit<TextPiece, '
      )
      SELECT count(pg_notify('${TEXT_CHANNEL}', json_build_object('runId', run_id, 'turn', turn, 'attempt', attempt, 'offset', "offset", 'text', text,
        'reset', "offset" = 0 AND tool_call_id IS NULL, 'toolCallId', tool_call_id)::text)), (SELECT count(*) FROM draft)
-     FROM (SELECT * FROM p ORDER BY ord) ordered`,
-    [column((p) => p.runId), column((p) => p.turn), column((p) => p.attempt), column((p) => p.offset), column((p) => p.text), column((p) => p.toolCallId ?? null)],
-  );
-}
+     FROM (SELECT * FROM p ORDER BY ord) ordered`;
 
 /** The drafts of the run's turns still being written, oldest first. */
 export async function readTurnDrafts(db: Queryable, runId: string): Promise<TextPiece[]> {

@@ -1,0 +1,66 @@
+import type { LanguageModel, ModelMessage, ToolSet } from 'ai';
+import { asLanguageModelUsage, convertToLanguageModelPrompt, prepareCallSettings, prepareToolsAndToolChoice, standardizePrompt } from 'ai/internal';
+import type { ToolCall, Usage } from '../core/messages';
+import type { LlmRequest, LlmResponse } from './types';
+import { fromSdkToolCalls } from './wire-messages';
+
+/** A provider package's language model (what `createAnthropic` and `createOpenAICompatible` give): the AI SDK's v3 specification. */
+export type StreamingModel = Extract<LanguageModel, { specificationVersion: 'v3' }>;
+
+export interface StreamSettings {
+  messages: ModelMessage[];
+  tools?: ToolSet;
+  temperature?: number;
+  maxOutputTokens?: number;
+  abortSignal: AbortSignal;
+}
+
+/**
+ * One streamed model call, read from the provider package's own stream (its `doStream`), with the
+ * AI SDK's prompt and tool preparation (its `ai/internal` entry, the same functions `streamText`
+ * calls) and none of `streamText`'s machinery around it (steps, transforms, callbacks, promises
+ * per part): one step, no tools run, so the parts are read as they come. Its costs per chunk are
+ * then the provider's parsing and ours. An HTTP error before the stream is thrown by `doStream`;
+ * an error part (a broken stream) is thrown as is; `finish` gives the usage and the stop reason.
+ */
+export async function streamModel(
+  model: StreamingModel, settings: StreamSettings, { onText, onToolInput }: Pick<LlmRequest, 'onText' | 'onToolInput'>,
+): Promise<LlmResponse> {
+  const standardized = await standardizePrompt({ messages: settings.messages, allowSystemInMessages: true });
+  const prompt = await convertToLanguageModelPrompt({ prompt: standardized, supportedUrls: await model.supportedUrls, download: undefined, abortSignal: settings.abortSignal });
+  const { tools, toolChoice } = await prepareToolsAndToolChoice({ tools: settings.tools, toolChoice: undefined, activeTools: undefined });
+  const call = prepareCallSettings({ temperature: settings.temperature, maxOutputTokens: settings.maxOutputTokens });
+  const { stream } = await model.doStream({ ...call, prompt, tools, toolChoice, abortSignal: settings.abortSignal, includeRawChunks: false });
+  let text = '';
+  const calls: { toolCallId: string; toolName: string; input: unknown }[] = [];
+  let usage: Usage = { inputTokens: 0, outputTokens: 0 };
+  let finishReason: LlmResponse['finishReason'];
+  const reader = stream.getReader();
+  try {
+    for (;;) {
+      const { done, value: part } = await reader.read();
+      if (done) break;
+      if (part.type === 'text-delta') {
+        text += part.delta;
+        onText?.(part.delta);
+      } else if (part.type === 'tool-input-delta') onToolInput?.(part.id, part.delta);
+      else if (part.type === 'tool-call') calls.push(part);
+      else if (part.type === 'finish') {
+        const total = asLanguageModelUsage(part.usage);
+        usage = { inputTokens: total.inputTokens ?? 0, outputTokens: total.outputTokens ?? 0 };
+        finishReason = finishOf(part.finishReason.unified);
+      } else if (part.type === 'error') throw part.error;
+    }
+  } catch (err) {
+    // Whatever broke, the response body is let go of.
+    await reader.cancel().catch(() => undefined);
+    throw err;
+  }
+  if (settings.abortSignal.aborted) throw new DOMException('The LLM request was aborted', 'AbortError');
+  const toolCalls: ToolCall[] = fromSdkToolCalls(calls);
+  return { text, toolCalls, usage, ...(finishReason ? { finishReason } : {}) };
+}
+
+export function finishOf(reason: string | undefined): LlmResponse['finishReason'] {
+  return reason === 'length' ? 'length' : reason === 'stop' ? 'stop' : 'other';
+}
