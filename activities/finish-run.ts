@@ -1,5 +1,6 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { RunError, RunStatus, StopReason } from '../core/run';
+import type { LimitName } from '../core/run-limits';
 import { runToFinish, writeRunEnd, type StoredOutcome } from '../store/runs/lifecycle';
 import type { StoredRunMessage } from '../store/runs/transcript';
 import type { ChatMessage, Usage } from '../core/messages';
@@ -14,6 +15,8 @@ export interface FinishRunInput {
   turns: number;
   usage: Usage;
   eventSeq: number;
+  /** with stopReason "budget": the limit that stopped the run */
+  limitReached?: LimitName;
 }
 
 /**
@@ -34,10 +37,11 @@ export function committableMessages(transcript: StoredRunMessage[]): ChatMessage
   return kept;
 }
 
-function finalText(transcript: StoredRunMessage[]): string | null {
+/** The last assistant text; `written`: the last one that says something (a budget stop after a turn of calls only). */
+function finalText(transcript: StoredRunMessage[], written = false): string | null {
   for (let i = transcript.length - 1; i >= 0; i--) {
     const m = transcript[i].message;
-    if (m.role === 'assistant') return m.content;
+    if (m.role === 'assistant' && (!written || m.content)) return m.content;
   }
   return null;
 }
@@ -54,14 +58,15 @@ export function createFinishRunActivities({ db, logger }: ActivityDeps) {
       if (found.ended) return found.ended;
       const { run, transcript } = found;
       if (!run) throw ApplicationFailure.nonRetryable(`Run ${input.runId} does not exist`, 'RunNotFound');
-      const text = input.status === 'completed' ? finalText(transcript) : null;
+      const text = input.status === 'completed' ? finalText(transcript, input.stopReason === 'budget') : null;
       const result = {
         runId: run.id, threadId: run.threadId, agentId: run.agentId, status: input.status, stopReason: input.stopReason,
-        output: input.stopReason === 'max_turns' && !text ? null : text, error: input.error, turns: input.turns,
+        limitReached: input.limitReached ?? null,
+        output: (input.stopReason === 'max_turns' || input.stopReason === 'budget') && !text ? null : text, error: input.error, turns: input.turns,
         usage: input.usage, toolCalls: found.toolCalls.map(({ slot: _slot, ...call }) => call), createdAt: run.createdAt,
       };
       const written = await writeRunEnd(db, result, committableMessages(transcript), {
-        seq: input.eventSeq, data: { status: input.status, stopReason: input.stopReason, error: input.error },
+        seq: input.eventSeq, data: { status: input.status, stopReason: input.stopReason, ...(input.limitReached ? { limitReached: input.limitReached } : {}), error: input.error },
       });
       // Once, after the commit: a retried finishRun found the result written and emits nothing.
       if (written) {

@@ -37,6 +37,8 @@ export interface LlmTurnInput {
    * run in the turn's own write, with run_ended at eventSeq + 2: the workflow then needs no step to end it.
    */
   usageBefore?: Usage;
+  /** the most output tokens the turn may use: what the run's budget has left (core/run-limits.ts) */
+  maxTokens?: number;
 }
 
 export interface LlmTurnOutput {
@@ -122,7 +124,7 @@ export async function askLlm(deps: ActivityDeps, input: LlmTurnInput, agent: Age
   let response;
   try {
     response = await provider.complete({
-      model: agent.model, messages, tools, turn, step: input.step ?? turn - 1, signal: ctx.cancellationSignal, onText: (text) => words.push(text), onToolInput,
+      model: agent.model, messages, tools, turn, step: input.step ?? turn - 1, signal: ctx.cancellationSignal, ...(input.maxTokens !== undefined ? { maxTokens: input.maxTokens } : {}), onText: (text) => words.push(text), onToolInput,
     });
     await published();
   } catch (err) {

@@ -1,3 +1,4 @@
+import { effectiveLimits, type EffectiveLimits, type RunLimits } from '../core/run-limits';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { type ToolAvailability } from '../core/tool-call';
 import { offeredNativeTools } from '../core/native-tools';
@@ -20,6 +21,8 @@ export interface RunContext {
   threadId: string;
   agentId: string;
   maxTurns: number;
+  /** the run's budget: its agent's limits, tightened by the run's own; absent when it has none */
+  limits?: EffectiveLimits;
 }
 
 export interface PreparedRun {
@@ -33,6 +36,8 @@ export interface PrepareRunInput {
   runId: string;
   /** the event numbers of the first turn, which runs in the same activity unless integrations are pinned */
   firstTurn?: { eventSeq: number };
+  /** the run's own limits, given when it started */
+  limits?: RunLimits;
 }
 
 export interface PrepareRunOutput extends PreparedRun {
@@ -51,20 +56,21 @@ const HEARTBEAT_EVERY_MS = 5_000;
  * before the LLM is asked. What preparation found is recorded as snapshots with the run's input: a
  * retry (say, after the LLM failed) reuses them and only asks the LLM again; every turn reads them.
  */
-export async function prepareRun(deps: ActivityDeps, { runId, firstTurn }: PrepareRunInput): Promise<PrepareRunOutput> {
+export async function prepareRun(deps: ActivityDeps, { runId, firstTurn, limits }: PrepareRunInput): Promise<PrepareRunOutput> {
   const read = await runToPrepare(deps.db, runId, [SNAPSHOT.prefix, SNAPSHOT.prepared]);
   const { run, agent } = read;
   if (!run) throw ApplicationFailure.nonRetryable(`Run ${runId} does not exist`, 'RunNotFound');
   if (!agent) throw ApplicationFailure.nonRetryable(`Agent ${run.agentId} does not exist`, 'AgentNotFound');
   const recorded = read.snapshots[SNAPSHOT.prepared]?.data as PreparedRun | undefined;
   const turnSeq = agent.maxTurns >= 1 ? firstTurn?.eventSeq : undefined;
-  const prepared = recorded ?? await prepare(deps, run, agent, read, turnSeq);
+  const prepared = recorded ?? await prepare(deps, run, agent, read, turnSeq, limits);
   if (turnSeq === undefined || prepared.pinned.length > 0) return prepared;
 
   const input: LlmTurnInput = {
     runId, threadId: run.threadId, agentId: agent.id, turn: 1,
     nativeTools: offeredNativeTools(prepared.tools), hasDataSources: prepared.tools.hasDataSources, eventSeq: turnSeq,
     usageBefore: { inputTokens: 0, outputTokens: 0 },
+    ...(prepared.context.limits?.maxOutputTokens !== undefined ? { maxTokens: prepared.context.limits.maxOutputTokens } : {}),
   };
   // After a recorded preparation, the turn is any turn: its reply may be stored already.
   const reply = recorded ? await llmTurn(deps, input) : await askLlm(deps, input, agent, [{ role: 'user', content: run.input }]);
@@ -79,7 +85,7 @@ export async function prepareRun(deps: ActivityDeps, { runId, firstTurn }: Prepa
 async function prepare(
   deps: ActivityDeps, run: RunRecord, agent: Agent,
   read: Pick<Awaited<ReturnType<typeof runToPrepare>>, 'hasDataSources' | 'history' | 'snapshots' | 'integrations'>,
-  turnSeq: number | undefined,
+  turnSeq: number | undefined, runLimits: RunLimits | undefined,
 ): Promise<PreparedRun> {
   const { db, logger } = deps;
   const runId = run.id;
@@ -100,8 +106,9 @@ async function prepare(
       prefix = { data: write.stored, bytes: write.bytes };
       if (agent.integrationIds.length > 0) logger.info({ runId, injected, bytes: write.bytes }, `Injected ${injected} conventional prompts from MCP servers`);
     }
+    const limits = effectiveLimits(agent.limits, runLimits);
     const prepared: PreparedRun = {
-      context: { threadId: run.threadId, agentId: agent.id, maxTurns: agent.maxTurns },
+      context: { threadId: run.threadId, agentId: agent.id, maxTurns: agent.maxTurns, ...(Object.keys(limits).length > 0 ? { limits } : {}) },
       tools: {
         mcpRoutes: discovery.mcpRoutes,
         integrationCount: discovery.integrationCount,

@@ -180,7 +180,8 @@ export class RunEventRenderer {
         break;
       case 'run_ended': {
         const error = d.error as { type?: string; message?: string } | null | undefined;
-        this.display.line(`run ${str(d.status)} (${str(d.stopReason)})${error?.message ? `: ${error.message}` : ''}`);
+        const limit = typeof d.limitReached === 'string' ? `: ${d.limitReached} reached` : '';
+        this.display.line(`run ${str(d.status)} (${str(d.stopReason)}${limit})${error?.message ? `: ${error.message}` : ''}`);
         break;
       }
       default:

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ModelConfig } from './agent-model';
+import { runLimitsSchema } from './run-limits';
 
 /**
  * An agent as the API answers with it and documents it (/docs), and, inferred from that schema, as
@@ -16,6 +17,7 @@ export const agentSchema = z.object({
   integrationIds: z.array(z.string()),
   maxTurns: z.int(),
   maxToolResultBytes: z.int().describe('how much of any one tool result the LLM sees; the transcript keeps it whole'),
+  limits: runLimitsSchema.nullable().describe('the budget of each of its runs (a run\'s own limits can only tighten it); null: only maxTurns'),
   mcpTasks: z.boolean().describe('whether an MCP client may call the agent as a task (default true; the engine setting MCP_AGENT_TASKS can turn tasks off for all)'),
   sourceFile: z.string().nullable().describe('the agent file that defines the agent; such an agent is changed by editing its file'),
   disabledAt: timestamp.nullable()

@@ -26,14 +26,18 @@ export const pendingInputSchema = z.object({
 
 // Documented, not enforced: a run recorded by an older engine may carry a tool type or stop reason this one no longer lists.
 const toolType = z.string().meta({ enum: [...TOOL_TYPES] });
-const stopReason = z.string().nullable().meta({ enum: ['answer', 'max_turns', 'cancelled', 'error', null] });
+const stopReason = z.string().nullable().meta({ enum: ['answer', 'max_turns', 'budget', 'cancelled', 'error', null] });
+const usage = z.object({ inputTokens: z.int(), outputTokens: z.int() });
 
 export const runViewSchema = z.object({
   id, threadId: id, agentId: id, status: runStatus, stopReason,
+  limitReached: z.string().nullable().meta({ enum: ['maxToolCalls', 'maxInputTokens', 'maxOutputTokens', 'maxDuration', null] })
+    .describe('with stopReason "budget": the limit (the agent\'s or the run\'s `limits`) that stopped the run; else null'),
   output: z.string().nullable(),
   error: z.object({ type: z.string(), message: z.string() }).nullable(),
   turns: z.int(),
-  usage: z.object({ inputTokens: z.int(), outputTokens: z.int() }),
+  usage: usage.describe('the tokens of this run\'s own LLM turns (and of its servers\' sampling requests)'),
+  usageWithChildren: usage.describe('usage, plus that of the runs it started as sub-agents'),
   toolCalls: z.array(z.object({
     id: z.string(), turn: z.int(),
     name: z.string().describe('as the LLM saw it'),

@@ -1,3 +1,4 @@
+import type { LimitName } from './run-limits';
 import type { Usage } from './messages';
 
 /**
@@ -17,7 +18,7 @@ export const INPUT_ANSWERED_SIGNAL = 'inputAnswered';
 export const DEFAULT_CONTINUE_AS_NEW_BYTES = 4 * 1024 * 1024;
 
 export type RunStatus = 'running' | 'completed' | 'failed' | 'cancelled';
-export type StopReason = 'answer' | 'max_turns' | 'cancelled' | 'error';
+export type StopReason = 'answer' | 'max_turns' | 'budget' | 'cancelled' | 'error';
 
 export interface RunError {
   type: string;
@@ -33,6 +34,10 @@ export interface RunState {
   toolCallCount: number;
   lastTextPreview: string;
   error: RunError | null;
+  /** with stopReason "budget": the limit that stopped the run */
+  limitReached?: LimitName;
+  /** when the run's first execution started, in workflow time: its maxDuration counts from it */
+  startedAtMs: number;
   eventSeq: number;
 }
 

@@ -3,6 +3,7 @@ import { newId } from '../platform/ids';
 import { statementName, type Queryable } from './pool';
 import { rowByRef } from './refs';
 import type { Agent } from '../core/agent';
+import type { RunLimits } from '../core/run-limits';
 
 export interface NewAgent {
   name: string;
@@ -13,30 +14,31 @@ export interface NewAgent {
   maxTurns?: number;
   maxToolResultBytes?: number;
   mcpTasks?: boolean;
+  limits?: RunLimits | null;
 }
 
 /** A row as the driver reads it, or as row_to_json gives it inside another statement (timestamps as text). */
 export interface AgentRow {
   id: string; name: string; description: string | null; instructions: string | null; model: ModelConfig;
-  integration_ids: string[]; max_turns: number; max_tool_result_bytes: number; mcp_tasks: boolean; source_file: string | null;
+  integration_ids: string[]; max_turns: number; max_tool_result_bytes: number; mcp_tasks: boolean; limits: RunLimits | null; source_file: string | null;
   disabled_at: Date | string | null; created_at: Date | string; updated_at: Date | string;
 }
 
-const AGENT_COLUMNS = 'id, name, description, instructions, model, integration_ids, max_turns, max_tool_result_bytes, mcp_tasks, source_file, disabled_at, created_at, updated_at';
+const AGENT_COLUMNS = 'id, name, description, instructions, model, integration_ids, max_turns, max_tool_result_bytes, mcp_tasks, limits, source_file, disabled_at, created_at, updated_at';
 
 export const toAgent = (r: AgentRow): Agent => ({
   id: r.id, name: r.name, description: r.description, instructions: r.instructions, model: r.model,
-  integrationIds: r.integration_ids, maxTurns: r.max_turns, maxToolResultBytes: r.max_tool_result_bytes, mcpTasks: r.mcp_tasks, sourceFile: r.source_file,
+  integrationIds: r.integration_ids, maxTurns: r.max_turns, maxToolResultBytes: r.max_tool_result_bytes, mcpTasks: r.mcp_tasks, limits: r.limits ?? null, sourceFile: r.source_file,
   disabledAt: r.disabled_at ? new Date(r.disabled_at).toISOString() : null,
   createdAt: new Date(r.created_at).toISOString(), updatedAt: new Date(r.updated_at).toISOString(),
 });
 
 export async function insertAgent(db: Queryable, agent: NewAgent): Promise<Agent> {
   const { rows } = await db.query<AgentRow>(
-    `INSERT INTO agents (id, name, description, instructions, model, integration_ids, max_turns, max_tool_result_bytes, mcp_tasks)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *`,
+    `INSERT INTO agents (id, name, description, instructions, model, integration_ids, max_turns, max_tool_result_bytes, mcp_tasks, limits)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`,
     [newId('agt'), agent.name, agent.description ?? null, agent.instructions ?? null, JSON.stringify(agent.model),
-      agent.integrationIds ?? [], agent.maxTurns ?? 20, agent.maxToolResultBytes ?? 65_536, agent.mcpTasks ?? true],
+      agent.integrationIds ?? [], agent.maxTurns ?? 20, agent.maxToolResultBytes ?? 65_536, agent.mcpTasks ?? true, agent.limits ? JSON.stringify(agent.limits) : null],
   );
   return toAgent(rows[0]);
 }
@@ -67,16 +69,16 @@ export async function listAgents(db: Queryable): Promise<Agent[]> {
   return rows.map(toAgent);
 }
 
-export type AgentChanges = Partial<Pick<Agent, 'name' | 'description' | 'instructions' | 'model' | 'integrationIds' | 'maxTurns' | 'maxToolResultBytes' | 'mcpTasks'>>;
+export type AgentChanges = Partial<Pick<Agent, 'name' | 'description' | 'instructions' | 'model' | 'integrationIds' | 'maxTurns' | 'maxToolResultBytes' | 'mcpTasks' | 'limits'>>;
 
 const COLUMNS: Record<keyof AgentChanges, string> = {
-  name: 'name', description: 'description', instructions: 'instructions', model: 'model', integrationIds: 'integration_ids', maxTurns: 'max_turns', maxToolResultBytes: 'max_tool_result_bytes', mcpTasks: 'mcp_tasks',
+  name: 'name', description: 'description', instructions: 'instructions', model: 'model', integrationIds: 'integration_ids', maxTurns: 'max_turns', maxToolResultBytes: 'max_tool_result_bytes', mcpTasks: 'mcp_tasks', limits: 'limits',
 };
 
 /** Applies the given fields (null clears description and instructions); undefined when there is no such agent. */
 export async function updateAgent(db: Queryable, id: string, changes: AgentChanges): Promise<Agent | undefined> {
   const fields = (Object.keys(COLUMNS) as (keyof AgentChanges)[]).filter((k) => changes[k] !== undefined);
-  const values = fields.map((k) => (k === 'model' ? JSON.stringify(changes[k]) : changes[k]));
+  const values = fields.map((k) => (k === 'model' || (k === 'limits' && changes[k] !== null) ? JSON.stringify(changes[k]) : changes[k]));
   const sets = fields.map((k, i) => `${COLUMNS[k]} = $${i + 2}`);
   const { rows } = await db.query<AgentRow>(
     `UPDATE agents SET ${[...sets, 'updated_at = now()'].join(', ')} WHERE id = $1 RETURNING *`, [id, ...values],

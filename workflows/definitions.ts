@@ -3,6 +3,7 @@ import type { PreparedRun } from '../activities/prepare-run';
 import { DECIDE_APPROVAL_UPDATE, type DecideApprovalInput } from '../core/approval';
 import { INPUT_ANSWERED_SIGNAL, RUN_STATE_QUERY, type RunState } from '../core/run';
 import type { Usage } from '../core/messages';
+import type { LimitName, RunLimits } from '../core/run-limits';
 import type { ParkedTask, ToolCallRef, ToolOutcome } from '../core/tool-call';
 
 /** The run workflow's input; the run itself is loaded by reference (runId is the workflow id). */
@@ -10,6 +11,8 @@ export interface RunWorkflowInput {
   runId: string;
   /** Continue-as-new at a turn boundary once history exceeds this many bytes. */
   continueAsNewAtHistoryBytes?: number;
+  /** the run's own limits, given when it started: they tighten its agent's (core/run-limits.ts) */
+  limits?: RunLimits;
   continued?: RunContinuation;
 }
 
@@ -23,6 +26,8 @@ export interface RunContinuation {
   /** the run's step cursor (workflows/sampling-steps.ts); absent in continuations made before it: the turns */
   llmSteps?: number;
   run: Omit<PreparedRun, 'pinned'>;
+  /** when the run's first execution started (workflow time): its maxDuration counts from it */
+  startedAtMs?: number;
   /** a turn whose tool calls had not all ended: the ones waiting on tasks go on where they were */
   openTurn?: OpenTurn;
 }
@@ -33,6 +38,8 @@ export interface OpenCall {
   summary?: string;
   outcome?: ToolOutcome;
   parked?: ParkedTask;
+  /** the run's budget did not let the call be made: its outcome says so, and the run stops after the turn */
+  notMade?: LimitName;
 }
 
 export interface OpenTurn {

@@ -17,6 +17,7 @@ import type { ModelLedger } from './sampling-steps';
 import { llmOptions } from './llm-options';
 import { waitingAttribute } from './waiting-attribute';
 import { allocateEvents, allocateTurnEvents } from './event-numbers';
+import { holdCallsOverBudget, limitBeforeTurn, limitOfTurn, stopForBudget, turnMaxTokens } from './run-budget';
 
 type Activities = ReturnType<typeof createActivities>;
 type Run = RunContinuation['run'];
@@ -54,6 +55,7 @@ export async function runWorkflow(input: RunWorkflowInput): Promise<RunOutcome> 
     toolCallCount: previous?.toolCallCount ?? 0,
     lastTextPreview: previous?.lastTextPreview ?? '',
     eventSeq: previous?.eventSeq ?? 2,
+    startedAtMs: previous?.startedAtMs ?? workflowInfo().runStartTime.getTime(),
   };
   setHandler(runStateQuery, () => state);
   const listing = waitingAttribute();
@@ -69,7 +71,7 @@ export async function runWorkflow(input: RunWorkflowInput): Promise<RunOutcome> 
   let continuation: RunContinuation | undefined;
   let cancelled: unknown;
   try {
-    const { run, opening } = previous ? { run: previous.run, opening: undefined } : await prepare(input.runId, state);
+    const { run, opening } = previous ? { run: previous.run, opening: undefined } : await prepare(input, state);
     continuation = await loop(input, state, run, waits, opening, previous?.openTurn?.calls);
   } catch (err) {
     if (!isCancellation(err)) Object.assign(state, { status: 'failed', stopReason: 'error', error: describeFailure(err) });
@@ -95,9 +97,9 @@ type Opening = { reply: LlmTurnOutput } | { eventSeq: number };
  * The run's context and tools, and its first turn. Integrations pinned to a task queue are
  * discovered by a worker of that queue; the first turn then waits for them.
  */
-async function prepare(runId: string, state: RunState): Promise<{ run: Run; opening: Opening }> {
+async function prepare({ runId, limits }: RunWorkflowInput, state: RunState): Promise<{ run: Run; opening: Opening }> {
   const eventSeq = allocateEvents(state, 2);
-  const { context, tools, pinned, firstTurn } = await preparing.prepareRun({ runId, firstTurn: { eventSeq } });
+  const { context, tools, pinned, firstTurn } = await preparing.prepareRun({ runId, firstTurn: { eventSeq }, ...(limits ? { limits } : {}) });
   if (pinned.length === 0) return { run: { context, tools }, opening: firstTurn ? { reply: firstTurn } : { eventSeq } };
   const routes = await Promise.all(pinned.map(({ integrationId, taskQueue }) => proxyActivities<Activities>({
     taskQueue,
@@ -118,15 +120,20 @@ async function loop(
   // The turn the previous execution left with calls waiting on tasks: its calls end first.
   const carried = openCalls && await endTurn(input, state, run, waits, openCalls);
   if (carried) return carried;
+  const carriedLimit = openCalls && limitOfTurn(openCalls);
+  if (carriedLimit) return stopForBudget(state, carriedLimit);
   while (state.turns < context.maxTurns) {
     const turn = state.turns + 1;
     const first = turn === 1 ? opening : undefined;
+    // A first turn preparation ran is played already: the budget is checked after it.
+    const spent = first && 'reply' in first ? undefined : limitBeforeTurn(state, context.limits);
+    if (spent) return stopForBudget(state, spent);
     // Preparation played step 0 when it ran the first turn.
     const step = waits.ledger.steps++;
     const reply = first && 'reply' in first ? first.reply : await proxyActivities<Activities>({ ...llmOptions, summary: `LLM turn ${turn}` }).llmTurn({
       runId: input.runId, threadId: context.threadId, agentId: context.agentId, turn, step,
       nativeTools: offeredNativeTools(tools), hasDataSources: tools.hasDataSources, eventSeq: first?.eventSeq ?? allocateEvents(state, 2),
-      usageBefore: state.usage,
+      usageBefore: state.usage, ...turnMaxTokens(state, context.limits),
     });
     state.turns = turn;
     state.usage = {
@@ -147,8 +154,11 @@ async function loop(
       ref: { runId: input.runId, threadId: context.threadId, turn, index, toolCallId: call.id, name: call.name, eventSeq: callSeqs[index] },
       summary: call.summary, approvalSeqs: { requested: requested[index], resolved: resolved[index] },
     }));
+    await holdCallsOverBudget(state, context.limits, tools, calls);
     const continued = await endTurn(input, state, run, waits, calls);
     if (continued) return continued;
+    const limit = limitOfTurn(calls);
+    if (limit) return stopForBudget(state, limit);
   }
   Object.assign(state, { status: 'completed', stopReason: 'max_turns' });
   return undefined;
@@ -162,8 +172,8 @@ function shouldContinue(input: RunWorkflowInput): boolean {
 }
 
 const continuationOf = (state: RunState, waits: Waits, run: Run): RunContinuation => {
-  const { turns, eventSeq, usage, toolCallCount, lastTextPreview } = state;
-  return { turns, eventSeq, usage, toolCallCount, lastTextPreview, llmSteps: waits.ledger.steps, run };
+  const { turns, eventSeq, usage, toolCallCount, lastTextPreview, startedAtMs } = state;
+  return { turns, eventSeq, usage, toolCallCount, lastTextPreview, llmSteps: waits.ledger.steps, run, startedAtMs };
 };
 
 /**
@@ -186,16 +196,18 @@ async function endTurn(
       });
   }));
   if (ends.some((end) => 'parked' in end)) {
-    const open = calls.map(({ ref, summary }, i) => {
+    const open = calls.map(({ ref, summary, notMade }, i) => {
       const end = ends[i];
-      return { ref, ...(summary ? { summary } : {}), ...('parked' in end ? { parked: end.parked } : { outcome: end }) };
+      return { ref, ...(summary ? { summary } : {}), ...(notMade ? { notMade } : {}), ...('parked' in end ? { parked: end.parked } : { outcome: end }) };
     });
     return { ...continuationOf(state, waits, run), openTurn: { calls: open } };
   }
   const outcomes = ends as ToolOutcome[];
-  state.toolCallCount += outcomes.length;
+  // A call the budget did not let be made was not a call.
+  state.toolCallCount += calls.filter((c) => !c.notMade).length;
   if (outcomes.some((o) => o.importedDataSource)) run.tools.hasDataSources = true;
-  if (state.turns < run.context.maxTurns && shouldContinue(input)) return continuationOf(state, waits, run);
+  // A turn the budget cut short ends the run: no continuation.
+  if (state.turns < run.context.maxTurns && !limitOfTurn(calls) && shouldContinue(input)) return continuationOf(state, waits, run);
   return undefined;
 }
 
@@ -209,6 +221,7 @@ async function finish(state: RunState): Promise<void> {
     const stored = await CancellationScope.nonCancellable(() => finishing.finishRun({
       runId: state.runId, status: state.status as Exclude<RunState['status'], 'running'>, stopReason: state.stopReason ?? 'error',
       error: state.error, turns: state.turns, usage: state.usage, eventSeq: allocateEvents(state, 1),
+      ...(state.limitReached ? { limitReached: state.limitReached } : {}),
     }));
     if (stored) Object.assign(state, stored);
   }

@@ -23,7 +23,7 @@ export const oneShotRunRoutes: FastifyPluginAsyncZod<StartRunDeps> = async (app,
     },
   }, async (request, reply) => {
     const started = await startRunOnNewThread(deps, {
-      agentRef: request.body.agentId, input: request.body.input, idempotencyKey: request.headers['idempotency-key'],
+      agentRef: request.body.agentId, input: request.body.input, limits: request.body.limits, idempotencyKey: request.headers['idempotency-key'],
     });
     return reply.code(202).send(await runAccepted(deps.db, started));
   });

@@ -1,4 +1,5 @@
 import type { ModelConfig } from '../../core/agent-model';
+import type { RunLimits } from '../../core/run-limits';
 import type { TemplateMessage } from './parse-chatmd';
 import { newId } from '../../platform/ids';
 import type { Queryable } from '../pool';
@@ -18,6 +19,7 @@ export interface FileAgentFields {
   maxTurns: number;
   /** default true */
   mcpTasks?: boolean;
+  limits?: RunLimits;
   template: TemplateMessage[];
 }
 
@@ -37,11 +39,12 @@ export async function findAgentOriginByName(db: Queryable, name: string): Promis
 
 /** Inserts or updates the agent of a file; returns whether anything changed. */
 export async function upsertFileAgent(db: Queryable, a: FileAgentFields, existingId?: string): Promise<boolean> {
-  const values = [a.name, a.description, a.instructions, JSON.stringify(a.model), a.integrationIds, a.maxTurns, JSON.stringify(a.template), a.sourceFile, a.mcpTasks ?? true];
+  const values = [a.name, a.description, a.instructions, JSON.stringify(a.model), a.integrationIds, a.maxTurns, JSON.stringify(a.template), a.sourceFile, a.mcpTasks ?? true,
+    a.limits ? JSON.stringify(a.limits) : null];
   if (!existingId) {
     await db.query(
-      `INSERT INTO agents (id, name, description, instructions, model, integration_ids, max_turns, template, source_file, mcp_tasks)
-       VALUES ($10, $1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+      `INSERT INTO agents (id, name, description, instructions, model, integration_ids, max_turns, template, source_file, mcp_tasks, limits)
+       VALUES ($11, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
       [...values, newId('agt')],
     );
     return true;
@@ -49,9 +52,9 @@ export async function upsertFileAgent(db: Queryable, a: FileAgentFields, existin
   // IS DISTINCT FROM keeps updated_at still when nothing changed, so list_changed fires only on real edits.
   const { rowCount } = await db.query(
     `UPDATE agents SET name = $1, description = $2, instructions = $3, model = $4, integration_ids = $5, max_turns = $6,
-       template = $7, source_file = $8, mcp_tasks = $9, disabled_at = NULL, updated_at = now()
-     WHERE id = $10 AND (name, description, instructions, model, integration_ids, max_turns, template, source_file, mcp_tasks, disabled_at)
-       IS DISTINCT FROM ($1, $2, $3, $4::jsonb, $5::text[], $6::integer, $7::jsonb, $8, $9::boolean, NULL::timestamptz)`,
+       template = $7, source_file = $8, mcp_tasks = $9, limits = $10, disabled_at = NULL, updated_at = now()
+     WHERE id = $11 AND (name, description, instructions, model, integration_ids, max_turns, template, source_file, mcp_tasks, limits, disabled_at)
+       IS DISTINCT FROM ($1, $2, $3, $4::jsonb, $5::text[], $6::integer, $7::jsonb, $8, $9::boolean, $10::jsonb, NULL::timestamptz)`,
     [...values, existingId],
   );
   return (rowCount ?? 0) > 0;

@@ -1,10 +1,11 @@
 import { z } from 'zod';
+import { runLimitsSchema, type RunLimits } from '../../core/run-limits';
 import { modelSchema, type ModelConfig } from '../../core/agent-model';
 import { findUnacceptable } from '../storable-text';
 
 /**
  * ChatMD agent files: `<system>`, `<user>` and `<assistant>` blocks, as in ochat, plus one optional
- * `<config>` block holding JSON (model, integrations, description, maxTurns, mcpTasks). JSON rather than XML
+ * `<config>` block holding JSON (model, integrations, description, maxTurns, mcpTasks, limits). JSON rather than XML
  * attributes because a model is a nested object (a scripted model carries a whole script).
  *
  * Block bodies are raw text up to the matching close tag: no nesting and no escaping, so a prompt
@@ -25,6 +26,8 @@ export interface AgentFileDefinition {
   maxTurns?: number;
   /** false: MCP clients never call the agent as a task */
   mcpTasks?: boolean;
+  /** the budget of each run (core/run-limits.ts) */
+  limits?: RunLimits;
   template: TemplateMessage[];
   /** line of the `<config>` block, for errors found later (unknown integrations) */
   configLine: number;
@@ -43,6 +46,7 @@ const configSchema = z.strictObject({
   integrations: z.array(z.string().min(1)).default([]),
   maxTurns: z.number().int().min(1).max(10_000).optional(),
   mcpTasks: z.boolean().optional(),
+  limits: runLimitsSchema.optional(),
 });
 
 const TAGS = ['system', 'user', 'assistant', 'config'] as const;
@@ -103,7 +107,7 @@ export function parseChatmd(file: string, text: string): AgentFileDefinition {
   const instructions = systems[0] ? trimBlock(systems[0].body) : undefined;
   return {
     description: config.description, instructions: instructions || undefined, model: config.model,
-    integrations: config.integrations, maxTurns: config.maxTurns, mcpTasks: config.mcpTasks, template, configLine: configs[0].line,
+    integrations: config.integrations, maxTurns: config.maxTurns, mcpTasks: config.mcpTasks, limits: config.limits, template, configLine: configs[0].line,
   };
 }
 

@@ -74,7 +74,7 @@ export async function syncAgentFiles(db: Db, dirInput: string, llmKeyEnvs: reado
       }
       const changed = await upsertFileAgent(tx, {
         name, sourceFile: file, description: def.description ?? null, instructions: def.instructions ?? null, model: def.model,
-        integrationIds: ids, maxTurns: def.maxTurns ?? 20, mcpTasks: def.mcpTasks, template: def.template,
+        integrationIds: ids, maxTurns: def.maxTurns ?? 20, mcpTasks: def.mcpTasks, limits: def.limits, template: def.template,
       }, existing?.id);
       (changed ? report.changed : report.unchanged).push(name);
     }

@@ -15,6 +15,7 @@ import { migration as m013 } from './013-sampling';
 import { migration as m014 } from './014-tool-tasks';
 import { migration as m015 } from './015-agent-tasks';
 import { migration as m016 } from './016-turn-drafts';
+import { migration as m017 } from './017-run-limits';
 import type { Migration } from './migration';
 
 /**
@@ -39,6 +40,7 @@ export const migrations: Migration[] = [
   m014,
   m015,
   m016,
+  m017,
 ];
 
 const LOCK_KEY = 0x6167_656e; // "agen"

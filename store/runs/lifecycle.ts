@@ -130,13 +130,13 @@ export async function runToPrepare(db: Queryable, runId: string, kinds: string[]
 }
 
 /** What a run that has ended already ended with. */
-export type StoredOutcome = Pick<RunResult, 'status' | 'stopReason' | 'error' | 'turns' | 'usage'>;
+export type StoredOutcome = Pick<RunResult, 'status' | 'stopReason' | 'limitReached' | 'error' | 'turns' | 'usage'>;
 
 /** What ending a run reads, in one round trip: how it ended if it has, and else the run, its transcript and its tool calls. */
 export async function runToFinish(db: Queryable, runId: string): Promise<
   { ended: StoredOutcome } | { ended?: undefined; run?: RunRecord; transcript: StoredRunMessage[]; toolCalls: ToolCallRecord[] }
 > {
-  const text = `SELECT (SELECT json_build_object('status', status, 'stopReason', stop_reason, 'error', error, 'turns', turns, 'usage', usage)
+  const text = `SELECT (SELECT json_build_object('status', status, 'stopReason', stop_reason, 'limitReached', limit_reached, 'error', error, 'turns', turns, 'usage', usage)
         FROM run_results WHERE run_id = $1) AS ended,
       (SELECT row_to_json(r) FROM runs r WHERE id = $1) AS run,
       ${transcriptOf('run_id = $1')} AS transcript,
@@ -197,9 +197,9 @@ export async function writeRunEnd(
   db: Queryable, r: Omit<RunResult, 'endedAt'>, messages: ChatMessage[], ended: { seq: number; data: Record<string, unknown> },
 ): Promise<boolean> {
   const written = await endRun(db, [], r.runId, ended, (param, run) => ({
-    result: `INSERT INTO run_results (run_id, thread_id, agent_id, status, stop_reason, output, error, turns, usage, tool_calls, created_at)
+    result: `INSERT INTO run_results (run_id, thread_id, agent_id, status, stop_reason, output, error, turns, usage, tool_calls, created_at, limit_reached)
       VALUES (${run}, ${[r.threadId, r.agentId, r.status, r.stopReason, storableText(r.output), r.error && storableJsonText(r.error), r.turns,
-    JSON.stringify(r.usage), storableJsonText(r.toolCalls), r.createdAt].map(param).join(', ')})
+    JSON.stringify(r.usage), storableJsonText(r.toolCalls), r.createdAt, r.limitReached ?? null].map(param).join(', ')})
       ON CONFLICT (run_id) DO NOTHING RETURNING thread_id, agent_id, created_at`,
     messages: `SELECT n AS ord, m AS message FROM unnest(${param(messages.map((m) => storableJsonText(m)))}::jsonb[]) WITH ORDINALITY AS t(m, n)`,
   }));

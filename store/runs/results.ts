@@ -10,6 +10,8 @@ export interface RunResult {
   agentId: string;
   status: 'completed' | 'failed' | 'cancelled';
   stopReason: string | null;
+  /** with stopReason "budget": the limit that stopped the run */
+  limitReached?: string | null;
   output: string | null;
   error: { type: string; message: string } | null;
   turns: number;
@@ -20,7 +22,7 @@ export interface RunResult {
 }
 
 interface RunResultRow {
-  run_id: string; thread_id: string; agent_id: string; status: RunResult['status']; stop_reason: string | null;
+  run_id: string; thread_id: string; agent_id: string; status: RunResult['status']; stop_reason: string | null; limit_reached: string | null;
   output: string | null; error: RunResult['error']; turns: number; usage: Usage; tool_calls: RunResult['toolCalls'];
   created_at: Date; ended_at: Date;
 }
@@ -29,7 +31,7 @@ export async function findRunResult(db: Queryable, runId: string): Promise<RunRe
   const { rows } = await db.query<RunResultRow>('SELECT * FROM run_results WHERE run_id = $1', [runId]);
   const r = rows[0];
   return r && {
-    runId: r.run_id, threadId: r.thread_id, agentId: r.agent_id, status: r.status, stopReason: r.stop_reason,
+    runId: r.run_id, threadId: r.thread_id, agentId: r.agent_id, status: r.status, stopReason: r.stop_reason, limitReached: r.limit_reached,
     output: r.output, error: r.error, turns: r.turns, usage: r.usage, toolCalls: r.tool_calls,
     createdAt: r.created_at.toISOString(), endedAt: r.ended_at.toISOString(),
   };

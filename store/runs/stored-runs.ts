@@ -22,7 +22,7 @@ export interface StoredRun {
 
 interface StoredRunRow {
   id: string; thread_id: string; agent_id: string; created_at: Date;
-  rr_thread_id: string | null; rr_agent_id: string | null; status: RunResult['status'] | null; stop_reason: string | null;
+  rr_thread_id: string | null; rr_agent_id: string | null; status: RunResult['status'] | null; stop_reason: string | null; limit_reached: string | null;
   output: string | null; error: RunResult['error']; turns: number | null; usage: Usage | null; tool_calls: RunResult['toolCalls'] | null;
   rr_created_at: Date | null; ended_at: Date | null;
   live_turns: number | null; live_input_tokens: number | null; live_output_tokens: number | null;
@@ -37,7 +37,7 @@ interface StoredRunRow {
 // Prepared (named): its plan is made once per connection, not at every GET.
 const STORED_RUN_SQL = `
 SELECT r.id, r.thread_id, r.agent_id, r.created_at,
-  rr.thread_id AS rr_thread_id, rr.agent_id AS rr_agent_id, rr.status, rr.stop_reason, rr.output, rr.error, rr.turns,
+  rr.thread_id AS rr_thread_id, rr.agent_id AS rr_agent_id, rr.status, rr.stop_reason, rr.limit_reached, rr.output, rr.error, rr.turns,
   rr.usage, rr.tool_calls, rr.created_at AS rr_created_at, rr.ended_at,
   t.live_turns, t.live_input_tokens + su.input_tokens AS live_input_tokens, t.live_output_tokens + su.output_tokens AS live_output_tokens,
   tc.live_tool_calls, a.arguments,
@@ -82,7 +82,7 @@ export async function findStoredRun(db: Queryable, runId: string): Promise<Store
       ...base,
       result: {
         runId: r.id, threadId: r.rr_thread_id ?? r.thread_id, agentId: r.rr_agent_id ?? r.agent_id, status: r.status,
-        stopReason: r.stop_reason, output: r.output, error: r.error, turns: r.turns ?? 0,
+        stopReason: r.stop_reason, limitReached: r.limit_reached, output: r.output, error: r.error, turns: r.turns ?? 0,
         usage: r.usage ?? { inputTokens: 0, outputTokens: 0 }, toolCalls: r.tool_calls ?? [],
         createdAt: r.rr_created_at.toISOString(), endedAt: r.ended_at.toISOString(),
       },

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { modelSchema } from '../../core/agent-model';
+import { runLimitsSchema } from '../../core/run-limits';
 
 /** What a caller may send to create or change an agent; the API checks requests against these and the use cases take their types. */
 
@@ -19,6 +20,7 @@ const agentFields = {
   maxToolResultBytes: z.int().min(1024).max(16 * 1024 * 1024)
     .describe('how much of any one tool result the LLM sees (default 65,536); the transcript keeps it whole'),
   mcpTasks: z.boolean().describe('false: MCP clients always call the agent as a plain tool, never as a task (default true)'),
+  limits: runLimitsSchema.describe('the budget of each run: tool calls, input and output tokens, duration; a run stopped by one ends completed, stopReason "budget"'),
 };
 
 export const createAgentRequest = z.strictObject({
@@ -29,6 +31,7 @@ export const createAgentRequest = z.strictObject({
   maxTurns: agentFields.maxTurns.optional(),
   maxToolResultBytes: agentFields.maxToolResultBytes.optional(),
   mcpTasks: agentFields.mcpTasks.optional(),
+  limits: agentFields.limits.optional(),
 });
 
 export const changeAgentRequest = z.strictObject({
@@ -40,6 +43,7 @@ export const changeAgentRequest = z.strictObject({
   maxTurns: agentFields.maxTurns.optional(),
   maxToolResultBytes: agentFields.maxToolResultBytes.optional(),
   mcpTasks: agentFields.mcpTasks.optional(),
+  limits: agentFields.limits.nullable().optional().describe('null clears them'),
 }).refine((changes) => Object.keys(changes).length > 0, 'give at least one field to change').meta({ minProperties: 1 });
 
 export type CreateAgentRequest = z.infer<typeof createAgentRequest>;

@@ -65,13 +65,13 @@ function runView(run: StoredRun): Omit<RunView, 'pendingApprovals' | 'pendingInp
   if (result) {
     return {
       id: run.id, threadId: result.threadId, agentId: result.agentId, status: result.status, stopReason: result.stopReason,
-      output: result.output, error: result.error, turns: result.turns, usage: result.usage,
+      limitReached: result.limitReached ?? null, output: result.output, error: result.error, turns: result.turns, usage: result.usage, usageWithChildren: result.usage,
       toolCalls: result.toolCalls.map(toView), createdAt: result.createdAt, endedAt: result.endedAt,
     };
   }
   return {
-    id: run.id, threadId: run.threadId, agentId: run.agentId, status: 'running', stopReason: null, output: null, error: null,
-    turns: progress?.turns ?? 0, usage: progress?.usage ?? { inputTokens: 0, outputTokens: 0 },
+    id: run.id, threadId: run.threadId, agentId: run.agentId, status: 'running', stopReason: null, limitReached: null, output: null, error: null,
+    turns: progress?.turns ?? 0, usage: progress?.usage ?? { inputTokens: 0, outputTokens: 0 }, usageWithChildren: progress?.usage ?? { inputTokens: 0, outputTokens: 0 },
     toolCalls: (progress?.toolCalls ?? []).map(toView), createdAt: run.createdAt, endedAt: null,
   };
 }

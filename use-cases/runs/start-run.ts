@@ -16,6 +16,7 @@ import type { RunWorkflowInput } from '../../workflows/definitions';
 import type { RunViewCache } from './run-view-cache';
 import { newRunView, readRun } from './runs';
 import { type RunView } from '../../core/run-view';
+import type { RunLimits } from '../../core/run-limits';
 import { shortened } from '../../core/truncated-text';
 
 /*
@@ -31,6 +32,8 @@ export interface StartRunRequest {
   input: string;
   agentId?: string;
   idempotencyKey?: string;
+  /** the run's own budget, within its agent's (core/run-limits.ts) */
+  limits?: RunLimits;
   /** forces continue-as-new early; tests use it */
   continueAsNewAtHistoryBytes?: number;
 }
@@ -50,7 +53,7 @@ export interface StartedRun {
 }
 
 const requestHash = (r: StartRunRequest) =>
-  createHash('sha256').update(JSON.stringify([r.threadId, r.input, r.agentId ?? null])).digest('hex');
+  createHash('sha256').update(JSON.stringify([r.threadId, r.input, r.agentId ?? null, ...(r.limits ? [r.limits] : [])])).digest('hex');
 
 /**
  * Starts a run on a thread: validate → claim the thread → record the run → start the workflow.
@@ -83,6 +86,7 @@ export interface StartOnNewThreadRequest {
   agentRef: string;
   input: string;
   idempotencyKey?: string;
+  limits?: RunLimits;
 }
 
 /**
@@ -97,12 +101,12 @@ export async function startRunOnNewThread(deps: StartRunDeps, req: StartOnNewThr
     const threadId = idempotentThreadId(req.idempotencyKey);
     // A disabled agent gets no new thread; a retry of a request it accepted before is still answered.
     if (!(await ensureThread(deps.db, threadId, agent.id))) throw new EngineError('agent_disabled', agentDisabledText(agent));
-    return startIdempotentRunOf(deps, agent, { threadId, input: req.input, agentId: agent.id }, req.idempotencyKey);
+    return startIdempotentRunOf(deps, agent, { threadId, input: req.input, agentId: agent.id, limits: req.limits }, req.idempotencyKey);
   }
   const { agent, run } = await insertRunOnNewThread(deps.db, { runId: newId('run'), threadId: newId('thr'), agentRef: req.agentRef, input: req.input });
   if (!agent) throw new EngineError('not_found', `Agent ${req.agentRef} does not exist`);
   if (!run) throw new EngineError('agent_disabled', agentDisabledText(agent));
-  await startWorkflowOrUndo(deps, run, { threadId: run.threadId, input: req.input }, agent.name, { newThread: true });
+  await startWorkflowOrUndo(deps, run, { threadId: run.threadId, input: req.input, limits: req.limits }, agent.name, { newThread: true });
   return { run, created: true };
 }
 
@@ -172,7 +176,7 @@ async function replay(deps: StartRunDeps, existing: RunRecord, hash: string, req
 const firstLine = (text: string) => shortened(text.trim().split('\n')[0] ?? '', 120);
 
 async function startWorkflow(deps: StartRunDeps, run: RunRecord, req: StartRunRequest, agentName?: string): Promise<void> {
-  const input: RunWorkflowInput = { runId: run.id, continueAsNewAtHistoryBytes: req.continueAsNewAtHistoryBytes };
+  const input: RunWorkflowInput = { runId: run.id, continueAsNewAtHistoryBytes: req.continueAsNewAtHistoryBytes, ...(req.limits ? { limits: req.limits } : {}) };
   try {
     await deps.client.workflow.start(RUN_WORKFLOW_TYPE, {
       workflowId: run.id,

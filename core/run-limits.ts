@@ -1,0 +1,53 @@
+import { z } from 'zod';
+import { DURATION_PATTERN, parseDuration } from './duration';
+
+/**
+ * A run's budget: an agent's `limits`, which a run's own (given when it starts) can only tighten.
+ * Pure: the workflow reads the effective limits, the API the schema.
+ */
+
+const MAX_DURATION_MS = 30 * 86_400_000;
+const tokens = z.int().min(1).max(1_000_000_000);
+
+export const runLimitsSchema = z.strictObject({
+  maxToolCalls: z.int().min(0).max(1_000_000).optional().describe('tool calls the run may make in all; a call that would pass it is not made and the run stops'),
+  maxInputTokens: tokens.optional().describe('input tokens of all the run\'s LLM turns; reached after a turn, the run stops before the next'),
+  maxOutputTokens: tokens.optional().describe('output tokens of all its turns; reached after a turn, the run stops; each turn\'s maxTokens is capped at what is left'),
+  maxDuration: z.string().max(32).regex(new RegExp(DURATION_PATTERN))
+    .refine((text) => { const ms = parseDuration(text); return ms !== undefined && ms >= 1000 && ms <= MAX_DURATION_MS; }, 'must be a duration from 1s to 30d')
+    .optional().describe('"10m", "2h": from the run\'s start, waits for a person included; past it, the run stops before its next turn or tool call'),
+}).meta({ id: 'RunLimits' });
+
+export type RunLimits = z.infer<typeof runLimitsSchema>;
+
+/** The limit that stopped a run (`limitReached`), by its name in RunLimits. */
+export type LimitName = keyof RunLimits;
+
+/** The limits in force, durations in milliseconds. */
+export interface EffectiveLimits {
+  maxToolCalls?: number;
+  maxInputTokens?: number;
+  maxOutputTokens?: number;
+  maxDurationMs?: number;
+}
+
+const smaller = (a: number | undefined, b: number | undefined) => (a === undefined ? b : b === undefined ? a : Math.min(a, b));
+const durationMs = (text: string | undefined) => (text === undefined ? undefined : parseDuration(text));
+
+/** Each limit is the smaller of the agent's and the run's: a run's input can tighten its agent's budget, never widen it. */
+export function effectiveLimits(agent: RunLimits | null | undefined, run: RunLimits | null | undefined): EffectiveLimits {
+  const out: EffectiveLimits = {
+    maxToolCalls: smaller(agent?.maxToolCalls, run?.maxToolCalls),
+    maxInputTokens: smaller(agent?.maxInputTokens, run?.maxInputTokens),
+    maxOutputTokens: smaller(agent?.maxOutputTokens, run?.maxOutputTokens),
+    maxDurationMs: smaller(durationMs(agent?.maxDuration), durationMs(run?.maxDuration)),
+  };
+  for (const key of Object.keys(out) as (keyof EffectiveLimits)[]) if (out[key] === undefined) delete out[key];
+  return out;
+}
+
+/** What the LLM reads for a tool call the budget did not let it make. */
+export const toolCallOverBudgetText = (max: number) => `Tool call not made: the run reached its limit of ${max} tool calls.`;
+
+/** What the LLM reads for a tool call not made because the run's time was up. */
+export const durationOverBudgetText = (formatted: string) => `Tool call not made: the run passed its time limit of ${formatted}.`;

@@ -1,0 +1,71 @@
+import { proxyLocalActivities } from '@temporalio/workflow';
+import type { createActivities } from '../activities';
+import { formatDuration } from '../core/duration';
+import type { RunState } from '../core/run';
+import { durationOverBudgetText, toolCallOverBudgetText, type EffectiveLimits, type LimitName } from '../core/run-limits';
+import type { ToolAvailability, ToolCallRef, ToolOutcome } from '../core/tool-call';
+import { routeToolCall } from './tool-kinds';
+
+type Activities = ReturnType<typeof createActivities>;
+
+const recording = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 10 },
+});
+
+/**
+ * A run's budget (core/run-limits.ts), as the run workflow checks it: tokens after each turn (reached
+ * or passed: no next turn), tool calls before each call (a turn's calls past the limit are not made),
+ * time before each turn and each turn's calls (waits for a person count: it is time since the run's
+ * start, in workflow time). A stopped run ends completed, stopReason "budget", with the limit it reached.
+ */
+
+const timeUp = (limits: EffectiveLimits, state: RunState) => limits.maxDurationMs !== undefined && Date.now() - state.startedAtMs >= limits.maxDurationMs;
+
+/** The limit that keeps the run from its next LLM turn, if one does. */
+export function limitBeforeTurn(state: RunState, limits: EffectiveLimits | undefined): LimitName | undefined {
+  if (!limits) return undefined;
+  if (limits.maxInputTokens !== undefined && state.usage.inputTokens >= limits.maxInputTokens) return 'maxInputTokens';
+  if (limits.maxOutputTokens !== undefined && state.usage.outputTokens >= limits.maxOutputTokens) return 'maxOutputTokens';
+  if (timeUp(limits, state)) return 'maxDuration';
+  return undefined;
+}
+
+/** The next turn's cap on output tokens: what the budget has left (at least 1: a spent budget has no next turn). */
+export function turnMaxTokens(state: RunState, limits: EffectiveLimits | undefined): { maxTokens?: number } {
+  return limits?.maxOutputTokens === undefined ? {} : { maxTokens: Math.max(1, limits.maxOutputTokens - state.usage.outputTokens) };
+}
+
+/** How many of a turn's calls the budget lets the run make, in the LLM's order; the limit that stops the others. */
+function callsAllowed(state: RunState, limits: EffectiveLimits | undefined, requested: number): { allowed: number; limit?: LimitName; text?: string } {
+  if (!limits) return { allowed: requested };
+  if (timeUp(limits, state)) return { allowed: 0, limit: 'maxDuration', text: durationOverBudgetText(formatDuration(limits.maxDurationMs!)) };
+  if (limits.maxToolCalls === undefined) return { allowed: requested };
+  const left = Math.max(0, limits.maxToolCalls - state.toolCallCount);
+  return left >= requested ? { allowed: requested } : { allowed: left, limit: 'maxToolCalls', text: toolCallOverBudgetText(limits.maxToolCalls) };
+}
+
+export interface BudgetedCall {
+  ref: Omit<ToolCallRef, 'type'>;
+  outcome?: ToolOutcome;
+  notMade?: LimitName;
+}
+
+/** Marks the calls past the budget as not made, recording what the LLM reads for each (the turn stays whole for the thread). */
+export async function holdCallsOverBudget(state: RunState, limits: EffectiveLimits | undefined, tools: ToolAvailability, calls: BudgetedCall[]): Promise<void> {
+  const { allowed, limit, text } = callsAllowed(state, limits, calls.length);
+  if (!limit || !text) return;
+  await Promise.all(calls.slice(allowed).map(async (call) => {
+    call.notMade = limit;
+    call.outcome = await recording.recordToolResult({ ...call.ref, type: routeToolCall(call.ref.name, tools).type, status: 'error', content: text });
+  }));
+}
+
+/** The limit that stopped some of the turn's calls, if one did: the run stops after the turn. */
+export const limitOfTurn = (calls: BudgetedCall[]): LimitName | undefined => calls.find((c) => c.notMade)?.notMade;
+
+/** Ends the run by its budget. */
+export function stopForBudget(state: RunState, limit: LimitName): undefined {
+  Object.assign(state, { status: 'completed', stopReason: 'budget', limitReached: limit });
+  return undefined;
+}
