@@ -17,6 +17,8 @@ export interface FinishRunInput {
   eventSeq: number;
   /** with stopReason "budget": the limit that stopped the run */
   limitReached?: LimitName;
+  /** the usage of the runs it started as sub-agents */
+  childUsage?: Usage;
 }
 
 /**
@@ -46,6 +48,10 @@ function finalText(transcript: StoredRunMessage[], written = false): string | nu
   return null;
 }
 
+const withChildren = (own: Usage, children: Usage | undefined): Usage => ({
+  inputTokens: own.inputTokens + (children?.inputTokens ?? 0), outputTokens: own.outputTokens + (children?.outputTokens ?? 0),
+});
+
 export function createFinishRunActivities({ db, logger }: ActivityDeps) {
   return {
     /**
@@ -63,7 +69,7 @@ export function createFinishRunActivities({ db, logger }: ActivityDeps) {
         runId: run.id, threadId: run.threadId, agentId: run.agentId, status: input.status, stopReason: input.stopReason,
         limitReached: input.limitReached ?? null,
         output: (input.stopReason === 'max_turns' || input.stopReason === 'budget') && !text ? null : text, error: input.error, turns: input.turns,
-        usage: input.usage, toolCalls: found.toolCalls.map(({ slot: _slot, ...call }) => call), createdAt: run.createdAt,
+        usage: input.usage, usageWithChildren: withChildren(input.usage, input.childUsage), toolCalls: found.toolCalls.map(({ slot: _slot, ...call }) => call), createdAt: run.createdAt,
       };
       const written = await writeRunEnd(db, result, committableMessages(transcript), {
         seq: input.eventSeq, data: { status: input.status, stopReason: input.stopReason, ...(input.limitReached ? { limitReached: input.limitReached } : {}), error: input.error },

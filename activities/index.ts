@@ -8,6 +8,7 @@ import { createOAuthActivities } from './oauth';
 import { createPrepareRunActivities } from './prepare-run';
 import { createPromptPrefixActivities } from './prompt-prefix';
 import { createSamplingActivities } from './sampling';
+import { createSubAgentActivities } from './sub-agent-result';
 import { createMcpTaskActivities } from './tools/mcp-task';
 import { createTaskLiveQuestionActivities } from './tools/task-live-questions';
 import { createToolCallActivities } from './tool-call';
@@ -28,6 +29,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createSamplingActivities(deps),
     ...createMcpTaskActivities(deps),
     ...createTaskLiveQuestionActivities(deps),
+    ...createSubAgentActivities(deps),
     ...createFinishRunActivities(deps),
     ...createOAuthActivities(deps),
   };

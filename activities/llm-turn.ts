@@ -1,3 +1,5 @@
+import { SUB_AGENT_INPUT_SCHEMA, type SubAgentRoute } from '../core/sub-agents';
+import { subAgentsByIds } from '../store/sub-agents';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { beginTurn, writeAnswer } from '../store/runs/lifecycle';
 import { eventWrite } from '../store/runs/events';
@@ -39,6 +41,10 @@ export interface LlmTurnInput {
   usageBefore?: Usage;
   /** the most output tokens the turn may use: what the run's budget has left (core/run-limits.ts) */
   maxTokens?: number;
+  /** the usage of the runs it started as sub-agents, for the result an answer writes */
+  childUsage?: Usage;
+  /** the run's sub-agents, offered as tools (core/sub-agents.ts) */
+  subAgents?: Record<string, SubAgentRoute>;
 }
 
 export interface LlmTurnOutput {
@@ -86,7 +92,18 @@ async function turnTools(deps: ActivityDeps, input: LlmTurnInput): Promise<ToolD
   const natives = await Promise.all(offered.map(async (t): Promise<ToolDefinition> => ({
     name: t.tool.name, description: await t.describe(context), inputSchema: toolInputSchema(t.tool),
   })));
-  return [...mcpToolDefinitions(integrations), ...natives];
+  return [...mcpToolDefinitions(integrations), ...natives, ...await subAgentDefinitions(deps, input.subAgents)];
+}
+
+/** Each sub-agent as a tool: its description (or what it is), and `{input}`. */
+async function subAgentDefinitions(deps: ActivityDeps, routes: LlmTurnInput['subAgents']): Promise<ToolDefinition[]> {
+  const entries = Object.entries(routes ?? {});
+  if (entries.length === 0) return [];
+  const agents = await subAgentsByIds(deps.db, entries.map(([, r]) => r.agentId));
+  return entries.map(([name, route]) => ({
+    name, inputSchema: SUB_AGENT_INPUT_SCHEMA as unknown as Record<string, unknown>,
+    description: agents.find((a) => a.id === route.agentId)?.description ?? `Asks the agent ${route.agentName}; its answer is the result.`,
+  }));
 }
 
 /**
@@ -166,7 +183,9 @@ export async function askLlm(deps: ActivityDeps, input: LlmTurnInput, agent: Age
   const usage = {
     inputTokens: input.usageBefore.inputTokens + response.usage.inputTokens, outputTokens: input.usageBefore.outputTokens + response.usage.outputTokens,
   };
-  const ended = await writeAnswer(db, writes, { runId, turn, reply, usage, seq: input.eventSeq + 2 });
+  const children = input.childUsage ?? { inputTokens: 0, outputTokens: 0 };
+  const usageWithChildren = { inputTokens: usage.inputTokens + children.inputTokens, outputTokens: usage.outputTokens + children.outputTokens };
+  const ended = await writeAnswer(db, writes, { runId, turn, reply, usage, usageWithChildren, seq: input.eventSeq + 2 });
   // Once, with the first result: a retried turn found the reply stored and wrote nothing.
   if (ended) {
     emitRunSpan({

@@ -1,3 +1,5 @@
+import { MAX_SUB_AGENT_DEPTH, subAgentToolName, type SubAgentRoute } from '../core/sub-agents';
+import { subAgentsByIds } from '../store/sub-agents';
 import { effectiveLimits, type EffectiveLimits, type RunLimits } from '../core/run-limits';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { type ToolAvailability } from '../core/tool-call';
@@ -38,6 +40,8 @@ export interface PrepareRunInput {
   firstTurn?: { eventSeq: number };
   /** the run's own limits, given when it started */
   limits?: RunLimits;
+  /** a sub-agent's run: how deep in its tree (at MAX_SUB_AGENT_DEPTH it is offered no sub-agents) */
+  depth?: number;
 }
 
 export interface PrepareRunOutput extends PreparedRun {
@@ -56,14 +60,14 @@ const HEARTBEAT_EVERY_MS = 5_000;
  * before the LLM is asked. What preparation found is recorded as snapshots with the run's input: a
  * retry (say, after the LLM failed) reuses them and only asks the LLM again; every turn reads them.
  */
-export async function prepareRun(deps: ActivityDeps, { runId, firstTurn, limits }: PrepareRunInput): Promise<PrepareRunOutput> {
+export async function prepareRun(deps: ActivityDeps, { runId, firstTurn, limits, depth }: PrepareRunInput): Promise<PrepareRunOutput> {
   const read = await runToPrepare(deps.db, runId, [SNAPSHOT.prefix, SNAPSHOT.prepared]);
   const { run, agent } = read;
   if (!run) throw ApplicationFailure.nonRetryable(`Run ${runId} does not exist`, 'RunNotFound');
   if (!agent) throw ApplicationFailure.nonRetryable(`Agent ${run.agentId} does not exist`, 'AgentNotFound');
   const recorded = read.snapshots[SNAPSHOT.prepared]?.data as PreparedRun | undefined;
   const turnSeq = agent.maxTurns >= 1 ? firstTurn?.eventSeq : undefined;
-  const prepared = recorded ?? await prepare(deps, run, agent, read, turnSeq, limits);
+  const prepared = recorded ?? await prepare(deps, run, agent, read, turnSeq, { limits, depth: depth ?? 0 });
   if (turnSeq === undefined || prepared.pinned.length > 0) return prepared;
 
   const input: LlmTurnInput = {
@@ -71,6 +75,7 @@ export async function prepareRun(deps: ActivityDeps, { runId, firstTurn, limits 
     nativeTools: offeredNativeTools(prepared.tools), hasDataSources: prepared.tools.hasDataSources, eventSeq: turnSeq,
     usageBefore: { inputTokens: 0, outputTokens: 0 },
     ...(prepared.context.limits?.maxOutputTokens !== undefined ? { maxTokens: prepared.context.limits.maxOutputTokens } : {}),
+    ...(prepared.tools.subAgents ? { subAgents: prepared.tools.subAgents } : {}),
   };
   // After a recorded preparation, the turn is any turn: its reply may be stored already.
   const reply = recorded ? await llmTurn(deps, input) : await askLlm(deps, input, agent, [{ role: 'user', content: run.input }]);
@@ -85,7 +90,7 @@ export async function prepareRun(deps: ActivityDeps, { runId, firstTurn, limits 
 async function prepare(
   deps: ActivityDeps, run: RunRecord, agent: Agent,
   read: Pick<Awaited<ReturnType<typeof runToPrepare>>, 'hasDataSources' | 'history' | 'snapshots' | 'integrations'>,
-  turnSeq: number | undefined, runLimits: RunLimits | undefined,
+  turnSeq: number | undefined, { limits: runLimits, depth }: { limits?: RunLimits; depth: number },
 ): Promise<PreparedRun> {
   const { db, logger } = deps;
   const runId = run.id;
@@ -115,6 +120,7 @@ async function prepare(
         ...(discovery.unauthorized.length > 0 ? { unauthorized: discovery.unauthorized } : {}),
         // Tables imported by earlier runs of the thread (by any agent) stay queryable.
         hasDataSources: read.hasDataSources,
+        ...(depth < MAX_SUB_AGENT_DEPTH ? await subAgentRoutes(db, agent.subAgents) : {}),
       },
       pinned: discovery.pinned,
     };
@@ -131,6 +137,13 @@ async function prepare(
   } finally {
     clearInterval(heartbeat);
   }
+}
+
+/** The agent's sub-agents as the run's tools (`agent__<name>`); a disabled one is left out. */
+async function subAgentRoutes(db: ActivityDeps['db'], ids: string[]): Promise<{ subAgents?: Record<string, SubAgentRoute> }> {
+  const agents = (await subAgentsByIds(db, ids)).filter((a) => !a.disabled);
+  if (agents.length === 0) return {};
+  return { subAgents: Object.fromEntries(agents.map((a) => [subAgentToolName(a.name), { agentId: a.id, agentName: a.name }])) };
 }
 
 export function createPrepareRunActivities(deps: ActivityDeps) {

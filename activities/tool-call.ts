@@ -1,5 +1,6 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import type { InputWait, McpToolRoute, SampledDuringCall, ToolCallRef, ToolOutcome, ToolTask } from '../core/tool-call';
+import type { SubAgentRoute } from '../core/sub-agents';
+import type { ChildRun, InputWait, McpToolRoute, SampledDuringCall, ToolCallRef, ToolOutcome, ToolTask } from '../core/tool-call';
 import { RESULT_PREVIEW_BYTES } from '../core/tool-texts';
 import { shortened, truncateUtf8, utf8Length } from '../core/truncated-text';
 import { isUnreachableDb, type Queryable } from '../store/pool';
@@ -19,6 +20,8 @@ import { isPlainObject } from '../core/plain-object';
 /** Every tool activity takes this: the call by reference, and for an MCP tool its route. */
 export interface ToolActivityInput extends ToolCallRef {
   route?: McpToolRoute;
+  /** a sub-agent's call: which agent, and the root run whose descendants are bounded */
+  subAgent?: SubAgentRoute & { rootRunId: string };
   /** a call coming back with the answers to a stored round of its server's questions (by reference) */
   resume?: { roundId: string };
   /** the run's step cursor when the call was dispatched: a 2025-era server's sampling requests play the steps from here */
@@ -36,6 +39,8 @@ export interface Verdict {
   sampled?: SampledDuringCall;
   /** no answer yet: the server runs the call as a task, which the workflow polls */
   task?: ToolTask;
+  /** no answer yet: the sub-agent's run is recorded, and the workflow runs it */
+  child?: ChildRun;
 }
 
 /** A call its check refused, with the integration it named when that was found. */
@@ -140,7 +145,7 @@ async function recordToolStarted(db: Queryable, ref: ToolCallRef, integrationId?
  * have recorded it (a call the workflow answers itself), or its unflushed commit was lost (PROGRESS_ONLY).
  */
 export async function storeToolResult(
-  db: Queryable, ref: ToolCallRef, result: Verdict & { integrationId?: string; durationMs: number },
+  db: Queryable, ref: ToolCallRef, result: Verdict & { integrationId?: string; durationMs: number; childRunId?: string },
 ): Promise<ToolOutcome> {
   const resultBytes = utf8Length(result.content);
   await writeTogether(db, [
@@ -149,7 +154,7 @@ export async function storeToolResult(
     toolCallWrite(ref.runId, {
       id: ref.toolCallId, turn: ref.turn, slot: ref.index + 1, name: ref.name, type: ref.type,
       integrationId: result.integrationId ?? null, status: result.status, durationMs: result.durationMs,
-      result: truncateUtf8(result.content, RESULT_PREVIEW_BYTES), resultBytes,
+      result: truncateUtf8(result.content, RESULT_PREVIEW_BYTES), resultBytes, ...(result.childRunId ? { childRunId: result.childRunId } : {}),
     }),
     eventWrite(ref.runId, ref.eventSeq + 1, 'tool_call_ended', {
       turn: ref.turn, toolCallId: ref.toolCallId, name: ref.name, type: ref.type,
@@ -209,6 +214,10 @@ async function runToolCall<R>(
   if (verdict.task) {
     log.info({ durationMs, taskRefId: verdict.task.taskRefId }, 'tool call runs as a task');
     return { status: 'ok', resultBytes: 0, task: verdict.task };
+  }
+  if (verdict.child) {
+    log.info({ childRunId: verdict.child.runId }, 'sub-agent run recorded; the workflow starts it');
+    return { status: 'ok', resultBytes: 0, child: verdict.child };
   }
   if (verdict.status === 'ok') log.info({ durationMs }, 'tool call succeeded');
   else log.warn({ durationMs, error: shortened(verdict.content, 500) }, 'tool call failed');

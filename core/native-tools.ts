@@ -98,7 +98,7 @@ export const sourceQueryTool: NativeTool<{ sql: string; limit?: number }> = {
 export const NATIVE_TOOLS: readonly NativeTool[] = [resourceTool, promptTool, sourceQueryTool] as NativeTool[];
 
 /** The run object's toolCalls[].type: an MCP tool, each native tool, or a call to no known tool. */
-export const TOOL_TYPES: string[] = ['mcp_tool', ...NATIVE_TOOLS.map((t) => t.type), 'unknown'];
+export const TOOL_TYPES: string[] = ['mcp_tool', ...NATIVE_TOOLS.map((t) => t.type), 'sub_agent', 'unknown'];
 
 /** The native tools a turn offers, by name: the workflow offers them every turn, and a run's preparation to its first turn. */
 export function offeredNativeTools(tools: ToolAvailability): string[] {

@@ -30,7 +30,10 @@ const stopReason = z.string().nullable().meta({ enum: ['answer', 'max_turns', 'b
 const usage = z.object({ inputTokens: z.int(), outputTokens: z.int() });
 
 export const runViewSchema = z.object({
-  id, threadId: id, agentId: id, status: runStatus, stopReason,
+  id, threadId: id, agentId: id,
+  parentRunId: z.string().nullable().describe('a sub-agent\'s run: the run that started it; else null'),
+  parentToolCallId: z.string().nullable().describe('a sub-agent\'s run: the tool call of its parent that started it'),
+  status: runStatus, stopReason,
   limitReached: z.string().nullable().meta({ enum: ['maxToolCalls', 'maxInputTokens', 'maxOutputTokens', 'maxDuration', null] })
     .describe('with stopReason "budget": the limit (the agent\'s or the run\'s `limits`) that stopped the run; else null'),
   output: z.string().nullable(),
@@ -47,6 +50,7 @@ export const runViewSchema = z.object({
     resultBytes: z.int(),
     arguments: z.string().optional().describe('the arguments as JSON text, cut at 2000 characters'),
     argumentsBytes: z.int().optional(),
+    childRunId: z.string().optional().describe('a sub-agent\'s call (type sub_agent): the run it started'),
   })),
   pendingApprovals: z.array(z.object({
     toolCallId: z.string().describe('what to decide by: the tool call\'s id, or a sampling request\'s samp_… id'),

@@ -17,6 +17,9 @@ export const RUN_STATE_QUERY = 'runState';
 export const INPUT_ANSWERED_SIGNAL = 'inputAnswered';
 export const DEFAULT_CONTINUE_AS_NEW_BYTES = 4 * 1024 * 1024;
 
+/** The longest run input, in characters, through every front door (REST, MCP, a sub-agent's call). */
+export const MAX_RUN_INPUT_CHARS = 1_000_000;
+
 export type RunStatus = 'running' | 'completed' | 'failed' | 'cancelled';
 export type StopReason = 'answer' | 'max_turns' | 'budget' | 'cancelled' | 'error';
 
@@ -36,6 +39,8 @@ export interface RunState {
   error: RunError | null;
   /** with stopReason "budget": the limit that stopped the run */
   limitReached?: LimitName;
+  /** the usage of the runs it started as sub-agents (theirs included) */
+  childUsage?: Usage;
   /** when the run's first execution started, in workflow time: its maxDuration counts from it */
   startedAtMs: number;
   eventSeq: number;

@@ -1,3 +1,4 @@
+import type { SubAgentRoute } from './sub-agents';
 import type { ApprovalRequirement } from './approval';
 import type { Usage } from './messages';
 import type { SamplingRef } from './sampling';
@@ -32,6 +33,15 @@ export interface ToolOutcome {
   sampled?: SampledDuringCall;
   /** set instead of a result when the server runs the call as a task: the workflow polls it */
   task?: ToolTask;
+  /** set instead of a result when the call is a sub-agent's: its run is recorded, the workflow runs it as a child */
+  child?: ChildRun;
+}
+
+/** A sub-agent's run, recorded for the call that asks it: the workflow starts it as a child workflow. */
+export interface ChildRun {
+  runId: string;
+  threadId: string;
+  agentId: string;
 }
 
 /** A tool call its server runs as a task, by reference: the reference itself stays in PostgreSQL. */
@@ -115,4 +125,6 @@ export interface ToolAvailability {
    * tools could not be listed). A call to one of their tools is told an operator must authorize it.
    */
   unauthorized?: { prefix: string; integrationName: string }[];
+  /** the agent's sub-agents, keyed by their tool's name (`agent__<name>`); absent at the deepest level */
+  subAgents?: Record<string, SubAgentRoute>;
 }

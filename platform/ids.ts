@@ -15,3 +15,9 @@ export function idempotentRunId(threadId: string, key: string): string {
 export function idempotentThreadId(key: string): string {
   return `thr_${createHash('sha256').update(`new-thread\u0000${key}`).digest('hex').slice(0, 32)}`;
 }
+
+/** The run (and its thread) a sub-agent call starts: derived from the parent's run and call, so a retry finds the same one. */
+export function childRunIds(parentRunId: string, toolCallId: string): { runId: string; threadId: string } {
+  const hash = (what: string) => createHash('sha256').update(`${what}\u0000${parentRunId}\u0000${toolCallId}`).digest('hex').slice(0, 32);
+  return { runId: `run_${hash('child-run')}`, threadId: `thr_${hash('child-thread')}` };
+}

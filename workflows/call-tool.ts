@@ -1,13 +1,16 @@
-import { ActivityFailure, ApplicationFailure, isCancellation, proxyActivities, proxyLocalActivities, TimeoutFailure } from '@temporalio/workflow';
+import { ActivityFailure, isCancellation, proxyActivities, proxyLocalActivities, TimeoutFailure } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
 import type { ToolActivityInput } from '../activities/tool-call';
-import type { RunError } from '../core/run';
 import type { InputWait, ParkedTask, ToolAvailability, ToolCallRef, ToolOutcome, ToolTask } from '../core/tool-call';
 import type { ApprovalGate, ApprovalSeqs } from './approval-gate';
 import type { InputVerdict, InputWaits } from './input-wait';
 import { answerSamplings, countSampledDuringCall, type ModelLedger } from './sampling-steps';
 import { awaitToolTask } from './task-wait';
 import { routeToolCall } from './tool-kinds';
+import { runChild, type Family } from './sub-agent';
+import { describeFailure } from './failures';
+
+export { describeFailure };
 
 type Activities = ReturnType<typeof createActivities>;
 /** The tool activities, by the names the tool kinds give them (workflows/tool-kinds.ts). */
@@ -19,6 +22,8 @@ export interface Waits {
   inputs: InputWaits;
   /** the run's model steps and usage, which its server's sampling requests add to */
   ledger: ModelLedger;
+  /** the run's place among its sub-agents' runs */
+  family: Family;
 }
 
 /** How a call's task wait takes part in its turn's continue-as-new (run-workflow.ts endTurn). */
@@ -46,8 +51,8 @@ export function callTool(
   ref: Omit<ToolCallRef, 'type'>, tools: ToolAvailability,
   { waits, summary, approvalSeqs, tasks }: { waits: Waits; summary?: string; approvalSeqs: ApprovalSeqs; tasks: TaskWaits },
 ): Promise<ToolOutcome | { parked: ParkedTask }> {
-  const { type, kind, route } = routeToolCall(ref.name, tools);
-  const input = { ...ref, type, ...(route ? { route } : {}) };
+  const { type, kind, route, subAgent } = routeToolCall(ref.name, tools);
+  const input = { ...ref, type, ...(route ? { route } : {}), ...(subAgent ? { subAgent: { ...subAgent, rootRunId: waits.family.rootRunId } } : {}) };
   const { activity, options } = kind;
   if (!activity || !options) {
     return recording.recordToolResult({ ...input, status: 'error', content: kind.failureText('', ref.name) });
@@ -64,14 +69,16 @@ export function callTool(
       (outcome) => {
         countSampledDuringCall(waits.ledger, outcome.sampled);
         if (outcome.task) return waitOnTask(outcome.task);
+        if (outcome.child) return runChild(input, outcome.child, waits.family).catch(failed);
         return outcome.waiting ? answered(outcome.waiting) : outcome;
       }, (err: unknown) => (type === 'mcp_tool' && workerLost(err) ? recovered(err, resume ? resume.round + 1 : 1) : failed(err)),
     );
   };
-  // Its worker died after the activity stored its server's questions, before Temporal heard it
-  // end: the stored round is what it would have returned, and the person may already see it.
-  const recovered = (err: unknown, round: number) => recording.findCallRound({ runId: ref.runId, toolCallId: ref.toolCallId, round })
-    .then(({ wait }) => (wait ? answered(wait) : failed(err)), failed);
+  // Its worker died after the activity stored its server's questions (or the task it runs the
+  // call as), before Temporal heard it end: what it stored is what it would have returned.
+  const recovered = (err: unknown, round: number) => recording.findCallWait({
+    runId: ref.runId, toolCallId: ref.toolCallId, turn: ref.turn, index: ref.index, round, ...(route?.task ? { taskTimeoutMs: route.task.timeoutMs } : {}),
+  }).then(({ wait, task }) => (wait ? answered(wait) : task ? waitOnTask(task) : failed(err)), failed);
   // The round's questions first (a reviewer's decisions on its sampling requests among them), then its sampling steps.
   const settled = (wait: InputWait): Promise<InputVerdict> => (wait.inputIds.length > 0 ? waits.inputs.awaitAnswers(ref.name, wait) : Promise.resolve<InputVerdict>({ answered: true }))
     .then((verdict) => (verdict.answered && wait.samplings?.length ? answerSamplings(waits.ledger, ref, wait) : verdict));
@@ -110,12 +117,3 @@ export function callTool(
 
 /** The activity timed out: its worker died or hung, whatever the call had got to. */
 const workerLost = (err: unknown) => err instanceof ActivityFailure && err.cause instanceof TimeoutFailure;
-
-/** A failure as the run records it: the innermost cause's type and message. */
-export function describeFailure(err: unknown): RunError {
-  let cause: unknown = err;
-  while (cause instanceof ActivityFailure && cause.cause) cause = cause.cause;
-  if (cause instanceof ApplicationFailure) return { type: cause.type ?? 'ApplicationFailure', message: cause.message };
-  if (cause instanceof Error) return { type: cause.name, message: cause.message };
-  return { type: 'Error', message: String(cause) };
-}

@@ -13,6 +13,8 @@ export interface RunWorkflowInput {
   continueAsNewAtHistoryBytes?: number;
   /** the run's own limits, given when it started: they tighten its agent's (core/run-limits.ts) */
   limits?: RunLimits;
+  /** a sub-agent's run: the run that started it, the root of its tree, and its depth (1 for a child of a root) */
+  parent?: { runId: string; rootRunId: string; depth: number };
   continued?: RunContinuation;
 }
 
@@ -28,6 +30,7 @@ export interface RunContinuation {
   run: Omit<PreparedRun, 'pinned'>;
   /** when the run's first execution started (workflow time): its maxDuration counts from it */
   startedAtMs?: number;
+  childUsage?: Usage;
   /** a turn whose tool calls had not all ended: the ones waiting on tasks go on where they were */
   openTurn?: OpenTurn;
 }

@@ -17,7 +17,9 @@ import type { ModelLedger } from './sampling-steps';
 import { llmOptions } from './llm-options';
 import { waitingAttribute } from './waiting-attribute';
 import { allocateEvents, allocateTurnEvents } from './event-numbers';
-import { holdCallsOverBudget, limitBeforeTurn, limitOfTurn, stopForBudget, turnMaxTokens } from './run-budget';
+import { budgetLeft, holdCallsOverBudget, limitBeforeTurn, limitOfTurn, stopForBudget, turnMaxTokens } from './run-budget';
+import type { Family } from './sub-agent';
+import type { EffectiveLimits } from '../core/run-limits';
 
 type Activities = ReturnType<typeof createActivities>;
 type Run = RunContinuation['run'];
@@ -56,6 +58,7 @@ export async function runWorkflow(input: RunWorkflowInput): Promise<RunOutcome> 
     lastTextPreview: previous?.lastTextPreview ?? '',
     eventSeq: previous?.eventSeq ?? 2,
     startedAtMs: previous?.startedAtMs ?? workflowInfo().runStartTime.getTime(),
+    ...(previous?.childUsage ? { childUsage: previous.childUsage } : {}),
   };
   setHandler(runStateQuery, () => state);
   const listing = waitingAttribute();
@@ -66,12 +69,21 @@ export async function runWorkflow(input: RunWorkflowInput): Promise<RunOutcome> 
     get usage() { return state.usage; },
     set usage(u) { state.usage = u; },
   };
-  const waits: Waits = { gate: installApprovalGate(listing), inputs: installInputWait(listing), ledger };
+  let limits: EffectiveLimits | undefined;
+  const family: Family = {
+    rootRunId: input.parent?.rootRunId ?? input.runId, depth: input.parent?.depth ?? 0, running: 0,
+    limitsLeft: () => budgetLeft(state, limits),
+    addUsage: (u) => {
+      state.childUsage = { inputTokens: (state.childUsage?.inputTokens ?? 0) + u.inputTokens, outputTokens: (state.childUsage?.outputTokens ?? 0) + u.outputTokens };
+    },
+  };
+  const waits: Waits = { gate: installApprovalGate(listing), inputs: installInputWait(listing), ledger, family };
 
   let continuation: RunContinuation | undefined;
   let cancelled: unknown;
   try {
     const { run, opening } = previous ? { run: previous.run, opening: undefined } : await prepare(input, state);
+    limits = run.context.limits;
     continuation = await loop(input, state, run, waits, opening, previous?.openTurn?.calls);
   } catch (err) {
     if (!isCancellation(err)) Object.assign(state, { status: 'failed', stopReason: 'error', error: describeFailure(err) });
@@ -97,9 +109,11 @@ type Opening = { reply: LlmTurnOutput } | { eventSeq: number };
  * The run's context and tools, and its first turn. Integrations pinned to a task queue are
  * discovered by a worker of that queue; the first turn then waits for them.
  */
-async function prepare({ runId, limits }: RunWorkflowInput, state: RunState): Promise<{ run: Run; opening: Opening }> {
+async function prepare({ runId, limits, parent }: RunWorkflowInput, state: RunState): Promise<{ run: Run; opening: Opening }> {
   const eventSeq = allocateEvents(state, 2);
-  const { context, tools, pinned, firstTurn } = await preparing.prepareRun({ runId, firstTurn: { eventSeq }, ...(limits ? { limits } : {}) });
+  const { context, tools, pinned, firstTurn } = await preparing.prepareRun({
+    runId, firstTurn: { eventSeq }, ...(limits ? { limits } : {}), ...(parent ? { depth: parent.depth } : {}),
+  });
   if (pinned.length === 0) return { run: { context, tools }, opening: firstTurn ? { reply: firstTurn } : { eventSeq } };
   const routes = await Promise.all(pinned.map(({ integrationId, taskQueue }) => proxyActivities<Activities>({
     taskQueue,
@@ -134,6 +148,7 @@ async function loop(
       runId: input.runId, threadId: context.threadId, agentId: context.agentId, turn, step,
       nativeTools: offeredNativeTools(tools), hasDataSources: tools.hasDataSources, eventSeq: first?.eventSeq ?? allocateEvents(state, 2),
       usageBefore: state.usage, ...turnMaxTokens(state, context.limits),
+      ...(state.childUsage ? { childUsage: state.childUsage } : {}), ...(tools.subAgents ? { subAgents: tools.subAgents } : {}),
     });
     state.turns = turn;
     state.usage = {
@@ -172,8 +187,8 @@ function shouldContinue(input: RunWorkflowInput): boolean {
 }
 
 const continuationOf = (state: RunState, waits: Waits, run: Run): RunContinuation => {
-  const { turns, eventSeq, usage, toolCallCount, lastTextPreview, startedAtMs } = state;
-  return { turns, eventSeq, usage, toolCallCount, lastTextPreview, llmSteps: waits.ledger.steps, run, startedAtMs };
+  const { turns, eventSeq, usage, toolCallCount, lastTextPreview, startedAtMs, childUsage } = state;
+  return { turns, eventSeq, usage, toolCallCount, lastTextPreview, llmSteps: waits.ledger.steps, run, startedAtMs, ...(childUsage ? { childUsage } : {}) };
 };
 
 /**
@@ -221,7 +236,7 @@ async function finish(state: RunState): Promise<void> {
     const stored = await CancellationScope.nonCancellable(() => finishing.finishRun({
       runId: state.runId, status: state.status as Exclude<RunState['status'], 'running'>, stopReason: state.stopReason ?? 'error',
       error: state.error, turns: state.turns, usage: state.usage, eventSeq: allocateEvents(state, 1),
-      ...(state.limitReached ? { limitReached: state.limitReached } : {}),
+      ...(state.limitReached ? { limitReached: state.limitReached } : {}), ...(state.childUsage ? { childUsage: state.childUsage } : {}),
     }));
     if (stored) Object.assign(state, stored);
   }

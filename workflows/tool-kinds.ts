@@ -2,6 +2,7 @@ import type { ActivityOptions } from '@temporalio/common';
 import { NATIVE_TOOLS, offeredNativeTools } from '../core/native-tools';
 import type { McpToolRoute, ToolAvailability } from '../core/tool-call';
 import { toolResultText } from '../core/tool-texts';
+import { subAgentText, type SubAgentRoute } from '../core/sub-agents';
 
 /**
  * Every kind of tool call the workflow can dispatch, in one table: which activity serves it with
@@ -40,6 +41,14 @@ const fixedKinds = {
     }),
     failureText: (message) => toolResultText.mcpToolUnexpected(message),
   },
+  /** A sub-agent's call: the activity records the child run (idempotent), the workflow runs it (workflows/sub-agent.ts). */
+  sub_agent: {
+    activity: 'startSubAgent',
+    options: (call) => ({
+      activityId: `agent:${call.turn}:${call.index}`, summary: `sub-agent ${call.name}`, startToCloseTimeout: '1 minute', heartbeatTimeout: '10s', retry: readRetry,
+    }),
+    failureText: (message, name) => subAgentText.failed(name, message),
+  },
   unknown: {
     failureText: (_message, name) => toolResultText.unknownTool(name),
   },
@@ -57,12 +66,16 @@ export interface RoutedCall {
   type: ToolType;
   kind: ToolKind;
   route?: McpToolRoute;
+  subAgent?: SubAgentRoute;
 }
 
 /** Where a call goes: the tool-name map first, then the native tools this run offers, else unknown. */
 export function routeToolCall(name: string, tools: ToolAvailability): RoutedCall {
   if (Object.prototype.hasOwnProperty.call(tools.mcpRoutes, name)) {
     return { type: 'mcp_tool', kind: fixedKinds.mcp_tool, route: tools.mcpRoutes[name] };
+  }
+  if (tools.subAgents && Object.prototype.hasOwnProperty.call(tools.subAgents, name)) {
+    return { type: 'sub_agent', kind: fixedKinds.sub_agent, subAgent: tools.subAgents[name] };
   }
   const native = offeredNativeTools(tools).includes(name) ? nativeKinds.find(([, kind]) => kind.nativeName === name) : undefined;
   if (native) return { type: native[0], kind: native[1] };

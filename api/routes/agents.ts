@@ -62,7 +62,7 @@ export const agentRoutes: FastifyPluginAsyncZod<AgentRouteDeps> = async (app, de
       response: {
         200: agentSchema, 400: problemResponse('Invalid request'), 404: problemResponse('No such agent'),
         403: problemResponse("model.baseUrl, model.apiKeyEnv and a name the operator's files refer to need the admin key"),
-        409: problemResponse('The name is taken (conflict), a run of the agent is running (agent_busy), the agent is defined by a file (defined_by_file), or it was deleted (agent_disabled)'),
+        409: problemResponse('The name is taken (conflict), a run of the agent is running (agent_busy), the agent is defined by a file (defined_by_file), it was deleted (agent_disabled), or its subAgents would close a cycle (sub_agent_cycle)'),
       },
     },
   }, async (request) => changeAgent(deps, admin.caller(request), request.params.id, request.body));
@@ -76,7 +76,7 @@ export const agentRoutes: FastifyPluginAsyncZod<AgentRouteDeps> = async (app, de
         200: jsonResponse('The agent was disabled (disabledAt is set), not deleted', agentSchema),
         204: z.null().describe('The agent was deleted'),
         403: problemResponse("Deleting an agent the operator's files refer to needs the admin key"), 404: problemResponse('No such agent'),
-        409: problemResponse('A run of the agent is running (agent_busy), or the agent is defined by a file (defined_by_file)'),
+        409: problemResponse('A run of the agent is running (agent_busy), the agent is defined by a file (defined_by_file), or other agents list it as a sub-agent (agent_in_use)'),
       },
     },
   }, async (request, reply) => {

@@ -13,6 +13,7 @@ const filterId = z.string().min(1).max(128).regex(/^[A-Za-z0-9_-]+$/);
 
 const listRunsQuery = z.strictObject({
   threadId: filterId.optional(),
+  parentRunId: filterId.optional().describe('only the runs this run started as sub-agents'),
   agentId: z.string().min(1).max(128).regex(/^[A-Za-z0-9_.-]+$/).optional().describe('an agent id or name'),
   status: runStatus.optional(),
   waiting: queryBoolean.optional()

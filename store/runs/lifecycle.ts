@@ -197,9 +197,9 @@ export async function writeRunEnd(
   db: Queryable, r: Omit<RunResult, 'endedAt'>, messages: ChatMessage[], ended: { seq: number; data: Record<string, unknown> },
 ): Promise<boolean> {
   const written = await endRun(db, [], r.runId, ended, (param, run) => ({
-    result: `INSERT INTO run_results (run_id, thread_id, agent_id, status, stop_reason, output, error, turns, usage, tool_calls, created_at, limit_reached)
+    result: `INSERT INTO run_results (run_id, thread_id, agent_id, status, stop_reason, output, error, turns, usage, tool_calls, created_at, limit_reached, usage_with_children)
       VALUES (${run}, ${[r.threadId, r.agentId, r.status, r.stopReason, storableText(r.output), r.error && storableJsonText(r.error), r.turns,
-    JSON.stringify(r.usage), storableJsonText(r.toolCalls), r.createdAt, r.limitReached ?? null].map(param).join(', ')})
+    JSON.stringify(r.usage), storableJsonText(r.toolCalls), r.createdAt, r.limitReached ?? null, JSON.stringify(r.usageWithChildren ?? r.usage)].map(param).join(', ')})
       ON CONFLICT (run_id) DO NOTHING RETURNING thread_id, agent_id, created_at`,
     messages: `SELECT n AS ord, m AS message FROM unnest(${param(messages.map((m) => storableJsonText(m)))}::jsonb[]) WITH ORDINALITY AS t(m, n)`,
   }));
@@ -213,6 +213,8 @@ export interface AnsweringTurn {
   reply: ChatMessage;
   /** the run's usage, this turn's included */
   usage: Usage;
+  /** and with its sub-agents' runs */
+  usageWithChildren?: Usage;
   /** the run_ended event's number */
   seq: number;
 }
@@ -230,9 +232,10 @@ export async function writeAnswer(
   return endRun(db, writes, end.runId, ended, (param, run) => {
     const turn = param(end.turn);
     return {
-      result: `INSERT INTO run_results (run_id, thread_id, agent_id, status, stop_reason, output, error, turns, usage, tool_calls, created_at)
+      result: `INSERT INTO run_results (run_id, thread_id, agent_id, status, stop_reason, output, error, turns, usage, tool_calls, created_at, usage_with_children)
         SELECT r.id, r.thread_id, r.agent_id, 'completed', 'answer', ${param(storableText(end.reply.content))}, NULL, ${turn}::int,
-          ${param(JSON.stringify(end.usage))}::jsonb, (SELECT COALESCE(${TOOL_CALLS_JSON}, '[]') FROM run_tool_calls WHERE run_id = r.id), r.created_at
+          ${param(JSON.stringify(end.usage))}::jsonb, (SELECT COALESCE(${TOOL_CALLS_JSON}, '[]') FROM run_tool_calls WHERE run_id = r.id), r.created_at,
+          ${param(JSON.stringify(end.usageWithChildren ?? end.usage))}::jsonb
         FROM runs r WHERE r.id = ${run}
         ON CONFLICT (run_id) DO NOTHING RETURNING thread_id, agent_id, created_at`,
       messages: `SELECT ARRAY[turn, slot] AS ord, message FROM run_messages WHERE run_id = ${run} AND turn < ${turn}::int

@@ -16,6 +16,8 @@ export interface RunResult {
   error: { type: string; message: string } | null;
   turns: number;
   usage: Usage;
+  /** usage with that of the runs it started as sub-agents; absent for runs recorded before them */
+  usageWithChildren?: Usage | null;
   toolCalls: (Omit<ToolCallRecord, 'slot'>)[];
   createdAt: string;
   endedAt: string;
@@ -23,7 +25,7 @@ export interface RunResult {
 
 interface RunResultRow {
   run_id: string; thread_id: string; agent_id: string; status: RunResult['status']; stop_reason: string | null; limit_reached: string | null;
-  output: string | null; error: RunResult['error']; turns: number; usage: Usage; tool_calls: RunResult['toolCalls'];
+  output: string | null; error: RunResult['error']; turns: number; usage: Usage; usage_with_children: Usage | null; tool_calls: RunResult['toolCalls'];
   created_at: Date; ended_at: Date;
 }
 
@@ -32,7 +34,7 @@ export async function findRunResult(db: Queryable, runId: string): Promise<RunRe
   const r = rows[0];
   return r && {
     runId: r.run_id, threadId: r.thread_id, agentId: r.agent_id, status: r.status, stopReason: r.stop_reason, limitReached: r.limit_reached,
-    output: r.output, error: r.error, turns: r.turns, usage: r.usage, toolCalls: r.tool_calls,
+    output: r.output, error: r.error, turns: r.turns, usage: r.usage, usageWithChildren: r.usage_with_children, toolCalls: r.tool_calls,
     createdAt: r.created_at.toISOString(), endedAt: r.ended_at.toISOString(),
   };
 }

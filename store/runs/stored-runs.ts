@@ -10,6 +10,8 @@ export interface StoredRun {
   threadId: string;
   agentId: string;
   createdAt: string;
+  /** a sub-agent's run: the run and the tool call that started it */
+  parent?: { runId: string; toolCallId: string };
   /** the write-once outcome; absent while the run runs */
   result?: RunResult;
   /** while the run runs: completed LLM turns, their usage, and the tool calls that have ended */
@@ -21,9 +23,9 @@ export interface StoredRun {
 }
 
 interface StoredRunRow {
-  id: string; thread_id: string; agent_id: string; created_at: Date;
+  id: string; thread_id: string; agent_id: string; created_at: Date; parent_run_id: string | null; parent_tool_call_id: string | null;
   rr_thread_id: string | null; rr_agent_id: string | null; status: RunResult['status'] | null; stop_reason: string | null; limit_reached: string | null;
-  output: string | null; error: RunResult['error']; turns: number | null; usage: Usage | null; tool_calls: RunResult['toolCalls'] | null;
+  output: string | null; error: RunResult['error']; turns: number | null; usage: Usage | null; usage_with_children: Usage | null; tool_calls: RunResult['toolCalls'] | null;
   rr_created_at: Date | null; ended_at: Date | null;
   live_turns: number | null; live_input_tokens: number | null; live_output_tokens: number | null;
   live_tool_calls: RunResult['toolCalls'] | null;
@@ -36,9 +38,9 @@ interface StoredRunRow {
 // pooled connection and one round trip; the pending rows are read apart only when the flags say so.
 // Prepared (named): its plan is made once per connection, not at every GET.
 const STORED_RUN_SQL = `
-SELECT r.id, r.thread_id, r.agent_id, r.created_at,
+SELECT r.id, r.thread_id, r.agent_id, r.created_at, r.parent_run_id, r.parent_tool_call_id,
   rr.thread_id AS rr_thread_id, rr.agent_id AS rr_agent_id, rr.status, rr.stop_reason, rr.limit_reached, rr.output, rr.error, rr.turns,
-  rr.usage, rr.tool_calls, rr.created_at AS rr_created_at, rr.ended_at,
+  rr.usage, rr.usage_with_children, rr.tool_calls, rr.created_at AS rr_created_at, rr.ended_at,
   t.live_turns, t.live_input_tokens + su.input_tokens AS live_input_tokens, t.live_output_tokens + su.output_tokens AS live_output_tokens,
   tc.live_tool_calls, a.arguments,
   rr.run_id IS NULL AND (EXISTS (SELECT 1 FROM run_approvals WHERE run_id = r.id AND status = 'pending')
@@ -74,6 +76,7 @@ export async function findStoredRun(db: Queryable, runId: string): Promise<Store
   if (!r) return undefined;
   const base = {
     id: r.id, threadId: r.thread_id, agentId: r.agent_id, createdAt: r.created_at.toISOString(),
+    ...(r.parent_run_id ? { parent: { runId: r.parent_run_id, toolCallId: r.parent_tool_call_id ?? '' } } : {}),
     toolCallArguments: new Map((r.arguments ?? []).map((c) => [c.id, { arguments: c.arguments ?? '{}', argumentsBytes: c.bytes ?? 2 }])),
     mayWait: { approvals: r.pending_approvals, inputs: r.pending_inputs },
   };
@@ -83,7 +86,7 @@ export async function findStoredRun(db: Queryable, runId: string): Promise<Store
       result: {
         runId: r.id, threadId: r.rr_thread_id ?? r.thread_id, agentId: r.rr_agent_id ?? r.agent_id, status: r.status,
         stopReason: r.stop_reason, limitReached: r.limit_reached, output: r.output, error: r.error, turns: r.turns ?? 0,
-        usage: r.usage ?? { inputTokens: 0, outputTokens: 0 }, toolCalls: r.tool_calls ?? [],
+        usage: r.usage ?? { inputTokens: 0, outputTokens: 0 }, usageWithChildren: r.usage_with_children, toolCalls: r.tool_calls ?? [],
         createdAt: r.rr_created_at.toISOString(), endedAt: r.ended_at.toISOString(),
       },
     };

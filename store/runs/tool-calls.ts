@@ -18,30 +18,33 @@ export interface ToolCallRecord {
   durationMs: number;
   result: string;
   resultBytes: number;
+  /** a sub-agent's call: the run it started */
+  childRunId?: string;
 }
 
 export const toolCallWrite = (runId: string, rec: ToolCallRecord): Write => ({
-  text: `INSERT INTO run_tool_calls (run_id, turn, slot, tool_call_id, name, type, integration_id, status, duration_ms, result_preview, result_bytes)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+  text: `INSERT INTO run_tool_calls (run_id, turn, slot, tool_call_id, name, type, integration_id, status, duration_ms, result_preview, result_bytes, child_run_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
      ON CONFLICT (run_id, turn, slot) DO UPDATE SET status = EXCLUDED.status, duration_ms = EXCLUDED.duration_ms,
        result_preview = EXCLUDED.result_preview, result_bytes = EXCLUDED.result_bytes`,
   values: [runId, rec.turn, rec.slot, storableText(rec.id), storableText(rec.name), rec.type, rec.integrationId, rec.status, rec.durationMs,
-    storableText(rec.result), rec.resultBytes],
+    storableText(rec.result), rec.resultBytes, rec.childRunId ?? null],
 });
 
 /** run_tool_calls rows as the run object lists its tool calls: one JSON array, in order (NULL without rows). */
 export const TOOL_CALLS_JSON = `json_agg(json_build_object(
     'id', tool_call_id, 'turn', turn, 'name', name, 'type', type, 'integrationId', integration_id, 'status', status,
-    'durationMs', duration_ms, 'result', result_preview, 'resultBytes', result_bytes) ORDER BY turn, slot)`;
+    'durationMs', duration_ms, 'result', result_preview, 'resultBytes', result_bytes, 'childRunId', child_run_id) ORDER BY turn, slot)`;
 
 export interface ToolCallRow {
   tool_call_id: string; turn: number; slot: number; name: string; type: string; integration_id: string | null;
-  status: 'ok' | 'error'; duration_ms: number; result_preview: string; result_bytes: number;
+  status: 'ok' | 'error'; duration_ms: number; result_preview: string; result_bytes: number; child_run_id?: string | null;
 }
 
 export const toToolCall = (r: ToolCallRow): ToolCallRecord => ({
   id: r.tool_call_id, turn: r.turn, slot: r.slot, name: r.name, type: r.type, integrationId: r.integration_id,
   status: r.status, durationMs: r.duration_ms, result: r.result_preview, resultBytes: r.result_bytes,
+  ...(r.child_run_id ? { childRunId: r.child_run_id } : {}),
 });
 
 /**

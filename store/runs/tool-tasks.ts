@@ -62,3 +62,11 @@ export async function recordToolTaskPoll(db: Queryable, taskRefId: string, statu
 export async function recordToolTaskAsked(db: Queryable, taskRefId: string, digest: string): Promise<void> {
   await db.query('UPDATE run_tool_tasks SET last_asked = $2, updated_at = now() WHERE task_ref_id = $1', [taskRefId, digest]);
 }
+
+/** The task a call's activity stored before its worker was lost, with its integration's taskTimeout (ms). */
+export async function findCallToolTask(db: Queryable, runId: string, turn: number, slot: number): Promise<{ taskRefId: string; taskTimeoutMs: number } | undefined> {
+  const { rows } = await db.query<{ task_ref_id: string; task_timeout_ms: number }>(
+    `SELECT t.task_ref_id, i.task_timeout_ms FROM run_tool_tasks t JOIN integrations i ON i.id = t.integration_id
+     WHERE t.run_id = $1 AND t.turn = $2 AND t.slot = $3`, [runId, turn, slot]);
+  return rows[0] && { taskRefId: rows[0].task_ref_id, taskTimeoutMs: rows[0].task_timeout_ms };
+}

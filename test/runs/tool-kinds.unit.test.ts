@@ -137,8 +137,8 @@ describe('the activity around each kind', () => {
 
   test('every kind that runs an activity names a registered tool activity; the run object type enum lists every kind', () => {
     const activities = Object.values(toolKinds).flatMap((kind) => (kind.activity ? [kind.activity] : []));
-    expect(activities).toHaveLength(4);
+    expect(activities).toHaveLength(5);
     for (const activity of activities) expect(Object.keys(toolHandlers)).toContain(activity);
-    expect(TOOL_TYPES).toEqual(['mcp_tool', 'mcp_resource', 'mcp_prompt', 'source_query', 'unknown']);
+    expect(TOOL_TYPES).toEqual(['mcp_tool', 'mcp_resource', 'mcp_prompt', 'source_query', 'sub_agent', 'unknown']);
   });
 });

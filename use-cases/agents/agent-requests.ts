@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { modelSchema } from '../../core/agent-model';
 import { runLimitsSchema } from '../../core/run-limits';
+import { MAX_SUB_AGENTS } from '../../core/sub-agents';
 
 /** What a caller may send to create or change an agent; the API checks requests against these and the use cases take their types. */
 
@@ -20,6 +21,9 @@ const agentFields = {
   maxToolResultBytes: z.int().min(1024).max(16 * 1024 * 1024)
     .describe('how much of any one tool result the LLM sees (default 65,536); the transcript keeps it whole'),
   mcpTasks: z.boolean().describe('false: MCP clients always call the agent as a plain tool, never as a task (default true)'),
+  subAgents: z.array(z.string().min(1).max(128)).max(MAX_SUB_AGENTS)
+    .refine((refs) => new Set(refs).size === refs.length, 'must not name an agent twice')
+    .meta({ uniqueItems: true, description: 'agent ids or names, resolved to ids when saved: its runs may call each as a tool `agent__<name>` (a child run)' }),
   limits: runLimitsSchema.describe('the budget of each run: tool calls, input and output tokens, duration; a run stopped by one ends completed, stopReason "budget"'),
 };
 
@@ -32,6 +36,7 @@ export const createAgentRequest = z.strictObject({
   maxToolResultBytes: agentFields.maxToolResultBytes.optional(),
   mcpTasks: agentFields.mcpTasks.optional(),
   limits: agentFields.limits.optional(),
+  subAgents: agentFields.subAgents.optional(),
 });
 
 export const changeAgentRequest = z.strictObject({
@@ -44,6 +49,7 @@ export const changeAgentRequest = z.strictObject({
   maxToolResultBytes: agentFields.maxToolResultBytes.optional(),
   mcpTasks: agentFields.mcpTasks.optional(),
   limits: agentFields.limits.nullable().optional().describe('null clears them'),
+  subAgents: agentFields.subAgents.optional(),
 }).refine((changes) => Object.keys(changes).length > 0, 'give at least one field to change').meta({ minProperties: 1 });
 
 export type CreateAgentRequest = z.infer<typeof createAgentRequest>;

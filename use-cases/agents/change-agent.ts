@@ -5,6 +5,7 @@ import type { Caller } from '../caller';
 import { HttpProblem } from '../problem';
 import { agentNameTaken, checkModel, loadChangeableAgent, lockIntegrations, requireAdminForAgentName, type AgentDeps } from './agents';
 import type { ChangeAgentRequest } from './agent-requests';
+import { resolveSubAgents } from './sub-agents';
 
 /**
  * Changing an agent, only the fields given: an agent no file defines, with no run running, not
@@ -20,7 +21,8 @@ export async function changeAgent(deps: AgentDeps, caller: Caller, ref: string, 
   try {
     return await inTransaction(deps.db, async (tx) => {
       const integrationIds = changes.integrationIds && await lockIntegrations(tx, changes.integrationIds);
-      return (await updateAgent(tx, agent.id, { ...changes, ...(integrationIds ? { integrationIds } : {}) }))!;
+      const subAgentIds = changes.subAgents && await resolveSubAgents(tx, changes.subAgents, agent.id);
+      return (await updateAgent(tx, agent.id, { ...changes, ...(integrationIds ? { integrationIds } : {}), ...(subAgentIds ? { subAgentIds } : {}) }))!;
     });
   } catch (err) {
     if (isUniqueViolation(err)) throw agentNameTaken(changes.name);

@@ -2,6 +2,7 @@ import { removeAgent } from '../../store/agents';
 import type { Agent } from '../../core/agent';
 import type { Caller } from '../caller';
 import { loadAgent, loadChangeableAgent, requireAdminForAgentName, type AgentDeps } from './agents';
+import { refuseIfListed } from './sub-agents';
 
 /**
  * Deleting an agent: while threads or runs refer to it, it is disabled instead (kept readable,
@@ -10,6 +11,7 @@ import { loadAgent, loadChangeableAgent, requireAdminForAgentName, type AgentDep
 export async function deleteAgent(deps: AgentDeps, caller: Caller, ref: string): Promise<Agent | undefined> {
   const agent = await loadChangeableAgent(deps, ref, 'delete');
   requireAdminForAgentName(caller, deps.operatorNames, agent.name, `agent ${agent.name}`);
+  await refuseIfListed(deps.db, agent.id, agent.name);
   if ((await removeAgent(deps.db, agent.id)) === 'removed') return undefined;
   return loadAgent(deps.db, agent.id);
 }

@@ -3,7 +3,7 @@ import type { Caller } from '../caller';
 import { adminFieldsChanged, adminSettingsChanged, requireAdminForSettings } from './integration-admin';
 import { patchTransport } from './integration-input';
 import { storedSettings, type ChangeIntegrationRequest } from './integration-requests';
-import { integrationNotFound, integrationView, loadIntegration, unlessNameTaken, type IntegrationDeps, type IntegrationView } from './integrations';
+import { integrationNotFound, integrationView, loadIntegration, refuseReservedNames, unlessNameTaken, type IntegrationDeps, type IntegrationView } from './integrations';
 
 const RENAME_REASON = 'agent files and INTEGRATIONS_FILE find integrations by name, so renaming one changes what they find';
 
@@ -16,6 +16,7 @@ export async function changeIntegration(
   deps: IntegrationDeps, caller: Caller, ref: string, request: ChangeIntegrationRequest,
 ): Promise<IntegrationView> {
   const { transport: transportPatch, ...changes } = storedSettings(request);
+  refuseReservedNames([changes.name]);
   const current = await loadIntegration(deps.db, ref);
   if (changes.name !== undefined && changes.name !== current.name) caller.requireAdmin('body.name', RENAME_REASON);
   const transport = transportPatch && patchTransport(current.transport, transportPatch);

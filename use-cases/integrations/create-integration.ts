@@ -2,7 +2,7 @@ import { insertIntegration } from '../../store/integrations/integrations';
 import type { Caller } from '../caller';
 import { adminSettingsChanged, requireAdminForIntegrationName, requireAdminForSettings, requireAdminForStdio } from './integration-admin';
 import { storedSettings, type CreateIntegrationRequest } from './integration-requests';
-import { integrationView, unlessNameTaken, type IntegrationDeps, type IntegrationView } from './integrations';
+import { integrationView, refuseReservedNames, unlessNameTaken, type IntegrationDeps, type IntegrationView } from './integrations';
 
 /**
  * Registering an MCP server: the operator's decisions first (a name their files refer to, a
@@ -10,6 +10,7 @@ import { integrationView, unlessNameTaken, type IntegrationDeps, type Integratio
  */
 export async function createIntegration(deps: IntegrationDeps, caller: Caller, request: CreateIntegrationRequest): Promise<IntegrationView> {
   const { transport, ...settings } = storedSettings(request);
+  refuseReservedNames([request.name]);
   requireAdminForIntegrationName(caller, deps.operatorNames, request.name, 'body.name');
   if (transport.type === 'stdio') requireAdminForStdio(caller, 'body.transport.type (stdio)');
   requireAdminForSettings(caller, adminSettingsChanged(settings).map((f) => `body.${f}`));

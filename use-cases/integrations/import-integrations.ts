@@ -4,7 +4,7 @@ import { inTransaction } from '../../store/pool';
 import type { Caller } from '../caller';
 import { adminSettingsChanged, requireAdminForIntegrationName, requireAdminForSettings, requireAdminForStdio } from './integration-admin';
 import type { ImportIntegrationsRequest } from './integration-requests';
-import { nameTaken, unlessNameTaken, type IntegrationDeps } from './integrations';
+import { nameTaken, refuseReservedNames, unlessNameTaken, type IntegrationDeps } from './integrations';
 import { readMcpConfig, type Environment, type ImportedServer } from './mcp-config-import';
 
 export interface ImportDeps extends IntegrationDeps {
@@ -22,6 +22,7 @@ export async function importIntegrations(deps: ImportDeps, caller: Caller, reque
   // readMcpConfig has checked that the document has exactly one of them.
   requireOperatorDecisions(deps, caller, request.mcpServers !== undefined ? 'mcpServers' : 'servers', servers);
   const names = servers.map((s) => s.name);
+  refuseReservedNames(names);
   // Another request may take a name between the check and the inserts: then the unique index refuses it.
   return unlessNameTaken(() => inTransaction(deps.db, async (tx) => {
     const taken = await takenIntegrationNames(tx, names);

@@ -1,4 +1,5 @@
 import type { Integration, PublicIntegration } from '../../core/integration';
+import { RESERVED_INTEGRATION_NAME } from '../../core/sub-agents';
 import { isUniqueViolation } from '../../store/agents';
 import { findIntegration, listIntegrations, toPublic } from '../../store/integrations/integrations';
 import { authorizationView, authorizationViews, type AuthorizationView } from '../../store/integrations/oauth';
@@ -50,6 +51,13 @@ export async function unlessNameTaken<T>(store: () => Promise<T>, taken: () => s
   } catch (err) {
     if (isUniqueViolation(err)) throw nameTaken(await taken());
     throw err;
+  }
+}
+
+/** `agent` is reserved: the LLM sees a run's sub-agents as the tools `agent__<name>`. */
+export function refuseReservedNames(names: (string | undefined)[]): void {
+  if (names.includes(RESERVED_INTEGRATION_NAME)) {
+    throw new HttpProblem(409, `The integration name ${RESERVED_INTEGRATION_NAME} is reserved: sub-agents are the tools ${RESERVED_INTEGRATION_NAME}__<name>`, 'conflict');
   }
 }
 

@@ -24,6 +24,8 @@ export interface RunSummary {
 export interface ListRunsRequest {
   threadId?: string;
   agentId?: string;
+  /** only the runs this run started as sub-agents (Temporal's ParentWorkflowId) */
+  parentRunId?: string;
   status?: RunStatus;
   /** only runs that wait (true) or do not wait (false) for an approval */
   waiting?: boolean;
@@ -49,6 +51,7 @@ export function runListQuery(req: Omit<ListRunsRequest, 'cursor' | 'limit'>): st
   const clauses = [`WorkflowType = ${literal(RUN_WORKFLOW_TYPE)}`, `ExecutionStatus != 'ContinuedAsNew'`];
   if (req.threadId) clauses.push(`${threadIdKey.name} = ${literal(req.threadId)}`);
   if (req.agentId) clauses.push(`${agentIdKey.name} = ${literal(req.agentId)}`);
+  if (req.parentRunId) clauses.push(`ParentWorkflowId = ${literal(req.parentRunId)}`);
   if (req.status) clauses.push(`${runStatusKey.name} = ${literal(req.status)}`);
   // Runs that never waited have no value at all.
   // Approval or input; the attribute is unset while the run waits for neither.

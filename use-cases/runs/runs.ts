@@ -62,15 +62,16 @@ export function newRunView(run: Pick<StoredRun, 'id' | 'threadId' | 'agentId' | 
 
 function runView(run: StoredRun): Omit<RunView, 'pendingApprovals' | 'pendingInputs'> {
   const { result, progress } = run;
+  const parent = { parentRunId: run.parent?.runId ?? null, parentToolCallId: run.parent?.toolCallId ?? null };
   if (result) {
     return {
-      id: run.id, threadId: result.threadId, agentId: result.agentId, status: result.status, stopReason: result.stopReason,
-      limitReached: result.limitReached ?? null, output: result.output, error: result.error, turns: result.turns, usage: result.usage, usageWithChildren: result.usage,
+      ...parent, id: run.id, threadId: result.threadId, agentId: result.agentId, status: result.status, stopReason: result.stopReason,
+      limitReached: result.limitReached ?? null, output: result.output, error: result.error, turns: result.turns, usage: result.usage, usageWithChildren: result.usageWithChildren ?? result.usage,
       toolCalls: result.toolCalls.map(toView), createdAt: result.createdAt, endedAt: result.endedAt,
     };
   }
   return {
-    id: run.id, threadId: run.threadId, agentId: run.agentId, status: 'running', stopReason: null, limitReached: null, output: null, error: null,
+    ...parent, id: run.id, threadId: run.threadId, agentId: run.agentId, status: 'running', stopReason: null, limitReached: null, output: null, error: null,
     turns: progress?.turns ?? 0, usage: progress?.usage ?? { inputTokens: 0, outputTokens: 0 }, usageWithChildren: progress?.usage ?? { inputTokens: 0, outputTokens: 0 },
     toolCalls: (progress?.toolCalls ?? []).map(toView), createdAt: run.createdAt, endedAt: null,
   };
@@ -79,7 +80,7 @@ function runView(run: StoredRun): Omit<RunView, 'pendingApprovals' | 'pendingInp
 function toView(c: Omit<ToolCallRecord, 'slot'>): RunView['toolCalls'][number] {
   return {
     id: c.id, turn: c.turn, name: c.name, type: c.type, ...(c.integrationId ? { integrationId: c.integrationId } : {}),
-    status: c.status, durationMs: c.durationMs, result: c.result, resultBytes: c.resultBytes,
+    status: c.status, durationMs: c.durationMs, result: c.result, resultBytes: c.resultBytes, ...(c.childRunId ? { childRunId: c.childRunId } : {}),
   };
 }
 

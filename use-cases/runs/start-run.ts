@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { RUN_WORKFLOW_TYPE, type RunStatus } from '../../core/run';
+import { MAX_RUN_INPUT_CHARS, RUN_WORKFLOW_TYPE, type RunStatus } from '../../core/run';
 import { agentIdKey, runStatusKey, threadIdKey } from '../../core/search-attributes';
 import { agentDisabledText, findAgent, findAgentByRef } from '../../store/agents';
 import type { Agent } from '../../core/agent';
@@ -24,8 +24,7 @@ import { shortened } from '../../core/truncated-text';
  * one-run-per-thread rule, and the run's workflow. Reading and cancelling runs is runs.ts's.
  */
 
-/** The longest run input, in characters, through every front door (REST and MCP). */
-export const MAX_RUN_INPUT_CHARS = 1_000_000;
+export { MAX_RUN_INPUT_CHARS };
 
 export interface StartRunRequest {
   threadId: string;

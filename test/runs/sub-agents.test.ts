@@ -1,0 +1,135 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../api/app';
+import type { ScriptStep } from '../../core/agent-model';
+import type { RunView } from '../../core/run-view';
+import { subAgentToolName } from '../../core/sub-agents';
+import { toolResultText } from '../../core/tool-texts';
+import { insertAgent } from '../../store/agents';
+import { insertThread, threadMessages } from '../../store/threads/threads';
+import { logger, startEngine, type Engine } from '../support/engine';
+import { waitFor } from '../support/wait';
+
+/** Sub-agents: an agent's runs call other agents as tools `agent__<name>`, each call a child run workflow on a new thread. */
+describe('sub-agents', () => {
+  let engine: Engine;
+  let app: FastifyInstance;
+  beforeAll(async () => {
+    engine = await startEngine('embedded');
+    app = await buildApp({ db: engine.db, client: engine.client, taskQueue: engine.taskQueue, logger, rateLimitPerMinute: 0 });
+  });
+  afterAll(async () => {
+    await app?.close();
+    await engine?.close();
+  });
+
+  const named = (prefix: string) => `${prefix}_${randomUUID().slice(0, 8)}`;
+  const agent = (script: ScriptStep[], extra: { subAgentIds?: string[]; description?: string; limits?: { maxToolCalls: number } } = {}, name = named('a')) =>
+    insertAgent(engine.db, { name, model: { provider: 'scripted', script }, ...extra });
+  const read = async (runId: string) => (await app.inject({ method: 'GET', url: `/v1/runs/${runId}?waitMs=30000` })).json<RunView>();
+  async function run(agentId: string, input = 'go') {
+    const thread = await insertThread(engine.db, agentId);
+    const runId = await engine.start({ threadId: thread.id, input });
+    await engine.result(runId);
+    return read(runId);
+  }
+
+  test('a sub-agent answers: its output is the tool result, and its run knows its parent', async () => {
+    const child = await agent([{ text: 'the child says hello' }], { description: 'Greets' });
+    const parent = await agent([
+      { toolCalls: [{ name: subAgentToolName(child.name), arguments: { input: 'say hello' } }] },
+      { text: 'parent heard: {{tool_results}}' },
+    ], { subAgentIds: [child.id] });
+    const parentRun = await run(parent.id);
+    expect(parentRun).toMatchObject({ status: 'completed', output: 'parent heard: the child says hello', parentRunId: null });
+    const call = parentRun.toolCalls[0];
+    expect(call).toMatchObject({ type: 'sub_agent', status: 'ok', childRunId: expect.stringMatching(/^run_/) });
+
+    const childRun = await read(call.childRunId!);
+    expect(childRun).toMatchObject({ status: 'completed', agentId: child.id, parentRunId: parentRun.id, parentToolCallId: call.id, output: 'the child says hello' });
+    expect(childRun.threadId).not.toBe(parentRun.threadId);
+    expect((await threadMessages(engine.db, childRun.threadId))[0]).toMatchObject({ role: 'user', content: 'say hello' });
+    expect(parentRun.usageWithChildren.inputTokens).toBe(parentRun.usage.inputTokens + childRun.usage.inputTokens);
+
+    await waitFor(async () => (await app.inject({ method: 'GET', url: `/v1/runs?parentRunId=${parentRun.id}` }))
+      .json<{ runs: { id: string }[] }>().runs.some((r) => r.id === childRun.id), 20_000, 'the child listed under its parent');
+  });
+
+  test('a failed sub-agent and a call without input are error texts for the parent\'s LLM', async () => {
+    // No key for this model on the worker: the child run fails at once.
+    const broken = await insertAgent(engine.db, { name: named('broken'), model: { provider: 'anthropic', name: 'claude-test', apiKeyEnv: 'ENGINE_TEST_MISSING_KEY' } });
+    const tool = subAgentToolName(broken.name);
+    const parent = await agent([
+      { toolCalls: [{ name: tool, arguments: { input: 'work' } }, { name: tool, arguments: { text: 'no input' } }] },
+      { text: '{{tool_results}}' },
+    ], { subAgentIds: [broken.id] });
+    const parentRun = await run(parent.id);
+    expect(parentRun.status).toBe('completed');
+    expect(parentRun.toolCalls.map((c) => c.status)).toEqual(['error', 'error']);
+    expect(parentRun.toolCalls[0].result).toMatch(new RegExp(`^Sub-agent ${broken.name} failed: `));
+    expect(parentRun.toolCalls[1].result).toBe(`Sub-agent call ${tool} needs {"input": "<text>"} (a non-empty string).`);
+    expect((await read(parentRun.toolCalls[0].childRunId!)).status).toBe('failed');
+  });
+
+  test('cancelling the parent cancels its children', async () => {
+    const slow = await agent([{ text: 'too late', delayMs: 60_000 }]);
+    const parent = await agent([{ toolCalls: [{ name: subAgentToolName(slow.name), arguments: { input: 'take your time' } }] }, { text: 'never' }], { subAgentIds: [slow.id] });
+    const thread = await insertThread(engine.db, parent.id);
+    const runId = await engine.start({ threadId: thread.id, input: 'go' });
+    let childRunId = '';
+    await waitFor(async () => {
+      const rows = await engine.db.query<{ id: string }>('SELECT id FROM runs WHERE parent_run_id = $1', [runId]);
+      childRunId = rows.rows[0]?.id ?? '';
+      return Boolean(childRunId) && (await engine.db.query('SELECT 1 FROM run_turns WHERE run_id = $1', [childRunId])).rowCount! > 0;
+    }, 30_000, 'the child running its turn');
+    expect((await app.inject({ method: 'POST', url: `/v1/runs/${runId}/cancel` })).statusCode).toBe(202);
+    expect((await read(runId)).status).toBe('cancelled');
+    await waitFor(async () => (await read(childRunId)).status === 'cancelled', 30_000, 'the child cancelled');
+  });
+
+  test('a child starts with what is left of its parent\'s budget', async () => {
+    const child = await agent([{ toolCalls: [{ name: 'x', arguments: {} }, { name: 'y', arguments: {} }] }, { text: 'never' }]);
+    const parent = await agent([{ toolCalls: [{ name: subAgentToolName(child.name), arguments: { input: 'go' } }] }, { text: '{{tool_results}}' }],
+      { subAgentIds: [child.id], limits: { maxToolCalls: 2 } });
+    const parentRun = await run(parent.id);
+    // The parent's call is one of its 2: the child may make 1 of its 2.
+    const childRun = await read(parentRun.toolCalls[0].childRunId!);
+    expect(childRun).toMatchObject({ stopReason: 'budget', limitReached: 'maxToolCalls' });
+    expect(parentRun.output).toMatch(new RegExp(`^Sub-agent ${child.name} stopped \\(budget\\)`));
+  });
+
+  test('depth is bounded: a run three levels down is offered no sub-agents', async () => {
+    const leaf = await agent([{ text: 'leaf' }]);
+    let below = leaf;
+    const chain = [];
+    for (let level = 0; level < 4; level++) {
+      below = await agent([{ toolCalls: [{ name: subAgentToolName(below.name), arguments: { input: 'down' } }] }, { text: `L${level}[{{tool_results}}]` }], { subAgentIds: [below.id] });
+      chain.push(below);
+    }
+    // The top run is at depth 0; its great-grandchild (depth 3) cannot call the leaf.
+    const top = await run(chain[3].id);
+    expect(top.output).toBe(`L3[L2[L1[L0[${toolResultText.unknownTool(subAgentToolName(leaf.name))}]]]]`);
+  });
+
+  test('the API resolves sub-agents by name, refuses cycles, deleting a listed agent, and the integration name "agent"', async () => {
+    const model = { provider: 'scripted', script: [{ text: 'hi' }] };
+    const post = (payload: Record<string, unknown>) => app.inject({ method: 'POST', url: '/v1/agents', payload: { model, ...payload } });
+    const b = (await post({ name: named('b') })).json<{ id: string; name: string }>();
+    const a = await post({ name: named('a'), subAgents: [b.name] });
+    expect(a.statusCode).toBe(201);
+    expect(a.json()).toMatchObject({ subAgents: [b.id] });
+    expect((await post({ name: named('c'), subAgents: ['no-such-agent'] })).statusCode).toBe(400);
+
+    const cycle = await app.inject({ method: 'PATCH', url: `/v1/agents/${b.id}`, payload: { subAgents: [a.json<{ id: string }>().id] } });
+    expect(cycle.statusCode).toBe(409);
+    expect(cycle.json()).toMatchObject({ code: 'sub_agent_cycle' });
+    expect((await app.inject({ method: 'PATCH', url: `/v1/agents/${b.id}`, payload: { subAgents: [b.id] } })).statusCode).toBe(409);
+
+    const deleted = await app.inject({ method: 'DELETE', url: `/v1/agents/${b.id}` });
+    expect(deleted.statusCode).toBe(409);
+    expect(deleted.json().detail).toContain(a.json<{ name: string }>().name);
+
+    const reserved = await app.inject({ method: 'POST', url: '/v1/integrations', payload: { name: 'agent', transport: { type: 'http', url: 'https://example.com/mcp' } } });
+    expect(reserved.statusCode).toBe(409);
+  });
+});

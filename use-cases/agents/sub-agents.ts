@@ -1,0 +1,36 @@
+import { subAgentToolName } from '../../core/sub-agents';
+import type { Queryable } from '../../store/pool';
+import { agentsListing, closesSubAgentCycle, resolveAgentRefs } from '../../store/sub-agents';
+import { HttpProblem } from '../problem';
+
+/**
+ * An agent's `subAgents` as it is saved: names or ids → ids, each an enabled agent, their tools'
+ * names distinct, and no cycle (the agent reachable from its own sub-agents). `agentId` is absent
+ * for a new agent, which no agent lists yet.
+ */
+export async function resolveSubAgents(tx: Queryable, refs: string[], agentId?: string): Promise<string[]> {
+  const { found, unknown } = await resolveAgentRefs(tx, refs);
+  if (unknown.length > 0) throw new HttpProblem(400, `body.subAgents: unknown agents ${unknown.join(', ')}`, 'validation');
+  const disabled = found.filter((a) => a.disabled);
+  if (disabled.length > 0) throw new HttpProblem(400, `body.subAgents: ${disabled.map((a) => a.name).join(', ')} disabled`, 'validation');
+  const tools = new Map<string, string>();
+  for (const a of found) {
+    const tool = subAgentToolName(a.name);
+    const other = tools.get(tool);
+    if (other && other !== a.id) throw new HttpProblem(400, `body.subAgents: two sub-agents would both be the tool ${tool}`, 'validation');
+    tools.set(tool, a.id);
+  }
+  const ids = [...new Set(found.map((a) => a.id))];
+  if (agentId && (ids.includes(agentId) || await closesSubAgentCycle(tx, agentId, ids))) {
+    throw new HttpProblem(409, 'body.subAgents: the agent would reach itself through its sub-agents (a cycle)', 'sub_agent_cycle');
+  }
+  return ids;
+}
+
+/** An agent other agents list as a sub-agent is not deleted: a 409 naming them. */
+export async function refuseIfListed(db: Queryable, agentId: string, agentName: string): Promise<void> {
+  const listing = await agentsListing(db, agentId);
+  if (listing.length > 0) {
+    throw new HttpProblem(409, `Agent ${agentName} is a sub-agent of ${listing.join(', ')}: remove it from their subAgents first`, 'agent_in_use');
+  }
+}

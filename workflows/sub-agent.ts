@@ -1,0 +1,67 @@
+import { CancellationScope, condition, isCancellation, proxyLocalActivities, startChild, workflowInfo } from '@temporalio/workflow';
+import type { createActivities } from '../activities';
+import type { ToolActivityInput } from '../activities/tool-call';
+import type { Usage } from '../core/messages';
+import { RUN_WORKFLOW_TYPE, type RunOutcome } from '../core/run';
+import type { RunLimits } from '../core/run-limits';
+import { agentIdKey, runStatusKey, threadIdKey } from '../core/search-attributes';
+import { MAX_CHILDREN_AT_ONCE } from '../core/sub-agents';
+import type { ChildRun, ToolOutcome } from '../core/tool-call';
+import type { RunWorkflowInput } from './definitions';
+import { describeFailure } from './failures';
+
+type Activities = ReturnType<typeof createActivities>;
+
+const recording = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 10 },
+});
+
+/** What a run's sub-agent calls share: where the run sits in its tree, its children running, its budget, its children's usage. */
+export interface Family {
+  rootRunId: string;
+  /** 0 for a run a person started */
+  depth: number;
+  running: number;
+  /** what is left of the run's budget, for a child to start with */
+  limitsLeft: () => RunLimits | undefined;
+  /** a child's usage (its own children's included) */
+  addUsage: (usage: Usage) => void;
+}
+
+/**
+ * A sub-agent's run as a child workflow of the run that called it (its run recorded by the call's
+ * activity, activities/tools/sub-agent.ts): at most MAX_CHILDREN_AT_ONCE at once per run, with what
+ * is left of the parent's budget, one level deeper. Cancelling the parent cancels its children
+ * (Temporal cancels the child workflows of a cancelled scope); a child cancelled on its own, or
+ * failed, is an error text for the parent's LLM. Its answer is recorded as the call's result.
+ */
+export async function runChild(input: ToolActivityInput, child: ChildRun, family: Family): Promise<ToolOutcome> {
+  await condition(() => family.running < MAX_CHILDREN_AT_ONCE);
+  family.running++;
+  let failure: string | undefined;
+  try {
+    const limits = family.limitsLeft();
+    const args: RunWorkflowInput = {
+      runId: child.runId, ...(limits ? { limits } : {}), parent: { runId: input.runId, rootRunId: family.rootRunId, depth: family.depth + 1 },
+    };
+    const handle = await startChild(RUN_WORKFLOW_TYPE, {
+      workflowId: child.runId, args: [args], taskQueue: workflowInfo().taskQueue,
+      typedSearchAttributes: [
+        { key: threadIdKey, value: child.threadId }, { key: agentIdKey, value: child.agentId }, { key: runStatusKey, value: 'running' },
+      ],
+      staticSummary: `sub-agent ${input.subAgent?.agentName ?? input.name} of run ${input.runId}`,
+    });
+    const outcome = await handle.result() as RunOutcome;
+    family.addUsage({
+      inputTokens: outcome.usage.inputTokens + (outcome.childUsage?.inputTokens ?? 0),
+      outputTokens: outcome.usage.outputTokens + (outcome.childUsage?.outputTokens ?? 0),
+    });
+  } catch (err) {
+    if (isCancellation(err) && CancellationScope.current().consideredCancelled) throw err;
+    failure = describeFailure(err).message;
+  } finally {
+    family.running--;
+  }
+  return recording.recordSubAgentResult({ ...input, childRunId: child.runId, ...(failure ? { failure } : {}) });
+}
