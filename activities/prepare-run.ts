@@ -100,7 +100,8 @@ async function prepare(
     let prefix = read.snapshots[SNAPSHOT.prefix] as { data: PrefixSnapshot; bytes: number } | undefined;
     if (!prefix) {
       const { messages, injected } = await integrationsPrefix(deps, {
-        instructions: agent.instructions, integrationIds: agent.integrationIds, integrations: discovery.integrations, discovered: discovery.snapshot.integrations,
+        instructions: agent.instructions, integrationIds: agent.integrationIds, promptOrder: agent.promptOrder,
+        integrations: discovery.integrations, discovered: discovery.snapshot.integrations,
       });
       const write = snapshotWrite(runId, SNAPSHOT.prefix, { messages, injectedPrompts: injected } satisfies PrefixSnapshot);
       writes.push(write);

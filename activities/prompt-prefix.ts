@@ -9,6 +9,7 @@ import type { McpPool } from '../mcp-client/pool';
 import { promptBody } from '../mcp-client/prompt-text';
 import type { ChatMessage } from '../core/messages';
 import type { ContextPreview, PrefixSource } from '../core/context-preview';
+import { inPromptOrder } from '../core/prompt-order';
 import { countMessageTokens } from '../llm/token-count';
 import { buildInjectedMessages, detectConventionalPrompt, type FetchedPrompt } from '../mcp-client/conventional-prompts';
 import { mcpErrorText } from '../core/mcp-error-text';
@@ -91,7 +92,7 @@ async function fetchServerPrompts(pool: McpPool, source: ServerSource, log: Logg
 
 /**
  * The prefix shared by runs (buildPromptPrefix) and the context preview: every server's
- * conventional prompts, fetched in parallel and assembled in integration order.
+ * conventional prompts, fetched in parallel and assembled in the order of `sources`.
  */
 export async function buildConventionalPrefix(
   deps: { mcpPool: McpPool; logger: Logger },
@@ -118,12 +119,19 @@ export async function buildConventionalPrefix(
   return { messages, sources: messageSources, injected: prompts.length - dropped.length, failed };
 }
 
-/** The prefix for these integrations, listing prompts where discovery has not. */
+/**
+ * The prefix for these integrations (in the agent's order, with its `promptOrder` ones first),
+ * listing prompts where discovery has not.
+ */
 export async function integrationsPrefix(
   deps: ActivityDeps,
-  input: { instructions: string | null; integrationIds: string[]; integrations?: Integration[]; discovered?: DiscoveredIntegration[] },
+  input: {
+    instructions: string | null; integrationIds: string[]; promptOrder: string[];
+    integrations?: Integration[]; discovered?: DiscoveredIntegration[];
+  },
 ): Promise<BuiltPrefix> {
-  const integrations = input.integrations ?? await findIntegrations(deps.db, input.integrationIds);
+  const found = input.integrations ?? await findIntegrations(deps.db, input.integrationIds);
+  const integrations = inPromptOrder(found, (i) => i.id, input.promptOrder);
   const sources: ServerSource[] = integrations.flatMap((integration) => {
     const d = input.discovered?.find((x) => x.id === integration.id);
     // Discovery already waited for (and logged) an unreachable server: do not wait for it twice.
@@ -139,7 +147,9 @@ export function createPromptPrefixActivities(deps: ActivityDeps) {
     async previewPromptPrefix({ agentId }: { agentId: string }): Promise<ContextPreview> {
       const agent = await findAgent(deps.db, agentId);
       if (!agent) throw ApplicationFailure.nonRetryable(`Agent ${agentId} does not exist`, 'AgentNotFound');
-      const { messages, sources, injected, failed } = await integrationsPrefix(deps, { instructions: agent.instructions, integrationIds: agent.integrationIds });
+      const { messages, sources, injected, failed } = await integrationsPrefix(deps, {
+        instructions: agent.instructions, integrationIds: agent.integrationIds, promptOrder: agent.promptOrder,
+      });
       const bytes = Buffer.byteLength(JSON.stringify(messages));
       if (bytes > MAX_PREVIEW_BYTES) {
         throw ApplicationFailure.nonRetryable(`The injected prefix is ${bytes} bytes, more than a preview can carry`, 'PrefixTooLarge');

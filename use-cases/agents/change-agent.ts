@@ -3,7 +3,8 @@ import type { Agent } from '../../core/agent';
 import { inTransaction } from '../../store/pool';
 import type { Caller } from '../caller';
 import { HttpProblem } from '../problem';
-import { agentNameTaken, checkModel, loadChangeableAgent, lockIntegrations, requireAdminForAgentName, type AgentDeps } from './agents';
+import { promptOrderWithin } from '../../core/prompt-order';
+import { agentNameTaken, checkModel, loadChangeableAgent, lockIntegrations, requireAdminForAgentName, resolvePromptOrder, type AgentDeps } from './agents';
 import type { ChangeAgentRequest } from './agent-requests';
 
 /**
@@ -20,7 +21,11 @@ export async function changeAgent(deps: AgentDeps, caller: Caller, ref: string, 
   try {
     return await inTransaction(deps.db, async (tx) => {
       const integrationIds = changes.integrationIds && await lockIntegrations(tx, changes.integrationIds);
-      return (await updateAgent(tx, agent.id, { ...changes, ...(integrationIds ? { integrationIds } : {}) }))!;
+      // New integrations without a new order keep the order of those the agent still has.
+      const promptOrder = changes.promptOrder
+        ? await resolvePromptOrder(tx, changes.promptOrder, integrationIds ?? agent.integrationIds)
+        : integrationIds && promptOrderWithin(agent.promptOrder, integrationIds);
+      return (await updateAgent(tx, agent.id, { ...changes, ...(integrationIds ? { integrationIds } : {}), ...(promptOrder ? { promptOrder } : {}) }))!;
     });
   } catch (err) {
     if (isUniqueViolation(err)) throw agentNameTaken(changes.name);
