@@ -16,6 +16,7 @@ import type { ActivityDeps } from './deps';
 import { discoverRun } from './discovery';
 import { askLlm, llmTurn, type LlmTurnInput, type LlmTurnOutput } from './llm-turn';
 import { integrationsPrefix } from './prompt-prefix';
+import { countMessageTokens } from '../llm/token-count';
 import { rememberPrepared, SNAPSHOT, type PrefixSnapshot } from './run-snapshots';
 
 /** What the workflow keeps of its run for its whole life (and across continue-as-new). */
@@ -104,7 +105,8 @@ async function prepare(
     let prefix = read.snapshots[SNAPSHOT.prefix] as { data: PrefixSnapshot; bytes: number } | undefined;
     if (!prefix) {
       const { messages, injected } = await integrationsPrefix(deps, {
-        instructions: agent.instructions, integrationIds: agent.integrationIds, integrations: discovery.integrations, discovered: discovery.snapshot.integrations,
+        instructions: agent.instructions, integrationIds: agent.integrationIds, promptOrder: agent.promptOrder,
+        integrations: discovery.integrations, discovered: discovery.snapshot.integrations,
       });
       const write = snapshotWrite(runId, SNAPSHOT.prefix, { messages, injectedPrompts: injected } satisfies PrefixSnapshot);
       writes.push(write);
@@ -125,8 +127,13 @@ async function prepare(
       pinned: discovery.pinned,
     };
     writes.push(snapshotWrite(runId, SNAPSHOT.prepared, prepared));
-    // Written once complete, so that the event reads the same live and replayed.
-    const prefixFigures = { messageCount: prefix.data.messages.length, injectedPrompts: prefix.data.injectedPrompts, bytes: prefix.bytes };
+    // Written once complete, so that the event reads the same live and replayed. Counted from the
+    // recorded prefix, which a retry reuses: the figures are the same at every attempt.
+    const tokens = countMessageTokens(prefix.data.messages, agent.model);
+    const prefixFigures = {
+      messageCount: prefix.data.messages.length, injectedPrompts: prefix.data.injectedPrompts, bytes: prefix.bytes,
+      tokens: tokens.total, tokensEstimated: tokens.estimated,
+    };
     writes.push(eventWrite(runId, 1, 'run_started', { threadId: run.threadId, agentId: agent.id, agentName: agent.name, prefix: prefixFigures }));
     if (turnSeq !== undefined && discovery.pinned.length === 0) writes.push(eventWrite(runId, turnSeq, 'turn_started', { turn: 1 }), turnAttemptWrite(runId, 1));
     await writeTogether(db, writes);

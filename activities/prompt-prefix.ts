@@ -7,7 +7,10 @@ import type { Logger } from '../platform/logger';
 import type { DiscoveredIntegration } from '../core/discovery';
 import type { McpPool } from '../mcp-client/pool';
 import { promptBody } from '../mcp-client/prompt-text';
-import type { ChatMessage, ContextPreview } from '../core/messages';
+import type { ChatMessage } from '../core/messages';
+import type { ContextPreview, PrefixSource } from '../core/context-preview';
+import { inPromptOrder } from '../core/prompt-order';
+import { countMessageTokens } from '../llm/token-count';
 import { buildInjectedMessages, detectConventionalPrompt, type FetchedPrompt } from '../mcp-client/conventional-prompts';
 import { mcpErrorText } from '../core/mcp-error-text';
 import type { ActivityDeps } from './deps';
@@ -22,7 +25,7 @@ const MAX_PAGES = 20;
 /** Workflow results are capped at 2 MB by Temporal; a preview that large is a misconfigured server. */
 const MAX_PREVIEW_BYTES = 1_500_000;
 
-export interface PrefixSource {
+export interface ServerSource {
   integration: Integration;
   /** the prompts discovery already listed; undefined: list them now */
   prompts?: ListedPrompt[];
@@ -31,6 +34,8 @@ export interface PrefixSource {
 /** GET /v1/agents/:id/context: the prefix an agent's next run would get, built by a worker. */
 export interface BuiltPrefix {
   messages: ChatMessage[];
+  /** what each message was made of, by index */
+  sources: PrefixSource[][];
   /** conventional prompts that made it into the prefix */
   injected: number;
   failed: { integrationId: string; message: string }[];
@@ -58,7 +63,7 @@ async function listAllPrompts(client: Client): Promise<ListedPrompt[]> {
 }
 
 /** One server's conventional prompts. Any failure skips the whole server (contract), so its instructions never arrive half-made. */
-async function fetchServerPrompts(pool: McpPool, source: PrefixSource, log: Logger): Promise<FetchedPrompt[]> {
+async function fetchServerPrompts(pool: McpPool, source: ServerSource, log: Logger): Promise<FetchedPrompt[]> {
   const { integration } = source;
   const disabled = new Set((integration.disabledPrompts ?? []).map(lower));
   return pool.withClient(integration, async (client) => {
@@ -87,11 +92,11 @@ async function fetchServerPrompts(pool: McpPool, source: PrefixSource, log: Logg
 
 /**
  * The prefix shared by runs (buildPromptPrefix) and the context preview: every server's
- * conventional prompts, fetched in parallel and assembled in integration order.
+ * conventional prompts, fetched in parallel and assembled in the order of `sources`.
  */
 export async function buildConventionalPrefix(
   deps: { mcpPool: McpPool; logger: Logger },
-  input: { instructions: string | null; sources: PrefixSource[] },
+  input: { instructions: string | null; sources: ServerSource[] },
 ): Promise<BuiltPrefix> {
   const { mcpPool, logger } = deps;
   const failed: BuiltPrefix['failed'] = [];
@@ -109,18 +114,25 @@ export async function buildConventionalPrefix(
     }
   }));
   const prompts = perServer.flat();
-  const { messages, dropped } = buildInjectedMessages(prompts, input.instructions);
+  const { messages, sources: messageSources, dropped } = buildInjectedMessages(prompts, input.instructions);
   for (const d of dropped) logger.warn(d, 'conventional prompt dropped');
-  return { messages, injected: prompts.length - dropped.length, failed };
+  return { messages, sources: messageSources, injected: prompts.length - dropped.length, failed };
 }
 
-/** The prefix for these integrations, listing prompts where discovery has not. */
+/**
+ * The prefix for these integrations (in the agent's order, with its `promptOrder` ones first),
+ * listing prompts where discovery has not.
+ */
 export async function integrationsPrefix(
   deps: ActivityDeps,
-  input: { instructions: string | null; integrationIds: string[]; integrations?: Integration[]; discovered?: DiscoveredIntegration[] },
+  input: {
+    instructions: string | null; integrationIds: string[]; promptOrder: string[];
+    integrations?: Integration[]; discovered?: DiscoveredIntegration[];
+  },
 ): Promise<BuiltPrefix> {
-  const integrations = input.integrations ?? await findIntegrations(deps.db, input.integrationIds);
-  const sources: PrefixSource[] = integrations.flatMap((integration) => {
+  const found = input.integrations ?? await findIntegrations(deps.db, input.integrationIds);
+  const integrations = inPromptOrder(found, (i) => i.id, input.promptOrder);
+  const sources: ServerSource[] = integrations.flatMap((integration) => {
     const d = input.discovered?.find((x) => x.id === integration.id);
     // Discovery already waited for (and logged) an unreachable server: do not wait for it twice.
     if (d?.status === 'unreachable') return [];
@@ -135,13 +147,19 @@ export function createPromptPrefixActivities(deps: ActivityDeps) {
     async previewPromptPrefix({ agentId }: { agentId: string }): Promise<ContextPreview> {
       const agent = await findAgent(deps.db, agentId);
       if (!agent) throw ApplicationFailure.nonRetryable(`Agent ${agentId} does not exist`, 'AgentNotFound');
-      const { messages, injected, failed } = await integrationsPrefix(deps, { instructions: agent.instructions, integrationIds: agent.integrationIds });
+      const { messages, sources, injected, failed } = await integrationsPrefix(deps, {
+        instructions: agent.instructions, integrationIds: agent.integrationIds, promptOrder: agent.promptOrder,
+      });
       const bytes = Buffer.byteLength(JSON.stringify(messages));
       if (bytes > MAX_PREVIEW_BYTES) {
         throw ApplicationFailure.nonRetryable(`The injected prefix is ${bytes} bytes, more than a preview can carry`, 'PrefixTooLarge');
       }
-      deps.logger.info({ agentId, injected, failed: failed.length, bytes }, 'context preview built');
-      return { messages };
+      const tokens = countMessageTokens(messages, agent.model);
+      deps.logger.info({ agentId, injected, failed: failed.length, bytes, tokens: tokens.total }, 'context preview built');
+      return {
+        messages: messages.map((m, i) => ({ ...m, sources: sources[i], tokens: tokens.perMessage[i] })),
+        totalTokens: tokens.total, tokensEstimated: tokens.estimated, tokenizer: tokens.tokenizer,
+      };
     },
   };
 }

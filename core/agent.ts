@@ -15,6 +15,8 @@ export const agentSchema = z.object({
   // Written as stored: the model was checked against AgentModel on the way in.
   model: z.record(z.string(), z.unknown()).describe('see AgentModel'),
   integrationIds: z.array(z.string()),
+  promptOrder: z.array(z.string())
+    .describe('integration ids whose conventional prompts come first in the prompt prefix, in this order; the others follow in integrationIds order'),
   maxTurns: z.int(),
   maxToolResultBytes: z.int().describe('how much of any one tool result the LLM sees; the transcript keeps it whole'),
   subAgents: z.array(z.string()).describe('the agents (ids) its runs may call as tools `agent__<name>`, each a child run'),

@@ -21,8 +21,3 @@ export interface Usage {
   inputTokens: number;
   outputTokens: number;
 }
-
-/** The prompt prefix an agent's next run would get (GET /v1/agents/:id/context). */
-export interface ContextPreview {
-  messages: ChatMessage[];
-}

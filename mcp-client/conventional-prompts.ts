@@ -3,6 +3,7 @@
  * Pure: which prompt names are conventional, and how fetched prompts become the injected prefix.
  */
 import type { ChatMessage, ToolCall } from '../core/messages';
+import type { PrefixSource } from '../core/context-preview';
 import { isPlainObject } from '../core/plain-object';
 
 export type ConventionalKind =
@@ -92,8 +93,16 @@ function uniqueId(base: string, used: Set<string>): string {
   return id;
 }
 
-function toolPairs(prompts: FetchedPrompt[], dropped: DroppedPrompt[]): ChatMessage[] {
-  const messages: ChatMessage[] = [];
+/** A prefix message and what it was made of. */
+interface Sourced {
+  message: ChatMessage;
+  sources: PrefixSource[];
+}
+
+const sourceOf = (p: FetchedPrompt): PrefixSource => ({ kind: 'prompt', integrationId: p.integrationId, integrationName: p.serverName, prompt: p.name });
+
+function toolPairs(prompts: FetchedPrompt[], dropped: DroppedPrompt[]): Sourced[] {
+  const messages: Sourced[] = [];
   const used = new Set<string>();
   const servers = [...new Set(prompts.map((p) => p.integrationId))];
   for (const integrationId of servers) {
@@ -123,8 +132,8 @@ function toolPairs(prompts: FetchedPrompt[], dropped: DroppedPrompt[]): ChatMess
       const callId = uniqueId(sanitiseToolId(id), used);
       const call = parseToolCallContent(prompt.content, sanitiseToolId(id));
       const toolCall: ToolCall = { id: callId, name: call.name, arguments: call.arguments };
-      messages.push({ role: 'assistant', content: call.text, toolCalls: [toolCall] });
-      messages.push({ role: 'tool', toolCallId: callId, name: call.name, content: result.content });
+      messages.push({ message: { role: 'assistant', content: call.text, toolCalls: [toolCall] }, sources: [sourceOf(prompt)] });
+      messages.push({ message: { role: 'tool', toolCallId: callId, name: call.name, content: result.content }, sources: [sourceOf(result)] });
     }
     for (const result of results.values()) {
       dropped.push({ integrationId, name: result.name, reason: 'a tool_result without a tool_call' });
@@ -136,24 +145,27 @@ function toolPairs(prompts: FetchedPrompt[], dropped: DroppedPrompt[]): ChatMess
 /**
  * The injected prefix, in the contract's order: one system message (servers' system_prompt,
  * then tool_instructions, then the agent's instructions), user_prompt messages, tool_call and
- * tool_result pairs, then assistant_prompt messages.
+ * tool_result pairs, then assistant_prompt messages. `sources[i]` says what `messages[i]` was made of.
  */
-export function buildInjectedMessages(prompts: FetchedPrompt[], instructions: string | null): { messages: ChatMessage[]; dropped: DroppedPrompt[] } {
+export function buildInjectedMessages(prompts: FetchedPrompt[], instructions: string | null): {
+  messages: ChatMessage[]; sources: PrefixSource[][]; dropped: DroppedPrompt[];
+} {
   const dropped: DroppedPrompt[] = [];
   const ofKind = (kind: ConventionalKind) => prompts.filter((p) => detectConventionalPrompt(p.name)?.kind === kind);
-  const systemParts = [
-    ...ofKind('system_prompt').map((p) => `[System instructions from Server: ${p.serverName}]\n${p.content}`),
-    ...ofKind('tool_instructions').map((p) => `[Tool instructions from Server: ${p.serverName}]\n${p.content}`),
-  ];
-  const messages: ChatMessage[] = [];
+  const systemPrompts = [...ofKind('system_prompt'), ...ofKind('tool_instructions')];
+  const header = (p: FetchedPrompt) => (detectConventionalPrompt(p.name)?.kind === 'system_prompt' ? 'System' : 'Tool');
+  const systemParts = systemPrompts.map((p) => `[${header(p)} instructions from Server: ${p.serverName}]\n${p.content}`);
+  const sourced: Sourced[] = [];
   if (systemParts.length > 0) {
     const parts = instructions ? [...systemParts, `[Thread System Prompt]\n${instructions}`] : systemParts;
-    messages.push({ role: 'system', content: parts.join('\n\n---\n\n') });
+    const sources: PrefixSource[] = systemPrompts.map(sourceOf);
+    if (instructions) sources.push({ kind: 'instructions' });
+    sourced.push({ message: { role: 'system', content: parts.join('\n\n---\n\n') }, sources });
   } else if (instructions) {
-    messages.push({ role: 'system', content: instructions });
+    sourced.push({ message: { role: 'system', content: instructions }, sources: [{ kind: 'instructions' }] });
   }
-  for (const p of ofKind('user_prompt')) messages.push({ role: 'user', content: p.content });
-  messages.push(...toolPairs(prompts, dropped));
-  for (const p of ofKind('assistant_prompt')) messages.push({ role: 'assistant', content: p.content });
-  return { messages, dropped };
+  for (const p of ofKind('user_prompt')) sourced.push({ message: { role: 'user', content: p.content }, sources: [sourceOf(p)] });
+  sourced.push(...toolPairs(prompts, dropped));
+  for (const p of ofKind('assistant_prompt')) sourced.push({ message: { role: 'assistant', content: p.content }, sources: [sourceOf(p)] });
+  return { messages: sourced.map((s) => s.message), sources: sourced.map((s) => s.sources), dropped };
 }

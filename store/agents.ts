@@ -11,6 +11,8 @@ export interface NewAgent {
   instructions?: string;
   model: ModelConfig;
   integrationIds?: string[];
+  /** integration ids, each one of integrationIds */
+  promptOrder?: string[];
   maxTurns?: number;
   maxToolResultBytes?: number;
   mcpTasks?: boolean;
@@ -22,25 +24,28 @@ export interface NewAgent {
 /** A row as the driver reads it, or as row_to_json gives it inside another statement (timestamps as text). */
 export interface AgentRow {
   id: string; name: string; description: string | null; instructions: string | null; model: ModelConfig;
-  integration_ids: string[]; max_turns: number; max_tool_result_bytes: number; mcp_tasks: boolean; limits: RunLimits | null; sub_agent_ids: string[] | null; source_file: string | null;
+  integration_ids: string[]; prompt_order: string[]; max_turns: number; max_tool_result_bytes: number; mcp_tasks: boolean; limits: RunLimits | null;
+  sub_agent_ids: string[] | null; source_file: string | null;
   disabled_at: Date | string | null; created_at: Date | string; updated_at: Date | string;
 }
 
-const AGENT_COLUMNS = 'id, name, description, instructions, model, integration_ids, max_turns, max_tool_result_bytes, mcp_tasks, limits, sub_agent_ids, source_file, disabled_at, created_at, updated_at';
+const AGENT_COLUMNS = 'id, name, description, instructions, model, integration_ids, prompt_order, max_turns, max_tool_result_bytes, mcp_tasks, limits, sub_agent_ids, source_file, disabled_at, created_at, updated_at';
 
 export const toAgent = (r: AgentRow): Agent => ({
   id: r.id, name: r.name, description: r.description, instructions: r.instructions, model: r.model,
-  integrationIds: r.integration_ids, maxTurns: r.max_turns, maxToolResultBytes: r.max_tool_result_bytes, mcpTasks: r.mcp_tasks, limits: r.limits ?? null, subAgents: r.sub_agent_ids ?? [], sourceFile: r.source_file,
+  integrationIds: r.integration_ids, promptOrder: r.prompt_order ?? [], maxTurns: r.max_turns, maxToolResultBytes: r.max_tool_result_bytes, mcpTasks: r.mcp_tasks,
+  limits: r.limits ?? null, subAgents: r.sub_agent_ids ?? [], sourceFile: r.source_file,
   disabledAt: r.disabled_at ? new Date(r.disabled_at).toISOString() : null,
   createdAt: new Date(r.created_at).toISOString(), updatedAt: new Date(r.updated_at).toISOString(),
 });
 
 export async function insertAgent(db: Queryable, agent: NewAgent): Promise<Agent> {
   const { rows } = await db.query<AgentRow>(
-    `INSERT INTO agents (id, name, description, instructions, model, integration_ids, max_turns, max_tool_result_bytes, mcp_tasks, limits, sub_agent_ids)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING *`,
+    `INSERT INTO agents (id, name, description, instructions, model, integration_ids, max_turns, max_tool_result_bytes, mcp_tasks, limits, prompt_order, sub_agent_ids)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING *`,
     [newId('agt'), agent.name, agent.description ?? null, agent.instructions ?? null, JSON.stringify(agent.model),
-      agent.integrationIds ?? [], agent.maxTurns ?? 20, agent.maxToolResultBytes ?? 65_536, agent.mcpTasks ?? true, agent.limits ? JSON.stringify(agent.limits) : null, agent.subAgentIds ?? []],
+      agent.integrationIds ?? [], agent.maxTurns ?? 20, agent.maxToolResultBytes ?? 65_536, agent.mcpTasks ?? true, agent.limits ? JSON.stringify(agent.limits) : null,
+      agent.promptOrder ?? [], agent.subAgentIds ?? []],
   );
   return toAgent(rows[0]);
 }
@@ -71,10 +76,12 @@ export async function listAgents(db: Queryable): Promise<Agent[]> {
   return rows.map(toAgent);
 }
 
-export type AgentChanges = Partial<Pick<Agent, 'name' | 'description' | 'instructions' | 'model' | 'integrationIds' | 'maxTurns' | 'maxToolResultBytes' | 'mcpTasks' | 'limits'>> & { subAgentIds?: string[] };
+export type AgentChanges = Partial<Pick<Agent, 'name' | 'description' | 'instructions' | 'model' | 'integrationIds' | 'promptOrder' | 'maxTurns' | 'maxToolResultBytes' | 'mcpTasks' | 'limits'>>
+  & { subAgentIds?: string[] };
 
 const COLUMNS: Record<keyof AgentChanges, string> = {
-  name: 'name', description: 'description', instructions: 'instructions', model: 'model', integrationIds: 'integration_ids', maxTurns: 'max_turns', maxToolResultBytes: 'max_tool_result_bytes', mcpTasks: 'mcp_tasks', limits: 'limits', subAgentIds: 'sub_agent_ids',
+  name: 'name', description: 'description', instructions: 'instructions', model: 'model', integrationIds: 'integration_ids', promptOrder: 'prompt_order',
+  maxTurns: 'max_turns', maxToolResultBytes: 'max_tool_result_bytes', mcpTasks: 'mcp_tasks', limits: 'limits', subAgentIds: 'sub_agent_ids',
 };
 
 /** Applies the given fields (null clears description and instructions); undefined when there is no such agent. */

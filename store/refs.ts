@@ -22,6 +22,18 @@ export interface ResolvedRefs {
   unknown: string[];
 }
 
+/** The id each ref names, in the order of the refs (null: neither an id nor a name); with `lockForKeyShare`, see resolveRefs. */
+export async function idsOfRefs(
+  db: Queryable, table: NamedTable, refs: string[], opts: { lockForKeyShare?: boolean } = {},
+): Promise<(string | null)[]> {
+  if (refs.length === 0) return [];
+  const { rows } = await db.query<{ id: string | null }>(
+    `SELECT ${rowByRef(table, 'r.ref', 'id', opts.lockForKeyShare ? ' FOR KEY SHARE' : '')} AS id
+     FROM unnest($1::text[]) WITH ORDINALITY AS r(ref, n) ORDER BY r.n`, [refs],
+  );
+  return rows.map((r) => r.id);
+}
+
 /**
  * With `lockForKeyShare`, the rows found are key-share locked until the transaction ends, so that
  * they cannot be deleted before what references them is stored.
@@ -29,17 +41,13 @@ export interface ResolvedRefs {
 export async function resolveRefs(
   db: Queryable, table: NamedTable, refs: string[], opts: { lockForKeyShare?: boolean } = {},
 ): Promise<ResolvedRefs> {
-  if (refs.length === 0) return { ids: [], unknown: [] };
-  const { rows } = await db.query<{ ref: string; id: string | null }>(
-    `SELECT r.ref, ${rowByRef(table, 'r.ref', 'id', opts.lockForKeyShare ? ' FOR KEY SHARE' : '')} AS id
-     FROM unnest($1::text[]) WITH ORDINALITY AS r(ref, n) ORDER BY r.n`, [refs],
-  );
+  const found = await idsOfRefs(db, table, refs, opts);
   const ids: string[] = [];
   const unknown: string[] = [];
-  for (const { ref, id } of rows) {
-    if (id === null) unknown.push(ref);
+  found.forEach((id, i) => {
+    if (id === null) unknown.push(refs[i]);
     else if (!ids.includes(id)) ids.push(id);
-  }
+  });
   return { ids, unknown };
 }
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { WorkflowFailedError, type Client } from '@temporalio/client';
 import type { Workflow } from '@temporalio/common';
-import type { ContextPreview } from '../core/messages';
+import type { ContextPreview } from '../core/context-preview';
 import {
   AUTHORIZE_INTEGRATION_WORKFLOW_TYPE, CAPABILITIES_WORKFLOW_TYPE, COMPLETE_AUTHORIZATION_WORKFLOW_TYPE, CONTEXT_PREVIEW_WORKFLOW_TYPE,
   REVOKE_AUTHORIZATION_WORKFLOW_TYPE,

@@ -1,6 +1,6 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
-import type { ContextPreview } from '../core/messages';
+import type { ContextPreview } from '../core/context-preview';
 import type { DiscoveredIntegration } from '../core/discovery';
 
 type Activities = ReturnType<typeof createActivities>;

@@ -5,7 +5,7 @@ import { findUnacceptable } from '../storable-text';
 
 /**
  * ChatMD agent files: `<system>`, `<user>` and `<assistant>` blocks, as in ochat, plus one optional
- * `<config>` block holding JSON (model, integrations, description, maxTurns, mcpTasks, limits). JSON rather than XML
+ * `<config>` block holding JSON (model, integrations, promptOrder, description, maxTurns, mcpTasks, limits). JSON rather than XML
  * attributes because a model is a nested object (a scripted model carries a whole script).
  *
  * Block bodies are raw text up to the matching close tag: no nesting and no escaping, so a prompt
@@ -23,6 +23,8 @@ export interface AgentFileDefinition {
   model: ModelConfig;
   /** integration names or ids, resolved when the file is synced */
   integrations: string[];
+  /** integration names or ids, each one of `integrations`, whose conventional prompts come first */
+  promptOrder: string[];
   maxTurns?: number;
   /** false: MCP clients never call the agent as a task */
   mcpTasks?: boolean;
@@ -44,6 +46,7 @@ const configSchema = z.strictObject({
   description: z.string().max(10_000).optional(),
   model: modelSchema,
   integrations: z.array(z.string().min(1)).default([]),
+  promptOrder: z.array(z.string().min(1)).max(100).default([]),
   maxTurns: z.number().int().min(1).max(10_000).optional(),
   mcpTasks: z.boolean().optional(),
   limits: runLimitsSchema.optional(),
@@ -107,7 +110,7 @@ export function parseChatmd(file: string, text: string): AgentFileDefinition {
   const instructions = systems[0] ? trimBlock(systems[0].body) : undefined;
   return {
     description: config.description, instructions: instructions || undefined, model: config.model,
-    integrations: config.integrations, maxTurns: config.maxTurns, mcpTasks: config.mcpTasks, limits: config.limits, template, configLine: configs[0].line,
+    integrations: config.integrations, promptOrder: config.promptOrder, maxTurns: config.maxTurns, mcpTasks: config.mcpTasks, limits: config.limits, template, configLine: configs[0].line,
   };
 }
 

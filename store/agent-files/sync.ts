@@ -5,7 +5,8 @@ import { removeAgent } from '../agents';
 import { findAgentOriginByName, listFileAgentsUnder, upsertFileAgent } from './file-agents';
 import { inTransaction, type Db } from '../pool';
 import { apiKeyEnvProblem, DEFAULT_LLM_KEY_ENVS } from '../../core/llm-keys';
-import { resolveRefs } from '../refs';
+import { idsOfRefs, resolveRefs } from '../refs';
+import { promptOrderProblem } from '../../core/prompt-order';
 import type { Logger } from '../../platform/logger';
 import type { NameReference } from '../../platform/operator-names';
 import { AgentFileError, parseChatmd, type AgentFileDefinition } from './parse-chatmd';
@@ -66,6 +67,12 @@ export async function syncAgentFiles(db: Db, dirInput: string, llmKeyEnvs: reado
         report.errors.push(new AgentFileError(file, def.configLine, `unknown integration(s): ${unknown.join(', ')}`));
         continue;
       }
+      const promptOrder = await idsOfRefs(tx, 'integrations', def.promptOrder);
+      const misordered = promptOrderProblem(def.promptOrder, promptOrder, ids);
+      if (misordered) {
+        report.errors.push(new AgentFileError(file, def.configLine, `promptOrder: ${misordered}`));
+        continue;
+      }
       const existing = await findAgentOriginByName(tx, name);
       if (existing && existing.sourceFile !== file) {
         const owner = existing.sourceFile ? `by ${existing.sourceFile}` : 'through the API';
@@ -74,7 +81,7 @@ export async function syncAgentFiles(db: Db, dirInput: string, llmKeyEnvs: reado
       }
       const changed = await upsertFileAgent(tx, {
         name, sourceFile: file, description: def.description ?? null, instructions: def.instructions ?? null, model: def.model,
-        integrationIds: ids, maxTurns: def.maxTurns ?? 20, mcpTasks: def.mcpTasks, limits: def.limits, template: def.template,
+        integrationIds: ids, promptOrder: promptOrder as string[], maxTurns: def.maxTurns ?? 20, mcpTasks: def.mcpTasks, limits: def.limits, template: def.template,
       }, existing?.id);
       (changed ? report.changed : report.unchanged).push(name);
     }

@@ -155,7 +155,9 @@ export async function deleteUnreferencedIntegration(tx: Queryable, id: string): 
     'SELECT id, name FROM agents WHERE $1 = ANY(integration_ids) AND disabled_at IS NULL ORDER BY created_at, id', [id],
   );
   if (agents.length > 0) return { status: 'referenced', agents };
-  await tx.query('UPDATE agents SET integration_ids = array_remove(integration_ids, $1) WHERE $1 = ANY(integration_ids)', [id]);
+  await tx.query(
+    'UPDATE agents SET integration_ids = array_remove(integration_ids, $1), prompt_order = array_remove(prompt_order, $1) WHERE $1 = ANY(integration_ids)', [id],
+  );
   await tx.query('DELETE FROM integrations WHERE id = $1', [id]);
   return { status: 'deleted' };
 }

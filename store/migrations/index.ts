@@ -17,6 +17,7 @@ import { migration as m015 } from './015-agent-tasks';
 import { migration as m016 } from './016-turn-drafts';
 import { migration as m017 } from './017-run-limits';
 import { migration as m018 } from './018-sub-agents';
+import { migration as m019 } from './019-prompt-order';
 import type { Migration } from './migration';
 
 /**
@@ -43,6 +44,7 @@ export const migrations: Migration[] = [
   m016,
   m017,
   m018,
+  m019,
 ];
 
 const LOCK_KEY = 0x6167_656e; // "agen"

@@ -25,7 +25,7 @@ describe('conventional prompt names', () => {
 
 describe('the injected prefix', () => {
   test('follows the contract order, with one system message joined by the separator', () => {
-    const { messages, dropped } = buildInjectedMessages([
+    const { messages, sources, dropped } = buildInjectedMessages([
       from('a', 'assistant_prompt', 'Sure.'),
       from('a', 'user_prompt', 'ctx a'),
       from('a', 'Tool_Instructions', 'tools of a'),
@@ -34,6 +34,12 @@ describe('the injected prefix', () => {
       from('b', 'user_prompt', 'ctx b'),
     ], 'Be brief.');
     expect(dropped).toEqual([]);
+    // What each message was made of, in the order its parts are joined.
+    const prompt = (server: string, name: string) => ({ kind: 'prompt', integrationId: `int_${server}`, integrationName: server, prompt: name });
+    expect(sources).toEqual([
+      [prompt('a', 'SYSTEM_PROMPT'), prompt('b', 'system_prompt'), prompt('a', 'Tool_Instructions'), { kind: 'instructions' }],
+      [prompt('a', 'user_prompt')], [prompt('b', 'user_prompt')], [prompt('a', 'assistant_prompt')],
+    ]);
     expect(messages).toEqual([
       {
         role: 'system',
@@ -47,8 +53,9 @@ describe('the injected prefix', () => {
   });
 
   test('without MCP system content the instructions stand alone, without a header; with neither there is no system message', () => {
-    expect(buildInjectedMessages([from('a', 'user_prompt', 'u')], 'Be brief.').messages)
-      .toEqual([{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'u' }]);
+    const alone = buildInjectedMessages([from('a', 'user_prompt', 'u')], 'Be brief.');
+    expect(alone.messages).toEqual([{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'u' }]);
+    expect(alone.sources[0]).toEqual([{ kind: 'instructions' }]);
     expect(buildInjectedMessages([], null).messages).toEqual([]);
     expect(buildInjectedMessages([from('a', 'system_prompt', 's')], null).messages)
       .toEqual([{ role: 'system', content: '[System instructions from Server: a]\ns' }]);

@@ -35,6 +35,11 @@ const ALL_AFTER_SYSTEM: ChatMessage[] = [
   { role: 'tool', toolCallId: 'memory_index', name: 'memory_index', content: 'index: projects, ideas' },
   { role: 'assistant', content: 'Understood.' },
 ];
+/** A scripted model's tokens: 4 characters a token, per message, tool calls' names and arguments included. */
+const estimated = (m: ChatMessage) => {
+  const calls = m.role === 'assistant' ? (m.toolCalls ?? []) : [];
+  return Math.ceil((m.content.length + calls.reduce((n, c) => n + c.name.length + JSON.stringify(c.arguments).length, 0)) / 4);
+};
 const allSystem = (name: string, instructions: string) => `[System instructions from Server: ${name}]\nYou can use the prompts-fixture tools.`
   + `\n\n---\n\n[Tool instructions from Server: ${name}]\nCall get_weather before answering about weather.`
   + `\n\n---\n\n[Thread System Prompt]\n${instructions}`;
@@ -146,7 +151,8 @@ describe('MCP prompts in a run', () => {
     // The prefix counts in the run's size figures, next to its start.
     const started = (await listEvents(engine.db, runId)).find((e) => e.type === 'run_started');
     const { rows } = await engine.db.query<{ bytes: number }>("SELECT bytes FROM run_snapshots WHERE run_id = $1 AND kind = 'prefix'", [runId]);
-    expect(started?.data.prefix).toEqual({ messageCount: 8, injectedPrompts: 9, bytes: rows[0].bytes });
+    const tokens = prefix!.reduce((n, m) => n + estimated(m), 0);
+    expect(started?.data.prefix).toEqual({ messageCount: 8, injectedPrompts: 9, bytes: rows[0].bytes, tokens, tokensEstimated: true });
     expect(rows[0].bytes).toBeGreaterThan(500);
   }, 120_000);
 
@@ -196,17 +202,28 @@ describe('MCP prompts in a run', () => {
     const agent = await agentWith([server], [{ text: 'unused' }], 'Be brief.');
     const res = await app.inject({ method: 'GET', url: `/v1/agents/${agent.id}/context` });
     expect(res.statusCode).toBe(200);
-    // The preview shows role, content, toolCalls and toolCallId.
+    // The preview shows role, content, toolCalls and toolCallId, what each message came from, and its tokens.
     const prefix: ChatMessage[] = [{ role: 'system', content: allSystem(server.name, 'Be brief.') }, ...ALL_AFTER_SYSTEM];
-    const expected = prefix
-      .map((m) => (m.role === 'tool' ? { role: m.role, content: m.content, toolCallId: m.toolCallId } : m));
-    expect(res.json()).toEqual({ messages: expected });
+    const prompt = (name: string) => ({ kind: 'prompt', integrationId: server.id, integrationName: server.name, prompt: name });
+    const sources = [
+      [prompt('System_Prompt'), prompt('TOOL_INSTRUCTIONS'), { kind: 'instructions' }],
+      [prompt('user_prompt')], [prompt('USER_PROMPT')],
+      [prompt('Tool_Call:Weather')], [prompt('tool_result:weather')], [prompt('tool_call:memory.index')], [prompt('TOOL_ANSWER:memory.index')],
+      [prompt('Assistant_Prompt')],
+    ];
+    const expected = prefix.map((m, i) => ({
+      ...(m.role === 'tool' ? { role: m.role, content: m.content, toolCallId: m.toolCallId } : m), sources: sources[i], tokens: estimated(m),
+    }));
+    const totalTokens = prefix.reduce((n, m) => n + estimated(m), 0);
+    expect(res.json()).toEqual({ messages: expected, totalTokens, tokensEstimated: true, tokenizer: 'chars/4' });
     const { rows } = await engine.db.query('SELECT 1 FROM runs WHERE agent_id = $1', [agent.id]);
     expect(rows).toHaveLength(0);
 
     const plain = await agentWith([], [{ text: 'unused' }], 'Only this.');
     const plainRes = await app.inject({ method: 'GET', url: `/v1/agents/${plain.id}/context` });
-    expect(plainRes.json()).toEqual({ messages: [{ role: 'system', content: 'Only this.' }] });
+    expect(plainRes.json()).toEqual({
+      messages: [{ role: 'system', content: 'Only this.', sources: [{ kind: 'instructions' }], tokens: 3 }], totalTokens: 3, tokensEstimated: true, tokenizer: 'chars/4',
+    });
 
     const missing = await app.inject({ method: 'GET', url: '/v1/agents/agt_missing/context' });
     expect(missing.statusCode).toBe(404);

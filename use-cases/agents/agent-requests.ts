@@ -17,6 +17,13 @@ const agentFields = {
   integrationIds: z.array(integrationRef).max(100)
     .refine((refs) => new Set(refs).size === refs.length, 'must not name an integration twice')
     .meta({ uniqueItems: true, description: 'integration ids or names' }),
+  promptOrder: z.array(integrationRef).max(100)
+    .refine((refs) => new Set(refs).size === refs.length, 'must not name an integration twice')
+    .meta({
+      uniqueItems: true,
+      description: 'integration ids or names, each one of the agent\'s integrations: their conventional prompts come first in the prompt prefix, '
+        + 'in this order, the others after in integrationIds order; stored as ids. [] clears it; new integrationIds alone keep the entries still among them',
+    }),
   maxTurns: z.int().min(1).max(1000),
   maxToolResultBytes: z.int().min(1024).max(16 * 1024 * 1024)
     .describe('how much of any one tool result the LLM sees (default 65,536); the transcript keeps it whole'),
@@ -32,6 +39,7 @@ export const createAgentRequest = z.strictObject({
   description: description.optional(),
   instructions: instructions.optional(),
   integrationIds: agentFields.integrationIds.optional(),
+  promptOrder: agentFields.promptOrder.optional(),
   maxTurns: agentFields.maxTurns.optional(),
   maxToolResultBytes: agentFields.maxToolResultBytes.optional(),
   mcpTasks: agentFields.mcpTasks.optional(),
@@ -45,6 +53,7 @@ export const changeAgentRequest = z.strictObject({
   description: description.nullable().optional().describe('null clears it'),
   instructions: instructions.nullable().optional().describe('null clears it'),
   integrationIds: agentFields.integrationIds.optional(),
+  promptOrder: agentFields.promptOrder.optional(),
   maxTurns: agentFields.maxTurns.optional(),
   maxToolResultBytes: agentFields.maxToolResultBytes.optional(),
   mcpTasks: agentFields.mcpTasks.optional(),

@@ -4,7 +4,8 @@ import { apiKeyEnvProblem } from '../../core/llm-keys';
 import { findAgentByRef } from '../../store/agents';
 import type { Agent } from '../../core/agent';
 import type { Db, Queryable } from '../../store/pool';
-import { resolveRefs } from '../../store/refs';
+import { idsOfRefs, resolveRefs } from '../../store/refs';
+import { promptOrderProblem } from '../../core/prompt-order';
 import type { OperatorNames } from '../../platform/operator-names';
 import { requireAdminForName, type Caller } from '../caller';
 import { HttpProblem } from '../problem';
@@ -60,6 +61,14 @@ export async function lockIntegrations(tx: Queryable, refs: string[]): Promise<s
   const { ids, unknown } = await resolveRefs(tx, 'integrations', refs, { lockForKeyShare: true });
   if (unknown.length > 0) throw new HttpProblem(400, `Unknown integrationIds: ${unknown.join(', ')}`, 'validation');
   return ids;
+}
+
+/** promptOrder's integration ids or names to ids, each one of `integrationIds` (the agent's), named once; a 400 otherwise. */
+export async function resolvePromptOrder(tx: Queryable, refs: string[], integrationIds: string[]): Promise<string[]> {
+  const found = await idsOfRefs(tx, 'integrations', refs);
+  const problem = promptOrderProblem(refs, found, integrationIds);
+  if (problem) throw new HttpProblem(400, `body.promptOrder: ${problem}`, 'validation');
+  return found as string[];
 }
 
 export const agentNameTaken = (name: string | undefined) => new HttpProblem(409, `An agent named ${name} already exists`, 'conflict');

@@ -3,7 +3,8 @@ import type { Agent } from '../../core/agent';
 import { inTransaction } from '../../store/pool';
 import type { Caller } from '../caller';
 import { HttpProblem } from '../problem';
-import { agentNameTaken, checkModel, loadChangeableAgent, lockIntegrations, requireAdminForAgentName, type AgentDeps } from './agents';
+import { promptOrderWithin } from '../../core/prompt-order';
+import { agentNameTaken, checkModel, loadChangeableAgent, lockIntegrations, requireAdminForAgentName, resolvePromptOrder, type AgentDeps } from './agents';
 import type { ChangeAgentRequest } from './agent-requests';
 import { resolveSubAgents } from './sub-agents';
 
@@ -22,7 +23,13 @@ export async function changeAgent(deps: AgentDeps, caller: Caller, ref: string, 
     return await inTransaction(deps.db, async (tx) => {
       const integrationIds = changes.integrationIds && await lockIntegrations(tx, changes.integrationIds);
       const subAgentIds = changes.subAgents && await resolveSubAgents(tx, changes.subAgents, agent.id);
-      return (await updateAgent(tx, agent.id, { ...changes, ...(integrationIds ? { integrationIds } : {}), ...(subAgentIds ? { subAgentIds } : {}) }))!;
+      // New integrations without a new order keep the order of those the agent still has.
+      const promptOrder = changes.promptOrder
+        ? await resolvePromptOrder(tx, changes.promptOrder, integrationIds ?? agent.integrationIds)
+        : integrationIds && promptOrderWithin(agent.promptOrder, integrationIds);
+      return (await updateAgent(tx, agent.id, {
+        ...changes, ...(integrationIds ? { integrationIds } : {}), ...(promptOrder ? { promptOrder } : {}), ...(subAgentIds ? { subAgentIds } : {}),
+      }))!;
     });
   } catch (err) {
     if (isUniqueViolation(err)) throw agentNameTaken(changes.name);

@@ -2,18 +2,20 @@ import { insertAgent, isUniqueViolation } from '../../store/agents';
 import type { Agent } from '../../core/agent';
 import { inTransaction } from '../../store/pool';
 import type { Caller } from '../caller';
-import { agentNameTaken, checkModel, lockIntegrations, requireAdminForAgentName, type AgentDeps } from './agents';
+import { agentNameTaken, checkModel, lockIntegrations, requireAdminForAgentName, resolvePromptOrder, type AgentDeps } from './agents';
 import type { CreateAgentRequest } from './agent-requests';
 import { resolveSubAgents } from './sub-agents';
 
-/** Creating an agent: the operator's decisions (a name their files refer to, the model's endpoint and key) → store it with its integrations. */
+/** Creating an agent: the operator's decisions (a name their files refer to, the model's endpoint and key) → store it with its integrations and prompt order. */
 export async function createAgent(deps: AgentDeps, caller: Caller, request: CreateAgentRequest): Promise<Agent> {
   requireAdminForAgentName(caller, deps.operatorNames, request.name, 'body.name');
   checkModel(deps, caller, request.model);
   try {
-    return await inTransaction(deps.db, async (tx) => insertAgent(tx, {
-      ...request, integrationIds: await lockIntegrations(tx, request.integrationIds ?? []), subAgentIds: await resolveSubAgents(tx, request.subAgents ?? []),
-    }));
+    return await inTransaction(deps.db, async (tx) => {
+      const integrationIds = await lockIntegrations(tx, request.integrationIds ?? []);
+      const promptOrder = await resolvePromptOrder(tx, request.promptOrder ?? [], integrationIds);
+      return insertAgent(tx, { ...request, integrationIds, promptOrder, subAgentIds: await resolveSubAgents(tx, request.subAgents ?? []) });
+    });
   } catch (err) {
     if (isUniqueViolation(err)) throw agentNameTaken(request.name);
     throw err;
