@@ -1,5 +1,6 @@
 import { subAgentText } from '../core/sub-agents';
 import type { ToolOutcome } from '../core/tool-call';
+import { eventWrite } from '../store/runs/events';
 import { findToolCallAndRequest } from '../store/runs/tool-calls';
 import { childRunEnd } from '../store/sub-agents';
 import type { ActivityDeps } from './deps';
@@ -30,7 +31,10 @@ export function createSubAgentActivities({ db }: ActivityDeps) {
       const name = subAgent?.agentName ?? ref.name;
       const end = await childRunEnd(db, childRunId);
       const verdict = end ? verdictOf(name, end) : { status: 'error' as const, content: subAgentText.failed(name, failure ?? 'the run ended without a result') };
-      return storeToolResult(db, ref, { ...verdict, durationMs: end?.durationMs ?? 0, childRunId });
+      const ended = eventWrite(ref.runId, ref.eventSeq + 2, 'child_run_ended', {
+        toolCallId: ref.toolCallId, childRunId, status: end?.status ?? 'failed', stopReason: end?.stopReason ?? null,
+      });
+      return storeToolResult(db, ref, { ...verdict, durationMs: end?.durationMs ?? 0, childRunId, alsoWrite: ref.childEvents ? [ended] : [] });
     },
   };
 }

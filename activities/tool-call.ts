@@ -1,13 +1,13 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { SubAgentRoute } from '../core/sub-agents';
-import type { ChildRun, InputWait, McpToolRoute, SampledDuringCall, ToolCallRef, ToolOutcome, ToolTask } from '../core/tool-call';
+import { endedSeqOf, type ChildRun, type InputWait, type McpToolRoute, type SampledDuringCall, type ToolCallRef, type ToolOutcome, type ToolTask } from '../core/tool-call';
 import { RESULT_PREVIEW_BYTES } from '../core/tool-texts';
 import { shortened, truncateUtf8, utf8Length } from '../core/truncated-text';
 import { isUnreachableDb, type Queryable } from '../store/pool';
 import { appendEvent, eventWrite } from '../store/runs/events';
 import { findToolCallAndRequest, toolCallWrite, type ToolCallRecord } from '../store/runs/tool-calls';
 import { runMessageWrite } from '../store/runs/transcript';
-import { writeTogether } from '../store/runs/writes';
+import { writeTogether, type Write } from '../store/runs/writes';
 import type { Integration } from '../core/integration';
 import type { Logger } from '../platform/logger';
 import type { ToolCall } from '../core/messages';
@@ -145,7 +145,7 @@ async function recordToolStarted(db: Queryable, ref: ToolCallRef, integrationId?
  * have recorded it (a call the workflow answers itself), or its unflushed commit was lost (PROGRESS_ONLY).
  */
 export async function storeToolResult(
-  db: Queryable, ref: ToolCallRef, result: Verdict & { integrationId?: string; durationMs: number; childRunId?: string },
+  db: Queryable, ref: ToolCallRef, result: Verdict & { integrationId?: string; durationMs: number; childRunId?: string; alsoWrite?: Write[] },
 ): Promise<ToolOutcome> {
   const resultBytes = utf8Length(result.content);
   await writeTogether(db, [
@@ -156,7 +156,8 @@ export async function storeToolResult(
       integrationId: result.integrationId ?? null, status: result.status, durationMs: result.durationMs,
       result: truncateUtf8(result.content, RESULT_PREVIEW_BYTES), resultBytes, ...(result.childRunId ? { childRunId: result.childRunId } : {}),
     }),
-    eventWrite(ref.runId, ref.eventSeq + 1, 'tool_call_ended', {
+    ...(result.alsoWrite ?? []),
+    eventWrite(ref.runId, endedSeqOf(ref), 'tool_call_ended', {
       turn: ref.turn, toolCallId: ref.toolCallId, name: ref.name, type: ref.type,
       integrationId: result.integrationId ?? null, status: result.status, durationMs: result.durationMs,
     }),

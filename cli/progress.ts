@@ -162,6 +162,12 @@ export class RunEventRenderer {
         if (d.decision !== 'approve') this.notApproved.add(callKey(d));
         this.display.line(`  ${d.decision === 'approve' ? '✓ approved' : d.decision === 'deny' ? '✗ denied' : `✗ ${str(d.status).replace('_', ' ')}`} ${str(d.name)}${d.reason ? ` (${str(d.reason)})` : ''}`);
         break;
+      case 'child_run_started':
+        this.display.line(`  ↳ sub-agent ${str(d.agentName)} started (${str(d.childRunId)})`);
+        break;
+      case 'child_run_ended':
+        this.display.line(`  ↳ sub-agent run ${str(d.childRunId)} ${str(d.status)}${d.stopReason ? ` (${str(d.stopReason)})` : ''}`);
+        break;
       case 'text_delta':
         this.streamed.add(Number(d.turn));
         this.display.words(str(d.text));

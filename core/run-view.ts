@@ -14,7 +14,10 @@ export const runStatus = z.enum(['running', 'completed', 'failed', 'cancelled'] 
 
 export const runAcceptedSchema = z.object({ id, threadId: id, status: runStatus }).meta({ id: 'RunAccepted' });
 
+const waitingRun = z.string().optional().describe('a sub-agent\'s run that waits (answer or decide it there); absent: this run');
+
 export const pendingInputSchema = z.object({
+  runId: waitingRun,
   inputId: id, toolCallId: z.string(),
   mode: z.enum(['form', 'url']).describe('form: answer with content matching requestedSchema; url: the user completes it at url'),
   message: z.string(),
@@ -53,6 +56,7 @@ export const runViewSchema = z.object({
     childRunId: z.string().optional().describe('a sub-agent\'s call (type sub_agent): the run it started'),
   })),
   pendingApprovals: z.array(z.object({
+    runId: waitingRun,
     toolCallId: z.string().describe('what to decide by: the tool call\'s id, or a sampling request\'s samp_… id'),
     kind: z.enum(['tool_call', 'sampling']).optional()
       .describe('sampling: an MCP server (sampling "approve") asks to sample the run\'s model during the tool call `forToolCallId`; absent: a tool call'),

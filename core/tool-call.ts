@@ -18,8 +18,14 @@ export interface ToolCallRef {
   name: string;
   /** the tool kind the workflow routed the call to (workflows/tool-kinds.ts) */
   type: string;
+  /** tool_call_started's number; tool_call_ended's is the next, or the fourth for a sub-agent's call (`childEvents`) */
   eventSeq: number;
+  /** a sub-agent's call: child_run_started and child_run_ended take eventSeq + 1 and + 2 */
+  childEvents?: boolean;
 }
+
+/** The number of a call's tool_call_ended event. */
+export const endedSeqOf = (ref: Pick<ToolCallRef, 'eventSeq' | 'childEvents'>) => ref.eventSeq + (ref.childEvents ? 3 : 1);
 
 /** What the workflow keeps of a finished call: enough to decide, never the result itself. */
 export interface ToolOutcome {

@@ -21,16 +21,23 @@ export interface TurnEventNumbers {
 }
 
 /**
+ * How many numbers a call's own events take: tool_call_started and tool_call_ended; a sub-agent's
+ * call has child_run_started and child_run_ended between them (its tool_call_ended is then the
+ * fourth: core/tool-call.ts endedSeqOf).
+ */
+const callEventCount = (child: boolean) => (child ? 4 : 2);
+
+/**
  * Every approval_requested of the turn comes first (a reviewer sees them at once), then the events
  * of the calls that run at once, and last those of the calls that wait: a decision that takes hours
  * holds back nothing that has already happened.
  */
-export function allocateTurnEvents(state: { eventSeq: number }, needsApproval: boolean[]): TurnEventNumbers {
+export function allocateTurnEvents(state: { eventSeq: number }, needsApproval: boolean[], subAgent: boolean[] = []): TurnEventNumbers {
   const requested = needsApproval.map((ask) => (ask ? allocateEvents(state, 1) : 0));
-  const callSeqs = needsApproval.map((ask) => (ask ? 0 : allocateEvents(state, 2)));
+  const callSeqs = needsApproval.map((ask, index) => (ask ? 0 : allocateEvents(state, callEventCount(Boolean(subAgent[index])))));
   const resolved = needsApproval.map((ask, index) => {
     if (!ask) return 0;
-    const seq = allocateEvents(state, 3);
+    const seq = allocateEvents(state, 1 + callEventCount(Boolean(subAgent[index])));
     callSeqs[index] = seq + 1;
     return seq;
   });

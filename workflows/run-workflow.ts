@@ -163,10 +163,14 @@ async function loop(
       return undefined;
     }
 
-    const asks = reply.toolCalls.map((call) => Boolean(routeToolCall(call.name, tools).route?.approval));
-    const { requested, callSeqs, resolved } = allocateTurnEvents(state, asks);
+    const routes = reply.toolCalls.map((call) => routeToolCall(call.name, tools));
+    const children = routes.map((r) => r.type === 'sub_agent');
+    const { requested, callSeqs, resolved } = allocateTurnEvents(state, routes.map((r) => Boolean(r.route?.approval)), children);
     const calls = reply.toolCalls.map((call, index) => ({
-      ref: { runId: input.runId, threadId: context.threadId, turn, index, toolCallId: call.id, name: call.name, eventSeq: callSeqs[index] },
+      ref: {
+        runId: input.runId, threadId: context.threadId, turn, index, toolCallId: call.id, name: call.name, eventSeq: callSeqs[index],
+        ...(children[index] ? { childEvents: true } : {}),
+      },
       summary: call.summary, approvalSeqs: { requested: requested[index], resolved: resolved[index] },
     }));
     await holdCallsOverBudget(state, context.limits, tools, calls);

@@ -1,6 +1,7 @@
 import { MAX_DESCENDANTS, subAgentText } from '../../core/sub-agents';
 import { childRunIds } from '../../platform/ids';
 import { insertChildRun } from '../../store/sub-agents';
+import { appendEvent } from '../../store/runs/events';
 import { MAX_RUN_INPUT_CHARS } from '../../core/run';
 import type { ToolHandler } from '../tool-call';
 
@@ -33,6 +34,12 @@ export const subAgentCall: ToolHandler<Request> = {
     });
     if ('refused' in child) {
       return { status: 'error', content: child.refused === 'full' ? subAgentText.tooMany(MAX_DESCENDANTS) : subAgentText.failed(route.agentName, 'the agent is disabled') };
+    }
+    // Between the call's tool_call_started and tool_call_ended (core/tool-call.ts endedSeqOf).
+    if (input.childEvents) {
+      await appendEvent(deps.db, input.runId, input.eventSeq + 1, 'child_run_started', {
+        toolCallId: input.toolCallId, childRunId: child.runId, threadId: child.threadId, agentId: child.agentId, agentName: route.agentName,
+      });
     }
     return { status: 'ok', content: '', child };
   },

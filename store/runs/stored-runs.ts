@@ -19,7 +19,7 @@ export interface StoredRun {
   /** the arguments of its tool calls by call id, as JSON text cut at MESSAGE_PREVIEW_CHARS characters */
   toolCallArguments: Map<string, { arguments: string; argumentsBytes: number }>;
   /** whether an approval or a question to a person may be pending (then worth reading; usually not) */
-  mayWait: { approvals: boolean; inputs: boolean };
+  mayWait: { approvals: boolean; inputs: boolean; children?: boolean };
 }
 
 interface StoredRunRow {
@@ -30,7 +30,7 @@ interface StoredRunRow {
   live_turns: number | null; live_input_tokens: number | null; live_output_tokens: number | null;
   live_tool_calls: RunResult['toolCalls'] | null;
   arguments: { id: string; arguments: string | null; bytes: number | null }[] | null;
-  pending_approvals: boolean; pending_inputs: boolean;
+  pending_approvals: boolean; pending_inputs: boolean; running_children: boolean;
 }
 
 // The progress sub-queries only run for a run without a result (rr.run_id IS NULL in their WHERE).
@@ -45,7 +45,9 @@ SELECT r.id, r.thread_id, r.agent_id, r.created_at, r.parent_run_id, r.parent_to
   tc.live_tool_calls, a.arguments,
   rr.run_id IS NULL AND (EXISTS (SELECT 1 FROM run_approvals WHERE run_id = r.id AND status = 'pending')
     OR EXISTS (SELECT 1 FROM run_samplings WHERE run_id = r.id AND status = 'pending' AND needs_approval)) AS pending_approvals,
-  rr.run_id IS NULL AND EXISTS (SELECT 1 FROM run_inputs WHERE run_id = r.id AND status = 'pending') AS pending_inputs
+  rr.run_id IS NULL AND EXISTS (SELECT 1 FROM run_inputs WHERE run_id = r.id AND status = 'pending') AS pending_inputs,
+  rr.run_id IS NULL AND EXISTS (SELECT 1 FROM runs c WHERE c.parent_run_id = r.id
+    AND NOT EXISTS (SELECT 1 FROM run_results cr WHERE cr.run_id = c.id)) AS running_children
 FROM runs r
 LEFT JOIN run_results rr ON rr.run_id = r.id
 LEFT JOIN LATERAL (
@@ -78,7 +80,7 @@ export async function findStoredRun(db: Queryable, runId: string): Promise<Store
     id: r.id, threadId: r.thread_id, agentId: r.agent_id, createdAt: r.created_at.toISOString(),
     ...(r.parent_run_id ? { parent: { runId: r.parent_run_id, toolCallId: r.parent_tool_call_id ?? '' } } : {}),
     toolCallArguments: new Map((r.arguments ?? []).map((c) => [c.id, { arguments: c.arguments ?? '{}', argumentsBytes: c.bytes ?? 2 }])),
-    mayWait: { approvals: r.pending_approvals, inputs: r.pending_inputs },
+    mayWait: { approvals: r.pending_approvals, inputs: r.pending_inputs, ...(r.running_children ? { children: true } : {}) },
   };
   if (r.status && r.ended_at && r.rr_created_at) {
     return {
@@ -99,4 +101,12 @@ export async function findStoredRun(db: Queryable, runId: string): Promise<Store
       toolCalls: r.live_tool_calls ?? [],
     },
   };
+}
+
+/** A run's sub-agent runs still running, oldest first. */
+export async function runningChildRuns(db: Queryable, runId: string): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    `SELECT c.id FROM runs c WHERE c.parent_run_id = $1 AND NOT EXISTS (SELECT 1 FROM run_results cr WHERE cr.run_id = c.id)
+     ORDER BY c.created_at, c.id`, [runId]);
+  return rows.map((r) => r.id);
 }

@@ -1,3 +1,4 @@
+import { endedSeqOf } from '../../core/tool-call';
 import { allocateEvents, allocateTurnEvents } from '../../workflows/event-numbers';
 
 describe('event numbers allocated by the run workflow', () => {
@@ -26,5 +27,14 @@ describe('event numbers allocated by the run workflow', () => {
     const immediate = [n.callSeqs[0], n.callSeqs[2]];
     for (const r of [10, 11]) for (const s of immediate) expect(r).toBeLessThan(s);
     for (const waiting of [1, 3]) expect(n.resolved[waiting]).toBeGreaterThan(Math.max(...immediate) + 1);
+  });
+
+  test('a sub-agent\'s call takes four numbers: started, child started, child ended, ended', () => {
+    const state = { eventSeq: 3 };
+    const n = allocateTurnEvents(state, [false, false, false], [false, true, false]);
+    expect(n.callSeqs).toEqual([3, 5, 9]);
+    expect(state.eventSeq).toBe(11);
+    expect(endedSeqOf({ eventSeq: 5, childEvents: true })).toBe(8);
+    expect(endedSeqOf({ eventSeq: 3 })).toBe(4);
   });
 });

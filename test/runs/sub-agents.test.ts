@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../api/app';
 import type { ScriptStep } from '../../core/agent-model';
@@ -7,8 +8,13 @@ import { subAgentToolName } from '../../core/sub-agents';
 import { toolResultText } from '../../core/tool-texts';
 import { insertAgent } from '../../store/agents';
 import { insertThread, threadMessages } from '../../store/threads/threads';
+import { insertIntegration } from '../../store/integrations/integrations';
+import { listEvents } from '../../store/runs/events';
 import { logger, startEngine, type Engine } from '../support/engine';
 import { waitFor } from '../support/wait';
+
+const ROOT = path.join(__dirname, '..', '..');
+const FIXTURE = path.join(__dirname, '..', 'fixtures', 'mcp-fixture-server.ts');
 
 /** Sub-agents: an agent's runs call other agents as tools `agent__<name>`, each call a child run workflow on a new thread. */
 describe('sub-agents', () => {
@@ -96,6 +102,35 @@ describe('sub-agents', () => {
     const childRun = await read(parentRun.toolCalls[0].childRunId!);
     expect(childRun).toMatchObject({ stopReason: 'budget', limitReached: 'maxToolCalls' });
     expect(parentRun.output).toMatch(new RegExp(`^Sub-agent ${child.name} stopped \\(budget\\)`));
+  });
+
+  test('a child\'s approval shows on its parent\'s run object; the parent\'s events tell the child\'s start and end', async () => {
+    const fx = await insertIntegration(engine.db, {
+      name: named('fx'), approval: { default: 'always' },
+      transport: { type: 'stdio', command: process.execPath, args: ['--import', 'tsx', FIXTURE], cwd: ROOT },
+    });
+    const child = await insertAgent(engine.db, {
+      name: named('asker'), integrationIds: [fx.id],
+      model: { provider: 'scripted', script: [{ toolCalls: [{ name: `${fx.name}__echo`, arguments: { text: 'hi' } }] }, { text: 'child: {{tool_results}}' }] },
+    });
+    const parent = await agent([{ toolCalls: [{ name: subAgentToolName(child.name), arguments: { input: 'ask' } }] }, { text: '{{tool_results}}' }], { subAgentIds: [child.id] });
+    const thread = await insertThread(engine.db, parent.id);
+    const runId = await engine.start({ threadId: thread.id, input: 'go' });
+    let waiting: RunView['pendingApprovals'] = [];
+    await waitFor(async () => (waiting = (await app.inject({ method: 'GET', url: `/v1/runs/${runId}` })).json<RunView>().pendingApprovals).length > 0,
+      60_000, 'the child\'s approval on the parent');
+    const childRunId = waiting[0].runId!;
+    expect(childRunId).toMatch(/^run_/);
+    expect(waiting[0]).toMatchObject({ toolCallId: 'call_1_1', name: `${fx.name}__echo` });
+    const decided = await app.inject({ method: 'POST', url: `/v1/runs/${childRunId}/approvals/call_1_1`, payload: { decision: 'approve' } });
+    expect(decided.statusCode).toBe(200);
+    const done = await read(runId);
+    expect(done).toMatchObject({ status: 'completed', pendingApprovals: [] });
+    expect(done.output).toMatch(/^child: /);
+    const events = (await listEvents(engine.db, runId)).map((e) => [e.type, e.data.childRunId ?? null]);
+    expect(events.filter(([type]) => String(type).startsWith('child_run') || String(type).startsWith('tool_call'))).toEqual([
+      ['tool_call_started', null], ['child_run_started', childRunId], ['child_run_ended', childRunId], ['tool_call_ended', null],
+    ]);
   });
 
   test('depth is bounded: a run three levels down is offered no sub-agents', async () => {

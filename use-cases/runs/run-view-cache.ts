@@ -14,7 +14,8 @@ import type { RunChangeFeed } from '../../store/runs/change-feed';
  * caller's next read shows what they did, without waiting for the notification.
  */
 export interface RunViewCache<V extends object = object> {
-  read<T extends V>(runId: string, load: () => Promise<T | undefined>): Promise<T | undefined>;
+  /** `keep` false: the object is not kept (it shows what other runs' changes change, which this run's notifications do not announce) */
+  read<T extends V>(runId: string, load: () => Promise<T | undefined>, keep?: (view: T) => boolean): Promise<T | undefined>;
   /**
    * Keeps `view` as the run's, unless a change is heard first; for a run just recorded, whose
    * workflow has not started: nothing can have changed it yet, and the long poll that follows its
@@ -46,7 +47,7 @@ export function createRunViewCache(changes: RunChangeFeed, maxRuns = MAX_RUNS): 
   // A step's start (`progress`) changes nothing a run object shows: the cache does not ask to hear of it.
   const unsubscribe = changes.onChange(forget, ['event', 'ended', 'input']);
 
-  function read<T extends object>(runId: string, load: () => Promise<T | undefined>): Promise<T | undefined> {
+  function read<T extends object>(runId: string, load: () => Promise<T | undefined>, keep?: (view: T) => boolean): Promise<T | undefined> {
     // One cache holds one kind of object (the run view); the casts only restore its type.
     const hit = views.get(runId) as T | undefined;
     if (hit) {
@@ -63,7 +64,7 @@ export function createRunViewCache(changes: RunChangeFeed, maxRuns = MAX_RUNS): 
     };
     flight.promise.then((view) => {
       settle();
-      if (!view || flight.stale || !changes.status().listening) return;
+      if (!view || flight.stale || !changes.status().listening || (keep && !keep(view))) return;
       views.set(runId, view);
       for (const oldest of views.keys()) {
         if (views.size <= maxRuns) break;

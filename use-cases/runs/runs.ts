@@ -4,7 +4,7 @@ import type { RunChangeFeed } from '../../store/runs/change-feed';
 import type { RunViewCache } from './run-view-cache';
 import { pendingApprovals } from '../../store/approvals';
 import { pendingSamplingApprovals, type SamplingRecord } from '../../store/runs/samplings';
-import { findStoredRun, type StoredRun } from '../../store/runs/stored-runs';
+import { findStoredRun, runningChildRuns, type StoredRun } from '../../store/runs/stored-runs';
 import { pendingRunInputs, type RunInput } from '../../store/runs/inputs';
 import type { ToolCallRecord } from '../../store/runs/tool-calls';
 import type { PendingInputView, RunView } from '../../core/run-view';
@@ -38,16 +38,34 @@ export async function readRun(db: Queryable, runId: string): Promise<RunView | u
   // has some (an ended run shows none, whatever its rows say).
   const run = await findStoredRun(db, runId);
   if (!run) return undefined;
-  const [approvals, samplings, inputs] = await Promise.all([
+  const [approvals, samplings, inputs, children] = await Promise.all([
     run.mayWait.approvals ? pendingApprovals(db, runId) : [], run.mayWait.approvals ? pendingSamplingApprovals(db, runId) : [],
-    run.mayWait.inputs ? pendingRunInputs(db, runId) : [],
+    run.mayWait.inputs ? pendingRunInputs(db, runId) : [], run.mayWait.children ? childrenWaits(db, runId) : undefined,
   ]);
   const args = run.toolCallArguments;
   const view = runView(run);
-  return {
+  const read: RunView = {
     ...view, toolCalls: view.toolCalls.map((c) => ({ ...c, ...args.get(c.id) })),
-    pendingApprovals: [...approvals.map(({ runId: _run, ...p }) => p), ...samplings.map(samplingApprovalView)],
-    pendingInputs: inputs.map(pendingInputView),
+    pendingApprovals: [...approvals.map(({ runId: _run, ...p }) => p), ...samplings.map(samplingApprovalView), ...(children?.pendingApprovals ?? [])],
+    pendingInputs: [...inputs.map(pendingInputView), ...(children?.pendingInputs ?? [])],
+  };
+  if (children) showsChildren.add(read);
+  return read;
+}
+
+/** Run objects that show their running sub-agents' waits: changes to those runs do not announce this one's, so such an object is never cached. */
+const showsChildren = new WeakSet<RunView>();
+
+/**
+ * What the run's sub-agent runs wait for, each item with the run that waits (where it is decided
+ * or answered): their own and, through them, their children's. The depth is bounded (MAX_SUB_AGENT_DEPTH).
+ */
+async function childrenWaits(db: Queryable, runId: string): Promise<Pick<RunView, 'pendingApprovals' | 'pendingInputs'>> {
+  const views = await Promise.all((await runningChildRuns(db, runId)).map((id) => readRun(db, id)));
+  const waits = views.filter((v): v is RunView => v !== undefined);
+  return {
+    pendingApprovals: waits.flatMap((v) => v.pendingApprovals.map((p) => ({ runId: v.id, ...p }))),
+    pendingInputs: waits.flatMap((v) => v.pendingInputs.map((p) => ({ runId: v.id, ...p }))),
   };
 }
 
@@ -100,7 +118,7 @@ export interface RunControlDeps {
 export async function readRunWhenEnded(
   deps: Pick<RunControlDeps, 'db' | 'changes'> & { views?: RunViewCache }, runId: string, waitMs: number, stop?: AbortSignal,
 ): Promise<RunView | undefined> {
-  const read = () => (deps.views ? deps.views.read(runId, () => readRun(deps.db, runId)) : readRun(deps.db, runId));
+  const read = () => (deps.views ? deps.views.read(runId, () => readRun(deps.db, runId), (v) => !showsChildren.has(v)) : readRun(deps.db, runId));
   if (waitMs <= 0) return read();
   const deadline = Date.now() + waitMs;
   const watch = deps.changes.watch(runId, ['ended']);
