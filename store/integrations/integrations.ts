@@ -156,7 +156,8 @@ export async function deleteUnreferencedIntegration(tx: Queryable, id: string): 
   );
   if (agents.length > 0) return { status: 'referenced', agents };
   await tx.query(
-    'UPDATE agents SET integration_ids = array_remove(integration_ids, $1), prompt_order = array_remove(prompt_order, $1) WHERE $1 = ANY(integration_ids)', [id],
+    `UPDATE agents SET integration_ids = array_remove(integration_ids, $1), prompt_order = array_remove(prompt_order, $1),
+       prompt_when = prompt_when - $1::text WHERE $1 = ANY(integration_ids)`, [id],
   );
   await tx.query('DELETE FROM integrations WHERE id = $1', [id]);
   return { status: 'deleted' };
