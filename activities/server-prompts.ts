@@ -4,6 +4,7 @@ import type { Logger } from '../platform/logger';
 import type { DiscoveredIntegration } from '../core/discovery';
 import type { McpPool } from '../mcp-client/pool';
 import { promptBody } from '../mcp-client/prompt-text';
+import { cachedPromptContent } from '../mcp-client/prompt-cache';
 import type { PromptDecision } from '../core/context-preview';
 import type { ConditionOutcome } from '../core/prompt-conditions';
 import { detectConventionalPrompt, isOptionalPrompt, type FetchedPrompt } from '../mcp-client/conventional-prompts';
@@ -86,15 +87,15 @@ export async function fetchServerPrompts(pool: McpPool, source: ServerSource, lo
         if (skipped.startsWith('required')) log.warn({ prompt: p.name }, `conventional prompt skipped: ${skipped}`);
         return { decision: decide(p.name, false, skipped) };
       }
-      const result = await client.getPrompt({ name: p.name, arguments: args }, { timeout: GET_TIMEOUT_MS });
-      const content = promptBody(result);
+      const { content, cached } = await cachedPromptContent(client, integration, p.name, args,
+        async () => promptBody(await client.getPrompt({ name: p.name, arguments: args }, { timeout: GET_TIMEOUT_MS })));
       if (!content.trim() && detectConventionalPrompt(p.name)?.kind !== 'tool_result') {
         log.warn({ prompt: p.name }, 'conventional prompt skipped: its content is empty');
         return { decision: decide(p.name, false, 'its content is empty') };
       }
       return {
         prompt: { integrationId: integration.id, serverName: integration.name, name: p.name, content },
-        decision: decide(p.name, true, injectedReason(source, p.name)),
+        decision: decide(p.name, true, `${injectedReason(source, p.name)}${cached ? ' (kept from an earlier fetch: promptCacheTtl)' : ''}`),
       };
     }));
     return {

@@ -19,6 +19,7 @@ import { migration as m017 } from './017-run-limits';
 import { migration as m018 } from './018-sub-agents';
 import { migration as m019 } from './019-prompt-order';
 import { migration as m020 } from './020-prompt-conditions';
+import { migration as m021 } from './021-prompt-cache';
 import type { Migration } from './migration';
 
 /**
@@ -47,6 +48,7 @@ export const migrations: Migration[] = [
   m018,
   m019,
   m020,
+  m021,
 ];
 
 const LOCK_KEY = 0x6167_656e; // "agen"
