@@ -90,7 +90,7 @@ export async function prepareRun(deps: ActivityDeps, { runId, firstTurn, limits,
  */
 async function prepare(
   deps: ActivityDeps, run: RunRecord, agent: Agent,
-  read: Pick<Awaited<ReturnType<typeof runToPrepare>>, 'hasDataSources' | 'history' | 'snapshots' | 'integrations'>,
+  read: Pick<Awaited<ReturnType<typeof runToPrepare>>, 'hasDataSources' | 'history' | 'snapshots' | 'integrations' | 'threadMetadata'>,
   turnSeq: number | undefined, { limits: runLimits, depth }: { limits?: RunLimits; depth: number },
 ): Promise<PreparedRun> {
   const { db, logger } = deps;
@@ -106,6 +106,7 @@ async function prepare(
     if (!prefix) {
       const { messages, injected } = await integrationsPrefix(deps, {
         instructions: agent.instructions, integrationIds: agent.integrationIds, promptOrder: agent.promptOrder,
+        model: agent.model, promptWhen: agent.promptWhen, threadMetadata: read.threadMetadata,
         integrations: discovery.integrations, discovered: discovery.snapshot.integrations,
       });
       const write = snapshotWrite(runId, SNAPSHOT.prefix, { messages, injectedPrompts: injected } satisfies PrefixSnapshot);

@@ -1,35 +1,27 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import type { Client } from '@modelcontextprotocol/client';
 import { findAgent } from '../store/agents';
 import { findIntegrations } from '../store/integrations/integrations';
+import { findThread } from '../store/threads/threads';
 import { type Integration } from '../core/integration';
 import type { Logger } from '../platform/logger';
 import type { DiscoveredIntegration } from '../core/discovery';
 import type { McpPool } from '../mcp-client/pool';
-import { promptBody } from '../mcp-client/prompt-text';
 import type { ChatMessage } from '../core/messages';
-import type { ContextPreview, PrefixSource } from '../core/context-preview';
+import type { ContextPreview, PrefixSource, PromptDecision } from '../core/context-preview';
+import type { ModelConfig } from '../core/agent-model';
 import { inPromptOrder } from '../core/prompt-order';
+import { evaluateCondition, type PromptWhen, type ThreadMetadata } from '../core/prompt-conditions';
 import { countMessageTokens } from '../llm/token-count';
-import { buildInjectedMessages, detectConventionalPrompt, type FetchedPrompt } from '../mcp-client/conventional-prompts';
+import { buildInjectedMessages } from '../mcp-client/conventional-prompts';
 import { mcpErrorText } from '../core/mcp-error-text';
 import type { ActivityDeps } from './deps';
 import { withDeadline } from '../platform/deadline';
-
-type ListedPrompt = DiscoveredIntegration['prompts'][number];
+import { fetchServerPrompts, type ServerPrompts, type ServerSource } from './server-prompts';
 
 /** Each server gets this long to list and get its prompts; all servers are asked in parallel, inside a 1-minute activity. */
 const SERVER_DEADLINE_MS = 20_000;
-const GET_TIMEOUT_MS = 10_000;
-const MAX_PAGES = 20;
 /** Workflow results are capped at 2 MB by Temporal; a preview that large is a misconfigured server. */
 const MAX_PREVIEW_BYTES = 1_500_000;
-
-export interface ServerSource {
-  integration: Integration;
-  /** the prompts discovery already listed; undefined: list them now */
-  prompts?: ListedPrompt[];
-}
 
 /** GET /v1/agents/:id/context: the prefix an agent's next run would get, built by a worker. */
 export interface BuiltPrefix {
@@ -39,55 +31,17 @@ export interface BuiltPrefix {
   /** conventional prompts that made it into the prefix */
   injected: number;
   failed: { integrationId: string; message: string }[];
+  /** why each conventional prompt was or was not injected */
+  decisions: PromptDecision[];
 }
 
-const lower = (s: string) => s.trim().toLowerCase();
-
-/** Configured arguments for a prompt: exact name first, then the name matched case-insensitively. */
-function configuredArguments(integration: Integration, name: string): Record<string, string> {
-  const all = integration.promptArguments ?? {};
-  const key = name in all ? name : Object.keys(all).find((k) => lower(k) === lower(name));
-  return key ? all[key] : {};
-}
-
-async function listAllPrompts(client: Client): Promise<ListedPrompt[]> {
-  const items: ListedPrompt[] = [];
-  let cursor: string | undefined;
-  for (let page = 0; page < MAX_PAGES; page++) {
-    const res = await client.listPrompts({ cursor }, { timeout: GET_TIMEOUT_MS });
-    items.push(...res.prompts);
-    if (!res.nextCursor) break;
-    cursor = res.nextCursor;
-  }
-  return items;
-}
-
-/** One server's conventional prompts. Any failure skips the whole server (contract), so its instructions never arrive half-made. */
-async function fetchServerPrompts(pool: McpPool, source: ServerSource, log: Logger): Promise<FetchedPrompt[]> {
-  const { integration } = source;
-  const disabled = new Set((integration.disabledPrompts ?? []).map(lower));
-  return pool.withClient(integration, async (client) => {
-    if (!client.getServerCapabilities()?.prompts) return [];
-    const listed = source.prompts ?? (await listAllPrompts(client));
-    const wanted = listed.filter((p) => detectConventionalPrompt(p.name) && !disabled.has(lower(p.name)));
-    const fetched = await Promise.all(wanted.map(async (p): Promise<FetchedPrompt | undefined> => {
-      const args = configuredArguments(integration, p.name);
-      const missing = (p.arguments ?? []).filter((a) => a.required && args[a.name] === undefined).map((a) => a.name);
-      if (missing.length > 0) {
-        // Not a server failure: the prompt needs settings nobody gave it (integration promptArguments).
-        log.warn({ prompt: p.name, missing }, 'conventional prompt skipped: required arguments are not configured');
-        return undefined;
-      }
-      const result = await client.getPrompt({ name: p.name, arguments: args }, { timeout: GET_TIMEOUT_MS });
-      const content = promptBody(result);
-      if (!content.trim() && detectConventionalPrompt(p.name)?.kind !== 'tool_result') {
-        log.warn({ prompt: p.name }, 'conventional prompt skipped: its content is empty');
-        return undefined;
-      }
-      return { integrationId: integration.id, serverName: integration.name, name: p.name, content };
-    }));
-    return fetched.filter((p): p is FetchedPrompt => p !== undefined);
-  });
+/** Why an integration gives the prefix nothing without being asked, or undefined. */
+function offReason(i: Integration): string | undefined {
+  if (!i.enabled) return 'the integration is disabled';
+  if (i.promptInjection === false) return 'the integration\'s promptInjection is false';
+  // A pinned integration's server may start only on its own queue's workers: no injection from it.
+  if (i.taskQueue) return `pinned to the task queue ${i.taskQueue}, whose workers alone may start its server`;
+  return undefined;
 }
 
 /**
@@ -100,55 +54,74 @@ export async function buildConventionalPrefix(
 ): Promise<BuiltPrefix> {
   const { mcpPool, logger } = deps;
   const failed: BuiltPrefix['failed'] = [];
-  // A pinned integration's server may start only on its own queue's workers: no injection from it.
-  const sources = input.sources.filter((s) => s.integration.enabled && s.integration.promptInjection !== false && !s.integration.taskQueue);
-  const perServer = await Promise.all(sources.map(async (source) => {
-    const log = logger.child({ integrationId: source.integration.id });
+  const perServer = await Promise.all(input.sources.map(async (source): Promise<ServerPrompts> => {
+    const { integration } = source;
+    const off = offReason(integration);
+    if (off) return { prompts: [], decisions: [{ integrationId: integration.id, integrationName: integration.name, prompt: null, injected: false, reason: off }] };
+    const log = logger.child({ integrationId: integration.id });
     try {
       return await withDeadline(fetchServerPrompts(mcpPool, source, log), SERVER_DEADLINE_MS);
     } catch (err) {
       const message = mcpErrorText(err);
       log.warn({ err: message }, 'fetching conventional prompts failed; the server is skipped');
-      failed.push({ integrationId: source.integration.id, message });
-      return [];
+      failed.push({ integrationId: integration.id, message });
+      return { prompts: [], decisions: [{ integrationId: integration.id, integrationName: integration.name, prompt: null, injected: false, reason: `the server failed: ${message}` }] };
     }
   }));
-  const prompts = perServer.flat();
+  const prompts = perServer.flatMap((s) => s.prompts);
+  const decisions = perServer.flatMap((s) => s.decisions);
   const { messages, sources: messageSources, dropped } = buildInjectedMessages(prompts, input.instructions);
-  for (const d of dropped) logger.warn(d, 'conventional prompt dropped');
-  return { messages, sources: messageSources, injected: prompts.length - dropped.length, failed };
+  for (const d of dropped) {
+    logger.warn(d, 'conventional prompt dropped');
+    const decision = decisions.find((x) => x.integrationId === d.integrationId && x.prompt === d.name && x.injected);
+    if (decision) Object.assign(decision, { injected: false, reason: `dropped: ${d.reason}` });
+  }
+  return { messages, sources: messageSources, injected: prompts.length - dropped.length, failed, decisions };
 }
 
 /**
  * The prefix for these integrations (in the agent's order, with its `promptOrder` ones first),
- * listing prompts where discovery has not.
+ * listing prompts where discovery has not, each integration's optional prompts subject to the
+ * agent's `promptWhen` for its model and the thread's metadata (absent: no thread).
  */
 export async function integrationsPrefix(
   deps: ActivityDeps,
   input: {
     instructions: string | null; integrationIds: string[]; promptOrder: string[];
+    model: ModelConfig; promptWhen: PromptWhen; threadMetadata?: ThreadMetadata;
     integrations?: Integration[]; discovered?: DiscoveredIntegration[];
   },
 ): Promise<BuiltPrefix> {
   const found = input.integrations ?? await findIntegrations(deps.db, input.integrationIds);
   const integrations = inPromptOrder(found, (i) => i.id, input.promptOrder);
+  const unreachable: PromptDecision[] = [];
   const sources: ServerSource[] = integrations.flatMap((integration) => {
     const d = input.discovered?.find((x) => x.id === integration.id);
     // Discovery already waited for (and logged) an unreachable server: do not wait for it twice.
-    if (d?.status === 'unreachable') return [];
-    return [{ integration, prompts: d?.prompts }];
+    if (d?.status === 'unreachable') {
+      unreachable.push({ integrationId: integration.id, integrationName: integration.name, prompt: null, injected: false, reason: 'unreachable at discovery' });
+      return [];
+    }
+    const when = input.promptWhen[integration.id];
+    const condition = when && { ...evaluateCondition(when, input.model, input.threadMetadata), given: true };
+    return [{ integration, prompts: d?.prompts, ...(condition ? { condition } : {}) }];
   });
-  return buildConventionalPrefix(deps, { instructions: input.instructions, sources });
+  const built = await buildConventionalPrefix(deps, { instructions: input.instructions, sources });
+  const rank = (d: PromptDecision) => integrations.findIndex((i) => i.id === d.integrationId);
+  return { ...built, decisions: [...unreachable, ...built.decisions].sort((a, b) => rank(a) - rank(b)) };
 }
 
 export function createPromptPrefixActivities(deps: ActivityDeps) {
   return {
     /** The prefix an agent's next run would get, for GET /v1/agents/:id/context; nothing is stored. */
-    async previewPromptPrefix({ agentId }: { agentId: string }): Promise<ContextPreview> {
+    async previewPromptPrefix({ agentId, threadId }: { agentId: string; threadId?: string }): Promise<ContextPreview> {
       const agent = await findAgent(deps.db, agentId);
       if (!agent) throw ApplicationFailure.nonRetryable(`Agent ${agentId} does not exist`, 'AgentNotFound');
-      const { messages, sources, injected, failed } = await integrationsPrefix(deps, {
+      const thread = threadId === undefined ? undefined : await findThread(deps.db, threadId);
+      if (threadId !== undefined && !thread) throw ApplicationFailure.nonRetryable(`Thread ${threadId} does not exist`, 'ThreadNotFound');
+      const { messages, sources, injected, failed, decisions } = await integrationsPrefix(deps, {
         instructions: agent.instructions, integrationIds: agent.integrationIds, promptOrder: agent.promptOrder,
+        model: agent.model, promptWhen: agent.promptWhen, threadMetadata: thread?.metadata,
       });
       const bytes = Buffer.byteLength(JSON.stringify(messages));
       if (bytes > MAX_PREVIEW_BYTES) {
@@ -158,6 +131,7 @@ export function createPromptPrefixActivities(deps: ActivityDeps) {
       deps.logger.info({ agentId, injected, failed: failed.length, bytes, tokens: tokens.total }, 'context preview built');
       return {
         messages: messages.map((m, i) => ({ ...m, sources: sources[i], tokens: tokens.perMessage[i] })),
+        decisions,
         totalTokens: tokens.total, tokensEstimated: tokens.estimated, tokenizer: tokens.tokenizer,
       };
     },

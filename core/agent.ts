@@ -17,6 +17,8 @@ export const agentSchema = z.object({
   integrationIds: z.array(z.string()),
   promptOrder: z.array(z.string())
     .describe('integration ids whose conventional prompts come first in the prompt prefix, in this order; the others follow in integrationIds order'),
+  promptWhen: z.record(z.string(), z.object({ models: z.array(z.string()).optional(), threadMetadata: z.record(z.string(), z.string()).optional() }))
+    .describe('integration id to the condition on its optional conventional prompts (all but system_prompt): `models` globs, `threadMetadata` values'),
   maxTurns: z.int(),
   maxToolResultBytes: z.int().describe('how much of any one tool result the LLM sees; the transcript keeps it whole'),
   subAgents: z.array(z.string()).describe('the agents (ids) its runs may call as tools `agent__<name>`, each a child run'),

@@ -20,8 +20,22 @@ export type PreviewMessage = ChatMessage & {
   tokens: number;
 };
 
+/**
+ * Why one conventional prompt was or was not injected; `prompt` null: the whole integration
+ * (turned off, pinned to another task queue, failed, or offering no prompts).
+ */
+export interface PromptDecision {
+  integrationId: string;
+  integrationName: string;
+  prompt: string | null;
+  injected: boolean;
+  reason: string;
+}
+
 export interface ContextPreview {
   messages: PreviewMessage[];
+  /** per integration in prefix order, then per conventional prompt in the server's listing order */
+  decisions: PromptDecision[];
   totalTokens: number;
   /** true: counted as 4 characters a token, the model having no exact tokenizer here */
   tokensEstimated: boolean;

@@ -60,6 +60,8 @@ export interface Integration {
   samplingMaxTokens: number;
   /** how long a tool call its server runs as a task may take in all (MCP tasks) */
   taskTimeoutMs: number;
+  /** how long a worker keeps the conventional prompts it fetched (mcp-client/prompt-cache.ts); null: none are kept */
+  promptCacheTtlMs: number | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -85,6 +87,7 @@ export interface NewIntegration {
   sampling?: SamplingMode;
   samplingMaxTokens?: number;
   taskTimeoutMs?: number;
+  promptCacheTtlMs?: number | null;
 }
 
 /** What API responses show: the names of env variables and headers, never their values. */
@@ -92,8 +95,8 @@ export type PublicTransport =
   | { type: 'stdio'; command: string; args: string[]; envKeys: string[]; cwd?: string }
   | { type: 'http'; url: string; headerKeys: string[]; auth?: { type: 'oauth'; scopes?: string[]; clientId?: string; clientMetadataUrl?: string; clientSecretSet: boolean } };
 
-export type PublicIntegration = Omit<Integration, 'transport' | 'elicitationTimeoutMs' | 'taskTimeoutMs'> & {
-  transport: PublicTransport; elicitationTimeout: string; taskTimeout: string;
+export type PublicIntegration = Omit<Integration, 'transport' | 'elicitationTimeoutMs' | 'taskTimeoutMs' | 'promptCacheTtlMs'> & {
+  transport: PublicTransport; elicitationTimeout: string; taskTimeout: string; promptCacheTtl: string | null;
 };
 
 export const DEFAULT_ELICITATION_TIMEOUT_MS = 10 * 60_000;

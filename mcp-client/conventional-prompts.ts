@@ -37,6 +37,12 @@ export function detectConventionalPrompt(name: string): ConventionalName | null 
   return null;
 }
 
+/**
+ * Whether an agent's promptWhen condition (core/prompt-conditions.ts) may leave the prompt out:
+ * every conventional prompt but `system_prompt`, the operator's, which is always injected.
+ */
+export const isOptionalPrompt = (name: string): boolean => detectConventionalPrompt(name)?.kind !== 'system_prompt';
+
 /** One conventional prompt after prompts/get, in integration order, then in the server's listing order. */
 export interface FetchedPrompt {
   integrationId: string;

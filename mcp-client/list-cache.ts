@@ -20,6 +20,8 @@ interface ConnectionLists {
   /** bumped by each change notification: a list asked for under an older generation is stale */
   generation: Record<ListKind, number>;
   kept: Map<string, { kind: ListKind; value: unknown; at: number }>;
+  /** others told of each change notification (a client takes one handler per notification) */
+  listeners: Record<ListKind, (() => void)[]>;
 }
 
 const byClient = new WeakMap<Client, ConnectionLists>();
@@ -27,16 +29,22 @@ const byClient = new WeakMap<Client, ConnectionLists>();
 function listsOf(client: Client): ConnectionLists {
   const known = byClient.get(client);
   if (known) return known;
-  const lists: ConnectionLists = { generation: { tools: 0, resources: 0, prompts: 0 }, kept: new Map() };
+  const lists: ConnectionLists = { generation: { tools: 0, resources: 0, prompts: 0 }, kept: new Map(), listeners: { tools: [], resources: [], prompts: [] } };
   const changed = (kind: ListKind) => () => {
     lists.generation[kind] += 1;
     for (const [key, entry] of lists.kept) if (entry.kind === kind) lists.kept.delete(key);
+    for (const listener of lists.listeners[kind]) listener();
   };
   client.setNotificationHandler('notifications/tools/list_changed', changed('tools'));
   client.setNotificationHandler('notifications/resources/list_changed', changed('resources'));
   client.setNotificationHandler('notifications/prompts/list_changed', changed('prompts'));
   byClient.set(client, lists);
   return lists;
+}
+
+/** Calls `listener` at each notifications/<kind>/list_changed the client's server sends (mcp-client/prompt-cache.ts). */
+export function onListChanged(client: Client, kind: ListKind, listener: () => void): void {
+  listsOf(client).listeners[kind].push(listener);
 }
 
 /**

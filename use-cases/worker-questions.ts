@@ -95,16 +95,16 @@ export async function fetchCapabilities(deps: WorkerQuestionDeps, integration: I
   return { tools: listed.tools, resources: listed.resources, resourceTemplates: listed.resourceTemplates, prompts: listed.prompts };
 }
 
-/** The prompt prefix an agent's next run would get. Nothing is stored and no run starts. */
-export function previewContext(deps: WorkerQuestionDeps, agentId: string): Promise<ContextPreview> {
+/** The prompt prefix an agent's next run (on the thread `threadId`, when given) would get. Nothing is stored and no run starts. */
+export function previewContext(deps: WorkerQuestionDeps, agentId: string, threadId?: string): Promise<ContextPreview> {
   return askWorker<typeof contextPreviewWorkflow>(deps, {
     type: CONTEXT_PREVIEW_WORKFLOW_TYPE,
     workflowId: `context-preview-${randomUUID()}`,
-    arg: { agentId },
+    arg: { agentId, ...(threadId !== undefined ? { threadId } : {}) },
     summary: `context preview of agent ${agentId}`,
     what: `built the context of agent ${agentId}`,
-    failed: (type, message) => (type === 'AgentNotFound'
-      ? new HttpProblem(404, `Agent ${agentId} does not exist`, 'not_found')
+    failed: (type, message) => (type === 'AgentNotFound' || type === 'ThreadNotFound'
+      ? new HttpProblem(404, message, 'not_found')
       : new HttpProblem(502, `Building the context of agent ${agentId} failed: ${message}`, 'preview_failed')),
   });
 }

@@ -29,8 +29,8 @@ const { previewPromptPrefix } = proxyActivities<Activities>({
   retry: { initialInterval: '1s', maximumAttempts: 2 },
 });
 
-/** GET /v1/agents/:id/context: the prompt prefix an agent's next run would get. */
-export async function contextPreviewWorkflow(input: { agentId: string }): Promise<ContextPreview> {
+/** GET /v1/agents/:id/context: the prompt prefix an agent's next run would get (on the thread `threadId`, when given). */
+export async function contextPreviewWorkflow(input: { agentId: string; threadId?: string }): Promise<ContextPreview> {
   return previewPromptPrefix(input);
 }
 

@@ -13,7 +13,9 @@ import { deleteAgent } from '../../use-cases/agents/delete-agent';
 import { DEFAULT_CONTEXT_PREVIEW_WAIT_MS, previewContext } from '../../use-cases/worker-questions';
 import { idParams, jsonResponse, problemResponse } from '../schemas';
 import { agentSchema } from '../../core/agent';
-import { agentContextSchema, agentListSchema } from './agent-schemas';
+import { agentContextSchema, agentListSchema, contextQuery } from './agent-schemas';
+import { findThread } from '../../store/threads/threads';
+import { HttpProblem } from '../../use-cases/problem';
 
 export interface AgentRouteDeps {
   db: Db;
@@ -88,17 +90,20 @@ export const agentRoutes: FastifyPluginAsyncZod<AgentRouteDeps> = async (app, de
     schema: {
       tags: ['agents'],
       summary: 'Preview the prefix injected before the conversation (instructions and conventional MCP prompts), without starting a run',
-      params: idParams,
+      params: idParams, querystring: contextQuery,
       response: {
         200: agentContextSchema,
-        404: problemResponse('No such agent'),
+        400: problemResponse('Invalid request'),
+        404: problemResponse('No such agent or thread'),
         502: problemResponse('A worker could not build the context'),
         504: problemResponse('No worker answered in time'),
       },
     },
   }, async (request) => {
     const agent = await loadAgent(db, request.params.id);
+    const { threadId } = request.query;
+    if (threadId !== undefined && !(await findThread(db, threadId))) throw new HttpProblem(404, `Thread ${threadId} does not exist`, 'not_found');
     const waitMs = contextWaitMs ?? DEFAULT_CONTEXT_PREVIEW_WAIT_MS;
-    return previewContext({ client, taskQueue, logger: request.log, waitMs }, agent.id);
+    return previewContext({ client, taskQueue, logger: request.log, waitMs }, agent.id, threadId);
   });
 };

@@ -36,6 +36,7 @@ export const integrationSchema = z.object({
   }).shape,
   elicitationTimeout: z.string().optional(),
   taskTimeout: z.string().optional(),
+  promptCacheTtl: z.string().nullable().describe('how long a worker keeps the conventional prompts it fetched; null: none are kept').optional(),
   protocolEra: z.enum(PROTOCOL_ERAS).nullable()
     .describe('the era the engine speaks with this server: the pinned one, or the one negotiated last (null: not yet connected)').optional(),
   ...optionalAuthorization,

@@ -1,10 +1,18 @@
 import { z } from 'zod';
 import { MESSAGE_PREVIEW_CHARS } from '../../store/threads/thread-messages';
 import { id, queryInteger, timestamp } from '../schemas';
+import { threadMetadataSchema } from '../../core/prompt-conditions';
 
-export const threadSchema = z.object({ id, agentId: id, createdAt: timestamp }).meta({ id: 'Thread' });
+const metadataOut = z.record(z.string(), z.string()).describe('set by callers (POST and PATCH); an agent\'s promptWhen conditions may test it');
 
-export const createThreadBody = z.strictObject({ agentId: id.describe('an agent id or name') });
+export const threadSchema = z.object({ id, agentId: id, metadata: metadataOut, createdAt: timestamp }).meta({ id: 'Thread' });
+
+export const createThreadBody = z.strictObject({
+  agentId: id.describe('an agent id or name'),
+  metadata: threadMetadataSchema.optional(),
+});
+
+export const changeThreadBody = z.strictObject({ metadata: threadMetadataSchema.describe('replaces the thread\'s metadata whole; {} clears it') });
 
 export const threadsQuery = z.strictObject({
   agentId: id.optional().describe('an agent id or name'),
@@ -14,7 +22,7 @@ export const threadsQuery = z.strictObject({
 
 export const threadPageSchema = z.object({
   threads: z.array(z.object({
-    id: z.string(), agentId: z.string(), agentName: z.string(),
+    id: z.string(), agentId: z.string(), agentName: z.string(), metadata: metadataOut,
     messageCount: z.int(), lastMessageAt: timestamp.nullable(), createdAt: timestamp,
   })),
   nextCursor: z.string().nullable(),

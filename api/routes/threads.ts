@@ -2,10 +2,10 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { agentDisabledText, findAgentByRef } from '../../store/agents';
 import type { Db } from '../../store/pool';
 import { pageThreadMessages } from '../../store/threads/thread-messages';
-import { findThread, insertThread, listThreads } from '../../store/threads/threads';
+import { findThread, insertThread, listThreads, updateThreadMetadata } from '../../store/threads/threads';
 import { HttpProblem } from '../../use-cases/problem';
 import { idParams, problemResponse } from '../schemas';
-import { createThreadBody, messagePageSchema, messagesQuery, threadPageSchema, threadSchema, threadsQuery } from './thread-schemas';
+import { changeThreadBody, createThreadBody, messagePageSchema, messagesQuery, threadPageSchema, threadSchema, threadsQuery } from './thread-schemas';
 
 export const threadRoutes: FastifyPluginAsyncZod<{ db: Db }> = async (app, { db }) => {
 
@@ -21,7 +21,7 @@ export const threadRoutes: FastifyPluginAsyncZod<{ db: Db }> = async (app, { db 
     const agent = await findAgentByRef(db, request.body.agentId);
     if (!agent) throw new HttpProblem(404, `Agent ${request.body.agentId} does not exist`, 'not_found');
     if (agent.disabledAt) throw new HttpProblem(409, agentDisabledText(agent), 'agent_disabled');
-    return reply.code(201).send(await insertThread(db, agent.id));
+    return reply.code(201).send(await insertThread(db, agent.id, request.body.metadata));
   });
 
   app.get('/threads', {
@@ -44,6 +44,17 @@ export const threadRoutes: FastifyPluginAsyncZod<{ db: Db }> = async (app, { db 
     },
   }, async (request) => {
     const thread = await findThread(db, request.params.id);
+    if (!thread) throw new HttpProblem(404, `Thread ${request.params.id} does not exist`, 'not_found');
+    return thread;
+  });
+
+  app.patch('/threads/:id', {
+    schema: {
+      tags: ['threads'], summary: 'Change a thread\'s metadata (replaced whole); the next run of the thread reads it', params: idParams, body: changeThreadBody,
+      response: { 200: threadSchema, 400: problemResponse('Invalid request'), 404: problemResponse('No such thread') },
+    },
+  }, async (request) => {
+    const thread = await updateThreadMetadata(db, request.params.id, request.body.metadata);
     if (!thread) throw new HttpProblem(404, `Thread ${request.params.id} does not exist`, 'not_found');
     return thread;
   });

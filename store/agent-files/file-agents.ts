@@ -1,5 +1,6 @@
 import type { ModelConfig } from '../../core/agent-model';
 import type { RunLimits } from '../../core/run-limits';
+import type { PromptWhen } from '../../core/prompt-conditions';
 import type { TemplateMessage } from './parse-chatmd';
 import { newId } from '../../platform/ids';
 import type { Queryable } from '../pool';
@@ -18,6 +19,8 @@ export interface FileAgentFields {
   integrationIds: string[];
   /** integration ids, each one of integrationIds (default none) */
   promptOrder?: string[];
+  /** keyed by integration ids, each one of integrationIds (default none) */
+  promptWhen?: PromptWhen;
   maxTurns: number;
   /** default true */
   mcpTasks?: boolean;
@@ -42,11 +45,11 @@ export async function findAgentOriginByName(db: Queryable, name: string): Promis
 /** Inserts or updates the agent of a file; returns whether anything changed. */
 export async function upsertFileAgent(db: Queryable, a: FileAgentFields, existingId?: string): Promise<boolean> {
   const values = [a.name, a.description, a.instructions, JSON.stringify(a.model), a.integrationIds, a.maxTurns, JSON.stringify(a.template), a.sourceFile, a.mcpTasks ?? true,
-    a.limits ? JSON.stringify(a.limits) : null, a.promptOrder ?? []];
+    a.limits ? JSON.stringify(a.limits) : null, a.promptOrder ?? [], JSON.stringify(a.promptWhen ?? {})];
   if (!existingId) {
     await db.query(
-      `INSERT INTO agents (id, name, description, instructions, model, integration_ids, max_turns, template, source_file, mcp_tasks, limits, prompt_order)
-       VALUES ($12, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+      `INSERT INTO agents (id, name, description, instructions, model, integration_ids, max_turns, template, source_file, mcp_tasks, limits, prompt_order, prompt_when)
+       VALUES ($13, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
       [...values, newId('agt')],
     );
     return true;
@@ -54,9 +57,9 @@ export async function upsertFileAgent(db: Queryable, a: FileAgentFields, existin
   // IS DISTINCT FROM keeps updated_at still when nothing changed, so list_changed fires only on real edits.
   const { rowCount } = await db.query(
     `UPDATE agents SET name = $1, description = $2, instructions = $3, model = $4, integration_ids = $5, max_turns = $6,
-       template = $7, source_file = $8, mcp_tasks = $9, limits = $10, prompt_order = $11, disabled_at = NULL, updated_at = now()
-     WHERE id = $12 AND (name, description, instructions, model, integration_ids, max_turns, template, source_file, mcp_tasks, limits, prompt_order, disabled_at)
-       IS DISTINCT FROM ($1, $2, $3, $4::jsonb, $5::text[], $6::integer, $7::jsonb, $8, $9::boolean, $10::jsonb, $11::text[], NULL::timestamptz)`,
+       template = $7, source_file = $8, mcp_tasks = $9, limits = $10, prompt_order = $11, prompt_when = $12, disabled_at = NULL, updated_at = now()
+     WHERE id = $13 AND (name, description, instructions, model, integration_ids, max_turns, template, source_file, mcp_tasks, limits, prompt_order, prompt_when, disabled_at)
+       IS DISTINCT FROM ($1, $2, $3, $4::jsonb, $5::text[], $6::integer, $7::jsonb, $8, $9::boolean, $10::jsonb, $11::text[], $12::jsonb, NULL::timestamptz)`,
     [...values, existingId],
   );
   return (rowCount ?? 0) > 0;

@@ -2,10 +2,11 @@ import { z } from 'zod';
 import { runLimitsSchema, type RunLimits } from '../../core/run-limits';
 import { modelSchema, type ModelConfig } from '../../core/agent-model';
 import { findUnacceptable } from '../storable-text';
+import { promptConditionSchema, type PromptWhen } from '../../core/prompt-conditions';
 
 /**
  * ChatMD agent files: `<system>`, `<user>` and `<assistant>` blocks, as in ochat, plus one optional
- * `<config>` block holding JSON (model, integrations, promptOrder, description, maxTurns, mcpTasks, limits). JSON rather than XML
+ * `<config>` block holding JSON (model, integrations, promptOrder, promptWhen, description, maxTurns, mcpTasks, limits). JSON rather than XML
  * attributes because a model is a nested object (a scripted model carries a whole script).
  *
  * Block bodies are raw text up to the matching close tag: no nesting and no escaping, so a prompt
@@ -25,6 +26,8 @@ export interface AgentFileDefinition {
   integrations: string[];
   /** integration names or ids, each one of `integrations`, whose conventional prompts come first */
   promptOrder: string[];
+  /** integration names or ids (each one of `integrations`) to the condition on their optional conventional prompts */
+  promptWhen: PromptWhen;
   maxTurns?: number;
   /** false: MCP clients never call the agent as a task */
   mcpTasks?: boolean;
@@ -47,6 +50,8 @@ const configSchema = z.strictObject({
   model: modelSchema,
   integrations: z.array(z.string().min(1)).default([]),
   promptOrder: z.array(z.string().min(1)).max(100).default([]),
+  promptWhen: z.record(z.string().min(1).max(128), promptConditionSchema)
+    .refine((when) => Object.keys(when).length <= 100, 'at most 100 integrations').default({}),
   maxTurns: z.number().int().min(1).max(10_000).optional(),
   mcpTasks: z.boolean().optional(),
   limits: runLimitsSchema.optional(),
@@ -110,7 +115,7 @@ export function parseChatmd(file: string, text: string): AgentFileDefinition {
   const instructions = systems[0] ? trimBlock(systems[0].body) : undefined;
   return {
     description: config.description, instructions: instructions || undefined, model: config.model,
-    integrations: config.integrations, promptOrder: config.promptOrder, maxTurns: config.maxTurns, mcpTasks: config.mcpTasks, limits: config.limits, template, configLine: configs[0].line,
+    integrations: config.integrations, promptOrder: config.promptOrder, promptWhen: config.promptWhen, maxTurns: config.maxTurns, mcpTasks: config.mcpTasks, limits: config.limits, template, configLine: configs[0].line,
   };
 }
 

@@ -73,6 +73,14 @@ export async function syncAgentFiles(db: Db, dirInput: string, llmKeyEnvs: reado
         report.errors.push(new AgentFileError(file, def.configLine, `promptOrder: ${misordered}`));
         continue;
       }
+      const whenRefs = Object.keys(def.promptWhen);
+      const whenIds = await idsOfRefs(tx, 'integrations', whenRefs);
+      const misplaced = promptOrderProblem(whenRefs, whenIds, ids);
+      if (misplaced) {
+        report.errors.push(new AgentFileError(file, def.configLine, `promptWhen: ${misplaced}`));
+        continue;
+      }
+      const promptWhen = Object.fromEntries(whenRefs.map((ref, i) => [whenIds[i] as string, def.promptWhen[ref]]));
       const existing = await findAgentOriginByName(tx, name);
       if (existing && existing.sourceFile !== file) {
         const owner = existing.sourceFile ? `by ${existing.sourceFile}` : 'through the API';
@@ -81,7 +89,7 @@ export async function syncAgentFiles(db: Db, dirInput: string, llmKeyEnvs: reado
       }
       const changed = await upsertFileAgent(tx, {
         name, sourceFile: file, description: def.description ?? null, instructions: def.instructions ?? null, model: def.model,
-        integrationIds: ids, promptOrder: promptOrder as string[], maxTurns: def.maxTurns ?? 20, mcpTasks: def.mcpTasks, limits: def.limits, template: def.template,
+        integrationIds: ids, promptOrder: promptOrder as string[], promptWhen, maxTurns: def.maxTurns ?? 20, mcpTasks: def.mcpTasks, limits: def.limits, template: def.template,
       }, existing?.id);
       (changed ? report.changed : report.unchanged).push(name);
     }

@@ -19,6 +19,7 @@ export interface IntegrationRow {
   prompt_injection: boolean; disabled_prompts: string[]; prompt_arguments: Record<string, Record<string, string>>;
   task_queue: string | null; secrets: unknown; approval: ApprovalPolicy | null; elicitation: boolean; elicitation_timeout_ms: number;
   allow_private_network: boolean; protocol: IntegrationProtocol; sampling: SamplingMode; sampling_max_tokens: number; task_timeout_ms: number;
+  prompt_cache_ttl_ms: number | null;
 }
 
 export const toIntegration = (r: IntegrationRow): Integration => ({
@@ -29,6 +30,7 @@ export const toIntegration = (r: IntegrationRow): Integration => ({
   promptInjection: r.prompt_injection, disabledPrompts: r.disabled_prompts, promptArguments: r.prompt_arguments,
   taskQueue: r.task_queue, approval: r.approval, elicitation: r.elicitation, elicitationTimeoutMs: r.elicitation_timeout_ms,
   allowPrivateNetwork: r.allow_private_network, protocol: r.protocol, sampling: r.sampling, samplingMaxTokens: r.sampling_max_tokens, taskTimeoutMs: r.task_timeout_ms,
+  promptCacheTtlMs: r.prompt_cache_ttl_ms ?? null,
   createdAt: new Date(r.created_at).toISOString(), updatedAt: new Date(r.updated_at).toISOString(),
 });
 
@@ -41,8 +43,11 @@ export function toPublic(integration: Integration): PublicIntegration {
   const transport: PublicTransport = t.type === 'stdio'
     ? { type: 'stdio', command: t.command, args: t.args ?? [], envKeys: Object.keys(t.env ?? {}).sort(), ...(t.cwd ? { cwd: t.cwd } : {}) }
     : { type: 'http', url: t.url, headerKeys: Object.keys(t.headers ?? {}).sort(), ...(t.auth ? { auth: publicAuth(t.auth) } : {}) };
-  const { elicitationTimeoutMs, taskTimeoutMs, ...rest } = integration;
-  return { ...rest, transport, elicitationTimeout: formatDuration(elicitationTimeoutMs), taskTimeout: formatDuration(taskTimeoutMs) };
+  const { elicitationTimeoutMs, taskTimeoutMs, promptCacheTtlMs, ...rest } = integration;
+  return {
+    ...rest, transport, elicitationTimeout: formatDuration(elicitationTimeoutMs), taskTimeout: formatDuration(taskTimeoutMs),
+    promptCacheTtl: promptCacheTtlMs === null ? null : formatDuration(promptCacheTtlMs),
+  };
 }
 
 export async function insertIntegration(db: Queryable, integration: NewIntegration): Promise<Integration> {
@@ -53,8 +58,8 @@ export async function insertIntegration(db: Queryable, integration: NewIntegrati
   const { rows } = await db.query<IntegrationRow>(
     `INSERT INTO integrations (id, name, transport, tool_timeout_ms, max_total_timeout_ms, max_resource_bytes, trust_annotations, enabled,
        prompt_injection, disabled_prompts, prompt_arguments, task_queue, secrets, max_result_bytes, approval, elicitation, elicitation_timeout_ms,
-       allow_private_network, protocol, sampling, sampling_max_tokens, task_timeout_ms)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22) RETURNING *`,
+       allow_private_network, protocol, sampling, sampling_max_tokens, task_timeout_ms, prompt_cache_ttl_ms)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23) RETURNING *`,
     [id, integration.name, JSON.stringify(stored.transport), integration.toolTimeoutMs ?? 60_000,
       integration.maxTotalTimeoutMs ?? null, integration.maxResourceBytes ?? SIZE_BOUNDS.maxResourceBytes.default,
       integration.trustAnnotations ?? false, integration.enabled ?? true,
@@ -63,7 +68,7 @@ export async function insertIntegration(db: Queryable, integration: NewIntegrati
       integration.approval ? JSON.stringify(integration.approval) : null,
       integration.elicitation ?? false, integration.elicitationTimeoutMs ?? DEFAULT_ELICITATION_TIMEOUT_MS, integration.allowPrivateNetwork ?? false,
       integration.protocol ?? 'auto', integration.sampling ?? 'never', integration.samplingMaxTokens ?? DEFAULT_SAMPLING_MAX_TOKENS,
-      integration.taskTimeoutMs ?? DEFAULT_TASK_TIMEOUT_MS],
+      integration.taskTimeoutMs ?? DEFAULT_TASK_TIMEOUT_MS, integration.promptCacheTtlMs ?? null],
   );
   return toIntegration(rows[0]);
 }
@@ -101,6 +106,7 @@ const patchColumns: Record<keyof IntegrationPatch, string> = {
   promptInjection: 'prompt_injection', disabledPrompts: 'disabled_prompts', promptArguments: 'prompt_arguments',
   taskQueue: 'task_queue', approval: 'approval', elicitation: 'elicitation', elicitationTimeoutMs: 'elicitation_timeout_ms',
   allowPrivateNetwork: 'allow_private_network', protocol: 'protocol', sampling: 'sampling', samplingMaxTokens: 'sampling_max_tokens', taskTimeoutMs: 'task_timeout_ms',
+  promptCacheTtlMs: 'prompt_cache_ttl_ms',
 };
 const jsonbFields = new Set<keyof IntegrationPatch>(['transport', 'promptArguments', 'approval']);
 
@@ -156,7 +162,8 @@ export async function deleteUnreferencedIntegration(tx: Queryable, id: string): 
   );
   if (agents.length > 0) return { status: 'referenced', agents };
   await tx.query(
-    'UPDATE agents SET integration_ids = array_remove(integration_ids, $1), prompt_order = array_remove(prompt_order, $1) WHERE $1 = ANY(integration_ids)', [id],
+    `UPDATE agents SET integration_ids = array_remove(integration_ids, $1), prompt_order = array_remove(prompt_order, $1),
+       prompt_when = prompt_when - $1::text WHERE $1 = ANY(integration_ids)`, [id],
   );
   await tx.query('DELETE FROM integrations WHERE id = $1', [id]);
   return { status: 'deleted' };

@@ -18,6 +18,8 @@ import { migration as m016 } from './016-turn-drafts';
 import { migration as m017 } from './017-run-limits';
 import { migration as m018 } from './018-sub-agents';
 import { migration as m019 } from './019-prompt-order';
+import { migration as m020 } from './020-prompt-conditions';
+import { migration as m021 } from './021-prompt-cache';
 import type { Migration } from './migration';
 
 /**
@@ -45,6 +47,8 @@ export const migrations: Migration[] = [
   m017,
   m018,
   m019,
+  m020,
+  m021,
 ];
 
 const LOCK_KEY = 0x6167_656e; // "agen"

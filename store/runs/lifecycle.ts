@@ -3,6 +3,7 @@ import { toAgent, type AgentRow } from '../agents';
 import type { Agent } from '../../core/agent';
 import { toIntegration, type IntegrationRow } from '../integrations/integrations';
 import { type Integration } from '../../core/integration';
+import type { ThreadMetadata } from '../../core/prompt-conditions';
 import { statementName, type Queryable } from '../pool';
 import { type RunResult } from './results';
 import { TOOL_CALLS_JSON, toToolCall, type ToolCallRecord, type ToolCallRow } from './tool-calls';
@@ -106,7 +107,9 @@ export async function beginTurn(
  * run, and the snapshots of `kinds` an earlier attempt recorded.
  */
 export async function runToPrepare(db: Queryable, runId: string, kinds: string[]): Promise<{
-  run?: RunRecord; agent?: Agent; hasDataSources: boolean; history: { data: ChatMessage[]; bytes: number };
+  run?: RunRecord; agent?: Agent; hasDataSources: boolean;
+  /** the run's thread's metadata, which the agent's promptWhen conditions may test */
+  threadMetadata: ThreadMetadata; history: { data: ChatMessage[]; bytes: number };
   snapshots: Record<string, { data: unknown; bytes: number }>;
   /** the agent's integrations as they are now, in the agent's order; ids that no longer exist are left out */
   integrations: Integration[];
@@ -114,17 +117,18 @@ export async function runToPrepare(db: Queryable, runId: string, kinds: string[]
   const text = `SELECT row_to_json(r) AS run, row_to_json(a) AS agent,
       (SELECT COALESCE(json_agg(i ORDER BY array_position(a.integration_ids, i.id)), '[]') FROM integrations i WHERE i.id = ANY(a.integration_ids)) AS integrations,
       EXISTS (SELECT 1 FROM data_sources WHERE thread_id = r.thread_id) AS has_data_sources,
+      (SELECT metadata FROM threads WHERE id = r.thread_id) AS thread_metadata,
       ${threadHistoryOf('r.thread_id')} AS history,
       (SELECT json_object_agg(kind, json_build_object('data', data, 'bytes', bytes)) FROM run_snapshots WHERE run_id = $1 AND kind = ANY($2)) AS snapshots
     FROM runs r LEFT JOIN agents a ON a.id = r.agent_id WHERE r.id = $1`;
   const { rows } = await db.query<{
-    run: RunRow; agent: AgentRow | null; integrations: IntegrationRow[]; has_data_sources: boolean; history: { data: ChatMessage[]; bytes: number };
+    run: RunRow; agent: AgentRow | null; integrations: IntegrationRow[]; has_data_sources: boolean; thread_metadata: ThreadMetadata | null; history: { data: ChatMessage[]; bytes: number };
     snapshots: Record<string, { data: unknown; bytes: number }> | null;
   }>({ name: statementName(text), text, values: [runId, kinds] });
   const r = rows[0];
-  if (!r) return { hasDataSources: false, history: { data: [], bytes: 0 }, snapshots: {}, integrations: [] };
+  if (!r) return { hasDataSources: false, threadMetadata: {}, history: { data: [], bytes: 0 }, snapshots: {}, integrations: [] };
   return {
-    run: toRun(r.run), ...(r.agent ? { agent: toAgent(r.agent) } : {}), hasDataSources: r.has_data_sources, history: r.history, snapshots: r.snapshots ?? {},
+    run: toRun(r.run), ...(r.agent ? { agent: toAgent(r.agent) } : {}), hasDataSources: r.has_data_sources, threadMetadata: r.thread_metadata ?? {}, history: r.history, snapshots: r.snapshots ?? {},
     integrations: r.integrations.map(toIntegration),
   };
 }

@@ -1,23 +1,34 @@
 import { newId } from '../../platform/ids';
 import type { ChatMessage } from '../../core/messages';
 import { EngineError } from '../../core/engine-error';
+import type { ThreadMetadata } from '../../core/prompt-conditions';
 import { statementName, type Queryable } from '../pool';
 
 export interface Thread {
   id: string;
   agentId: string;
   activeRunId: string | null;
+  /** set by callers; an agent's promptWhen conditions may test it */
+  metadata: ThreadMetadata;
   createdAt: string;
 }
 
-interface ThreadRow { id: string; agent_id: string; active_run_id: string | null; created_at: Date }
+interface ThreadRow { id: string; agent_id: string; active_run_id: string | null; metadata: ThreadMetadata | null; created_at: Date }
 const toThread = (r: ThreadRow): Thread => ({
-  id: r.id, agentId: r.agent_id, activeRunId: r.active_run_id, createdAt: r.created_at.toISOString(),
+  id: r.id, agentId: r.agent_id, activeRunId: r.active_run_id, metadata: r.metadata ?? {}, createdAt: r.created_at.toISOString(),
 });
 
-export async function insertThread(db: Queryable, agentId: string): Promise<Thread> {
-  const { rows } = await db.query<ThreadRow>('INSERT INTO threads (id, agent_id) VALUES ($1, $2) RETURNING *', [newId('thr'), agentId]);
+export async function insertThread(db: Queryable, agentId: string, metadata: ThreadMetadata = {}): Promise<Thread> {
+  const { rows } = await db.query<ThreadRow>(
+    'INSERT INTO threads (id, agent_id, metadata) VALUES ($1, $2, $3) RETURNING *', [newId('thr'), agentId, JSON.stringify(metadata)],
+  );
   return toThread(rows[0]);
+}
+
+/** Replaces the thread's metadata; undefined when there is no such thread. */
+export async function updateThreadMetadata(db: Queryable, id: string, metadata: ThreadMetadata): Promise<Thread | undefined> {
+  const { rows } = await db.query<ThreadRow>('UPDATE threads SET metadata = $2 WHERE id = $1 RETURNING *', [id, JSON.stringify(metadata)]);
+  return rows[0] && toThread(rows[0]);
 }
 
 /** The thread `id` for the agent, unless it exists already (or the agent is disabled); whether it exists now. */
@@ -71,9 +82,9 @@ export interface ThreadPage {
 export async function listThreads(db: Queryable, req: { agentId?: string; cursor?: string; limit: number }): Promise<ThreadPage> {
   const after = req.cursor === undefined ? undefined : decodeThreadCursor(req.cursor);
   const { rows } = await db.query<{
-    id: string; agent_id: string; agent_name: string; created_at: Date; micros: string; message_count: number; last_message_at: Date | null;
+    id: string; agent_id: string; agent_name: string; metadata: ThreadMetadata; created_at: Date; micros: string; message_count: number; last_message_at: Date | null;
   }>(
-    `SELECT t.id, t.agent_id, a.name AS agent_name, t.created_at,
+    `SELECT t.id, t.agent_id, a.name AS agent_name, t.metadata, t.created_at,
        (extract(epoch FROM t.created_at) * 1000000)::bigint::text AS micros,
        (SELECT count(*)::integer FROM messages m WHERE m.thread_id = t.id) AS message_count,
        (SELECT max(m.created_at) FROM messages m WHERE m.thread_id = t.id) AS last_message_at
@@ -87,7 +98,7 @@ export async function listThreads(db: Queryable, req: { agentId?: string; cursor
   const last = page.at(-1);
   return {
     threads: page.map((r) => ({
-      id: r.id, agentId: r.agent_id, agentName: r.agent_name, createdAt: r.created_at.toISOString(),
+      id: r.id, agentId: r.agent_id, agentName: r.agent_name, metadata: r.metadata, createdAt: r.created_at.toISOString(),
       messageCount: r.message_count, lastMessageAt: r.last_message_at?.toISOString() ?? null,
     })),
     nextCursor: rows.length > req.limit && last ? Buffer.from(`${last.micros}.${last.id}`).toString('base64url') : null,

@@ -7,7 +7,7 @@ import { toolResultText } from '../../core/tool-texts';
 import { logger, type Engine } from '../support/engine';
 import { startApiEngine, stopApiEngine } from '../support/api-engine';
 
-const AGENT_KEYS = ['id', 'name', 'description', 'instructions', 'model', 'integrationIds', 'promptOrder', 'maxTurns', 'maxToolResultBytes', 'mcpTasks', 'limits', 'subAgents', 'sourceFile', 'disabledAt', 'createdAt', 'updatedAt'];
+const AGENT_KEYS = ['id', 'name', 'description', 'instructions', 'model', 'integrationIds', 'promptOrder', 'promptWhen', 'maxTurns', 'maxToolResultBytes', 'mcpTasks', 'limits', 'subAgents', 'sourceFile', 'disabledAt', 'createdAt', 'updatedAt'];
 const RUN_KEYS = ['id', 'threadId', 'agentId', 'parentRunId', 'parentToolCallId', 'status', 'stopReason', 'limitReached', 'output', 'error', 'turns', 'usage', 'usageWithChildren', 'toolCalls', 'pendingApprovals', 'pendingInputs', 'createdAt', 'endedAt'];
 const SLOW: ScriptStep[] = [{ text: 'too late', delayMs: 20_000 }];
 
@@ -90,7 +90,7 @@ describe('agents and threads', () => {
     const res = await inject({ method: 'POST', url: '/v1/threads', payload: { agentId: agent.id } });
     expect(res.statusCode).toBe(201);
     const thread = json(res);
-    expect(thread).toEqual({ id: expect.stringMatching(/^thr_/), agentId: agent.id, createdAt: expect.any(String) });
+    expect(thread).toEqual({ id: expect.stringMatching(/^thr_/), agentId: agent.id, metadata: {}, createdAt: expect.any(String) });
     expect(json(await inject({ method: 'GET', url: `/v1/threads/${thread.id}` }))).toEqual(thread);
   });
 });

@@ -102,6 +102,7 @@ describe('the order of conventional prompts (promptOrder) and the prefix\'s toke
     const tokens = Math.ceil(content.length / 4);
     expect(await preview()).toEqual({
       messages: [{ role: 'system', content, sources: [prompt(beta), prompt(alpha), { kind: 'instructions' }], tokens }],
+      decisions: [beta, alpha].map((i) => ({ integrationId: i.id, integrationName: i.name, prompt: 'system_prompt', injected: true, reason: 'system_prompt is always injected' })),
       totalTokens: tokens, tokensEstimated: true, tokenizer: 'chars/4',
     });
 
@@ -125,7 +126,7 @@ describe('the order of conventional prompts (promptOrder) and the prefix\'s toke
     };
     // Figures from OpenAI's cookbook ("How to count tokens with tiktoken").
     expect(await context({ provider: 'openai', name: 'gpt-4' }, 'tiktoken is great!')).toEqual({
-      messages: [{ role: 'system', content: 'tiktoken is great!', sources: [{ kind: 'instructions' }], tokens: 6 }],
+      messages: [{ role: 'system', content: 'tiktoken is great!', sources: [{ kind: 'instructions' }], tokens: 6 }], decisions: [],
       totalTokens: 6, tokensEstimated: false, tokenizer: 'cl100k_base',
     });
     expect(await context({ provider: 'openai', name: 'gpt-4o-mini' }, 'お誕生日おめでとう')).toMatchObject({ totalTokens: 8, tokensEstimated: false, tokenizer: 'o200k_base' });

@@ -215,14 +215,20 @@ describe('MCP prompts in a run', () => {
       ...(m.role === 'tool' ? { role: m.role, content: m.content, toolCallId: m.toolCallId } : m), sources: sources[i], tokens: estimated(m),
     }));
     const totalTokens = prefix.reduce((n, m) => n + estimated(m), 0);
-    expect(res.json()).toEqual({ messages: expected, totalTokens, tokensEstimated: true, tokenizer: 'chars/4' });
+    expect(res.json()).toEqual({ messages: expected, decisions: expect.any(Array), totalTokens, tokensEstimated: true, tokenizer: 'chars/4' });
+    // Every conventional prompt listed has a decision; one the prefix could not use says why.
+    const decisions = res.json().decisions as { prompt: string; injected: boolean; reason: string }[];
+    expect(decisions.map((d) => d.prompt)).toEqual(['System_Prompt', 'TOOL_INSTRUCTIONS', 'user_prompt', 'USER_PROMPT', 'Assistant_Prompt',
+      'Tool_Call:Weather', 'tool_result:weather', 'tool_call:memory.index', 'TOOL_ANSWER:memory.index', 'tool_call:orphan']);
+    expect(decisions.find((d) => d.prompt === 'tool_call:orphan')).toMatchObject({ injected: false, reason: 'dropped: a tool_call without a tool_result' });
+    expect(decisions.find((d) => d.prompt === 'System_Prompt')).toMatchObject({ injected: true, reason: 'system_prompt is always injected' });
     const { rows } = await engine.db.query('SELECT 1 FROM runs WHERE agent_id = $1', [agent.id]);
     expect(rows).toHaveLength(0);
 
     const plain = await agentWith([], [{ text: 'unused' }], 'Only this.');
     const plainRes = await app.inject({ method: 'GET', url: `/v1/agents/${plain.id}/context` });
     expect(plainRes.json()).toEqual({
-      messages: [{ role: 'system', content: 'Only this.', sources: [{ kind: 'instructions' }], tokens: 3 }], totalTokens: 3, tokensEstimated: true, tokenizer: 'chars/4',
+      messages: [{ role: 'system', content: 'Only this.', sources: [{ kind: 'instructions' }], tokens: 3 }], decisions: [], totalTokens: 3, tokensEstimated: true, tokenizer: 'chars/4',
     });
 
     const missing = await app.inject({ method: 'GET', url: '/v1/agents/agt_missing/context' });

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { modelSchema } from '../../core/agent-model';
 import { runLimitsSchema } from '../../core/run-limits';
 import { MAX_SUB_AGENTS } from '../../core/sub-agents';
+import { promptConditionSchema } from '../../core/prompt-conditions';
 
 /** What a caller may send to create or change an agent; the API checks requests against these and the use cases take their types. */
 
@@ -24,6 +25,12 @@ const agentFields = {
       description: 'integration ids or names, each one of the agent\'s integrations: their conventional prompts come first in the prompt prefix, '
         + 'in this order, the others after in integrationIds order; stored as ids. [] clears it; new integrationIds alone keep the entries still among them',
     }),
+  promptWhen: z.record(integrationRef, promptConditionSchema)
+    .refine((when) => Object.keys(when).length <= 100, 'at most 100 integrations')
+    .meta({
+      description: 'integration id or name (each one of the agent\'s integrations) to the condition on its optional conventional prompts: '
+        + 'all but system_prompt, which is always injected; stored by id. {} clears it; new integrationIds alone keep the entries still among them',
+    }),
   maxTurns: z.int().min(1).max(1000),
   maxToolResultBytes: z.int().min(1024).max(16 * 1024 * 1024)
     .describe('how much of any one tool result the LLM sees (default 65,536); the transcript keeps it whole'),
@@ -40,6 +47,7 @@ export const createAgentRequest = z.strictObject({
   instructions: instructions.optional(),
   integrationIds: agentFields.integrationIds.optional(),
   promptOrder: agentFields.promptOrder.optional(),
+  promptWhen: agentFields.promptWhen.optional(),
   maxTurns: agentFields.maxTurns.optional(),
   maxToolResultBytes: agentFields.maxToolResultBytes.optional(),
   mcpTasks: agentFields.mcpTasks.optional(),
@@ -54,6 +62,7 @@ export const changeAgentRequest = z.strictObject({
   instructions: instructions.nullable().optional().describe('null clears it'),
   integrationIds: agentFields.integrationIds.optional(),
   promptOrder: agentFields.promptOrder.optional(),
+  promptWhen: agentFields.promptWhen.optional(),
   maxTurns: agentFields.maxTurns.optional(),
   maxToolResultBytes: agentFields.maxToolResultBytes.optional(),
   mcpTasks: agentFields.mcpTasks.optional(),

@@ -6,6 +6,7 @@ import type { Agent } from '../../core/agent';
 import type { Db, Queryable } from '../../store/pool';
 import { idsOfRefs, resolveRefs } from '../../store/refs';
 import { promptOrderProblem } from '../../core/prompt-order';
+import type { PromptWhen } from '../../core/prompt-conditions';
 import type { OperatorNames } from '../../platform/operator-names';
 import { requireAdminForName, type Caller } from '../caller';
 import { HttpProblem } from '../problem';
@@ -69,6 +70,15 @@ export async function resolvePromptOrder(tx: Queryable, refs: string[], integrat
   const problem = promptOrderProblem(refs, found, integrationIds);
   if (problem) throw new HttpProblem(400, `body.promptOrder: ${problem}`, 'validation');
   return found as string[];
+}
+
+/** promptWhen's keys (integration ids or names) to ids, each one of `integrationIds`, named once; a 400 otherwise. */
+export async function resolvePromptWhen(tx: Queryable, when: PromptWhen, integrationIds: string[]): Promise<PromptWhen> {
+  const refs = Object.keys(when);
+  const found = await idsOfRefs(tx, 'integrations', refs);
+  const problem = promptOrderProblem(refs, found, integrationIds);
+  if (problem) throw new HttpProblem(400, `body.promptWhen: ${problem}`, 'validation');
+  return Object.fromEntries(refs.map((ref, i) => [found[i] as string, when[ref]]));
 }
 
 export const agentNameTaken = (name: string | undefined) => new HttpProblem(409, `An agent named ${name} already exists`, 'conflict');

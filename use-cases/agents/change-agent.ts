@@ -4,7 +4,8 @@ import { inTransaction } from '../../store/pool';
 import type { Caller } from '../caller';
 import { HttpProblem } from '../problem';
 import { promptOrderWithin } from '../../core/prompt-order';
-import { agentNameTaken, checkModel, loadChangeableAgent, lockIntegrations, requireAdminForAgentName, resolvePromptOrder, type AgentDeps } from './agents';
+import { promptWhenWithin } from '../../core/prompt-conditions';
+import { agentNameTaken, checkModel, loadChangeableAgent, lockIntegrations, requireAdminForAgentName, resolvePromptOrder, resolvePromptWhen, type AgentDeps } from './agents';
 import type { ChangeAgentRequest } from './agent-requests';
 import { resolveSubAgents } from './sub-agents';
 
@@ -27,8 +28,11 @@ export async function changeAgent(deps: AgentDeps, caller: Caller, ref: string, 
       const promptOrder = changes.promptOrder
         ? await resolvePromptOrder(tx, changes.promptOrder, integrationIds ?? agent.integrationIds)
         : integrationIds && promptOrderWithin(agent.promptOrder, integrationIds);
+      const promptWhen = changes.promptWhen
+        ? await resolvePromptWhen(tx, changes.promptWhen, integrationIds ?? agent.integrationIds)
+        : integrationIds && promptWhenWithin(agent.promptWhen, integrationIds);
       return (await updateAgent(tx, agent.id, {
-        ...changes, ...(integrationIds ? { integrationIds } : {}), ...(promptOrder ? { promptOrder } : {}), ...(subAgentIds ? { subAgentIds } : {}),
+        ...changes, ...(integrationIds ? { integrationIds } : {}), ...(promptOrder ? { promptOrder } : {}), ...(promptWhen ? { promptWhen } : {}), ...(subAgentIds ? { subAgentIds } : {}),
       }))!;
     });
   } catch (err) {

@@ -2,7 +2,7 @@ import { insertAgent, isUniqueViolation } from '../../store/agents';
 import type { Agent } from '../../core/agent';
 import { inTransaction } from '../../store/pool';
 import type { Caller } from '../caller';
-import { agentNameTaken, checkModel, lockIntegrations, requireAdminForAgentName, resolvePromptOrder, type AgentDeps } from './agents';
+import { agentNameTaken, checkModel, lockIntegrations, requireAdminForAgentName, resolvePromptOrder, resolvePromptWhen, type AgentDeps } from './agents';
 import type { CreateAgentRequest } from './agent-requests';
 import { resolveSubAgents } from './sub-agents';
 
@@ -14,7 +14,8 @@ export async function createAgent(deps: AgentDeps, caller: Caller, request: Crea
     return await inTransaction(deps.db, async (tx) => {
       const integrationIds = await lockIntegrations(tx, request.integrationIds ?? []);
       const promptOrder = await resolvePromptOrder(tx, request.promptOrder ?? [], integrationIds);
-      return insertAgent(tx, { ...request, integrationIds, promptOrder, subAgentIds: await resolveSubAgents(tx, request.subAgents ?? []) });
+      const promptWhen = await resolvePromptWhen(tx, request.promptWhen ?? {}, integrationIds);
+      return insertAgent(tx, { ...request, integrationIds, promptOrder, promptWhen, subAgentIds: await resolveSubAgents(tx, request.subAgents ?? []) });
     });
   } catch (err) {
     if (isUniqueViolation(err)) throw agentNameTaken(request.name);

@@ -107,6 +107,18 @@ export function readTaskTimeout(value: unknown, where: string): number | undefin
   return ms;
 }
 
+const PROMPT_CACHE_TTL_RULE = 'must be a duration from 1s to 24h, like "10m" or "1h"';
+
+/** `promptCacheTtl` ("10m", "1h") in milliseconds; undefined unless it is a duration from 1s to 24h. */
+export function promptCacheTtlMs(text: string): number | undefined {
+  const ms = parseDuration(text.trim());
+  return ms !== undefined && ms >= 1000 && ms <= 24 * 3_600_000 ? ms : undefined;
+}
+
+export const promptCacheTtlSchema = z.string().max(32)
+  .refine((text) => promptCacheTtlMs(text) !== undefined, PROMPT_CACHE_TTL_RULE)
+  .meta({ pattern: DURATION_PATTERN });
+
 export const taskTimeoutSchema = z.string().max(32)
   .refine((text) => taskTimeoutMs(text) !== undefined, TASK_TIMEOUT_RULE)
   .meta({ pattern: DURATION_PATTERN });

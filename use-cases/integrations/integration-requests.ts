@@ -2,7 +2,9 @@ import { z } from 'zod';
 import { PROTOCOL_CHOICES } from '../../core/protocol-era';
 import { SAMPLING_MODES } from '../../core/sampling';
 import { INTEGRATION_NAME_PATTERN, integrationNameProblem, SIZE_BOUNDS, TASK_QUEUE_PATTERN } from '../../core/integration';
-import { approvalPolicySchema, elicitationTimeoutMs, elicitationTimeoutSchema, taskTimeoutMs, taskTimeoutSchema, transportSchema } from './integration-input';
+import {
+  approvalPolicySchema, elicitationTimeoutMs, elicitationTimeoutSchema, promptCacheTtlMs, promptCacheTtlSchema, taskTimeoutMs, taskTimeoutSchema, transportSchema,
+} from './integration-input';
 import { MAX_IMPORTED_SERVERS } from './mcp-config-import';
 
 /**
@@ -65,6 +67,9 @@ const settingsRequest = z.object({
     .describe('how long a tool call waits for answers to the server\'s questions before declining them, e.g. "90s", "10m" (default 10m)'),
   taskTimeout: taskTimeoutSchema
     .describe('how long a tool call the server runs as a task (MCP tasks) may take in all, e.g. "30m", "4h" (default 1h, at most 24h; raising it needs the admin key)'),
+  promptCacheTtl: promptCacheTtlSchema.nullable()
+    .describe('how long a worker keeps the conventional prompts it fetched from this server, per prompt and arguments, e.g. "10m" (1s to 24h); '
+      + 'the server\'s notifications/prompts/list_changed drops them sooner. null (default): fetched for every run'),
 }).partial();
 
 export const createIntegrationRequest = settingsRequest.extend({
@@ -97,12 +102,16 @@ export type CreateIntegrationRequest = z.infer<typeof createIntegrationRequest>;
 export type ChangeIntegrationRequest = z.infer<typeof changeIntegrationRequest>;
 export type ImportIntegrationsRequest = z.infer<typeof importIntegrationsRequest>;
 
-/** A request's settings as stored: `elicitationTimeout` in milliseconds (the schema has checked it). */
-export function storedSettings<T extends { elicitationTimeout?: string; taskTimeout?: string }>(
+/** A request's settings as stored: durations in milliseconds (the schema has checked them). */
+export function storedSettings<T extends { elicitationTimeout?: string; taskTimeout?: string; promptCacheTtl?: string | null }>(
   request: T,
-): Omit<T, 'elicitationTimeout' | 'taskTimeout'> & { elicitationTimeoutMs?: number; taskTimeoutMs?: number } {
-  const { elicitationTimeout, taskTimeout, ...rest } = request;
+): Omit<T, 'elicitationTimeout' | 'taskTimeout' | 'promptCacheTtl'> & { elicitationTimeoutMs?: number; taskTimeoutMs?: number; promptCacheTtlMs?: number | null } {
+  const { elicitationTimeout, taskTimeout, promptCacheTtl, ...rest } = request;
   const ms = elicitationTimeout === undefined ? undefined : elicitationTimeoutMs(elicitationTimeout);
   const taskMs = taskTimeout === undefined ? undefined : taskTimeoutMs(taskTimeout);
-  return { ...rest, ...(ms !== undefined ? { elicitationTimeoutMs: ms } : {}), ...(taskMs !== undefined ? { taskTimeoutMs: taskMs } : {}) };
+  const cacheMs = promptCacheTtl === undefined || promptCacheTtl === null ? promptCacheTtl : promptCacheTtlMs(promptCacheTtl);
+  return {
+    ...rest, ...(ms !== undefined ? { elicitationTimeoutMs: ms } : {}), ...(taskMs !== undefined ? { taskTimeoutMs: taskMs } : {}),
+    ...(cacheMs !== undefined ? { promptCacheTtlMs: cacheMs } : {}),
+  };
 }
