@@ -43,6 +43,8 @@ export const runViewSchema = z.object({
   error: z.object({ type: z.string(), message: z.string() }).nullable(),
   turns: z.int(),
   usage: usage.describe('the tokens of this run\'s own LLM turns (and of its servers\' sampling requests)'),
+  prefix: z.object({ tokens: z.int(), tokensEstimated: z.boolean() }).nullable()
+    .describe('the prompt prefix\'s tokens (instructions and injected prompts), once the run has counted them; see GET /v1/agents/{id}/context'),
   usageWithChildren: usage.describe('usage, plus that of the runs it started as sub-agents'),
   toolCalls: z.array(z.object({
     id: z.string(), turn: z.int(),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_SUB_AGENTS } from '../../core/sub-agents';
 import { runLimitsSchema, type RunLimits } from '../../core/run-limits';
 import { modelSchema, type ModelConfig } from '../../core/agent-model';
 import { findUnacceptable } from '../storable-text';
@@ -6,7 +7,7 @@ import { promptConditionSchema, type PromptWhen } from '../../core/prompt-condit
 
 /**
  * ChatMD agent files: `<system>`, `<user>` and `<assistant>` blocks, as in ochat, plus one optional
- * `<config>` block holding JSON (model, integrations, promptOrder, promptWhen, description, maxTurns, mcpTasks, limits). JSON rather than XML
+ * `<config>` block holding JSON (model, integrations, promptOrder, promptWhen, subAgents, description, maxTurns, mcpTasks, limits). JSON rather than XML
  * attributes because a model is a nested object (a scripted model carries a whole script).
  *
  * Block bodies are raw text up to the matching close tag: no nesting and no escaping, so a prompt
@@ -28,6 +29,8 @@ export interface AgentFileDefinition {
   promptOrder: string[];
   /** integration names or ids (each one of `integrations`) to the condition on their optional conventional prompts */
   promptWhen: PromptWhen;
+  /** agent names or ids, resolved when the files are synced (sub-agent-sync.ts) */
+  subAgents: string[];
   maxTurns?: number;
   /** false: MCP clients never call the agent as a task */
   mcpTasks?: boolean;
@@ -52,6 +55,8 @@ const configSchema = z.strictObject({
   promptOrder: z.array(z.string().min(1)).max(100).default([]),
   promptWhen: z.record(z.string().min(1).max(128), promptConditionSchema)
     .refine((when) => Object.keys(when).length <= 100, 'at most 100 integrations').default({}),
+  subAgents: z.array(z.string().min(1).max(128)).max(MAX_SUB_AGENTS)
+    .refine((refs) => new Set(refs).size === refs.length, 'must not name an agent twice').default([]),
   maxTurns: z.number().int().min(1).max(10_000).optional(),
   mcpTasks: z.boolean().optional(),
   limits: runLimitsSchema.optional(),
@@ -115,7 +120,7 @@ export function parseChatmd(file: string, text: string): AgentFileDefinition {
   const instructions = systems[0] ? trimBlock(systems[0].body) : undefined;
   return {
     description: config.description, instructions: instructions || undefined, model: config.model,
-    integrations: config.integrations, promptOrder: config.promptOrder, promptWhen: config.promptWhen, maxTurns: config.maxTurns, mcpTasks: config.mcpTasks, limits: config.limits, template, configLine: configs[0].line,
+    integrations: config.integrations, promptOrder: config.promptOrder, promptWhen: config.promptWhen, subAgents: config.subAgents, maxTurns: config.maxTurns, mcpTasks: config.mcpTasks, limits: config.limits, template, configLine: configs[0].line,
   };
 }
 

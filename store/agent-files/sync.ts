@@ -1,4 +1,5 @@
 import { watch, type FSWatcher } from 'node:fs';
+import { syncFileSubAgents, type FileSubAgents } from './sub-agent-sync';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { removeAgent } from '../agents';
@@ -50,6 +51,7 @@ export async function syncAgentFiles(db: Db, dirInput: string, llmKeyEnvs: reado
       report.references.push({ kind: 'agent', name, by });
       const def = parseChatmd(file, await readFile(file, 'utf8'));
       report.references.push(...def.integrations.map((ref) => ({ kind: 'integration' as const, name: ref, by })));
+      report.references.push(...def.subAgents.map((ref) => ({ kind: 'agent' as const, name: ref, by })));
       // Files are the operator's, but a key name they did not allow is still refused (the worker refuses it too).
       const refused = apiKeyEnvProblem(def.model, llmKeyEnvs);
       if (refused) throw new AgentFileError(file, def.configLine, `model.${refused}`);
@@ -61,6 +63,7 @@ export async function syncAgentFiles(db: Db, dirInput: string, llmKeyEnvs: reado
   }
   await inTransaction(db, async (tx) => {
     await tx.query('SELECT pg_advisory_xact_lock($1)', [SYNC_LOCK_KEY]);
+    const withSubAgents: FileSubAgents[] = [];
     for (const { file, name, def } of parsed) {
       const { ids, unknown } = await resolveRefs(tx, 'integrations', def.integrations);
       if (unknown.length > 0) {
@@ -92,6 +95,15 @@ export async function syncAgentFiles(db: Db, dirInput: string, llmKeyEnvs: reado
         integrationIds: ids, promptOrder: promptOrder as string[], promptWhen, maxTurns: def.maxTurns ?? 20, mcpTasks: def.mcpTasks, limits: def.limits, template: def.template,
       }, existing?.id);
       (changed ? report.changed : report.unchanged).push(name);
+      const stored = existing ?? await findAgentOriginByName(tx, name);
+      if (stored) withSubAgents.push({ file, agentId: stored.id, name, configLine: def.configLine, refs: def.subAgents });
+    }
+    // Once every file agent is stored: a file may name an agent another file defines.
+    for (const name of await syncFileSubAgents(tx, withSubAgents, report.errors)) {
+      if (!report.changed.includes(name)) {
+        report.changed.push(name);
+        report.unchanged = report.unchanged.filter((n) => n !== name);
+      }
     }
     const present = new Set(files);
     for (const agent of await listFileAgentsUnder(tx, dir)) {

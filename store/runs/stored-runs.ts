@@ -12,6 +12,8 @@ export interface StoredRun {
   createdAt: string;
   /** a sub-agent's run: the run and the tool call that started it */
   parent?: { runId: string; toolCallId: string };
+  /** the prompt prefix's tokens, once preparation counted them (run_started) */
+  prefix?: { tokens: number; tokensEstimated: boolean };
   /** the write-once outcome; absent while the run runs */
   result?: RunResult;
   /** while the run runs: completed LLM turns, their usage, and the tool calls that have ended */
@@ -31,6 +33,7 @@ interface StoredRunRow {
   live_tool_calls: RunResult['toolCalls'] | null;
   arguments: { id: string; arguments: string | null; bytes: number | null }[] | null;
   pending_approvals: boolean; pending_inputs: boolean; running_children: boolean;
+  prefix: { tokens?: number; tokensEstimated?: boolean } | null;
 }
 
 // The progress sub-queries only run for a run without a result (rr.run_id IS NULL in their WHERE).
@@ -43,6 +46,7 @@ SELECT r.id, r.thread_id, r.agent_id, r.created_at, r.parent_run_id, r.parent_to
   rr.usage, rr.usage_with_children, rr.tool_calls, rr.created_at AS rr_created_at, rr.ended_at,
   t.live_turns, t.live_input_tokens + su.input_tokens AS live_input_tokens, t.live_output_tokens + su.output_tokens AS live_output_tokens,
   tc.live_tool_calls, a.arguments,
+  (SELECT e.data->'prefix' FROM run_events e WHERE e.run_id = r.id AND e.seq = 1) AS prefix,
   rr.run_id IS NULL AND (EXISTS (SELECT 1 FROM run_approvals WHERE run_id = r.id AND status = 'pending')
     OR EXISTS (SELECT 1 FROM run_samplings WHERE run_id = r.id AND status = 'pending' AND needs_approval)) AS pending_approvals,
   rr.run_id IS NULL AND EXISTS (SELECT 1 FROM run_inputs WHERE run_id = r.id AND status = 'pending') AS pending_inputs,
@@ -79,6 +83,7 @@ export async function findStoredRun(db: Queryable, runId: string): Promise<Store
   const base = {
     id: r.id, threadId: r.thread_id, agentId: r.agent_id, createdAt: r.created_at.toISOString(),
     ...(r.parent_run_id ? { parent: { runId: r.parent_run_id, toolCallId: r.parent_tool_call_id ?? '' } } : {}),
+    ...(typeof r.prefix?.tokens === 'number' ? { prefix: { tokens: r.prefix.tokens, tokensEstimated: r.prefix.tokensEstimated === true } } : {}),
     toolCallArguments: new Map((r.arguments ?? []).map((c) => [c.id, { arguments: c.arguments ?? '{}', argumentsBytes: c.bytes ?? 2 }])),
     mayWait: { approvals: r.pending_approvals, inputs: r.pending_inputs, ...(r.running_children ? { children: true } : {}) },
   };

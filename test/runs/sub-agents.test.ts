@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../api/app';
@@ -10,6 +11,8 @@ import { insertAgent } from '../../store/agents';
 import { insertThread, threadMessages } from '../../store/threads/threads';
 import { insertIntegration } from '../../store/integrations/integrations';
 import { listEvents } from '../../store/runs/events';
+import { syncAgentFiles } from '../../store/agent-files/sync';
+import { testStack } from '../support/stack-env';
 import { logger, startEngine, type Engine } from '../support/engine';
 import { waitFor } from '../support/wait';
 
@@ -30,7 +33,7 @@ describe('sub-agents', () => {
   });
 
   const named = (prefix: string) => `${prefix}_${randomUUID().slice(0, 8)}`;
-  const agent = (script: ScriptStep[], extra: { subAgentIds?: string[]; description?: string; limits?: { maxToolCalls: number } } = {}, name = named('a')) =>
+  const agent = (script: ScriptStep[], extra: { subAgentIds?: string[]; description?: string; instructions?: string; limits?: { maxToolCalls: number } } = {}, name = named('a')) =>
     insertAgent(engine.db, { name, model: { provider: 'scripted', script }, ...extra });
   const read = async (runId: string) => (await app.inject({ method: 'GET', url: `/v1/runs/${runId}?waitMs=30000` })).json<RunView>();
   async function run(agentId: string, input = 'go') {
@@ -45,7 +48,7 @@ describe('sub-agents', () => {
     const parent = await agent([
       { toolCalls: [{ name: subAgentToolName(child.name), arguments: { input: 'say hello' } }] },
       { text: 'parent heard: {{tool_results}}' },
-    ], { subAgentIds: [child.id] });
+    ], { subAgentIds: [child.id], instructions: 'Ask the child agent and report what it says, word for word.' });
     const parentRun = await run(parent.id);
     expect(parentRun).toMatchObject({ status: 'completed', output: 'parent heard: the child says hello', parentRunId: null });
     const call = parentRun.toolCalls[0];
@@ -56,6 +59,10 @@ describe('sub-agents', () => {
     expect(childRun.threadId).not.toBe(parentRun.threadId);
     expect((await threadMessages(engine.db, childRun.threadId))[0]).toMatchObject({ role: 'user', content: 'say hello' });
     expect(parentRun.usageWithChildren.inputTokens).toBe(parentRun.usage.inputTokens + childRun.usage.inputTokens);
+    // The prefix's tokens, as run_started counted them (a scripted model: an estimate).
+    const started = (await listEvents(engine.db, parentRun.id))[0].data.prefix as { tokens: number; tokensEstimated: boolean };
+    expect(parentRun.prefix).toEqual({ tokens: started.tokens, tokensEstimated: true });
+    expect(started.tokens).toBeGreaterThan(5);
 
     await waitFor(async () => (await app.inject({ method: 'GET', url: `/v1/runs?parentRunId=${parentRun.id}` }))
       .json<{ runs: { id: string }[] }>().runs.some((r) => r.id === childRun.id), 20_000, 'the child listed under its parent');
@@ -166,5 +173,37 @@ describe('sub-agents', () => {
 
     const reserved = await app.inject({ method: 'POST', url: '/v1/integrations', payload: { name: 'agent', transport: { type: 'http', url: 'https://example.com/mcp' } } });
     expect(reserved.statusCode).toBe(409);
+  });
+
+  test('agent files list sub-agents by name: resolved at sync, in any file order; a cycle and a name taken over are reported', async () => {
+    const dir = path.join(testStack().tmpDir, `sub-agent-files-${randomUUID().slice(0, 8)}`);
+    await mkdir(dir, { recursive: true });
+    const file = (subAgents: string[]) => `<config>\n${JSON.stringify({ model: { provider: 'scripted', script: [{ text: 'hi' }] }, subAgents })}\n</config>\n`;
+    const [first, second, api] = ['a', 'b', 'c'].map((p) => named(`f${p}`));
+    const helper = await agent([{ text: 'helping' }], {}, api);
+    try {
+      // "first" names "second", which a later file defines.
+      await writeFile(path.join(dir, `${first}.chatmd`), file([second, helper.name]));
+      await writeFile(path.join(dir, `${second}.chatmd`), file([]));
+      const report = await syncAgentFiles(engine.db, dir);
+      expect(report.errors).toEqual([]);
+      const secondId = (await app.inject({ method: 'GET', url: `/v1/agents/${second}` })).json<{ id: string }>().id;
+      expect((await app.inject({ method: 'GET', url: `/v1/agents/${first}` })).json()).toMatchObject({ subAgents: [secondId, helper.id] });
+
+      await writeFile(path.join(dir, `${second}.chatmd`), file([first]));
+      const cycle = await syncAgentFiles(engine.db, dir);
+      expect(cycle.errors.map((e) => e.message)).toEqual([`${path.join(dir, `${second}.chatmd`)}:1: subAgents: the agent would reach itself through its sub-agents (a cycle)`]);
+
+      // The helper is renamed and another agent takes its name: "first" keeps the helper it named.
+      await writeFile(path.join(dir, `${second}.chatmd`), file([]));
+      await app.inject({ method: 'PATCH', url: `/v1/agents/${helper.id}`, payload: { name: named('renamed') } });
+      await agent([{ text: 'impostor' }], {}, api);
+      const taken = await syncAgentFiles(engine.db, dir);
+      expect(taken.errors.map((e) => e.message)).toEqual([expect.stringContaining(`subAgents: "${api}" now names another agent; keeping`)]);
+      expect((await app.inject({ method: 'GET', url: `/v1/agents/${first}` })).json()).toMatchObject({ subAgents: [secondId, helper.id] });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+      await syncAgentFiles(engine.db, dir).catch(() => undefined);
+    }
   });
 });
