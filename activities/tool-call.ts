@@ -21,7 +21,7 @@ import { isPlainObject } from '../core/plain-object';
 export interface ToolActivityInput extends ToolCallRef {
   route?: McpToolRoute;
   /** a sub-agent's call: which agent, and the root run whose descendants are bounded */
-  subAgent?: SubAgentRoute & { rootRunId: string };
+  subAgent?: SubAgentRoute & { rootRunId: string; maxDescendants?: number };
   /** a call coming back with the answers to a stored round of its server's questions (by reference) */
   resume?: { roundId: string };
   /** the run's step cursor when the call was dispatched: a 2025-era server's sampling requests play the steps from here */

@@ -16,6 +16,8 @@ export const runLimitsSchema = z.strictObject({
   maxDuration: z.string().max(32).regex(new RegExp(DURATION_PATTERN))
     .refine((text) => { const ms = parseDuration(text); return ms !== undefined && ms >= 1000 && ms <= MAX_DURATION_MS; }, 'must be a duration from 1s to 30d')
     .optional().describe('"10m", "2h": from the run\'s start, waits for a person included; past it, the run stops before its next turn or tool call'),
+  maxChildrenAtOnce: z.int().min(1).max(32).optional().describe('sub-agent runs of one run running at once (default 4); more calls wait'),
+  maxDescendants: z.int().min(0).max(1000).optional().describe('runs a root run may start below it, at every depth (default 20); a root\'s limit holds for its whole tree'),
 }).meta({ id: 'RunLimits' });
 
 export type RunLimits = z.infer<typeof runLimitsSchema>;
@@ -29,6 +31,8 @@ export interface EffectiveLimits {
   maxInputTokens?: number;
   maxOutputTokens?: number;
   maxDurationMs?: number;
+  maxChildrenAtOnce?: number;
+  maxDescendants?: number;
 }
 
 const smaller = (a: number | undefined, b: number | undefined) => (a === undefined ? b : b === undefined ? a : Math.min(a, b));
@@ -41,6 +45,8 @@ export function effectiveLimits(agent: RunLimits | null | undefined, run: RunLim
     maxInputTokens: smaller(agent?.maxInputTokens, run?.maxInputTokens),
     maxOutputTokens: smaller(agent?.maxOutputTokens, run?.maxOutputTokens),
     maxDurationMs: smaller(durationMs(agent?.maxDuration), durationMs(run?.maxDuration)),
+    maxChildrenAtOnce: smaller(agent?.maxChildrenAtOnce, run?.maxChildrenAtOnce),
+    maxDescendants: smaller(agent?.maxDescendants, run?.maxDescendants),
   };
   for (const key of Object.keys(out) as (keyof EffectiveLimits)[]) if (out[key] === undefined) delete out[key];
   return out;

@@ -1,4 +1,4 @@
-import type { Queryable } from './pool';
+import { inTransaction, type Db, type Queryable } from './pool';
 
 /** The agent graph of sub-agents (agents.sub_agent_ids), for the checks made when an agent is saved or deleted. */
 
@@ -72,8 +72,11 @@ export interface NewChildRun {
  * unless the root run has its most descendants already (full) or the agent is disabled. Ids
  * come from the parent's call, so a retried activity finds the run it recorded before.
  */
-export async function insertChildRun(db: Queryable, c: NewChildRun): Promise<{ runId: string; threadId: string; agentId: string } | { refused: 'full' | 'disabled' }> {
-  const { rows } = await db.query<{ run: { id: string; thread_id: string; agent_id: string } | null; room: boolean }>(
+export async function insertChildRun(db: Db, c: NewChildRun): Promise<{ runId: string; threadId: string; agentId: string } | { refused: 'full' | 'disabled' }> {
+  // One child of a tree at a time: siblings started at once must not both see room for one.
+  const { rows } = await inTransaction(db, async (tx) => {
+    await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`sub-agents:${c.rootRunId}`]);
+    return tx.query<{ run: { id: string; thread_id: string; agent_id: string } | null; room: boolean }>(
     `WITH existing AS (SELECT id, thread_id, agent_id FROM runs WHERE id = $1),
      room AS (SELECT count(*) < $8 AS ok FROM runs WHERE root_run_id = $5),
      thread AS (
@@ -87,6 +90,7 @@ export async function insertChildRun(db: Queryable, c: NewChildRun): Promise<{ r
      SELECT (SELECT row_to_json(x) FROM (SELECT * FROM run UNION ALL SELECT * FROM existing) x LIMIT 1) AS run, (SELECT ok FROM room) AS room`,
     [c.runId, c.threadId, c.parentRunId, c.parentToolCallId, c.rootRunId, c.agentId, c.input, c.maxDescendants],
   );
+  });
   const { run, room } = rows[0];
   if (run) return { runId: run.id, threadId: run.thread_id, agentId: run.agent_id };
   return { refused: room ? 'disabled' : 'full' };

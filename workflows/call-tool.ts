@@ -52,7 +52,7 @@ export function callTool(
   { waits, summary, approvalSeqs, tasks }: { waits: Waits; summary?: string; approvalSeqs: ApprovalSeqs; tasks: TaskWaits },
 ): Promise<ToolOutcome | { parked: ParkedTask }> {
   const { type, kind, route, subAgent } = routeToolCall(ref.name, tools);
-  const input = { ...ref, type, ...(route ? { route } : {}), ...(subAgent ? { subAgent: { ...subAgent, rootRunId: waits.family.rootRunId } } : {}) };
+  const input = { ...ref, type, ...(route ? { route } : {}), ...(subAgent ? { subAgent: { ...subAgent, rootRunId: waits.family.rootRunId, maxDescendants: waits.family.maxDescendants() } } : {}) };
   const { activity, options } = kind;
   if (!activity || !options) {
     return recording.recordToolResult({ ...input, status: 'error', content: kind.failureText('', ref.name) });

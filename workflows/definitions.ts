@@ -14,7 +14,7 @@ export interface RunWorkflowInput {
   /** the run's own limits, given when it started: they tighten its agent's (core/run-limits.ts) */
   limits?: RunLimits;
   /** a sub-agent's run: the run that started it, the root of its tree, and its depth (1 for a child of a root) */
-  parent?: { runId: string; rootRunId: string; depth: number };
+  parent?: { runId: string; rootRunId: string; depth: number; maxDescendants?: number };
   continued?: RunContinuation;
 }
 

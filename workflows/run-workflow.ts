@@ -20,6 +20,7 @@ import { allocateEvents, allocateTurnEvents } from './event-numbers';
 import { budgetLeft, holdCallsOverBudget, limitBeforeTurn, limitOfTurn, stopForBudget, turnMaxTokens } from './run-budget';
 import type { Family } from './sub-agent';
 import type { EffectiveLimits } from '../core/run-limits';
+import { MAX_CHILDREN_AT_ONCE, MAX_DESCENDANTS } from '../core/sub-agents';
 
 type Activities = ReturnType<typeof createActivities>;
 type Run = RunContinuation['run'];
@@ -72,6 +73,8 @@ export async function runWorkflow(input: RunWorkflowInput): Promise<RunOutcome> 
   let limits: EffectiveLimits | undefined;
   const family: Family = {
     rootRunId: input.parent?.rootRunId ?? input.runId, depth: input.parent?.depth ?? 0, running: 0,
+    maxAtOnce: () => limits?.maxChildrenAtOnce ?? MAX_CHILDREN_AT_ONCE,
+    maxDescendants: () => input.parent?.maxDescendants ?? limits?.maxDescendants ?? MAX_DESCENDANTS,
     limitsLeft: () => budgetLeft(state, limits),
     addUsage: (u) => {
       state.childUsage = { inputTokens: (state.childUsage?.inputTokens ?? 0) + u.inputTokens, outputTokens: (state.childUsage?.outputTokens ?? 0) + u.outputTokens };

@@ -5,7 +5,6 @@ import type { Usage } from '../core/messages';
 import { RUN_WORKFLOW_TYPE, type RunOutcome } from '../core/run';
 import type { RunLimits } from '../core/run-limits';
 import { agentIdKey, runStatusKey, threadIdKey } from '../core/search-attributes';
-import { MAX_CHILDREN_AT_ONCE } from '../core/sub-agents';
 import type { ChildRun, ToolOutcome } from '../core/tool-call';
 import type { RunWorkflowInput } from './definitions';
 import { describeFailure } from './failures';
@@ -23,6 +22,10 @@ export interface Family {
   /** 0 for a run a person started */
   depth: number;
   running: number;
+  /** children at once (limits.maxChildrenAtOnce, else MAX_CHILDREN_AT_ONCE) */
+  maxAtOnce: () => number;
+  /** the root's bound on its tree (its limits.maxDescendants, else MAX_DESCENDANTS), carried down */
+  maxDescendants: () => number;
   /** what is left of the run's budget, for a child to start with */
   limitsLeft: () => RunLimits | undefined;
   /** a child's usage (its own children's included) */
@@ -31,19 +34,20 @@ export interface Family {
 
 /**
  * A sub-agent's run as a child workflow of the run that called it (its run recorded by the call's
- * activity, activities/tools/sub-agent.ts): at most MAX_CHILDREN_AT_ONCE at once per run, with what
+ * activity, activities/tools/sub-agent.ts): at most maxAtOnce at once per run, with what
  * is left of the parent's budget, one level deeper. Cancelling the parent cancels its children
  * (Temporal cancels the child workflows of a cancelled scope); a child cancelled on its own, or
  * failed, is an error text for the parent's LLM. Its answer is recorded as the call's result.
  */
 export async function runChild(input: ToolActivityInput, child: ChildRun, family: Family): Promise<ToolOutcome> {
-  await condition(() => family.running < MAX_CHILDREN_AT_ONCE);
+  await condition(() => family.running < family.maxAtOnce());
   family.running++;
   let failure: string | undefined;
   try {
     const limits = family.limitsLeft();
     const args: RunWorkflowInput = {
-      runId: child.runId, ...(limits ? { limits } : {}), parent: { runId: input.runId, rootRunId: family.rootRunId, depth: family.depth + 1 },
+      runId: child.runId, ...(limits ? { limits } : {}),
+      parent: { runId: input.runId, rootRunId: family.rootRunId, depth: family.depth + 1, maxDescendants: family.maxDescendants() },
     };
     const handle = await startChild(RUN_WORKFLOW_TYPE, {
       workflowId: child.runId, args: [args], taskQueue: workflowInfo().taskQueue,

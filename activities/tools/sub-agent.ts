@@ -30,10 +30,10 @@ export const subAgentCall: ToolHandler<Request> = {
     const ids = childRunIds(input.runId, input.toolCallId);
     const child = await insertChildRun(deps.db, {
       ...ids, parentRunId: input.runId, parentToolCallId: input.toolCallId, rootRunId: route.rootRunId, agentId: route.agentId, input: text,
-      maxDescendants: MAX_DESCENDANTS,
+      maxDescendants: route.maxDescendants ?? MAX_DESCENDANTS,
     });
     if ('refused' in child) {
-      return { status: 'error', content: child.refused === 'full' ? subAgentText.tooMany(MAX_DESCENDANTS) : subAgentText.failed(route.agentName, 'the agent is disabled') };
+      return { status: 'error', content: child.refused === 'full' ? subAgentText.tooMany(route.maxDescendants ?? MAX_DESCENDANTS) : subAgentText.failed(route.agentName, 'the agent is disabled') };
     }
     // Between the call's tool_call_started and tool_call_ended (core/tool-call.ts endedSeqOf).
     if (input.childEvents) {

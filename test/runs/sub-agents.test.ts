@@ -140,6 +140,25 @@ describe('sub-agents', () => {
     ]);
   });
 
+  test('a run\'s limits bound its children: at once (the others wait) and in all (the others are refused)', async () => {
+    const slow = await agent([{ text: 'done slowly', delayMs: 600 }]);
+    const tool = subAgentToolName(slow.name);
+    const twice = [{ toolCalls: [{ name: tool, arguments: { input: 'one' } }, { name: tool, arguments: { input: 'two' } }] }, { text: '{{tool_results}}' }];
+    const parent = await agent(twice, { subAgentIds: [slow.id] });
+    const thread = await insertThread(engine.db, parent.id);
+    const oneAtATime = await engine.start({ threadId: thread.id, input: 'go', limits: { maxChildrenAtOnce: 1 } });
+    await engine.result(oneAtATime);
+    const ends = await Promise.all((await read(oneAtATime)).toolCalls.map(async (c) => Date.parse((await read(c.childRunId!)).endedAt!)));
+    expect(Math.abs(ends[0] - ends[1])).toBeGreaterThanOrEqual(500);
+
+    const thread2 = await insertThread(engine.db, parent.id);
+    const capped = await engine.start({ threadId: thread2.id, input: 'go', limits: { maxDescendants: 1 } });
+    await engine.result(capped);
+    const calls = (await read(capped)).toolCalls;
+    expect(calls.map((c) => c.status).sort()).toEqual(['error', 'ok']);
+    expect(calls.find((c) => c.status === 'error')?.result).toBe('Sub-agent not started: the run and its sub-agents may start at most 1 runs below the first.');
+  });
+
   test('depth is bounded: a run three levels down is offered no sub-agents', async () => {
     const leaf = await agent([{ text: 'leaf' }]);
     let below = leaf;
