@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { childrenWaits } from '../../use-cases/runs/runs';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { findIntegration } from '../../store/integrations/integrations';
 import type { Db } from '../../store/pool';
@@ -26,6 +27,8 @@ export interface RunEventRouteDeps {
 
 // Streams wait on the process's one LISTEN connection; this re-read of a silent stream is only a safety net.
 const IDLE_REREAD_MS = 60_000;
+/** While the run's sub-agents run: how soon the stream looks at them again. */
+const CHILDREN_REREAD_MS = 1_000;
 const DEFAULT_HEARTBEAT_MS = 15_000;
 
 const eventsQuery = z.strictObject({
@@ -46,7 +49,7 @@ export const runEventRoutes: FastifyPluginAsyncZod<RunEventRouteDeps> = async (a
       summary: 'Follow a run as Server-Sent Events (event id = seq; resumable with Last-Event-ID); closes after run_ended',
       params: idParams, querystring: eventsQuery, headers: eventsHeaders,
       response: {
-        200: { description: 'text/event-stream: run_started, turn_started, turn_ended, tool_call_started, tool_call_ended, approval_requested, approval_resolved, run_ended; input_requested (no id) for each question an MCP server asks that waits for an answer, and input_resolved (no id) once it no longer waits; sampling_requested and sampling_resolved (no id) for each request of an MCP server to sample the run\'s model (its status, and its usage once answered); text_delta (no id, not replayed) with {turn, attempt, text}: the model\'s words as it writes them (a stream joining mid-turn gets the text so far first), text_reset {turn, attempt} before a turn\'s text starts again (a retried attempt), and tool_input_delta (no id) with {turn, attempt, toolCallId, text}: a tool call\'s arguments as the model writes them, where its provider streams them', content: { 'text/event-stream': { schema: z.string() } } },
+        200: { description: 'text/event-stream: run_started, turn_started, turn_ended, tool_call_started, tool_call_ended, approval_requested, approval_resolved, child_run_started, child_run_ended, run_ended; approval_requested and approval_resolved (no id) for the approvals its running sub-agent runs wait for, with their runId; input_requested (no id) for each question an MCP server asks that waits for an answer, and input_resolved (no id) once it no longer waits; sampling_requested and sampling_resolved (no id) for each request of an MCP server to sample the run\'s model (its status, and its usage once answered); text_delta (no id, not replayed) with {turn, attempt, text}: the model\'s words as it writes them (a stream joining mid-turn gets the text so far first), text_reset {turn, attempt} before a turn\'s text starts again (a retried attempt), and tool_input_delta (no id) with {turn, attempt, toolCallId, text}: a tool call\'s arguments as the model writes them, where its provider streams them', content: { 'text/event-stream': { schema: z.string() } } },
         400: problemResponse('Invalid Last-Event-ID'),
         404: problemResponse('No such run'),
       },
@@ -79,15 +82,22 @@ async function sendRunEvents(deps: RunEventRouteDeps, runId: string, afterSeq: n
   const watch = deps.changes.watch(runId, ['event', 'progress', 'ended', 'input']);
   // Sampling requests resolved before the stream began are not news to it.
   const since = new Date();
+  // Its sub-agents' runs: read once per wake (by pendingInputs, the first to ask), and while any
+  // runs, the stream looks again soon (their changes are announced on their own runs, not this one).
+  let children: Awaited<ReturnType<typeof childrenWaits>> | undefined;
   // The model's words as it writes them: beside the numbered events, never replayed (no id).
   const words = followTurnText(deps, runId, (item) => stream.send({ event: item.event, data: { type: item.event, runId, ...item.data } }));
   try {
     // A run closed from outside gets its result and run_ended from the API's reconciliation.
     const items = followRunEvents(deps.db, runId, {
       afterSeq, progressCheckMs: 0, signal: stream.signal,
-      changed: () => watch.next(IDLE_REREAD_MS, stream.signal),
+      changed: () => watch.next(children?.running ? CHILDREN_REREAD_MS : IDLE_REREAD_MS, stream.signal),
       progress: async () => ((await findRunResult(deps.db, runId)) ? 'ended' : 'running'),
-      pendingInputs: async () => (await pendingRunInputs(deps.db, runId)).map(pendingInputView),
+      pendingInputs: async () => {
+        children = await childrenWaits(deps.db, runId);
+        return [...(await pendingRunInputs(deps.db, runId)).map(pendingInputView), ...children.pendingInputs];
+      },
+      childApprovals: async () => (children?.pendingApprovals ?? []).filter((a): a is typeof a & { runId: string } => a.runId !== undefined),
       samplings: async () => (await followedSamplings(deps.db, runId, since)).map(samplingView),
     });
     for await (const item of items) {
@@ -99,7 +109,11 @@ async function sendRunEvents(deps: RunEventRouteDeps, runId: string, afterSeq: n
             ? await stream.send({ event: 'input_resolved', data: { type: 'input_resolved', runId, inputId: item.inputId } })
             : item.kind === 'sampling_requested' || item.kind === 'sampling_resolved'
               ? await stream.send({ event: item.kind, data: { type: item.kind, runId, ...item.sampling } })
-              : await stream.send({ event: 'run_ended', data: WORKFLOW_CLOSED_EVENT });
+              : item.kind === 'child_approval_requested'
+                ? await stream.send({ event: 'approval_requested', data: { type: 'approval_requested', ...item.approval } })
+                : item.kind === 'child_approval_resolved'
+                  ? await stream.send({ event: 'approval_resolved', data: { type: 'approval_resolved', runId: item.runId, toolCallId: item.toolCallId } })
+                  : await stream.send({ event: 'run_ended', data: WORKFLOW_CLOSED_EVENT });
       if (!sent) break;
     }
   } finally {

@@ -13,6 +13,7 @@ import { insertIntegration } from '../../store/integrations/integrations';
 import { listEvents } from '../../store/runs/events';
 import { syncAgentFiles } from '../../store/agent-files/sync';
 import { testStack } from '../support/stack-env';
+import { followSseText, sseEventsOf } from '../support/sse-text';
 import { logger, startEngine, type Engine } from '../support/engine';
 import { waitFor } from '../support/wait';
 
@@ -23,9 +24,11 @@ const FIXTURE = path.join(__dirname, '..', 'fixtures', 'mcp-fixture-server.ts');
 describe('sub-agents', () => {
   let engine: Engine;
   let app: FastifyInstance;
+  let baseUrl: string;
   beforeAll(async () => {
     engine = await startEngine('embedded');
     app = await buildApp({ db: engine.db, client: engine.client, taskQueue: engine.taskQueue, logger, rateLimitPerMinute: 0 });
+    baseUrl = await app.listen({ host: '127.0.0.1', port: 0 });
   });
   afterAll(async () => {
     await app?.close();
@@ -123,18 +126,25 @@ describe('sub-agents', () => {
     const parent = await agent([{ toolCalls: [{ name: subAgentToolName(child.name), arguments: { input: 'ask' } }] }, { text: '{{tool_results}}' }], { subAgentIds: [child.id] });
     const thread = await insertThread(engine.db, parent.id);
     const runId = await engine.start({ threadId: thread.id, input: 'go' });
+    const sse = followSseText(`${baseUrl}/v1/runs/${runId}/events`);
     let waiting: RunView['pendingApprovals'] = [];
     await waitFor(async () => (waiting = (await app.inject({ method: 'GET', url: `/v1/runs/${runId}` })).json<RunView>().pendingApprovals).length > 0,
       60_000, 'the child\'s approval on the parent');
     const childRunId = waiting[0].runId!;
     expect(childRunId).toMatch(/^run_/);
     expect(waiting[0]).toMatchObject({ toolCallId: 'call_1_1', name: `${fx.name}__echo` });
+    // The parent's stream shows the child's approval too (no id: it is not one of the parent's numbered events).
+    await sse.seen(`"runId":"${childRunId}"`);
     const decided = await app.inject({ method: 'POST', url: `/v1/runs/${childRunId}/approvals/call_1_1`, payload: { decision: 'approve' } });
     expect(decided.statusCode).toBe(200);
     const done = await read(runId);
     expect(done).toMatchObject({ status: 'completed', pendingApprovals: [] });
     expect(done.output).toMatch(/^child: /);
     const events = (await listEvents(engine.db, runId)).map((e) => [e.type, e.data.childRunId ?? null]);
+    const streamed = await sse.text();
+    expect(sseEventsOf<{ runId: string; toolCallId: string }>(streamed, 'approval_requested').map((a) => [a.runId, a.toolCallId])).toEqual([[childRunId, 'call_1_1']]);
+    expect(sseEventsOf<{ runId: string }>(streamed, 'approval_resolved').map((a) => a.runId)).toEqual([childRunId]);
+    expect(sseEventsOf<{ childRunId: string }>(streamed, 'child_run_started').map((e) => e.childRunId)).toEqual([childRunId]);
     expect(events.filter(([type]) => String(type).startsWith('child_run') || String(type).startsWith('tool_call'))).toEqual([
       ['tool_call_started', null], ['child_run_started', childRunId], ['child_run_ended', childRunId], ['tool_call_ended', null],
     ]);

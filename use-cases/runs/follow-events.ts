@@ -69,7 +69,12 @@ export interface FollowOptions {
   pendingInputs?: () => Promise<PendingInputView[]>;
   /** the run's MCP sampling requests still open or resolved since the stream began, read on every wake like pendingInputs */
   samplings?: () => Promise<SamplingView[]>;
+  /** the approvals its running sub-agent runs wait for (each with the run that waits), read on every wake like pendingInputs */
+  childApprovals?: () => Promise<ChildApproval[]>;
 }
+
+/** A sub-agent run's pending approval, as its parent's followers see it. */
+export type ChildApproval = { runId: string; toolCallId: string } & Record<string, unknown>;
 
 /** A sampling request as followers see it: never its messages or the answer. */
 export interface SamplingView {
@@ -100,7 +105,10 @@ export type FollowItem =
   /** a question announced to this follower no longer waits: answered, expired, or its call ended */
   | { kind: 'input_resolved'; inputId: string }
   | { kind: 'sampling_requested'; sampling: SamplingView }
-  | { kind: 'sampling_resolved'; sampling: SamplingView };
+  | { kind: 'sampling_resolved'; sampling: SamplingView }
+  /** a sub-agent run's approval, announced once while it waits, then once when it no longer does */
+  | { kind: 'child_approval_requested'; approval: ChildApproval }
+  | { kind: 'child_approval_resolved'; runId: string; toolCallId: string };
 
 /** Each sampling request once as requested (even one already resolved when first seen), then once as resolved. */
 function samplingFollower() {
@@ -124,6 +132,28 @@ function samplingFollower() {
   };
 }
 
+/** Each sub-agent run's approval once while it waits, then once when it no longer does. */
+function childApprovalFollower() {
+  const announced = new Map<string, { runId: string; toolCallId: string }>();
+  return {
+    news(waiting: ChildApproval[]): FollowItem[] {
+      const items: FollowItem[] = [];
+      const keyOf = (a: { runId: string; toolCallId: string }) => `${a.runId} ${a.toolCallId}`;
+      for (const approval of waiting) {
+        if (announced.has(keyOf(approval))) continue;
+        announced.set(keyOf(approval), { runId: approval.runId, toolCallId: approval.toolCallId });
+        items.push({ kind: 'child_approval_requested', approval });
+      }
+      for (const [key, a] of announced) {
+        if (waiting.some((w) => keyOf(w) === key)) continue;
+        announced.delete(key);
+        items.push({ kind: 'child_approval_resolved', ...a });
+      }
+      return items;
+    },
+  };
+}
+
 /**
  * Yields the run's events after `afterSeq`, in order, until `run_ended` (or the workflow closed
  * without one), or until the signal aborts. Each read is one pooled query, so nothing is held
@@ -134,6 +164,7 @@ export async function* followRunEvents(db: Queryable, runId: string, opts: Follo
   let lastProgressCheck = 0;
   const announced = new Set<string>();
   const samplings = samplingFollower();
+  const childApprovals = childApprovalFollower();
   while (!opts.signal.aborted) {
     for (const item of samplings.news((await opts.samplings?.()) ?? [])) {
       if (opts.signal.aborted) return;
@@ -149,6 +180,10 @@ export async function* followRunEvents(db: Queryable, runId: string, opts: Follo
       if (waiting.some((i) => i.inputId === inputId) || opts.signal.aborted) continue;
       announced.delete(inputId);
       yield { kind: 'input_resolved', inputId };
+    }
+    for (const item of childApprovals.news((await opts.childApprovals?.()) ?? [])) {
+      if (opts.signal.aborted) return;
+      yield item;
     }
     const ready = releasable(await listEvents(db, runId, last), last);
     for (const event of ready) {

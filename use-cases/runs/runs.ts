@@ -60,10 +60,12 @@ const showsChildren = new WeakSet<RunView>();
  * What the run's sub-agent runs wait for, each item with the run that waits (where it is decided
  * or answered): their own and, through them, their children's. The depth is bounded (MAX_SUB_AGENT_DEPTH).
  */
-async function childrenWaits(db: Queryable, runId: string): Promise<Pick<RunView, 'pendingApprovals' | 'pendingInputs'>> {
-  const views = await Promise.all((await runningChildRuns(db, runId)).map((id) => readRun(db, id)));
+export async function childrenWaits(db: Queryable, runId: string): Promise<Pick<RunView, 'pendingApprovals' | 'pendingInputs'> & { running: boolean }> {
+  const children = await runningChildRuns(db, runId);
+  const views = await Promise.all(children.map((id) => readRun(db, id)));
   const waits = views.filter((v): v is RunView => v !== undefined);
   return {
+    running: children.length > 0,
     pendingApprovals: waits.flatMap((v) => v.pendingApprovals.map((p) => ({ runId: v.id, ...p }))),
     pendingInputs: waits.flatMap((v) => v.pendingInputs.map((p) => ({ runId: v.id, ...p }))),
   };
