@@ -1,20 +1,14 @@
 import {
-  ApplicationFailure, CancellationScope, condition, isCancellation, proxyLocalActivities, setHandler,
+  ApplicationFailure, CancellationScope, condition, isCancellation, setHandler,
 } from '@temporalio/workflow';
-import type { createActivities } from '../activities';
 import {
   APPROVAL_FAILURE, APPROVAL_STATUS_WORDS, approvalText, type ApprovalKeyKind, type ApprovalRequirement, type ApprovalStatus,
 } from '../core/approval';
 import type { ToolCallRef } from '../core/tool-call';
 import { decideApprovalUpdate } from './definitions';
 import type { WaitingAttribute } from './waiting-attribute';
+import { recording } from './recording';
 
-type Activities = ReturnType<typeof createActivities>;
-
-const recording = proxyLocalActivities<Activities>({
-  startToCloseTimeout: '30s',
-  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 10 },
-});
 
 /** The event numbers of a call's approval_requested and approval_resolved, allocated by the run workflow. */
 export interface ApprovalSeqs {

@@ -1,5 +1,4 @@
-import { ActivityFailure, isCancellation, proxyActivities, proxyLocalActivities, TimeoutFailure } from '@temporalio/workflow';
-import type { createActivities } from '../activities';
+import { ActivityFailure, isCancellation, proxyActivities, TimeoutFailure } from '@temporalio/workflow';
 import type { ToolActivityInput } from '../activities/tool-call';
 import type { InputWait, ParkedTask, ToolAvailability, ToolCallRef, ToolOutcome, ToolTask } from '../core/tool-call';
 import type { ApprovalGate, ApprovalSeqs } from './approval-gate';
@@ -9,10 +8,10 @@ import { awaitToolTask } from './task-wait';
 import { routeToolCall } from './tool-kinds';
 import { runChild, type Family } from './sub-agent';
 import { describeFailure } from './failures';
+import { recording } from './recording';
 
 export { describeFailure };
 
-type Activities = ReturnType<typeof createActivities>;
 /** The tool activities, by the names the tool kinds give them (workflows/tool-kinds.ts). */
 type ToolActivities = Record<string, (input: ToolActivityInput) => Promise<ToolOutcome>>;
 
@@ -34,10 +33,6 @@ export interface TaskWaits {
   resume?: ParkedTask;
 }
 
-const recording = proxyLocalActivities<Activities>({
-  startToCloseTimeout: '30s',
-  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 10 },
-});
 
 /**
  * One tool call, dispatched by its kind. A tool that fails, or whose activity gave up, answers the LLM with text.

@@ -1,17 +1,11 @@
-import { condition, proxyLocalActivities, setHandler } from '@temporalio/workflow';
-import type { createActivities } from '../activities';
+import { condition, setHandler } from '@temporalio/workflow';
 import { formatDuration } from '../core/duration';
 import type { InputWait } from '../core/tool-call';
 import { toolResultText } from '../core/tool-texts';
 import { inputAnsweredSignal } from './definitions';
 import type { WaitingAttribute } from './waiting-attribute';
+import { recording } from './recording';
 
-type Activities = ReturnType<typeof createActivities>;
-
-const recording = proxyLocalActivities<Activities>({
-  startToCloseTimeout: '30s',
-  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 10 },
-});
 
 /** What the wait answers: call again with the answers, or tell the LLM why not. */
 export type InputVerdict = { answered: true } | { answered: false; content: string };

@@ -1,17 +1,10 @@
-import { proxyLocalActivities } from '@temporalio/workflow';
-import type { createActivities } from '../activities';
 import { formatDuration } from '../core/duration';
 import type { RunState } from '../core/run';
 import { durationOverBudgetText, toolCallOverBudgetText, type EffectiveLimits, type LimitName, type RunLimits } from '../core/run-limits';
 import type { ToolAvailability, ToolCallRef, ToolOutcome } from '../core/tool-call';
 import { routeToolCall } from './tool-kinds';
+import { recording } from './recording';
 
-type Activities = ReturnType<typeof createActivities>;
-
-const recording = proxyLocalActivities<Activities>({
-  startToCloseTimeout: '30s',
-  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 10 },
-});
 
 /**
  * A run's budget (core/run-limits.ts), as the run workflow checks it: tokens after each turn (reached

@@ -1,5 +1,4 @@
-import { CancellationScope, condition, isCancellation, proxyLocalActivities, startChild, workflowInfo } from '@temporalio/workflow';
-import type { createActivities } from '../activities';
+import { CancellationScope, condition, isCancellation, startChild, workflowInfo } from '@temporalio/workflow';
 import type { ToolActivityInput } from '../activities/tool-call';
 import type { Usage } from '../core/messages';
 import { RUN_WORKFLOW_TYPE, type RunOutcome } from '../core/run';
@@ -8,13 +7,8 @@ import { agentIdKey, runStatusKey, threadIdKey } from '../core/search-attributes
 import type { ChildRun, ToolOutcome } from '../core/tool-call';
 import type { RunWorkflowInput } from './definitions';
 import { describeFailure } from './failures';
+import { recording } from './recording';
 
-type Activities = ReturnType<typeof createActivities>;
-
-const recording = proxyLocalActivities<Activities>({
-  startToCloseTimeout: '30s',
-  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 10 },
-});
 
 /** What a run's sub-agent calls share: where the run sits in its tree, its children running, its budget, its children's usage. */
 export interface Family {
