@@ -3,7 +3,7 @@ import type { RunError, RunStatus, StopReason } from '../core/run';
 import type { LimitName } from '../core/run-limits';
 import { runToFinish, writeRunEnd, type StoredOutcome } from '../store/runs/lifecycle';
 import type { StoredRunMessage } from '../store/runs/transcript';
-import type { ChatMessage, Usage } from '../core/messages';
+import { addUsage, type ChatMessage, type Usage } from '../core/messages';
 import { emitRunSpan } from '../platform/tracing/run-trace';
 import type { ActivityDeps } from './deps';
 
@@ -48,10 +48,6 @@ function finalText(transcript: StoredRunMessage[], written = false): string | nu
   return null;
 }
 
-const withChildren = (own: Usage, children: Usage | undefined): Usage => ({
-  inputTokens: own.inputTokens + (children?.inputTokens ?? 0), outputTokens: own.outputTokens + (children?.outputTokens ?? 0),
-});
-
 export function createFinishRunActivities({ db, logger }: ActivityDeps) {
   return {
     /**
@@ -69,7 +65,7 @@ export function createFinishRunActivities({ db, logger }: ActivityDeps) {
         runId: run.id, threadId: run.threadId, agentId: run.agentId, status: input.status, stopReason: input.stopReason,
         limitReached: input.limitReached ?? null,
         output: (input.stopReason === 'max_turns' || input.stopReason === 'budget') && !text ? null : text, error: input.error, turns: input.turns,
-        usage: input.usage, usageWithChildren: withChildren(input.usage, input.childUsage), toolCalls: found.toolCalls.map(({ slot: _slot, ...call }) => call), createdAt: run.createdAt,
+        usage: input.usage, usageWithChildren: addUsage(input.usage, input.childUsage), toolCalls: found.toolCalls.map(({ slot: _slot, ...call }) => call), createdAt: run.createdAt,
       };
       const written = await writeRunEnd(db, result, committableMessages(transcript), {
         seq: input.eventSeq, data: { status: input.status, stopReason: input.stopReason, ...(input.limitReached ? { limitReached: input.limitReached } : {}), error: input.error },

@@ -12,7 +12,7 @@ import { classifyLlmError, type LlmFailure } from '../llm/errors';
 import { RESULT_PREVIEW_BYTES } from '../core/tool-texts';
 import { oneLine, truncateUtf8, utf8Length } from '../core/truncated-text';
 import type { Agent } from '../core/agent';
-import type { ChatMessage, ToolDefinition, Usage } from '../core/messages';
+import { addUsage, type ChatMessage, type ToolDefinition, type Usage } from '../core/messages';
 import { emitRunSpan, startTurnGeneration } from '../platform/tracing/run-trace';
 import { truncatedText } from '../core/truncated-text';
 import type { ActivityDeps } from './deps';
@@ -180,11 +180,8 @@ export async function askLlm(deps: ActivityDeps, input: LlmTurnInput, agent: Age
     logger.debug({ runId, turn, toolCalls: out.toolCalls.length }, 'llm turn done');
     return out;
   }
-  const usage = {
-    inputTokens: input.usageBefore.inputTokens + response.usage.inputTokens, outputTokens: input.usageBefore.outputTokens + response.usage.outputTokens,
-  };
-  const children = input.childUsage ?? { inputTokens: 0, outputTokens: 0 };
-  const usageWithChildren = { inputTokens: usage.inputTokens + children.inputTokens, outputTokens: usage.outputTokens + children.outputTokens };
+  const usage = addUsage(input.usageBefore, response.usage);
+  const usageWithChildren = addUsage(usage, input.childUsage);
   const ended = await writeAnswer(db, writes, { runId, turn, reply, usage, usageWithChildren, seq: input.eventSeq + 2 });
   // Once, with the first result: a retried turn found the reply stored and wrote nothing.
   if (ended) {

@@ -21,3 +21,8 @@ export interface Usage {
   inputTokens: number;
   outputTokens: number;
 }
+
+/** Two usages added up; an absent one counts nothing. */
+export const addUsage = (a: Usage, b: Usage | undefined): Usage => ({
+  inputTokens: a.inputTokens + (b?.inputTokens ?? 0), outputTokens: a.outputTokens + (b?.outputTokens ?? 0),
+});

@@ -13,15 +13,18 @@ export interface ResolvedAgent {
  * The agents `refs` name (ids or names; an id wins over an equal name), in the order given;
  * a ref that names none is left out of `found` and listed in `unknown`.
  */
+interface AgentRefRow { id: string; name: string; description: string | null; disabled_at: Date | null }
+
+const toResolved = (r: AgentRefRow): ResolvedAgent => ({ id: r.id, name: r.name, description: r.description, disabled: r.disabled_at !== null });
+
 export async function resolveAgentRefs(db: Queryable, refs: string[]): Promise<{ found: ResolvedAgent[]; unknown: string[] }> {
   if (refs.length === 0) return { found: [], unknown: [] };
-  const { rows } = await db.query<{ id: string; name: string; description: string | null; disabled_at: Date | null }>(
-    'SELECT id, name, description, disabled_at FROM agents WHERE id = ANY($1) OR name = ANY($1)', [refs]);
+  const { rows } = await db.query<AgentRefRow>('SELECT id, name, description, disabled_at FROM agents WHERE id = ANY($1) OR name = ANY($1)', [refs]);
   const found: ResolvedAgent[] = [];
   const unknown: string[] = [];
   for (const ref of refs) {
     const row = rows.find((r) => r.id === ref) ?? rows.find((r) => r.name === ref);
-    if (row) found.push({ id: row.id, name: row.name, description: row.description, disabled: row.disabled_at !== null });
+    if (row) found.push(toResolved(row));
     else unknown.push(ref);
   }
   return { found, unknown };
@@ -47,11 +50,10 @@ export async function agentsListing(db: Queryable, agentId: string): Promise<str
 /** The sub-agents of a run's agent, as its tools are described: names and descriptions, by id, in the agent's order. */
 export async function subAgentsByIds(db: Queryable, ids: string[]): Promise<ResolvedAgent[]> {
   if (ids.length === 0) return [];
-  const { rows } = await db.query<{ id: string; name: string; description: string | null; disabled_at: Date | null }>(
-    'SELECT id, name, description, disabled_at FROM agents WHERE id = ANY($1)', [ids]);
+  const { rows } = await db.query<AgentRefRow>('SELECT id, name, description, disabled_at FROM agents WHERE id = ANY($1)', [ids]);
   return ids.flatMap((id) => {
     const r = rows.find((row) => row.id === id);
-    return r ? [{ id: r.id, name: r.name, description: r.description, disabled: r.disabled_at !== null }] : [];
+    return r ? [toResolved(r)] : [];
   });
 }
 

@@ -10,7 +10,6 @@ import { runChild, type Family } from './sub-agent';
 import { describeFailure } from './failures';
 import { recording } from './recording';
 
-export { describeFailure };
 
 /** The tool activities, by the names the tool kinds give them (workflows/tool-kinds.ts). */
 type ToolActivities = Record<string, (input: ToolActivityInput) => Promise<ToolOutcome>>;

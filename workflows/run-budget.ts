@@ -1,4 +1,5 @@
 import { formatDuration } from '../core/duration';
+import { addUsage } from '../core/messages';
 import type { RunState } from '../core/run';
 import { durationOverBudgetText, toolCallOverBudgetText, type EffectiveLimits, type LimitName, type RunLimits } from '../core/run-limits';
 import type { ToolAvailability, ToolCallRef, ToolOutcome } from '../core/tool-call';
@@ -16,23 +17,21 @@ import { recording } from './recording';
 const timeUp = (limits: EffectiveLimits, state: RunState) => limits.maxDurationMs !== undefined && Date.now() - state.startedAtMs >= limits.maxDurationMs;
 
 /** The run's tokens and its sub-agents': one budget. */
-const spentTokens = (state: RunState) => ({
-  input: state.usage.inputTokens + (state.childUsage?.inputTokens ?? 0), output: state.usage.outputTokens + (state.childUsage?.outputTokens ?? 0),
-});
+const spentTokens = (state: RunState) => addUsage(state.usage, state.childUsage);
 
 /** The limit that keeps the run from its next LLM turn, if one does. */
 export function limitBeforeTurn(state: RunState, limits: EffectiveLimits | undefined): LimitName | undefined {
   if (!limits) return undefined;
   const spent = spentTokens(state);
-  if (limits.maxInputTokens !== undefined && spent.input >= limits.maxInputTokens) return 'maxInputTokens';
-  if (limits.maxOutputTokens !== undefined && spent.output >= limits.maxOutputTokens) return 'maxOutputTokens';
+  if (limits.maxInputTokens !== undefined && spent.inputTokens >= limits.maxInputTokens) return 'maxInputTokens';
+  if (limits.maxOutputTokens !== undefined && spent.outputTokens >= limits.maxOutputTokens) return 'maxOutputTokens';
   if (timeUp(limits, state)) return 'maxDuration';
   return undefined;
 }
 
 /** The next turn's cap on output tokens: what the budget has left (at least 1: a spent budget has no next turn). */
 export function turnMaxTokens(state: RunState, limits: EffectiveLimits | undefined): { maxTokens?: number } {
-  return limits?.maxOutputTokens === undefined ? {} : { maxTokens: Math.max(1, limits.maxOutputTokens - spentTokens(state).output) };
+  return limits?.maxOutputTokens === undefined ? {} : { maxTokens: Math.max(1, limits.maxOutputTokens - spentTokens(state).outputTokens) };
 }
 
 /**
@@ -45,8 +44,8 @@ export function budgetLeft(state: RunState, limits: EffectiveLimits | undefined)
   const spent = spentTokens(state);
   const left: RunLimits = {};
   if (limits.maxToolCalls !== undefined) left.maxToolCalls = Math.max(0, limits.maxToolCalls - state.toolCallCount - 1);
-  if (limits.maxInputTokens !== undefined) left.maxInputTokens = Math.max(1, limits.maxInputTokens - spent.input);
-  if (limits.maxOutputTokens !== undefined) left.maxOutputTokens = Math.max(1, limits.maxOutputTokens - spent.output);
+  if (limits.maxInputTokens !== undefined) left.maxInputTokens = Math.max(1, limits.maxInputTokens - spent.inputTokens);
+  if (limits.maxOutputTokens !== undefined) left.maxOutputTokens = Math.max(1, limits.maxOutputTokens - spent.outputTokens);
   if (limits.maxDurationMs !== undefined) left.maxDuration = `${Math.max(1000, limits.maxDurationMs - (Date.now() - state.startedAtMs))}ms`;
   return Object.keys(left).length > 0 ? left : undefined;
 }

@@ -9,7 +9,9 @@ import { runStatusKey } from '../core/search-attributes';
 import type { ToolOutcome } from '../core/tool-call';
 import { offeredNativeTools } from '../core/native-tools';
 import { installApprovalGate, type ApprovalSeqs } from './approval-gate';
-import { callTool, describeFailure, type Waits } from './call-tool';
+import { callTool, type Waits } from './call-tool';
+import { describeFailure } from './failures';
+import { addUsage } from '../core/messages';
 import { runStateQuery, type OpenCall, type RunContinuation, type RunWorkflowInput } from './definitions';
 import { routeToolCall } from './tool-kinds';
 import { installInputWait } from './input-wait';
@@ -72,12 +74,12 @@ export async function runWorkflow(input: RunWorkflowInput): Promise<RunOutcome> 
   };
   let limits: EffectiveLimits | undefined;
   const family: Family = {
-    rootRunId: input.parent?.rootRunId ?? input.runId, depth: input.parent?.depth ?? 0, running: 0,
+    rootRunId: input.parent?.rootRunId ?? input.runId, depth: input.parent?.depth ?? 0, running: 0, waiting: [],
     maxAtOnce: () => limits?.maxChildrenAtOnce ?? MAX_CHILDREN_AT_ONCE,
     maxDescendants: () => input.parent?.maxDescendants ?? limits?.maxDescendants ?? MAX_DESCENDANTS,
     limitsLeft: () => budgetLeft(state, limits),
     addUsage: (u) => {
-      state.childUsage = { inputTokens: (state.childUsage?.inputTokens ?? 0) + u.inputTokens, outputTokens: (state.childUsage?.outputTokens ?? 0) + u.outputTokens };
+      state.childUsage = addUsage(u, state.childUsage);
     },
   };
   const waits: Waits = { gate: installApprovalGate(listing), inputs: installInputWait(listing), ledger, family };
@@ -154,10 +156,7 @@ async function loop(
       ...(state.childUsage ? { childUsage: state.childUsage } : {}), ...(tools.subAgents ? { subAgents: tools.subAgents } : {}),
     });
     state.turns = turn;
-    state.usage = {
-      inputTokens: state.usage.inputTokens + reply.usage.inputTokens,
-      outputTokens: state.usage.outputTokens + reply.usage.outputTokens,
-    };
+    state.usage = addUsage(state.usage, reply.usage);
     state.lastTextPreview = reply.textPreview;
     if (reply.toolCalls.length === 0) {
       // The turn ended the run with its answer, and wrote run_ended at the number after its own.

@@ -1,6 +1,6 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
-import type { Usage } from '../core/messages';
+import { addUsage, type Usage } from '../core/messages';
 import type { InputWait, SampledDuringCall } from '../core/tool-call';
 import type { InputVerdict } from './input-wait';
 // A sampling answer asks the model like a turn does: the same bounds and retries.
@@ -19,8 +19,6 @@ export interface ModelLedger {
 }
 
 
-const add = (a: Usage, b: Usage): Usage => ({ inputTokens: a.inputTokens + b.inputTokens, outputTokens: a.outputTokens + b.outputTokens });
-
 /**
  * A 2026-era server's sampling requests of one round, once its questions are answered (and its
  * requests approved, with `approve`): each is a step of the workflow, an activity of its own, in
@@ -32,7 +30,7 @@ export async function answerSamplings(ledger: ModelLedger, ref: { runId: string;
       .sampleMessage({ runId: ref.runId, turn: ref.turn, samplingId, step: ledger.steps });
     // Only an answer the model gave plays a step: a denied request leaves the cursor where it was.
     if (!out.refused) ledger.steps++;
-    ledger.usage = add(ledger.usage, out.usage);
+    ledger.usage = addUsage(ledger.usage, out.usage);
     if (out.refused) return { answered: false, content: out.refused };
   }
   return { answered: true };
@@ -42,5 +40,5 @@ export async function answerSamplings(ledger: ModelLedger, ref: { runId: string;
 export function countSampledDuringCall(ledger: ModelLedger, sampled: SampledDuringCall | undefined): void {
   if (!sampled) return;
   ledger.steps += sampled.steps;
-  ledger.usage = add(ledger.usage, sampled.usage);
+  ledger.usage = addUsage(ledger.usage, sampled.usage);
 }

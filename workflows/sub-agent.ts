@@ -1,6 +1,6 @@
 import { CancellationScope, condition, isCancellation, startChild, workflowInfo } from '@temporalio/workflow';
 import type { ToolActivityInput } from '../activities/tool-call';
-import type { Usage } from '../core/messages';
+import { addUsage, type Usage } from '../core/messages';
 import { RUN_WORKFLOW_TYPE, type RunOutcome } from '../core/run';
 import type { RunLimits } from '../core/run-limits';
 import { agentIdKey, runStatusKey, threadIdKey } from '../core/search-attributes';
@@ -16,6 +16,8 @@ export interface Family {
   /** 0 for a run a person started */
   depth: number;
   running: number;
+  /** calls waiting for a child's place, in call order: a child that ends hands its place to the first */
+  waiting: { granted: boolean }[];
   /** children at once (limits.maxChildrenAtOnce, else MAX_CHILDREN_AT_ONCE) */
   maxAtOnce: () => number;
   /** the root's bound on its tree (its limits.maxDescendants, else MAX_DESCENDANTS), carried down */
@@ -27,6 +29,33 @@ export interface Family {
 }
 
 /**
+ * A place among the run's children running at once. Taken and handed over in one step: calls
+ * that a condition let through together could all see a free place before any took it.
+ */
+async function takePlace(family: Family): Promise<void> {
+  if (family.running < family.maxAtOnce()) {
+    family.running++;
+    return;
+  }
+  const ticket = { granted: false };
+  family.waiting.push(ticket);
+  try {
+    await condition(() => ticket.granted);
+  } catch (err) {
+    // Cancelled while waiting: out of the queue, and a place handed over meanwhile goes on.
+    family.waiting = family.waiting.filter((t) => t !== ticket);
+    if (ticket.granted) leavePlace(family);
+    throw err;
+  }
+}
+
+function leavePlace(family: Family): void {
+  const next = family.waiting.shift();
+  if (next) next.granted = true;
+  else family.running--;
+}
+
+/**
  * A sub-agent's run as a child workflow of the run that called it (its run recorded by the call's
  * activity, activities/tools/sub-agent.ts): at most maxAtOnce at once per run, with what
  * is left of the parent's budget, one level deeper. Cancelling the parent cancels its children
@@ -34,8 +63,7 @@ export interface Family {
  * failed, is an error text for the parent's LLM. Its answer is recorded as the call's result.
  */
 export async function runChild(input: ToolActivityInput, child: ChildRun, family: Family): Promise<ToolOutcome> {
-  await condition(() => family.running < family.maxAtOnce());
-  family.running++;
+  await takePlace(family);
   let failure: string | undefined;
   try {
     const limits = family.limitsLeft();
@@ -51,15 +79,12 @@ export async function runChild(input: ToolActivityInput, child: ChildRun, family
       staticSummary: `sub-agent ${input.subAgent?.agentName ?? input.name} of run ${input.runId}`,
     });
     const outcome = await handle.result() as RunOutcome;
-    family.addUsage({
-      inputTokens: outcome.usage.inputTokens + (outcome.childUsage?.inputTokens ?? 0),
-      outputTokens: outcome.usage.outputTokens + (outcome.childUsage?.outputTokens ?? 0),
-    });
+    family.addUsage(addUsage(outcome.usage, outcome.childUsage));
   } catch (err) {
     if (isCancellation(err) && CancellationScope.current().consideredCancelled) throw err;
     failure = describeFailure(err).message;
   } finally {
-    family.running--;
+    leavePlace(family);
   }
   return recording.recordSubAgentResult({ ...input, childRunId: child.runId, ...(failure ? { failure } : {}) });
 }

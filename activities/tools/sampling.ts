@@ -2,7 +2,7 @@ import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/client';
 import type { CreateMessageRequest } from '@modelcontextprotocol/client';
 import { CreateMessageRequestSchema } from '@modelcontextprotocol/core';
 import type { Integration } from '../../core/integration';
-import type { Usage } from '../../core/messages';
+import { addUsage, type Usage } from '../../core/messages';
 import { MAX_SAMPLINGS_PER_CALL, samplingRequest, samplingText, type SamplingRequest } from '../../core/sampling';
 import { callSamplingCount, closeSampling, findSampling, insertSampling, recordSamplingAnswer, type SamplingRecord } from '../../store/runs/samplings';
 import type { SampleHandler } from '../../mcp-client/connect';
@@ -79,7 +79,7 @@ export function samplingHandler(run: ToolRun, integration: Integration, clock: C
       try {
         const { answer, usage } = await askModel(run.deps, { runId: input.runId, turn: input.turn, step }, request, signal);
         ledger.steps++;
-        ledger.usage = { inputTokens: ledger.usage.inputTokens + usage.inputTokens, outputTokens: ledger.usage.outputTokens + usage.outputTokens };
+        ledger.usage = addUsage(ledger.usage, usage);
         // The answer goes straight back over the connection: only its status and usage are kept.
         await recordSamplingAnswer(run.deps.db, row.samplingId, null, usage);
         return { ...answer };

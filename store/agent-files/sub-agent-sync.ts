@@ -1,5 +1,5 @@
 import type { Queryable } from '../pool';
-import { closesSubAgentCycle, resolveAgentRefs } from '../sub-agents';
+import { closesSubAgentCycle, resolveAgentRefs, subAgentsByIds } from '../sub-agents';
 import { AgentFileError } from './parse-chatmd';
 
 /** A file agent stored by this sync, with the sub-agents its file lists. */
@@ -36,9 +36,9 @@ export async function syncFileSubAgents(tx: Queryable, agents: FileSubAgents[], 
     const before = rows[0]?.sub_agent_ids ?? [];
     const ids = found.map((f) => f.id);
     if (before.length === ids.length) {
-      const named = await resolveAgentRefs(tx, before);
+      const named = await subAgentsByIds(tx, before);
       for (let i = 0; i < ids.length; i++) {
-        const was = named.found.find((f) => f.id === before[i]);
+        const was = named.find((f) => f.id === before[i]);
         if (was && !was.disabled && ids[i] !== before[i] && a.refs[i] === found[i].name && was.name !== a.refs[i]) {
           refused(`"${a.refs[i]}" now names another agent; keeping ${was.name} (${was.id}), which it named before`);
           ids[i] = before[i];
