@@ -14,6 +14,8 @@ import { textOutbox } from './text-outbox';
 export const PACE_MS = 50;
 /** PostgreSQL refuses a NOTIFY payload of 8,000 bytes or more; the piece's JSON frame takes some */
 const PIECE_BYTES = 7_000;
+/** a character's size in a notification: written as JSON (a control character takes 6 bytes, a quote 2) */
+const jsonBytes = (text: string) => Buffer.byteLength(JSON.stringify(text)) - 2;
 /** what may wait to be written (in characters) before the publisher gives up on pieces and replaces the draft */
 const BACKLOG_CHARS = 128 * 1024;
 
@@ -26,13 +28,14 @@ export interface TextPublisher {
   wrote(): boolean;
 }
 
-/** Splits text into pieces of at most `bytes` UTF-8 bytes, never inside a character. */
-export function splitUtf8(text: string, bytes = PIECE_BYTES): string[] {
+/** Splits text into pieces of at most `bytes` bytes once written as JSON (UTF-8), never inside a character. */
+export function splitPieces(text: string, bytes = PIECE_BYTES): string[] {
+  if (jsonBytes(text) <= bytes) return text ? [text] : [];
   const pieces: string[] = [];
   let piece = '';
   let size = 0;
   for (const char of text) {
-    const n = Buffer.byteLength(char);
+    const n = jsonBytes(char);
     if (size + n > bytes && piece) {
       pieces.push(piece);
       piece = '';
@@ -68,7 +71,7 @@ export function textPublisher(
   let written = 0;
   const write = (text: string, replace: boolean) => {
     if (replace) written = 0;
-    const pieces = splitUtf8(text).map((piece) => {
+    const pieces = splitPieces(text).map((piece) => {
       const offset = written;
       written += [...piece].length;
       return { ...at, offset, text: piece };

@@ -2,7 +2,7 @@ import pg from 'pg';
 import { createLatch, type Latch } from '../../platform/latch';
 import type { Logger } from '../../platform/logger';
 import type { Db } from '../pool';
-import { parseTextPiece, TEXT_CHANNEL, type TextPiece } from './turn-drafts';
+import { parseTextPieces, TEXT_CHANNEL, type TextPiece } from './turn-drafts';
 import type { RunChange, RunChangeFeed, RunChangeFeedOptions } from './run-changes';
 
 export type { RunChange, RunChangeFeed, RunChangeFeedOptions, RunWatch } from './run-changes';
@@ -22,7 +22,7 @@ export type { RunChange, RunChangeFeed, RunChangeFeedOptions, RunWatch } from '.
  * `event`: an event that changes the run object (a turn or tool call ended, an approval, a question);
  * `progress`: one that does not (a step started: migration 9); `ended`: the run's result was written;
  * `input`: a run input (elicitation) was answered or closed; workers waiting for answers watch it;
- * `text`: a piece of a turn's text as the model writes it (turn-drafts.ts): its payload is the piece.
+ * `text`: pieces of turns' texts as the model writes them (turn-drafts.ts): its payload is the pieces.
  */
 const CHANNEL_OF: Record<RunChange, string> = {
   event: 'engine_run_event', progress: 'engine_run_progress', ended: 'engine_run_ended', input: 'engine_run_input', text: TEXT_CHANNEL,
@@ -74,8 +74,7 @@ export function listenForRunChanges(db: Db, logger: Logger, options: RunChangeFe
     const kind = KIND_OF.get(msg.channel);
     if (!kind || !msg.payload) return;
     if (kind === 'text') {
-      const piece = parseTextPiece(msg.payload);
-      if (piece) for (const listener of textListeners.get(piece.runId) ?? []) listener(piece);
+      for (const piece of parseTextPieces(msg.payload)) for (const listener of textListeners.get(piece.runId) ?? []) listener(piece);
       return;
     }
     for (const [listener, own] of listeners) if (own.includes(kind)) listener(msg.payload, kind);

@@ -1,5 +1,6 @@
 import { statementName, type Queryable } from '../pool';
 import type { Write } from './writes';
+import { storableText } from '../storable-text';
 
 /**
  * An LLM turn's text as the model writes it (run_turn_drafts, migration 16): each write appends to
@@ -23,19 +24,48 @@ export interface TextPiece {
   toolCallId?: string;
 }
 
+/** PostgreSQL refuses a notification's payload of 8,000 bytes or more. */
+const PAYLOAD_BYTES = 7_990;
+
 /**
  * Writes pieces of the turns' texts of any runs, in one statement: each run's pieces are added to
  * its turn's draft (a piece at offset 0 starts it anew: a new attempt, or a writer that fell
- * behind), and each piece is announced, in order, on `engine_run_text`. A tool call's pieces are
- * only announced. Offsets are counted by the writer, one write in flight per turn, so the draft
- * and the pieces agree. The caller keeps each piece's notification under PostgreSQL's 8,000 bytes.
+ * behind), and the pieces are announced, in order, on `engine_run_text`: as few notifications as
+ * fit them, each a JSON array of pieces under PostgreSQL's limit. A tool call's pieces are only
+ * announced. Offsets are counted by the writer, one write in flight per turn, so the draft and the
+ * pieces agree. The caller keeps each piece, written as JSON, under 7,000 bytes. What PostgreSQL
+ * cannot hold (NUL, a lone surrogate) is replaced as in the stored turn, one character for one.
  */
-export async function publishTextPieces(db: Queryable, pieces: Omit<TextPiece, 'reset'>[]): Promise<void> {
-  if (pieces.length === 0) return;
+export async function publishTextPieces(db: Queryable, written: Omit<TextPiece, 'reset'>[]): Promise<void> {
+  if (written.length === 0) return;
+  const pieces = written.map((p) => ({ ...p, text: storableText(p.text) }));
   const column = <T>(pick: (p: Omit<TextPiece, 'reset'>) => T) => pieces.map(pick);
   await db.query({ name: statementName(PUBLISH_SQL), text: PUBLISH_SQL, values:
-    [column((p) => p.runId), column((p) => p.turn), column((p) => p.attempt), column((p) => p.offset), column((p) => p.text), column((p) => p.toolCallId ?? null)],
+    [column((p) => p.runId), column((p) => p.turn), column((p) => p.attempt), column((p) => p.offset), column((p) => p.text), column((p) => p.toolCallId ?? null), payloadsOf(pieces)],
   });
+}
+
+/** The notifications' payloads: the pieces in order, as JSON arrays, each under the limit. */
+function payloadsOf(pieces: Omit<TextPiece, 'reset'>[]): string[] {
+  const payloads: string[] = [];
+  let open: string[] = [];
+  let size = 2;
+  for (const p of pieces) {
+    const json = JSON.stringify({
+      runId: p.runId, turn: p.turn, attempt: p.attempt, offset: p.offset, text: p.text,
+      ...(p.offset === 0 && !p.toolCallId ? { reset: true } : {}), ...(p.toolCallId ? { toolCallId: p.toolCallId } : {}),
+    });
+    const bytes = Buffer.byteLength(json) + 1;
+    if (open.length > 0 && size + bytes > PAYLOAD_BYTES) {
+      payloads.push(`[${open.join(',')}]`);
+      open = [];
+      size = 2;
+    }
+    open.push(json);
+    size += bytes;
+  }
+  if (open.length > 0) payloads.push(`[${open.join(',')}]`);
+  return payloads;
 }
 
 /** Prepared once per connection (a statement per moment of streaming: its planning would cost more than its work). */
@@ -54,9 +84,8 @@ const PUBLISH_SQL = `WITH p AS (
          attempt = EXCLUDED.attempt, updated_at = now()
        RETURNING 1
      )
-     SELECT count(pg_notify('${TEXT_CHANNEL}', json_build_object('runId', run_id, 'turn', turn, 'attempt', attempt, 'offset', "offset", 'text', text,
-       'reset', "offset" = 0 AND tool_call_id IS NULL, 'toolCallId', tool_call_id)::text)), (SELECT count(*) FROM draft)
-     FROM (SELECT * FROM p ORDER BY ord) ordered`;
+     SELECT count(pg_notify('${TEXT_CHANNEL}', payload)), (SELECT count(*) FROM draft)
+     FROM unnest($7::text[]) WITH ORDINALITY AS n(payload, ord)`;
 
 /** The drafts of the run's turns still being written, oldest first. */
 export async function readTurnDrafts(db: Queryable, runId: string): Promise<TextPiece[]> {
@@ -71,16 +100,19 @@ export const dropTurnDraftWrite = (runId: string, turn: number): Write => ({
   text: 'DELETE FROM run_turn_drafts WHERE run_id = $1 AND turn = $2', values: [runId, turn],
 });
 
-/** A notification's payload as a piece, or undefined when it is not one. */
-export function parseTextPiece(payload: string): TextPiece | undefined {
+/** A notification's pieces (an array of them, or one piece as workers sent before), skipping what is not one. */
+export function parseTextPieces(payload: string): TextPiece[] {
+  let parsed: unknown;
   try {
-    const p = JSON.parse(payload) as Partial<TextPiece>;
-    if (typeof p.runId !== 'string' || typeof p.turn !== 'number' || typeof p.attempt !== 'number' || typeof p.offset !== 'number' || typeof p.text !== 'string') return undefined;
-    return {
+    parsed = JSON.parse(payload);
+  } catch {
+    return [];
+  }
+  return (Array.isArray(parsed) ? parsed : [parsed]).flatMap((p: Partial<TextPiece>) => {
+    if (!p || typeof p.runId !== 'string' || typeof p.turn !== 'number' || typeof p.attempt !== 'number' || typeof p.offset !== 'number' || typeof p.text !== 'string') return [];
+    return [{
       runId: p.runId, turn: p.turn, attempt: p.attempt, offset: p.offset, text: p.text,
       ...(p.reset ? { reset: true } : {}), ...(typeof p.toolCallId === 'string' && p.toolCallId ? { toolCallId: p.toolCallId } : {}),
-    };
-  } catch {
-    return undefined;
-  }
+    }];
+  });
 }

@@ -7,6 +7,8 @@ import { startApiEngine, stopApiEngine } from '../support/api-engine';
 import { logger, type Engine } from '../support/engine';
 import { followSseText, sseEventsOf as eventsOf } from '../support/sse-text';
 import { waitFor } from '../support/wait';
+import { storableText } from '../../store/storable-text';
+import { publishTextPieces } from '../../store/runs/turn-drafts';
 
 const WORDS = 'The quick brown fox jumps over the lazy dog, then naps in the warm afternoon sun.';
 
@@ -66,6 +68,24 @@ describe('streaming the model\'s words to event streams', () => {
     // 40 pieces 20 ms apart: at most one write per 50 ms (and the first at once).
     expect(deltas.length).toBeGreaterThanOrEqual(2);
     expect(deltas.length).toBeLessThanOrEqual(800 / 50 + 3);
+  });
+
+  test('odd text streams whole: characters JSON escapes sixfold never push a notification past its limit, and what PostgreSQL cannot hold is replaced as in the stored turn', async () => {
+    // 7,000 bytes as text, 42,000 once each character is written as \u0001 in the notification's JSON.
+    const odd = `${'\u0001'.repeat(7_000)}é${'"\\'.repeat(3_000)} end`;
+    const runId = await start({ text: odd, chunks: 2, delayMs: 400 });
+    const sse = await followSseText(`${urls[0]}/v1/runs/${runId}/events`).text();
+    expect(sse).toContain('event: turn_ended');
+    const streamed = eventsOf<Delta>(sse, 'text_delta').map((d) => d.text).join('');
+    expect(streamed.length).toBe(odd.length);
+    expect(streamed === storableText(odd)).toBe(true);
+
+    // What PostgreSQL cannot hold (a model's NUL, a lone surrogate) is replaced, one character for one.
+    const draftOf = `run_${randomUUID()}`;
+    await publishTextPieces(engine.db, [{ runId: draftOf, turn: 1, attempt: 1, offset: 0, text: 'a\u0000b\ud800c' }]);
+    const { rows } = await engine.db.query<{ text: string }>('SELECT text FROM run_turn_drafts WHERE run_id = $1', [draftOf]);
+    expect(rows[0].text).toBe('a\ufffdb\ufffdc');
+    await engine.db.query('DELETE FROM run_turn_drafts WHERE run_id = $1', [draftOf]);
   });
 
   test('a stream that joins mid-turn gets the text so far first, then the rest', async () => {
