@@ -4,10 +4,13 @@ import { publishTextPieces, type TextPiece } from '../store/runs/turn-drafts';
 
 /**
  * The worker's outbox for the model's words: what every turn under way has to write goes out
- * together, one statement at a time, as soon as the one before it is done. Fifty runs streaming
- * at once cost a statement per moment, not fifty; a turn's words wait no longer for it (the
- * first write goes at the next tick of the event loop).
+ * together, one statement at a time, at most one every SPACING_MS. Fifty runs streaming at once
+ * cost a statement (and a notification) per moment, not fifty; a turn's words wait at most
+ * SPACING_MS more for it (a write after a quiet moment goes at the next tick of the event loop).
  */
+
+/** the least time between two statements' starts: what comes meanwhile goes in the next */
+export const SPACING_MS = 10;
 
 type Piece = Omit<TextPiece, 'reset'>;
 interface Waiting { pieces: Piece[]; done: () => void; failed: (err: Error) => void }
@@ -25,11 +28,13 @@ export function textOutbox(db: Queryable, logger: Logger): TextOutbox {
   let waiting: Waiting[] = [];
   let writing = false;
   let scheduled = false;
+  let startedAt = -Infinity;
 
   const flush = async (): Promise<void> => {
     scheduled = false;
     if (writing || waiting.length === 0) return;
     writing = true;
+    startedAt = performance.now();
     const batch = waiting;
     waiting = [];
     try {
@@ -46,7 +51,9 @@ export function textOutbox(db: Queryable, logger: Logger): TextOutbox {
   const schedule = () => {
     if (scheduled) return;
     scheduled = true;
-    setImmediate(() => void flush());
+    const wait = startedAt + SPACING_MS - performance.now();
+    if (wait > 0) setTimeout(() => void flush(), wait);
+    else setImmediate(() => void flush());
   };
 
   const outbox: TextOutbox = {

@@ -9,6 +9,8 @@ import { createEngineWorker } from '../../worker/create-worker';
 import { startMcpPool } from '../../worker/mcp-lifecycle';
 import { eraVerdicts } from '../../store/integrations/protocol-verdicts';
 import { freePort } from '../../platform/ports';
+import { Session } from 'node:inspector/promises';
+import fs from 'node:fs/promises';
 
 /**
  * `npm run bench:stream [-- --concurrency=50 --rounds=4 --round-runs=20]`: the model's words from a
@@ -21,6 +23,8 @@ import { freePort } from '../../platform/ports';
  *  - CPU per run: paired rounds of `round-runs` runs at once, streaming against the same run shape
  *    with `"stream": false` (the endpoint then answers once, after the same 1.14 s), all of this
  *    process, the PostgreSQL backends and the Temporal server, per run.
+ * With BENCH_PROFILE_DIR set, this process (the worker) is profiled during the paired rounds, one
+ * V8 CPU profile per kind (stream.cpuprofile, whole.cpuprofile), for cpu-profile-summary.ts.
  */
 
 const arg = (name: string, fallback: number) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
@@ -49,6 +53,30 @@ async function startDriver(): Promise<{ baseUrl: string; run(apiUrl: string, age
       const exited = new Promise((resolve) => child.once('exit', resolve));
       child.send('stop');
       await exited;
+    },
+  };
+}
+
+/** Profiles of this process, one per kind of round, merged over its rounds (BENCH_PROFILE_DIR). */
+async function kindProfiler() {
+  const dir = process.env.BENCH_PROFILE_DIR;
+  if (!dir) return undefined;
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  const profiles: Record<string, object[]> = {};
+  return {
+    start: () => session.post('Profiler.start'),
+    async stop(kind: string) {
+      const { profile } = await session.post('Profiler.stop');
+      (profiles[kind] ??= []).push(profile);
+    },
+    async save() {
+      await fs.mkdir(dir, { recursive: true });
+      for (const [kind, list] of Object.entries(profiles)) {
+        for (const [i, profile] of list.entries()) await fs.writeFile(`${dir}/${kind}-${i}.cpuprofile`, JSON.stringify(profile));
+      }
+      session.disconnect();
     },
   };
 }
@@ -97,18 +125,22 @@ async function main(): Promise<void> {
     const temporalParent = process.pid;
     const cpu = { stream: [] as number[], whole: [] as number[] };
     const parts = { stream: {} as Record<string, number>, whole: {} as Record<string, number> };
+    const profiler = await kindProfiler();
     for (let round = 0; round < ROUNDS; round++) {
       for (const kind of round % 2 === 0 ? (['stream', 'whole'] as const) : (['whole', 'stream'] as const)) {
         // The driver is this process's child: named apart, and left out.
         const named = { worker: process.pid, API: api.process.pid!, driver: driver.child.pid! };
         const before = cpuByPart(named, temporalParent, 'bench');
+        await profiler?.start();
         await runMany(agents[kind], ROUND_RUNS, []);
         await new Promise((resolve) => setTimeout(resolve, 500));
+        await profiler?.stop(kind);
         const { driver: _driver, ...used } = cpuDelta(before, cpuByPart(named, temporalParent, 'bench'));
         cpu[kind].push((Object.values(used).reduce((a, b) => a + b, 0) * 1000) / ROUND_RUNS);
         for (const [part, s] of Object.entries(used)) parts[kind][part] = (parts[kind][part] ?? 0) + (s * 1000) / ROUND_RUNS / ROUNDS;
       }
     }
+    await profiler?.save();
     const ms = (x: number) => `${x.toFixed(1)} ms`;
     const per = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
     console.log(`CPU per run (the engine's worker and API processes, PostgreSQL, Temporal; not the endpoint or the clients), ${ROUNDS} paired rounds of ${ROUND_RUNS} runs: `
