@@ -1,4 +1,4 @@
-import { DefaultLogger, NativeConnection, Runtime, makeTelemetryFilterString } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, makeTelemetryFilterString, type LogLevel } from '@temporalio/worker';
 import type { AppConfig } from '../config';
 
 /**
@@ -6,15 +6,16 @@ import type { AppConfig } from '../config';
  * the connections made on it. Workers poll through a native connection, and the API starts and
  * cancels runs through one too: its gRPC calls run in the runtime's own threads, so that a burst of
  * starts does not hold the API's event loop (and the reads waiting behind them) as the pure-JS
- * client's HTTP/2 stack does.
+ * client's HTTP/2 stack does. `level`: the SDK's own log lines from it up (the replay gate says
+ * what failed itself, so it keeps only errors).
  */
-export function installTemporalRuntime(): void {
+export function installTemporalRuntime(level: Extract<LogLevel, 'WARN' | 'ERROR'> = 'WARN'): void {
   Runtime.install({
     // Each process owns its shutdown order (workers and servers before connections and databases):
     // the runtime must not act on signals.
     shutdownSignals: [],
-    logger: new DefaultLogger('WARN'),
-    telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} } },
+    logger: new DefaultLogger(level),
+    telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: level }), forward: {} } },
   });
 }
 
