@@ -1,3 +1,4 @@
+import type { WorkerVersion } from '../core/worker-version';
 import type { Db } from '../store/pool';
 import type { RunChangeFeed } from '../store/runs/change-feed';
 import type { LlmProviders } from '../llm/types';
@@ -19,4 +20,6 @@ export interface ActivityDeps {
    * wakes when the API records it. Without one, the wait polls the database.
    */
   runChanges?: RunChangeFeed;
+  /** the worker's Worker Deployment Version, when versioned: each turn records it on its run */
+  version?: WorkerVersion;
 }

@@ -3,7 +3,7 @@ import { subAgentsByIds } from '../store/sub-agents';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { beginTurn, writeAnswer } from '../store/runs/lifecycle';
 import { eventWrite } from '../store/runs/events';
-import { turnCompletedWrite } from '../store/runs/turns';
+import { runVersionWrite, turnCompletedWrite } from '../store/runs/turns';
 import { runMessageWrite } from '../store/runs/transcript';
 import { dropTurnDraftWrite } from '../store/runs/turn-drafts';
 import { textPublisher, type TextPublisher } from './text-stream';
@@ -173,6 +173,7 @@ export async function askLlm(deps: ActivityDeps, input: LlmTurnInput, agent: Age
     eventWrite(runId, input.eventSeq + 1, 'turn_ended', {
       turn, textPreview: truncateUtf8(response.text, 280), toolCalls: out.toolCalls.map((c) => c.name), usage: response.usage,
     }),
+    ...(deps.version ? [runVersionWrite(runId, deps.version)] : []),
   ];
   if (response.toolCalls.length > 0 || !input.usageBefore) {
     // The turn's draft goes with its end (a run's end deletes all of its drafts).

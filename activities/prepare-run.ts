@@ -8,7 +8,7 @@ import type { Agent } from '../core/agent';
 import { runToPrepare } from '../store/runs/lifecycle';
 import { snapshotWrite } from '../store/runs/snapshots';
 import { eventWrite } from '../store/runs/events';
-import { turnAttemptWrite } from '../store/runs/turns';
+import { runVersionWrite, turnAttemptWrite } from '../store/runs/turns';
 import { runMessageWrite } from '../store/runs/transcript';
 import { type RunRecord } from '../store/runs/runs';
 import { writeTogether, type Write } from '../store/runs/writes';
@@ -137,6 +137,7 @@ async function prepare(
     };
     writes.push(eventWrite(runId, 1, 'run_started', { threadId: run.threadId, agentId: agent.id, agentName: agent.name, prefix: prefixFigures }));
     if (turnSeq !== undefined && discovery.pinned.length === 0) writes.push(eventWrite(runId, turnSeq, 'turn_started', { turn: 1 }), turnAttemptWrite(runId, 1));
+    if (deps.version) writes.push(runVersionWrite(runId, deps.version));
     await writeTogether(db, writes);
     rememberPrepared(runId, {
       ...(discovery.pinned.length === 0 ? { discovery: { data: discoveryWrite.stored, bytes: discoveryWrite.bytes } } : {}), prefix, history: read.history,

@@ -37,6 +37,8 @@ export const runViewSchema = z.object({
   parentRunId: z.string().nullable().describe('a sub-agent\'s run: the run that started it; else null'),
   parentToolCallId: z.string().nullable().describe('a sub-agent\'s run: the tool call of its parent that started it'),
   status: runStatus, stopReason,
+  version: z.object({ deployment: z.string(), buildId: z.string() }).nullable()
+    .describe('the Worker Deployment and build the run\'s last turn ran on (WORKER_DEPLOYMENT_NAME); null when its workers are unversioned'),
   limitReached: z.string().nullable().meta({ enum: ['maxToolCalls', 'maxInputTokens', 'maxOutputTokens', 'maxDuration', null] })
     .describe('with stopReason "budget": the limit (the agent\'s or the run\'s `limits`) that stopped the run; else null'),
   output: z.string().nullable(),

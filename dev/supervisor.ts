@@ -17,6 +17,11 @@ import { connectTemporal, installTemporalRuntime } from '../platform/temporal/na
 import { createEngineWorker } from '../worker/create-worker';
 import { runDemo } from './demo';
 import { openWorkerDeps } from '../worker/worker-deps';
+import { workflowCode } from '../worker/versioning';
+import { makeBuildCurrent } from '../platform/temporal/deployments';
+
+/** The Worker Deployment of `npm start`'s worker, unless WORKER_DEPLOYMENT_NAME names another. */
+const DEV_DEPLOYMENT = 'agent-engine';
 
 /** Ctrl-C must end `npm start` promptly in any phase; a step that overruns its own bound is given up on. */
 const SHUTDOWN_DEADLINE_MS = 14_000;
@@ -111,9 +116,11 @@ async function main(): Promise<void> {
     const workerDeps = await openWorkerDeps(config, db, logger, network);
     // Stops run in reverse: the MCP servers, tracing and the listener close after the worker below has stopped.
     onStop('worker dependencies', workerDeps.close);
+    // Versioned, as a deploy is (worker/versioning.ts): its build is made current once its worker polls.
+    const code = await workflowCode({ deployment: config.workerDeployment ?? { name: DEV_DEPLOYMENT }, workflowBundlePath: config.workflowBundlePath });
     const worker = await createEngineWorker({
       connection, namespace: config.temporalNamespace, taskQueue: config.taskQueue,
-      deps: workerDeps.deps, workflowBundlePath: config.workflowBundlePath,
+      deps: workerDeps.deps, code,
       // Within Ctrl-C's 15 s; an activity cut short is retried under its policy once a worker polls again.
       shutdown: { grace: '2s', force: '4s' },
     });
@@ -124,6 +131,8 @@ async function main(): Promise<void> {
     });
 
     const client = new Client({ connection, namespace: config.temporalNamespace });
+    // Before the API takes runs: a run started with no current build would wait for an unversioned worker.
+    await makeBuildCurrent(client, code.version!, { signal });
     const api = await startApiServer(config, { db, client, logger });
     onStop('API', api.close);
     await lock.setUrl(api.url);

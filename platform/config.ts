@@ -57,6 +57,8 @@ const envSchema = z.object({
     .transform((v) => Buffer.from(v, 'utf8')).optional()),
   BLOCK_PRIVATE_NETWORKS: z.preprocess(emptyToUndefined, z.enum(['true', 'false'], 'true or false').default('false')),
   MCP_AGENT_TASKS: z.preprocess(emptyToUndefined, z.enum(['true', 'false'], 'true or false').default('true')),
+  WORKER_DEPLOYMENT_NAME: z.preprocess(emptyToUndefined, z.string().regex(/^[A-Za-z0-9_-]{1,200}$/, 'letters, digits, "_" or "-"').optional()),
+  WORKER_BUILD_ID: z.preprocess(emptyToUndefined, z.string().regex(/^[A-Za-z0-9_.+-]{1,200}$/, 'letters, digits, ".", "_", "+" or "-"').optional()),
   WORKER_NICE: z.preprocess(emptyToUndefined, z.coerce.number().int().min(0).max(19).default(10)),
   XDG_RUNTIME_DIR: optionalString,
 });
@@ -95,6 +97,11 @@ export interface AppConfig {
   agentsDir: string;
   /** task queues of pinned integrations this worker also serves (activities only) */
   mcpTaskQueues: string[];
+  /**
+   * Worker Versioning (worker/versioning.ts): on when WORKER_DEPLOYMENT_NAME is set; the build id is
+   * WORKER_BUILD_ID, or else a hash of the workflow bundle. Absent: the worker is unversioned.
+   */
+  workerDeployment?: { name: string; buildId?: string };
   /** the scheduling niceness (0 to 19) of the runs' execution: a stand-alone worker (and the MCP servers it starts), and the Temporal dev server `npm start` starts */
   workerNice: number;
   /** where a worker records its stdio MCP servers' process groups: a directory of this user's alone (platform/private-files.ts) */
@@ -134,6 +141,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   if (e.ADMIN_API_KEY && e.ADMIN_API_KEY === e.API_KEY) {
     throw new ConfigError('Invalid configuration:\n  ADMIN_API_KEY must differ from API_KEY: holders of the API key must not be operators');
   }
+  if (e.WORKER_BUILD_ID && !e.WORKER_DEPLOYMENT_NAME) {
+    throw new ConfigError('Invalid configuration:\n  WORKER_BUILD_ID needs WORKER_DEPLOYMENT_NAME: a build id belongs to a Worker Deployment');
+  }
   const llmKeyEnvs = [...new Set([...DEFAULT_LLM_KEY_ENVS, ...list(e.LLM_KEY_ENVS)])];
   let temporalConnect: ClientConnectConfig;
   try {
@@ -170,6 +180,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
     mcpTaskQueues: e.MCP_TASK_QUEUES ? e.MCP_TASK_QUEUES.split(',') : [],
     workerNice: e.WORKER_NICE,
+    ...(e.WORKER_DEPLOYMENT_NAME ? { workerDeployment: { name: e.WORKER_DEPLOYMENT_NAME, ...(e.WORKER_BUILD_ID ? { buildId: e.WORKER_BUILD_ID } : {}) } } : {}),
     mcpGroupsDir: mcpGroupsDir(e.XDG_RUNTIME_DIR),
     langfuse: langfuseConfig(e),
     secretKeys: { current: e.SECRETS_KEY, previous: e.SECRETS_KEY_PREVIOUS },

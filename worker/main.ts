@@ -8,6 +8,7 @@ import { createLogger } from '../platform/logger';
 import { lowerPriority } from '../platform/processes';
 import { createEngineWorker, createPinnedMcpWorker } from './create-worker';
 import { openWorkerDeps } from './worker-deps';
+import { workflowCode } from './versioning';
 
 /** The worker process: `npm run worker`, against TEMPORAL_ADDRESS and DATABASE_URL. */
 async function main(): Promise<void> {
@@ -39,12 +40,14 @@ async function main(): Promise<void> {
   await openSecretStore(db, config.secretKeys, logger);
   const connection = await connectTemporal(config);
   const { deps, close: closeDeps } = await openWorkerDeps(config, db, logger);
+  const code = await workflowCode({ deployment: config.workerDeployment, workflowBundlePath: config.workflowBundlePath });
+  if (code.version) logger.info({ ...code.version }, 'worker versioned: runs it starts are pinned to this build');
   const worker = await createEngineWorker({
-    connection, namespace: config.temporalNamespace, taskQueue: config.taskQueue, deps, workflowBundlePath: config.workflowBundlePath,
+    connection, namespace: config.temporalNamespace, taskQueue: config.taskQueue, deps, code,
   });
   // Pinned integrations' discovery and tool calls come on their own queues (MCP_TASK_QUEUES).
   const pinnedWorkers = await Promise.all(config.mcpTaskQueues.map((taskQueue) =>
-    createPinnedMcpWorker({ connection, namespace: config.temporalNamespace, taskQueue, deps })));
+    createPinnedMcpWorker({ connection, namespace: config.temporalNamespace, taskQueue, deps, ...(code.version ? { version: code.version } : {}) })));
   const workers = [worker, ...pinnedWorkers];
   stopAll = () => {
     for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();

@@ -33,6 +33,8 @@ export interface RunContinuation {
   childUsage?: Usage;
   /** a turn whose tool calls had not all ended: the ones waiting on tasks go on where they were */
   openTurn?: OpenTurn;
+  /** the build the previous execution ran on, when it continued at a turn boundary of a versioned run (workflows/upgrade.ts) */
+  upgradedFrom?: string;
 }
 
 /** One tool call of an open turn: its outcome, or its task wait set aside. */

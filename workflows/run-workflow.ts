@@ -1,6 +1,6 @@
 import {
-  CancellationScope, continueAsNew, isCancellation, proxyActivities,
-  proxyLocalActivities, setHandler, upsertSearchAttributes, workflowInfo,
+  CancellationScope, isCancellation, proxyActivities,
+  proxyLocalActivities, setHandler, setWorkflowOptions, upsertSearchAttributes, workflowInfo,
 } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
 import type { LlmTurnOutput } from '../activities/llm-turn';
@@ -23,6 +23,7 @@ import { budgetLeft, holdCallsOverBudget, limitBeforeTurn, limitOfTurn, stopForB
 import type { Family } from './sub-agent';
 import type { EffectiveLimits } from '../core/run-limits';
 import { MAX_CHILDREN_AT_ONCE, MAX_DESCENDANTS } from '../core/sub-agents';
+import { continueRun, upgradeDue } from './upgrade';
 
 type Activities = ReturnType<typeof createActivities>;
 type Run = RunContinuation['run'];
@@ -97,7 +98,7 @@ export async function runWorkflow(input: RunWorkflowInput): Promise<RunOutcome> 
       Object.assign(state, { status: 'cancelled', stopReason: 'cancelled' });
     }
   }
-  if (continuation) return await continueAsNew<typeof runWorkflow>({ ...input, continued: continuation });
+  if (continuation) return await continueRun(input, continuation);
 
   await finish(state);
   const { eventSeq: _seq, ...outcome } = state;
@@ -106,6 +107,9 @@ export async function runWorkflow(input: RunWorkflowInput): Promise<RunOutcome> 
   if (cancelled && state.status === 'cancelled') throw cancelled;
   return outcome;
 }
+
+// Under Worker Versioning a run stays on the build that started it, and moves only at a turn boundary (upgrade.ts).
+setWorkflowOptions({ versioningBehavior: 'PINNED' }, runWorkflow);
 
 /** The first turn: its reply when preparation ran it, else the event numbers it was given. */
 type Opening = { reply: LlmTurnOutput } | { eventSeq: number };
@@ -185,10 +189,13 @@ async function loop(
   return undefined;
 }
 
-/** Whether history says the run should continue-as-new; never once a cancel has come (it must not be lost). */
-function shouldContinue(input: RunWorkflowInput): boolean {
+/**
+ * Whether the run should continue-as-new: its history is long, or (at a turn boundary) its
+ * deployment's target build changed; never once a cancel has come (it must not be lost).
+ */
+function shouldContinue(input: RunWorkflowInput, boundary: boolean): boolean {
   const info = workflowInfo();
-  return (info.historySize >= (input.continueAsNewAtHistoryBytes ?? DEFAULT_CONTINUE_AS_NEW_BYTES) || info.continueAsNewSuggested)
+  return (info.historySize >= (input.continueAsNewAtHistoryBytes ?? DEFAULT_CONTINUE_AS_NEW_BYTES) || info.continueAsNewSuggested || (boundary && upgradeDue(input)))
     && !CancellationScope.current().consideredCancelled;
 }
 
@@ -206,7 +213,7 @@ async function endTurn(
   input: RunWorkflowInput, state: RunState, run: Run, waits: Waits, calls: Array<OpenCall & { approvalSeqs?: ApprovalSeqs }>,
 ): Promise<RunContinuation | undefined> {
   const turn = { running: 0, onTasks: 0 };
-  const park = () => turn.running === turn.onTasks && shouldContinue(input);
+  const park = () => turn.running === turn.onTasks && shouldContinue(input, false);
   const ends = await Promise.all(calls.map((call) => {
     if (call.outcome) return call.outcome;
     turn.running++;
@@ -228,7 +235,7 @@ async function endTurn(
   state.toolCallCount += calls.filter((c) => !c.notMade).length;
   if (outcomes.some((o) => o.importedDataSource)) run.tools.hasDataSources = true;
   // A turn the budget cut short ends the run: no continuation.
-  if (state.turns < run.context.maxTurns && !limitOfTurn(calls) && shouldContinue(input)) return continuationOf(state, waits, run);
+  if (state.turns < run.context.maxTurns && !limitOfTurn(calls) && shouldContinue(input, true)) return continuationOf(state, waits, run);
   return undefined;
 }
 

@@ -4,6 +4,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { Db } from '../../store/pool';
 import { resolveRef } from '../../store/refs';
 import { listRuns } from '../../use-cases/runs/list-runs';
+import { listRunsOfBuild } from '../../use-cases/runs/list-runs-by-build';
 import { HttpProblem } from '../../use-cases/problem';
 import { problemResponse, queryBoolean, queryInteger, timestamp } from '../schemas';
 import { runStatus } from '../../core/run-view';
@@ -18,6 +19,8 @@ const listRunsQuery = z.strictObject({
   status: runStatus.optional(),
   waiting: queryBoolean.optional()
     .describe('true: only runs waiting for a person: a tool call waiting for approval, or an MCP server\'s question waiting for an answer (the waitingFor search attribute); false: only runs without'),
+  buildId: z.string().min(1).max(200).regex(/^[A-Za-z0-9_.+-]+$/).optional()
+    .describe('only the runs whose last turn ran on this Worker Deployment build (the run object\'s version.buildId), newest first; not with waiting'),
   cursor: z.string().min(1).max(4096).regex(/^[A-Za-z0-9_.-]+$/).optional().describe('nextCursor of the previous page'),
   limit: queryInteger(1, 100).default(20),
 });
@@ -43,10 +46,14 @@ export const runListRoutes: FastifyPluginAsyncZod<{ db: Db; client: Client }> = 
       },
     },
   }, async (request) => {
-    const { agentId: agentRef, ...filters } = request.query;
-    if (agentRef === undefined) return listRuns(deps, filters);
-    const agentId = await resolveRef(deps.db, 'agents', agentRef);
-    if (!agentId) throw new HttpProblem(404, `Agent ${agentRef} does not exist`, 'not_found');
-    return listRuns(deps, { ...filters, agentId });
+    const { agentId: agentRef, buildId, ...filters } = request.query;
+    const agentId = agentRef === undefined ? undefined : await resolveRef(deps.db, 'agents', agentRef);
+    if (agentRef !== undefined && !agentId) throw new HttpProblem(404, `Agent ${agentRef} does not exist`, 'not_found');
+    const filtered = { ...filters, ...(agentId ? { agentId } : {}) };
+    if (buildId === undefined) return listRuns(deps, filtered);
+    // The build a run's turns ran on is in the database, not in Temporal visibility, which knows who waits.
+    if (filters.waiting !== undefined) throw new HttpProblem(400, 'buildId and waiting cannot be combined: list a build\'s runs, then read each', 'validation');
+    const { waiting: _waiting, ...byBuild } = filtered;
+    return listRunsOfBuild(deps.db, { ...byBuild, buildId });
   });
 };

@@ -20,6 +20,7 @@ import { migration as m018 } from './018-sub-agents';
 import { migration as m019 } from './019-prompt-order';
 import { migration as m020 } from './020-prompt-conditions';
 import { migration as m021 } from './021-prompt-cache';
+import { migration as m022 } from './022-run-versions';
 import type { Migration } from './migration';
 
 /**
@@ -49,6 +50,7 @@ export const migrations: Migration[] = [
   m019,
   m020,
   m021,
+  m022,
 ];
 
 const LOCK_KEY = 0x6167_656e; // "agen"

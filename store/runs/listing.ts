@@ -47,3 +47,41 @@ export async function unendedRunsOlderThan(db: Queryable, minAgeMs: number, limi
   );
   return rows.map((r) => ({ id: r.id, ageMs: r.age_ms }));
 }
+
+export interface BuildFilter { buildId: string; threadId?: string; agentId?: string; parentRunId?: string; status?: RunStatus }
+export interface BuildRunRow extends StoredFacts { id: string; threadId: string; agentId: string }
+
+/**
+ * The runs whose last turn ran on this build (migration 22), newest first, after a (createdAt, id)
+ * position: a keyset page. A run without a result counts as running.
+ */
+export async function runsOfBuild(db: Queryable, f: BuildFilter, after: { createdAt: string; id: string } | undefined, limit: number): Promise<BuildRunRow[]> {
+  const values: unknown[] = [f.buildId, limit];
+  const where = ['r.build_id = $1'];
+  const add = (clause: (n: number) => string, value: unknown) => {
+    values.push(value);
+    where.push(clause(values.length));
+  };
+  if (f.threadId) add((n) => `r.thread_id = $${n}`, f.threadId);
+  if (f.agentId) add((n) => `r.agent_id = $${n}`, f.agentId);
+  if (f.parentRunId) add((n) => `r.parent_run_id = $${n}`, f.parentRunId);
+  if (f.status === 'running') where.push('rr.run_id IS NULL');
+  else if (f.status) add((n) => `rr.status = $${n}`, f.status);
+  if (after) {
+    values.push(after.createdAt, after.id);
+    where.push(`(r.created_at, r.id) < ($${values.length - 1}::timestamptz, $${values.length})`);
+  }
+  const { rows } = await db.query<{
+    id: string; thread_id: string; agent_id: string; created_at: Date; status: RunStatus | null; stop_reason: string | null; turns: number | null; ended_at: Date | null;
+  }>(
+    `SELECT r.id, r.thread_id, r.agent_id, r.created_at, rr.status, rr.stop_reason, rr.ended_at, COALESCE(rr.turns, (
+       SELECT count(*)::int FROM run_turns t WHERE t.run_id = r.id AND t.completed_at IS NOT NULL)) AS turns
+     FROM runs r LEFT JOIN run_results rr ON rr.run_id = r.id
+     WHERE ${where.join(' AND ')} ORDER BY r.created_at DESC, r.id DESC LIMIT $2`,
+    values,
+  );
+  return rows.map((r) => ({
+    id: r.id, threadId: r.thread_id, agentId: r.agent_id, createdAt: r.created_at.toISOString(), status: r.status ?? 'running',
+    stopReason: r.stop_reason, turns: r.turns, endedAt: r.ended_at?.toISOString() ?? null,
+  }));
+}

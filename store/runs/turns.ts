@@ -1,4 +1,5 @@
 import type { Usage } from '../../core/messages';
+import type { WorkerVersion } from '../../core/worker-version';
 import type { Queryable } from '../pool';
 import type { Write } from './writes';
 
@@ -26,3 +27,13 @@ export async function runTurns(db: Queryable, runId: string): Promise<{ turn: nu
   );
   return rows;
 }
+
+/**
+ * The Worker Deployment build the run's turn runs on (migration 22), written with the turn's end:
+ * after an upgrade (workflows/upgrade.ts) the run shows the build it moved to.
+ */
+export const runVersionWrite = (runId: string, version: WorkerVersion): Write => ({
+  text: `UPDATE runs SET deployment_name = $2, build_id = $3
+     WHERE id = $1 AND (deployment_name IS DISTINCT FROM $2 OR build_id IS DISTINCT FROM $3)`,
+  values: [runId, version.deploymentName, version.buildId],
+});

@@ -24,6 +24,7 @@ import { testStack } from './stack-env';
 import { testLogSink, testLogger } from './test-log';
 import { oauthRecords } from '../../store/integrations/oauth';
 import { eraVerdicts } from '../../store/integrations/protocol-verdicts';
+import type { WorkerVersion } from '../../core/worker-version';
 
 export type DatabaseKind = 'embedded' | 'external';
 
@@ -79,6 +80,14 @@ export interface EngineOptions {
    * keys, private ones for every integration (the test servers listen on loopback)
    */
   network?: NetworkPolicy;
+  /** a versioned worker (Worker Versioning): its deployment and build */
+  version?: WorkerVersion;
+  /** another Temporal server than the stack's dev server (test/support/temporal-cluster.ts) */
+  temporalAddress?: string;
+  /** the task queue, when another engine's worker (of another build) serves it too; a new one by default */
+  taskQueue?: string;
+  /** the workflows the worker runs, instead of the stack's bundle of workflows/ (a module path to bundle) */
+  workflowsPath?: string;
 }
 
 /** A client and a pool, and unless `worker: false` a worker in this process, against the stack global setup started. */
@@ -87,9 +96,10 @@ export async function startEngine(database: DatabaseKind = 'embedded', options: 
   // As a composition root does: integrations' env and header values are stored sealed.
   installSecretKeys(keyRing(Buffer.from(stack.secretsKey, 'base64')));
   const db = createPool(options.databaseUrl ?? stack.databases[database], logger);
-  const connection = await Connection.connect({ address: stack.temporalAddress });
+  const temporalAddress = options.temporalAddress ?? stack.temporalAddress;
+  const connection = await Connection.connect({ address: temporalAddress });
   const client = new Client({ connection });
-  const taskQueue = `test-${randomUUID()}`;
+  const taskQueue = options.taskQueue ?? `test-${randomUUID()}`;
   let worker: { instance: Worker; running: Promise<void>; connection: NativeConnection; mcpPool: McpPool; db: Db; runChanges: RunChangeFeed } | undefined;
 
   const engine: Engine = {
@@ -119,7 +129,7 @@ export async function startEngine(database: DatabaseKind = 'embedded', options: 
     },
     async startWorker() {
       quietRuntime();
-      const nativeConnection = await NativeConnection.connect({ address: stack.temporalAddress });
+      const nativeConnection = await NativeConnection.connect({ address: temporalAddress });
       // The registry lives in this run's dir: jest workers of other runs on the machine keep theirs.
       const workerDb = options.workerDatabaseUrl ? createPool(options.workerDatabaseUrl, logger) : db;
       const mcpPool = await startMcpPool(logger, {
@@ -128,7 +138,11 @@ export async function startEngine(database: DatabaseKind = 'embedded', options: 
       });
       const runChanges = listenForAnswers(workerDb, logger);
       const instance = await createEngineWorker({
-        connection: nativeConnection, namespace: 'default', taskQueue, workflowBundlePath: stack.workflowBundlePath,
+        connection: nativeConnection, namespace: 'default', taskQueue,
+        code: {
+          workflows: options.workflowsPath ? { workflowsPath: options.workflowsPath } : { workflowBundle: { codePath: stack.workflowBundlePath } },
+          ...(options.version ? { version: options.version } : {}),
+        },
         deps: {
           db: workerDb, logger, providers: options.providers ?? { scripted: createScriptedProvider() }, mcpPool, runChanges,
           ...(options.sourceQuery ? { sourceQuery: options.sourceQuery } : {}),

@@ -82,7 +82,10 @@ export function newRunView(run: Pick<StoredRun, 'id' | 'threadId' | 'agentId' | 
 
 function runView(run: StoredRun): Omit<RunView, 'pendingApprovals' | 'pendingInputs'> {
   const { result, progress } = run;
-  const parent = { parentRunId: run.parent?.runId ?? null, parentToolCallId: run.parent?.toolCallId ?? null, prefix: run.prefix ?? null };
+  const parent = {
+    parentRunId: run.parent?.runId ?? null, parentToolCallId: run.parent?.toolCallId ?? null, prefix: run.prefix ?? null,
+    version: run.version ? { deployment: run.version.deploymentName, buildId: run.version.buildId } : null,
+  };
   if (result) {
     return {
       ...parent, id: run.id, threadId: result.threadId, agentId: result.agentId, status: result.status, stopReason: result.stopReason,

@@ -1,0 +1,107 @@
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import type { temporal } from '@temporalio/proto';
+import { insertAgent } from '../../store/agents';
+import { insertIntegration } from '../../store/integrations/integrations';
+import { insertThread } from '../../store/threads/threads';
+import type { ScriptStep } from '../../core/agent-model';
+import { makeBuildCurrent } from '../../platform/temporal/deployments';
+import { startApiEngine, stopApiEngine, type ApiEngine } from '../support/api-engine';
+import { startEngine, type Engine } from '../support/engine';
+import { ROOT } from '../support/processes';
+import { testStack } from '../support/stack-env';
+import { clusterDescribe, startTemporalCluster, type TemporalCluster } from '../support/temporal-cluster';
+import { waitFor } from '../support/wait';
+
+const FIXTURE = path.join(__dirname, '..', 'fixtures', 'mcp-fixture-server.ts');
+/** Build B: the engine's workflows with a change that build A's histories cannot replay (a timer first). */
+const CHANGED_WORKFLOWS = require.resolve('../fixtures/nondeterministic-workflows');
+type History = temporal.api.history.v1.IHistory;
+
+/**
+ * A deploy under waiting runs, on a real Temporal server (the one Worker Versioning's upgrade on
+ * continue-as-new needs): runs wait for approval on build A; build B, whose workflow code A's
+ * histories cannot replay, becomes current; the approvals are decided; every run ends on B and
+ * none fails with nondeterminism. A run whose turn is under way finishes that turn on A first.
+ */
+clusterDescribe('a deploy under waiting runs', () => {
+  const deployment = `engine-${randomUUID().slice(0, 8)}`;
+  const A = { deploymentName: deployment, buildId: 'build-a' };
+  const B = { deploymentName: deployment, buildId: 'build-b' };
+  let cluster: TemporalCluster;
+  let a: ApiEngine;
+  let b: Engine | undefined;
+
+  beforeAll(async () => {
+    cluster = await startTemporalCluster(path.join(testStack().tmpDir, `cluster-${randomUUID().slice(0, 8)}`));
+    a = await startApiEngine('external', { rateLimitPerMinute: 0 }, { temporalAddress: cluster.address, version: A });
+    await makeBuildCurrent(a.engine.client, A, { timeoutMs: 60_000 });
+  }, 180_000);
+  afterAll(async () => {
+    await b?.close();
+    if (a) await stopApiEngine(a);
+    await cluster?.stop();
+  });
+
+  const read = async (runId: string) => (await a.app.inject({ method: 'GET', url: `/v1/runs/${runId}` })).json();
+  async function start(integrationId: string, script: ScriptStep[]): Promise<string> {
+    const agent = await insertAgent(a.engine.db, { name: `agent-${randomUUID()}`, model: { provider: 'scripted', script }, integrationIds: [integrationId] });
+    return a.engine.start({ threadId: (await insertThread(a.engine.db, agent.id)).id, input: 'go' });
+  }
+  /** Every execution of a run, oldest first, with its history. */
+  async function executions(runId: string): Promise<History[]> {
+    const found = [];
+    for await (const e of a.engine.client.workflow.list({ query: `WorkflowId = '${runId}'` })) found.push(e);
+    found.sort((x, y) => x.startTime.getTime() - y.startTime.getTime());
+    return Promise.all(found.map((e) => a.engine.client.workflow.getHandle(runId, e.runId).fetchHistory()));
+  }
+  const builds = (history: History) => [...new Set((history.events ?? [])
+    .map((e) => e.workflowTaskCompletedEventAttributes?.deploymentVersion?.buildId).filter(Boolean))];
+
+  test('runs waiting for approval on build A end on build B, which A\'s histories cannot replay; a turn under way ends on A first', async () => {
+    const fixture = (approval: { default: 'always' } | null) => insertIntegration(a.engine.db, {
+      name: `fx-${randomUUID().slice(0, 8)}`, approval,
+      transport: { type: 'stdio', command: process.execPath, args: ['--import', 'tsx', FIXTURE], cwd: ROOT },
+    });
+    const guarded = await fixture({ default: 'always' });
+    const open = await fixture(null);
+    const waiting = await Promise.all([1, 2, 3].map((n) => start(guarded.id, [
+      { toolCalls: [{ name: `${guarded.name}__echo`, arguments: { text: `approved ${n}` } }] },
+      { text: '{{tool_results}}' },
+    ])));
+    for (const runId of waiting) await waitFor(async () => (await read(runId)).pendingApprovals.length === 1, 60_000, `${runId} to wait for approval`);
+    // Build B's worker polls the same queue; it is not current yet.
+    b = await startEngine('external', { temporalAddress: cluster.address, version: B, workflowsPath: CHANGED_WORKFLOWS, taskQueue: a.engine.taskQueue });
+    // A turn of 6 s, under way when B becomes current.
+    const midTurn = await start(open.id, [
+      { toolCalls: [{ name: `${open.name}__echo`, arguments: { text: 'mid-turn' } }], delayMs: 6_000 },
+      { text: '{{tool_results}}' },
+    ]);
+    await waitFor(async () => (await a.engine.db.query('SELECT 1 FROM run_turns WHERE run_id = $1', [midTurn])).rowCount === 1, 30_000, 'its first turn to start');
+    await makeBuildCurrent(a.engine.client, B, { timeoutMs: 60_000 });
+    for (const runId of waiting) {
+      const [pending] = (await read(runId)).pendingApprovals;
+      const decided = await a.app.inject({ method: 'POST', url: `/v1/runs/${runId}/approvals/${pending.toolCallId}`, payload: { decision: 'approve' } });
+      expect(decided.statusCode).toBe(200);
+    }
+    const ends = await Promise.all([...waiting, midTurn].map((runId) => a.engine.result(runId)));
+    expect(ends.map((r) => [r.status, r.output])).toEqual([
+      ['completed', 'echo: approved 1'], ['completed', 'echo: approved 2'], ['completed', 'echo: approved 3'], ['completed', 'echo: mid-turn'],
+    ]);
+    for (const runId of [...waiting, midTurn]) {
+      const histories = await executions(runId);
+      // Never a failed workflow task (nondeterminism would fail B's tasks of A's histories).
+      for (const h of histories) expect((h.events ?? []).filter((e) => e.workflowTaskFailedEventAttributes)).toEqual([]);
+      // The first execution ran on A, and its turn 1 with it; the run continued as new onto B, where it ended.
+      expect(histories.length).toBe(2);
+      expect(builds(histories[0])).toEqual(['build-a']);
+      expect(builds(histories[1])).toEqual(['build-b']);
+      const firstTimer = (histories[1].events ?? []).find((e) => e.timerStartedEventAttributes || e.activityTaskScheduledEventAttributes);
+      expect(firstTimer?.timerStartedEventAttributes).toBeTruthy();
+      expect((await read(runId)).version).toEqual({ deployment, buildId: 'build-b' });
+    }
+    const turnsOnA = (await executions(midTurn))[0].events?.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'llmTurn'
+      || e.activityTaskScheduledEventAttributes?.activityType?.name === 'prepareRun').length;
+    expect(turnsOnA).toBe(1);
+  }, 300_000);
+});
