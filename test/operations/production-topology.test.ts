@@ -1,9 +1,11 @@
 import fs from 'node:fs';
+import path from 'node:path';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { freePort } from '../../platform/ports';
-import { composeDescribe } from '../support/compose';
+import { runSearchAttributeKeys, searchAttributeTypeName } from '../../core/search-attributes';
+import { composeDescribe, composeEnv, composeService } from '../support/compose';
 import { ROOT, exited, spawnWorker } from '../support/processes';
 import { testStack } from '../support/stack-env';
 import { waitFor } from '../support/wait';
@@ -11,13 +13,62 @@ import { waitFor } from '../support/wait';
 composeDescribe('docker-compose.yml', (compose) => {
   const config = (env: NodeJS.ProcessEnv, ...args: string[]) =>
     promisify(execFile)(compose[0], [...compose.slice(1), '-f', 'docker-compose.yml', 'config', ...args], { cwd: ROOT, env });
-  const env = { ...process.env, API_KEY: 'k'.repeat(32) };
+  // The defaults, whatever this shell sets.
+  const env = { ...process.env, API_KEY: 'k'.repeat(32), SECRETS_KEY: Buffer.alloc(32, 7).toString('base64'), TEMPORAL_VERSION: '', TEMPORAL_RETENTION: '' };
+  let resolved: Promise<string> | undefined;
+  const service = async (name: string) => composeService(await (resolved ??= config(env).then((r) => r.stdout)), name);
+  const file = (relative: string) => fs.readFileSync(path.join(ROOT, relative), 'utf8');
 
-  test('describes postgresql, temporal with schema setup, temporal-ui, the API and replicated workers', async () => {
+  test('describes postgresql, Temporal (schema step, server, setup step, Web UI), the API and replicated workers', async () => {
     const { stdout } = await config(env, '--services');
-    expect(stdout.trim().split('\n').sort()).toEqual(['api', 'postgresql', 'temporal', 'temporal-setup', 'temporal-ui', 'worker']);
+    expect(stdout.trim().split('\n').sort()).toEqual(['api', 'postgresql', 'temporal', 'temporal-schema', 'temporal-setup', 'temporal-ui', 'worker']);
     const { stdout: full } = await config(env);
     expect(full).toMatch(/worker:[\s\S]*replicas: 2/);
+    // Temporal no longer builds auto-setup: the server image, with its schema set up beforehand.
+    const images = [...full.matchAll(/^\s+image: (\S+)$/gm)].map((m) => m[1]);
+    expect(images.filter((image) => image.includes('auto-setup'))).toEqual([]);
+    expect(images).toEqual(expect.arrayContaining([expect.stringMatching(/^temporalio\/server:/), expect.stringMatching(/^temporalio\/admin-tools:/)]));
+  });
+
+  test('migrates Temporal\'s schemas with the SQL tool (postgres12) of the server\'s version, before the server starts', async () => {
+    const [schema, server] = [await service('temporal-schema'), await service('temporal')];
+    const version = (block: string, image: string) => new RegExp(`image: ${image}:(\\S+)`).exec(block)?.[1];
+    expect(version(server, 'temporalio/server')).toMatch(/^\d+\.\d+\.\d+$/);
+    expect(version(schema, 'temporalio/admin-tools')).toBe(version(server, 'temporalio/server'));
+    expect(schema).toMatch(/postgresql:\s+condition: service_healthy/);
+    expect(server).toMatch(/temporal-schema:\s+condition: service_completed_successfully/);
+    expect(schema).toContain('/etc/temporal/engine/setup-schema.sh');
+    expect(schema).toContain(path.join(ROOT, 'deploy/temporal'));
+
+    const script = file('deploy/temporal/setup-schema.sh');
+    expect(script).toMatch(/temporal-sql-tool --plugin postgres12 /);
+    for (const step of ['create-database', 'setup-schema -v 0.0', 'update-schema -d']) expect(script).toContain(step);
+    expect(script).toContain('schemas=/etc/temporal/schema/postgresql/v12\n');
+    expect(script).toMatch(/^migrate "\$\{DBNAME:-temporal\}" temporal\nmigrate "\$\{VISIBILITY_DBNAME:-temporal_visibility\}" visibility$/m);
+    await promisify(execFile)('sh', ['-n', path.join(ROOT, 'deploy/temporal/setup-schema.sh')]);
+  });
+
+  test('the server reads the mounted dynamic config, which turns on Updates and Worker Deployments', async () => {
+    const server = await service('temporal');
+    expect(composeEnv(server, 'DB')).toBe('postgres12');
+    const configPath = composeEnv(server, 'DYNAMIC_CONFIG_FILE_PATH')!;
+    expect(path.posix.dirname(configPath)).toBe('/etc/temporal/config/dynamicconfig');
+    expect(server).toContain(path.join(ROOT, 'deploy/temporal/dynamicconfig'));
+    const dynamic = file(`deploy/temporal/dynamicconfig/${path.posix.basename(configPath)}`);
+    for (const key of ['frontend.enableUpdateWorkflowExecution', 'system.enableDeploymentVersions', 'frontend.workerVersioningWorkflowAPIs']) {
+      expect(dynamic).toMatch(new RegExp(`^${key.replaceAll('.', '\\.')}:\\n  - value: true$`, 'm'));
+    }
+  });
+
+  test('the setup step creates the namespace and every search attribute the engine lists runs by, before the API and workers', async () => {
+    const setup = await service('temporal-setup');
+    expect(setup).toMatch(/temporal:\s+condition: service_healthy/);
+    expect(setup).toContain('/etc/temporal/engine/setup-namespace.sh');
+    expect(composeEnv(setup, 'TEMPORAL_NAMESPACE')).toBe('default');
+    expect(composeEnv(setup, 'NAMESPACE_RETENTION')).toBe('7d');
+    expect(composeEnv(setup, 'SEARCH_ATTRIBUTES')?.split(' ')).toEqual(runSearchAttributeKeys.map((k) => `${k.name}=${searchAttributeTypeName(k)}`));
+    await promisify(execFile)('sh', ['-n', path.join(ROOT, 'deploy/temporal/setup-namespace.sh')]);
+    for (const name of ['api', 'worker']) expect(await service(name)).toMatch(/temporal-setup:\s+condition: service_completed_successfully/);
   });
 
   test('publishes the Temporal Web UI, which has no login, on loopback only', async () => {
@@ -26,9 +77,10 @@ composeDescribe('docker-compose.yml', (compose) => {
     expect(stdout).toMatch(/temporal-ui:[\s\S]*?ports:\s*\n\s*- (127\.0\.0\.1:8233:8080|[\s\S]{0,80}?host_ip: 127\.0\.0\.1)/);
   });
 
-  test('refuses to start without API_KEY: its API listens on 0.0.0.0', async () => {
-    const err = await config({ ...process.env, API_KEY: '' }).catch((e: unknown) => e as { stderr: string });
-    expect((err as { stderr?: string }).stderr).toMatch(/set API_KEY/);
+  test('refuses to start without API_KEY (its API listens on 0.0.0.0) or SECRETS_KEY', async () => {
+    const stderrOf = async (unset: string) => ((await config({ ...env, [unset]: '' }).catch((e: unknown) => e)) as { stderr?: string }).stderr;
+    expect(await stderrOf('API_KEY')).toMatch(/set API_KEY/);
+    expect(await stderrOf('SECRETS_KEY')).toMatch(/set SECRETS_KEY/);
   });
 });
 

@@ -29,3 +29,21 @@ export function composeDescribe(name: string, fn: (compose: string[]) => void): 
   const suite = runs ? describe : describe.skip;
   suite(name, () => fn(composeCommand ?? ['docker-compose']));
 }
+
+/**
+ * One service's block of `config` output (Compose prints services sorted, two spaces deep, in
+ * either version): the lines under `  name:` up to the next service or top-level key.
+ */
+export function composeService(config: string, name: string): string {
+  const lines = config.split('\n');
+  const start = lines.indexOf(`  ${name}:`);
+  if (start < 0) throw new Error(`no service ${name} in the Compose configuration`);
+  const end = lines.findIndex((line, i) => i > start && /^ {0,2}\S/.test(line));
+  return lines.slice(start + 1, end < 0 ? undefined : end).join('\n');
+}
+
+/** An environment variable's value in a service block (Compose 2 may quote it). */
+export function composeEnv(service: string, key: string): string | undefined {
+  const match = new RegExp(`^\\s+${key}: (.*)$`, 'm').exec(service);
+  return match?.[1].replace(/^(['"])(.*)\1$/, '$2');
+}
