@@ -23,7 +23,7 @@ import { budgetLeft, holdCallsOverBudget, limitBeforeTurn, limitOfTurn, stopForB
 import type { Family } from './sub-agent';
 import type { EffectiveLimits } from '../core/run-limits';
 import { MAX_CHILDREN_AT_ONCE, MAX_DESCENDANTS } from '../core/sub-agents';
-import { continueRun, upgradeDue } from './upgrade';
+import { continueRun, pinnedWhenVersioned, upgradeDue } from './upgrade';
 
 type Activities = ReturnType<typeof createActivities>;
 type Run = RunContinuation['run'];
@@ -108,8 +108,10 @@ export async function runWorkflow(input: RunWorkflowInput): Promise<RunOutcome> 
   return outcome;
 }
 
-// Under Worker Versioning a run stays on the build that started it, and moves only at a turn boundary (upgrade.ts).
-setWorkflowOptions({ versioningBehavior: 'PINNED' }, runWorkflow);
+// Under Worker Versioning a run stays on the build that started it, and moves only at a turn
+// boundary (upgrade.ts). An unversioned worker must not name a behavior: the option says it only
+// when the execution runs on a Worker Deployment Version.
+setWorkflowOptions(pinnedWhenVersioned, runWorkflow);
 
 /** The first turn: its reply when preparation ran it, else the event numbers it was given. */
 type Opening = { reply: LlmTurnOutput } | { eventSeq: number };

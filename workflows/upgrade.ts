@@ -1,4 +1,5 @@
 import { makeContinueAsNewFunc, workflowInfo } from '@temporalio/workflow';
+import type { WorkflowDefinitionOptions } from '@temporalio/common';
 import type { RunContinuation, RunWorkflowInput } from './definitions';
 
 /**
@@ -9,8 +10,14 @@ import type { RunContinuation, RunWorkflowInput } from './definitions';
  * began it. No `patched()`: the new build starts from the continuation alone (definitions.ts).
  */
 
-/** The build this execution runs on, when versioned. */
-const currentBuild = () => workflowInfo().currentDeploymentVersion?.buildId;
+/** runWorkflow's definition options: PINNED on a versioned worker, none on an unversioned one (which refuses any). */
+export const pinnedWhenVersioned = (): WorkflowDefinitionOptions => (currentBuild() ? { versioningBehavior: 'PINNED' } : {});
+
+/** The build this execution runs on, when versioned (an unversioned worker has a build id too, in no deployment). */
+function currentBuild(): string | undefined {
+  const version = workflowInfo().currentDeploymentVersion;
+  return version?.deploymentName ? version.buildId : undefined;
+}
 
 /**
  * Whether the deployment's target build changed away from this execution's: at most once per

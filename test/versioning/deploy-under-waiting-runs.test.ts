@@ -72,9 +72,9 @@ clusterDescribe('a deploy under waiting runs', () => {
     for (const runId of waiting) await waitFor(async () => (await read(runId)).pendingApprovals.length === 1, 60_000, `${runId} to wait for approval`);
     // Build B's worker polls the same queue; it is not current yet.
     b = await startEngine('external', { temporalAddress: cluster.address, version: B, workflowsPath: CHANGED_WORKFLOWS, taskQueue: a.engine.taskQueue });
-    // A turn of 6 s, under way when B becomes current.
+    // A turn of 15 s, under way when B becomes current (even on a loaded machine).
     const midTurn = await start(open.id, [
-      { toolCalls: [{ name: `${open.name}__echo`, arguments: { text: 'mid-turn' } }], delayMs: 6_000 },
+      { toolCalls: [{ name: `${open.name}__echo`, arguments: { text: 'mid-turn' } }], delayMs: 15_000 },
       { text: '{{tool_results}}' },
     ]);
     await waitFor(async () => (await a.engine.db.query('SELECT 1 FROM run_turns WHERE run_id = $1', [midTurn])).rowCount === 1, 30_000, 'its first turn to start');
