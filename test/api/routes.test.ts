@@ -8,7 +8,7 @@ import { logger, type Engine } from '../support/engine';
 import { startApiEngine, stopApiEngine } from '../support/api-engine';
 
 const AGENT_KEYS = ['id', 'name', 'description', 'instructions', 'model', 'integrationIds', 'promptOrder', 'promptWhen', 'maxTurns', 'maxToolResultBytes', 'mcpTasks', 'limits', 'subAgents', 'sourceFile', 'disabledAt', 'createdAt', 'updatedAt'];
-const RUN_KEYS = ['id', 'threadId', 'agentId', 'parentRunId', 'parentToolCallId', 'status', 'stopReason', 'limitReached', 'output', 'error', 'turns', 'usage', 'prefix', 'usageWithChildren', 'toolCalls', 'pendingApprovals', 'pendingInputs', 'createdAt', 'endedAt'];
+const RUN_KEYS = ['id', 'threadId', 'agentId', 'parentRunId', 'parentToolCallId', 'version', 'status', 'stopReason', 'limitReached', 'output', 'error', 'turns', 'usage', 'prefix', 'usageWithChildren', 'toolCalls', 'pendingApprovals', 'pendingInputs', 'createdAt', 'endedAt'];
 const SLOW: ScriptStep[] = [{ text: 'too late', delayMs: 20_000 }];
 
 let engine: Engine;
@@ -162,7 +162,7 @@ describe('runs', () => {
     expect(Object.keys(run).sort()).toEqual([...RUN_KEYS].sort());
     const unknownTool = toolResultText.unknownTool('lookup_weather');
     expect(run).toMatchObject({
-      id: accepted.id, threadId, status: 'completed', stopReason: 'answer', output: `Done: ${unknownTool}`, error: null, turns: 2,
+      id: accepted.id, threadId, status: 'completed', stopReason: 'answer', output: `Done: ${unknownTool}`, error: null, turns: 2, version: null,
       endedAt: expect.any(String), createdAt: expect.any(String),
     });
     expect(run.usage.inputTokens).toBeGreaterThan(0);
