@@ -3,14 +3,11 @@ import path from 'node:path';
 import fs from 'node:fs';
 import { RUN_WORKFLOW_TYPE } from '../../core/run';
 import { DECIDE_APPROVAL_UPDATE } from '../../core/approval';
-import { insertIntegration } from '../../store/integrations/integrations';
 import { insertRunOnThread } from '../../store/runs/lifecycle';
 import { startEngine, type Engine } from '../support/engine';
-import { ROOT } from '../support/processes';
 import { waitFor } from '../support/wait';
+import { insertFixtureIntegration } from '../support/fixture-integration';
 import { findStoredRun } from '../../store/runs/stored-runs';
-
-const FIXTURE = path.join(__dirname, '..', 'fixtures', 'mcp-fixture-server.ts');
 
 /** The continue-as-new input a build of the engine wrote, as committed with its history. */
 function recordedContinuation(): { runId: string; continueAsNewAtHistoryBytes?: number; continued: Record<string, unknown> & { run: { context: Record<string, unknown> } } } {
@@ -53,10 +50,7 @@ describe('contracts across builds', () => {
   });
 
   test('an approval update in the shape the first API sent (no keyKind) is accepted', async () => {
-    const integration = await insertIntegration(engine.db, {
-      name: `fx-${randomUUID().slice(0, 8)}`, approval: { default: 'always' },
-      transport: { type: 'stdio', command: process.execPath, args: ['--import', 'tsx', FIXTURE], cwd: ROOT },
-    });
+    const integration = await insertFixtureIntegration(engine.db, { approval: { default: 'always' } });
     const { threadId } = await engine.scriptedThread([
       { toolCalls: [{ name: `${integration.name}__echo`, arguments: { text: 'approved by an older API' } }] },
       { text: '{{tool_results}}' },

@@ -2,18 +2,16 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import type { temporal } from '@temporalio/proto';
 import { insertAgent } from '../../store/agents';
-import { insertIntegration } from '../../store/integrations/integrations';
 import { insertThread } from '../../store/threads/threads';
 import type { ScriptStep } from '../../core/agent-model';
 import { makeBuildCurrent } from '../../platform/temporal/deployments';
 import { startApiEngine, stopApiEngine, type ApiEngine } from '../support/api-engine';
 import { startEngine, type Engine } from '../support/engine';
-import { ROOT } from '../support/processes';
 import { testStack } from '../support/stack-env';
 import { clusterDescribe, startTemporalCluster, type TemporalCluster } from '../support/temporal-cluster';
 import { waitFor } from '../support/wait';
+import { insertFixtureIntegration } from '../support/fixture-integration';
 
-const FIXTURE = path.join(__dirname, '..', 'fixtures', 'mcp-fixture-server.ts');
 /** Build B: the engine's workflows with a change that build A's histories cannot replay (a timer first). */
 const CHANGED_WORKFLOWS = require.resolve('../fixtures/nondeterministic-workflows');
 type History = temporal.api.history.v1.IHistory;
@@ -59,12 +57,8 @@ clusterDescribe('a deploy under waiting runs', () => {
     .map((e) => e.workflowTaskCompletedEventAttributes?.deploymentVersion?.buildId).filter(Boolean))];
 
   test('runs waiting for approval on build A end on build B, which A\'s histories cannot replay; a turn under way ends on A first', async () => {
-    const fixture = (approval: { default: 'always' } | null) => insertIntegration(a.engine.db, {
-      name: `fx-${randomUUID().slice(0, 8)}`, approval,
-      transport: { type: 'stdio', command: process.execPath, args: ['--import', 'tsx', FIXTURE], cwd: ROOT },
-    });
-    const guarded = await fixture({ default: 'always' });
-    const open = await fixture(null);
+    const guarded = await insertFixtureIntegration(a.engine.db, { approval: { default: 'always' } });
+    const open = await insertFixtureIntegration(a.engine.db);
     const waiting = await Promise.all([1, 2, 3].map((n) => start(guarded.id, [
       { toolCalls: [{ name: `${guarded.name}__echo`, arguments: { text: `approved ${n}` } }] },
       { text: '{{tool_results}}' },

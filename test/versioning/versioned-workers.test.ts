@@ -3,7 +3,6 @@ import path from 'node:path';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import type { FastifyInstance } from 'fastify';
 import { insertAgent } from '../../store/agents';
-import { insertIntegration } from '../../store/integrations/integrations';
 import { insertThread } from '../../store/threads/threads';
 import type { McpPool } from '../../mcp-client/pool';
 import { createScriptedProvider } from '../../llm/scripted';
@@ -12,10 +11,8 @@ import { startMcpPool } from '../../worker/mcp-lifecycle';
 import { makeBuildCurrent } from '../../platform/temporal/deployments';
 import { startApiEngine, stopApiEngine } from '../support/api-engine';
 import { logger, type Engine } from '../support/engine';
-import { ROOT } from '../support/processes';
 import { testStack } from '../support/stack-env';
-
-const FIXTURE = path.join(__dirname, '..', 'fixtures', 'mcp-fixture-server.ts');
+import { insertFixtureIntegration } from '../support/fixture-integration';
 
 /**
  * Worker Versioning, opt-in: a versioned worker pins the runs it starts to its build, records the
@@ -52,10 +49,7 @@ describe('versioned workers', () => {
   });
 
   test('a run is pinned to the build that started it, shows it, and is listed by it; a pinned integration\'s worker of that build serves it', async () => {
-    const integration = await insertIntegration(engine.db, {
-      name: `pinned-${randomUUID().slice(0, 8)}`, taskQueue: pinnedQueue,
-      transport: { type: 'stdio', command: process.execPath, args: ['--import', 'tsx', FIXTURE], cwd: ROOT },
-    });
+    const integration = await insertFixtureIntegration(engine.db, { taskQueue: pinnedQueue });
     const agent = await insertAgent(engine.db, {
       name: `agent-${randomUUID()}`, integrationIds: [integration.id],
       model: { provider: 'scripted', script: [
