@@ -86,7 +86,8 @@ export async function startTemporalCluster(tmpDir: string): Promise<TemporalClus
   fs.writeFileSync(config, [
     'log:', '  stdout: true', '  level: warn',
     'persistence:', '  defaultStore: postgres-default', '  visibilityStore: postgres-visibility', '  numHistoryShards: 4', '  datastores:',
-    '    postgres-default:', ...store(dbs.history, 20), '    postgres-visibility:', ...store(dbs.visibility, 4),
+    // Small pools: the tests' PostgreSQL serves the other test files and the engine processes too (100 connections).
+    '    postgres-default:', ...store(dbs.history, 8), '    postgres-visibility:', ...store(dbs.visibility, 2),
     'global:', '  membership:', '    maxJoinDuration: 30s', '    broadcastAddress: "127.0.0.1"', '  pprof:', `    port: ${ports.pprof}`,
     '  metrics:', '    prometheus:', '      framework: "tally"', '      timerType: "histogram"', `      listenAddress: "127.0.0.1:${ports.metrics}"`,
     'services:',
