@@ -28,10 +28,16 @@ export function temporalServerDir(): string {
 
 const installed = () => ['server', 'sql', 'schema'].every((f) => fs.existsSync(path.join(temporalServerDir(), f)));
 
-/** Tests on the real server: skipped with a message where it is not built, but never under CI, where .ci/run builds it. */
+/**
+ * Tests on the real server: skipped with a message where it is not built, but never under CI, where
+ * .ci/run builds it. CLUSTER_TESTS=once-done skips them too: .ci/run runs them on the first Node
+ * version only (what they test is the server topology, and they take minutes).
+ */
 export function clusterDescribe(name: string, fn: () => void): void {
-  const runs = installed() || Boolean(process.env.CI);
-  if (!runs) process.stderr.write(`Skipping "${name}": the Temporal server ${TEMPORAL_SERVER_VERSION} is not built in ${temporalServerDir()} (.ci/run builds it; see docs/development.md).\n`);
+  const done = process.env.CLUSTER_TESTS === 'once-done';
+  const runs = !done && (installed() || Boolean(process.env.CI));
+  if (done) process.stderr.write(`Skipping "${name}": CLUSTER_TESTS=once-done (they ran on the first Node version).\n`);
+  else if (!runs) process.stderr.write(`Skipping "${name}": the Temporal server ${TEMPORAL_SERVER_VERSION} is not built in ${temporalServerDir()} (.ci/run builds it; see docs/development.md).\n`);
   // An intended, conditional skip (the guide's rule for tests that need an extra install), not one left in.
   (runs ? describe : describe.skip)(name, fn);
 }
