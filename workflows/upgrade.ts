@@ -39,7 +39,9 @@ export function upgradeDue(input: RunWorkflowInput): boolean {
 export function continueRun(input: RunWorkflowInput, continuation: RunContinuation): Promise<never> {
   const build = currentBuild();
   if (!build || continuation.openTurn) return makeContinueAsNewFunc<(i: RunWorkflowInput) => Promise<unknown>>()({ ...input, continued: continuation });
+  // Only a move says where it came from: a continuation for a long history must not stop the next execution from moving.
+  const moving = workflowInfo().targetWorkerDeploymentVersionChanged;
   return makeContinueAsNewFunc<(i: RunWorkflowInput) => Promise<unknown>>({ initialVersioningBehavior: 'AUTO_UPGRADE' })({
-    ...input, continued: { ...continuation, upgradedFrom: build },
+    ...input, continued: { ...continuation, ...(moving ? { upgradedFrom: build } : {}) },
   });
 }
