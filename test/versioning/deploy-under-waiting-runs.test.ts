@@ -46,12 +46,19 @@ clusterDescribe('a deploy under waiting runs', () => {
     const agent = await insertAgent(a.engine.db, { name: `agent-${randomUUID()}`, model: { provider: 'scripted', script }, integrationIds: [integrationId] });
     return a.engine.start({ threadId: (await insertThread(a.engine.db, agent.id)).id, input: 'go' });
   }
-  /** Every execution of a run, oldest first, with its history. */
+  /**
+   * Every execution of a run, oldest first, by their histories: from the latest back through each
+   * start's continuedExecutionRunId (visibility, eventually consistent, may not list them all yet).
+   */
   async function executions(runId: string): Promise<History[]> {
-    const found = [];
-    for await (const e of a.engine.client.workflow.list({ query: `WorkflowId = '${runId}'` })) found.push(e);
-    found.sort((x, y) => x.startTime.getTime() - y.startTime.getTime());
-    return Promise.all(found.map((e) => a.engine.client.workflow.getHandle(runId, e.runId).fetchHistory()));
+    const chain: History[] = [];
+    let execution: string | undefined;
+    do {
+      const history = await a.engine.client.workflow.getHandle(runId, execution).fetchHistory();
+      chain.unshift(history);
+      execution = history.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId || undefined;
+    } while (execution);
+    return chain;
   }
   const builds = (history: History) => [...new Set((history.events ?? [])
     .map((e) => e.workflowTaskCompletedEventAttributes?.deploymentVersion?.buildId).filter(Boolean))];
