@@ -6,7 +6,7 @@ import type { NativeConnection } from '@temporalio/worker';
 import { RUN_WORKFLOW_TYPE } from '../core/run';
 import { loadConfig } from '../platform/config';
 import { connectTemporal, installTemporalRuntime } from '../platform/temporal/native-connection';
-import { listRuns, replayRuns, type ReplayOutcome, type WorkflowCode } from './replay-runs';
+import { listRuns, replayRuns, type ReplayOutcome, type ReplayCode } from './replay-runs';
 
 const DEFAULT_LIMIT = 50;
 const MAX_LIMIT = 1000;
@@ -35,7 +35,7 @@ exit codes: 0 every history replayed; 1 at least one did not (the change needs a
 
 class UsageError extends Error {}
 
-interface GateArgs { limit: number; query?: string; code: WorkflowCode; codeName: string; outDir?: string }
+interface GateArgs { limit: number; query?: string; code: ReplayCode; codeName: string; outDir?: string }
 
 function parseGateArgs(argv: string[]): GateArgs | 'help' {
   let parsed;
@@ -55,7 +55,7 @@ function parseGateArgs(argv: string[]): GateArgs | 'help' {
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) throw new UsageError(`--limit must be a whole number from 1 to ${MAX_LIMIT}`);
   if (parsed.query !== undefined && !parsed.query.trim()) throw new UsageError('--query is empty');
   if (parsed.bundle && parsed.workflows) throw new UsageError('give --bundle or --workflows, not both');
-  let code: WorkflowCode;
+  let code: ReplayCode;
   let codeName: string;
   if (parsed.bundle) {
     const bundlePath = path.resolve(parsed.bundle);

@@ -13,7 +13,7 @@ import { Worker, type ReplayWorkerOptions } from '@temporalio/worker';
  */
 
 /** The workflow code to replay against: a prebuilt bundle (as images ship), or a module to bundle now. */
-export type WorkflowCode = { bundlePath: string } | { workflowsPath: string };
+export type ReplayCode = { bundlePath: string } | { workflowsPath: string };
 
 export interface ListedRun {
   workflowId: string;
@@ -34,7 +34,7 @@ export interface ReplayOutcome {
 
 export interface ReplayRunsOptions {
   client: Client;
-  code: WorkflowCode;
+  code: ReplayCode;
   /** writes each fetched history there, as `temporal workflow show --output json` does */
   outDir?: string;
   /** told of each run as soon as it has been replayed */
@@ -83,7 +83,7 @@ export async function replayRuns(runs: ListedRun[], options: ReplayRunsOptions):
   return outcomes;
 }
 
-function replayOptions(code: WorkflowCode): ReplayWorkerOptions {
+function replayOptions(code: ReplayCode): ReplayWorkerOptions {
   return 'bundlePath' in code
     ? { workflowBundle: { codePath: code.bundlePath }, replayName: 'replay-gate' }
     : { workflowsPath: code.workflowsPath, replayName: 'replay-gate' };

@@ -7,7 +7,7 @@ import type { RunContinuation, RunWorkflowInput } from './definitions';
  * pinned to the build that started it; when the deployment's target build changes, the run goes on
  * there at its next turn boundary by continuing-as-new with AUTO_UPGRADE: a run waiting for an
  * approval moves once the approved turn has ended, and a turn under way finishes on the build that
- * began it. No `patched()`: the new build starts from the continuation alone (definitions.ts).
+ * began it. No version branches in the code: the new build starts from the continuation alone (definitions.ts).
  */
 
 /** runWorkflow's definition options: PINNED on a versioned worker, none on an unversioned one (which refuses any). */
@@ -38,10 +38,10 @@ export function upgradeDue(input: RunWorkflowInput): boolean {
  */
 export function continueRun(input: RunWorkflowInput, continuation: RunContinuation): Promise<never> {
   const build = currentBuild();
-  if (!build || continuation.openTurn) return makeContinueAsNewFunc<(i: RunWorkflowInput) => Promise<unknown>>()({ ...input, continued: continuation });
+  const upgrade = Boolean(build) && !continuation.openTurn;
   // Only a move says where it came from: a continuation for a long history must not stop the next execution from moving.
-  const moving = workflowInfo().targetWorkerDeploymentVersionChanged;
-  return makeContinueAsNewFunc<(i: RunWorkflowInput) => Promise<unknown>>({ initialVersioningBehavior: 'AUTO_UPGRADE' })({
+  const moving = upgrade && workflowInfo().targetWorkerDeploymentVersionChanged;
+  return makeContinueAsNewFunc<(i: RunWorkflowInput) => Promise<unknown>>(upgrade ? { initialVersioningBehavior: 'AUTO_UPGRADE' } : {})({
     ...input, continued: { ...continuation, ...(moving ? { upgradedFrom: build } : {}) },
   });
 }

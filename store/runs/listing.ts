@@ -5,15 +5,17 @@ import type { Queryable } from '../pool';
 
 export interface StoredFacts { createdAt: string; status?: RunStatus; stopReason: string | null; turns: number | null; endedAt: string | null }
 
+/** A run's turns: its result's once ended, else those completed so far in run_turns (as GET /v1/runs/:id reports them). */
+const TURNS_SO_FAR = `COALESCE(rr.turns, (
+  SELECT count(*)::int FROM run_turns t WHERE t.run_id = r.id AND t.completed_at IS NOT NULL)) AS turns`;
+
 /** One query per page: creation times from runs, outcomes from the write-once run_results, progress from run_turns. */
 export async function storedRunFacts(db: Queryable, ids: string[]): Promise<Map<string, StoredFacts>> {
   if (ids.length === 0) return new Map();
   const { rows } = await db.query<{
     id: string; created_at: Date; status: RunStatus | null; stop_reason: string | null; turns: number | null; ended_at: Date | null;
   }>(
-    // A running run's turns so far come from run_turns, as GET /v1/runs/:id reports them.
-    `SELECT r.id, r.created_at, rr.status, rr.stop_reason, rr.ended_at, COALESCE(rr.turns, (
-       SELECT count(*)::int FROM run_turns t WHERE t.run_id = r.id AND t.completed_at IS NOT NULL)) AS turns
+    `SELECT r.id, r.created_at, rr.status, rr.stop_reason, rr.ended_at, ${TURNS_SO_FAR}
      FROM runs r LEFT JOIN run_results rr ON rr.run_id = r.id WHERE r.id = ANY($1)`,
     [ids],
   );
@@ -49,7 +51,7 @@ export async function unendedRunsOlderThan(db: Queryable, minAgeMs: number, limi
 }
 
 export interface BuildFilter { buildId: string; threadId?: string; agentId?: string; parentRunId?: string; status?: RunStatus }
-export interface BuildRunRow extends StoredFacts { id: string; threadId: string; agentId: string }
+export interface BuildRunRow extends Omit<StoredFacts, 'status'> { id: string; threadId: string; agentId: string; status: RunStatus }
 
 /**
  * The runs whose last turn ran on this build (migration 22), newest first, after a (createdAt, id)
@@ -74,8 +76,7 @@ export async function runsOfBuild(db: Queryable, f: BuildFilter, after: { create
   const { rows } = await db.query<{
     id: string; thread_id: string; agent_id: string; created_at: Date; status: RunStatus | null; stop_reason: string | null; turns: number | null; ended_at: Date | null;
   }>(
-    `SELECT r.id, r.thread_id, r.agent_id, r.created_at, rr.status, rr.stop_reason, rr.ended_at, COALESCE(rr.turns, (
-       SELECT count(*)::int FROM run_turns t WHERE t.run_id = r.id AND t.completed_at IS NOT NULL)) AS turns
+    `SELECT r.id, r.thread_id, r.agent_id, r.created_at, rr.status, rr.stop_reason, rr.ended_at, ${TURNS_SO_FAR}
      FROM runs r LEFT JOIN run_results rr ON rr.run_id = r.id
      WHERE ${where.join(' AND ')} ORDER BY r.created_at DESC, r.id DESC LIMIT $2`,
     values,

@@ -14,7 +14,7 @@ export async function listRunsOfBuild(db: Db, req: BuildFilter & { cursor?: stri
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
   return {
-    runs: page.map((r) => ({ ...r, status: r.status ?? 'running' })),
+    runs: page,
     nextCursor: rows.length > limit && last ? Buffer.from(JSON.stringify([last.createdAt, last.id])).toString('base64url') : null,
   };
 }
