@@ -71,10 +71,10 @@ export function textPublisher(
   let written = 0;
   const write = (text: string, replace: boolean) => {
     if (replace) written = 0;
-    const pieces = splitPieces(text).map((piece) => {
+    const pieces = splitPieces(text).map((piece, i) => {
       const offset = written;
       written += [...piece].length;
-      return { ...at, offset, text: piece };
+      return { ...at, offset, text: piece, ...(replace && i === 0 ? { rewrite: true } : {}) };
     });
     return outbox.send(pieces);
   };

@@ -22,6 +22,8 @@ export interface TextPiece {
   reset?: boolean;
   /** a piece of this tool call's arguments (JSON text), not of the turn's text: announced, never kept */
   toolCallId?: string;
+  /** the first piece of a draft written anew by a writer that fell behind: a follower shows the turn's words again from here */
+  rewrite?: boolean;
 }
 
 /** PostgreSQL refuses a notification's payload of 8,000 bytes or more. */
@@ -54,6 +56,7 @@ function payloadsOf(pieces: Omit<TextPiece, 'reset'>[]): string[] {
     const json = JSON.stringify({
       runId: p.runId, turn: p.turn, attempt: p.attempt, offset: p.offset, text: p.text,
       ...(p.offset === 0 && !p.toolCallId ? { reset: true } : {}), ...(p.toolCallId ? { toolCallId: p.toolCallId } : {}),
+      ...(p.rewrite ? { rewrite: true } : {}),
     });
     const bytes = Buffer.byteLength(json) + 1;
     if (open.length > 0 && size + bytes > PAYLOAD_BYTES) {
@@ -113,6 +116,7 @@ export function parseTextPieces(payload: string): TextPiece[] {
     return [{
       runId: p.runId, turn: p.turn, attempt: p.attempt, offset: p.offset, text: p.text,
       ...(p.reset ? { reset: true } : {}), ...(typeof p.toolCallId === 'string' && p.toolCallId ? { toolCallId: p.toolCallId } : {}),
+      ...(p.rewrite === true && p.offset === 0 ? { rewrite: true } : {}),
     }];
   });
 }

@@ -35,9 +35,18 @@ const ROUND_RUNS = arg('round-runs', 20);
 /** The driver (stream-driver.ts) in a process of its own: the endpoint and the clients. */
 async function startDriver(): Promise<{ baseUrl: string; run(apiUrl: string, agentId: string, n: number): Promise<number[]>; stop(): Promise<void>; child: ChildProcess }> {
   const child = fork(path.join(__dirname, 'stream-driver.ts'), [], { execArgv: ['--import', 'tsx'] });
+  // One listener each for the next message and for an exit meanwhile, both removed once either comes.
   const next = () => new Promise<Record<string, unknown>>((resolve, reject) => {
-    child.once('message', (m) => resolve(m as Record<string, unknown>));
-    child.once('exit', (code) => reject(new Error(`the driver exited (${code})`)));
+    const onMessage = (m: unknown) => {
+      child.off('exit', onExit);
+      resolve(m as Record<string, unknown>);
+    };
+    const onExit = (code: number | null) => {
+      child.off('message', onMessage);
+      reject(new Error(`the driver exited (${code})`));
+    };
+    child.once('message', onMessage);
+    child.once('exit', onExit);
   });
   const { baseUrl } = await next() as { baseUrl: string };
   return {

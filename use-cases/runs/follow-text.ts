@@ -50,6 +50,13 @@ export function followTurnText(
     if (p.toolCallId) return send({ event: 'tool_input_delta', data: { turn: p.turn, attempt: p.attempt, toolCallId: p.toolCallId, text: p.text } });
     const was = seen.get(p.turn);
     const text = chars(p.text);
+    if (p.rewrite && was && was.attempt === p.attempt) {
+      // The draft written anew over words this follower may have shown (its writer fell behind and
+      // dropped what waited): text_reset, then the whole text again, as the stream's contract says.
+      seen.set(p.turn, { attempt: p.attempt, covered: text.length });
+      await send({ event: 'text_reset', data: { turn: p.turn, attempt: p.attempt } });
+      return delta(p.turn, p.attempt, p.text);
+    }
     if (p.offset === 0 && (!was || p.reset)) {
       // A turn begun, an attempt begun again, or a draft written anew: all of its text.
       if (was && was.attempt === p.attempt && text.length <= was.covered) return undefined;
