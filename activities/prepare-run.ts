@@ -3,7 +3,7 @@ import { subAgentsByIds } from '../store/sub-agents';
 import { effectiveLimits, type EffectiveLimits, type RunLimits } from '../core/run-limits';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { type ToolAvailability } from '../core/tool-call';
-import { offeredNativeTools } from '../core/native-tools';
+import { offeredNativeTools } from '../core/native-tool-kinds';
 import type { Agent } from '../core/agent';
 import { runToPrepare } from '../store/runs/lifecycle';
 import { snapshotWrite } from '../store/runs/snapshots';

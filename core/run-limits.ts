@@ -3,7 +3,8 @@ import { DURATION_PATTERN, parseDuration } from './duration';
 
 /**
  * A run's budget: an agent's `limits`, which a run's own (given when it starts) can only tighten.
- * Pure: the workflow reads the effective limits, the API the schema.
+ * Pure: the workflow reads the effective limits (types only: the workflow bundle carries no zod),
+ * the API the schema. What the LLM reads when the budget refuses a call is in tool-texts.ts.
  */
 
 const MAX_DURATION_MS = 30 * 86_400_000;
@@ -51,9 +52,3 @@ export function effectiveLimits(agent: RunLimits | null | undefined, run: RunLim
   for (const key of Object.keys(out) as (keyof EffectiveLimits)[]) if (out[key] === undefined) delete out[key];
   return out;
 }
-
-/** What the LLM reads for a tool call the budget did not let it make. */
-export const toolCallOverBudgetText = (max: number) => `Tool call not made: the run reached its limit of ${max} tool calls.`;
-
-/** What the LLM reads for a tool call not made because the run's time was up. */
-export const durationOverBudgetText = (formatted: string) => `Tool call not made: the run passed its time limit of ${formatted}.`;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { TOOL_TYPES } from './native-tools';
+import { TOOL_TYPES } from './native-tool-kinds';
 import type { RunStatus } from './run';
 
 /**

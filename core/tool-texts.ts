@@ -25,5 +25,11 @@ export const toolResultText = {
   sourceQueryFailed: (message: string) => `Source query failed: ${message}`,
 };
 
+/** What the LLM reads for a tool call the budget did not let it make. */
+export const toolCallOverBudgetText = (max: number) => `Tool call not made: the run reached its limit of ${max} tool calls.`;
+
+/** What the LLM reads for a tool call not made because the run's time was up. */
+export const durationOverBudgetText = (formatted: string) => `Tool call not made: the run passed its time limit of ${formatted}.`;
+
 /** What the run object keeps of a tool result. */
 export const RESULT_PREVIEW_BYTES = 2048;

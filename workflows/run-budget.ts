@@ -1,7 +1,8 @@
 import { formatDuration } from '../core/duration';
 import { addUsage } from '../core/messages';
 import type { RunState } from '../core/run';
-import { durationOverBudgetText, toolCallOverBudgetText, type EffectiveLimits, type LimitName, type RunLimits } from '../core/run-limits';
+import type { EffectiveLimits, LimitName, RunLimits } from '../core/run-limits';
+import { durationOverBudgetText, toolCallOverBudgetText } from '../core/tool-texts';
 import type { ToolAvailability, ToolCallRef, ToolOutcome } from '../core/tool-call';
 import { routeToolCall } from './tool-kinds';
 import { recording } from './recording';

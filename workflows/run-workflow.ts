@@ -7,7 +7,7 @@ import type { LlmTurnOutput } from '../activities/llm-turn';
 import { DEFAULT_CONTINUE_AS_NEW_BYTES, type RunOutcome, type RunState } from '../core/run';
 import { runStatusKey } from '../core/search-attributes';
 import type { ToolOutcome } from '../core/tool-call';
-import { offeredNativeTools } from '../core/native-tools';
+import { offeredNativeTools } from '../core/native-tool-kinds';
 import { installApprovalGate, type ApprovalSeqs } from './approval-gate';
 import { callTool, type Waits } from './call-tool';
 import { describeFailure } from './failures';

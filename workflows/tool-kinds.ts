@@ -1,5 +1,5 @@
 import type { ActivityOptions } from '@temporalio/common';
-import { NATIVE_TOOLS, offeredNativeTools } from '../core/native-tools';
+import { NATIVE_TOOL_KINDS, offeredNativeTools } from '../core/native-tool-kinds';
 import type { McpToolRoute, ToolAvailability } from '../core/tool-call';
 import { toolResultText } from '../core/tool-texts';
 import { subAgentText, type SubAgentRoute } from '../core/sub-agents';
@@ -7,7 +7,7 @@ import { subAgentText, type SubAgentRoute } from '../core/sub-agents';
 /**
  * Every kind of tool call the workflow can dispatch, in one table: which activity serves it with
  * which options, and what the LLM reads when that activity gives up. The native tools' kinds come
- * from their declarations (core/native-tools.ts), which say when each is offered too. Pure: the
+ * from their declarations (core/native-tool-kinds.ts), which say when each is offered too. Pure: the
  * run workflow reads it, the API derives its enums from it.
  */
 interface ToolKind {
@@ -54,7 +54,7 @@ const fixedKinds = {
   },
 } as const satisfies Record<string, ToolKind>;
 
-const nativeKinds: [string, ToolKind][] = NATIVE_TOOLS.map((t) => [t.type, {
+const nativeKinds: [string, ToolKind][] = NATIVE_TOOL_KINDS.map((t) => [t.type, {
   nativeName: t.name, activity: t.activity, options: (call) => t.options(call), failureText: (message) => t.failureText(message),
 }]);
 

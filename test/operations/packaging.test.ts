@@ -86,6 +86,9 @@ describe('the build, with production dependencies only', () => {
     expect(code).not.toMatch(/node_modules\/(pg|pg-protocol|pg-copy-streams)\//);
     expect(code).not.toContain('@modelcontextprotocol');
     expect(code).not.toMatch(/["']node:net["']|require\(["']net["']\)/);
+    // Nor zod: every workflow evaluates its bundle's modules when it starts (npm run bench:replay).
+    expect(code).toContain('native-tool-kinds');
+    expect(code).not.toMatch(/node_modules\/zod\//);
   });
 
   test('agent-engine runs the build when tsx is not installed', async () => {

@@ -22,7 +22,7 @@ async function replay(dir: string): Promise<{ code: number; stdout: string }> {
 /**
  * Replays committed histories against today's workflow code. A failure here means the
  * workflow's command sequence changed: before the first release, re-record (npm run record-histories);
- * after it, the change needs a patched() branch, or old runs would break.
+ * after it, the change ships as a new worker build (Worker Versioning), or old runs would break.
  */
 describe('replaying committed run-workflow histories', () => {
   test('a plain run, a continued-as-new run, a cancelled run and an MCP run replay without nondeterminism', async () => {

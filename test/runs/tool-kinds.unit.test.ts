@@ -1,7 +1,6 @@
 import { nativeTools, toolHandlers } from '../../activities/tools';
-import {
-  NATIVE_TOOLS, offeredNativeTools, parseToolArguments, promptTool, resourceTool, sourceQueryTool, TOOL_TYPES, toolInputSchema,
-} from '../../core/native-tools';
+import { NATIVE_TOOLS, parseToolArguments, promptTool, resourceTool, sourceQueryTool, toolInputSchema } from '../../core/native-tools';
+import { NATIVE_TOOL_KINDS, offeredNativeTools, TOOL_TYPES } from '../../core/native-tool-kinds';
 import type { ToolAvailability } from '../../core/tool-call';
 import { toolResultText } from '../../core/tool-texts';
 import { truncateUtf8, utf8Length } from '../../core/truncated-text';
@@ -140,5 +139,14 @@ describe('the activity around each kind', () => {
     expect(activities).toHaveLength(5);
     for (const activity of activities) expect(Object.keys(toolHandlers)).toContain(activity);
     expect(TOOL_TYPES).toEqual(['mcp_tool', 'mcp_resource', 'mcp_prompt', 'source_query', 'sub_agent', 'unknown']);
+  });
+
+  test('the workflow\'s native tool kinds are the declared tools\', in the same order, and nothing else', () => {
+    expect(NATIVE_TOOLS.map((t) => t.name)).toEqual(NATIVE_TOOL_KINDS.map((k) => k.name));
+    for (const [i, kind] of NATIVE_TOOL_KINDS.entries()) {
+      const tool = NATIVE_TOOLS[i];
+      expect({ type: tool.type, activity: tool.activity, offered: tool.offered, options: tool.options }).toEqual({ type: kind.type, activity: kind.activity, offered: kind.offered, options: kind.options });
+      expect(tool.failureText('x')).toBe(kind.failureText('x'));
+    }
   });
 });
