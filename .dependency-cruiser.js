@@ -6,6 +6,8 @@
  */
 const MAY_IMPORT = {
   core: [],
+  // The browser page and its build: nothing of the engine (the API imports its list of files).
+  console: [],
   platform: ['core'],
   store: ['core', 'platform'],
   llm: ['core', 'platform'],
@@ -16,10 +18,10 @@ const MAY_IMPORT = {
   workflows: ['core', 'activities'],
   'use-cases': ['core', 'platform', 'store', 'workflows'],
   'mcp-server': ['core', 'platform', 'store', 'use-cases'],
-  api: ['core', 'platform', 'store', 'use-cases', 'mcp-server', 'workflows'],
+  api: ['core', 'platform', 'store', 'use-cases', 'mcp-server', 'workflows', 'console'],
   worker: ['core', 'platform', 'store', 'llm', 'mcp-client', 'sources', 'activities', 'workflows'],
   cli: ['core', 'platform', 'store', 'use-cases', 'mcp-server'],
-  dev: ['core', 'platform', 'store', 'llm', 'mcp-client', 'use-cases', 'api', 'worker', 'cli'],
+  dev: ['core', 'platform', 'store', 'llm', 'mcp-client', 'use-cases', 'api', 'worker', 'cli', 'console'],
 };
 const FOLDERS = Object.keys(MAY_IMPORT);
 const any = (folders) => `^(${folders.join('|')})/`;
@@ -80,7 +82,7 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: '^(dist|test|\\.tools|\\.data)/' },
+    exclude: { path: '^(dist|test|\\.tools|\\.data|console/dist)/' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
     // Packages that publish only an exports map (the MCP SDK's) resolve, so the rules above see them.

@@ -19,6 +19,8 @@ import { mcpHttpRoutes } from './routes/mcp';
 import { problemHandlers, routeNotFound, sendProblem, toProblem } from './problem';
 import { requestGuard } from './request-guard';
 import { agentRoutes } from './routes/agents';
+import { consoleRoutes } from './routes/console';
+import { consoleSettingsRoutes } from './routes/console-settings';
 import { healthRoutes } from './routes/health';
 import { integrationRoutes } from './routes/integrations';
 import { runEventRoutes } from './routes/run-events';
@@ -76,6 +78,10 @@ export interface AppDeps {
   mcpRequestStateKey?: Buffer;
   /** MCP_AGENT_TASKS: /mcp runs agents as MCP tasks when a client asks (default true) */
   mcpAgentTasks?: boolean;
+  /** the console's build (default console/dist of the repository) */
+  consoleDir?: string;
+  /** the Temporal Web UI's base URL the console links runs to (npm start's dev server, or TEMPORAL_UI_URL) */
+  temporalUiUrl?: string;
 }
 
 // A run's input may hold 1,000,000 characters, and JSON escaping can take up to 6 bytes for each.
@@ -155,6 +161,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     if (!deps.changes) await changes.close();
   });
   await app.register(healthRoutes, { db: deps.db, client: deps.client, taskQueue: deps.taskQueue });
+  // Outside /v1 and without a key, like /docs: the page and its files hold no data (docs/console.md).
+  await app.register(consoleRoutes, { dir: deps.consoleDir });
   await app.register(v1Routes({ ...deps, changes, views }), { prefix: '/v1' });
   // Outside /v1: the authorization server's redirect carries no API key; its single-use state authenticates it.
   await app.register(oauthCallbackRoutes, { db: deps.db, client: deps.client, taskQueue: deps.taskQueue, logger: deps.logger, waitMs: deps.capabilitiesWaitMs ?? 30_000 });
@@ -192,6 +200,7 @@ function v1Routes(deps: AppDeps & { changes: RunChangeFeed; views: RunViewCache 
       waitMs: deps.capabilitiesWaitMs ?? 30_000,
     });
     await v1.register(threadRoutes, { db: deps.db });
+    await v1.register(consoleSettingsRoutes, { temporalUiUrl: deps.temporalUiUrl, namespace: deps.client.options.namespace });
     await v1.register(sourceRoutes, { db: deps.db });
     await v1.register(runRoutes, { db: deps.db, reads: deps.reads ?? deps.db, client: deps.client, taskQueue: deps.taskQueue, changes: deps.changes, views: deps.views, keyKind });
     await v1.register(oneShotRunRoutes, { db: deps.db, client: deps.client, taskQueue: deps.taskQueue, views: deps.views });

@@ -44,7 +44,7 @@ async function closeWithin(app: FastifyInstance, graceMs: number): Promise<void>
 /** Listens on config.host:config.port. The dev supervisor calls this to run the API in-process. */
 export async function startApiServer(
   config: AppConfig,
-  deps: { db: Db; client: Client; logger: Logger },
+  deps: { db: Db; client: Client; logger: Logger; temporalUiUrl?: string },
 ): Promise<ApiServer> {
   checkApiExposure(config);
   const reads = createSiblingPool(deps.db, deps.logger, RUN_READ_CONNECTIONS);
@@ -55,6 +55,7 @@ export async function startApiServer(
     ...deps, reads, operatorNames, taskQueue: config.taskQueue, apiKey: config.apiKey, adminApiKey: config.adminApiKey, env: process.env,
     rateLimitPerMinute: config.rateLimitPerMinute, listenHost: config.host, allowedHosts: config.allowedHosts,
     corsOrigins: config.corsOrigins, llmKeyEnvs: config.llmKeyEnvs, publicUrl: config.publicUrl, mcpRequestStateKey: config.mcpRequestStateKey, mcpAgentTasks: config.mcpAgentTasks,
+    temporalUiUrl: deps.temporalUiUrl ?? config.temporalUiUrl,
   }).catch(async (err: unknown) => {
     await reads.end();
     throw err;

@@ -19,6 +19,7 @@ import { runDemo } from './demo';
 import { openWorkerDeps } from '../worker/worker-deps';
 import { workflowCode } from '../worker/versioning';
 import { makeBuildCurrent } from '../platform/temporal/deployments';
+import { buildConsole, consoleIsStale, consoleSourceDir } from '../console/build';
 
 /** The Worker Deployment of `npm start`'s worker, unless WORKER_DEPLOYMENT_NAME names another. */
 const DEV_DEPLOYMENT = 'agent-engine';
@@ -78,6 +79,12 @@ async function main(): Promise<void> {
 
   try {
     say(`data dir: ${config.dataDir}`);
+    // A fresh clone has no console build, and a pulled change makes it stale: built before the API serves it.
+    const consoleDir = consoleSourceDir();
+    if (await consoleIsStale(consoleDir)) {
+      say('building the console…');
+      await buildConsole(consoleDir);
+    }
     const { signal } = starting;
     const started = Promise.allSettled([
       config.temporalAddress ? undefined : resolveTemporalCli({ cliPath: config.temporalCliPath, logger, onBuild: say, signal }).then((cliPath) => startDevServer({
@@ -133,7 +140,8 @@ async function main(): Promise<void> {
     const client = new Client({ connection, namespace: config.temporalNamespace });
     // Before the API takes runs: a run started with no current build would wait for an unversioned worker.
     await makeBuildCurrent(client, code.version!, { signal });
-    const api = await startApiServer(config, { db, client, logger });
+    const temporalUiUrl = config.temporalUiUrl ?? temporal?.uiUrl;
+    const api = await startApiServer(config, { db, client, logger, temporalUiUrl });
     onStop('API', api.close);
     await lock.setUrl(api.url);
     // `agent-engine mcp` finds this engine through the data dir (ports and password change every start).
@@ -144,6 +152,7 @@ async function main(): Promise<void> {
     onStop('engine state file', () => removeEngineState(config.dataDir));
 
     say('');
+    say(`Console:          ${api.url}/console`);
     say(`API:              ${api.url}  (OpenAPI: ${api.url}/docs)`);
     if (temporal) say(`Temporal Web UI:  ${temporal.uiUrl}/namespaces/${config.temporalNamespace}/workflows`);
     say(`Temporal server:  ${temporalAddress}`);

@@ -42,6 +42,7 @@ const envSchema = z.object({
   INTEGRATIONS_FILE: optionalString,
   WORKFLOW_BUNDLE_PATH: optionalString,
   TEMPORAL_UI_PORT: z.preprocess(emptyToUndefined, z.coerce.number().int().min(1).max(65535).default(8233)),
+  TEMPORAL_UI_URL: z.preprocess(emptyToUndefined, z.url({ protocol: /^https?$/, error: 'must be the http(s) URL of the Temporal Web UI, such as https://temporal.example.com' }).optional()),
   MCP_TASK_QUEUES: z.preprocess(emptyToUndefined, z.string().regex(/^[A-Za-z0-9_.-]+(,[A-Za-z0-9_.-]+)*$/, 'comma-separated task queue names').optional()),
   RATE_LIMIT_PER_MINUTE: z.preprocess(emptyToUndefined, z.coerce.number().int().min(0).default(600)),
   TEMPORAL_RETENTION: z.preprocess(emptyToUndefined, z.string().regex(/^\d+[hd]$/, 'like 72h or 7d').default('7d')),
@@ -92,6 +93,8 @@ export interface AppConfig {
   integrationsFile?: string;
   workflowBundlePath?: string;
   temporalUiPort: number;
+  /** the Temporal Web UI the console links runs to; npm start uses its dev server's when unset */
+  temporalUiUrl?: string;
   temporalRetention: string;
   /** directory of *.chatmd agent files, synced into the database by the API (absolute) */
   agentsDir: string;
@@ -175,6 +178,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     integrationsFile: e.INTEGRATIONS_FILE ? path.resolve(e.INTEGRATIONS_FILE) : undefined,
     workflowBundlePath: e.WORKFLOW_BUNDLE_PATH,
     temporalUiPort: e.TEMPORAL_UI_PORT,
+    temporalUiUrl: e.TEMPORAL_UI_URL?.replace(/\/+$/, ''),
     temporalRetention: e.TEMPORAL_RETENTION,
     agentsDir: path.resolve(e.AGENTS_DIR),
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
