@@ -11,7 +11,7 @@ const workflowForbidden = [
 ];
 
 module.exports = tseslint.config(
-  { ignores: ['node_modules/', 'dist/', '.tools/', '.data/', 'test/.tmp/', 'coverage/'] },
+  { ignores: ['node_modules/', 'dist/', '.tools/', '.data/', 'test/.tmp/', 'coverage/', 'console/dist/', 'console/.dist-*/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -21,6 +21,24 @@ module.exports = tseslint.config(
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: false }],
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
+    },
+  },
+  {
+    // The console renders untrusted text (LLM output, tool results, servers' messages): as text only.
+    files: ['console/src/**/*.ts', 'console/src/**/*.tsx'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: __dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      'no-restricted-properties': ['error',
+        ...['innerHTML', 'outerHTML', 'insertAdjacentHTML'].map((property) => ({ property, message: 'Render untrusted text as text: JSX children, never HTML.' })),
+        { object: 'document', property: 'write', message: 'Render with Preact, never document.write.' },
+        { object: 'document', property: 'writeln', message: 'Render with Preact, never document.writeln.' },
+      ],
+      'no-restricted-syntax': ['error',
+        { selector: 'JSXAttribute[name.name="dangerouslySetInnerHTML"]', message: 'No HTML from strings: untrusted text renders as text only.' },
+        { selector: 'Property[key.name="dangerouslySetInnerHTML"]', message: 'No HTML from strings: untrusted text renders as text only.' },
+        { selector: 'JSXAttribute[name.name="style"]', message: 'The CSP forbids inline styles: use a class of console.css.' },
+      ],
     },
   },
   {

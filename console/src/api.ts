@@ -1,0 +1,132 @@
+/**
+ * Every request of the console to the API. The API key lives in sessionStorage only (never a URL
+ * or a cookie) and goes in the Authorization header; the admin key is passed for one request and
+ * never kept. A 401 asks the page for the key (see onKeyNeeded); nothing here renders anything.
+ */
+
+const KEY_ITEM = 'agent-engine.apiKey';
+
+export const storedKey = (): string | null => sessionStorage.getItem(KEY_ITEM);
+export const storeKey = (key: string): void => sessionStorage.setItem(KEY_ITEM, key);
+export const forgetKey = (): void => sessionStorage.removeItem(KEY_ITEM);
+
+/** An answer of the API that is not a success, with its problem details. */
+export class ApiError extends Error {
+  constructor(readonly status: number, message: string, readonly code?: string) {
+    super(message);
+  }
+}
+
+let keyNeeded: (() => void) | undefined;
+/** The page's handler for a 401: it asks for the API key, then loads again. */
+export const onKeyNeeded = (handler: () => void): void => {
+  keyNeeded = handler;
+};
+
+function headers(adminKey?: string, extra: Record<string, string> = {}): Record<string, string> {
+  const key = adminKey ?? storedKey();
+  return { ...extra, ...(key ? { authorization: `Bearer ${key}` } : {}) };
+}
+
+async function problemOf(response: Response): Promise<ApiError> {
+  const body = await response.json().catch(() => undefined) as { detail?: unknown; code?: unknown } | undefined;
+  const detail = typeof body?.detail === 'string' ? body.detail : `${response.status} ${response.statusText}`;
+  const error = new ApiError(response.status, detail, typeof body?.code === 'string' ? body.code : undefined);
+  if (response.status === 401) keyNeeded?.();
+  return error;
+}
+
+/** GET a JSON answer. */
+export async function getJson<T>(path: string, signal?: AbortSignal): Promise<T> {
+  const response = await fetch(path, { headers: headers(), signal, credentials: 'omit' });
+  if (!response.ok) throw await problemOf(response);
+  return await response.json() as T;
+}
+
+/** POST a JSON body; `adminKey` replaces the API key for this one request. */
+export async function postJson<T>(path: string, body: unknown, adminKey?: string): Promise<T> {
+  const response = await fetch(path, {
+    method: 'POST', credentials: 'omit',
+    headers: headers(adminKey, { 'content-type': 'application/json' }),
+    body: JSON.stringify(body ?? {}),
+  });
+  if (!response.ok) throw await problemOf(response);
+  return await response.json() as T;
+}
+
+export interface StreamEvent {
+  event: string;
+  id?: string;
+  data: Record<string, unknown>;
+}
+
+/**
+ * Follows a run's events with fetch streaming (an EventSource cannot send Authorization), resuming
+ * after the last event id when the connection drops, until run_ended or `signal` aborts.
+ */
+export async function followRunEvents(runId: string, onEvent: (event: StreamEvent) => void, signal: AbortSignal): Promise<void> {
+  let lastId: string | undefined;
+  let ended = false;
+  while (!ended && !signal.aborted) {
+    try {
+      const response = await fetch(`/v1/runs/${encodeURIComponent(runId)}/events`, {
+        headers: headers(undefined, { accept: 'text/event-stream', ...(lastId ? { 'last-event-id': lastId } : {}) }),
+        signal, credentials: 'omit',
+      });
+      if (!response.ok || !response.body) throw await problemOf(response);
+      for await (const event of sseEvents(response.body)) {
+        if (event.id) lastId = event.id;
+        onEvent(event);
+        if (event.event === 'run_ended') ended = true;
+      }
+      if (!ended) await pause(1000, signal);
+    } catch (err) {
+      if (signal.aborted || (err instanceof ApiError && err.status < 500)) return;
+      await pause(2000, signal);
+    }
+  }
+}
+
+const pause = (ms: number, signal: AbortSignal) => new Promise<void>((resolve) => {
+  const timer = setTimeout(resolve, ms);
+  signal.addEventListener('abort', () => { clearTimeout(timer); resolve(); }, { once: true });
+});
+
+async function* sseEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<StreamEvent> {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += decoder.decode(value, { stream: true }).replace(/\r\n?/g, '\n');
+    let end: number;
+    while ((end = buffer.indexOf('\n\n')) >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      const event = parseBlock(block);
+      if (event) yield event;
+    }
+  }
+}
+
+function parseBlock(block: string): StreamEvent | undefined {
+  let event = 'message';
+  let id: string | undefined;
+  const data: string[] = [];
+  for (const line of block.split('\n')) {
+    if (line.startsWith(':')) continue;
+    const colon = line.indexOf(':');
+    const field = colon < 0 ? line : line.slice(0, colon);
+    const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
+    if (field === 'event') event = value;
+    else if (field === 'id') id = value;
+    else if (field === 'data') data.push(value);
+  }
+  if (data.length === 0) return undefined;
+  try {
+    return { event, id, data: JSON.parse(data.join('\n')) as Record<string, unknown> };
+  } catch {
+    return undefined;
+  }
+}

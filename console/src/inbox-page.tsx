@@ -1,0 +1,101 @@
+import { useState } from 'preact/hooks';
+import { followRunEvents, getJson, postJson } from './api';
+import { useLoad } from './hooks';
+import { InputForm } from './input-form';
+import { withAdminKey } from './prompts';
+import { ErrorLine, LongText, when } from './text';
+import type { PendingApproval, PendingInput, RunSummary, RunView } from './types';
+import { approvalWords, inputWords } from './waiting';
+
+const REFRESH_MS = 3000;
+/** How long the page follows a run's events to read the decision it recorded (its keyKind). */
+const DECISION_READ_MS = 10_000;
+
+interface Waiting { approvals: (PendingApproval & { runId: string })[]; inputs: (PendingInput & { runId: string })[] }
+
+async function loadWaiting(signal: AbortSignal): Promise<Waiting> {
+  const list = await getJson<{ runs: RunSummary[] }>('/v1/runs?waiting=true&limit=100', signal);
+  const runs = await Promise.all(list.runs.map((r) => getJson<RunView>(`/v1/runs/${encodeURIComponent(r.id)}`, signal).catch(() => undefined)));
+  const waiting: Waiting = { approvals: [], inputs: [] };
+  const seen = new Set<string>();
+  // A sub-agent's wait is listed on its parent too, with the sub-agent's runId: decided there, listed once.
+  const first = (key: string) => !seen.has(key) && Boolean(seen.add(key));
+  for (const run of runs) {
+    if (!run) continue;
+    for (const a of run.pendingApprovals) if (first(`a:${a.runId ?? run.id}:${a.toolCallId}`)) waiting.approvals.push({ ...a, runId: a.runId ?? run.id });
+    for (const i of run.pendingInputs) if (first(`i:${i.runId ?? run.id}:${i.inputId}`)) waiting.inputs.push({ ...i, runId: i.runId ?? run.id });
+  }
+  return waiting;
+}
+
+/** The decision the run recorded, read from its events: who decided, and with which kind of key. */
+async function recordedDecision(runId: string, toolCallId: string): Promise<string> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), DECISION_READ_MS);
+  let found = 'recorded';
+  await followRunEvents(runId, ({ event, data }) => {
+    if (event === 'approval_resolved' && data.toolCallId === toolCallId && typeof data.keyKind === 'string') {
+      found = `${String(data.status)} by ${String(data.by)}, keyKind ${data.keyKind}`;
+      controller.abort();
+    }
+  }, controller.signal);
+  clearTimeout(timer);
+  return found;
+}
+
+/** Everything that waits for a person, across runs: tool calls to approve or deny, servers' questions to answer. */
+export function InboxPage() {
+  const { data, error, reload } = useLoad(loadWaiting, [], REFRESH_MS);
+  const [done, setDone] = useState<Record<string, string>>({});
+  const finish = (key: string, words: string) => { setDone((d) => ({ ...d, [key]: words })); reload(); };
+  const openApprovals = data?.approvals.filter((a) => !done[`a:${a.runId}:${a.toolCallId}`]) ?? [];
+  const openInputs = data?.inputs.filter((i) => !done[`i:${i.runId}:${i.inputId}`]) ?? [];
+  return (
+    <section>
+      <h1>Waiting for a person</h1>
+      <ErrorLine error={error} />
+      {!data ? <p>Loading…</p> : (
+        <p class="summary">{openApprovals.length + openInputs.length === 0 ? 'Nothing waits for a person.'
+          : `${openApprovals.length} tool call(s) wait for approval and ${openInputs.length} question(s) wait for an answer.`}</p>
+      )}
+      {Object.entries(done).map(([key, words]) => <p key={key} class="decided">{words}</p>)}
+      {openApprovals.map((a) => (
+        <ApprovalItem key={`${a.runId}:${a.toolCallId}`} approval={a}
+          onDecided={(words) => finish(`a:${a.runId}:${a.toolCallId}`, words)} />
+      ))}
+      {openInputs.map((i) => (
+        <article key={`${i.runId}:${i.inputId}`} class="item">
+          <h2>{inputWords(i)}</h2>
+          <p>Run <a href={`#/runs/${encodeURIComponent(i.runId)}`}>{i.runId}</a>; asked {when(i.requestedAt)}; expires {when(i.expiresAt)}.</p>
+          <InputForm runId={i.runId} input={i} onAnswered={(status) => finish(`i:${i.runId}:${i.inputId}`, `The question of run ${i.runId} was answered: ${status}.`)} />
+        </article>
+      ))}
+    </section>
+  );
+}
+
+function ApprovalItem({ approval, onDecided }: { approval: PendingApproval & { runId: string }; onDecided: (words: string) => void }) {
+  const [reason, setReason] = useState('');
+  const [failure, setFailure] = useState<unknown>();
+  const decide = (decision: 'approve' | 'deny') => {
+    const path = `/v1/runs/${encodeURIComponent(approval.runId)}/approvals/${encodeURIComponent(approval.toolCallId)}`;
+    const body = { decision, ...(reason.trim() ? { reason: reason.trim() } : {}) };
+    withAdminKey((key) => postJson(path, body, key))
+      .then(() => recordedDecision(approval.runId, approval.toolCallId))
+      .then((recorded) => onDecided(`${approval.name} in run ${approval.runId}: ${recorded}.`), setFailure);
+  };
+  return (
+    <article class="item">
+      <h2>{approvalWords(approval)}</h2>
+      <p>Run <a href={`#/runs/${encodeURIComponent(approval.runId)}`}>{approval.runId}</a>, turn {approval.turn}; asked {when(approval.requestedAt)}; denied unless decided by {when(approval.expiresAt)}.</p>
+      <div class="label">Arguments</div>
+      <LongText text={JSON.stringify(approval.arguments, null, 2) ?? ''} label="arguments" />
+      <form class="decide" onSubmit={(e) => e.preventDefault()}>
+        <label>Reason (optional; the model reads it) <textarea name="reason" value={reason} onInput={(e) => setReason(e.currentTarget.value)} /></label>
+        <button type="button" onClick={() => decide('approve')}>Approve</button>
+        <button type="button" onClick={() => decide('deny')}>Deny</button>
+      </form>
+      <ErrorLine error={failure} />
+    </article>
+  );
+}

@@ -1,0 +1,59 @@
+import { useState } from 'preact/hooks';
+import { getJson, postJson } from './api';
+import { useLoad } from './hooks';
+import { withAdminKey } from './prompts';
+import { ErrorLine, ExternalLink, when } from './text';
+import type { Agent, Capabilities, Integration } from './types';
+
+interface IntegrationsData { integrations: Integration[]; agents: Agent[] }
+
+const loadIntegrations = async (signal: AbortSignal): Promise<IntegrationsData> => {
+  const [integrations, agents] = await Promise.all([
+    getJson<{ integrations: Integration[] }>('/v1/integrations', signal),
+    getJson<{ agents: Agent[] }>('/v1/agents', signal),
+  ]);
+  return { integrations: integrations.integrations, agents: agents.agents };
+};
+
+/** Each integration: whether it is connected and in which protocol era, its authorization, its tools, the agents using it. */
+export function IntegrationsPage() {
+  const { data, error } = useLoad(loadIntegrations, []);
+  return (
+    <section>
+      <h1>Integrations</h1>
+      <ErrorLine error={error} />
+      {!data ? <p>Loading…</p> : data.integrations.length === 0 ? <p>No integrations.</p> : data.integrations.map((integration) => (
+        <IntegrationItem key={integration.id} integration={integration} agents={data.agents.filter((a) => a.integrationIds.includes(integration.id))} />
+      ))}
+    </section>
+  );
+}
+
+function IntegrationItem({ integration, agents }: { integration: Integration; agents: Agent[] }) {
+  const capabilities = useLoad((signal) => getJson<Capabilities>(`/v1/integrations/${encodeURIComponent(integration.id)}/capabilities`, signal), [integration.id]);
+  const [authorization, setAuthorization] = useState<{ url: string; expiresAt: string } | undefined>();
+  const [failure, setFailure] = useState<unknown>();
+  const oauth = integration.transport.auth?.type === 'oauth';
+  const authorize = () => withAdminKey((key) => postJson<{ authorizationUrl: string; expiresAt: string }>(`/v1/integrations/${encodeURIComponent(integration.id)}/authorize`, {}, key))
+    .then((answer) => setAuthorization({ url: answer.authorizationUrl, expiresAt: answer.expiresAt }), setFailure);
+  const tools = capabilities.data?.tools;
+  return (
+    <article class="item" data-integration={integration.name}>
+      <h2>{integration.name}</h2>
+      <dl>
+        <dt>Transport</dt><dd>{integration.transport.type}{integration.transport.url ? ` ${integration.transport.url}` : ''}{integration.transport.command ? ` ${integration.transport.command}` : ''}</dd>
+        <dt>Status</dt><dd>{!integration.enabled ? 'disabled' : integration.protocolEra ? 'connected' : 'not connected yet'}</dd>
+        <dt>Protocol era</dt><dd>{integration.protocolEra ?? 'none yet'}</dd>
+        <dt>Authorization</dt><dd>{integration.authorization ?? 'not required'}{integration.expiresAt ? ` (token expires ${when(integration.expiresAt)})` : ''}</dd>
+        <dt>Agents using it</dt><dd>{agents.length === 0 ? 'none' : agents.map((a) => a.name).join(', ')}</dd>
+      </dl>
+      {oauth && <button type="button" onClick={authorize}>Authorize</button>}
+      {authorization && <p>Open <ExternalLink href={authorization.url}>the authorization page</ExternalLink> before {when(authorization.expiresAt)}.</p>}
+      <ErrorLine error={failure} />
+      <h3>Tools</h3>
+      {capabilities.error ? <ErrorLine error={capabilities.error} /> : !tools ? <p>Asking a worker for its tools…</p> : tools.length === 0 ? <p>No tools.</p> : (
+        <ul class="tools">{tools.map((t) => <li key={t.name}><code>{t.name}</code>{t.title ? ` — ${t.title}` : ''}{t.description ? `: ${t.description}` : ''}</li>)}</ul>
+      )}
+    </article>
+  );
+}

@@ -1,0 +1,109 @@
+import { Fragment } from 'preact';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { followRunEvents, getJson, postJson, type StreamEvent } from './api';
+import { Conversation } from './conversation';
+import { useLoad } from './hooks';
+import { withAdminKey } from './prompts';
+import { ErrorLine, ExternalLink, LongText, when } from './text';
+import type { Agent, ConsoleSettings, Message, RunView } from './types';
+import { waitingWords } from './waiting';
+
+interface RunData { run: RunView; messages: Message[]; agent?: Agent; settings: ConsoleSettings }
+
+async function loadRun(runId: string, signal: AbortSignal): Promise<RunData> {
+  const run = await getJson<RunView>(`/v1/runs/${encodeURIComponent(runId)}`, signal);
+  const [messages, agents, settings] = await Promise.all([
+    threadMessages(run.threadId, signal),
+    getJson<{ agents: Agent[] }>('/v1/agents', signal),
+    getJson<ConsoleSettings>('/v1/console/settings', signal),
+  ]);
+  return { run, messages: messages.filter((m) => m.runId === runId), agent: agents.agents.find((a) => a.id === run.agentId), settings };
+}
+
+async function threadMessages(threadId: string, signal: AbortSignal): Promise<Message[]> {
+  const all: Message[] = [];
+  for (let after: number | null = 0; after !== null;) {
+    const page: { messages: Message[]; nextAfter: number | null } = await getJson(`/v1/threads/${encodeURIComponent(threadId)}/messages?after=${after}&limit=200`, signal);
+    all.push(...page.messages);
+    after = page.nextAfter;
+  }
+  return all;
+}
+
+interface Decision { toolCallId: string; decision: string; status: string; reason: string | null; keyKind: string; by: string }
+
+/** A run: first rendered from completed requests, then kept up to date by its event stream. */
+export function RunPage({ runId }: { runId: string }) {
+  const { data, error, reload } = useLoad((signal) => loadRun(runId, signal), [runId]);
+  const [liveText, setLiveText] = useState('');
+  const [decisions, setDecisions] = useState<Decision[]>([]);
+  const [actionError, setActionError] = useState<unknown>();
+  const loaded = data !== undefined;
+  const reloadRef = useRef(reload);
+  reloadRef.current = reload;
+
+  useEffect(() => {
+    if (!loaded) return;
+    const controller = new AbortController();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const soon = () => { clearTimeout(timer); timer = setTimeout(() => reloadRef.current(), 250); };
+    const onEvent = ({ event, data: payload }: StreamEvent) => {
+      if (event === 'text_delta') setLiveText((text) => text + String(payload.text ?? ''));
+      else if (event === 'text_reset') setLiveText('');
+      else {
+        if (event === 'approval_resolved' && typeof payload.keyKind === 'string') setDecisions((list) => [...list, payload as unknown as Decision]);
+        if (event === 'turn_ended' || event === 'run_ended') setLiveText('');
+        soon();
+      }
+    };
+    void followRunEvents(runId, onEvent, controller.signal).then(soon);
+    return () => { controller.abort(); clearTimeout(timer); };
+  }, [runId, loaded]);
+
+  if (!data) return <section><h1>Run {runId}</h1>{error ? <ErrorLine error={error} /> : <p>Loading…</p>}</section>;
+  const { run, messages, agent, settings } = data;
+  const cancel = () => withAdminKey((key) => postJson(`/v1/runs/${encodeURIComponent(run.id)}/cancel`, {}, key)).then(reload, setActionError);
+  const waiting = waitingWords(run);
+  return (
+    <section>
+      <h1>Run {run.id}</h1>
+      <p>
+        Agent <strong>{agent?.name ?? run.agentId}</strong>; <span class={`status status-${run.status}`}>{run.status}</span>
+        {run.stopReason ? ` (${run.stopReason}${run.limitReached ? `: ${run.limitReached}` : ''})` : ''}; started {when(run.createdAt)}
+        {run.endedAt ? `, ended ${when(run.endedAt)}` : ''}.
+      </p>
+      {waiting.length > 0 && <div class="waiting">{waiting.map((w) => <p key={w}>{w} — <a href="#/inbox">decide or answer</a></p>)}</div>}
+      <p class="actions">
+        {settings.temporalUiUrl && (
+          <ExternalLink href={`${settings.temporalUiUrl}/namespaces/${encodeURIComponent(settings.namespace)}/workflows/${encodeURIComponent(run.id)}`}>
+            The run in the Temporal Web UI
+          </ExternalLink>
+        )}
+        {run.status === 'running' && <button type="button" onClick={cancel}>Cancel the run</button>}
+      </p>
+      <ErrorLine error={error ?? actionError} />
+      <h2>Usage and limits</h2>
+      <dl class="usage">
+        <dt>Turns</dt><dd>{run.turns}{agent ? ` of at most ${agent.maxTurns}` : ''}</dd>
+        <dt>Tokens</dt><dd>{run.usage.inputTokens} in, {run.usage.outputTokens} out</dd>
+        <dt>With sub-agents</dt><dd>{run.usageWithChildren.inputTokens} in, {run.usageWithChildren.outputTokens} out</dd>
+        <dt>Tool calls</dt><dd>{run.toolCalls.length}</dd>
+        {Object.entries(agent?.limits ?? {}).map(([name, value]) => <Fragment key={name}><dt>{name}</dt><dd>{String(value)}</dd></Fragment>)}
+      </dl>
+      <h2>Conversation</h2>
+      <Conversation messages={messages} toolCalls={run.toolCalls} liveText={liveText} />
+      {run.output !== null && messages.length === 0 && <LongText text={run.output} />}
+      {run.error && <p class="error">{run.error.type}: {run.error.message}</p>}
+      {decisions.length > 0 && (
+        <>
+          <h2>Decisions</h2>
+          <ul class="decisions">
+            {decisions.map((d) => (
+              <li key={`${d.toolCallId}-${d.status}`}>{d.toolCallId}: {d.status}{d.reason ? ` (“${d.reason}”)` : ''} by {d.by}, keyKind <code>{d.keyKind}</code></li>
+            ))}
+          </ul>
+        </>
+      )}
+    </section>
+  );
+}
