@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { build } from 'esbuild';
+import { build, stop } from 'esbuild';
 import { CONSOLE_FILES } from './files';
 
 /**
@@ -60,19 +60,33 @@ export async function buildConsole(consoleDir: string = consoleSourceDir()): Pro
     await fs.writeFile(path.join(tmp, STAMP_FILE), sourceStamp(consoleDir));
     await replaceDir(tmp, path.join(consoleDir, 'dist'));
   } finally {
+    // esbuild's service process would otherwise outlive the build (and keep a test's process busy).
+    await stop();
     await fs.rm(tmp, { recursive: true, force: true });
   }
 }
 
-/** A rename cannot replace a non-empty folder: the old build moves aside first, then goes. */
+/**
+ * A rename cannot replace a non-empty folder: the old build moves aside first, then goes. Two
+ * builds at once (two test workers) may each find the other's build in place: it moves aside again.
+ */
 async function replaceDir(from: string, to: string): Promise<void> {
-  const old = `${to}.old-${randomUUID()}`;
-  const had = await fs.rename(to, old).then(() => true, (err: NodeJS.ErrnoException) => {
-    if (err.code === 'ENOENT') return false;
-    throw err;
-  });
-  await fs.rename(from, to);
-  if (had) await fs.rm(old, { recursive: true, force: true });
+  for (let attempt = 1; ; attempt++) {
+    const old = `${to}.old-${randomUUID()}`;
+    const had = await fs.rename(to, old).then(() => true, (err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return false;
+      throw err;
+    });
+    try {
+      await fs.rename(from, to);
+      return;
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (attempt >= 5 || (code !== 'ENOTEMPTY' && code !== 'EEXIST')) throw err;
+    } finally {
+      if (had) await fs.rm(old, { recursive: true, force: true });
+    }
+  }
 }
 
 if (require.main === module) {

@@ -8,14 +8,22 @@ import type { PendingApproval, PendingInput, RunSummary, RunView } from './types
 import { approvalWords, inputWords } from './waiting';
 
 const REFRESH_MS = 3000;
+/** Running runs read in full on each refresh, besides those listed as waiting. */
+const RUNNING_READ = 30;
 /** How long the page follows a run's events to read the decision it recorded (its keyKind). */
 const DECISION_READ_MS = 10_000;
 
 interface Waiting { approvals: (PendingApproval & { runId: string })[]; inputs: (PendingInput & { runId: string })[] }
 
 async function loadWaiting(signal: AbortSignal): Promise<Waiting> {
-  const list = await getJson<{ runs: RunSummary[] }>('/v1/runs?waiting=true&limit=100', signal);
-  const runs = await Promise.all(list.runs.map((r) => getJson<RunView>(`/v1/runs/${encodeURIComponent(r.id)}`, signal).catch(() => undefined)));
+  // A question of a server that asks within its request waits inside the tool call, where the run's
+  // waiting attribute does not see it: running runs are read too (the first RUNNING_READ of them).
+  const [waitingRuns, runningRuns] = await Promise.all([
+    getJson<{ runs: RunSummary[] }>('/v1/runs?waiting=true&limit=100', signal),
+    getJson<{ runs: RunSummary[] }>(`/v1/runs?status=running&limit=${RUNNING_READ}`, signal),
+  ]);
+  const ids = [...new Set([...waitingRuns.runs, ...runningRuns.runs].map((r) => r.id))];
+  const runs = await Promise.all(ids.map((id) => getJson<RunView>(`/v1/runs/${encodeURIComponent(id)}`, signal).catch(() => undefined)));
   const waiting: Waiting = { approvals: [], inputs: [] };
   const seen = new Set<string>();
   // A sub-agent's wait is listed on its parent too, with the sub-agent's runId: decided there, listed once.

@@ -7,8 +7,8 @@ import { waitingWords } from './waiting';
 
 /** How often the list is read again; it is read again too when the tab comes back into view. */
 const REFRESH_MS = 3000;
-/** At most this many waiting runs are read in full, to say in words what each waits for. */
-const MAX_WAITING_READ = 20;
+/** At most this many waiting or running runs are read in full, to say in words what each waits for. */
+const MAX_WAITING_READ = 30;
 
 interface Filters { agentId: string; status: '' | RunStatus; waiting: boolean }
 
@@ -25,7 +25,10 @@ async function loadRuns(filters: Filters, signal: AbortSignal): Promise<RunsData
     getJson<{ runs: RunSummary[] }>(`/v1/runs?${waitingQuery}`, signal),
     getJson<{ agents: Agent[] }>('/v1/agents', signal),
   ]);
-  const waitingRuns = await Promise.all(waitingList.runs.map((run) => getJson<RunView>(`/v1/runs/${encodeURIComponent(run.id)}`, signal).catch(() => undefined)));
+  // Listed as waiting, or running on this page: a server's question asked within its request waits
+  // inside the tool call, where the run's waiting attribute does not see it.
+  const toRead = [...new Set([...waitingList.runs, ...list.runs.filter((r) => r.status === 'running')].map((r) => r.id))].slice(0, MAX_WAITING_READ);
+  const waitingRuns = await Promise.all(toRead.map((id) => getJson<RunView>(`/v1/runs/${encodeURIComponent(id)}`, signal).catch(() => undefined)));
   const waiting = new Map<string, string[]>();
   for (const run of waitingRuns) if (run && waitingWords(run).length > 0) waiting.set(run.id, waitingWords(run));
   return { runs: list.runs, waiting, agents: agents.agents };
