@@ -41,6 +41,7 @@ const ROUTES: { name: string; request: InjectOptions }[] = [
   { name: 'the SSE route', request: { method: 'GET', url: '/v1/runs/run_nothing/events' } },
   { name: '/mcp', request: { method: 'POST', url: '/mcp', payload: { jsonrpc: '2.0', id: 1, method: 'tools/list' }, headers: { accept: 'application/json, text/event-stream' } } },
   { name: '/docs', request: { method: 'GET', url: '/docs/json' } },
+  { name: 'the console', request: { method: 'GET', url: '/console' } },
   { name: 'a health check', request: { method: 'GET', url: '/healthz' } },
   { name: 'an unknown route', request: { method: 'GET', url: '/v1/nothing-here' } },
 ];

@@ -1,0 +1,168 @@
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import type { Browser, Page } from 'playwright-core';
+import type { ScriptStep } from '../../core/agent-model';
+import { buildApp } from '../../api/app';
+import { insertAgent } from '../../store/agents';
+import { insertIntegration } from '../../store/integrations/integrations';
+import { insertThread } from '../../store/threads/threads';
+import { logger } from '../support/engine';
+import { startApiEngine, stopApiEngine, type ApiEngine } from '../support/api-engine';
+import { browserDescribe, ensureConsoleBuilt, launchBrowser } from '../support/browser';
+
+const ROOT = path.join(__dirname, '..', '..');
+const FIXTURE = path.join(__dirname, '..', 'fixtures', 'mcp-fixture-server.ts');
+const API_KEY = 'console-browser-key-0123456789';
+const WAIT_MS = 30_000;
+const HOSTILE = '<img src=x onerror="window.__pwned=1">';
+
+/**
+ * The console in a real browser (Chromium) against a real engine: the runs, the inbox, a run's
+ * conversation, a server's question, and an API with a key. The LLM is the scripted provider.
+ */
+browserDescribe('the console in a browser', () => {
+  let api: ApiEngine;
+  let keyed: FastifyInstance | undefined;
+  let baseUrl: string;
+  let keyedUrl: string;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    await ensureConsoleBuilt();
+    api = await startApiEngine('embedded', { rateLimitPerMinute: 0 });
+    baseUrl = await api.app.listen({ host: '127.0.0.1', port: 0 });
+    keyed = await buildApp({ db: api.engine.db, client: api.engine.client, taskQueue: api.engine.taskQueue, logger, apiKey: API_KEY, rateLimitPerMinute: 0 });
+    keyedUrl = await keyed.listen({ host: '127.0.0.1', port: 0 });
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await keyed?.close();
+    await stopApiEngine(api);
+  });
+
+  const fixture = (settings: Record<string, unknown>) => insertIntegration(api.engine.db, {
+    name: `fx-${randomUUID().slice(0, 8)}`,
+    transport: { type: 'stdio', command: process.execPath, args: ['--import', 'tsx', FIXTURE], cwd: ROOT }, ...settings,
+  });
+
+  async function startRun(integrationIds: string[], script: ScriptStep[], input: string): Promise<string> {
+    const agent = await insertAgent(api.engine.db, { name: `agent-${randomUUID().slice(0, 8)}`, model: { provider: 'scripted', script }, integrationIds });
+    const thread = await insertThread(api.engine.db, agent.id);
+    return api.engine.start({ threadId: thread.id, input });
+  }
+
+  /** A fresh page that fails the test on a script error or a CSP refusal. */
+  async function open(url: string): Promise<Page> {
+    const page = await browser.newPage();
+    const problems: string[] = [];
+    page.on('pageerror', (err) => problems.push(err.message));
+    page.on('console', (message) => { if (message.type() === 'error' && !/401|403/.test(message.text())) problems.push(message.text()); });
+    await page.goto(url);
+    (page as Page & { problems: string[] }).problems = problems;
+    return page;
+  }
+  const problemsOf = (page: Page) => (page as Page & { problems: string[] }).problems;
+
+  test('a run waiting for approval is listed in words, approved with a reason in the inbox (its keyKind shown), and its conversation reads in full', async () => {
+    const fx = await fixture({ approval: { default: 'always' } });
+    const runId = await startRun([fx.id], [
+      { text: 'I will echo it.', toolCalls: [{ name: `${fx.name}__echo`, arguments: { text: 'hi there' } }] },
+      { text: 'Done: {{tool_results}}' },
+    ], 'please echo hi there');
+
+    const page = await open(`${baseUrl}/console`);
+    const row = page.locator(`tr[data-run-id="${runId}"]`);
+    await row.getByText(`Waiting for approval of the tool call ${fx.name}__echo`).waitFor({ timeout: WAIT_MS });
+    await page.getByTestId('waiting-summary').getByText(/runs? waits? for a person/).waitFor();
+
+    await page.getByRole('link', { name: 'Waiting for a person' }).click();
+    const item = page.locator('article.item', { hasText: `Waiting for approval of the tool call ${fx.name}__echo` }).filter({ hasText: runId });
+    await item.getByText('"hi there"').waitFor({ timeout: WAIT_MS });
+    await item.locator('textarea[name=reason]').fill('looks harmless');
+    await item.getByRole('button', { name: 'Approve' }).click();
+    await page.locator('.decided', { hasText: runId }).getByText('approved by api, keyKind none').waitFor({ timeout: WAIT_MS });
+    expect((await api.engine.result(runId)).status).toBe('completed');
+
+    await page.goto(`${baseUrl}/console#/runs/${runId}`);
+    const conversation = page.locator('.conversation');
+    await conversation.getByText('Done: echo: hi there').waitFor({ timeout: WAIT_MS });
+    await conversation.locator('.message.user').getByText('please echo hi there').waitFor();
+    await conversation.getByText('I will echo it.').waitFor();
+    const call = conversation.locator('.tool-call');
+    await call.getByText(`${fx.name}__echo`).waitFor();
+    expect(await call.locator('pre').first().textContent()).toBe('{\n  "text": "hi there"\n}');
+    expect(await call.locator('pre').nth(1).textContent()).toBe('echo: hi there');
+    expect(await call.locator('h4').textContent()).toMatch(/— ok, \d+ ms$/);
+    await page.locator('.decisions').getByText('keyKind none').waitFor({ timeout: WAIT_MS });
+    await page.getByText('looks harmless').waitFor();
+    expect(problemsOf(page)).toEqual([]);
+    await page.close();
+  });
+
+  test('hostile text from the model and a tool shows as text and creates no element', async () => {
+    const fx = await fixture({});
+    const runId = await startRun([fx.id], [
+      { text: `model says ${HOSTILE}`, toolCalls: [{ name: `${fx.name}__echo`, arguments: { text: HOSTILE } }] },
+      { text: '<b>bold?</b> {{tool_results}}' },
+    ], `input ${HOSTILE}`);
+    await api.engine.result(runId);
+    const page = await open(`${baseUrl}/console#/runs/${runId}`);
+    await page.getByText(`<b>bold?</b> echo: ${HOSTILE}`).waitFor({ timeout: WAIT_MS });
+    await page.getByText(`model says ${HOSTILE}`).waitFor();
+    await page.getByText(`input ${HOSTILE}`).waitFor();
+    expect(await page.locator('img, b').count()).toBe(0);
+    expect(await page.evaluate('typeof window.__pwned')).toBe('undefined');
+    expect(problemsOf(page)).toEqual([]);
+    await page.close();
+  });
+
+  test('a server\'s question is answered through a form made from its requestedSchema, checked in the page first', async () => {
+    const fx = await fixture({ elicitation: true });
+    const runId = await startRun([fx.id], [{ toolCalls: [{ name: `${fx.name}__ask`, arguments: { message: 'Who is asking?' } }] }, { text: '{{tool_results}}' }], 'ask me');
+    const page = await open(`${baseUrl}/console#/inbox`);
+    const item = page.locator('article.item', { hasText: 'Who is asking?' }).filter({ hasText: runId });
+    await item.locator('form.input-form').waitFor({ timeout: WAIT_MS });
+    await item.getByLabel('Name (required)').waitFor();
+
+    await item.getByRole('button', { name: 'Send the answer' }).click();
+    await item.getByText('Name: required').waitFor();
+    await item.getByLabel('Name (required)').fill('Ada');
+    await item.getByLabel('count').fill('11');
+    await item.getByLabel('email').fill('not-an-email');
+    await item.getByRole('button', { name: 'Send the answer' }).click();
+    await item.getByText('count: must be at most 10').waitFor();
+    await item.getByText('email: must be an email address').waitFor();
+    await item.getByLabel('count').fill('3');
+    await item.getByLabel('email').fill('ada@example.com');
+    await item.getByRole('button', { name: 'Send the answer' }).click();
+    await page.getByText(`The question of run ${runId} was answered: accept.`).waitFor({ timeout: WAIT_MS });
+    expect((await api.engine.result(runId)).output).toBe('answer: accept {"name":"Ada","email":"ada@example.com","count":3}');
+    expect(problemsOf(page)).toEqual([]);
+    await page.close();
+  });
+
+  test('with an API key set, the page asks for it after a 401, then loads; the key is in no URL and no cookie', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const requests: { url: string; authorization?: string }[] = [];
+    page.on('request', (request) => requests.push({ url: request.url(), authorization: request.headers().authorization }));
+    await page.goto(`${keyedUrl}/console`);
+    await page.getByText('This API needs a key').waitFor({ timeout: WAIT_MS });
+    await page.locator('.key-form input[name=key]').fill(API_KEY);
+    await page.getByRole('button', { name: 'Use this key' }).click();
+    await page.locator('table.runs').waitFor({ timeout: WAIT_MS });
+    expect(await page.getByText('This API needs a key').count()).toBe(0);
+
+    expect(requests.every((r) => !r.url.includes(API_KEY))).toBe(true);
+    expect(page.url()).not.toContain(API_KEY);
+    expect(await context.cookies()).toEqual([]);
+    const answered = requests.filter((r) => r.url.includes('/v1/runs?'));
+    expect(answered.some((r) => r.authorization === `Bearer ${API_KEY}`)).toBe(true);
+    expect(answered[0].authorization).toBeUndefined();
+    expect(await page.evaluate('Object.values(sessionStorage)')).toEqual([API_KEY]);
+    expect(await page.evaluate('Object.keys(localStorage)')).toEqual([]);
+    await context.close();
+  });
+});
