@@ -1,5 +1,5 @@
 # One image for the API and the worker; docker-compose.yml picks the command.
-# Build stage: every dependency, the TypeScript build and the workflow bundle (npm run build).
+# Build stage: every dependency, the TypeScript build, the workflow bundle and the console (npm run build).
 FROM node:24-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -14,6 +14,8 @@ ENV NODE_ENV=production
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
+# The console's page (/console): the API serves console/dist of the app's root.
+COPY --from=build /app/console/dist ./console/dist
 COPY cli/agent-engine.js ./cli/agent-engine.js
 COPY agents ./agents
 # Workers load the prebuilt bundle instead of running webpack at start. The API listens on all
