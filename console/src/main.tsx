@@ -66,4 +66,7 @@ function App() {
   );
 }
 
-render(<App />, document.getElementById('app')!);
+const root = document.getElementById('app')!;
+// The page's "Loading…" line is replaced, not kept beside the console (render would append to it).
+root.textContent = '';
+render(<App />, root);

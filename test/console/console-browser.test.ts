@@ -76,6 +76,7 @@ browserDescribe('the console in a browser', () => {
     const row = page.locator(`tr[data-run-id="${runId}"]`);
     await row.getByText(`Waiting for approval of the tool call ${fx.name}__echo`).waitFor({ timeout: WAIT_MS });
     await page.getByTestId('waiting-summary').getByText(/runs? waits? for a person/).waitFor();
+    expect(await page.getByText('Loading the console…').count()).toBe(0);
 
     await page.getByRole('link', { name: 'Waiting for a person' }).click();
     const item = page.locator('article.item', { hasText: `Waiting for approval of the tool call ${fx.name}__echo` }).filter({ hasText: runId });
