@@ -77,6 +77,12 @@ browserDescribe('the console in a browser', () => {
     await row.getByText(`Waiting for approval of the tool call ${fx.name}__echo`).waitFor({ timeout: WAIT_MS });
     await page.getByTestId('waiting-summary').getByText(/runs? waits? for a person/).waitFor();
     expect(await page.getByText('Loading the console…').count()).toBe(0);
+    // The filters ask the API again: the waiting run stays among waiting runs, and leaves the completed ones.
+    await page.getByLabel('waiting for a person only').check();
+    await page.getByLabel('Status').selectOption('completed');
+    await row.waitFor({ state: 'detached', timeout: WAIT_MS });
+    await page.getByLabel('Status').selectOption('running');
+    await row.getByText(`Waiting for approval of the tool call ${fx.name}__echo`).waitFor({ timeout: WAIT_MS });
 
     await page.getByRole('link', { name: 'Waiting for a person' }).click();
     const item = page.locator('article.item', { hasText: `Waiting for approval of the tool call ${fx.name}__echo` }).filter({ hasText: runId });
