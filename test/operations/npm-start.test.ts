@@ -29,7 +29,11 @@ describe('npm start', () => {
     started = npmStart(env);
     await waitForOutput(started!, 'Press Ctrl-C to stop', 90_000, 'the demo to finish');
     const out = started.output();
+    expect(out).toContain(`Console:          http://127.0.0.1:${port}/console`);
     expect(out).toContain(`API:              http://127.0.0.1:${port}`);
+    const consolePage = await fetch(`http://127.0.0.1:${port}/console`);
+    expect({ status: consolePage.status, type: consolePage.headers.get('content-type') }).toEqual({ status: 200, type: 'text/html; charset=utf-8' });
+    await consolePage.text();
     expect(out).toMatch(/Temporal Web UI: {2}http:\/\/127\.0\.0\.1:\d+\/namespaces\/default\/workflows/);
     expect(out).toMatch(/demo: +tool get_weather → error: A tool with the name get_weather was not found/);
     expect(out).toContain('demo: run completed (answer) after 2 turns');
