@@ -14,6 +14,7 @@ import { browserDescribe, ensureConsoleBuilt, launchBrowser } from '../support/b
 const ROOT = path.join(__dirname, '..', '..');
 const FIXTURE = path.join(__dirname, '..', 'fixtures', 'mcp-fixture-server.ts');
 const API_KEY = 'console-browser-key-0123456789';
+const ADMIN_KEY = 'console-browser-admin-key-9876543210';
 const WAIT_MS = 30_000;
 const HOSTILE = '<img src=x onerror="window.__pwned=1">';
 
@@ -32,7 +33,9 @@ browserDescribe('the console in a browser', () => {
     await ensureConsoleBuilt();
     api = await startApiEngine('embedded', { rateLimitPerMinute: 0 });
     baseUrl = await api.app.listen({ host: '127.0.0.1', port: 0 });
-    keyed = await buildApp({ db: api.engine.db, client: api.engine.client, taskQueue: api.engine.taskQueue, logger, apiKey: API_KEY, rateLimitPerMinute: 0 });
+    keyed = await buildApp({
+      db: api.engine.db, client: api.engine.client, taskQueue: api.engine.taskQueue, logger, apiKey: API_KEY, adminApiKey: ADMIN_KEY, rateLimitPerMinute: 0, capabilitiesWaitMs: 3000,
+    });
     keyedUrl = await keyed.listen({ host: '127.0.0.1', port: 0 });
     browser = await launchBrowser();
   });
@@ -150,6 +153,21 @@ browserDescribe('the console in a browser', () => {
     await page.close();
   });
 
+  test('a run\'s page shows the model\'s words as it writes them, then the turn as stored', async () => {
+    const words = 'The answer comes in ten pieces, one after another, as a real model writes.';
+    const runId = await startRun([], [{ text: words, chunks: 10, delayMs: 5000 }], 'stream please');
+    const page = await open(`${baseUrl}/console#/runs/${runId}`);
+    const live = page.locator('.message.live pre');
+    await live.waitFor({ timeout: WAIT_MS });
+    const seen = await live.textContent();
+    expect(words.startsWith(seen!)).toBe(true);
+    expect(seen!.length).toBeLessThan(words.length);
+    await page.locator('.message.assistant:not(.live)').getByText(words).waitFor({ timeout: WAIT_MS });
+    await live.waitFor({ state: 'detached' });
+    expect(problemsOf(page)).toEqual([]);
+    await page.close();
+  });
+
   test('with an API key set, the page asks for it after a 401, then loads; the key is in no URL and no cookie', async () => {
     const context = await browser.newContext();
     const page = await context.newPage();
@@ -172,4 +190,38 @@ browserDescribe('the console in a browser', () => {
     expect(await page.evaluate('Object.keys(localStorage)')).toEqual([]);
     await context.close();
   });
+
+  test('an action only the operator may take asks for the admin key, sends it with that request alone, and keeps it nowhere', async () => {
+    const name = `oauth-${randomUUID().slice(0, 8)}`;
+    await insertIntegration(api.engine.db, { name, transport: { type: 'http', url: 'http://127.0.0.1:9/mcp', auth: { type: 'oauth' } } });
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const authorizeCalls: (string | undefined)[] = [];
+    const urls: string[] = [];
+    page.on('request', (request) => {
+      urls.push(request.url());
+      if (request.url().endsWith('/authorize')) authorizeCalls.push(request.headers().authorization);
+    });
+    await page.goto(`${keyedUrl}/console#/integrations`);
+    await page.locator('.key-form input[name=key]').fill(API_KEY);
+    await page.getByRole('button', { name: 'Use this key' }).click();
+    const item = page.locator(`article[data-integration="${name}"]`);
+    await item.getByText('Agents using it').waitFor({ timeout: WAIT_MS });
+    await item.getByRole('button', { name: 'Authorize' }).click();
+    await page.getByRole('heading', { name: 'This action needs the admin key' }).waitFor({ timeout: WAIT_MS });
+    await page.locator('.key-form input[name=key]').fill(ADMIN_KEY);
+    await page.getByRole('button', { name: 'Use this key' }).click();
+    await page.getByRole('heading', { name: 'This action needs the admin key' }).waitFor({ state: 'detached' });
+    await waitForCalls(() => authorizeCalls.length >= 2);
+    expect(authorizeCalls).toEqual([`Bearer ${API_KEY}`, `Bearer ${ADMIN_KEY}`]);
+    expect(await page.evaluate('Object.values(sessionStorage)')).toEqual([API_KEY]);
+    expect(urls.some((url) => url.includes(ADMIN_KEY) || url.includes(API_KEY))).toBe(false);
+    expect(await context.cookies()).toEqual([]);
+    await context.close();
+  });
 });
+
+async function waitForCalls(done: () => boolean): Promise<void> {
+  const deadline = Date.now() + WAIT_MS;
+  while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+}
