@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { createParser } from 'eventsource-parser';
 import { ApiError, type ApiClient } from './api-client';
 
 export interface StreamEvent {
@@ -7,40 +8,22 @@ export interface StreamEvent {
   data: Record<string, unknown>;
 }
 
-/** Parses an SSE body into events; comments (heartbeats) and `retry:` lines are skipped. */
+/** Parses an SSE body into events (eventsource-parser); comments (heartbeats) and `retry:` are skipped, and so is data that is not JSON. */
 export async function* parseSse(body: ReadableStream<Uint8Array>): AsyncGenerator<StreamEvent> {
   const decoder = new TextDecoder();
-  let buffer = '';
+  const ready: StreamEvent[] = [];
+  const parser = createParser({
+    onEvent: ({ id, event, data }) => {
+      try {
+        ready.push({ ...(id !== undefined && /^\d+$/.test(id) ? { id: Number(id) } : {}), event: event ?? 'message', data: JSON.parse(data) as Record<string, unknown> });
+      } catch {
+        // not ours to interpret
+      }
+    },
+  });
   for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
-    buffer += decoder.decode(chunk, { stream: true }).replace(/\r\n?/g, '\n');
-    let end: number;
-    while ((end = buffer.indexOf('\n\n')) >= 0) {
-      const block = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      const event = parseBlock(block);
-      if (event) yield event;
-    }
-  }
-}
-
-function parseBlock(block: string): StreamEvent | undefined {
-  let id: number | undefined;
-  let event = 'message';
-  const data: string[] = [];
-  for (const line of block.split('\n')) {
-    if (line === '' || line.startsWith(':')) continue;
-    const colon = line.indexOf(':');
-    const field = colon < 0 ? line : line.slice(0, colon);
-    const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
-    if (field === 'id' && /^\d+$/.test(value)) id = Number(value);
-    else if (field === 'event') event = value;
-    else if (field === 'data') data.push(value);
-  }
-  if (data.length === 0) return undefined;
-  try {
-    return { id, event, data: JSON.parse(data.join('\n')) as Record<string, unknown> };
-  } catch {
-    return undefined; // not ours to interpret
+    parser.feed(decoder.decode(chunk, { stream: true }));
+    yield* ready.splice(0);
   }
 }
 

@@ -1,3 +1,5 @@
+import { createParser } from 'eventsource-parser';
+
 /**
  * Every request of the console to the API. The API key lives in sessionStorage only (never a URL
  * or a cookie) and goes in the Authorization header; the admin key is passed for one request and
@@ -92,41 +94,24 @@ const pause = (ms: number, signal: AbortSignal) => new Promise<void>((resolve) =
   signal.addEventListener('abort', () => { clearTimeout(timer); resolve(); }, { once: true });
 });
 
+/** The stream's events as eventsource-parser reads them; data that is not JSON is skipped. */
 async function* sseEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<StreamEvent> {
   const reader = body.getReader();
   const decoder = new TextDecoder();
-  let buffer = '';
+  const ready: StreamEvent[] = [];
+  const parser = createParser({
+    onEvent: ({ id, event, data }) => {
+      try {
+        ready.push({ event: event ?? 'message', id, data: JSON.parse(data) as Record<string, unknown> });
+      } catch {
+        // not an event of the API's
+      }
+    },
+  });
   for (;;) {
     const { value, done } = await reader.read();
     if (done) return;
-    buffer += decoder.decode(value, { stream: true }).replace(/\r\n?/g, '\n');
-    let end: number;
-    while ((end = buffer.indexOf('\n\n')) >= 0) {
-      const block = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      const event = parseBlock(block);
-      if (event) yield event;
-    }
-  }
-}
-
-function parseBlock(block: string): StreamEvent | undefined {
-  let event = 'message';
-  let id: string | undefined;
-  const data: string[] = [];
-  for (const line of block.split('\n')) {
-    if (line.startsWith(':')) continue;
-    const colon = line.indexOf(':');
-    const field = colon < 0 ? line : line.slice(0, colon);
-    const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
-    if (field === 'event') event = value;
-    else if (field === 'id') id = value;
-    else if (field === 'data') data.push(value);
-  }
-  if (data.length === 0) return undefined;
-  try {
-    return { event, id, data: JSON.parse(data.join('\n')) as Record<string, unknown> };
-  } catch {
-    return undefined;
+    parser.feed(decoder.decode(value, { stream: true }));
+    yield* ready.splice(0);
   }
 }
