@@ -126,7 +126,7 @@ async function main(): Promise<void> {
     row('median turn, last 50 against turns 11–60', `engine ${ms(e.late)} / ${ms(e.early)}: ${(e.late / e.early).toFixed(3)}×`, '≤ 1.15×');
     row('  the floor, the same', `${ms(f.late)} / ${ms(f.early)}: ${(f.late / f.early).toFixed(3)}×`, '');
     row('whole run against the floor\'s', `engine ${(engineMs / 1000).toFixed(1)} s, floor ${(floorMs / 1000).toFixed(1)} s: ${(engineMs / floorMs).toFixed(3)}×`, '≤ 1.3×');
-    row('worker RSS, turn 10 → end (peak)', `${rssFrom.toFixed(0)} → ${rssEnd.toFixed(0)} MB (peak ${peak.toFixed(0)}): +${(rssEnd - rssFrom).toFixed(0)} MB`, '≤ +50 MB');
+    row('worker RSS, turn 10 → end (peak)', `${rssFrom.toFixed(0)} → ${rssEnd.toFixed(0)} MB (peak ${peak.toFixed(0)}): ${rssEnd >= rssFrom ? '+' : '−'}${Math.abs(rssEnd - rssFrom).toFixed(0)} MB`, '≤ +50 MB');
     console.log(`\n${calls?.length ?? 0} tool calls, all ${calls?.every((c) => c.status === 'ok') ? 'ok' : 'NOT ok'}; load average ${os.loadavg()[0].toFixed(2)} at the end`);
     if (!calls || calls.length !== TURNS - 1 || calls.some((c) => c.status !== 'ok')) process.exitCode = 1;
   } catch (err) {
