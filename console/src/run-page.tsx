@@ -1,6 +1,6 @@
 import { Fragment } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { followRunEvents, getJson, postJson, type StreamEvent } from './api';
+import { ApiError, followRunEvents, getJson, postJson, type StreamEvent } from './api';
 import { Conversation } from './conversation';
 import { useLoad } from './hooks';
 import { withAdminKey } from './prompts';
@@ -10,14 +10,22 @@ import { waitingWords } from './waiting';
 
 interface RunData { run: RunView; messages: Message[]; agent?: Agent; settings: ConsoleSettings }
 
+/** The settings do not change while the page is open: read once, kept once read. */
+let settingsRead: ConsoleSettings | undefined;
+
+/** Read again after each event of the run: the run and its messages; its agent alone (gone: none), not every agent. */
 async function loadRun(runId: string, signal: AbortSignal): Promise<RunData> {
   const run = await getJson<RunView>(`/v1/runs/${encodeURIComponent(runId)}`, signal);
-  const [messages, agents, settings] = await Promise.all([
+  const [messages, agent, settings] = await Promise.all([
     threadMessages(run.threadId, signal),
-    getJson<{ agents: Agent[] }>('/v1/agents', signal),
-    getJson<ConsoleSettings>('/v1/console/settings', signal),
+    getJson<Agent>(`/v1/agents/${encodeURIComponent(run.agentId)}`, signal).catch((err: unknown) => {
+      if (err instanceof ApiError && err.status === 404) return undefined;
+      throw err;
+    }),
+    settingsRead ?? getJson<ConsoleSettings>('/v1/console/settings', signal),
   ]);
-  return { run, messages: messages.filter((m) => m.runId === runId), agent: agents.agents.find((a) => a.id === run.agentId), settings };
+  settingsRead = settings;
+  return { run, messages: messages.filter((m) => m.runId === runId), agent, settings };
 }
 
 async function threadMessages(threadId: string, signal: AbortSignal): Promise<Message[]> {
