@@ -2,13 +2,14 @@ import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { generateText } from 'ai';
 import type { ModelConfig } from '../core/agent-model';
-import { guardedFetch, type GuardedFetch } from '../platform/net/address-guard';
+import { guardedHttp } from '../platform/net/address-guard';
 import type { Usage } from '../core/messages';
 import { LlmConfigError } from './errors';
 import { apiKeyEnvProblem, DEFAULT_LLM_KEY_ENVS, keyEnvFor, PROVIDER_ENDPOINTS } from '../core/llm-keys';
 import type { LlmProvider, LlmRequest, LlmResponse } from './types';
 import { fromSdkToolCalls, toModelMessages, toToolSet } from './wire-messages';
-import { jsonAnswersAsStreams } from './json-as-stream';
+import { liveStreamFetch } from './live-stream';
+import type { LiveSink } from './stream-reading';
 import { finishOf, streamModel, type StreamingModel } from './model-stream';
 
 type RemoteModel = Extract<ModelConfig, { provider: 'openai' | 'anthropic' }>;
@@ -31,8 +32,10 @@ function apiKeyFor(model: RemoteModel, readKey: ApiKeyReader, allowedKeyEnvs: re
   return key;
 }
 
-function languageModel(model: RemoteModel, readKey: ApiKeyReader, allowedKeyEnvs: readonly string[], guarded: GuardedFetch): StreamingModel {
-  const fetch = jsonAnswersAsStreams(guarded);
+type GuardedHttp = ReturnType<typeof guardedHttp>;
+
+function languageModel(model: RemoteModel, readKey: ApiKeyReader, allowedKeyEnvs: readonly string[], http: GuardedHttp, sink: LiveSink): StreamingModel {
+  const fetch = liveStreamFetch(http.fetch, http.request, model.provider, sink);
   const apiKey = apiKeyFor(model, readKey, allowedKeyEnvs);
   const baseURL = model.baseUrl ?? PROVIDER_ENDPOINTS[model.provider].baseUrl;
   if (model.provider === 'anthropic') {
@@ -47,17 +50,18 @@ function languageModel(model: RemoteModel, readKey: ApiKeyReader, allowedKeyEnvs
  * OpenAI-compatible chat completions (OpenAI, Ollama, vLLM, llama.cpp server, any base URL) and
  * Anthropic Messages, through the AI SDK. The SDK's retries are off (`maxRetries: 0`): Temporal's
  * retry policy is the only one, so attempts never multiply. Requests go through `fetch`, which refuses
- * metadata and link-local addresses (see platform/net/address-guard).
+ * metadata and link-local addresses (see platform/net/address-guard); a streamed answer's words
+ * reach the request's callbacks from live-stream.ts as they come.
  */
 export function createAiSdkProvider(
-  readKey: ApiKeyReader, allowedKeyEnvs: readonly string[] = DEFAULT_LLM_KEY_ENVS, fetch: GuardedFetch = guardedFetch(),
+  readKey: ApiKeyReader, allowedKeyEnvs: readonly string[] = DEFAULT_LLM_KEY_ENVS, http: GuardedHttp = guardedHttp(),
 ): LlmProvider {
   return {
     async complete(request: LlmRequest): Promise<LlmResponse> {
       const model = request.model;
       if (model.provider !== 'openai' && model.provider !== 'anthropic') throw new Error(`not a remote model: ${model.provider}`);
       const settings = {
-        model: languageModel(model, readKey, allowedKeyEnvs, fetch),
+        model: languageModel(model, readKey, allowedKeyEnvs, http, { onText: request.onText, onToolInput: request.onToolInput }),
         messages: toModelMessages(request.messages),
         ...(request.tools.length > 0 ? { tools: toToolSet(request.tools) } : {}),
         temperature: request.temperature ?? model.temperature,
@@ -71,7 +75,7 @@ export function createAiSdkProvider(
         const result = await generateText(settings);
         return { text: result.text, toolCalls: fromSdkToolCalls(result.toolCalls), usage: usageOf(result.usage), finishReason: finishOf(result.finishReason) };
       }
-      return streamModel(settings.model, settings, request);
+      return streamModel(settings.model, settings);
     },
   };
 }

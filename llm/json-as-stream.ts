@@ -5,10 +5,9 @@
  * chat completions and Anthropic Messages, told apart by the answer's shape.
  */
 
-type Json = Record<string, unknown>;
-const isRecord = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+import { isRecord, type Json } from './stream-reading';
 
-function asksToStream(body: unknown): boolean {
+export function asksToStream(body: unknown): boolean {
   if (typeof body !== 'string') return false;
   try {
     return (JSON.parse(body) as Json).stream === true;
@@ -28,7 +27,7 @@ export function openAiChunksOf(completion: Json): string[] {
   };
   const chunk = (data: Json) => `data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', ...data })}\n\n`;
   return [
-    chunk({ choices: [{ index: 0, delta, finish_reason: choice.finish_reason ?? 'stop' }] }),
+    chunk({ choices: [{ index: 0, delta, finish_reason: choice.finish_reason === undefined ? 'stop' : choice.finish_reason }] }),
     ...(usage ? [chunk({ choices: [], usage })] : []),
     'data: [DONE]\n\n',
   ];
@@ -51,20 +50,17 @@ export function anthropicEventsOf(message: Json): string[] {
     }
     out.push(ev('content_block_stop', { index }));
   });
-  out.push(ev('message_delta', { delta: { stop_reason: stopReason ?? 'end_turn', stop_sequence: stopSequence ?? null }, usage: { output_tokens: used.output_tokens ?? 0 } }));
+  out.push(ev('message_delta', { delta: { stop_reason: stopReason === undefined ? 'end_turn' : stopReason, stop_sequence: stopSequence ?? null }, usage: { output_tokens: used.output_tokens ?? 0 } }));
   out.push(ev('message_stop', {}));
   return out;
 }
 
-/** Wraps a fetch: a JSON answer to a streaming request becomes the event stream it stands for. */
-export function jsonAnswersAsStreams(fetch: typeof globalThis.fetch): typeof globalThis.fetch {
-  return async (input, init) => {
-    const response = await fetch(input, init);
-    const type = response.headers.get('content-type') ?? '';
-    if (!response.ok || !type.includes('application/json') || !asksToStream(init?.body)) return response;
-    const answer = await response.json() as unknown;
-    if (!isRecord(answer)) return new Response(JSON.stringify(answer), { status: response.status, headers: response.headers });
-    const events = answer.type === 'message' ? anthropicEventsOf(answer) : openAiChunksOf(answer);
-    return new Response(events.join(''), { status: response.status, headers: { 'content-type': 'text/event-stream' } });
-  };
+/** A JSON answer (to a streaming request) as the event stream it stands for; any other response as it is. */
+export async function jsonAnswerAsStream(response: Response): Promise<Response> {
+  const type = response.headers.get('content-type') ?? '';
+  if (!response.ok || !type.includes('application/json')) return response;
+  const answer = await response.json() as unknown;
+  if (!isRecord(answer)) return new Response(JSON.stringify(answer), { status: response.status, headers: response.headers });
+  const events = answer.type === 'message' ? anthropicEventsOf(answer) : openAiChunksOf(answer);
+  return new Response(events.join(''), { status: response.status, headers: { 'content-type': 'text/event-stream' } });
 }

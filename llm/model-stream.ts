@@ -1,7 +1,7 @@
 import type { LanguageModel, ModelMessage, ToolSet } from 'ai';
 import { asLanguageModelUsage, convertToLanguageModelPrompt, prepareCallSettings, prepareToolsAndToolChoice, standardizePrompt } from 'ai/internal';
 import type { ToolCall, Usage } from '../core/messages';
-import type { LlmRequest, LlmResponse } from './types';
+import type { LlmResponse } from './types';
 import { fromSdkToolCalls } from './wire-messages';
 
 /** A provider package's language model (what `createAnthropic` and `createOpenAICompatible` give): the AI SDK's v3 specification. */
@@ -19,13 +19,11 @@ export interface StreamSettings {
  * One streamed model call, read from the provider package's own stream (its `doStream`), with the
  * AI SDK's prompt and tool preparation (its `ai/internal` entry, the same functions `streamText`
  * calls) and none of `streamText`'s machinery around it (steps, transforms, callbacks, promises
- * per part): one step, no tools run, so the parts are read as they come. Its costs per chunk are
- * then the provider's parsing and ours. An HTTP error before the stream is thrown by `doStream`;
+ * per part): one step, no tools run. The words reached the request's callbacks before, as the
+ * event stream came (live-stream.ts): the stream read here is the whole answer. An HTTP error before the stream is thrown by `doStream`;
  * an error part (a broken stream) is thrown as is; `finish` gives the usage and the stop reason.
  */
-export async function streamModel(
-  model: StreamingModel, settings: StreamSettings, { onText, onToolInput }: Pick<LlmRequest, 'onText' | 'onToolInput'>,
-): Promise<LlmResponse> {
+export async function streamModel(model: StreamingModel, settings: StreamSettings): Promise<LlmResponse> {
   const standardized = await standardizePrompt({ messages: settings.messages, allowSystemInMessages: true });
   const prompt = await convertToLanguageModelPrompt({ prompt: standardized, supportedUrls: await model.supportedUrls, download: undefined, abortSignal: settings.abortSignal });
   const { tools, toolChoice } = await prepareToolsAndToolChoice({ tools: settings.tools, toolChoice: undefined, activeTools: undefined });
@@ -40,10 +38,7 @@ export async function streamModel(
     for (;;) {
       const { done, value: part } = await reader.read();
       if (done) break;
-      if (part.type === 'text-delta') {
-        text += part.delta;
-        onText?.(part.delta);
-      } else if (part.type === 'tool-input-delta') onToolInput?.(part.id, part.delta);
+      if (part.type === 'text-delta') text += part.delta;
       else if (part.type === 'tool-call') calls.push(part);
       else if (part.type === 'finish') {
         const total = asLanguageModelUsage(part.usage);

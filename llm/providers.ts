@@ -1,5 +1,5 @@
 import type { Logger } from '../platform/logger';
-import { guardedFetch, type NetworkPolicy } from '../platform/net/address-guard';
+import { guardedHttp, type NetworkPolicy } from '../platform/net/address-guard';
 import { createAiSdkProvider, type ApiKeyReader } from './ai-sdk-provider';
 import { createScriptedProvider } from './scripted';
 import type { LlmProviders } from './types';
@@ -24,6 +24,6 @@ export function createProviders({ readApiKey, allowedKeyEnvs, logger, networkPol
     (globalThis as { AI_SDK_LOG_WARNINGS?: WarningSink }).AI_SDK_LOG_WARNINGS = ({ warnings, provider, model }) =>
       logger.warn({ provider, model, warnings }, 'LLM provider warning');
   }
-  const remote = createAiSdkProvider(readApiKey, allowedKeyEnvs, guardedFetch(networkPolicy));
+  const remote = createAiSdkProvider(readApiKey, allowedKeyEnvs, guardedHttp(networkPolicy));
   return { scripted: createScriptedProvider(), openai: remote, anthropic: remote };
 }

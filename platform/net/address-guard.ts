@@ -1,6 +1,6 @@
 import dns from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
-import { Agent, buildConnector, fetch as undiciFetch } from 'undici';
+import { Agent, buildConnector, request as undiciRequest, fetch as undiciFetch, type Dispatcher } from 'undici';
 import { classifyAddress, type AddressClass } from './address-classes';
 
 /**
@@ -97,7 +97,23 @@ export type GuardedFetch = typeof globalThis.fetch;
  * so that the LLM, the API caller and the logs read why.
  */
 export function guardedFetch(policy: NetworkPolicy = DEFAULT_NETWORK_POLICY): GuardedFetch {
-  return fetchOver(guardedAgent(policy.blockPrivateNetworks ? BLOCKED : undefined));
+  return guardedHttp(policy).fetch;
+}
+
+/**
+ * A plain request over the same guard (undici's `request`): its body is a Node stream, which costs
+ * far less per chunk than fetch's web stream, for bodies read as they come (a model's event
+ * stream). It follows no redirect: a redirect's answer is the answer.
+ */
+export type GuardedRequest = (url: string, options: { method: string; headers: Record<string, string>; body?: string; signal?: AbortSignal }) => Promise<Dispatcher.ResponseData>;
+
+/** fetch and request over one guarded dispatcher (one pool of connections). */
+export function guardedHttp(policy: NetworkPolicy = DEFAULT_NETWORK_POLICY): { fetch: GuardedFetch; request: GuardedRequest } {
+  const dispatcher = guardedAgent(policy.blockPrivateNetworks ? BLOCKED : undefined);
+  return {
+    fetch: fetchOver(dispatcher),
+    request: (url, { method, headers, body, signal }) => undiciRequest(url, { method: method as Dispatcher.HttpMethod, headers, body, signal, dispatcher }),
+  };
 }
 
 /** The fetch of one integration's connections (its MCP server and its OAuth endpoints), by the policy and its allowPrivateNetwork. */
