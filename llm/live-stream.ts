@@ -17,7 +17,8 @@ import type { LiveSink } from './stream-reading';
  */
 export function liveStreamFetch(fetch: GuardedFetch, request: GuardedRequest, wire: 'openai' | 'anthropic', sink: LiveSink): GuardedFetch {
   const live = async (input: Parameters<GuardedFetch>[0], init?: RequestInit): Promise<Response> => {
-    if (!asksToStream(init?.body) || typeof input !== 'string') return fetch(input, init);
+    // No redirect is followed, streaming or not: a model's key stays with the endpoint configured.
+    if (!asksToStream(init?.body) || typeof input !== 'string') return fetch(input, { ...init, redirect: 'manual' });
     const signal = init?.signal ?? undefined;
     const answer = await request(input, {
       method: init?.method ?? 'POST', headers: Object.fromEntries(new Headers(init?.headers).entries()), body: init?.body as string, signal,

@@ -145,12 +145,15 @@ describe('a model\'s event stream, read as it comes', () => {
     expect(classifyLlmError(err).retryable).toBe(true);
   });
 
-  test('a redirect is not followed: the key never goes where the answer points', async () => {
+  test('a redirect is not followed, streaming or not: the key never goes where the answer points', async () => {
     const elsewhere = await rawServer();
     try {
-      server.play([], 307, { location: `${elsewhere.url}/chat/completions` });
-      const err = await call({ provider: 'openai', baseUrl: server.url, apiKeyEnv: 'OPENAI_API_KEY' }).reply.catch((e: unknown) => e);
-      expect(classifyLlmError(err)).toMatchObject({ type: 'LlmBadRequest', retryable: false });
+      for (const [wire, stream] of [['openai', true], ['anthropic', true], ['openai', false], ['anthropic', false]] as const) {
+        server.play([], 307, { location: `${elsewhere.url}/${wire === 'openai' ? 'chat/completions' : 'messages'}` });
+        const err = await call({ provider: wire, baseUrl: server.url, apiKeyEnv: wire === 'openai' ? 'OPENAI_API_KEY' : 'ANTHROPIC_API_KEY', stream }).reply.catch((e: unknown) => e);
+        expect(classifyLlmError(err)).toMatchObject({ type: 'LlmBadRequest', retryable: false });
+      }
+      expect(server.requests.slice(-4).map((r) => r.path)).toEqual(['/v1/chat/completions', '/v1/messages', '/v1/chat/completions', '/v1/messages']);
       expect(elsewhere.requests).toHaveLength(0);
     } finally {
       await elsewhere.close();
