@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { generateText } from 'ai';
@@ -34,16 +35,38 @@ function apiKeyFor(model: RemoteModel, readKey: ApiKeyReader, allowedKeyEnvs: re
 
 type GuardedHttp = ReturnType<typeof guardedHttp>;
 
-function languageModel(model: RemoteModel, readKey: ApiKeyReader, allowedKeyEnvs: readonly string[], http: GuardedHttp, sink: LiveSink): StreamingModel {
-  const fetch = liveStreamFetch(http.fetch, http.request, model.provider, sink);
-  const apiKey = apiKeyFor(model, readKey, allowedKeyEnvs);
-  const baseURL = model.baseUrl ?? PROVIDER_ENDPOINTS[model.provider].baseUrl;
-  if (model.provider === 'anthropic') {
-    // Anthropic's provider reads ANTHROPIC_API_KEY itself when none is given; an explicit empty header keeps it ours.
-    return createAnthropic({ baseURL, apiKey: apiKey ?? '', fetch }).languageModel(model.name);
-  }
-  // includeUsage asks for the final usage chunk when streaming (stream_options.include_usage).
-  return createOpenAICompatible({ name: 'openai', baseURL, apiKey, includeUsage: true, fetch }).chatModel(model.name);
+/** The model call under way's callbacks, for the shared fetch of its (cached) language model. */
+const sinks = new AsyncLocalStorage<LiveSink>();
+/** How many language models a provider keeps: an agent's model is made once, not per turn. */
+const MODELS_KEPT = 32;
+
+/**
+ * A provider package builds its chunk schemas with each language model, and zod prepares a schema
+ * on its first use: made per turn, that cost more than reading the whole stream. So the models
+ * are kept (the last MODELS_KEPT, by provider, name, base URL and key), with one fetch that hands
+ * the words to the call under way.
+ */
+function modelCache(http: GuardedHttp): (model: RemoteModel, apiKey: string | undefined) => StreamingModel {
+  const models = new Map<string, StreamingModel>();
+  return (model, apiKey) => {
+    const baseURL = model.baseUrl ?? PROVIDER_ENDPOINTS[model.provider].baseUrl;
+    const key = JSON.stringify([model.provider, model.name, baseURL, apiKey ?? null]);
+    const kept = models.get(key);
+    if (kept) {
+      models.delete(key);
+      models.set(key, kept);
+      return kept;
+    }
+    const fetch = liveStreamFetch(http.fetch, http.request, model.provider, () => sinks.getStore() ?? {});
+    const made = model.provider === 'anthropic'
+      // Anthropic's provider reads ANTHROPIC_API_KEY itself when none is given; an explicit empty header keeps it ours.
+      ? createAnthropic({ baseURL, apiKey: apiKey ?? '', fetch }).languageModel(model.name)
+      // includeUsage asks for the final usage chunk when streaming (stream_options.include_usage).
+      : createOpenAICompatible({ name: 'openai', baseURL, apiKey, includeUsage: true, fetch }).chatModel(model.name);
+    models.set(key, made);
+    if (models.size > MODELS_KEPT) models.delete(models.keys().next().value as string);
+    return made;
+  };
 }
 
 /**
@@ -56,12 +79,13 @@ function languageModel(model: RemoteModel, readKey: ApiKeyReader, allowedKeyEnvs
 export function createAiSdkProvider(
   readKey: ApiKeyReader, allowedKeyEnvs: readonly string[] = DEFAULT_LLM_KEY_ENVS, http: GuardedHttp = guardedHttp(),
 ): LlmProvider {
+  const languageModel = modelCache(http);
   return {
     async complete(request: LlmRequest): Promise<LlmResponse> {
       const model = request.model;
       if (model.provider !== 'openai' && model.provider !== 'anthropic') throw new Error(`not a remote model: ${model.provider}`);
       const settings = {
-        model: languageModel(model, readKey, allowedKeyEnvs, http, { onText: request.onText, onToolInput: request.onToolInput }),
+        model: languageModel(model, apiKeyFor(model, readKey, allowedKeyEnvs)),
         messages: toModelMessages(request.messages),
         ...(request.tools.length > 0 ? { tools: toToolSet(request.tools) } : {}),
         temperature: request.temperature ?? model.temperature,
@@ -75,7 +99,7 @@ export function createAiSdkProvider(
         const result = await generateText(settings);
         return { text: result.text, toolCalls: fromSdkToolCalls(result.toolCalls), usage: usageOf(result.usage), finishReason: finishOf(result.finishReason) };
       }
-      return streamModel(settings.model, settings);
+      return sinks.run({ onText: request.onText, onToolInput: request.onToolInput }, () => streamModel(settings.model, settings));
     },
   };
 }

@@ -6,7 +6,7 @@ import { openAiStreamReading } from './openai-stream';
 import type { LiveSink } from './stream-reading';
 
 /**
- * The provider package's fetch for one model call. A streaming request's event stream is read here
+ * The provider package's fetch for a model (`sinkOf` gives the call under way's callbacks). A streaming request's event stream is read here
  * as it comes, over a plain request (a Node stream, see GuardedRequest), each event parsed once:
  * the words go to the sink at once, and the provider package is then handed the whole answer as
  * the short stream a JSON answer stands for (json-as-stream.ts), which it checks and reads once.
@@ -15,7 +15,7 @@ import type { LiveSink } from './stream-reading';
  * package still builds the request, checks the answer and reads errors; an answer that is not an
  * event stream goes to it as it came (an error), a JSON answer as a stream, its words in one piece.
  */
-export function liveStreamFetch(fetch: GuardedFetch, request: GuardedRequest, wire: 'openai' | 'anthropic', sink: LiveSink): GuardedFetch {
+export function liveStreamFetch(fetch: GuardedFetch, request: GuardedRequest, wire: 'openai' | 'anthropic', sinkOf: () => LiveSink): GuardedFetch {
   const live = async (input: Parameters<GuardedFetch>[0], init?: RequestInit): Promise<Response> => {
     // No redirect is followed, streaming or not: a model's key stays with the endpoint configured.
     if (!asksToStream(init?.body) || typeof input !== 'string') return fetch(input, { ...init, redirect: 'manual' });
@@ -28,6 +28,7 @@ export function liveStreamFetch(fetch: GuardedFetch, request: GuardedRequest, wi
       for (const v of Array.isArray(value) ? value : value === undefined ? [] : [value]) headers.append(name, v);
     }
     const ok = answer.statusCode >= 200 && answer.statusCode < 300;
+    const sink = sinkOf();
     const reading = wire === 'anthropic' ? anthropicStreamReading(sink) : openAiStreamReading(sink);
     const parser = createParser({ onEvent: (e) => reading.event(e.data, e.event) });
     if (!ok || !(headers.get('content-type') ?? '').includes('text/event-stream')) {

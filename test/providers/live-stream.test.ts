@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { ModelConfig } from '../../core/agent-model';
 import { createAiSdkProvider } from '../../llm/ai-sdk-provider';
 import { classifyLlmError } from '../../llm/errors';
+import { startFakeLlmServer } from '../support/fake-llm-server';
 
 /**
  * A model's event stream read as it comes (llm/live-stream.ts), against a local server writing
@@ -136,6 +137,23 @@ describe('a model\'s event stream, read as it comes', () => {
     expect(run.texts).toEqual(['Half']);
     expect(classifyLlmError(err)).toMatchObject({ retryable: true });
     expect(JSON.stringify(err) + String((err as Error).message)).toContain('overloaded mid-answer');
+  });
+
+  test.each(['openai', 'anthropic'] as const)('%s: calls at once on one (kept) model each hear their own words only', async (wire) => {
+    const fake = await startFakeLlmServer();
+    try {
+      const answers = Array.from({ length: 6 }, (_, i) => `Answer number ${i} ${'word '.repeat(i + 3)}`);
+      fake.play(answers.map((text) => ({ text })));
+      const calls = answers.map(() => call({ provider: wire, baseUrl: fake.baseUrl, apiKeyEnv: wire === 'openai' ? 'OPENAI_API_KEY' : 'ANTHROPIC_API_KEY' }));
+      const replies = await Promise.all(calls.map((c) => c.reply));
+      expect(replies.map((r) => r.text).sort()).toEqual([...answers].sort());
+      replies.forEach((r, i) => {
+        expect(calls[i].texts.length).toBeGreaterThan(1);
+        expect(calls[i].texts.join('')).toBe(r.text);
+      });
+    } finally {
+      await fake.close();
+    }
   });
 
   test('a chunk of a shape the wire format does not allow fails the call, as the provider package would', async () => {
