@@ -35,24 +35,29 @@ export const messagesQuery = z.strictObject({
 
 const cut = `cut at ${MESSAGE_PREVIEW_CHARS} characters`;
 
+/** What a person reads of a message, in a thread's conversation or a run's (GET /v1/runs/:id/messages). */
+export const messagePreviewFields = {
+  role: z.enum(['system', 'user', 'assistant', 'tool']),
+  content: z.string().describe(cut),
+  contentBytes: z.int().describe('the full content\'s size in UTF-8 bytes'),
+  contentTruncated: z.boolean(),
+  toolCalls: z.array(z.object({
+    id: z.string(), name: z.string(),
+    arguments: z.string().describe(`the arguments as JSON text, ${cut}`),
+    argumentsBytes: z.int(), argumentsTruncated: z.boolean(),
+  })).optional(),
+  toolCallId: z.string().optional().describe('tool results: the call answered'),
+  toolName: z.string().optional(),
+  createdAt: timestamp,
+};
+
 export const messagePageSchema = z.object({
   messages: z.array(z.object({
     seq: z.int(),
     runId: z.string().describe('the run that wrote it ("template": an agent file\'s template)'),
     agentId: z.string().describe('the agent of that run, which may be another than the thread\'s (a template is the thread\'s agent\'s)'),
     agentName: z.string(),
-    role: z.enum(['system', 'user', 'assistant', 'tool']),
-    content: z.string().describe(cut),
-    contentBytes: z.int().describe('the full content\'s size in UTF-8 bytes'),
-    contentTruncated: z.boolean(),
-    toolCalls: z.array(z.object({
-      id: z.string(), name: z.string(),
-      arguments: z.string().describe(`the arguments as JSON text, ${cut}`),
-      argumentsBytes: z.int(), argumentsTruncated: z.boolean(),
-    })).optional(),
-    toolCallId: z.string().optional().describe('tool results: the call answered'),
-    toolName: z.string().optional(),
-    createdAt: timestamp,
+    ...messagePreviewFields,
   })),
   nextAfter: z.int().nullable().describe('pass as ?after= for the next page; null on the last page'),
 });
