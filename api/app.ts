@@ -25,6 +25,7 @@ import { healthRoutes } from './routes/health';
 import { integrationRoutes } from './routes/integrations';
 import { runEventRoutes } from './routes/run-events';
 import { runInputRoutes } from './routes/run-inputs';
+import { runMessageRoutes } from './routes/run-messages';
 import { oneShotRunRoutes } from './routes/one-shot-runs';
 import { runListRoutes } from './routes/run-list';
 import { runRoutes } from './routes/runs';
@@ -206,6 +207,7 @@ function v1Routes(deps: AppDeps & { changes: RunChangeFeed; views: RunViewCache 
     await v1.register(oneShotRunRoutes, { db: deps.db, client: deps.client, taskQueue: deps.taskQueue, views: deps.views });
     await v1.register(runListRoutes, { db: deps.db, client: deps.client });
     await v1.register(runInputRoutes, { db: deps.db, client: deps.client, views: deps.views });
+    await v1.register(runMessageRoutes, { db: deps.reads ?? deps.db });
     await v1.register(runEventRoutes, { db: deps.reads ?? deps.db, changes: deps.changes, heartbeatMs: deps.sseHeartbeatMs });
   };
 }
