@@ -1,45 +1,54 @@
 import { LongText, prettyJson } from './text';
-import type { Message, ToolCallView } from './types';
+import type { RunMessage, RunMessagePage, ToolCallView } from './types';
 
-/** A run's part of its thread as a person reads it: the input, the model's words, each tool call with its result. */
-export function Conversation({ messages, toolCalls, liveText }: { messages: Message[]; toolCalls: ToolCallView[]; liveText: string }) {
+interface ConversationProps {
+  input: RunMessagePage['input'];
+  messages: RunMessage[];
+  toolCalls: ToolCallView[];
+  /** ids of the tool calls that wait for a person's approval */
+  awaitingApproval: Set<string>;
+  liveText: string;
+}
+
+const cutNote = (bytes: number) => ` (first part of ${bytes} bytes)`;
+const utf8Bytes = (text: string) => new TextEncoder().encode(text).length;
+
+/** A run's conversation as a person reads it, so far: the input, the model's words, each tool call with its result. */
+export function Conversation({ input, messages, toolCalls, awaitingApproval, liveText }: ConversationProps) {
   const results = new Map(messages.filter((m) => m.role === 'tool' && m.toolCallId).map((m) => [m.toolCallId!, m]));
   const calls = new Map(toolCalls.map((c) => [c.id, c]));
   return (
     <div class="conversation">
-      {messages.map((message) => {
-        if (message.role === 'user') {
-          return <div key={message.seq} class="message user"><h3>Input</h3><LongText text={message.content} /></div>;
-        }
-        if (message.role === 'assistant') {
-          return (
-            <div key={message.seq} class="message assistant">
-              <h3>Model</h3>
-              {message.content && <LongText text={message.content} />}
-              {message.toolCalls?.map((call) => (
-                <ToolCall key={call.id} name={call.name} argumentsText={call.arguments} view={calls.get(call.id)} fallbackResult={results.get(call.id)?.content} />
-              ))}
-            </div>
-          );
-        }
-        return null;
-      })}
+      <div class="message user"><h3>Input{input.contentTruncated ? cutNote(input.contentBytes) : ''}</h3><LongText text={input.content} /></div>
+      {messages.filter((m) => m.role === 'assistant').map((message) => (
+        <div key={`${message.turn}.${message.slot}`} class="message assistant" data-turn={message.turn}>
+          <h3>Model, turn {message.turn}{message.contentTruncated ? cutNote(message.contentBytes) : ''}</h3>
+          {message.content && <LongText text={message.content} />}
+          {message.toolCalls?.map((call) => (
+            <ToolCall key={call.id} name={call.name} argumentsText={call.arguments} view={calls.get(call.id)}
+              stored={results.get(call.id)} awaitingApproval={awaitingApproval.has(call.id)} />
+          ))}
+        </div>
+      ))}
       {liveText && <div class="message assistant live"><h3>Model (writing…)</h3><pre class="text">{liveText}</pre></div>}
     </div>
   );
 }
 
-function ToolCall({ name, argumentsText, view, fallbackResult }: { name: string; argumentsText: string; view?: ToolCallView; fallbackResult?: string }) {
-  const result = view?.result ?? fallbackResult;
+interface ToolCallProps { name: string; argumentsText: string; view?: ToolCallView; stored?: RunMessage; awaitingApproval: boolean }
+
+function ToolCall({ name, argumentsText, view, stored, awaitingApproval }: ToolCallProps) {
+  const result = view?.result ?? stored?.content;
+  const fullBytes = view?.resultBytes ?? stored?.contentBytes ?? 0;
+  const state = view ? ` — ${view.status}, ${view.durationMs} ms`
+    : awaitingApproval ? ' — waiting for approval'
+      : result === undefined ? ' — no result yet' : '';
   return (
     <div class={`tool-call ${view?.status === 'error' ? 'failed' : ''}`}>
-      <h4>
-        Tool call <code>{name}</code>
-        {view ? ` — ${view.status}, ${view.durationMs} ms` : result === undefined ? ' — no result yet' : ''}
-      </h4>
+      <h4>Tool call <code>{name}</code>{state}</h4>
       <div class="label">Arguments</div>
       <LongText text={prettyJson(argumentsText)} label="arguments" />
-      {result !== undefined && <><div class="label">Result{view && view.resultBytes > view.result.length ? ` (first part of ${view.resultBytes} bytes)` : ''}</div><LongText text={result} label="result" /></>}
+      {result !== undefined && <><div class="label">Result{fullBytes > utf8Bytes(result) ? cutNote(fullBytes) : ''}</div><LongText text={result} label="result" /></>}
     </div>
   );
 }

@@ -5,19 +5,19 @@ import { Conversation } from './conversation';
 import { useLoad } from './hooks';
 import { withAdminKey } from './prompts';
 import { ErrorLine, ExternalLink, LongText, when } from './text';
-import type { Agent, ConsoleSettings, Message, RunView } from './types';
+import type { Agent, ConsoleSettings, RunMessagePage, RunView } from './types';
 import { waitingWords } from './waiting';
 
-interface RunData { run: RunView; messages: Message[]; agent?: Agent; settings: ConsoleSettings }
+interface RunData { run: RunView; conversation: RunMessagePage; agent?: Agent; settings: ConsoleSettings }
 
 /** The settings do not change while the page is open: read once, kept once read. */
 let settingsRead: ConsoleSettings | undefined;
 
-/** Read again after each event of the run: the run and its messages; its agent alone (gone: none), not every agent. */
+/** Read again after each event of the run: the run and its conversation so far; its agent alone (gone: none), not every agent. */
 async function loadRun(runId: string, signal: AbortSignal): Promise<RunData> {
   const run = await getJson<RunView>(`/v1/runs/${encodeURIComponent(runId)}`, signal);
-  const [messages, agent, settings] = await Promise.all([
-    threadMessages(run.threadId, signal),
+  const [conversation, agent, settings] = await Promise.all([
+    runMessages(runId, signal),
     getJson<Agent>(`/v1/agents/${encodeURIComponent(run.agentId)}`, signal).catch((err: unknown) => {
       if (err instanceof ApiError && err.status === 404) return undefined;
       throw err;
@@ -25,17 +25,21 @@ async function loadRun(runId: string, signal: AbortSignal): Promise<RunData> {
     settingsRead ?? getJson<ConsoleSettings>('/v1/console/settings', signal),
   ]);
   settingsRead = settings;
-  return { run, messages: messages.filter((m) => m.runId === runId), agent, settings };
+  return { run, conversation, agent, settings };
 }
 
-async function threadMessages(threadId: string, signal: AbortSignal): Promise<Message[]> {
-  const all: Message[] = [];
-  for (let after: number | null = 0; after !== null;) {
-    const page: { messages: Message[]; nextAfter: number | null } = await getJson(`/v1/threads/${encodeURIComponent(threadId)}/messages?after=${after}&limit=200`, signal);
-    all.push(...page.messages);
+/**
+ * The run's own transcript, which the thread's messages receive only when the run ends. Read from
+ * the start each time: a tool call that ends early is stored before the calls of its turn listed earlier.
+ */
+async function runMessages(runId: string, signal: AbortSignal): Promise<RunMessagePage> {
+  const pages: RunMessagePage[] = [];
+  for (let after: string | null = '0.0'; after !== null;) {
+    const page: RunMessagePage = await getJson(`/v1/runs/${encodeURIComponent(runId)}/messages?after=${after}&limit=200`, signal);
+    pages.push(page);
     after = page.nextAfter;
   }
-  return all;
+  return { input: pages[0].input, messages: pages.flatMap((p) => p.messages), nextAfter: null };
 }
 
 interface Decision { toolCallId: string; decision: string; status: string; reason: string | null; keyKind: string; by: string }
@@ -69,7 +73,7 @@ export function RunPage({ runId }: { runId: string }) {
   }, [runId, loaded]);
 
   if (!data) return <section><h1>Run {runId}</h1>{error ? <ErrorLine error={error} /> : <p>Loading…</p>}</section>;
-  const { run, messages, agent, settings } = data;
+  const { run, conversation, agent, settings } = data;
   const cancel = () => withAdminKey((key) => postJson(`/v1/runs/${encodeURIComponent(run.id)}/cancel`, {}, key)).then(reload, setActionError);
   const waiting = waitingWords(run);
   return (
@@ -99,8 +103,9 @@ export function RunPage({ runId }: { runId: string }) {
         {Object.entries(agent?.limits ?? {}).map(([name, value]) => <Fragment key={name}><dt>{name}</dt><dd>{String(value)}</dd></Fragment>)}
       </dl>
       <h2>Conversation</h2>
-      <Conversation messages={messages} toolCalls={run.toolCalls} liveText={liveText} />
-      {run.output !== null && messages.length === 0 && <LongText text={run.output} />}
+      <Conversation input={conversation.input} messages={conversation.messages} toolCalls={run.toolCalls}
+        awaitingApproval={new Set(run.pendingApprovals.filter((a) => !a.runId || a.runId === run.id).map((a) => a.toolCallId))} liveText={liveText} />
+      {run.output !== null && conversation.messages.length === 0 && <LongText text={run.output} />}
       {run.error && <p class="error">{run.error.type}: {run.error.message}</p>}
       {decisions.length > 0 && (
         <>

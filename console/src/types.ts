@@ -36,10 +36,17 @@ export interface Agent {
   maxTurns?: number; limits: Record<string, unknown> | null;
 }
 
-export interface Message {
-  seq: number; runId: string; role: 'system' | 'user' | 'assistant' | 'tool'; content: string; contentTruncated: boolean;
-  toolCalls?: { id: string; name: string; arguments: string; argumentsTruncated: boolean }[];
+/** A message of a run's transcript (GET /v1/runs/:id/messages): turn t's reply is slot 0, its i-th tool call's result slot i+1. */
+export interface RunMessage {
+  turn: number; slot: number; role: 'system' | 'user' | 'assistant' | 'tool'; content: string; contentBytes: number; contentTruncated: boolean;
+  toolCalls?: { id: string; name: string; arguments: string; argumentsBytes: number; argumentsTruncated: boolean }[];
   toolCallId?: string; toolName?: string; createdAt: string;
+}
+
+export interface RunMessagePage {
+  input: { content: string; contentBytes: number; contentTruncated: boolean };
+  messages: RunMessage[];
+  nextAfter: string | null;
 }
 
 export interface Integration {
