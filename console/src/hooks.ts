@@ -8,21 +8,32 @@ export interface Loaded<T> {
 
 /**
  * Data from completed requests: loaded at once, then again every `everyMs` (when given) and when
- * the tab comes back into view; one load at a time, and none after the page has gone.
+ * the tab comes back into view; one load at a time, and none after the page has gone. A reload
+ * asked for during a load follows it (once), so that the last change asked about is always read.
  */
 export function useLoad<T>(load: (signal: AbortSignal) => Promise<T>, deps: unknown[], everyMs?: number): Loaded<T> {
   const [state, setState] = useState<{ data?: T; error?: unknown }>({});
   const busy = useRef<AbortController | undefined>(undefined);
+  const again = useRef(false);
   const controller = useRef(new AbortController());
   const run = useCallback(load, deps);
-  const reload = useCallback(() => {
+  const reload = useCallback(function reloadOnce() {
     const current = controller.current;
-    if (busy.current === current || current.signal.aborted) return;
+    if (current.signal.aborted) return;
+    if (busy.current === current) {
+      again.current = true;
+      return;
+    }
     busy.current = current;
+    again.current = false;
     run(current.signal).then(
       (data) => { if (!current.signal.aborted) setState({ data }); },
       (error: unknown) => { if (!current.signal.aborted) setState((s) => ({ data: s.data, error })); },
-    ).finally(() => { if (busy.current === current) busy.current = undefined; });
+    ).finally(() => {
+      if (busy.current !== current) return;
+      busy.current = undefined;
+      if (again.current) reloadOnce();
+    });
   }, [run]);
 
   useEffect(() => {
