@@ -5,6 +5,12 @@ import { withAdminKey } from './prompts';
 import { ErrorLine, ExternalLink, when } from './text';
 import type { Agent, Capabilities, Integration } from './types';
 
+/**
+ * How often the list is read again: an authorization completes in another tab (the authorization
+ * server sends the browser to the API's callback), and the integration then shows as authorized.
+ */
+const REFRESH_MS = 3000;
+
 interface IntegrationsData { integrations: Integration[]; agents: Agent[] }
 
 const loadIntegrations = async (signal: AbortSignal): Promise<IntegrationsData> => {
@@ -17,7 +23,7 @@ const loadIntegrations = async (signal: AbortSignal): Promise<IntegrationsData> 
 
 /** Each integration: whether it is connected and in which protocol era, its authorization, its tools, the agents using it. */
 export function IntegrationsPage() {
-  const { data, error } = useLoad(loadIntegrations, []);
+  const { data, error } = useLoad(loadIntegrations, [], REFRESH_MS);
   return (
     <section>
       <h1>Integrations</h1>
@@ -30,7 +36,9 @@ export function IntegrationsPage() {
 }
 
 function IntegrationItem({ integration, agents }: { integration: Integration; agents: Agent[] }) {
-  const capabilities = useLoad((signal) => getJson<Capabilities>(`/v1/integrations/${encodeURIComponent(integration.id)}/capabilities`, signal), [integration.id]);
+  // Asked again when its authorization changes: a server that refused before may list its tools now.
+  const capabilities = useLoad((signal) => getJson<Capabilities>(`/v1/integrations/${encodeURIComponent(integration.id)}/capabilities`, signal),
+    [integration.id, integration.authorization]);
   const [authorization, setAuthorization] = useState<{ url: string; expiresAt: string } | undefined>();
   const [failure, setFailure] = useState<unknown>();
   const oauth = integration.transport.auth?.type === 'oauth';
