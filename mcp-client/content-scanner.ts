@@ -78,11 +78,16 @@ export class ContentScanner {
       const state = this.state;
       if (state === State.Invalid) break;
       if (state === State.String) {
-        const end = this.stringEnd(chunk, i);
-        const contentEnd = end === -1 ? n : end;
-        if (this.stringKind === 'content') this.content(chunk.subarray(i, contentEnd));
-        else this.record(chunk, i, contentEnd);
-        if (end === -1) break;
+        let end: number;
+        if (this.decoder) {
+          end = this.decode(chunk, i);
+        } else {
+          end = this.stringEnd(chunk, i);
+          const contentEnd = end === -1 ? n : end;
+          if (this.stringKind === 'content') this.content(chunk.subarray(i, contentEnd));
+          else this.record(chunk, i, contentEnd);
+        }
+        if (end === -1 || (this.state as State) === State.Invalid) break;
         if (this.stringKind === 'content') keptFrom = this.closeContent(end);
         if (this.state === State.Invalid) break;
         this.closeString();
@@ -262,6 +267,17 @@ export class ContentScanner {
     } catch (err) {
       if (!(err instanceof JsonStringError)) throw err;
       this.fail(err.message);
+    }
+  }
+
+  /** A spooled content string, decoded up to its closing quote (see JsonStringDecoder.decodeUntilQuote). */
+  private decode(chunk: Buffer, from: number): number {
+    try {
+      return this.decoder!.decodeUntilQuote(chunk, from);
+    } catch (err) {
+      if (!(err instanceof JsonStringError)) throw err;
+      this.fail(err.message);
+      return -1;
     }
   }
 
