@@ -39,6 +39,13 @@ export function truncatedText(text: string, maxBytes: number): string {
   return `${shown}\n[truncated: showing ${utf8Length(shown)} of ${total} bytes]`;
 }
 
+/** The start of a text of `totalBytes` (at least maxBytes of it, or all), cut as truncatedText cuts. */
+export function truncatedStart(start: string, totalBytes: number, maxBytes: number): string {
+  if (totalBytes <= maxBytes) return start;
+  const shown = truncateUtf8(start, maxBytes);
+  return `${shown}\n[truncated: showing ${utf8Length(shown)} of ${totalBytes} bytes]`;
+}
+
 /** At most maxChars characters, the last an ellipsis when the text was longer. */
 export const shortened = (text: string, maxChars: number): string =>
   (text.length > maxChars ? `${text.slice(0, maxChars - 1)}…` : text);

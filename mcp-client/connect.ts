@@ -104,7 +104,7 @@ function refusedByAnOlderServer(err: unknown): boolean {
 /** The bounds on an HTTP server's answers: a tool call's is the tighter of the two (see message-bound.ts). */
 function answerBounds(integration: Integration): AnswerBounds {
   const message = transportBound(integration.maxResourceBytes);
-  return { message, toolCall: Math.min(message, transportBound(integration.maxResultBytes)) };
+  return { message, toolCall: Math.min(message, transportBound(integration.maxResultBytes)), content: integration.maxResourceBytes };
 }
 
 /** A connected, initialised client for one integration, on the era it is pinned to or negotiated. Secrets stay in this process. */
@@ -140,7 +140,7 @@ async function connectStdio(integration: Integration, options: ConnectOptions, p
   const t = integration.transport as Extract<Integration['transport'], { type: 'stdio' }>;
   const spawn = () => new GroupStdioTransport({
     command: t.command, args: t.args, env: t.env, cwd: t.cwd, groupsDir: options.groupsDir, logger,
-    maxMessageBytes: transportBound(integration.maxResourceBytes),
+    maxMessageBytes: transportBound(integration.maxResourceBytes), maxContentBytes: integration.maxResourceBytes,
   });
   try {
     return await connectOver(spawn(), options.timeoutMs, plan, options);

@@ -1,7 +1,9 @@
 import { STATUS_CODES } from 'node:http';
 import type { FetchLike } from '@modelcontextprotocol/client';
 import { OAuthErrorCode } from '@modelcontextprotocol/client';
+import { eventStream } from './event-stream-answers';
 import { MessageBytes, messageTooLargeText, tooLargeAnswer } from './message-bound';
+import { SpoolingMessage } from './spooling-message';
 
 /**
  * What the engine reads of the HTTP answers of an MCP server (Streamable HTTP and the older
@@ -21,8 +23,10 @@ import { MessageBytes, messageTooLargeText, tooLargeAnswer } from './message-bou
 export interface AnswerBounds {
   /** the largest answer to tools/call */
   toolCall: number;
-  /** the largest of any other message (a resource arrives in one) */
+  /** the largest of any other message, as held in memory (a resource arrives in one) */
   message: number;
+  /** the largest decoded contents of a resources/read result, which go to spool files as they arrive */
+  content: number;
 }
 
 const NULL_BODY = new Set([204, 205, 304]);
@@ -51,10 +55,11 @@ interface Sent {
   ids: (string | number)[];
   batch: boolean;
   bound: number;
+  content: number;
 }
 
 function sentRequests(init: RequestInit | undefined, bounds: AnswerBounds): Sent {
-  const none = { ids: [], batch: false, bound: bounds.message };
+  const none = { ids: [], batch: false, bound: bounds.message, content: bounds.content };
   if (init?.method !== 'POST' || typeof init.body !== 'string') return none;
   let parsed: unknown;
   try {
@@ -65,7 +70,7 @@ function sentRequests(init: RequestInit | undefined, bounds: AnswerBounds): Sent
   const messages = (Array.isArray(parsed) ? parsed : [parsed]) as { id?: unknown; method?: unknown }[];
   const requests = messages.filter((m) => typeof m?.method === 'string' && (typeof m.id === 'string' || typeof m.id === 'number'));
   const toolCalls = requests.length > 0 && requests.every((m) => m.method === 'tools/call');
-  return { ids: requests.map((m) => m.id as string | number), batch: Array.isArray(parsed), bound: toolCalls ? bounds.toolCall : bounds.message };
+  return { ids: requests.map((m) => m.id as string | number), batch: Array.isArray(parsed), bound: toolCalls ? bounds.toolCall : bounds.message, content: bounds.content };
 }
 
 const encoder = new TextEncoder();
@@ -85,72 +90,27 @@ async function refuse(controller: ReadableStreamDefaultController<Uint8Array>, r
   controller.close();
 }
 
-/** A body read whole, up to the bound (a JSON answer; a length it declares past the bound is not read at all). */
+/**
+ * A body read whole, up to the bound (a JSON answer; a length it declares past the bound is not read
+ * at all), a resource's large contents taken out to spool files as they arrive (spooling-message.ts).
+ */
 function wholeBody(res: Response, body: ReadableStream<Uint8Array>, sent: Sent): ReadableStream<Uint8Array> {
   const reader = body.getReader();
   const declared = Number(res.headers.get('content-length') ?? NaN);
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
       if (declared > sent.bound) return refuse(controller, reader, sent, (json) => json, declared);
-      const bytes = new MessageBytes();
+      const bytes = new SpoolingMessage(sent.content);
       for (let read = await reader.read(); !read.done; read = await reader.read()) {
         bytes.push(read.value);
-        if (bytes.size > sent.bound) return refuse(controller, reader, sent, (json) => json);
+        if (bytes.size > sent.bound || bytes.overBound) {
+          bytes.clear();
+          return refuse(controller, reader, sent, (json) => json);
+        }
       }
-      if (bytes.size > 0) controller.enqueue(bytes.join());
+      const body = bytes.take();
+      if (body.length > 0) controller.enqueue(body);
       controller.close();
-    },
-    cancel: (reason) => reader.cancel(reason),
-  }, { highWaterMark: 0 });
-}
-
-const LF = 0x0a;
-const CR = 0x0d;
-
-/** An event stream passed on one whole event at a time (an event ends at a blank line), each up to the bound. */
-function eventStream(body: ReadableStream<Uint8Array>, sent: Sent, onStreamCut?: (bound: number) => void): ReadableStream<Uint8Array> {
-  const reader = body.getReader();
-  const event = new MessageBytes();
-  let atLineStart = true;
-  let afterCr = false;
-  const sse = (json: string) => `event: message\ndata: ${json}\n\n`;
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      for (;;) {
-        const read = await reader.read();
-        if (read.done) {
-          if (event.size > 0) controller.enqueue(event.join());
-          controller.close();
-          return;
-        }
-        const chunk = read.value;
-        let from = 0;
-        for (let i = 0; i < chunk.length; i++) {
-          const byte = chunk[i];
-          if (byte === LF && afterCr) {
-            afterCr = false;
-            continue;
-          }
-          afterCr = byte === CR;
-          if (byte !== LF && byte !== CR) atLineStart = false;
-          else if (!atLineStart) atLineStart = true;
-          else {
-            const end = byte === CR && chunk[i + 1] === LF ? i + 2 : i + 1;
-            event.push(chunk.subarray(from, end));
-            if (event.size > sent.bound) return refuse(controller, reader, sent, sse, undefined, onStreamCut);
-            controller.enqueue(event.join());
-            event.clear();
-            // A CR that ended the chunk may have its LF in the next one.
-            afterCr = byte === CR && end === i + 1;
-            i = end - 1;
-            from = end;
-          }
-        }
-        event.push(chunk.subarray(from));
-        if (event.size > sent.bound) return refuse(controller, reader, sent, sse, undefined, onStreamCut);
-        // Something went on: the reader asks again when it wants more.
-        if (from > 0) return;
-      }
     },
     cancel: (reason) => reader.cancel(reason),
   }, { highWaterMark: 0 });
@@ -189,7 +149,10 @@ export function boundedAnswers(fetch: FetchLike, bounds: AnswerBounds, onStreamC
     if (!res.body) return res;
     const sent = sentRequests(init, bounds);
     const eventStreamAnswer = res.headers.get('content-type')?.toLowerCase().startsWith('text/event-stream');
-    return rebuilt(res, eventStreamAnswer ? eventStream(res.body, sent, onStreamCut) : wholeBody(res, res.body, sent));
+    const sse = (json: string) => `event: message\ndata: ${json}\n\n`;
+    const events = () => eventStream(res.body!, { bound: sent.bound, maxContentBytes: sent.content },
+      (controller, reader) => refuse(controller, reader, sent, sse, undefined, onStreamCut));
+    return rebuilt(res, eventStreamAnswer ? events() : wholeBody(res, res.body, sent));
   };
 }
 

@@ -1,6 +1,7 @@
 import { deserializeMessage } from '@modelcontextprotocol/client';
 import type { JSONRPCMessage } from '@modelcontextprotocol/client';
-import { MessageBytes, messageTooLargeText, tooLargeAnswer } from './message-bound';
+import { messageTooLargeText, tooLargeAnswer } from './message-bound';
+import { SpoolingMessage } from './spooling-message';
 
 /** Enough of a dropped line's ends to find its JSON-RPC id, wherever the server's serialiser put it. */
 const EDGE_BYTES = 256;
@@ -12,17 +13,20 @@ const EDGE_BYTES = 256;
  * resource) and throws past 10 MiB, which would lose the message with no answer to its request.
  * Here chunks are joined once per message, and a message over the bound is skipped up to its
  * newline and answered with an error for its id, so the caller gets an answer and the connection
- * (and the server process) stays up.
+ * (and the server process) stays up. A resource's large content goes to a spool file as it arrives
+ * (spooling-message.ts); past `maxContentBytes` its request is answered with the same error.
  */
 export class LineBuffer {
-  private readonly line = new MessageBytes();
+  private readonly line: SpoolingMessage;
   /** bytes of the line being dropped (the kept bytes are counted by `line`) */
   private droppedSize = 0;
   private dropping = false;
   private head: Buffer = Buffer.alloc(0);
   private tail: Buffer = Buffer.alloc(0);
 
-  constructor(private readonly maxMessageBytes: number) {}
+  constructor(private readonly maxMessageBytes: number, maxContentBytes = maxMessageBytes) {
+    this.line = new SpoolingMessage(maxContentBytes);
+  }
 
   /** Appends a chunk and returns the complete messages (and synthetic errors) it finished. */
   push(chunk: Buffer, onBadLine: (err: Error) => void): JSONRPCMessage[] {
@@ -66,12 +70,21 @@ export class LineBuffer {
   }
 
   private finish(onBadLine: (err: Error) => void): JSONRPCMessage | undefined {
-    const size = this.dropping ? this.droppedSize : this.line.size;
     const dropped = this.dropping;
-    const line = dropped ? '' : this.line.join().toString('utf8').replace(/\r$/, '');
+    const overBound = !dropped && this.line.overBound;
+    const size = dropped ? this.droppedSize : this.line.size;
+    const contentId = this.line.id;
+    const line = dropped || overBound ? '' : this.line.take().toString('utf8').replace(/\r$/, '');
     const headText = this.head.toString('latin1');
     const tailText = this.tail.toString('latin1');
     this.clear();
+    if (overBound) {
+      if (contentId === undefined) {
+        onBadLine(new Error('a message\'s resource contents exceed the resource bound; it had no id and was dropped'));
+        return undefined;
+      }
+      return tooLargeAnswer(contentId, this.maxMessageBytes);
+    }
     if (dropped) {
       // Our SDK's servers write the id last, others first: the tail is searched first, for its last match.
       const idPattern = /"id"\s*:\s*(\d+|"(?:[^"\\]|\\.)*")\s*[,}]/g;

@@ -20,6 +20,8 @@ export interface StdioServerOptions {
   killGraceMs?: number;
   /** bound on one message from the server; a longer one is answered with an error (see line-buffer.ts) */
   maxMessageBytes?: number;
+  /** bound on the decoded contents of a resources/read result, which go to spool files (see spooling-message.ts) */
+  maxContentBytes?: number;
 }
 
 /** Room for the SDK's own messages when no resource bound is given. */
@@ -45,7 +47,7 @@ export class GroupStdioTransport implements Transport {
   private registered: Promise<void> = Promise.resolve();
 
   constructor(private readonly options: StdioServerOptions) {
-    this.buffer = new LineBuffer(options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES);
+    this.buffer = new LineBuffer(options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES, options.maxContentBytes);
   }
 
   get pid(): number | undefined {

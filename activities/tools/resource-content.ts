@@ -1,5 +1,7 @@
+import fs from 'node:fs/promises';
 import type { ReadResourceResult } from '@modelcontextprotocol/client';
-import { truncatedText } from '../../core/truncated-text';
+import { truncatedStart, truncatedText } from '../../core/truncated-text';
+import { claimSpooled, releaseSpooled, type SpooledContent } from '../../mcp-client/spool-files';
 
 /**
  * What the LLM sees of a text resource. 100 KB is about 25k tokens: enough for a document or a
@@ -24,9 +26,11 @@ export function contentBytes(contents: Content[]): number {
   return contents.reduce((n, c) => n + ('text' in c && typeof c.text === 'string' ? Buffer.byteLength(c.text) : blobBytes(String((c as { blob?: string }).blob ?? ''))), 0);
 }
 
+const SNIFF_BYTES = 8192;
+
 /** A header and a few rows with one and the same number of commas (outside quotes, roughly) look like CSV. */
 export function looksLikeCsv(text: string): boolean {
-  const lines = text.slice(0, 8192).replace(/^\uFEFF/, '').split(/\r?\n/).filter((l) => l.trim() !== '').slice(0, 6);
+  const lines = text.slice(0, SNIFF_BYTES).replace(/^\uFEFF/, '').split(/\r?\n/).filter((l) => l.trim() !== '').slice(0, 6);
   if (lines.length < 2) return false;
   const commas = (line: string) => line.replace(/"[^"]*"/g, '').split(',').length - 1;
   const first = commas(lines[0]);
@@ -57,12 +61,78 @@ export function csvText(content: Content): { text: string; transcoded: boolean }
   return decodeCsvBytes(Buffer.from(String((content as { blob: string }).blob), 'base64'));
 }
 
+const described = (c: Content, bytes: number) => `[binary resource ${c.uri}: ${c.mimeType ?? 'unknown type'}, ${bytes} bytes; its content is not shown]`;
+
 /** The text the LLM gets for non-CSV contents: texts joined, blobs described, never raw base64. */
 export function textResult(contents: Content[]): string {
   const parts = contents.map((c) => {
     if ('text' in c && typeof c.text === 'string') return c.text;
-    const blob = String((c as { blob?: string }).blob ?? '');
-    return `[binary resource ${c.uri}: ${c.mimeType ?? 'unknown type'}, ${blobBytes(blob)} bytes; its content is not shown]`;
+    return described(c, blobBytes(String((c as { blob?: string }).blob ?? '')));
   });
   return truncatedText(parts.join('\n'), TEXT_RESULT_BYTES);
+}
+
+/**
+ * A result's contents, a large text or blob in a spool file of the transport's (mcp-client/spool-files.ts)
+ * in place of its value: claimed here, read from the file, released when the call ends.
+ */
+export interface ReadContent {
+  content: Content;
+  spool?: SpooledContent;
+}
+
+const valueOf = (c: Content) => ('text' in c && typeof c.text === 'string' ? c.text : String((c as { blob?: unknown }).blob ?? ''));
+
+export const claimContents = (contents: Content[]): ReadContent[] =>
+  contents.map((content) => ({ content, spool: claimSpooled(valueOf(content)) }));
+
+export async function releaseContents(items: ReadContent[]): Promise<void> {
+  await Promise.all(items.map((i) => (i.spool ? releaseSpooled(i.spool) : undefined)));
+}
+
+export const readContentBytes = (items: ReadContent[]): number =>
+  items.reduce((n, i) => n + (i.spool ? i.spool.bytes : contentBytes([i.content])), 0);
+
+async function fileStart(file: string, bytes: number): Promise<Buffer> {
+  const handle = await fs.open(file, 'r');
+  try {
+    const buffer = Buffer.alloc(bytes);
+    const { bytesRead } = await handle.read(buffer, 0, bytes, 0);
+    return buffer.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** The content as isCsv sees it: a spooled text by its start, which is all the sniffing reads. */
+async function sniffable({ content, spool }: ReadContent): Promise<Content> {
+  if (spool?.field !== 'text') return spool ? { ...content, text: undefined, blob: '' } as Content : content;
+  return { ...content, text: (await fileStart(spool.path, SNIFF_BYTES)).toString('utf8') } as Content;
+}
+
+export async function findCsv(items: ReadContent[], listed?: { name: string; mimeType?: string }): Promise<ReadContent | undefined> {
+  for (const item of items) if (isCsv(await sniffable(item), listed)) return item;
+  return undefined;
+}
+
+export async function readCsvText({ content, spool }: ReadContent): Promise<{ text: string; transcoded: boolean }> {
+  if (!spool) return csvText(content);
+  if (spool.field === 'text') return { text: await fs.readFile(spool.path, 'utf8'), transcoded: false };
+  return decodeCsvBytes(await fs.readFile(spool.path));
+}
+
+/** textResult, a spooled text read only as far as the LLM is shown it. */
+export async function readTextResult(items: ReadContent[]): Promise<string> {
+  if (!items.some((i) => i.spool)) return textResult(items.map((i) => i.content));
+  let total = 0;
+  const parts = await Promise.all(items.map(async ({ content, spool }) => {
+    if (spool?.field === 'text') {
+      total += spool.bytes;
+      return (await fileStart(spool.path, TEXT_RESULT_BYTES + 4)).toString('utf8');
+    }
+    const part = spool ? described(content, spool.bytes) : textResult([content]);
+    total += Buffer.byteLength(part);
+    return part;
+  }));
+  return truncatedStart(parts.join('\n'), total + items.length - 1, TEXT_RESULT_BYTES);
 }

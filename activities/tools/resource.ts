@@ -11,7 +11,7 @@ import { resolveResourceUri, type ResolvedUri } from '../../mcp-client/resource-
 import { runIntegrations } from '../run-snapshots';
 import type { ToolHandler, ToolRun, Verdict } from '../tool-call';
 import { integrationCatalogue, listed, runIntegration } from './integration-catalogue';
-import { contentBytes, csvText, isCsv, textResult } from './resource-content';
+import { claimContents, findCsv, readContentBytes, readCsvText, readTextResult, releaseContents, type ReadContent } from './resource-content';
 import { usableIntegration } from './usable-integration';
 
 /** The tracing span of a retrieval; logs carry the name too. */
@@ -47,21 +47,28 @@ async function read(integration: Integration, uri: string, run: ToolRun): Promis
 
 /** CSV becomes a table of the thread, text goes back to the LLM, failures are text too. */
 async function retrieve({ integration: listedIntegration, resolved }: Request, run: ToolRun): Promise<Verdict> {
-  const { db, logger } = run.deps;
-  const integration = await usableIntegration(db, listedIntegration.id, { pinnedAllowed: false });
+  const integration = await usableIntegration(run.deps.db, listedIntegration.id, { pinnedAllowed: false });
   if (typeof integration === 'string') return failed(integration);
-  const { uri, listed: listedUri } = resolved;
-  const response = await read(integration, uri, run);
+  const response = await read(integration, resolved.uri, run);
   if (!('result' in response)) return response;
-  const contents = response.result.contents ?? [];
+  const contents = claimContents(response.result.contents ?? []);
+  try {
+    return await deliver(contents, integration, resolved, run);
+  } finally {
+    await releaseContents(contents);
+  }
+}
+
+async function deliver(contents: ReadContent[], integration: Integration, { uri, listed }: ResolvedUri, run: ToolRun): Promise<Verdict> {
+  const { db, logger } = run.deps;
   if (contents.length === 0) return failed(`the resource ${uri} has no contents`);
-  // The SDK has already read the whole message: this bounds what goes on (import, transcript), not what arrived.
-  const bytes = contentBytes(contents);
+  // What arrived is bounded by the transport (large contents as they were spooled): this bounds what goes on (import, transcript).
+  const bytes = readContentBytes(contents);
   if (bytes > integration.maxResourceBytes) return failed(`resource exceeds ${integration.maxResourceBytes} bytes`);
 
-  const csv = contents.find((c) => isCsv(c, listedUri));
-  if (!csv) return { status: 'ok', content: textResult(contents) };
-  const { text, transcoded } = csvText(csv);
+  const csv = await findCsv(contents, listed);
+  if (!csv) return { status: 'ok', content: await readTextResult(contents) };
+  const { text, transcoded } = await readCsvText(csv);
   if (transcoded) logger.info({ runId: run.input.runId, uri }, 'CSV resource is not UTF-8; decoded as Windows-1252');
   try {
     const source = await importCsv(db, {
