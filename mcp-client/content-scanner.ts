@@ -62,13 +62,11 @@ export class ContentScanner {
 
   /** The message's JSON-RPC id, once read (a response's id may come after its result). */
   get id(): string | number | undefined {
-    if (this.idText === undefined) return undefined;
+    let id: unknown;
     try {
-      const id = JSON.parse(this.idText) as unknown;
-      return typeof id === 'string' || typeof id === 'number' ? id : undefined;
-    } catch {
-      return undefined;
-    }
+      id = this.idText === undefined ? undefined : JSON.parse(this.idText);
+    } catch { /* not an id JSON-RPC allows */ }
+    return typeof id === 'string' || typeof id === 'number' ? id : undefined;
   }
 
   push(chunk: Buffer): void {
@@ -128,11 +126,6 @@ export class ContentScanner {
       }
     }
     if (keptFrom !== -1 && keptFrom < n) this.keep(chunk.subarray(keptFrom));
-  }
-
-  /** The message ended; false when it ended inside a value. */
-  end(): boolean {
-    return this.state === State.AfterValue && this.stack.length === 0 && this.error === undefined;
   }
 
   /** Drops whatever the sink holds of an unfinished content string. */
