@@ -4,8 +4,9 @@
  *   plain   1,000,000 rows × 8 columns, typed values, one quoted field per row;
  *   quoted  1,000,000 rows × 8 columns, quoted fields with commas, doubled quotes and newlines, a header to sanitise;
  *   wide    1,600 columns (PostgreSQL's limit).
- * Prints MCP transfer time, import and psql times, import speed / psql speed (target ≥ 0.75), and this
- * process's peak RSS during the import (it plays the worker: it holds the resource and runs the import;
+ * Each file is retrieved by the retrieve_mcp_resource tool's own code, as a worker runs it (the MCP
+ * transfer, the spool file, the scan and COPY). Prints the whole call's time, psql's, whole call speed /
+ * psql speed (target ≥ 0.75), and this process's peak RSS over the whole call (it plays the worker;
  * target ≤ 350 MiB). BENCH_ROWS scales the row counts; BENCH_CASES picks cases (e.g. `plain,wide`).
  * Starts what it needs (a scratch database, fixture servers) and removes it at the end.
  */
@@ -15,7 +16,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { importCsv } from '../../sources/csv/import-csv';
+import { resourceExecution } from '../../activities/tools/resource';
+import type { ActivityDeps } from '../../activities/deps';
+import type { ToolActivityInput } from '../../activities/tool-call';
+import type { DiscoveredIntegration } from '../../core/discovery';
+import type { Integration } from '../../core/integration';
+import { findDataSourceByUri } from '../../store/data-sources';
 import { insertAgent } from '../../store/agents';
 import { insertIntegration } from '../../store/integrations/integrations';
 import { migrate } from '../../store/migrations';
@@ -26,6 +32,10 @@ import { insertThread } from '../../store/threads/threads';
 import { createLogger } from '../../platform/logger';
 import { createMcpPool, type McpPool } from '../../mcp-client/pool';
 
+const URI = 'fixture://file.csv';
+const discovered = (i: Integration): DiscoveredIntegration => ({
+  id: i.id, name: i.name, status: 'ok', tools: [], resources: [{ uri: URI, name: 'file.csv', mimeType: 'text/csv' }], resourceTemplates: [], prompts: [],
+});
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
 const ROOT = path.join(__dirname, '..', '..');
 const logger = createLogger(process.env.LOG_LEVEL ?? 'warn', 'bench');
@@ -88,7 +98,7 @@ function startPeakRss(): () => number | undefined {
 const seconds = (ms: number) => (ms / 1000).toFixed(2);
 const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(1);
 
-/** Returns the peak RSS since the previous case (its transfer included), which the import's measurement resets. */
+/** Returns the worker's peak RSS over the whole call. */
 async function runCase(c: BenchCase, dir: string, db: Db, dbUrl: string, mcpPool: McpPool): Promise<number> {
   const file = path.join(dir, `${c.name}.csv`);
   const bytes = writeCsv(file, c);
@@ -105,28 +115,24 @@ async function runCase(c: BenchCase, dir: string, db: Db, dbUrl: string, mcpPool
   });
   await mcpPool.withClient(integration, (client) => client.listResources());
 
-  let started = Date.now();
-  const result = await mcpPool.withClient(integration, (client) => client.readResource({ uri: 'fixture://file.csv' }, { timeout: 600_000 }));
-  const transferMs = Date.now() - started;
-  const text = (result.contents[0] as { text: string }).text;
-  result.contents.length = 0;
-  const rssAfterTransfer = process.memoryUsage().rss;
-  // The transfer leaves its buffers (the bytes read, the JSON line) to the next full GC, which an import that
-  // allocates little may not trigger soon: with --expose-gc (npm run bench:csv) they are collected first, so the
-  // figure is the import's, on top of the process and the resource it holds.
+  // The whole retrieve_mcp_resource call, as the worker makes it: the MCP transfer, the spool, the scan and COPY.
   const gc = (globalThis as { gc?: () => void }).gc;
   if (gc) {
     gc();
     await new Promise((resolve) => setTimeout(resolve, 1000)); // the sweep frees pages in the background
   }
   const rssBefore = process.memoryUsage().rss;
-
-  const peakBefore = Number(/VmHWM:\s+(\d+) kB/.exec(fs.readFileSync('/proc/self/status', 'utf8'))?.[1] ?? 0) * 1024;
   const peakRss = startPeakRss();
-  started = Date.now();
-  const source = await importCsv(db, { threadId: thread.id, uri: 'fixture://file.csv', integrationId: integration.id, text, bytes });
-  const importMs = Date.now() - started;
-  const importPeak = peakRss();
+  let started = Date.now();
+  const verdict = await resourceExecution.execute({ integration: discovered(integration), resolved: { uri: URI, known: true, listed: { name: 'file.csv', mimeType: 'text/csv' } } }, {
+    input: { runId: `bench-${c.name}`, threadId: thread.id } as ToolActivityInput,
+    deps: { db, logger, mcpPool } as unknown as ActivityDeps,
+    log: logger, signal: new AbortController().signal, heartbeat: () => undefined,
+  });
+  const callMs = Date.now() - started;
+  const callPeak = peakRss();
+  if (verdict.status !== 'ok') throw new Error(verdict.content);
+  const source = (await findDataSourceByUri(db, thread.id, URI))!;
   if (source.rowCount !== c.rows) throw new Error(`imported ${source.rowCount} rows, expected ${c.rows}`);
 
   const qualified = `"${source.schemaName}"."${source.tableName}"`;
@@ -142,13 +148,12 @@ async function runCase(c: BenchCase, dir: string, db: Db, dbUrl: string, mcpPool
 
   const types = source.columns.map((col) => `${col.name} ${col.type}`);
   console.log(`columns: ${types.length > 10 ? `${types.slice(0, 8).join(', ')}, … (${types.length})` : types.join(', ')}`);
-  console.log(`MCP transfer (resources/read over stdio): ${seconds(transferMs)} s`);
-  console.log(`import (scan + COPY, atomic): ${seconds(importMs)} s = ${Math.round(c.rows / (importMs / 1000))} rows/s, ${mib(bytes / (importMs / 1000))} MiB/s`);
+  console.log(`retrieve_mcp_resource (resources/read over stdio, spool, scan + COPY, atomic): ${seconds(callMs)} s = ${Math.round(c.rows / (callMs / 1000))} rows/s, ${mib(bytes / (callMs / 1000))} MiB/s`);
   console.log(`psql \\copy of the same file into the same typed table: ${seconds(psqlMs)} s = ${Math.round(c.rows / (psqlMs / 1000))} rows/s`);
-  console.log(`import speed / psql speed = ${(psqlMs / importMs).toFixed(2)}× (target ≥ 0.75); rows differing from psql's: ${diff.n}`);
-  console.log(`RSS of this worker process: ${mib(rssAfterTransfer)} MiB after the transfer, ${mib(rssBefore)} MiB before the import`
-    + `${gc ? ' (after a full GC)' : ''}, peak during it ${importPeak ? `${mib(importPeak)} MiB` : 'unknown'} (target ≤ 350)`);
-  return Math.max(peakBefore, importPeak ?? 0);
+  console.log(`whole call speed / psql speed = ${(psqlMs / callMs).toFixed(2)}× (target ≥ 0.75); rows differing from psql's: ${diff.n}`);
+  console.log(`RSS of this worker process: ${mib(rssBefore)} MiB before the call${gc ? ' (after a full GC)' : ''}, `
+    + `peak during it ${callPeak ? `${mib(callPeak)} MiB` : 'unknown'} (target ≤ 350)`);
+  return callPeak ?? 0;
 }
 
 async function main(): Promise<void> {
@@ -168,7 +173,7 @@ async function main(): Promise<void> {
     await migrate(db);
     let peak = 0;
     for (const c of cases) peak = Math.max(peak, await runCase(c, dir, db, url.toString(), mcpPool));
-    console.log(`\npeak RSS of this worker process over the whole run (MCP transfers included): ${mib(peak)} MiB`);
+    console.log(`\npeak RSS of this worker process over the calls (MCP transfers included): ${mib(peak)} MiB`);
   } finally {
     await mcpPool.closeAll();
     await db.end();
