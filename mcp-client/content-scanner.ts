@@ -1,4 +1,4 @@
-import { JsonStringDecoder, JsonStringError } from './json-string-decoder';
+import { closingQuote, CUT_ESCAPE, JsonStringDecoder, JsonStringError } from './json-string-decoder';
 
 /**
  * Watches one JSON-RPC message as its bytes arrive and takes the content of a large resource out
@@ -33,6 +33,8 @@ const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const MAX_KEY_BYTES = 16;
 const MAX_ID_BYTES = 256;
+/** Nothing the scan looks for is deeper than this: past it the message is left to JSON.parse, with no frame per level. */
+const MAX_DEPTH = 64;
 const isSpace = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 
 export class ContentScanner {
@@ -45,7 +47,8 @@ export class ContentScanner {
   private field: ContentField = 'text';
   /** the content string's raw bytes while under the threshold */
   private held: Buffer[] = [];
-  private heldSize = 0;
+  /** the raw bytes held in memory outside what was kept (a content string under the threshold) */
+  heldBytes = 0;
   private decoder: JsonStringDecoder | undefined;
   private capturingId = false;
   private idBytes: number[] = [];
@@ -54,11 +57,6 @@ export class ContentScanner {
   error: string | undefined;
 
   constructor(private readonly threshold: number, private readonly keep: (bytes: Buffer) => void, private readonly sink: ContentSink) {}
-
-  /** The raw bytes held in memory outside what was kept (a content string under the threshold). */
-  get heldBytes(): number {
-    return this.heldSize;
-  }
 
   /** The message's JSON-RPC id, once read (a response's id may come after its result). */
   get id(): string | number | undefined {
@@ -133,10 +131,15 @@ export class ContentScanner {
     if (this.decoder) this.sink.abort();
     this.decoder = undefined;
     this.held = [];
-    this.heldSize = 0;
+    this.heldBytes = 0;
   }
 
+  /**
+   * The scan stops and keeps the rest as it comes. Inside a content string, the kept message gets a
+   * raw NUL where the string failed, so that JSON.parse refuses it as it would the original.
+   */
   private fail(message = 'not JSON'): void {
+    if (this.state === State.String && this.stringKind === 'content') this.keep(Buffer.from([0]));
     this.abandon();
     this.error ??= message;
     this.state = State.Invalid;
@@ -145,6 +148,10 @@ export class ContentScanner {
   private startValue(c: number): boolean {
     const capture = this.stack.length === 1 && !this.stack[0].array && this.stack[0].key === 'id';
     if (c === 0x7b || c === 0x5b) {
+      if (this.stack.length === MAX_DEPTH) {
+        this.fail('nested too deeply to follow');
+        return true;
+      }
       this.stack.push({ array: c === 0x5b, key: undefined });
       this.state = c === 0x7b ? State.ObjectStart : State.Value;
       return true;
@@ -184,24 +191,13 @@ export class ContentScanner {
 
   /** Where the string's closing quote is in the chunk, from `i` on; -1 when it is not in it. */
   private stringEnd(chunk: Buffer, i: number): number {
-    const n = chunk.length;
     if (this.afterBackslash) {
-      if (i >= n) return -1;
+      if (i >= chunk.length) return -1;
       i++;
-      this.afterBackslash = false;
     }
-    let quote = chunk.indexOf(QUOTE, i);
-    let backslash = chunk.indexOf(BACKSLASH, i);
-    for (;;) {
-      if (backslash === -1 || (quote !== -1 && quote < backslash)) return quote;
-      if (backslash + 1 >= n) {
-        this.afterBackslash = true;
-        return -1;
-      }
-      const after = backslash + 2;
-      if (quote !== -1 && quote < after) quote = chunk.indexOf(QUOTE, after);
-      backslash = chunk.indexOf(BACKSLASH, after);
-    }
+    const end = closingQuote(chunk, i);
+    this.afterBackslash = end === CUT_ESCAPE;
+    return end === CUT_ESCAPE ? -1 : end;
   }
 
   /** Keys and the id are remembered, short; other strings only pass. */
@@ -250,13 +246,13 @@ export class ContentScanner {
         return;
       }
       this.held.push(Buffer.from(piece));
-      this.heldSize += piece.length;
-      if (this.heldSize <= this.threshold) return;
+      this.heldBytes += piece.length;
+      if (this.heldBytes <= this.threshold) return;
       this.sink.begin(this.field);
       this.decoder = new JsonStringDecoder((bytes) => this.sink.write(bytes));
       for (const part of this.held) this.decoder.push(part);
       this.held = [];
-      this.heldSize = 0;
+      this.heldBytes = 0;
     } catch (err) {
       if (!(err instanceof JsonStringError)) throw err;
       this.fail(err.message);
@@ -290,7 +286,7 @@ export class ContentScanner {
     } else {
       for (const part of this.held) this.keep(part);
       this.held = [];
-      this.heldSize = 0;
+      this.heldBytes = 0;
     }
     return quote;
   }

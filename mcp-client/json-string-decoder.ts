@@ -17,6 +17,22 @@ const SIMPLE_ESCAPES: Record<number, number> = {
 
 export class JsonStringError extends Error {}
 
+/** closingQuote's answer when the chunk ends right after a backslash: its next byte is escaped. */
+export const CUT_ESCAPE = -2;
+
+/** Where a string's closing quote is in the chunk, reading its content from `from`; -1 when not in it. */
+export function closingQuote(chunk: Buffer, from: number): number {
+  let quote = chunk.indexOf(QUOTE, from);
+  let backslash = chunk.indexOf(BACKSLASH, from);
+  for (;;) {
+    if (backslash === -1 || (quote !== -1 && quote < backslash)) return quote;
+    if (backslash + 1 >= chunk.length) return CUT_ESCAPE;
+    const after = backslash + 2;
+    if (quote !== -1 && quote < after) quote = chunk.indexOf(QUOTE, after);
+    backslash = chunk.indexOf(BACKSLASH, after);
+  }
+}
+
 const QUOTE = 0x22;
 const SHORT_RUN = 64;
 const hexValue = (c: number) => (c >= 48 && c <= 57 ? c - 48 : (c | 32) >= 97 && (c | 32) <= 102 ? (c | 32) - 87 : -1);

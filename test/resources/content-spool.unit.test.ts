@@ -94,6 +94,26 @@ describe('the content scanner of a resources/read answer', () => {
     expect(spoolFiles()).toEqual([]);
   });
 
+  test('a bad escape cut from the valid rest of its string by a chunk edge still makes the message unreadable', () => {
+    for (const raw of ['ok \\x', 'ok \u0001', 'ok \\u12G4']) {
+      const errors: Error[] = [];
+      const buf = new LineBuffer(8 << 20, 8 << 20);
+      const head = Buffer.from(`{"result":{"contents":[{"uri":"x://a","text":"${'y'.repeat(2 << 20)}${raw}`);
+      const out = [...buf.push(head, (e) => errors.push(e)), ...buf.push(Buffer.from(' tail"}]},"jsonrpc":"2.0","id":5}\n'), (e) => errors.push(e))];
+      expect(out).toEqual([]);
+      expect(errors).toHaveLength(1);
+    }
+    expect(spoolFiles()).toEqual([]);
+  });
+
+  test('nesting deeper than the scan follows leaves the message to JSON.parse, whole and unchanged', () => {
+    const deep = `${'['.repeat(5000)}${']'.repeat(5000)}`;
+    const whole = Buffer.from(`{"deep":${deep},"result":{"contents":[{"uri":"x://a","text":"${'w'.repeat(2 << 20)}"}]},"jsonrpc":"2.0","id":5}`);
+    const { content, kept } = spooled([whole]);
+    expect(content).toBeUndefined();
+    expect(kept).toEqual(JSON.parse(whole.toString('utf8')));
+  });
+
   test('contents past the resource bound answer the request with the too-large error and leave no file', () => {
     const buf = new LineBuffer(8 << 20, 2 << 20);
     const big = message('text', Buffer.from('z'.repeat(3 << 20)));
