@@ -23,9 +23,10 @@ const DATA = Buffer.from('data:');
 
 type LineKind = 'start' | 'data' | 'other';
 
-/** `refuse` ends the stream in place of an event past its bounds (see http-answers.ts). */
+/** `refuse` ends the stream in place of an event past its bounds, or whose contents could not be spooled (see http-answers.ts). */
 export function eventStream(body: ReadableStream<Uint8Array>, limits: EventLimits,
-  refuse: (controller: ReadableStreamDefaultController<Uint8Array>, reader: ReadableStreamDefaultReader<Uint8Array>) => Promise<void>): ReadableStream<Uint8Array> {
+  refuse: (controller: ReadableStreamDefaultController<Uint8Array>, reader: ReadableStreamDefaultReader<Uint8Array>, failure?: string) => Promise<void>,
+): ReadableStream<Uint8Array> {
   const reader = body.getReader();
   const data = new SpoolingMessage(limits.maxContentBytes);
   const other = new MessageBytes();
@@ -37,12 +38,14 @@ export function eventStream(body: ReadableStream<Uint8Array>, limits: EventLimit
   let afterCr = false;
   let ready: Buffer[] = [];
   let refused = false;
+  let failure: string | undefined;
 
   const size = () => data.size + other.size + prefix.length;
   const endEvent = () => {
     if (dataLines === 0 && other.size === 0) return;
-    if (data.overBound) {
+    if (data.overBound || data.failure) {
       refused = true;
+      failure ??= data.failure;
       data.clear();
     }
     if (refused) return;
@@ -135,9 +138,10 @@ export function eventStream(body: ReadableStream<Uint8Array>, limits: EventLimit
         const sent = ready.length > 0;
         for (const event of ready) controller.enqueue(event);
         ready = [];
-        if (refused || data.overBound || size() > limits.bound) {
+        if (refused || data.overBound || data.failure || size() > limits.bound) {
+          failure ??= data.failure;
           data.clear();
-          return refuse(controller, reader);
+          return refuse(controller, reader, failure);
         }
         if (sent) {
           // Something went on: the reader asks again when it wants more.

@@ -2,7 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import type { FetchLike } from '@modelcontextprotocol/client';
 import { OAuthErrorCode } from '@modelcontextprotocol/client';
 import { eventStream } from './event-stream-answers';
-import { MessageBytes, messageTooLargeText, tooLargeAnswer } from './message-bound';
+import { MessageBytes, messageTooLargeText, notKeptAnswer, tooLargeAnswer } from './message-bound';
 import { SpoolingMessage } from './spooling-message';
 
 /**
@@ -77,15 +77,15 @@ const encoder = new TextEncoder();
 
 /** Ends `controller`'s stream in place of an answer past the bound: the POST's requests answered with the bound's error, or the error itself. */
 async function refuse(controller: ReadableStreamDefaultController<Uint8Array>, reader: ReadableStreamDefaultReader<Uint8Array>,
-  sent: Sent, frame: (answer: string) => string, size?: number, onStreamCut?: (bound: number) => void): Promise<void> {
+  sent: Sent, frame: (answer: string) => string, size?: number, onStreamCut?: (bound: number) => void, failure?: string): Promise<void> {
   await reader.cancel().catch(() => undefined);
-  const text = messageTooLargeText(sent.bound, size);
+  const text = failure ?? messageTooLargeText(sent.bound, size);
   if (sent.ids.length === 0) {
     onStreamCut?.(sent.bound);
     controller.error(new Error(text));
     return;
   }
-  const answers = sent.ids.map((id) => tooLargeAnswer(id, sent.bound, size));
+  const answers = sent.ids.map((id) => (failure ? notKeptAnswer(id, failure) : tooLargeAnswer(id, sent.bound, size)));
   controller.enqueue(encoder.encode(frame(JSON.stringify(sent.batch ? answers : answers[0]))));
   controller.close();
 }
@@ -103,9 +103,10 @@ function wholeBody(res: Response, body: ReadableStream<Uint8Array>, sent: Sent):
       const bytes = new SpoolingMessage(sent.content);
       for (let read = await reader.read(); !read.done; read = await reader.read()) {
         bytes.push(read.value);
-        if (bytes.size > sent.bound || bytes.overBound) {
+        if (bytes.size > sent.bound || bytes.overBound || bytes.failure) {
+          const { failure } = bytes;
           bytes.clear();
-          return refuse(controller, reader, sent, (json) => json);
+          return refuse(controller, reader, sent, (json) => json, undefined, undefined, failure);
         }
       }
       const body = bytes.take();
@@ -151,7 +152,7 @@ export function boundedAnswers(fetch: FetchLike, bounds: AnswerBounds, onStreamC
     const eventStreamAnswer = res.headers.get('content-type')?.toLowerCase().startsWith('text/event-stream');
     const sse = (json: string) => `event: message\ndata: ${json}\n\n`;
     const events = () => eventStream(res.body!, { bound: sent.bound, maxContentBytes: sent.content },
-      (controller, reader) => refuse(controller, reader, sent, sse, undefined, onStreamCut));
+      (controller, reader, failure) => refuse(controller, reader, sent, sse, undefined, onStreamCut, failure));
     return rebuilt(res, eventStreamAnswer ? events() : wholeBody(res, res.body, sent));
   };
 }

@@ -1,6 +1,6 @@
 import { deserializeMessage } from '@modelcontextprotocol/client';
 import type { JSONRPCMessage } from '@modelcontextprotocol/client';
-import { messageTooLargeText, tooLargeAnswer } from './message-bound';
+import { messageTooLargeText, notKeptAnswer, tooLargeAnswer } from './message-bound';
 import { SpoolingMessage } from './spooling-message';
 
 /** Enough of a dropped line's ends to find its JSON-RPC id, wherever the server's serialiser put it. */
@@ -71,7 +71,8 @@ export class LineBuffer {
 
   private finish(onBadLine: (err: Error) => void): JSONRPCMessage | undefined {
     const dropped = this.dropping;
-    const overBound = !dropped && this.line.overBound;
+    const failure = dropped ? undefined : this.line.failure;
+    const overBound = !dropped && (this.line.overBound || failure !== undefined);
     const size = dropped ? this.droppedSize : this.line.size;
     const contentId = this.line.id;
     const line = dropped || overBound ? '' : this.line.take().toString('utf8').replace(/\r$/, '');
@@ -83,7 +84,7 @@ export class LineBuffer {
         onBadLine(new Error('a message\'s resource contents exceed the resource bound; it had no id and was dropped'));
         return undefined;
       }
-      return tooLargeAnswer(contentId, this.maxMessageBytes);
+      return failure ? notKeptAnswer(contentId, failure) : tooLargeAnswer(contentId, this.maxMessageBytes);
     }
     if (dropped) {
       // Our SDK's servers write the id last, others first: the tail is searched first, for its last match.

@@ -26,6 +26,14 @@ export function tooLargeAnswer(id: string | number, bound: number, size?: number
   return { jsonrpc: '2.0', id, error: { code: MESSAGE_TOO_LARGE, message: messageTooLargeText(bound, size) } };
 }
 
+/** JSON-RPC error code we give a response whose resource contents could not be written to their spool file. */
+export const CONTENT_NOT_KEPT = -32_098;
+
+/** The answer a request gets in place of a response whose contents could not be spooled (no room on the disk). */
+export function notKeptAnswer(id: string | number, reason: string): JSONRPCMessage {
+  return { jsonrpc: '2.0', id, error: { code: CONTENT_NOT_KEPT, message: `the worker could not keep the resource's contents: ${reason}` } };
+}
+
 /** Up to this size a message's bytes are kept as the chunks they came in. */
 const SMALL_MESSAGE_BYTES = 1024 * 1024;
 /**

@@ -32,12 +32,26 @@ const UNCLAIMED_MS = 60_000;
 let directory: string | undefined;
 const unclaimed = new Map<string, { content: SpooledContent; timer: NodeJS.Timeout }>();
 
+/** Our directory, in a parent that must be this user's alone (another user could swap what is in it). */
 function spoolDirectory(): string {
   if (!directory) {
     fs.mkdirSync(SPOOL_PARENT, { recursive: true, mode: 0o700 });
+    const parent = fs.lstatSync(SPOOL_PARENT);
+    if (!parent.isDirectory() || parent.uid !== (process.getuid?.() ?? 0) || (parent.mode & 0o077) !== 0) {
+      throw new Error(`${SPOOL_PARENT} is not a directory of this user's alone`);
+    }
     directory = fs.mkdtempSync(path.join(SPOOL_PARENT, `${process.pid}-`));
   }
   return directory;
+}
+
+function closeQuietly(fd: number): string | undefined {
+  try {
+    fs.closeSync(fd);
+    return undefined;
+  } catch (err) {
+    return (err as Error).message;
+  }
 }
 
 const removeFile = (file: string) => fs.promises.rm(file, { force: true }).catch(() => undefined);
@@ -97,6 +111,8 @@ function alive(pid: number): boolean {
  */
 export class MessageSpools implements ContentSink {
   overBound = false;
+  /** why a spool file could not be written (no room on the disk, a directory refused); nothing more is written */
+  failure: string | undefined;
   private bytes = 0;
   private done: SpooledContent[] = [];
   private current: { content: SpooledContent; fd: number; base64?: Base64Stream } | undefined;
@@ -104,14 +120,17 @@ export class MessageSpools implements ContentSink {
   constructor(private readonly maxBytes: number) {}
 
   begin(field: ContentField): void {
-    if (this.overBound) return;
+    if (this.overBound || this.failure) return;
     const token = `spool${randomBytes(14).toString('hex').slice(0, 27)}`;
-    const file = path.join(spoolDirectory(), `${token}.${field === 'blob' ? 'bin' : 'txt'}`);
-    const fd = fs.openSync(file, 'wx', 0o600);
-    const content: SpooledContent = { token, path: file, bytes: 0, field };
-    const current: NonNullable<MessageSpools['current']> = { content, fd };
-    if (field === 'blob') current.base64 = new Base64Stream((bytes) => this.append(bytes));
-    this.current = current;
+    try {
+      const file = path.join(spoolDirectory(), `${token}.${field === 'blob' ? 'bin' : 'txt'}`);
+      const content: SpooledContent = { token, path: file, bytes: 0, field };
+      const current: NonNullable<MessageSpools['current']> = { content, fd: fs.openSync(file, 'wx', 0o600) };
+      if (field === 'blob') current.base64 = new Base64Stream((bytes) => this.append(bytes));
+      this.current = current;
+    } catch (err) {
+      this.failure = (err as Error).message;
+    }
   }
 
   write(bytes: Buffer): void {
@@ -124,7 +143,7 @@ export class MessageSpools implements ContentSink {
     const current = this.current;
     if (!current) return '';
     current.base64?.end();
-    fs.closeSync(current.fd);
+    this.failure ??= closeQuietly(current.fd);
     this.current = undefined;
     if (current.base64?.invalid) {
       removeFileNow(current.content.path);
@@ -138,7 +157,7 @@ export class MessageSpools implements ContentSink {
   abort(): void {
     const current = this.current;
     if (!current) return;
-    fs.closeSync(current.fd);
+    closeQuietly(current.fd);
     removeFileNow(current.content.path);
     this.current = undefined;
   }
@@ -166,6 +185,12 @@ export class MessageSpools implements ContentSink {
     }
     this.bytes += bytes.length;
     current.content.bytes += bytes.length;
-    for (let written = 0; written < bytes.length;) written += fs.writeSync(current.fd, bytes, written);
+    try {
+      for (let written = 0; written < bytes.length;) written += fs.writeSync(current.fd, bytes, written);
+    } catch (err) {
+      // Within a transport's data handler: thrown on, it would end the worker.
+      this.failure = (err as Error).message;
+      this.abort();
+    }
   }
 }

@@ -30,6 +30,11 @@ export class SpoolingMessage {
     return this.spools.overBound;
   }
 
+  /** Why its contents could not be spooled, if so: the message is refused. */
+  get failure(): string | undefined {
+    return this.spools.failure;
+  }
+
   /** The message's JSON-RPC id, as far as it was read. */
   get id(): string | number | undefined {
     return this.scanner.id;

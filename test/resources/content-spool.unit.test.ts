@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { LineBuffer } from '../../mcp-client/line-buffer';
-import { MESSAGE_TOO_LARGE } from '../../mcp-client/message-bound';
+import { CONTENT_NOT_KEPT, MESSAGE_TOO_LARGE } from '../../mcp-client/message-bound';
 import { claimSpooled, releaseSpooled, SPOOL_PARENT } from '../../mcp-client/spool-files';
 import { SpoolingMessage } from '../../mcp-client/spooling-message';
 
@@ -120,6 +120,21 @@ describe('the content scanner of a resources/read answer', () => {
     const out = buf.push(Buffer.concat([big, Buffer.from('\n{"jsonrpc":"2.0","id":6,"result":{}}\n')]), () => undefined);
     expect(out[0]).toMatchObject({ id: 5, error: { code: MESSAGE_TOO_LARGE } });
     expect(out[1]).toMatchObject({ id: 6 });
+    expect(spoolFiles()).toEqual([]);
+  });
+
+  test('a spool file that cannot be written (no room on the disk) answers the request with an error; the worker goes on', () => {
+    const full = jest.spyOn(fs, 'writeSync').mockImplementationOnce(() => {
+      throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+    });
+    try {
+      const buf = new LineBuffer(8 << 20, 8 << 20);
+      const out = buf.push(Buffer.concat([message('text', Buffer.from('n'.repeat(3 << 20))), Buffer.from('\n{"jsonrpc":"2.0","id":6,"result":{}}\n')]), () => undefined);
+      expect(out[0]).toMatchObject({ id: 5, error: { code: CONTENT_NOT_KEPT, message: expect.stringContaining('ENOSPC') } });
+      expect(out[1]).toMatchObject({ id: 6 });
+    } finally {
+      full.mockRestore();
+    }
     expect(spoolFiles()).toEqual([]);
   });
 
