@@ -13,7 +13,7 @@ import { Base64Stream } from './base64-stream';
  * A result carries a spooled content as a random token in place of its text or blob: the activity
  * claims the file by that token and removes it when the call ends. A token nobody claims soon after
  * its message arrived (its request timed out or was cancelled) has its file removed; the
- * directories of processes that are gone are removed when a worker starts.
+ * directories of processes that are gone are removed when a worker starts, and its own when it stops.
  */
 
 export interface SpooledContent {
@@ -94,6 +94,16 @@ export async function cleanSpoolLeftovers(): Promise<void> {
     if (!pid || pid === process.pid || alive(pid)) return;
     await fs.promises.rm(path.join(SPOOL_PARENT, name), { recursive: true, force: true }).catch(() => undefined);
   }));
+}
+
+/**
+ * This process's directory, when the worker stops, if nothing is in it: a file still there is
+ * another pool's of this process (tests run several), and a worker that starts later removes it.
+ */
+export async function removeSpoolDirectory(): Promise<void> {
+  const dir = directory;
+  directory = undefined;
+  if (dir) await fs.promises.rmdir(dir).catch(() => undefined);
 }
 
 function alive(pid: number): boolean {

@@ -2,7 +2,7 @@ import { ConfigError } from '../platform/config';
 import type { Logger } from '../platform/logger';
 import { createMcpPool, type McpPool, type McpPoolOptions } from '../mcp-client/pool';
 import { killLeftoverServerGroups } from '../mcp-client/process-groups';
-import { cleanSpoolLeftovers } from '../mcp-client/spool-files';
+import { cleanSpoolLeftovers, removeSpoolDirectory } from '../mcp-client/spool-files';
 import { PrivateDirError } from '../platform/private-files';
 
 /** How often a live worker looks for servers left by a sibling worker that died on this machine. */
@@ -35,6 +35,7 @@ export async function startMcpPool(logger: Logger, options: Omit<McpPoolOptions,
     async closeAll() {
       clearInterval(timer);
       await pool.closeAll();
+      await removeSpoolDirectory();
     },
   };
 }
