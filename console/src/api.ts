@@ -115,3 +115,23 @@ async function* sseEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<Stre
     yield* ready.splice(0);
   }
 }
+
+/**
+ * A browser keeps six connections to one server. Requests that may wait long (an integration's
+ * tools, asked of its server through a worker) go at most two at a time in this lane, so that
+ * what a person does (authorize, approve, answer) always finds a connection free.
+ */
+export function slowLane(size = 2): <T>(request: () => Promise<T>) => Promise<T> {
+  let active = 0;
+  const waiting: (() => void)[] = [];
+  return async (request) => {
+    if (active >= size) await new Promise<void>((resolve) => waiting.push(resolve));
+    active++;
+    try {
+      return await request();
+    } finally {
+      active--;
+      waiting.shift()?.();
+    }
+  };
+}

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { getJson, postJson } from './api';
+import { getJson, postJson, slowLane } from './api';
 import { useLoad } from './hooks';
 import { withAdminKey } from './prompts';
 import { ErrorLine, ExternalLink, when } from './text';
@@ -10,6 +10,9 @@ import type { Agent, Capabilities, Integration } from './types';
  * server sends the browser to the API's callback), and the integration then shows as authorized.
  */
 const REFRESH_MS = 3000;
+
+/** Each integration's tools are asked of its server: a few at a time (see slowLane). */
+const toolsLane = slowLane();
 
 interface IntegrationsData { integrations: Integration[]; agents: Agent[] }
 
@@ -37,7 +40,7 @@ export function IntegrationsPage() {
 
 function IntegrationItem({ integration, agents }: { integration: Integration; agents: Agent[] }) {
   // Asked again when its authorization changes: a server that refused before may list its tools now.
-  const capabilities = useLoad((signal) => getJson<Capabilities>(`/v1/integrations/${encodeURIComponent(integration.id)}/capabilities`, signal),
+  const capabilities = useLoad((signal) => toolsLane(() => getJson<Capabilities>(`/v1/integrations/${encodeURIComponent(integration.id)}/capabilities`, signal)),
     [integration.id, integration.authorization]);
   const [authorization, setAuthorization] = useState<{ url: string; expiresAt: string } | undefined>();
   const [failure, setFailure] = useState<unknown>();

@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import type { ScriptStep } from '../../core/agent-model';
@@ -170,6 +172,28 @@ browserDescribe('the console, live', () => {
     expect(oauth.stats.codeExchanges).toBeGreaterThanOrEqual(1);
     await expectNoReloadNorProblem(page);
     await page.close();
+  });
+
+  test('with many integrations whose servers never answer, Authorize still answers at once: their tools are asked for a few at a time', async () => {
+    // A server that takes connections and never answers: each integration's tools wait the worker's whole timeout.
+    const silent = http.createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/mcp`;
+      for (let i = 0; i < 10; i++) await insertIntegration(api.engine.db, { name: `silent-${randomUUID().slice(0, 8)}`, transport: { type: 'http', url }, allowPrivateNetwork: true });
+      const name = `oauth-${randomUUID().slice(0, 8)}`;
+      await insertIntegration(api.engine.db, { name, transport: { type: 'http', url: oauth.url, auth: { type: 'oauth' } } });
+      const page = await open(`${baseUrl}/console#/integrations`);
+      const item = page.locator(`article[data-integration="${name}"]`);
+      await item.getByText('Agents using it').waitFor({ timeout: WAIT_MS });
+      await page.waitForTimeout(500);
+      await item.getByRole('button', { name: 'Authorize' }).click();
+      await item.getByRole('link', { name: /the authorization page/ }).waitFor({ timeout: 5_000 });
+      await page.close();
+    } finally {
+      silent.closeAllConnections();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
   });
 
   test('a javascript: URL from a server or the model is shown as text: no link, and clicking it runs nothing', async () => {
