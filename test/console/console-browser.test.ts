@@ -1,18 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Browser, Page } from 'playwright-core';
-import type { ScriptStep } from '../../core/agent-model';
 import { buildApp } from '../../api/app';
-import { insertAgent } from '../../store/agents';
 import { insertIntegration } from '../../store/integrations/integrations';
-import { insertThread } from '../../store/threads/threads';
 import { logger } from '../support/engine';
 import { startApiEngine, stopApiEngine, type ApiEngine } from '../support/api-engine';
+import { consoleSetup } from '../support/console-engine';
 import { browserDescribe, ensureConsoleBuilt, launchBrowser } from '../support/browser';
 
-const ROOT = path.join(__dirname, '..', '..');
-const FIXTURE = path.join(__dirname, '..', 'fixtures', 'mcp-fixture-server.ts');
 const API_KEY = 'console-browser-key-0123456789';
 const ADMIN_KEY = 'console-browser-admin-key-9876543210';
 const WAIT_MS = 30_000;
@@ -45,16 +40,7 @@ browserDescribe('the console in a browser', () => {
     await stopApiEngine(api);
   });
 
-  const fixture = (settings: Record<string, unknown>) => insertIntegration(api.engine.db, {
-    name: `fx-${randomUUID().slice(0, 8)}`,
-    transport: { type: 'stdio', command: process.execPath, args: ['--import', 'tsx', FIXTURE], cwd: ROOT }, ...settings,
-  });
-
-  async function startRun(integrationIds: string[], script: ScriptStep[], input: string): Promise<string> {
-    const agent = await insertAgent(api.engine.db, { name: `agent-${randomUUID().slice(0, 8)}`, model: { provider: 'scripted', script }, integrationIds });
-    const thread = await insertThread(api.engine.db, agent.id);
-    return api.engine.start({ threadId: thread.id, input });
-  }
+  const { fixture, startRun } = consoleSetup(() => api);
 
   /** A fresh page that fails the test on a script error or a CSP refusal. */
   async function open(url: string): Promise<Page> {

@@ -1,20 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import type { ScriptStep } from '../../core/agent-model';
-import { insertAgent } from '../../store/agents';
 import { insertIntegration } from '../../store/integrations/integrations';
 import { runTranscript } from '../../store/runs/transcript';
-import { insertThread } from '../../store/threads/threads';
 import { startOAuthProtectedServer, type OAuthProtectedServer } from '../fixtures/oauth-protected-server';
 import { startApiEngine, stopApiEngine, type ApiEngine } from '../support/api-engine';
+import { consoleSetup } from '../support/console-engine';
 import { browserDescribe, ensureConsoleBuilt, launchBrowser } from '../support/browser';
 import { waitFor } from '../support/wait';
 
-const ROOT = path.join(__dirname, '..', '..');
-const FIXTURE = path.join(__dirname, '..', 'fixtures', 'mcp-fixture-server.ts');
 const WAIT_MS = 30_000;
 const SCRIPT_URL = 'javascript:window.__pwned=1';
 
@@ -43,16 +38,7 @@ browserDescribe('the console, live', () => {
     await oauth?.close();
   });
 
-  const fixture = (settings: Record<string, unknown>) => insertIntegration(api.engine.db, {
-    name: `fx-${randomUUID().slice(0, 8)}`,
-    transport: { type: 'stdio', command: process.execPath, args: ['--import', 'tsx', FIXTURE], cwd: ROOT }, ...settings,
-  });
-
-  async function startRun(integrationIds: string[], script: ScriptStep[], input: string): Promise<string> {
-    const agent = await insertAgent(api.engine.db, { name: `agent-${randomUUID().slice(0, 8)}`, model: { provider: 'scripted', script }, integrationIds });
-    const thread = await insertThread(api.engine.db, agent.id);
-    return api.engine.start({ threadId: thread.id, input });
-  }
+  const { fixture, startRun } = consoleSetup(() => api);
 
   async function pendingApproval(runId: string): Promise<string> {
     let id: string | undefined;

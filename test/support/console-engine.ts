@@ -1,0 +1,26 @@
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import type { ScriptStep } from '../../core/agent-model';
+import { insertAgent } from '../../store/agents';
+import { insertIntegration } from '../../store/integrations/integrations';
+import { insertThread } from '../../store/threads/threads';
+import type { ApiEngine } from './api-engine';
+
+const ROOT = path.join(__dirname, '..', '..');
+const FIXTURE = path.join(__dirname, '..', 'fixtures', 'mcp-fixture-server.ts');
+
+/** What the console's browser tests set up on their engine: a fixture integration, and a scripted run using integrations. */
+export function consoleSetup(api: () => ApiEngine) {
+  return {
+    fixture: (settings: Record<string, unknown>) => insertIntegration(api().engine.db, {
+      name: `fx-${randomUUID().slice(0, 8)}`,
+      transport: { type: 'stdio', command: process.execPath, args: ['--import', 'tsx', FIXTURE], cwd: ROOT }, ...settings,
+    }),
+    async startRun(integrationIds: string[], script: ScriptStep[], input: string): Promise<string> {
+      const { engine } = api();
+      const agent = await insertAgent(engine.db, { name: `agent-${randomUUID().slice(0, 8)}`, model: { provider: 'scripted', script }, integrationIds });
+      const thread = await insertThread(engine.db, agent.id);
+      return engine.start({ threadId: thread.id, input });
+    },
+  };
+}
