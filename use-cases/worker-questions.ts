@@ -23,6 +23,8 @@ export interface WorkerQuestionDeps {
   logger: { debug(obj: object, msg: string): void };
   /** how long the API waits for a worker's answer before a 504 */
   waitMs: number;
+  /** aborted when the caller went away: nobody reads the answer, so the API stops waiting and ends the question */
+  callerGone?: AbortSignal;
 }
 
 /** Each server gets 20 s on the worker, in parallel; a first npx spawn can take most of that. */
@@ -52,11 +54,14 @@ async function askWorker<W extends Workflow>(deps: WorkerQuestionDeps, q: Questi
   const abort = new AbortController();
   // Aborting cancels the history long-poll itself, so no gRPC call outlives the HTTP request.
   const timer = setTimeout(() => abort.abort(), deps.waitMs);
+  const gone = () => abort.abort();
+  if (deps.callerGone?.aborted) gone();
+  deps.callerGone?.addEventListener('abort', gone, { once: true });
   try {
     return await deps.client.withAbortSignal(abort.signal, () => handle.result()) as Awaited<ReturnType<W>>;
   } catch (err) {
     if (abort.signal.aborted) {
-      // Nobody will read a late answer: stop the workflow rather than leave it for the execution timeout.
+      // Nobody will read a late answer (or any: the caller went away): stop the workflow rather than leave it for the execution timeout.
       await handle.terminate('the API stopped waiting').catch((e: Error) => deps.logger.debug({ err: e.message }, 'terminating a helper workflow failed'));
       throw new HttpProblem(504, `No worker ${q.what} within ${deps.waitMs} ms`, 'timeout');
     }
@@ -67,6 +72,7 @@ async function askWorker<W extends Workflow>(deps: WorkerQuestionDeps, q: Questi
     throw q.failed((cause as { type?: string } | undefined)?.type, cause instanceof Error ? cause.message : err.message);
   } finally {
     clearTimeout(timer);
+    deps.callerGone?.removeEventListener('abort', gone);
   }
 }
 

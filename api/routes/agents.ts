@@ -11,6 +11,7 @@ import { changeAgent } from '../../use-cases/agents/change-agent';
 import { createAgent } from '../../use-cases/agents/create-agent';
 import { deleteAgent } from '../../use-cases/agents/delete-agent';
 import { DEFAULT_CONTEXT_PREVIEW_WAIT_MS, previewContext } from '../../use-cases/worker-questions';
+import { callerGoneSignal, closingSignal } from '../closing-signal';
 import { idParams, jsonResponse, problemResponse } from '../schemas';
 import { agentSchema } from '../../core/agent';
 import { agentContextSchema, agentListSchema, contextQuery } from './agent-schemas';
@@ -32,6 +33,7 @@ export interface AgentRouteDeps {
 }
 
 export const agentRoutes: FastifyPluginAsyncZod<AgentRouteDeps> = async (app, deps) => {
+  const closing = closingSignal(app);
   const { db, client, taskQueue, contextWaitMs, admin } = deps;
 
   app.post('/agents', {
@@ -99,11 +101,11 @@ export const agentRoutes: FastifyPluginAsyncZod<AgentRouteDeps> = async (app, de
         504: problemResponse('No worker answered in time'),
       },
     },
-  }, async (request) => {
+  }, async (request, reply) => {
     const agent = await loadAgent(db, request.params.id);
     const { threadId } = request.query;
     if (threadId !== undefined && !(await findThread(db, threadId))) throw new HttpProblem(404, `Thread ${threadId} does not exist`, 'not_found');
     const waitMs = contextWaitMs ?? DEFAULT_CONTEXT_PREVIEW_WAIT_MS;
-    return previewContext({ client, taskQueue, logger: request.log, waitMs }, agent.id, threadId);
+    return previewContext({ client, taskQueue, logger: request.log, waitMs, callerGone: callerGoneSignal(reply, closing) }, agent.id, threadId);
   });
 };

@@ -16,6 +16,7 @@ import {
 } from '../../use-cases/integrations/integration-requests';
 import { integrationView, listIntegrationViews, loadIntegration } from '../../use-cases/integrations/integrations';
 import type { Environment } from '../../use-cases/integrations/mcp-config-import';
+import { callerGoneSignal, closingSignal } from '../closing-signal';
 import { idParams, jsonResponse, problemResponse } from '../schemas';
 import { capabilitiesSchema, integrationListSchema, integrationSchema } from './integration-schemas';
 
@@ -36,6 +37,7 @@ export interface IntegrationRoutesOptions {
 
 export const integrationRoutes: FastifyPluginAsyncZod<IntegrationRoutesOptions> = async (app, opts) => {
   const { db, admin } = opts;
+  const closing = closingSignal(app);
   const workerDeps = { db, client: opts.client, taskQueue: opts.taskQueue, logger: opts.logger, waitMs: opts.capabilitiesWaitMs };
 
   app.post('/integrations', {
@@ -108,5 +110,5 @@ export const integrationRoutes: FastifyPluginAsyncZod<IntegrationRoutesOptions> 
         502: problemResponse('The MCP server is unreachable'), 504: problemResponse('No worker answered in time'),
       },
     },
-  }, async (request) => integrationCapabilities(workerDeps, request.params.id));
+  }, async (request, reply) => integrationCapabilities({ ...workerDeps, callerGone: callerGoneSignal(reply, closing) }, request.params.id));
 };

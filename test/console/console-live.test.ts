@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
+import { CAPABILITIES_WORKFLOW_TYPE } from '../../core/run';
 import { insertIntegration } from '../../store/integrations/integrations';
 import { runTranscript } from '../../store/runs/transcript';
 import { startOAuthProtectedServer, type OAuthProtectedServer } from '../fixtures/oauth-protected-server';
@@ -163,10 +164,13 @@ browserDescribe('the console, live', () => {
   test('with many integrations whose servers never answer, Authorize still answers at once: their tools are asked for a few at a time', async () => {
     // A server that takes connections and never answers: each integration's tools wait the worker's whole timeout.
     const silent = http.createServer(() => undefined);
+    const silentIds: string[] = [];
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     try {
       const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/mcp`;
-      for (let i = 0; i < 10; i++) await insertIntegration(api.engine.db, { name: `silent-${randomUUID().slice(0, 8)}`, transport: { type: 'http', url }, allowPrivateNetwork: true });
+      for (let i = 0; i < 10; i++) {
+        silentIds.push((await insertIntegration(api.engine.db, { name: `silent-${randomUUID().slice(0, 8)}`, transport: { type: 'http', url }, allowPrivateNetwork: true })).id);
+      }
       const name = `oauth-${randomUUID().slice(0, 8)}`;
       await insertIntegration(api.engine.db, { name, transport: { type: 'http', url: oauth.url, auth: { type: 'oauth' } } });
       const page = await open(`${baseUrl}/console#/integrations`);
@@ -179,6 +183,14 @@ browserDescribe('the console, live', () => {
     } finally {
       silent.closeAllConnections();
       await new Promise<void>((resolve) => silent.close(() => resolve()));
+      // The API's questions about those servers' tools end once their connections are gone: none may outlive the file.
+      await waitFor(async () => {
+        for await (const w of api.engine.client.workflow.list({ query: `WorkflowType = '${CAPABILITIES_WORKFLOW_TYPE}' AND ExecutionStatus = 'Running'` })) {
+          if (silentIds.some((id) => w.workflowId.startsWith(`capabilities-${id}-`))) return false;
+        }
+        return true;
+      }, WAIT_MS, 'the questions about the silent servers\' tools to end');
+      await new Promise((resolve) => setTimeout(resolve, 500));
     }
   });
 
