@@ -178,7 +178,8 @@ browserDescribe('the console, live', () => {
       await item.getByText('Agents using it').waitFor({ timeout: WAIT_MS });
       await page.waitForTimeout(500);
       await item.getByRole('button', { name: 'Authorize' }).click();
-      await item.getByRole('link', { name: /the authorization page/ }).waitFor({ timeout: 5_000 });
+      // Well within the 30 s the tools of a silent server hold a connection for.
+      await item.getByRole('link', { name: /the authorization page/ }).waitFor({ timeout: 15_000 });
       await page.close();
     } finally {
       silent.closeAllConnections();
