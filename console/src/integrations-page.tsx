@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import { getJson, postJson, slowLane } from './api';
 import { useLoad } from './hooks';
 import { withAdminKey } from './prompts';
@@ -39,9 +39,14 @@ export function IntegrationsPage() {
 }
 
 function IntegrationItem({ integration, agents }: { integration: Integration; agents: Agent[] }) {
-  // Asked again when its authorization changes: a server that refused before may list its tools now.
-  const capabilities = useLoad((signal) => toolsLane(() => getJson<Capabilities>(`/v1/integrations/${encodeURIComponent(integration.id)}/capabilities`, signal)),
-    [integration.id, integration.authorization]);
+  // Asked again when its authorization changes: a server that refused before may list its tools
+  // now, and at once (outside the lane): a person is waiting for that one.
+  const firstAuthorization = useRef(integration.authorization);
+  const changed = integration.authorization !== firstAuthorization.current;
+  const capabilities = useLoad((signal) => {
+    const ask = () => getJson<Capabilities>(`/v1/integrations/${encodeURIComponent(integration.id)}/capabilities`, signal);
+    return changed ? ask() : toolsLane(ask);
+  }, [integration.id, integration.authorization]);
   const [authorization, setAuthorization] = useState<{ url: string; expiresAt: string } | undefined>();
   const [failure, setFailure] = useState<unknown>();
   const oauth = integration.transport.auth?.type === 'oauth';

@@ -161,7 +161,7 @@ browserDescribe('the console, live', () => {
     await page.close();
   });
 
-  test('with many integrations whose servers never answer, Authorize still answers at once: their tools are asked for a few at a time', async () => {
+  test('with many integrations whose servers never answer, Authorize still answers at once, and the authorized one\'s tools show at once: the others are asked for a few at a time', async () => {
     // A server that takes connections and never answers: each integration's tools wait the worker's whole timeout.
     const silent = http.createServer(() => undefined);
     const silentIds: string[] = [];
@@ -179,7 +179,13 @@ browserDescribe('the console, live', () => {
       await page.waitForTimeout(500);
       await item.getByRole('button', { name: 'Authorize' }).click();
       // Well within the 30 s the tools of a silent server hold a connection for.
-      await item.getByRole('link', { name: /the authorization page/ }).waitFor({ timeout: 15_000 });
+      const link = item.getByRole('link', { name: /the authorization page/ });
+      await link.waitFor({ timeout: 15_000 });
+      // Authorized: its tools are asked for at once, not behind the silent servers'.
+      const [popup] = await Promise.all([page.context().waitForEvent('page'), link.click()]);
+      await popup.getByText(`Integration ${name} is authorized`).waitFor({ timeout: WAIT_MS });
+      await popup.close();
+      await item.locator('ul.tools').getByText('whoami').waitFor({ timeout: 15_000 });
       await page.close();
     } finally {
       silent.closeAllConnections();
