@@ -5,7 +5,7 @@ import { buildApp } from '../../api/app';
 import { insertIntegration } from '../../store/integrations/integrations';
 import { logger } from '../support/engine';
 import { startApiEngine, stopApiEngine, type ApiEngine } from '../support/api-engine';
-import { consoleSetup } from '../support/console-engine';
+import { consoleSetup, expectedAnswerLine } from '../support/console-engine';
 import { browserDescribe, ensureConsoleBuilt, launchBrowser } from '../support/browser';
 
 const API_KEY = 'console-browser-key-0123456789';
@@ -47,7 +47,7 @@ browserDescribe('the console in a browser', () => {
     const page = await browser.newPage();
     const problems: string[] = [];
     page.on('pageerror', (err) => problems.push(err.message));
-    page.on('console', (message) => { if (message.type() === 'error' && !/401|403/.test(message.text())) problems.push(message.text()); });
+    page.on('console', (message) => { if (message.type() === 'error' && !expectedAnswerLine(message.text())) problems.push(message.text()); });
     await page.goto(url);
     (page as Page & { problems: string[] }).problems = problems;
     return page;

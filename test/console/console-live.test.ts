@@ -7,7 +7,7 @@ import { insertIntegration } from '../../store/integrations/integrations';
 import { runTranscript } from '../../store/runs/transcript';
 import { startOAuthProtectedServer, type OAuthProtectedServer } from '../fixtures/oauth-protected-server';
 import { startApiEngine, stopApiEngine, type ApiEngine } from '../support/api-engine';
-import { consoleSetup } from '../support/console-engine';
+import { consoleSetup, expectedAnswerLine } from '../support/console-engine';
 import { browserDescribe, ensureConsoleBuilt, launchBrowser } from '../support/browser';
 import { waitFor } from '../support/wait';
 
@@ -61,8 +61,7 @@ browserDescribe('the console, live', () => {
     const page = await browser.newPage();
     const problems: string[] = [];
     page.on('pageerror', (err) => problems.push(err.message));
-    // An answer the page expects (the tools of an integration not authorized yet: 409) is logged by the browser, not a problem.
-    page.on('console', (message) => { if (message.type() === 'error' && !/status of 409/.test(message.text())) problems.push(message.text()); });
+    page.on('console', (message) => { if (message.type() === 'error' && !expectedAnswerLine(message.text())) problems.push(message.text()); });
     await page.goto(url);
     await page.evaluate('window.__sameDocument = true');
     (page as Page & { problems: string[] }).problems = problems;

@@ -24,3 +24,10 @@ export function consoleSetup(api: () => ApiEngine) {
     },
   };
 }
+
+/**
+ * A browser's console line for an answer the page expects and shows in words: a key asked for
+ * (401, 403), an integration to authorize (409), an unreachable server or a worker's timeout (502,
+ * 504; the suite's shared database holds other files' integrations). Not a problem of the page.
+ */
+export const expectedAnswerLine = (text: string): boolean => /Failed to load resource: the server responded with a status of (401|403|409|502|504)\b/.test(text);
