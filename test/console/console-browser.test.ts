@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { buildApp } from '../../api/app';
 import { insertIntegration } from '../../store/integrations/integrations';
 import { logger } from '../support/engine';
 import { startApiEngine, stopApiEngine, type ApiEngine } from '../support/api-engine';
-import { consoleSetup, expectedAnswerLine } from '../support/console-engine';
+import { consoleSetup, openConsolePage, problemsOf } from '../support/console-engine';
 import { browserDescribe, ensureConsoleBuilt, launchBrowser } from '../support/browser';
 
 const API_KEY = 'console-browser-key-0123456789';
@@ -42,17 +42,7 @@ browserDescribe('the console in a browser', () => {
 
   const { fixture, startRun } = consoleSetup(() => api);
 
-  /** A fresh page that fails the test on a script error or a CSP refusal. */
-  async function open(url: string): Promise<Page> {
-    const page = await browser.newPage();
-    const problems: string[] = [];
-    page.on('pageerror', (err) => problems.push(err.message));
-    page.on('console', (message) => { if (message.type() === 'error' && !expectedAnswerLine(message.text())) problems.push(message.text()); });
-    await page.goto(url);
-    (page as Page & { problems: string[] }).problems = problems;
-    return page;
-  }
-  const problemsOf = (page: Page) => (page as Page & { problems: string[] }).problems;
+  const open = (url: string) => openConsolePage(browser, url);
 
   test('a run waiting for approval is listed in words, approved with a reason in the inbox (its keyKind shown), and its conversation reads in full', async () => {
     const fx = await fixture({ approval: { default: 'always' } });

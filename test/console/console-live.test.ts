@@ -7,7 +7,7 @@ import { insertIntegration } from '../../store/integrations/integrations';
 import { runTranscript } from '../../store/runs/transcript';
 import { startOAuthProtectedServer, type OAuthProtectedServer } from '../fixtures/oauth-protected-server';
 import { startApiEngine, stopApiEngine, type ApiEngine } from '../support/api-engine';
-import { consoleSetup, expectedAnswerLine } from '../support/console-engine';
+import { consoleSetup, openConsolePage, problemsOf } from '../support/console-engine';
 import { browserDescribe, ensureConsoleBuilt, launchBrowser } from '../support/browser';
 import { waitFor } from '../support/wait';
 
@@ -56,20 +56,10 @@ browserDescribe('the console, live', () => {
     expect(res.statusCode).toBe(200);
   };
 
-  /** A fresh page that fails the test on a script error, a CSP refusal, or a reload (its marker gone). */
-  async function open(url: string): Promise<Page> {
-    const page = await browser.newPage();
-    const problems: string[] = [];
-    page.on('pageerror', (err) => problems.push(err.message));
-    page.on('console', (message) => { if (message.type() === 'error' && !expectedAnswerLine(message.text())) problems.push(message.text()); });
-    await page.goto(url);
-    await page.evaluate('window.__sameDocument = true');
-    (page as Page & { problems: string[] }).problems = problems;
-    return page;
-  }
+  const open = (url: string) => openConsolePage(browser, url);
   async function expectNoReloadNorProblem(page: Page): Promise<void> {
     expect(await page.evaluate('window.__sameDocument')).toBe(true);
-    expect((page as Page & { problems: string[] }).problems).toEqual([]);
+    expect(problemsOf(page)).toEqual([]);
   }
 
   test('the runs list follows a run without a reload: waiting for approval, then completed after two turns', async () => {
@@ -227,7 +217,7 @@ browserDescribe('the console, live', () => {
     await page.goto(`${baseUrl}/console#/inbox`);
     await item.getByRole('button', { name: 'Done' }).click();
     expect((await api.engine.result(runId)).output).toBe('url answer: accept');
-    expect((page as Page & { problems: string[] }).problems).toEqual([]);
+    expect(problemsOf(page)).toEqual([]);
     await page.close();
   });
 });

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
+import type { Browser, Page } from 'playwright-core';
 import type { ScriptStep } from '../../core/agent-model';
 import { insertAgent } from '../../store/agents';
 import { insertIntegration } from '../../store/integrations/integrations';
@@ -31,3 +32,18 @@ export function consoleSetup(api: () => ApiEngine) {
  * 504; the suite's shared database holds other files' integrations). Not a problem of the page.
  */
 export const expectedAnswerLine = (text: string): boolean => /Failed to load resource: the server responded with a status of (401|403|409|502|504)\b/.test(text);
+
+/** A page's script errors, CSP refusals and unexpected failed answers, as openConsolePage collected them. */
+export const problemsOf = (page: Page): string[] => (page as Page & { problems: string[] }).problems;
+
+/** A fresh page that records its problems (problemsOf), marked so that a test can tell it was never reloaded (window.__sameDocument). */
+export async function openConsolePage(browser: Browser, url: string): Promise<Page> {
+  const page = await browser.newPage();
+  const problems: string[] = [];
+  page.on('pageerror', (err) => problems.push(err.message));
+  page.on('console', (message) => { if (message.type() === 'error' && !expectedAnswerLine(message.text())) problems.push(message.text()); });
+  await page.goto(url);
+  await page.evaluate('window.__sameDocument = true');
+  (page as Page & { problems: string[] }).problems = problems;
+  return page;
+}
