@@ -27,11 +27,21 @@ export function consoleSetup(api: () => ApiEngine) {
 }
 
 /**
- * A browser's console line for an answer the page expects and shows in words: a key asked for
- * (401, 403), an integration to authorize (409), an unreachable server or a worker's timeout (502,
- * 504; the suite's shared database holds other files' integrations). Not a problem of the page.
+ * An answer of the API the page expects and shows in words: a key asked for (401, 403), an
+ * integration to authorize (409), an unreachable server or a worker's timeout (502, 504; the
+ * suite's shared database holds other files' integrations), and a run or agent gone between a
+ * list and its read (404 to a GET of one run or agent: other files' runs undo their rows when their
+ * workflow could not start). Anything else failing (a 404 of the page's own files, a 500) is a problem.
  */
-export const expectedAnswerLine = (text: string): boolean => /Failed to load resource: the server responded with a status of (401|403|409|502|504)\b/.test(text);
+export function expectedAnswer(method: string, url: string, status: number): boolean {
+  const { pathname } = new URL(url);
+  if (!pathname.startsWith('/v1/')) return false;
+  if ([401, 403, 409, 502, 504].includes(status)) return true;
+  return status === 404 && method === 'GET' && /^\/v1\/(runs|agents)\/[^/]+$/.test(pathname);
+}
+
+/** The browser's console line for a failed answer: told apart through the page's responses, which carry the URL. */
+const FAILED_ANSWER_LINE = /^Failed to load resource: the server responded with a status of \d+/;
 
 /** A page's script errors, CSP refusals and unexpected failed answers, as openConsolePage collected them. */
 export const problemsOf = (page: Page): string[] => (page as Page & { problems: string[] }).problems;
@@ -41,7 +51,12 @@ export async function openConsolePage(browser: Browser, url: string): Promise<Pa
   const page = await browser.newPage();
   const problems: string[] = [];
   page.on('pageerror', (err) => problems.push(err.message));
-  page.on('console', (message) => { if (message.type() === 'error' && !expectedAnswerLine(message.text())) problems.push(message.text()); });
+  page.on('console', (message) => { if (message.type() === 'error' && !FAILED_ANSWER_LINE.test(message.text())) problems.push(message.text()); });
+  page.on('response', (response) => {
+    const status = response.status();
+    const method = response.request().method();
+    if (status >= 400 && !expectedAnswer(method, response.url(), status)) problems.push(`${status} to ${method} ${new URL(response.url()).pathname}`);
+  });
   await page.goto(url);
   await page.evaluate('window.__sameDocument = true');
   (page as Page & { problems: string[] }).problems = problems;
