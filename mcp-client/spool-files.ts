@@ -5,6 +5,7 @@ import path from 'node:path';
 import type { ContentField, ContentSink } from './content-scanner';
 import { ensurePrivateDir } from '../platform/private-files';
 import { Base64Stream } from './base64-stream';
+import { spoolBegins, type LiveSpool } from './live-spools';
 
 /**
  * Where the large contents of resources/read results wait on disk between the transport and the
@@ -125,7 +126,7 @@ export class MessageSpools implements ContentSink {
   failure: string | undefined;
   private bytes = 0;
   private done: SpooledContent[] = [];
-  private current: { content: SpooledContent; fd: number; base64?: Base64Stream } | undefined;
+  private current: { content: SpooledContent; fd: number; base64?: Base64Stream; live?: LiveSpool } | undefined;
 
   constructor(private readonly maxBytes: number) {}
 
@@ -137,6 +138,7 @@ export class MessageSpools implements ContentSink {
       const content: SpooledContent = { token, path: file, bytes: 0, field };
       const current: NonNullable<MessageSpools['current']> = { content, fd: fs.openSync(file, 'wx', 0o600) };
       if (field === 'blob') current.base64 = new Base64Stream((bytes) => this.append(bytes));
+      else current.live = spoolBegins(token, file);
       this.current = current;
     } catch (err) {
       this.failure = (err as Error).message;
@@ -160,6 +162,7 @@ export class MessageSpools implements ContentSink {
       // An invalid blob stays invalid, so that the SDK refuses the result as it would have.
       return '!';
     }
+    current.live?.ended(this.failure ? 'gone' : 'complete');
     this.done.push(current.content);
     return current.content.token;
   }
@@ -168,6 +171,7 @@ export class MessageSpools implements ContentSink {
     const current = this.current;
     if (!current) return;
     closeQuietly(current.fd);
+    current.live?.ended('gone');
     removeFileNow(current.content.path);
     this.current = undefined;
   }
@@ -197,6 +201,7 @@ export class MessageSpools implements ContentSink {
     current.content.bytes += bytes.length;
     try {
       for (let written = 0; written < bytes.length;) written += fs.writeSync(current.fd, bytes, written);
+      current.live?.grew(current.content.bytes);
     } catch (err) {
       // Within a transport's data handler: thrown on, it would end the worker.
       this.failure = (err as Error).message;

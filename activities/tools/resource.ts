@@ -13,6 +13,8 @@ import type { ToolHandler, ToolRun, Verdict } from '../tool-call';
 import { integrationCatalogue, listed, runIntegration } from './integration-catalogue';
 import { claimContents, findCsv, readContentBytes, readCsvText, readTextResult, releaseContents, type ReadContent } from './resource-content';
 import { usableIntegration } from './usable-integration';
+import { startLiveCsv, type LiveCsv } from './live-csv';
+import type { DataSource } from '../../store/data-sources';
 
 /** The tracing span of a retrieval; logs carry the name too. */
 export const RESOURCE_RETRIEVAL_SPAN = 'mcp_resource_retrieval';
@@ -49,17 +51,22 @@ async function read(integration: Integration, uri: string, run: ToolRun): Promis
 async function retrieve({ integration: listedIntegration, resolved }: Request, run: ToolRun): Promise<Verdict> {
   const integration = await usableIntegration(run.deps.db, listedIntegration.id, { pinnedAllowed: false });
   if (typeof integration === 'string') return failed(integration);
-  const response = await read(integration, resolved.uri, run);
-  if (!('result' in response)) return response;
-  const contents = claimContents(response.result.contents ?? []);
+  const live = startLiveCsv(resolved, integration.id, run);
   try {
-    return await deliver(contents, integration, resolved, run);
+    const response = await read(integration, resolved.uri, run);
+    if (!('result' in response)) return response;
+    const contents = claimContents(response.result.contents ?? []);
+    try {
+      return await deliver(contents, integration, resolved, run, live);
+    } finally {
+      await releaseContents(contents);
+    }
   } finally {
-    await releaseContents(contents);
+    await live?.cancel();
   }
 }
 
-async function deliver(contents: ReadContent[], integration: Integration, { uri, listed }: ResolvedUri, run: ToolRun): Promise<Verdict> {
+async function deliver(contents: ReadContent[], integration: Integration, { uri, listed }: ResolvedUri, run: ToolRun, live?: LiveCsv): Promise<Verdict> {
   const { db, logger } = run.deps;
   if (contents.length === 0) return failed(`the resource ${uri} has no contents`);
   // What arrived is bounded by the transport (large contents as they were spooled): this bounds what goes on (import, transcript).
@@ -68,13 +75,15 @@ async function deliver(contents: ReadContent[], integration: Integration, { uri,
 
   const csv = await findCsv(contents, listed);
   if (!csv) return { status: 'ok', content: await readTextResult(contents) };
+  const arrived = await live?.take(csv);
+  if (arrived) return imported(uri, arrived);
   const { text, transcoded } = await readCsvText(csv);
   if (transcoded) logger.info({ runId: run.input.runId, uri }, 'CSV resource is not UTF-8; decoded as Windows-1252');
   try {
     const source = await importCsv(db, {
       threadId: run.input.threadId, uri, integrationId: integration.id, text, bytes, signal: run.signal, onProgress: run.heartbeat,
     });
-    return { status: 'ok', content: csvImportedText(uri, source.tableName, source.columns, source.rowCount), importedDataSource: true };
+    return imported(uri, source);
   } catch (err) {
     if (run.signal.aborted) throw run.signal.reason ?? err;
     if (err instanceof CsvImportError) return failed(err.message);
@@ -82,6 +91,10 @@ async function deliver(contents: ReadContent[], integration: Integration, { uri,
     throw err;
   }
 }
+
+const imported = (uri: string, source: DataSource): Verdict => ({
+  status: 'ok', content: csvImportedText(uri, source.tableName, source.columns, source.rowCount), importedDataSource: true,
+});
 
 const resourceOffers = (i: DiscoveredIntegration) => [
   i.resources.length ? `resources: ${listed(i.resources, (r) => `${r.uri} (${r.name})`)}` : '',

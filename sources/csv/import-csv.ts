@@ -1,104 +1,38 @@
-import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
-import { findDataSourceByUri, upsertDataSource, type DataSource } from '../../store/data-sources';
+import { type DataSource } from '../../store/data-sources';
 import type { Db } from '../../store/pool';
-import { MAX_IDENTIFIER_BYTES, quoteIdent, sanitiseName, uniqueNames } from './columns';
 import { type CsvColumn } from '../../core/data-source';
 import { copyTextChunks, verbatimChunks } from './copy-data';
 import { CsvImportError, lineOfRecord } from './csv-records';
 import { CsvScan } from './scan-csv';
+import { copySql, loadStaged, type CsvTarget } from './staging';
 
 export { CsvImportError } from './csv-records';
+export { tableBaseName, threadSchemaName } from './staging';
 
-export interface CsvImportRequest {
-  threadId: string;
-  uri: string;
-  integrationId: string | null;
+export interface CsvImportRequest extends CsvTarget {
   /** the decoded CSV; the MCP message already holds it whole, so it is read twice rather than copied */
   text: string;
-  /** the resource's size as it arrived, for the registry */
-  bytes: number;
-  signal?: AbortSignal;
   /** called every so often during a long import (activity heartbeats) */
   onProgress?: () => void;
 }
 
-/** The schema that holds a thread's tables; the source_query role of the thread gets rights on it alone. */
-export const threadSchemaName = (threadId: string) =>
-  `ds_${sanitiseName(threadId, 'thread')}`.slice(0, MAX_IDENTIFIER_BYTES);
-
-/** `fixture://data/Sales 2024.csv?x=1` → `sales_2024`. */
-export function tableBaseName(uri: string): string {
-  const path = uri.replace(/[?#].*$/, '').replace(/\/+$/, '');
-  const last = path.slice(path.lastIndexOf('/') + 1).replace(/^[a-z][a-z0-9+.-]*:/i, '');
-  return sanitiseName(last.replace(/\.csv$/i, ''), 'data');
-}
-
-async function tableNameFor(tx: pg.PoolClient, threadId: string, uri: string): Promise<string> {
-  const existing = await findDataSourceByUri(tx, threadId, uri);
-  if (existing) return existing.tableName;
-  const { rows } = await tx.query<{ table_name: string }>('SELECT table_name FROM data_sources WHERE thread_id = $1', [threadId]);
-  return uniqueNames([tableBaseName(uri)], rows.map((r) => r.table_name))[0];
-}
-
-/**
- * Loads into a staging table and renames it into place in one transaction, with the registry row:
- * a failure, a cancel or a killed worker (its connection drops) rolls everything back, so nothing is
- * visible and nothing is left behind; the next attempt starts from scratch.
- */
-async function load(db: Db, req: CsvImportRequest, scan: CsvScan, columns: CsvColumn[]): Promise<DataSource> {
-  const schema = threadSchemaName(req.threadId);
-  const staging = `_staging_${randomBytes(8).toString('hex')}`;
-  const client = await db.connect();
-  let broken = false;
-  // A checked-out client whose backend dies emits 'error'; unheard, it would crash the worker. The COPY rejects anyway.
-  const onClientError = () => {
-    broken = true;
-  };
-  client.on('error', onClientError);
-  try {
-    await client.query('BEGIN');
-    // One import per thread at a time: two first imports would race on CREATE SCHEMA and on table names.
-    await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`data-sources:${req.threadId}`]);
-    await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`);
-    const table = await tableNameFor(client, req.threadId, req.uri);
-    const columnSql = columns.map((c) => `${quoteIdent(c.name)} ${c.type}`).join(', ');
-    await client.query(`CREATE TABLE ${quoteIdent(schema)}.${quoteIdent(staging)} (${columnSql})`);
-    const target = `${quoteIdent(schema)}.${quoteIdent(staging)}`;
+function load(db: Db, req: CsvImportRequest, scan: CsvScan, columns: CsvColumn[]): Promise<DataSource> {
+  return loadStaged(db, req, columns, async (client, target) => {
     const options = req.signal ? [{ signal: req.signal }] as const : [];
     // The data alone goes to COPY (never its header), so PostgreSQL's "line N" is data record N.
     const verbatim = scan.done ? scan.verbatim : scan.streamable;
-    const copy = verbatim
-      // FORCE_NULL: a quoted empty cell ("") is NULL too, as an unquoted one is (contract: empty cells are NULL).
-      ? client.query(copyFrom(`COPY ${target} FROM STDIN WITH (FORMAT csv, FREEZE, FORCE_NULL (${columns.map((c) => quoteIdent(c.name)).join(', ')}))`))
-      : client.query(copyFrom(`COPY ${target} FROM STDIN WITH (FREEZE)`));
+    const copy = client.query(copyFrom(copySql(target, columns, verbatim)));
     const chunks = !verbatim ? copyTextChunks(req.text, columns.length, req.onProgress)
       : scan.done ? verbatimChunks(req.text, scan.dataStart, req.onProgress)
       : scannedChunks(scan, columns, req.onProgress);
     await pipeline(Readable.from(chunks), copy, ...options);
     // What was checked must be what was loaded: a disagreement between the scan and PostgreSQL is a defect, not bad CSV.
     if (copy.rowCount !== scan.rowCount) throw new Error(`COPY loaded ${copy.rowCount} rows where the scan counted ${scan.rowCount}`);
-    await client.query(`DROP TABLE IF EXISTS ${quoteIdent(schema)}.${quoteIdent(table)}`);
-    await client.query(`ALTER TABLE ${quoteIdent(schema)}.${quoteIdent(staging)} RENAME TO ${quoteIdent(table)}`);
-    const source = await upsertDataSource(client, {
-      threadId: req.threadId, uri: req.uri, integrationId: req.integrationId, schemaName: schema, tableName: table,
-      columns, rowCount: scan.rowCount, bytes: req.bytes,
-    });
-    await client.query('COMMIT');
-    return source;
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => {
-      broken = true;
-    });
-    throw err;
-  } finally {
-    // A connection whose COPY was cut may be in any state: do not hand it to the next query.
-    client.off('error', onClientError);
-    client.release(broken || Boolean(req.signal?.aborted));
-  }
+    return scan.rowCount;
+  });
 }
 
 /** The part of the text scanned first, whose types are the guess the text streams to COPY with. */

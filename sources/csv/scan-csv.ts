@@ -104,6 +104,28 @@ export class CsvScan {
     if (records.offset >= text.length) this.done = true;
   }
 
+  /**
+   * Scans a further text of whole records under the same header (a CSV that arrives in pieces, the
+   * text given at construction its first): its rows count, its values widen the types. False when
+   * PostgreSQL's CSV reader might read the piece otherwise (see `streamable`) or it holds a NUL or
+   * a record of another width: the scan is then spent, and the whole text must be scanned anew.
+   */
+  scanPiece(piece: string): boolean {
+    if (piece.charCodeAt(0) === 0xfeff || piece.includes('\r') || piece.includes('\0') || hasEndMarkerLine(piece, 0)) return false;
+    const records = new CsvRecords(piece, this.width + 1);
+    const { starts, ends, flags } = records;
+    const { width, inference } = this;
+    const { masks } = inference;
+    while (records.next()) {
+      if (records.count !== width) return false;
+      for (let k = 0; k < width; k++) {
+        if (masks[k] !== 0 && starts[k] !== ends[k]) inference.addAt(k, piece, starts[k], ends[k], (flags[k] & ESCAPED) !== 0);
+      }
+      this.rowCount++;
+    }
+    return records.blankLines === 0;
+  }
+
   /** Scans the rest, letting a cancellation and the heartbeat through between slices. */
   async finish(onProgress?: () => void, signal?: AbortSignal): Promise<void> {
     while (!this.done) {

@@ -1,0 +1,61 @@
+import type { DataSource } from '../../store/data-sources';
+import type { ResolvedUri } from '../../mcp-client/resource-uri';
+import { watchNextSpool, type LiveSpool } from '../../mcp-client/live-spools';
+import { importCsvStream } from '../../sources/csv/stream-import';
+import type { ToolRun } from '../tool-call';
+import { isCsv, type ReadContent } from './resource-content';
+
+const PIECE_BYTES = 1 << 20;
+
+/**
+ * A CSV resource imported while it arrives: when the listing says the resource is CSV, the next
+ * large text spool to begin during the read is read as it is written and loaded into a staging
+ * table (sources/csv/stream-import.ts). Nothing becomes visible until `take` finds that spool's
+ * token in the result the read returned, as the CSV content: a spool of another request, or of a
+ * message then refused, is rolled back. Undefined from `take` means: import the content whole.
+ */
+export interface LiveCsv {
+  take(csv: ReadContent): Promise<DataSource | undefined>;
+  /** Rolls back whatever was loaded; resolves once the load has let go of its connection. */
+  cancel(): Promise<void>;
+}
+
+/** Whether the listing (or the URI) says CSV: the content's own type is known only once it has arrived. */
+const listedAsCsv = ({ uri, listed }: ResolvedUri) => isCsv({ uri, mimeType: listed?.mimeType } as ReadContent['content'], listed);
+
+export function startLiveCsv(resolved: ResolvedUri, integrationId: string, run: ToolRun): LiveCsv | undefined {
+  if (!listedAsCsv(resolved)) return undefined;
+  const watch = watchNextSpool();
+  const stop = new AbortController();
+  const onRunAbort = () => stop.abort(run.signal.reason);
+  run.signal.addEventListener('abort', onRunAbort, { once: true });
+  let decide: (confirmed: boolean) => void = () => undefined;
+  const decided = new Promise<boolean>((resolve) => {
+    decide = resolve;
+  });
+  let spool: LiveSpool | undefined;
+  const loading = watch.spool.then((s) => {
+    spool = s;
+    return importCsvStream(run.deps.db, {
+      threadId: run.input.threadId, uri: resolved.uri, integrationId, signal: stop.signal, onProgress: run.heartbeat, confirm: () => decided,
+    }, s.pieces(PIECE_BYTES, stop.signal));
+  }).catch((err: unknown) => {
+    // The whole import, if the call gets that far, tries again and says what went wrong; a spool dropped on the way lands here too.
+    if (!stop.signal.aborted) run.log.debug({ err, uri: resolved.uri }, 'the CSV import as it arrived stopped');
+    return undefined;
+  });
+  const settle = async (confirmed: boolean) => {
+    watch.stop();
+    decide(confirmed);
+    if (!confirmed) stop.abort(new Error('not this read\'s CSV'));
+    run.signal.removeEventListener('abort', onRunAbort);
+    // Not begun: nothing to wait for.
+    return spool ? loading : undefined;
+  };
+  return {
+    take: async (csv) => (spool && csv.spool?.field === 'text' && csv.spool.token === spool.token ? settle(true) : (await settle(false), undefined)),
+    cancel: async () => {
+      await settle(false);
+    },
+  };
+}

@@ -1,0 +1,119 @@
+import { randomUUID } from 'node:crypto';
+import { importCsv, threadSchemaName } from '../../sources/csv/import-csv';
+import { importCsvStream, lastRecordEnd } from '../../sources/csv/stream-import';
+import { insertAgent } from '../../store/agents';
+import { listDataSources, type DataSource } from '../../store/data-sources';
+import { createPool, type Db } from '../../store/pool';
+import { insertThread } from '../../store/threads/threads';
+import { logger } from '../support/engine';
+import { testStack } from '../support/stack-env';
+import { badCsv, goodCsv } from '../fixtures/csv-cases';
+import { bigCsv } from '../fixtures/resource-fixtures';
+
+/*
+ * A CSV imported as it arrives gives the table importCsv gives of the whole text, or nothing at all
+ * (undefined: the caller imports the whole text), never a table of its own making.
+ */
+
+async function* piecesOf(text: string, size: number): AsyncGenerator<Buffer> {
+  const bytes = Buffer.from(text);
+  for (let at = 0; at < bytes.length; at += size) yield bytes.subarray(at, at + size);
+}
+
+/** Quoted newlines, doubled quotes, multi-byte characters cut across pieces, empty cells. */
+function mixedCsv(rows: number): string {
+  const lines = ['id,name,"note, quoted",amount,day,flag'];
+  for (let i = 1; i <= rows; i++) {
+    lines.push(`${i},é€😀 ${i},"line one ${i}\nline ""two""",${i % 7 === 0 ? '' : (i % 100) / 4},2024-02-${String((i % 28) + 1).padStart(2, '0')},${i % 2 === 0}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+describe('a CSV imported as it arrives', () => {
+  let db: Db;
+  let threadId: string;
+  const confirmed = () => Promise.resolve(true);
+  const stream = (uri: string, text: string, { size = 7, guessChars = 64, confirm = confirmed } = {}) =>
+    importCsvStream(db, { threadId, uri, integrationId: null, guessChars, confirm }, piecesOf(text, size));
+  const rowsOf = async (s: DataSource) => (await db.query(`SELECT * FROM "${s.schemaName}"."${s.tableName}" ORDER BY 1`)).rows;
+  const tablesInSchema = async () => (await db.query<{ t: string }>(
+    'SELECT table_name AS t FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1', [threadSchemaName(threadId)],
+  )).rows.map((r) => r.t);
+
+  /** The table of the whole text (importCsv), read back, then dropped from the registry's view by a new thread. */
+  async function wholeImport(uri: string, text: string) {
+    const source = await importCsv(db, { threadId, uri, integrationId: null, text, bytes: Buffer.byteLength(text) });
+    return { columns: source.columns, rowCount: source.rowCount, bytes: source.bytes, rows: await rowsOf(source) };
+  }
+
+  beforeEach(async () => {
+    const agent = await insertAgent(db, { name: `csv-stream-${randomUUID()}`, model: { provider: 'scripted', script: [] } });
+    threadId = (await insertThread(db, agent.id)).id;
+  });
+  beforeAll(() => {
+    db = createPool(testStack().databases.external, logger);
+  });
+  afterAll(async () => {
+    await db.end();
+  });
+
+  test('the last record of a text ends after its last line feed outside quotes', () => {
+    expect(lastRecordEnd('a,b\n1,2\n3,')).toBe(8);
+    expect(lastRecordEnd('a,b\n1,"x\ny"\n3,"open\n')).toBe(12);
+    expect(lastRecordEnd('1,"x\ny')).toBe(0);
+    expect(lastRecordEnd('no feed')).toBe(0);
+    expect(lastRecordEnd('1,"a""\nb"\n')).toBe(10);
+  });
+
+  test.each([
+    ['mixed, in 7-byte pieces', mixedCsv(500), 7, 64],
+    ['mixed, in 1-byte pieces', mixedCsv(40), 1, 16],
+    ['mixed, in 4 KiB pieces with a 1 MiB guess', mixedCsv(20_000), 4096, 1 << 20],
+    ['BOM, reserved and duplicate headers', goodCsv.sales, 5, 1 << 20],
+    ['header alone', goodCsv.headerOnly, 3, 64],
+    ['big numbers', goodCsv.bigNumbers, 2, 1 << 20],
+  ])('%s: the same table as the whole import', async (_, text, size, guessChars) => {
+    const source = await stream('fixture://data/streamed.csv', text, { size, guessChars });
+    expect(source).toBeDefined();
+    const streamed = { columns: source!.columns, rowCount: source!.rowCount, bytes: source!.bytes, rows: await rowsOf(source!) };
+    expect(streamed.bytes).toBe(Buffer.byteLength(text));
+    expect(streamed).toEqual(await wholeImport('fixture://data/whole.csv', text));
+    expect(await tablesInSchema()).toEqual(['streamed', 'whole']);
+  });
+
+  test.each([
+    ['a type that widens after the guess', bigCsv(3_000)],
+    ['carriage returns and a blank line', goodCsv.crlf],
+    ['a value PostgreSQL refuses for its inferred type', goodCsv.offsetOverflow],
+    ...Object.entries(badCsv).map(([name, { csv }]) => [`bad CSV: ${name}`, csv]),
+  ])('%s: nothing is loaded, and the whole import is left to do it', async (_, text) => {
+    const guessChars = text === goodCsv.offsetOverflow ? 1 << 20 : 1024;
+    expect(await stream('fixture://data/streamed.csv', text, { size: 100, guessChars })).toBeUndefined();
+    expect(await tablesInSchema()).toEqual([]);
+    expect(await listDataSources(db, threadId)).toEqual([]);
+  });
+
+  test('a load its caller does not confirm (the spool was not its request\'s) leaves nothing behind', async () => {
+    let asked = 0;
+    const confirm = () => {
+      asked++;
+      return Promise.resolve(false);
+    };
+    expect(await stream('fixture://data/streamed.csv', mixedCsv(300), { confirm })).toBeUndefined();
+    expect(asked).toBe(1);
+    expect(await tablesInSchema()).toEqual([]);
+    expect(await listDataSources(db, threadId)).toEqual([]);
+  });
+
+  test('a cancel during the load rolls it back and is thrown, not taken for CSV that cannot stream', async () => {
+    const controller = new AbortController();
+    async function* slow(): AsyncGenerator<Buffer> {
+      yield* piecesOf(mixedCsv(200), 500);
+      controller.abort(new Error('cancelled'));
+      yield Buffer.from('');
+    }
+    await expect(importCsvStream(db, { threadId, uri: 'fixture://data/cut.csv', integrationId: null, guessChars: 64, confirm: confirmed, signal: controller.signal }, slow()))
+      .rejects.toThrow('cancelled');
+    expect(await tablesInSchema()).toEqual([]);
+  });
+});
