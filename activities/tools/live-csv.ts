@@ -1,7 +1,8 @@
+import fs from 'node:fs';
 import type { DataSource } from '../../store/data-sources';
 import type { ResolvedUri } from '../../mcp-client/resource-uri';
 import { watchNextSpool, type LiveSpool } from '../../mcp-client/live-spools';
-import { importCsvStream } from '../../sources/csv/stream-import';
+import { csvTypes, importCsvStream } from '../../sources/csv/stream-import';
 import type { ToolRun } from '../tool-call';
 import { isCsv, type ReadContent } from './resource-content';
 
@@ -58,4 +59,21 @@ export function startLiveCsv(resolved: ResolvedUri, integrationId: string, run: 
       await settle(false);
     },
   };
+}
+
+/**
+ * A spooled CSV text, once whole, imported from its file in two passes (the types of the whole,
+ * then COPY), a piece in memory at a time: for a CSV whose types widened after the first MiB, or
+ * whose spool could not be read as it arrived. Undefined: import the text whole (importCsv), which
+ * also names an error's line and makes a column PostgreSQL refuses text.
+ */
+export async function importSpooledCsv(csv: ReadContent, integrationId: string, uri: string, run: ToolRun): Promise<DataSource | undefined> {
+  const path = csv.spool?.field === 'text' ? csv.spool.path : undefined;
+  if (!path) return undefined;
+  const pieces = () => fs.createReadStream(path, { highWaterMark: PIECE_BYTES, signal: run.signal });
+  const types = await csvTypes(pieces(), run.heartbeat, run.signal);
+  if (!types) return undefined;
+  return importCsvStream(run.deps.db, {
+    threadId: run.input.threadId, uri, integrationId, signal: run.signal, onProgress: run.heartbeat, types, confirm: () => Promise.resolve(true),
+  }, pieces());
 }

@@ -3,6 +3,7 @@ import { pipeline } from 'node:stream/promises';
 import { StringDecoder } from 'node:string_decoder';
 import { from as copyFrom } from 'pg-copy-streams';
 import { type DataSource } from '../../store/data-sources';
+import type { ColumnType } from '../../core/data-source';
 import type { Db } from '../../store/pool';
 import { CsvImportError } from './csv-records';
 import { CsvScan } from './scan-csv';
@@ -29,6 +30,8 @@ export interface CsvStreamRequest extends Omit<CsvTarget, 'bytes'> {
   /** the text scanned for types before anything is loaded (tests make it small) */
   guessChars?: number;
   onProgress?: () => void;
+  /** the types of the whole text, when a scan of it found them (csvTypes): no guess then */
+  types?: ColumnType[];
   /** asked once every row is loaded, before anything is visible: false rolls the load back */
   confirm: () => Promise<boolean>;
 }
@@ -81,8 +84,11 @@ async function* recordTexts(bytes: AsyncIterable<Buffer>, counted: { bytes: numb
   if (pending) yield pending;
 }
 
-/** The header and the types, from the first texts: at least one record's worth, as the header alone tells no type. */
-async function guess(texts: AsyncGenerator<string>): Promise<{ head: string; scan: CsvScan }> {
+/**
+ * The header and the types, from the first texts: at least one record's worth, as the header alone
+ * tells no type; the header alone when the types are known.
+ */
+async function guess(texts: AsyncGenerator<string>, typesKnown: boolean): Promise<{ head: string; scan: CsvScan }> {
   let head = '';
   for (;;) {
     const next = await texts.next();
@@ -91,7 +97,25 @@ async function guess(texts: AsyncGenerator<string>): Promise<{ head: string; sca
     const scan = new CsvScan(head);
     scan.scanTo(head.length);
     if (!scan.streamable) throw new NotAsItArrives();
-    if (scan.rowCount > 0 || next.done) return { head, scan };
+    if (scan.rowCount > 0 || next.done || typesKnown) return { head, scan };
+  }
+}
+
+/** The types of a whole CSV read from `bytes`, one piece in memory at a time; undefined when it cannot go to COPY as it is. */
+export async function csvTypes(bytes: AsyncIterable<Buffer>, onProgress?: () => void, signal?: AbortSignal): Promise<ColumnType[] | undefined> {
+  const texts = recordTexts(bytes, { bytes: 0 }, GUESS_CHARS, onProgress);
+  try {
+    const { scan } = await guess(texts, false);
+    for await (const text of texts) {
+      signal?.throwIfAborted();
+      if (!scan.scanPiece(text)) return undefined;
+    }
+    return scan.types();
+  } catch (err) {
+    if (err instanceof NotAsItArrives || err instanceof CsvImportError) return undefined;
+    throw err;
+  } finally {
+    await texts.return(undefined);
   }
 }
 
@@ -100,9 +124,11 @@ export async function importCsvStream(db: Db, req: CsvStreamRequest, bytes: Asyn
   const counted = { bytes: 0 };
   const texts = recordTexts(bytes, counted, req.guessChars ?? GUESS_CHARS, req.onProgress);
   try {
-    const { head, scan } = await guess(texts);
-    const columns = scan.columns();
-    const typesHold = () => scan.types().every((type, i) => type === columns[i].type);
+    const { head, scan } = await guess(texts, Boolean(req.types));
+    if (req.types && req.types.length !== scan.width) throw new NotAsItArrives();
+    const columns = req.types ? scan.names.map((name, i) => ({ name, type: req.types![i] })) : scan.columns();
+    // Known types hold for the whole text; guessed ones must hold for each piece.
+    const typesHold = () => Boolean(req.types) || scan.types().every((type, i) => type === columns[i].type);
     const target = { ...req, bytes: 0 };
     return await loadStaged(db, target, columns, async (client, table) => {
       const copy = client.query(copyFrom(copySql(table, columns, true)));

@@ -2,6 +2,7 @@
  * npm run bench:csv — CSV files served by the fixture MCP server over stdio, each imported as the worker
  * does it, and the same file loaded by `psql \copy` into the same typed table, side by side:
  *   plain   1,000,000 rows × 8 columns, typed values, one quoted field per row;
+ *   widened as plain, but a column's type widens on the last row (the file is read again);
  *   quoted  1,000,000 rows × 8 columns, quoted fields with commas, doubled quotes and newlines, a header to sanitise;
  *   wide    1,600 columns (PostgreSQL's limit).
  * Each file is retrieved by the retrieve_mcp_resource tool's own code, as a worker runs it (the MCP
@@ -54,6 +55,11 @@ const allCases: BenchCase[] = [
   {
     name: 'plain', rows: ROWS, header: 'id,account,amount,active,day,at,name,note',
     row: (i) => `${i},${3_000_000_000 + i},${(i % 10_000) / 100},${i % 2 === 0},${dayOf(i)},${dayOf(i)} ${pad(i % 24)}:30:00,name ${i},"note, ${i % 97}"`,
+  },
+  {
+    // As plain, but `amount` is integer until the last row: the guess from the first MiB widens, and the file is read again.
+    name: 'widened', rows: ROWS, header: 'id,account,amount,active,day,at,name,note',
+    row: (i) => `${i},${3_000_000_000 + i},${i === ROWS ? '0.5' : i % 10_000},${i % 2 === 0},${dayOf(i)},${dayOf(i)} ${pad(i % 24)}:30:00,name ${i},"note, ${i % 97}"`,
   },
   {
     name: 'quoted', rows: ROWS,

@@ -10,12 +10,13 @@ import { truncatedText } from '../../core/truncated-text';
 import { csvImportedText } from '../../activities/tools/resource';
 import { TEXT_RESULT_BYTES } from '../../activities/tools/resource-content';
 import { connectIntegration } from '../../mcp-client/connect';
-import { claimSpooled, releaseSpooled, SPOOL_PARENT } from '../../mcp-client/spool-files';
+import { claimSpooled, releaseSpooled } from '../../mcp-client/spool-files';
 import { importCsv } from '../../sources/csv/import-csv';
 import { bigCsv, bigText } from '../fixtures/resource-fixtures';
 import { startHttpMcpServer, type HttpMcpServer } from '../fixtures/http-mcp-server';
 import { startModernHttpServer, type ModernHttpServer } from '../fixtures/modern-mcp-server';
 import { logger, startEngine, type Engine } from '../support/engine';
+import { ourSpoolFiles } from '../support/spool-files';
 
 /*
  * A resource larger than the transport keeps in memory arrives in a spool file, over stdio and HTTP
@@ -29,8 +30,7 @@ const ROWS = 40_000;
 const CHARS = 9 * 150_000;
 const RESOURCE = 'retrieve_mcp_resource';
 
-const spoolFiles = () => (fs.existsSync(SPOOL_PARENT) ? fs.readdirSync(SPOOL_PARENT) : [])
-  .filter((d) => d.startsWith(`${process.pid}-`)).flatMap((d) => fs.readdirSync(path.join(SPOOL_PARENT, d)));
+const spoolFiles = ourSpoolFiles;
 
 describe('large resources arrive through spool files', () => {
   let engine: Engine;

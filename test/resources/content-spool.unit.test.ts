@@ -1,9 +1,9 @@
 import fs from 'node:fs';
-import path from 'node:path';
 import { LineBuffer } from '../../mcp-client/line-buffer';
 import { CONTENT_NOT_KEPT, MESSAGE_TOO_LARGE } from '../../mcp-client/message-bound';
-import { claimSpooled, releaseSpooled, SPOOL_PARENT } from '../../mcp-client/spool-files';
+import { claimSpooled, releaseSpooled } from '../../mcp-client/spool-files';
 import { SpoolingMessage } from '../../mcp-client/spooling-message';
+import { ourSpoolFiles } from '../support/spool-files';
 
 /** What the engine held before spooling: the message decoded as text, parsed, the text as UTF-8. */
 const parsedBytes = (message: Buffer, field: 'text' | 'blob') => {
@@ -28,8 +28,7 @@ function spooled(pieces: Buffer[], field: 'text' | 'blob' = 'text', threshold = 
   return { content, kept };
 }
 
-const spoolFiles = () => fs.readdirSync(SPOOL_PARENT).filter((d) => d.startsWith(`${process.pid}-`))
-  .flatMap((d) => fs.readdirSync(path.join(SPOOL_PARENT, d)));
+const spoolFiles = ourSpoolFiles;
 
 /** JSON string contents (raw bytes between the quotes): every escape, pairs, lone halves, raw UTF-8, bytes that are not UTF-8. */
 const strings: Buffer[] = [

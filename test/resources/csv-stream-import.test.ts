@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { importCsv, threadSchemaName } from '../../sources/csv/import-csv';
-import { importCsvStream, lastRecordEnd } from '../../sources/csv/stream-import';
+import { csvTypes, importCsvStream, lastRecordEnd } from '../../sources/csv/stream-import';
 import { insertAgent } from '../../store/agents';
 import { listDataSources, type DataSource } from '../../store/data-sources';
 import { createPool, type Db } from '../../store/pool';
@@ -115,5 +115,26 @@ describe('a CSV imported as it arrives', () => {
     await expect(importCsvStream(db, { threadId, uri: 'fixture://data/cut.csv', integrationId: null, guessChars: 64, confirm: confirmed, signal: controller.signal }, slow()))
       .rejects.toThrow('cancelled');
     expect(await tablesInSchema()).toEqual([]);
+  });
+
+  test.each([
+    ['a type that widens after the guess', bigCsv(3_000), 1024],
+    ['mixed, in 7-byte pieces', mixedCsv(500), 7],
+  ])('%s: the types of the whole, then the rows, each read as it comes, make the same table as the whole import', async (_, text, size) => {
+    const types = await csvTypes(piecesOf(text, size));
+    expect(types).toEqual((await wholeImport('fixture://data/whole.csv', text)).columns.map((c) => c.type));
+    const source = await importCsvStream(db, { threadId, uri: 'fixture://data/streamed.csv', integrationId: null, guessChars: 64, types, confirm: confirmed }, piecesOf(text, size));
+    expect(source).toBeDefined();
+    const whole = (await listDataSources(db, threadId)).find((s) => s.tableName === 'whole')!;
+    expect({ columns: source!.columns, rowCount: source!.rowCount, rows: await rowsOf(source!) })
+      .toEqual({ columns: whole.columns, rowCount: whole.rowCount, rows: await rowsOf(whole) });
+  });
+
+  test.each([
+    ['carriage returns and a blank line', goodCsv.crlf],
+    // A row too big for PostgreSQL is the scan's to pass: PostgreSQL refuses it, and the whole import names its line.
+    ...Object.entries(badCsv).filter(([name]) => name !== 'tooBigAfterNewline').map(([name, { csv }]) => [`bad CSV: ${name}`, csv]),
+  ])('%s: no types of the whole as it comes', async (_, text) => {
+    expect(await csvTypes(piecesOf(text, 100))).toBeUndefined();
   });
 });
