@@ -7,7 +7,7 @@ import { type CsvColumn } from '../../core/data-source';
 import { copyTextChunks, verbatimChunks } from './copy-data';
 import { CsvImportError, lineOfRecord } from './csv-records';
 import { CsvScan } from './scan-csv';
-import { copySql, loadStaged, type CsvTarget } from './staging';
+import { copySql, isDataRefusal, loadStaged, type CsvTarget } from './staging';
 
 export { CsvImportError } from './csv-records';
 export { tableBaseName, threadSchemaName } from './staging';
@@ -109,8 +109,8 @@ function refusedColumn(err: unknown, columns: CsvColumn[]): number | undefined {
  * and PostgreSQL then names the batch's last line read, so that line is an upper bound.
  */
 function asImportError(err: unknown, scan: CsvScan): unknown {
-  const e = err as { code?: string; message?: string; where?: string };
-  if (typeof e.code !== 'string' || !(e.code.startsWith('22') || e.code.startsWith('54'))) return err;
+  if (!isDataRefusal(err)) return err;
+  const e = err as { message?: string; where?: string };
   const context = COPY_CONTEXT.exec(e.where ?? '');
   const line = context ? lineOfRecord(scan.text, Math.min(Number(context[1]), scan.rowCount)) : undefined;
   if (!line) return new CsvImportError(`invalid CSV: ${e.message}`);

@@ -39,6 +39,12 @@ export const copySql = (target: string, columns: CsvColumn[], csv: boolean) => (
   ? `COPY ${target} FROM STDIN WITH (FORMAT csv, FREEZE, FORCE_NULL (${columns.map((c) => quoteIdent(c.name)).join(', ')}))`
   : `COPY ${target} FROM STDIN WITH (FREEZE)`);
 
+/** PostgreSQL refused the data itself (class 22, limits in 54): the CSV's fault, not a transient failure. */
+export const isDataRefusal = (err: unknown): boolean => {
+  const code = (err as { code?: unknown }).code;
+  return typeof code === 'string' && (code.startsWith('22') || code.startsWith('54'));
+};
+
 /**
  * Loads into a staging table (`fill` copies the rows into `target` and says how many) and renames
  * it into place in one transaction, with the registry row: a failure, a cancel or a killed worker

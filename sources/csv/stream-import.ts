@@ -7,7 +7,7 @@ import type { ColumnType } from '../../core/data-source';
 import type { Db } from '../../store/pool';
 import { CsvImportError } from './csv-records';
 import { CsvScan } from './scan-csv';
-import { copySql, loadStaged, type CsvTarget } from './staging';
+import { copySql, isDataRefusal, loadStaged, type CsvTarget } from './staging';
 
 /**
  * A CSV imported as its bytes arrive (a large resource while the MCP server still sends it): its
@@ -147,15 +147,10 @@ export async function importCsvStream(db: Db, req: CsvStreamRequest, bytes: Asyn
     });
   } catch (err) {
     if (req.signal?.aborted) throw req.signal.reason ?? err;
+    // A refusal of PostgreSQL's: the whole import finds out why and says so.
     if (err instanceof NotAsItArrives || err instanceof CsvImportError || isDataRefusal(err)) return undefined;
     throw err;
   } finally {
     await texts.return(undefined);
   }
 }
-
-/** PostgreSQL refused the data (class 22, limits in 54): the whole import finds out why and says so. */
-const isDataRefusal = (err: unknown) => {
-  const code = (err as { code?: unknown }).code;
-  return typeof code === 'string' && (code.startsWith('22') || code.startsWith('54'));
-};
