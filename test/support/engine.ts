@@ -22,6 +22,7 @@ import { createEngineWorker } from '../../worker/create-worker';
 import { startMcpPool } from '../../worker/mcp-lifecycle';
 import { testStack } from './stack-env';
 import { testLogSink, testLogger } from './test-log';
+import { trackTemporalCalls } from './temporal-calls';
 import { oauthRecords } from '../../store/integrations/oauth';
 import { eraVerdicts } from '../../store/integrations/protocol-verdicts';
 import type { WorkerVersion } from '../../core/worker-version';
@@ -97,7 +98,8 @@ export async function startEngine(database: DatabaseKind = 'embedded', options: 
   installSecretKeys(keyRing(Buffer.from(stack.secretsKey, 'base64')));
   const db = createPool(options.databaseUrl ?? stack.databases[database], logger);
   const temporalAddress = options.temporalAddress ?? stack.temporalAddress;
-  const connection = await Connection.connect({ address: temporalAddress });
+  const calls = trackTemporalCalls();
+  const connection = await Connection.connect({ address: temporalAddress, interceptors: calls.interceptors });
   const client = new Client({ connection });
   const taskQueue = options.taskQueue ?? `test-${randomUUID()}`;
   let worker: { instance: Worker; running: Promise<void>; connection: NativeConnection; mcpPool: McpPool; db: Db; runChanges: RunChangeFeed } | undefined;
@@ -163,6 +165,8 @@ export async function startEngine(database: DatabaseKind = 'embedded', options: 
     },
     async close() {
       await engine.stopWorker();
+      const left = await calls.settle(2_000);
+      if (left.length > 0) process.stderr.write(`the test engine closed with Temporal calls in flight, cancelled: ${left.join(', ')}\n`);
       await connection.close();
       await db.end();
     },
