@@ -4,6 +4,9 @@
  */
 import { CsvRecords, ESCAPED } from './csv-records';
 
+/** Read once: under tsx (npm start) each read of an imported binding is a getter call, in a loop that runs for every cell. */
+const ESCAPED_FLAG = ESCAPED;
+
 const CHUNK_CHARS = 1 << 20;
 const PROGRESS_CHARS = 8 << 20;
 
@@ -50,7 +53,7 @@ export function* copyTextChunks(text: string, width: number, onProgress?: () => 
         line += '\\N';
         continue;
       }
-      const value = flags[k] & ESCAPED ? records.value(k) : text.slice(starts[k], ends[k]);
+      const value = flags[k] & ESCAPED_FLAG ? records.value(k) : text.slice(starts[k], ends[k]);
       line += SPECIAL.test(value) ? value.replace(SPECIALS, escapeChar) : value;
     }
     batch += line + '\n';

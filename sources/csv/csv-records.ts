@@ -31,6 +31,11 @@ export class CsvRecords {
   /** Blank lines skipped, and whether a carriage return was seen: either keeps the text from going to COPY as it is. */
   blankLines = 0;
   sawCr = false;
+  /**
+   * The text is a piece of a longer one, more to come: a record the text ends inside (no line feed
+   * after it yet) is not read. `next()` answers false before it, and the offset stays at its start.
+   */
+  partial = false;
   private pos: number;
   private line = 1;
 
@@ -66,6 +71,7 @@ export class CsvRecords {
       this.blankLines++;
     }
     this.recordLine = line;
+    const recordStart = i;
     let field = 0;
     for (;;) {
       let start: number;
@@ -75,7 +81,10 @@ export class CsvRecords {
         flag = QUOTED;
         start = ++i;
         for (;;) {
-          if (i >= n) throw new CsvImportError(`invalid CSV: the quoted field in the record starting on line ${this.recordLine} is never closed`);
+          if (i >= n) {
+            if (this.partial) return this.unread(recordStart);
+            throw new CsvImportError(`invalid CSV: the quoted field in the record starting on line ${this.recordLine} is never closed`);
+          }
           const c = text.charCodeAt(i);
           if (c === QUOTE) {
             if (text.charCodeAt(i + 1) !== QUOTE) break;
@@ -108,7 +117,10 @@ export class CsvRecords {
         flags[field] = flag;
       }
       field++;
-      if (i >= n) break;
+      if (i >= n) {
+        if (this.partial) return this.unread(recordStart);
+        break;
+      }
       const c = text.charCodeAt(i);
       if (c === COMMA) {
         i++;
@@ -126,6 +138,14 @@ export class CsvRecords {
     this.pos = i;
     this.line = line;
     return true;
+  }
+
+  /** Leaves the record that starts at `start` for the text that will hold all of it. */
+  private unread(start: number): false {
+    this.pos = start;
+    this.line = this.recordLine;
+    this.count = 0;
+    return false;
   }
 
   /** The value of field k of the current record. */

@@ -2,6 +2,9 @@ import { MAX_COLUMNS, TypeInference, columnNames } from './columns';
 import { type CsvColumn, type ColumnType } from '../../core/data-source';
 import { CsvImportError, CsvRecords, ESCAPED } from './csv-records';
 
+/** Read once: under tsx (npm start) each read of an imported binding is a getter call, in a loop that runs for every cell. */
+const ESCAPED_FLAG = ESCAPED;
+
 export { CsvImportError } from './csv-records';
 
 const lineOf = (text: string, index: number) => {
@@ -10,12 +13,15 @@ const lineOf = (text: string, index: number) => {
   return line;
 };
 
-/** A line that is `\.` alone, which PostgreSQL's CSV reader takes for the end of the data. */
-function hasEndMarkerLine(text: string, from: number): boolean {
+/**
+ * A line that is `\.` alone, which PostgreSQL's CSV reader takes for the end of the data. `more`:
+ * the text is a piece, more to come, so its end is not a line's end.
+ */
+function hasEndMarkerLine(text: string, from: number, more = false): boolean {
   for (let i = text.indexOf('\\.', from); i !== -1; i = text.indexOf('\\.', i + 2)) {
     const before = text.charCodeAt(i - 1);
     const after = text.charCodeAt(i + 2);
-    if ((i === from || before === 10 || before === 13) && (i + 2 === text.length || after === 10 || after === 13)) return true;
+    if ((i === from || before === 10 || before === 13) && ((!more && i + 2 === text.length) || after === 10 || after === 13)) return true;
   }
   return false;
 }
@@ -97,7 +103,7 @@ export class CsvScan {
         throw new CsvImportError(`invalid CSV: line ${records.recordLine} has ${records.count} fields, but the header has ${width}`);
       }
       for (let k = 0; k < width; k++) {
-        if (masks[k] !== 0 && starts[k] !== ends[k]) inference.addAt(k, text, starts[k], ends[k], (flags[k] & ESCAPED) !== 0);
+        if (masks[k] !== 0 && starts[k] !== ends[k]) inference.addAt(k, text, starts[k], ends[k], (flags[k] & ESCAPED_FLAG) !== 0);
       }
       this.rowCount++;
     }
@@ -105,25 +111,28 @@ export class CsvScan {
   }
 
   /**
-   * Scans a further text of whole records under the same header (a CSV that arrives in pieces, the
-   * text given at construction its first): its rows count, its values widen the types. False when
-   * PostgreSQL's CSV reader might read the piece otherwise (see `streamable`) or it holds a NUL or
-   * a record of another width: the scan is then spent, and the whole text must be scanned anew.
+   * Scans a further text under the same header (a CSV that arrives in pieces, the text given at
+   * construction its first), which starts at a record's start: its rows count, its values widen the
+   * types. `more`: the text is a piece, more to come, and a record it ends inside is left for the
+   * next one. Answers how much of the text the records scanned hold (to the end unless `more`), or
+   * false when PostgreSQL's CSV reader might read it otherwise (see `streamable`) or it holds a NUL
+   * or a record of another width: the scan is then spent, and the whole text must be scanned anew.
    */
-  scanPiece(piece: string): boolean {
-    if (piece.charCodeAt(0) === 0xfeff || piece.includes('\r') || piece.includes('\0') || hasEndMarkerLine(piece, 0)) return false;
+  scanPiece(piece: string, more = false): number | false {
+    if (piece.charCodeAt(0) === 0xfeff || piece.includes('\r') || piece.includes('\0') || hasEndMarkerLine(piece, 0, more)) return false;
     const records = new CsvRecords(piece, this.width + 1);
+    records.partial = more;
     const { starts, ends, flags } = records;
     const { width, inference } = this;
     const { masks } = inference;
     while (records.next()) {
       if (records.count !== width) return false;
       for (let k = 0; k < width; k++) {
-        if (masks[k] !== 0 && starts[k] !== ends[k]) inference.addAt(k, piece, starts[k], ends[k], (flags[k] & ESCAPED) !== 0);
+        if (masks[k] !== 0 && starts[k] !== ends[k]) inference.addAt(k, piece, starts[k], ends[k], (flags[k] & ESCAPED_FLAG) !== 0);
       }
       this.rowCount++;
     }
-    return records.blankLines === 0;
+    return records.blankLines === 0 ? records.offset : false;
   }
 
   /** Scans the rest, letting a cancellation and the heartbeat through between slices. */

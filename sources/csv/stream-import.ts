@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { isAscii } from 'node:buffer';
 import { StringDecoder } from 'node:string_decoder';
 import { from as copyFrom } from 'pg-copy-streams';
 import { type DataSource } from '../../store/data-sources';
@@ -55,13 +56,19 @@ export function lastRecordEnd(text: string): number {
   }
 }
 
-/** The bytes as texts of whole records: a text ends after a record, the last one with the bytes. */
-async function* recordTexts(bytes: AsyncIterable<Buffer>, counted: { bytes: number }, guessChars: number, onProgress?: () => void): AsyncGenerator<string> {
+/** A text, and whether it is all ASCII: its bytes are then its chars (latin1 encodes it as a copy). */
+interface Text { text: string; ascii: boolean }
+
+/**
+ * The bytes decoded as they come. A piece of ASCII alone after a whole character is taken as it is,
+ * without UTF-8's decoding; anything else goes through the UTF-8 decoder (invalid bytes become
+ * U+FFFD, as the whole import reads them).
+ */
+async function* decoded(bytes: AsyncIterable<Buffer>, counted: { bytes: number }, onProgress?: () => void): AsyncGenerator<Text> {
   const decoder = new StringDecoder('utf8');
-  let pending = '';
+  // Nothing of a character is held in the decoder: the last piece ended on an ASCII byte.
+  let whole = true;
   let sinceProgress = 0;
-  // The first text holds the guess's worth of records, not just what the first cut finds.
-  let least = guessChars;
   for await (const piece of bytes) {
     counted.bytes += piece.length;
     sinceProgress += piece.length;
@@ -69,47 +76,91 @@ async function* recordTexts(bytes: AsyncIterable<Buffer>, counted: { bytes: numb
       sinceProgress = 0;
       onProgress?.();
     }
-    pending += decoder.write(piece);
-    if (pending.length < guessChars) continue;
-    const cut = lastRecordEnd(pending);
-    if (cut < least) {
-      if (pending.length > least + MAX_RECORD_CHARS) throw new NotAsItArrives();
-      continue;
-    }
-    least = 1;
-    yield pending.slice(0, cut);
-    pending = pending.slice(cut);
+    if (piece.length === 0) continue;
+    const ascii = whole && isAscii(piece);
+    whole = piece[piece.length - 1] < 0x80;
+    yield ascii ? { text: piece.toString('latin1'), ascii } : { text: decoder.write(piece), ascii };
   }
-  pending += decoder.end();
-  if (pending) yield pending;
+  const rest = decoder.end();
+  if (rest) yield { text: rest, ascii: false };
 }
 
 /**
- * The header and the types, from the first texts: at least one record's worth, as the header alone
- * tells no type; the header alone when the types are known.
+ * The head of the text: at least `guessChars` of whole records (all of it when shorter), for the
+ * header and the types; and the text after it, which starts at a record's start.
  */
-async function guess(texts: AsyncGenerator<string>, typesKnown: boolean): Promise<{ head: string; scan: CsvScan }> {
-  let head = '';
+async function readHead(texts: AsyncGenerator<Text>, guessChars: number, from: Text = { text: '', ascii: true }): Promise<{ head: string; rest: Text; done: boolean }> {
+  let { text: pending, ascii } = from;
   for (;;) {
     const next = await texts.next();
-    if (next.done && !head) throw new NotAsItArrives();
-    if (!next.done) head += next.value;
+    if (next.done) return { head: pending, rest: { text: '', ascii: true }, done: true };
+    pending += next.value.text;
+    ascii &&= next.value.ascii;
+    if (pending.length < guessChars) continue;
+    const cut = lastRecordEnd(pending);
+    if (cut >= guessChars) return { head: pending.slice(0, cut), rest: { text: pending.slice(cut), ascii }, done: false };
+    if (pending.length > guessChars + MAX_RECORD_CHARS) throw new NotAsItArrives();
+  }
+}
+
+/**
+ * The header and the types, from the head: at least one record's worth, as the header alone tells
+ * no type; the header alone when the types are known. Then each further text of whole records,
+ * scanned (its rows counted, its values checked and typed) before it is given.
+ */
+async function scanned(texts: AsyncGenerator<Text>, guessChars: number, typesKnown: boolean): Promise<{ head: string; scan: CsvScan; pieces: AsyncGenerator<Text> }> {
+  let { head, rest, done } = await readHead(texts, guessChars);
+  for (;;) {
+    if (!head && done) throw new NotAsItArrives();
     const scan = new CsvScan(head);
     scan.scanTo(head.length);
     if (!scan.streamable) throw new NotAsItArrives();
-    if (scan.rowCount > 0 || next.done || typesKnown) return { head, scan };
+    if (scan.rowCount > 0 || done || typesKnown) return { head, scan, pieces: wholeRecords(scan, rest, texts, guessChars) };
+    // A header alone so far: the head grows by the next guess's worth.
+    const more = await readHead(texts, guessChars, rest);
+    head += more.head;
+    ({ rest, done } = more);
   }
+}
+
+/**
+ * The texts after the head, gathered to at least `least` chars (a spool read as it is written gives
+ * small pieces: each scan and COPY message costs), cut after their last whole record and scanned;
+ * throws NotAsItArrives when one cannot go to COPY as it is.
+ */
+async function* wholeRecords(scan: CsvScan, first: Text, texts: AsyncGenerator<Text>, least: number): AsyncGenerator<Text> {
+  let { text: pending, ascii } = first;
+  // A record longer than the texts so far is scanned again only once they have doubled: linear, not quadratic.
+  let scanAt = least;
+  for await (const next of texts) {
+    if (pending === '') ascii = true;
+    pending += next.text;
+    ascii &&= next.ascii;
+    if (pending.length < scanAt) continue;
+    const used = scan.scanPiece(pending, true);
+    if (used === false) throw new NotAsItArrives();
+    if (used > 0) {
+      yield { text: pending.slice(0, used), ascii };
+      pending = pending.slice(used);
+      scanAt = least;
+    } else if (pending.length > MAX_RECORD_CHARS) {
+      throw new NotAsItArrives();
+    } else {
+      scanAt = pending.length * 2;
+    }
+  }
+  if (pending === '') return;
+  if (scan.scanPiece(pending) === false) throw new NotAsItArrives();
+  yield { text: pending, ascii };
 }
 
 /** The types of a whole CSV read from `bytes`, one piece in memory at a time; undefined when it cannot go to COPY as it is. */
 export async function csvTypes(bytes: AsyncIterable<Buffer>, onProgress?: () => void, signal?: AbortSignal): Promise<ColumnType[] | undefined> {
-  const texts = recordTexts(bytes, { bytes: 0 }, GUESS_CHARS, onProgress);
+  const texts = decoded(bytes, { bytes: 0 }, onProgress);
   try {
-    const { scan } = await guess(texts, false);
-    for await (const text of texts) {
-      signal?.throwIfAborted();
-      if (!scan.scanPiece(text)) return undefined;
-    }
+    const { scan, pieces } = await scanned(texts, GUESS_CHARS, false);
+    // Scanned as they are read: the types are the scan's once every piece has passed.
+    for await (const _piece of pieces) signal?.throwIfAborted();
     return scan.types();
   } catch (err) {
     if (err instanceof NotAsItArrives || err instanceof CsvImportError) return undefined;
@@ -122,9 +173,9 @@ export async function csvTypes(bytes: AsyncIterable<Buffer>, onProgress?: () => 
 /** The table of a CSV read from `bytes` as they arrive; undefined when it must be imported whole (see above). */
 export async function importCsvStream(db: Db, req: CsvStreamRequest, bytes: AsyncIterable<Buffer>): Promise<DataSource | undefined> {
   const counted = { bytes: 0 };
-  const texts = recordTexts(bytes, counted, req.guessChars ?? GUESS_CHARS, req.onProgress);
+  const texts = decoded(bytes, counted, req.onProgress);
   try {
-    const { head, scan } = await guess(texts, Boolean(req.types));
+    const { head, scan, pieces } = await scanned(texts, req.guessChars ?? GUESS_CHARS, Boolean(req.types));
     if (req.types && req.types.length !== scan.width) throw new NotAsItArrives();
     const columns = req.types ? scan.names.map((name, i) => ({ name, type: req.types![i] })) : scan.columns();
     // Known types hold for the whole text; guessed ones must hold for each piece.
@@ -134,9 +185,9 @@ export async function importCsvStream(db: Db, req: CsvStreamRequest, bytes: Asyn
       const copy = client.query(copyFrom(copySql(table, columns, true)));
       async function* data(): AsyncGenerator<Buffer> {
         yield Buffer.from(head.slice(scan.dataStart));
-        for await (const text of texts) {
-          if (!scan.scanPiece(text) || !typesHold()) throw new NotAsItArrives();
-          yield Buffer.from(text);
+        for await (const { text, ascii } of pieces) {
+          if (!typesHold()) throw new NotAsItArrives();
+          yield Buffer.from(text, ascii ? 'latin1' : 'utf8');
         }
       }
       await pipeline(Readable.from(data()), copy, ...(req.signal ? [{ signal: req.signal }] as const : []));

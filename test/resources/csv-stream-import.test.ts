@@ -29,6 +29,19 @@ function mixedCsv(rows: number): string {
   return `${lines.join('\n')}\n`;
 }
 
+/** ASCII but for a row now and then: pieces of ASCII alone go as they are, the others through UTF-8's decoder. */
+function sparseCsv(rows: number): string {
+  const lines = ['id,name,note'];
+  for (let i = 1; i <= rows; i++) lines.push(`${i},${i % 50 === 0 ? `Zoë 😀 ${i}` : `name ${i}`},"a, ""b"" ${i}"`);
+  return `${lines.join('\n')}\n`;
+}
+
+/** Records whose quoted field spans many pieces, with line feeds and doubled quotes in it. */
+function longRecordCsv(): string {
+  const long = (n: number) => `"${Array.from({ length: n }, (_, k) => `part ${k} ""q""\nnext`).join(',')}"`;
+  return `id,body\n1,short\n2,${long(2_000)}\n3,${long(50)}\n4,"end"\n`;
+}
+
 describe('a CSV imported as it arrives', () => {
   let db: Db;
   let threadId: string;
@@ -72,6 +85,8 @@ describe('a CSV imported as it arrives', () => {
     ['BOM, reserved and duplicate headers', goodCsv.sales, 5, 1 << 20],
     ['header alone', goodCsv.headerOnly, 3, 64],
     ['big numbers', goodCsv.bigNumbers, 2, 1 << 20],
+    ['mostly ASCII, a multi-byte row now and then, in 997-byte pieces', sparseCsv(5_000), 997, 1024],
+    ['a record longer than a hundred pieces', longRecordCsv(), 256, 16],
   ])('%s: the same table as the whole import', async (_, text, size, guessChars) => {
     const source = await stream('fixture://data/streamed.csv', text, { size, guessChars });
     expect(source).toBeDefined();
