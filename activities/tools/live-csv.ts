@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import type { DataSource } from '../../store/data-sources';
+import type { ColumnType } from '../../core/data-source';
 import type { ResolvedUri } from '../../mcp-client/resource-uri';
 import { watchNextSpool, type LiveSpool } from '../../mcp-client/live-spools';
 import { csvTypes, importCsvStream } from '../../sources/csv/stream-import';
@@ -16,7 +17,8 @@ const PIECE_BYTES = 1 << 20;
  * message then refused, is rolled back. Undefined from `take` means: import the content whole.
  */
 export interface LiveCsv {
-  take(csv: ReadContent): Promise<DataSource | undefined>;
+  /** The table; or, when a type widened after the first MiB, the types of the whole text; or nothing. */
+  take(csv: ReadContent): Promise<{ source?: DataSource; types?: ColumnType[] } | undefined>;
   /** Rolls back whatever was loaded; resolves once the load has let go of its connection. */
   cancel(): Promise<void>;
 }
@@ -35,10 +37,14 @@ export function startLiveCsv(resolved: ResolvedUri, integrationId: string, run: 
     decide = resolve;
   });
   let spool: LiveSpool | undefined;
+  let widened: ColumnType[] | undefined;
   const loading = watch.spool.then((s) => {
     spool = s;
     return importCsvStream(run.deps.db, {
       threadId: run.input.threadId, uri: resolved.uri, integrationId, signal: stop.signal, onProgress: run.heartbeat, confirm: () => decided,
+      onWidened: (types) => {
+        widened = types;
+      },
     }, s.pieces(PIECE_BYTES, stop.signal));
   }).catch((err: unknown) => {
     // The whole import, if the call gets that far, tries again and says what went wrong; a spool dropped on the way lands here too.
@@ -54,7 +60,14 @@ export function startLiveCsv(resolved: ResolvedUri, integrationId: string, run: 
     return spool ? loading : undefined;
   };
   return {
-    take: async (csv) => (spool && csv.spool?.field === 'text' && csv.spool.token === spool.token ? settle(true) : (await settle(false), undefined)),
+    take: async (csv) => {
+      if (!spool || csv.spool?.field !== 'text' || csv.spool.token !== spool.token) {
+        await settle(false);
+        return undefined;
+      }
+      const source = await settle(true);
+      return source ? { source } : widened && { types: widened };
+    },
     cancel: async () => {
       await settle(false);
     },
@@ -62,16 +75,19 @@ export function startLiveCsv(resolved: ResolvedUri, integrationId: string, run: 
 }
 
 /**
- * A spooled CSV text, once whole, imported from its file in two passes (the types of the whole,
- * then COPY), a piece in memory at a time: for a CSV whose types widened after the first MiB, or
- * whose spool could not be read as it arrived. Undefined: import the text whole (importCsv), which
- * also names an error's line and makes a column PostgreSQL refuses text.
+ * A CSV that arrived (a spooled one, once whole): the table the live import made of it; else from
+ * its spool file, a piece in memory at a time, in two passes (the types of the whole, then COPY)
+ * or, when the live import scanned it all and a type widened, in one with those types; undefined
+ * when neither could: import the text whole (importCsv), which also names an error's line and makes
+ * a column PostgreSQL refuses text.
  */
-export async function importSpooledCsv(csv: ReadContent, integrationId: string, uri: string, run: ToolRun): Promise<DataSource | undefined> {
+export async function importArrivedCsv(live: LiveCsv | undefined, csv: ReadContent, integrationId: string, uri: string, run: ToolRun): Promise<DataSource | undefined> {
+  const arrived = await live?.take(csv);
+  if (arrived?.source) return arrived.source;
   const path = csv.spool?.field === 'text' ? csv.spool.path : undefined;
   if (!path) return undefined;
   const pieces = () => fs.createReadStream(path, { highWaterMark: PIECE_BYTES, signal: run.signal });
-  const types = await csvTypes(pieces(), run.heartbeat, run.signal);
+  const types = arrived?.types ?? await csvTypes(pieces(), run.heartbeat, run.signal);
   if (!types) return undefined;
   return importCsvStream(run.deps.db, {
     threadId: run.input.threadId, uri, integrationId, signal: run.signal, onProgress: run.heartbeat, types, confirm: () => Promise.resolve(true),

@@ -13,7 +13,7 @@ import type { ToolHandler, ToolRun, Verdict } from '../tool-call';
 import { integrationCatalogue, listed, runIntegration } from './integration-catalogue';
 import { claimContents, findCsv, readContentBytes, readCsvText, readTextResult, releaseContents, type ReadContent } from './resource-content';
 import { usableIntegration } from './usable-integration';
-import { importSpooledCsv, startLiveCsv, type LiveCsv } from './live-csv';
+import { importArrivedCsv, startLiveCsv, type LiveCsv } from './live-csv';
 import type { DataSource } from '../../store/data-sources';
 
 /** The tracing span of a retrieval; logs carry the name too. */
@@ -75,7 +75,7 @@ async function deliver(contents: ReadContent[], integration: Integration, { uri,
 
   const csv = await findCsv(contents, listed);
   if (!csv) return { status: 'ok', content: await readTextResult(contents) };
-  const arrived = await live?.take(csv) ?? await importSpooledCsv(csv, integration.id, uri, run);
+  const arrived = await importArrivedCsv(live, csv, integration.id, uri, run);
   if (arrived) return imported(uri, arrived);
   const { text, transcoded } = await readCsvText(csv);
   if (transcoded) logger.info({ runId: run.input.runId, uri }, 'CSV resource is not UTF-8; decoded as Windows-1252');

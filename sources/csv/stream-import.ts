@@ -35,10 +35,18 @@ export interface CsvStreamRequest extends Omit<CsvTarget, 'bytes'> {
   types?: ColumnType[];
   /** asked once every row is loaded, before anything is visible: false rolls the load back */
   confirm: () => Promise<boolean>;
+  /**
+   * When the load was rolled back only because a type widened after the guess: the types of the
+   * whole text, once the rest of it has been read and scanned (a second pass then needs no scan of
+   * its own for them). Not called when the rest cannot go to COPY as it is.
+   */
+  onWidened?: (types: ColumnType[]) => void;
 }
 
 /** The text cannot go to COPY as it arrives: the load is rolled back, and the whole text imported instead. */
 class NotAsItArrives extends Error {}
+/** A type widened after the guess: the load is rolled back, and the rest of the text still scanned for the types. */
+class Widened extends NotAsItArrives {}
 
 /** Where the last record of a text that starts at a record's start ends: after its last line feed outside quotes; 0 when none. */
 export function lastRecordEnd(text: string): number {
@@ -154,14 +162,24 @@ async function* wholeRecords(scan: CsvScan, first: Text, texts: AsyncGenerator<T
   yield { text: pending, ascii };
 }
 
+/** The types once the rest of the pieces is scanned; undefined when the rest cannot go to COPY as it is. */
+async function typesOfRest(scan: CsvScan, pieces: AsyncGenerator<Text>, signal?: AbortSignal): Promise<ColumnType[] | undefined> {
+  try {
+    // Scanned as they are read: the types are the scan's once every piece has passed.
+    for await (const _piece of pieces) signal?.throwIfAborted();
+    return scan.types();
+  } catch (err) {
+    if (err instanceof NotAsItArrives || err instanceof CsvImportError) return undefined;
+    throw err;
+  }
+}
+
 /** The types of a whole CSV read from `bytes`, one piece in memory at a time; undefined when it cannot go to COPY as it is. */
 export async function csvTypes(bytes: AsyncIterable<Buffer>, onProgress?: () => void, signal?: AbortSignal): Promise<ColumnType[] | undefined> {
   const texts = decoded(bytes, { bytes: 0 }, onProgress);
   try {
     const { scan, pieces } = await scanned(texts, GUESS_CHARS, false);
-    // Scanned as they are read: the types are the scan's once every piece has passed.
-    for await (const _piece of pieces) signal?.throwIfAborted();
-    return scan.types();
+    return await typesOfRest(scan, pieces, signal);
   } catch (err) {
     if (err instanceof NotAsItArrives || err instanceof CsvImportError) return undefined;
     throw err;
@@ -174,8 +192,9 @@ export async function csvTypes(bytes: AsyncIterable<Buffer>, onProgress?: () => 
 export async function importCsvStream(db: Db, req: CsvStreamRequest, bytes: AsyncIterable<Buffer>): Promise<DataSource | undefined> {
   const counted = { bytes: 0 };
   const texts = decoded(bytes, counted, req.onProgress);
+  let read: { scan: CsvScan; pieces: AsyncGenerator<Text> } | undefined;
   try {
-    const { head, scan, pieces } = await scanned(texts, req.guessChars ?? GUESS_CHARS, Boolean(req.types));
+    const { head, scan, pieces } = read = await scanned(texts, req.guessChars ?? GUESS_CHARS, Boolean(req.types));
     if (req.types && req.types.length !== scan.width) throw new NotAsItArrives();
     const columns = req.types ? scan.names.map((name, i) => ({ name, type: req.types![i] })) : scan.columns();
     // Known types hold for the whole text; guessed ones must hold for each piece.
@@ -185,9 +204,10 @@ export async function importCsvStream(db: Db, req: CsvStreamRequest, bytes: Asyn
       const copy = client.query(copyFrom(copySql(table, columns, true)));
       async function* data(): AsyncGenerator<Buffer> {
         yield Buffer.from(head.slice(scan.dataStart));
-        for await (const { text, ascii } of pieces) {
-          if (!typesHold()) throw new NotAsItArrives();
-          yield Buffer.from(text, ascii ? 'latin1' : 'utf8');
+        // Not for-await: leaving the loop would close the pieces, which a widened type still reads.
+        for (let next = await pieces.next(); !next.done; next = await pieces.next()) {
+          if (!typesHold()) throw new Widened();
+          yield Buffer.from(next.value.text, next.value.ascii ? 'latin1' : 'utf8');
         }
       }
       await pipeline(Readable.from(data()), copy, ...(req.signal ? [{ signal: req.signal }] as const : []));
@@ -198,10 +218,15 @@ export async function importCsvStream(db: Db, req: CsvStreamRequest, bytes: Asyn
     });
   } catch (err) {
     if (req.signal?.aborted) throw req.signal.reason ?? err;
+    if (err instanceof Widened && read && req.onWidened) {
+      const types = await typesOfRest(read.scan, read.pieces, req.signal);
+      if (types) req.onWidened(types);
+    }
     // A refusal of PostgreSQL's: the whole import finds out why and says so.
     if (err instanceof NotAsItArrives || err instanceof CsvImportError || isDataRefusal(err)) return undefined;
     throw err;
   } finally {
+    await read?.pieces.return(undefined);
     await texts.return(undefined);
   }
 }

@@ -108,6 +108,23 @@ describe('a CSV imported as it arrives', () => {
     expect(await listDataSources(db, threadId)).toEqual([]);
   });
 
+  test('a type that widens after the guess: nothing is loaded, and once the rest is read the types of the whole text are told', async () => {
+    const told: unknown[] = [];
+    const streamed = (text: string) => importCsvStream(db, {
+      threadId, uri: 'fixture://data/streamed.csv', integrationId: null, guessChars: 1024, confirm: confirmed, onWidened: (types) => told.push(types),
+    }, piecesOf(text, 100));
+    const text = bigCsv(3_000);
+    expect(await streamed(text)).toBeUndefined();
+    const whole = await wholeImport('fixture://data/whole.csv', text);
+    expect(whole.columns.find((c) => c.name === 'amount')?.type).toBe('numeric');
+    expect(told).toEqual([whole.columns.map((c) => c.type)]);
+    expect(await tablesInSchema()).toEqual(['whole']);
+    // Rolled back for another reason than a type: nothing is told.
+    expect(await streamed(goodCsv.crlf)).toBeUndefined();
+    expect(await streamed(`${text}1,2\n`)).toBeUndefined();
+    expect(told).toHaveLength(1);
+  });
+
   test('a load its caller does not confirm (the spool was not its request\'s) leaves nothing behind', async () => {
     let asked = 0;
     const confirm = () => {
