@@ -2,10 +2,7 @@
  * What goes to COPY ... FROM STDIN: the data records of the text, as bytes, in chunks small enough that
  * memory stays bounded by the resource itself.
  */
-import { CsvRecords, ESCAPED } from './csv-records';
-
-/** Read once: under tsx (npm start) each read of an imported binding is a getter call, in a loop that runs for every cell. */
-const ESCAPED_FLAG = ESCAPED;
+import { CsvRecords } from './csv-records';
 
 const CHUNK_CHARS = 1 << 20;
 const PROGRESS_CHARS = 8 << 20;
@@ -41,7 +38,7 @@ const escapeChar = (c: string) => (c === '\\' ? '\\\\' : c === '\t' ? '\\t' : c 
  */
 export function* copyTextChunks(text: string, width: number, onProgress?: () => void): Generator<Buffer> {
   const records = new CsvRecords(text, width);
-  const { starts, ends, flags } = records;
+  const { starts, ends } = records;
   records.next();
   let batch = '';
   let sinceProgress = 0;
@@ -53,7 +50,7 @@ export function* copyTextChunks(text: string, width: number, onProgress?: () => 
         line += '\\N';
         continue;
       }
-      const value = flags[k] & ESCAPED_FLAG ? records.value(k) : text.slice(starts[k], ends[k]);
+      const value = records.value(k);
       line += SPECIAL.test(value) ? value.replace(SPECIALS, escapeChar) : value;
     }
     batch += line + '\n';

@@ -15,9 +15,9 @@ const LF = 10;
 const CR = 13;
 
 /** Field flags. */
-export const QUOTED = 1;
+const QUOTED = 1;
 /** The field holds a doubled quote (`""`), so its value is not the range as it is. */
-export const ESCAPED = 2;
+const ESCAPED = 2;
 
 export class CsvRecords {
   /** Field k of the current record is text[starts[k], ends[k]) (without its quotes); only the first `capacity` are kept. */
@@ -148,10 +148,15 @@ export class CsvRecords {
     return false;
   }
 
+  /** Whether field k of the current record holds a doubled quote: its value is then not the range as it is, and only text. */
+  escaped(k: number): boolean {
+    return (this.flags[k] & ESCAPED) !== 0;
+  }
+
   /** The value of field k of the current record. */
   value(k: number): string {
     const raw = this.text.slice(this.starts[k], this.ends[k]);
-    return this.flags[k] & ESCAPED ? raw.replace(/""/g, '"') : raw;
+    return this.escaped(k) ? raw.replace(/""/g, '"') : raw;
   }
 }
 

@@ -1,9 +1,6 @@
 import { MAX_COLUMNS, TypeInference, columnNames } from './columns';
 import { type CsvColumn, type ColumnType } from '../../core/data-source';
-import { CsvImportError, CsvRecords, ESCAPED } from './csv-records';
-
-/** Read once: under tsx (npm start) each read of an imported binding is a getter call, in a loop that runs for every cell. */
-const ESCAPED_FLAG = ESCAPED;
+import { CsvImportError, CsvRecords } from './csv-records';
 
 export { CsvImportError } from './csv-records';
 
@@ -91,9 +88,7 @@ export class CsvScan {
 
   /** Scans whole records until the scan is at or past `offset` in the text, or at its end. */
   scanTo(offset: number): void {
-    const { records, inference, text, width } = this;
-    const { starts, ends, flags } = records;
-    const { masks } = inference;
+    const { records, text, width } = this;
     while (records.offset < offset) {
       if (!records.next()) {
         this.done = true;
@@ -102,10 +97,7 @@ export class CsvScan {
       if (records.count !== width) {
         throw new CsvImportError(`invalid CSV: line ${records.recordLine} has ${records.count} fields, but the header has ${width}`);
       }
-      for (let k = 0; k < width; k++) {
-        if (masks[k] !== 0 && starts[k] !== ends[k]) inference.addAt(k, text, starts[k], ends[k], (flags[k] & ESCAPED_FLAG) !== 0);
-      }
-      this.rowCount++;
+      this.addRecord(records);
     }
     if (records.offset >= text.length) this.done = true;
   }
@@ -122,17 +114,22 @@ export class CsvScan {
     if (piece.charCodeAt(0) === 0xfeff || piece.includes('\r') || piece.includes('\0') || hasEndMarkerLine(piece, 0, more)) return false;
     const records = new CsvRecords(piece, this.width + 1);
     records.partial = more;
-    const { starts, ends, flags } = records;
-    const { width, inference } = this;
-    const { masks } = inference;
     while (records.next()) {
-      if (records.count !== width) return false;
-      for (let k = 0; k < width; k++) {
-        if (masks[k] !== 0 && starts[k] !== ends[k]) inference.addAt(k, piece, starts[k], ends[k], (flags[k] & ESCAPED_FLAG) !== 0);
-      }
-      this.rowCount++;
+      if (records.count !== this.width) return false;
+      this.addRecord(records);
     }
     return records.blankLines === 0 ? records.offset : false;
+  }
+
+  /** Counts the record just read (of the header's width) and types its values. */
+  private addRecord(records: CsvRecords): void {
+    const { starts, ends, text } = records;
+    const { inference } = this;
+    const { masks } = inference;
+    for (let k = 0; k < this.width; k++) {
+      if (masks[k] !== 0 && starts[k] !== ends[k]) inference.addAt(k, text, starts[k], ends[k], records.escaped(k));
+    }
+    this.rowCount++;
   }
 
   /** Scans the rest, letting a cancellation and the heartbeat through between slices. */

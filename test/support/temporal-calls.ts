@@ -20,8 +20,7 @@ interface Tracked { method: string; startedAt: number; call: InterceptingCall }
 export function trackTemporalCalls(): TemporalCalls {
   const open = new Set<Tracked>();
   const track: Interceptor = (options, nextCall) => {
-    const tracked = { method: options.method_definition.path, startedAt: Date.now() } as Tracked;
-    tracked.call = new InterceptingCall(nextCall(options), {
+    const call: InterceptingCall = new InterceptingCall(nextCall(options), {
       start(metadata, _listener, next) {
         open.add(tracked);
         next(metadata, {
@@ -32,7 +31,8 @@ export function trackTemporalCalls(): TemporalCalls {
         });
       },
     });
-    return tracked.call;
+    const tracked: Tracked = { method: options.method_definition.path, startedAt: Date.now(), call };
+    return call;
   };
   return {
     interceptors: [makeGrpcRetryInterceptor(defaultGrpcRetryOptions()), track],
