@@ -9,13 +9,14 @@ import { freePort } from '../../platform/ports';
 import { startBenchInfra, type BenchInfra } from './bench-stack';
 import type { floorRunWorkflow } from './bench-workflows';
 import { summarizeCpuProfiles } from './cpu-profile-summary';
+import { burstLine, burstRounds } from './burst-rounds';
 import {
   assertAlive, cpuByPart, cpuDelta, hasPollers, median, percentile, ROOT, rssMb, sampleRss, startNode, stopChild, waitUntil,
   type Child, type CpuGroups,
 } from './load-processes';
 
 /**
- * `npm run bench:load [-- --rounds=5 --round-settle-ms=16000 --concurrency=50 --round-runs=100 --rss-runs=100 --latency-n=20 --get-rate=200 --profile --only=… --arenas=default --worker-node-args="…"]`
+ * `npm run bench:load [-- --rounds=5 --round-settle-ms=16000 --concurrency=50 --round-runs=100 --burst-runs=50 --burst-rounds=3 --rss-runs=100 --latency-n=20 --get-rate=200 --profile --only=… --arenas=default --worker-node-args="…"]`
  *
  * The production topology under load: a Temporal dev server, PostgreSQL (embedded, or a database of
  * its own on DATABASE_URL's server), an API process and a worker process built and started as the
@@ -39,13 +40,16 @@ const ROUND_SETTLE_MS = arg('round-settle-ms', 16_000);
 const CONCURRENCY = arg('concurrency', 50);
 /** runs in each throughput round, CONCURRENCY of them in flight at a time */
 const ROUND_RUNS = arg('round-runs', 2 * CONCURRENCY);
+/** the burst phase: this many runs started at once, a round ending with the last; rounds per side */
+const BURST_RUNS = arg('burst-runs', 50);
+const BURST_ROUNDS = arg('burst-rounds', 3);
 const RSS_RUNS = arg('rss-runs', 100);
 const LATENCY_N = arg('latency-n', 20);
 const GET_RATE = arg('get-rate', 200);
 const PROFILE = process.argv.includes('--profile');
 /** --worker-node-args="--max-semi-space-size=4 …" tries Node/V8 options on the engine worker alone */
 const WORKER_NODE_ARGS = process.argv.find((a) => a.startsWith('--worker-node-args='))?.slice('--worker-node-args='.length).split(' ').filter(Boolean) ?? [];
-/** --only=throughput,rss,get,latency measures those phases alone (all by default) */
+/** --only=throughput,burst,rss,get,latency measures those phases alone (all by default) */
 const ONLY = process.argv.find((a) => a.startsWith('--only='))?.split('=')[1]?.split(',');
 const FIXTURE = path.join(ROOT, 'test', 'fixtures', 'mcp-fixture-server.ts');
 const ENGINE_QUEUE = 'load-engine';
@@ -253,18 +257,31 @@ async function main(): Promise<void> {
 
     // Where each side's CPU time goes, per run: read from /proc around every measured round.
     const parts = { 'engine worker': worker.process.pid!, API: apiProcess.process.pid!, 'floor worker': floorProcess.process.pid!, 'bench client': process.pid };
-    const cpu: Record<'engine' | 'floor', CpuGroups> = { engine: {}, floor: {} };
     const database = new URL(infra.databaseUrl).pathname.slice(1);
     const reading = () => cpuByPart(parts, process.pid, database);
-    const counted = async (side: 'engine' | 'floor', round: () => Promise<number>) => {
-      const before = reading();
-      const rate = await round();
-      for (const [k, v] of Object.entries(cpuDelta(before, reading()))) cpu[side][k] = (cpu[side][k] ?? 0) + v;
-      return rate;
+    /** CPU seconds by part over the rounds `count` wraps, per side, printed per run by `printCpu` */
+    const cpuOfRounds = () => {
+      const cpu: Record<'engine' | 'floor', CpuGroups> = { engine: {}, floor: {} };
+      const count = (side: 'engine' | 'floor') => async (round: () => Promise<number>) => {
+        const before = reading();
+        const rate = await round();
+        for (const [k, v] of Object.entries(cpuDelta(before, reading()))) cpu[side][k] = (cpu[side][k] ?? 0) + v;
+        return rate;
+      };
+      const printCpu = (runs: number) => {
+        const perRun = (g: CpuGroups) => Object.entries(g).filter(([, s]) => s * 1000 / runs >= 0.5).sort((a, b) => b[1] - a[1])
+          .map(([k, s]) => `${k} ${(s * 1000 / runs).toFixed(1)}`).join(', ');
+        const total = (g: CpuGroups) => Object.values(g).reduce((a, b) => a + b, 0) * 1000 / runs;
+        const [e, f] = [total(cpu.engine), total(cpu.floor)];
+        console.log(`  CPU ms per run, engine (${e.toFixed(0)} in all, ${(e / f).toFixed(2)}× the floor's): ${perRun(cpu.engine)}`);
+        console.log(`  CPU ms per run, floor (${f.toFixed(0)} in all): ${perRun(cpu.floor)}`);
+      };
+      return { count, printCpu };
     };
-    const engineRound = () => counted('engine', () => throughput(CONCURRENCY, ROUND_RUNS, () => engineRun(engine, 'load')));
-    const floorRound = () => counted('floor', () => throughput(CONCURRENCY, ROUND_RUNS, () => floorRun(infra, LOAD_SHAPE, floorCounter++)));
-    await phase('throughput', `throughput, ${CONCURRENCY} concurrent runs (4 turns, 6 echo calls)`, '≥ 0.80×', async () => {
+    const steady = cpuOfRounds();
+    const engineRound = () => steady.count('engine')(() => throughput(CONCURRENCY, ROUND_RUNS, () => engineRun(engine, 'load')));
+    const floorRound = () => steady.count('floor')(() => throughput(CONCURRENCY, ROUND_RUNS, () => floorRun(infra, LOAD_SHAPE, floorCounter++)));
+    await phase('throughput', `throughput, ${CONCURRENCY} concurrent runs (4 turns, 6 echo calls)`, '≥ 0.85×', async () => {
       await engineRound(); // warm-up: JIT, pools, the MCP servers
       await floorRound();
       const engineRates: number[] = [];
@@ -289,14 +306,19 @@ async function main(): Promise<void> {
       // figure is the median of those ratios, not the ratio of medians taken minutes apart.
       const ratios = engineRates.map((x, i) => x / floorRates[i]);
       // The warm-up rounds are counted too: both sides had one.
-      const runs = ROUND_RUNS * (ROUNDS + 1);
-      const perRun = (g: CpuGroups) => Object.entries(g).filter(([, s]) => s * 1000 / runs >= 0.5).sort((a, b) => b[1] - a[1])
-        .map(([k, s]) => `${k} ${(s * 1000 / runs).toFixed(1)}`).join(', ');
-      const total = (g: CpuGroups) => Object.values(g).reduce((a, b) => a + b, 0) * 1000 / runs;
-      console.log(`  CPU ms per run, engine (${total(cpu.engine).toFixed(0)} in all): ${perRun(cpu.engine)}`);
-      console.log(`  CPU ms per run, floor (${total(cpu.floor).toFixed(0)} in all): ${perRun(cpu.floor)}`);
+      steady.printCpu(ROUND_RUNS * (ROUNDS + 1));
       return `engine ${e.toFixed(1)}, floor ${f.toFixed(1)} runs/s: ${median(ratios).toFixed(2)}× `
         + `(rounds: ${engineRates.map((x, i) => `${x.toFixed(1)}/${floorRates[i].toFixed(1)}`).join(' ')})`;
+    }, children);
+
+    await phase('burst', `throughput, ${BURST_RUNS} runs started at once, until the last (${BURST_ROUNDS} rounds)`, '≥ 0.85×', async () => {
+      const bursts = cpuOfRounds();
+      const figures = await burstRounds({
+        engine: { one: () => engineRun(engine, 'load'), counted: bursts.count('engine') },
+        floor: { one: () => floorRun(infra, LOAD_SHAPE, floorCounter++), counted: bursts.count('floor') },
+      }, { n: BURST_RUNS, rounds: BURST_ROUNDS, settleMs: ROUND_SETTLE_MS });
+      bursts.printCpu(BURST_RUNS * (BURST_ROUNDS + 1));
+      return burstLine(figures);
     }, children);
 
     await phase('rss', `worker RSS, ${RSS_RUNS} concurrent runs`, 'idle ≤ 300 MB, peak − idle ≤ 100 MB', async () => {
