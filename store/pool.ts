@@ -16,10 +16,14 @@ export type Queryable = pg.Pool | pg.PoolClient;
 const GENERIC_PLANS = 'SET plan_cache_mode = force_generic_plan';
 
 /**
- * Connections stay a minute once idle, and with them their prepared statements (parsed and planned
- * once per connection): a pause between bursts of runs does not cost every statement its preparation again.
+ * Connections stay ten minutes once idle, and with them their prepared statements (parsed and
+ * planned once per connection) and their backends' caches: a pause between bursts of runs does not
+ * cost the next burst a new backend per connection (a fork, the password exchange, the catalog
+ * caches warmed again) and every statement its preparation again (bench:load's engine rounds are
+ * about 70 s apart: with a minute, every other round started with new backends). Holding them
+ * longer asks the server for no more connections than a busy pool holds anyway (`max`), only for longer.
  */
-const IDLE_MS = 60_000;
+const IDLE_MS = 10 * 60_000;
 
 export function createPool(url: string, logger: Logger, max = 10): Db {
   return withErrorLog(new pg.Pool({
