@@ -1,21 +1,13 @@
 import { median } from './load-processes';
 
 /**
- * The second throughput method of `npm run bench:load` (its `burst` phase): `n` runs started at
- * once, the round timed until the last of them has ended, `rounds` rounds per side, the sides
- * alternating and each round after a pause. Unlike the steady state of the `throughput` phase, a
- * round includes its ramp (every start at once) and its tail (the last runs, with the machine half
- * idle), as a user who sends a batch and waits for all of it sees them.
+ * How bench:load sets the engine against the floor: rounds of each side, paired. Its `throughput`
+ * phase keeps a number of runs in flight; its `burst` phase (burstRound) starts them all at once
+ * and times the round until the last has ended, so that the ramp (every start at once) and the tail
+ * (the last runs, with the machine half idle) count, as a user who sends a batch and waits for all of it sees them.
  */
 
-export interface BurstSide {
-  /** one run, checked: it rejects when the run did not end as its script says */
-  one(): Promise<void>;
-  /** wraps a round, to count its CPU time (or anything else about it) */
-  counted?: (round: () => Promise<number>) => Promise<number>;
-}
-
-export interface BurstFigures {
+export interface RoundFigures {
   engine: number[];
   floor: number[];
   /** each engine round against the floor round beside it */
@@ -31,20 +23,20 @@ export async function burstRound(n: number, one: () => Promise<void>): Promise<n
   return n / ((performance.now() - t) / 1000);
 }
 
-/** One warm-up round per side, then `rounds` measured rounds per side, alternating which side goes first. */
-export async function burstRounds(
-  sides: { engine: BurstSide; floor: BurstSide }, options: { n: number; rounds: number; settleMs: number },
-): Promise<BurstFigures> {
-  const round = (side: BurstSide) => {
-    const measure = () => burstRound(options.n, side.one);
-    return side.counted ? side.counted(measure) : measure();
-  };
-  const settled = async (side: BurstSide) => {
+/**
+ * One warm-up round per side (JIT, pools, the MCP servers), then `rounds` measured rounds per side,
+ * each after a pause, alternating which side goes first so that neither always runs right after
+ * the other's burst. A round returns its runs/s.
+ */
+export async function pairedRounds(
+  sides: { engine: () => Promise<number>; floor: () => Promise<number> }, options: { rounds: number; settleMs: number },
+): Promise<RoundFigures> {
+  await sides.engine();
+  await sides.floor();
+  const settled = async (round: () => Promise<number>) => {
     await new Promise((r) => setTimeout(r, options.settleMs));
-    return round(side);
+    return round();
   };
-  await round(sides.engine);
-  await round(sides.floor);
   const engine: number[] = [];
   const floor: number[] = [];
   for (let r = 0; r < options.rounds; r++) {
@@ -56,8 +48,11 @@ export async function burstRounds(
       engine.push(await settled(sides.engine));
     }
   }
+  // The machine's speed drifts from minute to minute (the same side's rounds differ by a third
+  // on a noisy 2-core VM): each engine round is set against the floor round next to it, and the
+  // figure is the median of those ratios, not the ratio of medians taken minutes apart.
   return { engine, floor, ratios: engine.map((e, i) => e / floor[i]) };
 }
 
-export const burstLine = (f: BurstFigures): string => `engine ${median(f.engine).toFixed(1)}, floor ${median(f.floor).toFixed(1)} runs/s: ${median(f.ratios).toFixed(2)}× `
+export const roundsLine = (f: RoundFigures): string => `engine ${median(f.engine).toFixed(1)}, floor ${median(f.floor).toFixed(1)} runs/s: ${median(f.ratios).toFixed(2)}× `
   + `(rounds: ${f.engine.map((x, i) => `${x.toFixed(1)}/${f.floor[i].toFixed(1)}`).join(' ')})`;

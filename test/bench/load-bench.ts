@@ -9,7 +9,7 @@ import { freePort } from '../../platform/ports';
 import { startBenchInfra, type BenchInfra } from './bench-stack';
 import type { floorRunWorkflow } from './bench-workflows';
 import { summarizeCpuProfiles } from './cpu-profile-summary';
-import { burstLine, burstRounds } from './burst-rounds';
+import { burstRound, pairedRounds, roundsLine } from './burst-rounds';
 import {
   assertAlive, cpuByPart, cpuDelta, hasPollers, median, percentile, ROOT, rssMb, sampleRss, startNode, stopChild, waitUntil,
   type Child, type CpuGroups,
@@ -279,46 +279,24 @@ async function main(): Promise<void> {
       return { count, printCpu };
     };
     const steady = cpuOfRounds();
-    const engineRound = () => steady.count('engine')(() => throughput(CONCURRENCY, ROUND_RUNS, () => engineRun(engine, 'load')));
-    const floorRound = () => steady.count('floor')(() => throughput(CONCURRENCY, ROUND_RUNS, () => floorRun(infra, LOAD_SHAPE, floorCounter++)));
     await phase('throughput', `throughput, ${CONCURRENCY} concurrent runs (4 turns, 6 echo calls)`, '≥ 0.85×', async () => {
-      await engineRound(); // warm-up: JIT, pools, the MCP servers
-      await floorRound();
-      const engineRates: number[] = [];
-      const floorRates: number[] = [];
-      const settled = async <T>(round: () => Promise<T>) => {
-        await new Promise((r) => setTimeout(r, ROUND_SETTLE_MS));
-        return round();
-      };
-      for (let r = 0; r < ROUNDS; r++) {
-        // Alternating the order, so that neither side always runs right after the other's burst.
-        if (r % 2 === 0) {
-          engineRates.push(await settled(engineRound));
-          floorRates.push(await settled(floorRound));
-        } else {
-          floorRates.push(await settled(floorRound));
-          engineRates.push(await settled(engineRound));
-        }
-      }
-      const [e, f] = [median(engineRates), median(floorRates)];
-      // The machine's speed drifts from minute to minute (the same side's rounds differ by a third
-      // on a noisy 2-core VM): each engine round is set against the floor round next to it, and the
-      // figure is the median of those ratios, not the ratio of medians taken minutes apart.
-      const ratios = engineRates.map((x, i) => x / floorRates[i]);
+      const figures = await pairedRounds({
+        engine: () => steady.count('engine')(() => throughput(CONCURRENCY, ROUND_RUNS, () => engineRun(engine, 'load'))),
+        floor: () => steady.count('floor')(() => throughput(CONCURRENCY, ROUND_RUNS, () => floorRun(infra, LOAD_SHAPE, floorCounter++))),
+      }, { rounds: ROUNDS, settleMs: ROUND_SETTLE_MS });
       // The warm-up rounds are counted too: both sides had one.
       steady.printCpu(ROUND_RUNS * (ROUNDS + 1));
-      return `engine ${e.toFixed(1)}, floor ${f.toFixed(1)} runs/s: ${median(ratios).toFixed(2)}× `
-        + `(rounds: ${engineRates.map((x, i) => `${x.toFixed(1)}/${floorRates[i].toFixed(1)}`).join(' ')})`;
+      return roundsLine(figures);
     }, children);
 
     await phase('burst', `throughput, ${BURST_RUNS} runs started at once, until the last (${BURST_ROUNDS} rounds)`, '≥ 0.85×', async () => {
       const bursts = cpuOfRounds();
-      const figures = await burstRounds({
-        engine: { one: () => engineRun(engine, 'load'), counted: bursts.count('engine') },
-        floor: { one: () => floorRun(infra, LOAD_SHAPE, floorCounter++), counted: bursts.count('floor') },
-      }, { n: BURST_RUNS, rounds: BURST_ROUNDS, settleMs: ROUND_SETTLE_MS });
+      const figures = await pairedRounds({
+        engine: () => bursts.count('engine')(() => burstRound(BURST_RUNS, () => engineRun(engine, 'load'))),
+        floor: () => bursts.count('floor')(() => burstRound(BURST_RUNS, () => floorRun(infra, LOAD_SHAPE, floorCounter++))),
+      }, { rounds: BURST_ROUNDS, settleMs: ROUND_SETTLE_MS });
       bursts.printCpu(BURST_RUNS * (BURST_ROUNDS + 1));
-      return burstLine(figures);
+      return roundsLine(figures);
     }, children);
 
     await phase('rss', `worker RSS, ${RSS_RUNS} concurrent runs`, 'idle ≤ 300 MB, peak − idle ≤ 100 MB', async () => {
