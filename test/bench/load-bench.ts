@@ -9,7 +9,7 @@ import { freePort } from '../../platform/ports';
 import { startBenchInfra, type BenchInfra } from './bench-stack';
 import type { floorRunWorkflow } from './bench-workflows';
 import { summarizeCpuProfiles } from './cpu-profile-summary';
-import { burstRound, pairedRounds, roundsLine } from './burst-rounds';
+import { allChecked, burstRound, pairedRounds, roundsLine, steadyRound } from './paired-rounds';
 import {
   assertAlive, cpuByPart, cpuDelta, hasPollers, median, percentile, ROOT, rssMb, sampleRss, startNode, stopChild, waitUntil,
   type Child, type CpuGroups,
@@ -90,6 +90,8 @@ function scriptFor(shape: number[]) {
 const expectedOutput = (shape: number[]) => Array.from({ length: shape.at(-1)! }, (_, i) => `echo: t${shape.length}.${i}`).join('\n');
 const expectedFloor = (shape: number[], text: string) => shape.flatMap((calls, t) => Array.from({ length: calls }, (_, i) => `echo: ${text} ${t + 1}.${i}`));
 
+let floorCounter = 0;
+
 interface Engine { api: Api; agents: Record<'load' | 'latency', string> }
 
 /** One engine run as a user drives it: POST (a one-shot run, on a thread of its own), then long polls until it ends; checked against its script. */
@@ -114,32 +116,6 @@ async function floorRun(infra: BenchInfra, shape: number[], i: number): Promise<
     taskQueue: FLOOR_QUEUE, workflowId: `floor-${i}-${Date.now()}`, args: [{ script: shape, text }],
   });
   if (JSON.stringify(results) !== JSON.stringify(expectedFloor(shape, text))) throw new Error(`floor run ${i} answered wrongly: ${JSON.stringify(results)}`);
-}
-
-/** Waits for every run, so that a failed one leaves none running into the next phase; then fails if any failed. */
-async function allChecked(runs: Promise<void>[]): Promise<void> {
-  const failed = (await Promise.allSettled(runs)).filter((r): r is PromiseRejectedResult => r.status === 'rejected');
-  if (failed.length > 0) throw new Error(`${failed.length} of ${runs.length} runs failed; first: ${(failed[0].reason as Error).message}`);
-}
-
-let floorCounter = 0;
-/**
- * runs/s of `total` runs, `concurrency` at a time (a run starts as another ends), from the first
- * start to the last end. Keeping the runs in flight, rather than starting a batch and waiting for
- * its slowest, measures the steady state: the batch's tail, when fewer and fewer runs are left to
- * keep the machine busy, is a smaller part of the round.
- */
-async function throughput(concurrency: number, total: number, one: () => Promise<void>): Promise<number> {
-  const t = performance.now();
-  let started = 0;
-  const lane = async () => {
-    while (started < total) {
-      started += 1;
-      await one();
-    }
-  };
-  await allChecked(Array.from({ length: Math.min(concurrency, total) }, lane));
-  return total / ((performance.now() - t) / 1000);
 }
 
 /**
@@ -281,8 +257,8 @@ async function main(): Promise<void> {
     const steady = cpuOfRounds();
     await phase('throughput', `throughput, ${CONCURRENCY} concurrent runs (4 turns, 6 echo calls)`, '≥ 0.85×', async () => {
       const figures = await pairedRounds({
-        engine: () => steady.count('engine')(() => throughput(CONCURRENCY, ROUND_RUNS, () => engineRun(engine, 'load'))),
-        floor: () => steady.count('floor')(() => throughput(CONCURRENCY, ROUND_RUNS, () => floorRun(infra, LOAD_SHAPE, floorCounter++))),
+        engine: () => steady.count('engine')(() => steadyRound(CONCURRENCY, ROUND_RUNS, () => engineRun(engine, 'load'))),
+        floor: () => steady.count('floor')(() => steadyRound(CONCURRENCY, ROUND_RUNS, () => floorRun(infra, LOAD_SHAPE, floorCounter++))),
       }, { rounds: ROUNDS, settleMs: ROUND_SETTLE_MS });
       // The warm-up rounds are counted too: both sides had one.
       steady.printCpu(ROUND_RUNS * (ROUNDS + 1));

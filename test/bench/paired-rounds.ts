@@ -2,7 +2,7 @@ import { median } from './load-processes';
 
 /**
  * How bench:load sets the engine against the floor: rounds of each side, paired. Its `throughput`
- * phase keeps a number of runs in flight; its `burst` phase (burstRound) starts them all at once
+ * phase keeps a number of runs in flight (steadyRound); its `burst` phase (burstRound) starts them all at once
  * and times the round until the last has ended, so that the ramp (every start at once) and the tail
  * (the last runs, with the machine half idle) count, as a user who sends a batch and waits for all of it sees them.
  */
@@ -14,12 +14,35 @@ export interface RoundFigures {
   ratios: number[];
 }
 
+/** Waits for every run, so that a failed one leaves none running into the next phase; then fails if any failed. */
+export async function allChecked(runs: Promise<void>[]): Promise<void> {
+  const failed = (await Promise.allSettled(runs)).filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed.length > 0) throw new Error(`${failed.length} of ${runs.length} runs failed; first: ${(failed[0].reason as Error).message}`);
+}
+
+/**
+ * runs/s of `total` runs, `concurrency` at a time (a run starts as another ends), from the first
+ * start to the last end. Keeping the runs in flight, rather than starting a batch and waiting for
+ * its slowest, measures the steady state: the batch's tail, when fewer and fewer runs are left to
+ * keep the machine busy, is a smaller part of the round.
+ */
+export async function steadyRound(concurrency: number, total: number, one: () => Promise<void>): Promise<number> {
+  const t = performance.now();
+  let started = 0;
+  const lane = async () => {
+    while (started < total) {
+      started += 1;
+      await one();
+    }
+  };
+  await allChecked(Array.from({ length: Math.min(concurrency, total) }, lane));
+  return total / ((performance.now() - t) / 1000);
+}
+
 /** runs/s of `n` runs started at the same moment, from the first start to the last end. */
 export async function burstRound(n: number, one: () => Promise<void>): Promise<number> {
   const t = performance.now();
-  const runs = await Promise.allSettled(Array.from({ length: n }, () => one()));
-  const failed = runs.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
-  if (failed.length > 0) throw new Error(`${failed.length} of ${n} runs failed; first: ${(failed[0].reason as Error).message}`);
+  await allChecked(Array.from({ length: n }, () => one()));
   return n / ((performance.now() - t) / 1000);
 }
 
