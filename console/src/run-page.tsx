@@ -13,11 +13,16 @@ interface RunData { run: RunView; conversation: RunMessagePage; agent?: Agent; s
 /** The settings do not change while the page is open: read once, kept once read. */
 let settingsRead: ConsoleSettings | undefined;
 
-/** Read again after each event of the run: the run and its conversation so far; its agent alone (gone: none), not every agent. */
+/**
+ * Read again after each event of the run: its conversation so far, then the run; its agent alone
+ * (gone: none), not every agent. The conversation first: the run read after it is as new or newer,
+ * so each tool call whose result the conversation shows is among the run's ended calls, with its
+ * status and duration (a tool call's result and its record are written together).
+ */
 async function loadRun(runId: string, signal: AbortSignal): Promise<RunData> {
+  const conversation = await runMessages(runId, signal);
   const run = await getJson<RunView>(`/v1/runs/${encodeURIComponent(runId)}`, signal);
-  const [conversation, agent, settings] = await Promise.all([
-    runMessages(runId, signal),
+  const [agent, settings] = await Promise.all([
     getJson<Agent>(`/v1/agents/${encodeURIComponent(run.agentId)}`, signal).catch((err: unknown) => {
       if (err instanceof ApiError && err.status === 404) return undefined;
       throw err;

@@ -97,7 +97,8 @@ browserDescribe('the console, live', () => {
 
     await approve(runId, toolCallId);
     await conversation.locator('.message.assistant[data-turn="2"]').getByText('It said: echo: so far').waitFor({ timeout: WAIT_MS });
-    expect(await call.locator('h4').textContent()).toMatch(/— ok, \d+ ms$/);
+    // The call's status and duration come with the run, read after the conversation on each event: shown by then, or after the next event.
+    await call.locator('h4', { hasText: /— ok, \d+ ms$/ }).waitFor({ timeout: WAIT_MS });
     expect(await call.locator('pre').nth(1).textContent()).toBe('echo: so far');
     await page.locator('.status-completed').waitFor({ timeout: WAIT_MS });
     await expectNoReloadNorProblem(page);
