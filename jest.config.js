@@ -47,6 +47,11 @@ const integration = {
 module.exports = {
   projects: [unit, integration],
   maxWorkers: 2,
+  // A jest worker's memory grows with every engine test file it runs (about 2 GB of RSS after half
+  // the suite), and the kernel takes longer than jest's 500 ms to tear down such a process when jest
+  // ends it ("A worker process has failed to exit gracefully"). A worker whose heap is past this
+  // after a file is replaced before the next one.
+  workerIdleMemoryLimit: '600MB',
   // Global only: jest ignores a project's testTimeout. Integration tests start engines; unit tests finish in milliseconds.
   testTimeout: 120_000,
 };
