@@ -197,3 +197,23 @@ export function oauthAnswers(fetch: FetchLike): FetchLike {
     return statusOnly(res, JSON.stringify({ error: code ?? 'server_error', error_description: description }), 'application/json');
   };
 }
+
+/**
+ * The requests of one refresh, watched for an outage: a POST (a token request) that got no answer
+ * or a 5xx. The SDK reads either as a reason to start a new authorization; it is not a refusal.
+ */
+export function outageWatch(fetch: FetchLike): { fetch: FetchLike; outage: () => string | undefined } {
+  let outage: string | undefined;
+  const watched: FetchLike = async (url, init) => {
+    const post = (init?.method ?? 'GET').toUpperCase() === 'POST';
+    try {
+      const res = await fetch(url, init);
+      if (post && res.status >= 500) outage ??= `HTTP ${res.status}`;
+      return res;
+    } catch (err) {
+      if (post) outage ??= err instanceof Error ? err.message : String(err);
+      throw err;
+    }
+  };
+  return { fetch: watched, outage: () => outage };
+}

@@ -7,7 +7,7 @@ import type { OAuthSettings } from '../core/integration';
 import type { Integration } from '../core/integration';
 import { toolResultText } from '../core/tool-texts';
 import type { AuthChallenge, OAuthRecord, OAuthRecords } from '../core/oauth';
-import { oauthAnswers } from './http-answers';
+import { oauthAnswers, outageWatch } from './http-answers';
 
 /**
  * The SDK's MCP authorization client (discovery, registration, PKCE, code exchange, refresh)
@@ -25,6 +25,15 @@ export class AuthorizationRequiredError extends Error {
 
 export const isAuthorizationRequired = (err: unknown): err is AuthorizationRequiredError =>
   err instanceof Error && err.name === 'AuthorizationRequiredError';
+
+/** The authorization server failed (a 5xx, or no answer) while a token was refreshed: nothing was refused, the tokens stay. */
+export class AuthorizationServerDownError extends Error {
+  override name = 'AuthorizationServerDownError';
+  constructor(integrationName: string, why: string) {
+    super(toolResultText.authorizationServerDown(integrationName, why));
+  }
+}
+
 
 const CLIENT_NAME = 'durable-agent-engine';
 
@@ -224,20 +233,28 @@ export async function completeAuthorization(
  * authorization server refuses (revoked, expired, rotated away).
  */
 export async function refreshTokens(records: OAuthRecords, integration: Integration, record: OAuthRecord, fetch: FetchLike): Promise<OAuthRecord> {
-  const fetchFn = oauthAnswers(fetch);
+  const watch = outageWatch(fetch);
+  const fetchFn = oauthAnswers(watch.fetch);
   if (!record.tokens?.refresh_token || !record.redirectUrl) throw new AuthorizationRequiredError(integration.name);
   const provider = new StoredOAuthProvider(records, integration, record, { redirectUrl: record.redirectUrl });
+  const down = () => {
+    const why = watch.outage();
+    return why === undefined ? undefined : new AuthorizationServerDownError(integration.name, why);
+  };
   let result;
   try {
     result = await auth(provider, { serverUrl: serverUrl(integration), scope: scopeOf(integration), fetchFn });
   } catch (err) {
-    // The authorization server said no (its 5xx aside): a person must authorize again.
+    // The authorization server said no (not a server that failed to answer): a person must authorize again.
+    const failed = down();
+    if (failed) throw failed;
     if (err instanceof OAuthError && err.code !== OAuthErrorCode.ServerError) throw new AuthorizationRequiredError(integration.name);
     throw err;
   }
-  // REDIRECT: the refresh was refused and the SDK began a new authorization nobody will finish.
-  if (result !== 'AUTHORIZED' || !provider.record.tokens) throw new AuthorizationRequiredError(integration.name);
-  return provider.record;
+  if (result === 'AUTHORIZED' && provider.record.tokens) return provider.record;
+  // REDIRECT: the SDK began a new authorization nobody will finish, after a refusal, or after an
+  // outage it does not tell apart from one; only a refusal ends the tokens.
+  throw down() ?? new AuthorizationRequiredError(integration.name);
 }
 
 /**

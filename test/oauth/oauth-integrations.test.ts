@@ -258,6 +258,40 @@ describe('OAuth-protected MCP servers', () => {
     expect((await runTool(revoked.id, revoked.name, 'echo', { text: 'c' })).output).toBe('echo: c');
   }, 180_000);
 
+  test('an authorization server that is down when a token needs refreshing (503, 502): the integration is unreachable for now, its tokens are kept, and once the server answers again the next run refreshes them', async () => {
+    server.setAccessTtl(30);
+    try {
+      const created = await integration({ type: 'oauth' });
+      await authorize(created.id);
+      const authorizations = server.stats.authorizations;
+      const outages = [
+        { status: 503, body: JSON.stringify({ error: 'temporarily_unavailable' }), contentType: 'application/json' },
+        { status: 502, body: '<html>Bad Gateway</html>', contentType: 'text/html' },
+      ];
+      for (const outage of outages) {
+        server.setTokenOutage(outage);
+        const answered = server.stats.tokenOutageAnswers;
+        // The server is unreachable for now, as one that is down: the run goes on without its tools.
+        const run = await runTool(created.id, created.name, 'echo', { text: 'down' });
+        expect(server.stats.tokenOutageAnswers).toBeGreaterThan(answered);
+        expect(run.status).toBe('completed');
+        expect(run.output).not.toContain('an operator must authorize');
+        const caps = await request<{ detail: string }>('GET', `/v1/integrations/${created.id}/capabilities`);
+        expect(caps.status).toBe(502);
+        expect(caps.body.detail).toContain(`the authorization server of integration ${created.name} did not answer the token refresh (HTTP ${outage.status})`);
+        expect((await view(created.id)).authorization).toBe('authorized');
+      }
+      server.setTokenOutage(undefined);
+      const refreshes = server.stats.refreshes;
+      expect((await runTool(created.id, created.name, 'echo', { text: 'back' })).output).toBe('echo: back');
+      expect(server.stats.refreshes).toBeGreaterThan(refreshes);
+      expect(server.stats.authorizations).toBe(authorizations);
+    } finally {
+      server.setTokenOutage(undefined);
+      server.setAccessTtl(3600);
+    }
+  }, 180_000);
+
   test('two workers refreshing at once refresh once and keep the rotated refresh token', async () => {
     server.setAccessTtl(30);
     const created = await integration({ type: 'oauth' });
