@@ -34,7 +34,6 @@ export class AuthorizationServerDownError extends Error {
   }
 }
 
-
 const CLIENT_NAME = 'durable-agent-engine';
 
 export function oauthSettings(integration: Integration): OAuthSettings | undefined {
