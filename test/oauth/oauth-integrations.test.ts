@@ -12,7 +12,7 @@ import { runCli } from '../support/cli';
 import { logger, startEngine, type Engine } from '../support/engine';
 import { testStack } from '../support/stack-env';
 import { waitFor } from '../support/wait';
-import { approveInBrowser, startOAuthProtectedServer, type OAuthProtectedServer } from '../fixtures/oauth-protected-server';
+import { approveInBrowser, startOAuthProtectedServer, type OAuthProtectedServer, type TokenOutage } from '../fixtures/oauth-protected-server';
 import { oauthRecords } from '../../store/integrations/oauth';
 
 const suffix = () => randomUUID().slice(0, 8);
@@ -258,17 +258,18 @@ describe('OAuth-protected MCP servers', () => {
     expect((await runTool(revoked.id, revoked.name, 'echo', { text: 'c' })).output).toBe('echo: c');
   }, 180_000);
 
-  test('an authorization server that is down when a token needs refreshing (503, 502): the integration is unreachable for now, its tokens are kept, and once the server answers again the next run refreshes them', async () => {
+  test('an authorization server that is down when a token needs refreshing (503, 502, no answer): the integration is unreachable for now, its tokens are kept, and once the server answers again the next run refreshes them', async () => {
     server.setAccessTtl(30);
     try {
       const created = await integration({ type: 'oauth' });
       await authorize(created.id);
       const authorizations = server.stats.authorizations;
-      const outages = [
-        { status: 503, body: JSON.stringify({ error: 'temporarily_unavailable' }), contentType: 'application/json' },
-        { status: 502, body: '<html>Bad Gateway</html>', contentType: 'text/html' },
+      const outages: [TokenOutage, string][] = [
+        [{ status: 503, body: JSON.stringify({ error: 'temporarily_unavailable' }), contentType: 'application/json' }, 'HTTP 503'],
+        [{ status: 502, body: '<html>Bad Gateway</html>', contentType: 'text/html' }, 'HTTP 502'],
+        ['no answer', 'fetch failed'],
       ];
-      for (const outage of outages) {
+      for (const [outage, why] of outages) {
         server.setTokenOutage(outage);
         const answered = server.stats.tokenOutageAnswers;
         // The server is unreachable for now, as one that is down: the run goes on without its tools.
@@ -278,7 +279,7 @@ describe('OAuth-protected MCP servers', () => {
         expect(run.output).not.toContain('an operator must authorize');
         const caps = await request<{ detail: string }>('GET', `/v1/integrations/${created.id}/capabilities`);
         expect(caps.status).toBe(502);
-        expect(caps.body.detail).toContain(`the authorization server of integration ${created.name} did not answer the token refresh (HTTP ${outage.status})`);
+        expect(caps.body.detail).toContain(`the authorization server of integration ${created.name} did not answer the token refresh (${why})`);
         expect((await view(created.id)).authorization).toBe('authorized');
       }
       server.setTokenOutage(undefined);
