@@ -1,5 +1,3 @@
-import { isUtf8 } from 'node:buffer';
-
 /**
  * The raw bytes of one JSON string's content (between its quotes), fed in pieces cut anywhere, out
  * as the UTF-8 bytes of the string JSON.parse would make of them: escapes decoded, surrogate pairs
@@ -8,12 +6,8 @@ import { isUtf8 } from 'node:buffer';
  * A raw control character or a bad escape is an error, as it is to JSON.parse.
  */
 
-const BLOCK_BYTES = 1 << 20;
-const REPLACEMENT = Buffer.from([0xef, 0xbf, 0xbd]);
 const BACKSLASH = 0x5c;
-const SIMPLE_ESCAPES: Record<number, number> = {
-  0x22: 0x22, 0x5c: 0x5c, 0x2f: 0x2f, 0x62: 0x08, 0x66: 0x0c, 0x6e: 0x0a, 0x72: 0x0d, 0x74: 0x09,
-};
+const QUOTE = 0x22;
 
 export class JsonStringError extends Error {}
 
@@ -33,30 +27,53 @@ export function closingQuote(chunk: Buffer, from: number): number {
   }
 }
 
-const QUOTE = 0x22;
-const SHORT_RUN = 64;
-const hexValue = (c: number) => (c >= 48 && c <= 57 ? c - 48 : (c | 32) >= 97 && (c | 32) <= 102 ? (c | 32) - 87 : -1);
+/**
+ * The decoded text gathers to this many chars before it goes out: each block is a write to the
+ * spool file, and a wake-up of whoever reads it as it is written.
+ */
+const BLOCK_CHARS = 1 << 20;
+const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
 
-/** The code unit of the four hex digits at bytes[at…at+4) of a \u escape. */
-function hexUnit(bytes: Buffer, at: number): number {
-  let unit = 0;
-  for (let k = at; k < at + 4; k++) {
-    const v = hexValue(bytes[k]);
-    if (v < 0) throw new JsonStringError('a string holds an invalid \\u escape');
-    unit = unit * 16 + v;
-  }
-  return unit;
+/**
+ * Where an escape the text ends inside begins (its backslash), or -1 when its last escape is whole.
+ * Only the last backslash can begin one: the hex digits of a \u escape hold none.
+ */
+function cutEscape(text: string): number {
+  const last = text.lastIndexOf('\\');
+  if (last === -1 || last < text.length - 6) return -1;
+  let run = 1;
+  while (last - run >= 0 && text.charCodeAt(last - run) === BACKSLASH) run++;
+  if (run % 2 === 0) return -1; // `\\`: a whole escape of a backslash
+  const needed = text.charCodeAt(last + 1) === 0x75 ? 6 : 2;
+  return text.length - last < needed ? last : -1;
 }
 
-export class JsonStringDecoder {
-  private readonly out = Buffer.allocUnsafeSlow(BLOCK_BYTES);
-  private used = 0;
-  /** the bytes of an escape not yet complete (its backslash included); empty when none */
-  private readonly escape: number[] = [];
-  /** a high surrogate from an escape, waiting for its low half */
-  private high = -1;
+/** Where a UTF-8 character the bytes end inside begins; their length when they end on a whole one. */
+function utf8Cut(bytes: Buffer): number {
+  for (let k = bytes.length - 1; k >= 0 && k >= bytes.length - 3; k--) {
+    const b = bytes[k];
+    if ((b & 0xc0) === 0x80) continue;
+    const length = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
+    return bytes.length - k < length ? k : bytes.length;
+  }
+  return bytes.length;
+}
 
-  /** `flush` gets each decoded block; the block is reused after it returns. */
+/**
+ * Each piece's bytes are decoded as UTF-8 and then as the content of a JSON string by JSON.parse
+ * itself (native, and exactly its rules). What a piece's end cuts (a character's bytes, an escape,
+ * a surrogate pair's high half) is carried to the next piece. A piece JSON.parse reads whole holds
+ * no closing quote; only one it refuses is searched for the quote.
+ */
+export class JsonStringDecoder {
+  /** the bytes of a character cut by the last piece's end */
+  private carried: Buffer = Buffer.alloc(0);
+  /** an escape cut by the last piece's end, from its backslash on */
+  private cut = '';
+  /** decoded text not yet sent out */
+  private text = '';
+
+  /** `flush` gets each decoded block. */
   constructor(private readonly flush: (bytes: Buffer) => void) {}
 
   /** A piece of the string's content, which does not hold its closing quote. */
@@ -69,145 +86,61 @@ export class JsonStringDecoder {
    * and returns where that quote is, or -1 when the piece ends first.
    */
   decodeUntilQuote(piece: Buffer, from: number): number {
-    const n = piece.length;
-    let i = from;
-    while (this.escape.length > 0) {
-      if (i >= n) return -1;
-      i = this.continueEscape(piece, i);
+    const bytes = this.carried.length ? Buffer.concat([this.carried, piece.subarray(from)]) : piece.subarray(from);
+    const whole = utf8Cut(bytes);
+    let raw = this.cut + bytes.toString('utf8', 0, whole);
+    const cutAt = cutEscape(raw);
+    const value = tryParse(cutAt === -1 ? raw : raw.slice(0, cutAt));
+    if (value !== undefined) {
+      this.carried = whole < bytes.length ? Buffer.from(bytes.subarray(whole)) : Buffer.alloc(0);
+      this.cut = cutAt === -1 ? '' : raw.slice(cutAt);
+      this.add(value);
+      return -1;
     }
-    let quote = piece.indexOf(QUOTE, i);
-    let backslash = piece.indexOf(BACKSLASH, i);
-    for (;;) {
-      if (backslash === -1 || (quote !== -1 && quote < backslash)) {
-        const end = quote === -1 ? n : quote;
-        if (end > i) this.plain(piece, i, end);
-        return quote;
-      }
-      if (backslash > i) this.plain(piece, i, backslash);
-      const kind = backslash + 1 < n ? piece[backslash + 1] : -1;
-      if (kind !== -1 && kind !== 0x75) {
-        const simple = SIMPLE_ESCAPES[kind];
-        if (simple === undefined) throw new JsonStringError('a string holds an invalid escape');
-        this.loneHigh();
-        this.byte(simple);
-        i = backslash + 2;
-      } else if (kind === 0x75 && backslash + 6 <= n) {
-        this.codeUnit(hexUnit(piece, backslash + 2));
-        i = backslash + 6;
-      } else {
-        // An escape cut by the piece's end: finished from the next piece.
-        for (let k = backslash; k < n; k++) this.escape.push(piece[k]);
-        return -1;
-      }
-      if (quote !== -1 && quote < i) quote = piece.indexOf(QUOTE, i);
-      backslash = piece.indexOf(BACKSLASH, i);
-    }
+    // The closing quote, or a bad escape or character: read exactly to the quote.
+    const searchFrom = this.cut === '\\' ? from + 1 : from;
+    const found = searchFrom >= piece.length ? -1 : closingQuote(piece, searchFrom);
+    if (found < 0) throw badString();
+    raw = this.cut + Buffer.concat([this.carried, piece.subarray(from, found)]).toString('utf8');
+    this.carried = Buffer.alloc(0);
+    this.cut = '';
+    const last = tryParse(raw);
+    if (last === undefined) throw badString();
+    this.add(last);
+    return found;
   }
 
   /** The string has closed: what is left goes out. */
   end(): void {
-    if (this.escape.length > 0) throw new JsonStringError('a string ends inside an escape');
-    this.loneHigh();
-    this.emit(this.used);
+    if (this.cut !== '') throw new JsonStringError('a string ends inside an escape');
+    // The bytes of a character the string ends inside: U+FFFD, as decoding the whole message makes them.
+    if (this.carried.length > 0) this.text += this.carried.toString('utf8');
+    this.carried = Buffer.alloc(0);
+    this.emit(true);
   }
 
-  private plain(piece: Buffer, from: number, to: number): void {
-    this.loneHigh();
-    if (to - from <= SHORT_RUN && this.used + (to - from) <= BLOCK_BYTES) {
-      // Most runs of a CSV are short (between the escaped quotes of its fields): a loop beats a native call.
-      const out = this.out;
-      let used = this.used;
-      for (let k = from; k < to; k++) {
-        const b = piece[k];
-        if (b < 0x20) throw new JsonStringError('a string holds a raw control character');
-        out[used++] = b;
-      }
-      this.used = used;
-      return;
-    }
-    for (let k = from; k < to; k++) {
-      if (piece[k] < 0x20) throw new JsonStringError('a string holds a raw control character');
-    }
-    for (let k = from; k < to;) {
-      if (this.used === BLOCK_BYTES) this.emitWhole();
-      const copied = piece.copy(this.out, this.used, k, Math.min(to, k + BLOCK_BYTES - this.used));
-      this.used += copied;
-      k += copied;
-    }
+  private add(value: string): void {
+    this.text += value;
+    if (this.text.length >= BLOCK_CHARS) this.emit(false);
   }
 
-  /** One more byte of an escape cut by a piece's end; the escape is decoded once whole. */
-  private continueEscape(piece: Buffer, i: number): number {
-    const escape = this.escape;
-    escape.push(piece[i]);
-    if (escape.length === 2 && escape[1] !== 0x75) {
-      const simple = SIMPLE_ESCAPES[escape[1]];
-      if (simple === undefined) throw new JsonStringError('a string holds an invalid escape');
-      escape.length = 0;
-      this.loneHigh();
-      this.byte(simple);
-    } else if (escape.length === 6) {
-      const unit = hexUnit(Buffer.from(escape), 2);
-      escape.length = 0;
-      this.codeUnit(unit);
-    }
-    return i + 1;
+  /** Sends the text out as UTF-8; a high surrogate at its end waits for its low half, unless the string has ended. */
+  private emit(final: boolean): void {
+    const text = this.text;
+    const keep = !final && isHighSurrogate(text.charCodeAt(text.length - 1)) ? 1 : 0;
+    this.text = text.slice(text.length - keep);
+    // A lone surrogate becomes U+FFFD, as Buffer.from writes it.
+    if (text.length > keep) this.flush(Buffer.from(keep ? text.slice(0, -1) : text, 'utf8'));
   }
+}
 
-  private codeUnit(unit: number): void {
-    if (unit >= 0xdc00 && unit <= 0xdfff && this.high >= 0) {
-      const point = 0x10000 + ((this.high - 0xd800) << 10) + (unit - 0xdc00);
-      this.high = -1;
-      this.bytes(0xf0 | (point >> 18), 0x80 | ((point >> 12) & 0x3f), 0x80 | ((point >> 6) & 0x3f), 0x80 | (point & 0x3f));
-      return;
-    }
-    this.loneHigh();
-    if (unit >= 0xd800 && unit <= 0xdbff) this.high = unit;
-    else if (unit >= 0xdc00 && unit <= 0xdfff) this.bytes(...REPLACEMENT);
-    else if (unit < 0x80) this.bytes(unit);
-    else if (unit < 0x800) this.bytes(0xc0 | (unit >> 6), 0x80 | (unit & 0x3f));
-    else this.bytes(0xe0 | (unit >> 12), 0x80 | ((unit >> 6) & 0x3f), 0x80 | (unit & 0x3f));
-  }
+const badString = () => new JsonStringError('a string holds a bad escape or a raw control character');
 
-  /** A high surrogate not followed by its low half is U+FFFD in UTF-8, as Buffer.from writes it. */
-  private loneHigh(): void {
-    if (this.high < 0) return;
-    this.high = -1;
-    this.bytes(...REPLACEMENT);
-  }
-
-  private byte(value: number): void {
-    if (this.used === BLOCK_BYTES) this.emitWhole();
-    this.out[this.used++] = value;
-  }
-
-  private bytes(...values: number[]): void {
-    if (this.used + values.length > BLOCK_BYTES) this.emitWhole();
-    for (const v of values) this.out[this.used++] = v;
-  }
-
-  /**
-   * Sends the block up to a point before which UTF-8 decodes the same alone as followed by the
-   * rest (before a byte that is not a continuation byte); the few bytes after it stay.
-   */
-  private emitWhole(): void {
-    let cut = this.used;
-    for (let k = this.used - 1; k >= 0 && k >= this.used - 4; k--) {
-      if ((this.out[k] & 0xc0) !== 0x80) {
-        cut = k;
-        break;
-      }
-    }
-    if (cut === 0) cut = this.used;
-    this.emit(cut);
-    this.out.copy(this.out, 0, cut, this.used);
-    this.used -= cut;
-  }
-
-  private emit(length: number): void {
-    if (length === 0) return;
-    const block = this.out.subarray(0, length);
-    // Raw bytes that are not UTF-8 became U+FFFD when the message was decoded as text: so here too.
-    this.flush(isUtf8(block) ? block : Buffer.from(block.toString('utf8')));
+/** A JSON string's content as JSON.parse decodes it; undefined when it refuses it (or it holds a closing quote). */
+function tryParse(raw: string): string | undefined {
+  try {
+    return JSON.parse(`"${raw}"`) as string;
+  } catch {
+    return undefined;
   }
 }
