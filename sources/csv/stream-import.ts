@@ -138,13 +138,22 @@ async function scanned(texts: AsyncGenerator<Text>, guessChars: number, typesKno
  */
 async function* wholeRecords(scan: CsvScan, first: Text, texts: AsyncGenerator<Text>, least: number): AsyncGenerator<Text> {
   let { text: pending, ascii } = first;
+  /**
+   * The texts since the last scan, joined only when scanned: `+=` would make a rope, whose every
+   * char read then goes through an indirection (the scan took half as long again).
+   */
+  const parts = pending === '' ? [] : [pending];
+  let length = pending.length;
   // A record longer than the texts so far is scanned again only once they have doubled: linear, not quadratic.
   let scanAt = least;
   for await (const next of texts) {
-    if (pending === '') ascii = true;
-    pending += next.text;
+    if (length === 0) ascii = true;
+    parts.push(next.text);
+    length += next.text.length;
     ascii &&= next.ascii;
-    if (pending.length < scanAt) continue;
+    if (length < scanAt) continue;
+    pending = parts.length === 1 ? parts[0] : parts.join('');
+    parts.length = 0;
     const used = scan.scanPiece(pending, true);
     if (used === false) throw new NotAsItArrives();
     if (used > 0) {
@@ -156,7 +165,10 @@ async function* wholeRecords(scan: CsvScan, first: Text, texts: AsyncGenerator<T
     } else {
       scanAt = pending.length * 2;
     }
+    if (pending !== '') parts.push(pending);
+    length = pending.length;
   }
+  pending = parts.join('');
   if (pending === '') return;
   if (scan.scanPiece(pending) === false) throw new NotAsItArrives();
   yield { text: pending, ascii };
