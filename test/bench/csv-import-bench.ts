@@ -7,11 +7,11 @@
  *   wide    1,600 columns (PostgreSQL's limit).
  * Each file is retrieved by the retrieve_mcp_resource tool's own code, as a worker runs it (the MCP
  * transfer, the spool file, the scan and COPY). Prints the whole call's time, psql's, whole call speed /
- * psql speed (target ≥ 0.75), and this process's peak RSS over the whole call (it plays the worker;
- * target ≤ 350 MiB). BENCH_ROWS scales the row counts; BENCH_CASES picks cases (e.g. `plain,wide`).
+ * psql speed (target ≥ 0.75), the server's answer alone (what no client can go below), and this
+ * process's peak RSS over the whole call (it plays the worker; target ≤ 350 MiB). BENCH_ROWS scales the row counts; BENCH_CASES picks cases (e.g. `plain,wide`).
  * Starts what it needs (a scratch database, fixture servers) and removes it at the end.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -91,6 +91,34 @@ function writeCsv(file: string, c: BenchCase): number {
   return fs.statSync(file).size;
 }
 
+/**
+ * The server's side alone: the same resources/read over stdio to the same fixture server, its answer
+ * read and dropped by a bare client (no parsing, no spool, no import). What the whole call cannot go
+ * below: the server reading the file and writing its answer, and the pipe.
+ */
+async function serverAloneMs(file: string): Promise<number> {
+  const server = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'test/fixtures/mcp-fixture-server.ts')], {
+    cwd: ROOT, env: { ...process.env, CSV_FILE: file }, stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  let lineEnded: () => void = () => undefined;
+  server.stdout.on('data', (chunk: Buffer) => {
+    if (chunk.includes(0x0a)) lineEnded();
+  });
+  const answered = (request: object) => new Promise<void>((resolve) => {
+    lineEnded = resolve;
+    server.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', ...request })}\n`);
+  });
+  try {
+    await answered({ id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } } });
+    server.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
+    const started = Date.now();
+    await answered({ id: 2, method: 'resources/read', params: { uri: URI } });
+    return Date.now() - started;
+  } finally {
+    server.kill();
+  }
+}
+
 /** The peak RSS from now on, exactly (Linux: clear_refs resets the high-water mark), or undefined. */
 function startPeakRss(): () => number | undefined {
   try {
@@ -147,6 +175,7 @@ async function runCase(c: BenchCase, dir: string, db: Db, dbUrl: string, mcpPool
   started = Date.now();
   await promisify(execFile)('psql', [dbUrl, '-v', 'ON_ERROR_STOP=1', '-c', `\\copy ${copyTable} FROM '${file}' WITH (FORMAT csv, HEADER true)`]);
   const psqlMs = Date.now() - started;
+  const aloneMs = await serverAloneMs(file);
   // Both loaders must have read the same table (the generated files have no quoted empty cells, which psql keeps as '').
   const { rows: [diff] } = await db.query<{ n: string }>(
     `SELECT count(*) AS n FROM ((TABLE ${qualified} EXCEPT ALL TABLE ${copyTable}) UNION ALL (TABLE ${copyTable} EXCEPT ALL TABLE ${qualified})) d`);
@@ -156,6 +185,7 @@ async function runCase(c: BenchCase, dir: string, db: Db, dbUrl: string, mcpPool
   console.log(`columns: ${types.length > 10 ? `${types.slice(0, 8).join(', ')}, … (${types.length})` : types.join(', ')}`);
   console.log(`retrieve_mcp_resource (resources/read over stdio, spool, scan + COPY, atomic): ${seconds(callMs)} s = ${Math.round(c.rows / (callMs / 1000))} rows/s, ${mib(bytes / (callMs / 1000))} MiB/s`);
   console.log(`psql \\copy of the same file into the same typed table: ${seconds(psqlMs)} s = ${Math.round(c.rows / (psqlMs / 1000))} rows/s`);
+  console.log(`the server's answer alone, read and dropped by a bare stdio client: ${seconds(aloneMs)} s (${Math.round((100 * aloneMs) / callMs)} % of the whole call)`);
   console.log(`whole call speed / psql speed = ${(psqlMs / callMs).toFixed(2)}× (target ≥ 0.75); rows differing from psql's: ${diff.n}`);
   console.log(`RSS of this worker process: ${mib(rssBefore)} MiB before the call${gc ? ' (after a full GC)' : ''}, `
     + `peak during it ${callPeak ? `${mib(callPeak)} MiB` : 'unknown'} (target ≤ 350)`);
