@@ -186,6 +186,7 @@ async function runCase(c: BenchCase, dir: string, db: Db, dbUrl: string, mcpPool
   console.log(`retrieve_mcp_resource (resources/read over stdio, spool, scan + COPY, atomic): ${seconds(callMs)} s = ${Math.round(c.rows / (callMs / 1000))} rows/s, ${mib(bytes / (callMs / 1000))} MiB/s`);
   console.log(`psql \\copy of the same file into the same typed table: ${seconds(psqlMs)} s = ${Math.round(c.rows / (psqlMs / 1000))} rows/s`);
   console.log(`the server's answer alone, read and dropped by a bare stdio client: ${seconds(aloneMs)} s (${Math.round((100 * aloneMs) / callMs)} % of the whole call)`);
+  console.log(`the server's answer alone + psql's load: ${seconds(aloneMs + psqlMs)} s, what the whole call would take if the answer arrived first and was then loaded at psql's speed`);
   console.log(`whole call speed / psql speed = ${(psqlMs / callMs).toFixed(2)}× (target ≥ 0.75); rows differing from psql's: ${diff.n}`);
   console.log(`RSS of this worker process: ${mib(rssBefore)} MiB before the call${gc ? ' (after a full GC)' : ''}, `
     + `peak during it ${callPeak ? `${mib(callPeak)} MiB` : 'unknown'} (target ≤ 350)`);
