@@ -8,7 +8,8 @@
  * Each file is retrieved by the retrieve_mcp_resource tool's own code, as a worker runs it (the MCP
  * transfer, the spool file, the scan and COPY). Prints the whole call's time, psql's, whole call speed /
  * psql speed (target ≥ 0.75), the server's answer alone (what no client can go below), and this
- * process's peak RSS over the whole call (it plays the worker; target ≤ 350 MiB). BENCH_ROWS scales the row counts; BENCH_CASES picks cases (e.g. `plain,wide`).
+ * process's peak RSS over the whole call (it plays the worker; target ≤ 350 MiB). BENCH_ROWS scales
+ * the row counts; BENCH_CASES picks cases (e.g. `plain,wide`).
  * Starts what it needs (a scratch database, fixture servers) and removes it at the end.
  */
 import { execFile, spawn } from 'node:child_process';
@@ -115,7 +116,9 @@ async function serverAloneMs(file: string): Promise<number> {
     await answered({ id: 2, method: 'resources/read', params: { uri: URI } });
     return Date.now() - started;
   } finally {
+    const exited = new Promise((resolve) => server.once('exit', resolve));
     server.kill();
+    await exited;
   }
 }
 
