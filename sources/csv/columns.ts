@@ -57,7 +57,8 @@ const DOT = 46;
 const COLON = 58;
 const isDigit = (c: number) => c >= 48 && c <= 57;
 const digit = (t: string, i: number) => t.charCodeAt(i) - 48;
-const two = (t: string, i: number) => digit(t, i) * 10 + digit(t, i + 1);
+/** Whether a digit()'s value is a digit's (a char that is no digit gives another, past the text's end NaN). */
+const isDigitValue = (v: number) => v >= 0 && v <= 9;
 
 function digitsAt(t: string, from: number, to: number): boolean {
   for (let i = from; i < to; i++) if (!isDigit(t.charCodeAt(i))) return false;
@@ -118,15 +119,21 @@ function fitsNumber(t: string, s: number, e: number): number {
 function fitsDateTime(t: string, s: number, e: number): number {
   const len = e - s;
   if (len < 10 || t.charCodeAt(s + 4) !== MINUS || t.charCodeAt(s + 7) !== MINUS) return 0;
-  if (!digitsAt(t, s, s + 4) || !digitsAt(t, s + 5, s + 7) || !digitsAt(t, s + 8, s + 10)) return 0;
-  const dateOk = validDate(digit(t, s) * 1000 + digit(t, s + 1) * 100 + two(t, s + 2), two(t, s + 5), two(t, s + 8));
+  // Each digit read once, as a value (a char that is no digit gives one outside 0-9): this runs for every cell of a date column.
+  const y0 = digit(t, s), y1 = digit(t, s + 1), y2 = digit(t, s + 2), y3 = digit(t, s + 3);
+  const m0 = digit(t, s + 5), m1 = digit(t, s + 6), d0 = digit(t, s + 8), d1 = digit(t, s + 9);
+  if (!(isDigitValue(y0) && isDigitValue(y1) && isDigitValue(y2) && isDigitValue(y3)
+    && isDigitValue(m0) && isDigitValue(m1) && isDigitValue(d0) && isDigitValue(d1))) return 0;
+  const dateOk = validDate(y0 * 1000 + y1 * 100 + y2 * 10 + y3, m0 * 10 + m1, d0 * 10 + d1);
   if (len === 10) return dateOk ? FITS.date : 0;
   const sep = t.charCodeAt(s + 10);
   if (!dateOk || (sep !== 84 && sep !== 32) || len < 16 || t.charCodeAt(s + 13) !== COLON) return 0; // T or space
-  if (!digitsAt(t, s + 11, s + 13) || !digitsAt(t, s + 14, s + 16) || two(t, s + 11) > 23 || two(t, s + 14) > 59) return 0;
+  const h0 = digit(t, s + 11), h1 = digit(t, s + 12), n0 = digit(t, s + 14), n1 = digit(t, s + 15);
+  if (!(isDigitValue(h0) && isDigitValue(h1) && isDigitValue(n0) && isDigitValue(n1)) || h0 * 10 + h1 > 23 || n0 * 10 + n1 > 59) return 0;
   let i = s + 16;
   if (i < e && t.charCodeAt(i) === COLON) {
-    if (i + 3 > e || !digitsAt(t, i + 1, i + 3) || two(t, i + 1) > 59) return 0;
+    const s0 = digit(t, i + 1), s1 = digit(t, i + 2);
+    if (i + 3 > e || !isDigitValue(s0) || !isDigitValue(s1) || s0 * 10 + s1 > 59) return 0;
     i += 3;
     if (i < e && t.charCodeAt(i) === DOT) {
       const fracStart = ++i;

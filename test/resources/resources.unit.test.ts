@@ -58,6 +58,21 @@ describe('CSV type inference', () => {
       .toEqual(['numeric', 'numeric', 'numeric', 'timestamptz', 'timestamptz', 'date', 'text', 'text', 'text', 'boolean']);
   });
 
+  test('a date or time with a char that is no digit in a digit\'s place, or a field out of range, is text', () => {
+    const good = '2024-01-02 10:30:45';
+    expect(infer([[good, good.slice(0, 10)]])).toEqual(['timestamp', 'date']);
+    for (const k of [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18]) {
+      // The chars on either side of the digits ('/' and ':'), and a letter.
+      for (const c of ['/', ':', 'x']) {
+        const bad = `${good.slice(0, k)}${c}${good.slice(k + 1)}`;
+        expect([bad, infer([[bad]])[0]]).toEqual([bad, 'text']);
+        if (k < 10) expect(infer([[bad.slice(0, 10)]])).toEqual(['text']);
+      }
+    }
+    expect(infer([['2024-13-01', '2024-00-10', '2024-01-00', '2024-01-02 10:60', '2024-01-02 10:30:60', '2024-01-02 10:30:4']]))
+      .toEqual(['text', 'text', 'text', 'text', 'text', 'text']);
+  });
+
   test('values PostgreSQL would refuse or change fall back to text', () => {
     expect(infer([['2023-02-29', '007', '1e99999', 'NaN', '', '1'], ['2024-01-01', '7', '1', '1', '', 'yes']]))
       .toEqual(['text', 'text', 'text', 'text', 'text', 'text']);
