@@ -152,7 +152,7 @@ async function* wholeRecords(scan: CsvScan, first: Text, texts: AsyncGenerator<T
     length += next.text.length;
     ascii &&= next.ascii;
     if (length < scanAt) continue;
-    pending = parts.length === 1 ? parts[0] : parts.join('');
+    pending = parts.join('');
     parts.length = 0;
     const used = scan.scanPiece(pending, true);
     if (used === false) throw new NotAsItArrives();

@@ -35,6 +35,8 @@ import { createLogger } from '../../platform/logger';
 import { createMcpPool, type McpPool } from '../../mcp-client/pool';
 
 const URI = 'fixture://file.csv';
+/** The fixture server, as a stdio integration and the bare client both start it. */
+const FIXTURE_ARGS = ['--import', 'tsx', path.join(__dirname, '..', 'fixtures', 'mcp-fixture-server.ts')];
 const discovered = (i: Integration): DiscoveredIntegration => ({
   id: i.id, name: i.name, status: 'ok', tools: [], resources: [{ uri: URI, name: 'file.csv', mimeType: 'text/csv' }], resourceTemplates: [], prompts: [],
 });
@@ -98,7 +100,7 @@ function writeCsv(file: string, c: BenchCase): number {
  * below: the server reading the file and writing its answer, and the pipe.
  */
 async function serverAloneMs(file: string): Promise<number> {
-  const server = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'test/fixtures/mcp-fixture-server.ts')], {
+  const server = spawn(process.execPath, FIXTURE_ARGS, {
     cwd: ROOT, env: { ...process.env, CSV_FILE: file }, stdio: ['pipe', 'pipe', 'inherit'],
   });
   let lineEnded: () => void = () => undefined;
@@ -146,7 +148,7 @@ async function runCase(c: BenchCase, dir: string, db: Db, dbUrl: string, mcpPool
   const integration = await insertIntegration(db, {
     name: `bench-${c.name}`, toolTimeoutMs: 600_000,
     transport: {
-      type: 'stdio', command: process.execPath, args: ['--import', 'tsx', path.join(ROOT, 'test/fixtures/mcp-fixture-server.ts')],
+      type: 'stdio', command: process.execPath, args: FIXTURE_ARGS,
       cwd: ROOT, env: { CSV_FILE: file },
     },
   });
