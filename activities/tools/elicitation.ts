@@ -39,11 +39,14 @@ export function callClock(requestMs: number, totalMs: number, budgetMs: number, 
   let totalStarted = Date.now();
   let idle: NodeJS.Timeout | undefined;
   let total: NodeJS.Timeout | undefined;
+  /** once stopped (the call has ended), a question still winding down does not start the timers again */
+  let stopped = false;
   const clear = () => {
     clearTimeout(idle);
     clearTimeout(total);
   };
   const start = () => {
+    if (stopped) return;
     idle = setTimeout(() => onTimeout(requestMs), requestMs);
     totalStarted = Date.now();
     total = setTimeout(() => onTimeout(totalMs), Math.max(0, totalLeft));
@@ -51,7 +54,7 @@ export function callClock(requestMs: number, totalMs: number, budgetMs: number, 
   start();
   return {
     progress() {
-      if (pausedAt !== undefined) return;
+      if (stopped || pausedAt !== undefined) return;
       clearTimeout(idle);
       idle = setTimeout(() => onTimeout(requestMs), requestMs);
     },
@@ -68,7 +71,10 @@ export function callClock(requestMs: number, totalMs: number, budgetMs: number, 
       pausedAt = undefined;
       start();
     },
-    stop: clear,
+    stop() {
+      stopped = true;
+      clear();
+    },
   };
 }
 
