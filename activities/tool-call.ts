@@ -14,6 +14,7 @@ import type { ToolCall } from '../core/messages';
 import { parseToolArguments, type NativeTool } from '../core/native-tools';
 import { traceToolCall } from '../platform/tracing/run-trace';
 import type { ActivityDeps } from './deps';
+import { personWaits, type PersonWaits } from './person-waits';
 import type { DiscoverySnapshot } from './run-snapshots';
 import { isPlainObject } from '../core/plain-object';
 
@@ -62,6 +63,8 @@ export interface ToolRun {
   heartbeat: () => void;
   /** a routed call's integration, as read with the call: undefined if it no longer exists */
   integration?: Integration;
+  /** in an activity: starts a wait for a person's answer inside the call, so that the run is listed as waiting */
+  waitingForPerson?: PersonWaits;
 }
 
 /** What an LLM turn knows when it describes the native tools. */
@@ -201,7 +204,9 @@ async function runToolCall<R>(
     verdict = await traceToolCall(input, handler.span(input), args, metadata, async () => {
       if (isVerdict(checked)) return { status: checked.status, content: checked.content };
       log.info(about, 'tool call started');
-      return handler.execute(checked.request, { input, deps, log, signal: ctx.cancellationSignal, heartbeat, integration: loaded.integration });
+      return handler.execute(checked.request, {
+        input, deps, log, signal: ctx.cancellationSignal, heartbeat, integration: loaded.integration, waitingForPerson: personWaits(ctx, input.toolCallId, log),
+      });
     });
   } catch (err) {
     log.warn({ durationMs: Date.now() - started, err: (err as Error)?.message }, 'tool call interrupted');

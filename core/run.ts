@@ -15,6 +15,13 @@ export const REVOKE_AUTHORIZATION_WORKFLOW_TYPE = 'revokeAuthorizationWorkflow';
 export const RUN_STATE_QUERY = 'runState';
 /** The signal that tells a run an MCP server's stored question was answered (its payload: the input id only). */
 export const INPUT_ANSWERED_SIGNAL = 'inputAnswered';
+/**
+ * The signal a tool call's activity sends its run while it waits inside for a person's answer (a
+ * 2025-era server's question, a reviewer's decision on its sampling request), and again when it no
+ * longer does: the run's `waitingFor` then lists it. Its payload: the tool call's id and a boolean.
+ */
+export const TOOL_CALL_WAITING_SIGNAL = 'toolCallWaiting';
+export interface ToolCallWaiting { toolCallId: string; waiting: boolean }
 export const DEFAULT_CONTINUE_AS_NEW_BYTES = 4 * 1024 * 1024;
 
 /** The longest run input, in characters, through every front door (REST, MCP, a sub-agent's call). */

@@ -59,13 +59,18 @@ export function callTool(
     const opts = options({ ...ref, summary }, route);
     // Each round's call is an activity of its own.
     if (resume && opts.activityId) opts.activityId = `${opts.activityId}:${resume.round}`;
+    waits.inputs.activityStarted(ref.toolCallId);
     return proxyActivities<ToolActivities>(opts)[activity]({ ...input, step: waits.ledger.steps, ...(resume ? { resume: { roundId: resume.roundId } } : {}) }).then(
       (outcome) => {
+        waits.inputs.activityEnded(ref.toolCallId);
         countSampledDuringCall(waits.ledger, outcome.sampled);
         if (outcome.task) return waitOnTask(outcome.task);
         if (outcome.child) return runChild(input, outcome.child, waits.family).catch(failed);
         return outcome.waiting ? answered(outcome.waiting) : outcome;
-      }, (err: unknown) => (type === 'mcp_tool' && workerLost(err) ? recovered(err, resume ? resume.round + 1 : 1) : failed(err)),
+      }, (err: unknown) => {
+        waits.inputs.activityEnded(ref.toolCallId);
+        return type === 'mcp_tool' && workerLost(err) ? recovered(err, resume ? resume.round + 1 : 1) : failed(err);
+      },
     );
   };
   // Its worker died after the activity stored its server's questions (or the task it runs the
@@ -91,7 +96,7 @@ export function callTool(
   };
   const waitOnTask = (task: ToolTask, resume?: ParkedTask) => {
     tasks.turn.onTasks++;
-    return awaitToolTask(input, task, settledOnTask, { park: tasks.park, resume }).then((end) => {
+    return awaitToolTask(input, task, settledOnTask, { park: tasks.park, resume, asking: waits.inputs }).then((end) => {
       tasks.turn.onTasks--;
       return end;
     }, (err: unknown) => {

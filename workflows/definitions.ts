@@ -1,7 +1,7 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { PreparedRun } from '../activities/prepare-run';
 import { DECIDE_APPROVAL_UPDATE, type DecideApprovalInput } from '../core/approval';
-import { INPUT_ANSWERED_SIGNAL, RUN_STATE_QUERY, type RunState } from '../core/run';
+import { INPUT_ANSWERED_SIGNAL, RUN_STATE_QUERY, TOOL_CALL_WAITING_SIGNAL, type RunState, type ToolCallWaiting } from '../core/run';
 import type { Usage } from '../core/messages';
 import type { LimitName, RunLimits } from '../core/run-limits';
 import type { ParkedTask, ToolCallRef, ToolOutcome } from '../core/tool-call';
@@ -67,3 +67,6 @@ export interface ApprovalDecisionResult {
  * only the input, so that no answer's content enters the workflow's history.
  */
 export const inputAnsweredSignal = defineSignal<[{ inputId: string }]>(INPUT_ANSWERED_SIGNAL);
+
+/** A tool call's activity waits inside for a person's answer, or no longer does (ids only, never the question). */
+export const toolCallWaitingSignal = defineSignal<[ToolCallWaiting]>(TOOL_CALL_WAITING_SIGNAL);

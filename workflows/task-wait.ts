@@ -2,7 +2,7 @@ import { CancellationScope, isCancellation, proxyActivities, sleep } from '@temp
 import type { createActivities } from '../activities';
 import type { ToolActivityInput } from '../activities/tool-call';
 import type { InputWait, ParkedTask, ToolOutcome, ToolTask } from '../core/tool-call';
-import type { InputVerdict } from './input-wait';
+import type { InputVerdict, InputWaits } from './input-wait';
 
 type Activities = ReturnType<typeof createActivities>;
 
@@ -12,6 +12,8 @@ export interface TaskWaitOptions {
   park?: () => boolean;
   /** a wait carried over from the previous execution */
   resume?: ParkedTask;
+  /** told while the activity that relays a 2025-era task's questions runs: it may wait for a person */
+  asking?: Pick<InputWaits, 'activityStarted' | 'activityEnded'>;
 }
 
 const FIRST_DELAY_MS = 1_000;
@@ -30,7 +32,7 @@ const MAX_DELAY_MS = 60_000;
  * the run's history.
  */
 export async function awaitToolTask(
-  input: ToolActivityInput, task: ToolTask, settle: (wait: InputWait) => Promise<InputVerdict>, { park, resume }: TaskWaitOptions = {},
+  input: ToolActivityInput, task: ToolTask, settle: (wait: InputWait) => Promise<InputVerdict>, { park, resume, asking }: TaskWaitOptions = {},
 ): Promise<ToolOutcome | { parked: ParkedTask }> {
   const route = input.route;
   const acts = proxyActivities<Activities>({
@@ -68,7 +70,8 @@ export async function awaitToolTask(
       polled = true;
       if (poll.outcome) return poll.outcome;
       if (poll.asksLive) {
-        const relayed = await live.relayMcpTaskQuestions({ ...ref, deadline });
+        asking?.activityStarted(input.toolCallId);
+        const relayed = await live.relayMcpTaskQuestions({ ...ref, deadline }).finally(() => asking?.activityEnded(input.toolCallId));
         if (relayed.outcome) return relayed.outcome;
         if (relayed.answered) backoff = FIRST_DELAY_MS;
         continue;

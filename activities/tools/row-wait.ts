@@ -22,10 +22,13 @@ export interface WaitedRow<T> {
 
 export async function waitForRow<T>(run: ToolRun, deadline: number, signal: AbortSignal, row: WaitedRow<T>): Promise<T> {
   const watch = run.deps.runChanges?.watch(run.input.runId, ['input']);
+  let endWait: (() => void) | undefined;
   try {
     for (;;) {
       const settled = await row.read();
       if (settled !== undefined) return settled;
+      // The run is listed as waiting for a person from the first read that finds no answer.
+      endWait ??= run.waitingForPerson?.();
       const left = deadline - Date.now();
       const why = signal.aborted ? 'withdrawn' : left <= 0 ? 'expired' : undefined;
       if (why) {
@@ -37,6 +40,7 @@ export async function waitForRow<T>(run: ToolRun, deadline: number, signal: Abor
       else await sleep(Math.min(left, POLL_MS), undefined, { signal }).catch(() => undefined); // an abort ends the wait early
     }
   } finally {
+    endWait?.();
     watch?.close();
   }
 }

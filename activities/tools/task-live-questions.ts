@@ -5,6 +5,7 @@ import type { ElicitHandler } from '../../mcp-client/connect';
 import { decodeReference } from '../../mcp-client/task-reference';
 import { pollToolTask } from '../../mcp-client/tasks';
 import type { ActivityDeps } from '../deps';
+import { personWaits } from '../person-waits';
 import type { ToolRun } from '../tool-call';
 import { callClock, elicitationHandler } from './elicitation';
 import { loadTask, storeVerdict, type TaskPoll, type TaskPollInput } from './mcp-task';
@@ -45,7 +46,7 @@ export function createTaskLiveQuestionActivities(deps: ActivityDeps) {
       const held = new AbortController();
       const signal = AbortSignal.any([context.cancellationSignal, held.signal]);
       const log = deps.logger.child({ runId: input.runId, toolCallId: input.toolCallId, taskRefId: task.taskRefId });
-      const run: ToolRun = { input, deps, log, signal, heartbeat: () => context.heartbeat() };
+      const run: ToolRun = { input, deps, log, signal, heartbeat: () => context.heartbeat(), waitingForPerson: personWaits(context, input.toolCallId, log) };
       // Only the questions' waits count against the budget: the clock runs out only at the task's deadline.
       const clock = callClock(untilDeadline + 1, untilDeadline + 1, budgetMs, () => held.abort());
       let asked = false;

@@ -18,7 +18,7 @@ const listRunsQuery = z.strictObject({
   agentId: z.string().min(1).max(128).regex(/^[A-Za-z0-9_.-]+$/).optional().describe('an agent id or name'),
   status: runStatus.optional(),
   waiting: queryBoolean.optional()
-    .describe('true: only runs waiting for a person: a tool call waiting for approval, or a 2026-era MCP server\'s question waiting for an answer (the waitingFor search attribute; a 2025-era server\'s question waits inside its tool call and is not listed); false: only runs without'),
+    .describe('true: only runs waiting for a person: a tool call waiting for approval, an MCP server\'s question, or a reviewer\'s decision on its sampling request, of either protocol era (the waitingFor search attribute); false: only runs without'),
   buildId: z.string().min(1).max(200).regex(/^[A-Za-z0-9_.+-]+$/).optional()
     .describe('only the runs whose last turn ran on this Worker Deployment build (the run object\'s version.buildId), newest first; not with waiting'),
   cursor: z.string().min(1).max(4096).regex(/^[A-Za-z0-9_.-]+$/).optional().describe('nextCursor of the previous page'),

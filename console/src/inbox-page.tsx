@@ -16,8 +16,8 @@ const DECISION_READ_MS = 10_000;
 interface Waiting { approvals: (PendingApproval & { runId: string })[]; inputs: (PendingInput & { runId: string })[] }
 
 async function loadWaiting(signal: AbortSignal): Promise<Waiting> {
-  // A question of a server that asks within its request waits inside the tool call, where the run's
-  // waiting attribute does not see it: running runs are read too (the first RUNNING_READ of them).
+  // The waiting listing lags a moment behind what the runs store: running runs are read too (the
+  // first RUNNING_READ of them), so that a question or an approval shows as soon as it is stored.
   const [waitingRuns, runningRuns] = await Promise.all([
     getJson<{ runs: RunSummary[] }>('/v1/runs?waiting=true&limit=100', signal),
     getJson<{ runs: RunSummary[] }>(`/v1/runs?status=running&limit=${RUNNING_READ}`, signal),

@@ -24,6 +24,9 @@ describe('a question asked in a worker process of its own', () => {
   const read = async (runId: string, waitMs = 0) =>
     (await h.app.inject({ method: 'GET', url: `/v1/runs/${runId}${waitMs ? `?waitMs=${waitMs}` : ''}` })).json<RunBody>();
 
+  const listedAsWaiting = async (runId: string) =>
+    (await h.app.inject({ method: 'GET', url: '/v1/runs?waiting=true&limit=100' })).json<{ runs: { id: string }[] }>().runs.some((r) => r.id === runId);
+
   /** A run whose one tool call asks a question, and the question once the API shows it. */
   async function askingRun(): Promise<{ runId: string; inputId: string }> {
     const created = await h.app.inject({
@@ -56,9 +59,10 @@ describe('a question asked in a worker process of its own', () => {
     await exited(only);
   }, 240_000);
 
-  test('ends when that worker dies: the LLM reads that the call failed, the question is closed, and the run completes', async () => {
+  test('ends when that worker dies: the LLM reads that the call failed, the question is closed, the run completes and is no longer listed as waiting', async () => {
     const first = h.worker();
     const { runId, inputId } = await askingRun();
+    await waitFor(() => listedAsWaiting(runId), 30_000, 'the run listed as waiting');
 
     first.kill('SIGKILL');
     await exited(first);
@@ -73,5 +77,7 @@ describe('a question asked in a worker process of its own', () => {
     const late = await h.app.inject({ method: 'POST', url: `/v1/runs/${runId}/inputs/${inputId}`, payload: { action: 'decline' } });
     expect(late.statusCode).toBe(409);
     expect(late.json()).toMatchObject({ code: 'input_closed' });
+    // The activity that said it waits died: its end, not a signal of its own, unlists the run.
+    await waitFor(async () => !(await listedAsWaiting(runId)), 30_000, 'the run no longer listed as waiting');
   }, 240_000);
 });
