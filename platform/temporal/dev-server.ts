@@ -47,7 +47,10 @@ const STOP_GRACE_MS = 5_000;
 /** "7d" or "72h" → hours, the unit every CLI version accepts. */
 const retentionHours = (r: string) => `${Number(r.slice(0, -1)) * (r.endsWith('d') ? 24 : 1)}h`;
 
-/** Tries on other ports when another program took the chosen ones between the check and the server's bind. */
+/**
+ * Tries on other ports when the server exits as it starts: another program took a port between the
+ * check and the server's bind (ours, or one the CLI picks itself, such as its metrics port).
+ */
 const PORT_ATTEMPTS = 3;
 
 export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
@@ -63,13 +66,23 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     try {
       return await launch(options, pidFile, port, uiPort);
     } catch (err) {
-      if (!(err instanceof PortTaken) || attempt === PORT_ATTEMPTS) throw err;
-      logger.warn({ port, uiPort }, 'a port of the Temporal dev server was taken meanwhile; trying others');
+      if (!(err instanceof ExitedAsItStarted) || attempt === PORT_ATTEMPTS) throw err;
+      if (err.portTaken) logger.warn({ port, uiPort }, 'a port of the Temporal dev server was taken meanwhile; trying others');
+      else logger.warn({ port, uiPort, output: err.output }, 'the Temporal dev server exited as it started; trying again on other ports');
     }
   }
 }
 
-class PortTaken extends Error {}
+/** The server exited before its frontend answered; `output` is the end of what it wrote. */
+class ExitedAsItStarted extends Error {
+  constructor(message: string, readonly output: string, options: ErrorOptions) {
+    super(message, options);
+  }
+
+  get portTaken(): boolean {
+    return /address already in use/.test(this.output);
+  }
+}
 
 async function launch(options: DevServerOptions, pidFile: string, port: number, uiPort: number): Promise<DevServer> {
   const args = [
@@ -81,9 +94,12 @@ async function launch(options: DevServerOptions, pidFile: string, port: number, 
   // Its own process group: Ctrl-C reaches the supervisor, which stops the worker before the server.
   // `nice` execs the server in its own place: the pid (and its process group) stay the server's.
   const command = niced(options.nice ?? 0, options.cliPath, args);
-  const child = spawn(command.command, command.args, { detached: true, stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
+  const child = spawn(command.command, command.args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  // The end of what it writes, on either stream: what says why it stopped, wherever the CLI put it.
+  let output = '';
+  const keep = (d: Buffer) => (output = (output + d.toString()).slice(-4000));
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
   // 'close': the process has exited and what it wrote has been read (its last words say why it stopped).
   const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
   await fs.writeFile(pidFile, String(child.pid));
@@ -105,9 +121,10 @@ async function launch(options: DevServerOptions, pidFile: string, port: number, 
       '--retention', retentionHours(options.retention),
     ]);
   } catch (err) {
+    const exited = child.exitCode !== null || child.signalCode !== null;
     await stop();
-    const message = `The Temporal dev server did not start: ${(err as Error).message}\n${stderr}`;
-    throw /address already in use/.test(stderr) ? new PortTaken(message, { cause: err }) : new Error(message, { cause: err });
+    const message = `The Temporal dev server did not start: ${(err as Error).message}\n${output}`;
+    throw exited ? new ExitedAsItStarted(message, output, { cause: err }) : new Error(message, { cause: err });
   }
   options.logger.info({ address, uiPort }, 'Temporal dev server ready');
   return { address, uiUrl: `http://127.0.0.1:${uiPort}`, stop };

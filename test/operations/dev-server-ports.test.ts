@@ -12,6 +12,23 @@ import { testStack } from '../support/stack-env';
  * once; the start tries again on other ports. The CLI here is the real one behind a script that,
  * on its first start only, exits as the server does when its port is taken.
  */
+/** A CLI that, on its first start-dev only, writes `line` to `stream` (1 or 2) and exits 1; then the real one. */
+async function failingOnce(dir: string, line: string, stream: 1 | 2): Promise<string> {
+  const firstStart = path.join(dir, 'first-start-done');
+  const cli = path.join(dir, 'temporal');
+  await fs.writeFile(cli, [
+    '#!/bin/sh',
+    `if [ "$2" = start-dev ] && [ ! -e '${firstStart}' ]; then`,
+    `  touch '${firstStart}'`,
+    `  echo '${line}' >&${stream}`,
+    '  exit 1',
+    'fi',
+    `exec '${testStack().temporalCliPath}' "$@"`,
+    '',
+  ].join('\n'), { mode: 0o755 });
+  return cli;
+}
+
 describe('the Temporal dev server of npm start, when its port is taken as it starts', () => {
   let server: DevServer | undefined;
   afterAll(async () => {
@@ -20,18 +37,7 @@ describe('the Temporal dev server of npm start, when its port is taken as it sta
 
   test('starts on other ports, and says so', async () => {
     const dir = await fs.mkdtemp(path.join(testStack().tmpDir, 'dev-server-ports-'));
-    const firstStart = path.join(dir, 'first-start-done');
-    const cli = path.join(dir, 'temporal');
-    await fs.writeFile(cli, [
-      '#!/bin/sh',
-      `if [ "$2" = start-dev ] && [ ! -e '${firstStart}' ]; then`,
-      `  touch '${firstStart}'`,
-      '  echo "level=ERROR msg=\\"listen tcp 127.0.0.1:7233: bind: address already in use\\"" >&2',
-      '  exit 1',
-      'fi',
-      `exec '${testStack().temporalCliPath}' "$@"`,
-      '',
-    ].join('\n'), { mode: 0o755 });
+    const cli = await failingOnce(dir, 'level=ERROR msg="listen tcp 127.0.0.1:7233: bind: address already in use"', 2);
     const warned: unknown[] = [];
     const watching = Object.assign(Object.create(logger) as typeof logger, {
       warn: (...args: unknown[]) => warned.push(args),
@@ -51,5 +57,31 @@ describe('the Temporal dev server of npm start, when its port is taken as it sta
       await connection.close();
     }
     expect(warned).toEqual([[{ port: preferredPort, uiPort: expect.any(Number) }, expect.stringContaining('taken')]]);
+  }, 120_000);
+
+  // Seen once in CI: the server exited with code 1, its stderr empty. Whatever took it down as it
+  // started (a port the CLI picks itself, such as its metrics port), the start tries again, and the
+  // warning carries what the server wrote on either stream.
+  test('a server that exits as it starts for another reason, saying why on stdout, is started again on other ports', async () => {
+    const dir = await fs.mkdtemp(path.join(testStack().tmpDir, 'dev-server-exits-'));
+    const cli = await failingOnce(dir, 'the metrics listener could not start', 1);
+    const warned: unknown[] = [];
+    const watching = Object.assign(Object.create(logger) as typeof logger, {
+      warn: (...args: unknown[]) => warned.push(args),
+    });
+    const preferredPort = await freePort();
+    const again = await startDevServer({
+      cliPath: cli, dataDir: path.join(dir, 'data'), namespace: 'default', preferredPort, preferredUiPort: await freePort(),
+      retention: '1d', logger: watching,
+    });
+    try {
+      expect(again.address).not.toBe(`127.0.0.1:${preferredPort}`);
+      expect(warned).toEqual([[
+        { port: preferredPort, uiPort: expect.any(Number), output: expect.stringContaining('the metrics listener could not start') },
+        expect.stringContaining('exited as it started'),
+      ]]);
+    } finally {
+      await again.stop();
+    }
   }, 120_000);
 });
