@@ -29,6 +29,20 @@ async function failingOnce(dir: string, line: string, stream: 1 | 2): Promise<st
   return cli;
 }
 
+/** The dev server started through `cli`, with its warnings kept. */
+async function startWatched(cli: string, dir: string): Promise<{ server: DevServer; warned: unknown[]; preferredPort: number }> {
+  const warned: unknown[] = [];
+  const watching = Object.assign(Object.create(logger) as typeof logger, {
+    warn: (...args: unknown[]) => warned.push(args),
+  });
+  const preferredPort = await freePort();
+  const server = await startDevServer({
+    cliPath: cli, dataDir: path.join(dir, 'data'), namespace: 'default', preferredPort, preferredUiPort: await freePort(),
+    retention: '1d', logger: watching,
+  });
+  return { server, warned, preferredPort };
+}
+
 describe('the Temporal dev server of npm start, when its port is taken as it starts', () => {
   let server: DevServer | undefined;
   afterAll(async () => {
@@ -38,16 +52,9 @@ describe('the Temporal dev server of npm start, when its port is taken as it sta
   test('starts on other ports, and says so', async () => {
     const dir = await fs.mkdtemp(path.join(testStack().tmpDir, 'dev-server-ports-'));
     const cli = await failingOnce(dir, 'level=ERROR msg="listen tcp 127.0.0.1:7233: bind: address already in use"', 2);
-    const warned: unknown[] = [];
-    const watching = Object.assign(Object.create(logger) as typeof logger, {
-      warn: (...args: unknown[]) => warned.push(args),
-    });
-
-    const preferredPort = await freePort();
-    server = await startDevServer({
-      cliPath: cli, dataDir: path.join(dir, 'data'), namespace: 'default', preferredPort, preferredUiPort: await freePort(),
-      retention: '1d', logger: watching,
-    });
+    const started = await startWatched(cli, dir);
+    server = started.server;
+    const { warned, preferredPort } = started;
 
     expect(server.address).not.toBe(`127.0.0.1:${preferredPort}`);
     const connection = await Connection.connect({ address: server.address });
@@ -65,15 +72,7 @@ describe('the Temporal dev server of npm start, when its port is taken as it sta
   test('a server that exits as it starts for another reason, saying why on stdout, is started again on other ports', async () => {
     const dir = await fs.mkdtemp(path.join(testStack().tmpDir, 'dev-server-exits-'));
     const cli = await failingOnce(dir, 'the metrics listener could not start', 1);
-    const warned: unknown[] = [];
-    const watching = Object.assign(Object.create(logger) as typeof logger, {
-      warn: (...args: unknown[]) => warned.push(args),
-    });
-    const preferredPort = await freePort();
-    const again = await startDevServer({
-      cliPath: cli, dataDir: path.join(dir, 'data'), namespace: 'default', preferredPort, preferredUiPort: await freePort(),
-      retention: '1d', logger: watching,
-    });
+    const { server: again, warned, preferredPort } = await startWatched(cli, dir);
     try {
       expect(again.address).not.toBe(`127.0.0.1:${preferredPort}`);
       expect(warned).toEqual([[
