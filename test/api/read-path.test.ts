@@ -251,7 +251,8 @@ describe('reading runs never asks Temporal to run a query on a worker', () => {
       // Sent in this order and heard in it: once the last is heard, the others would have been.
       await engine.db.query("SELECT pg_notify('engine_run_event', 'run_a'), pg_notify('engine_run_ended', 'run_b'), pg_notify('engine_run_input', 'run_c')");
       await waitFor(async () => heard.includes('run_c'), 10_000, 'the input notification');
-      expect(heard).toEqual(['run_c']);
+      // Other test files share the database: their runs' own questions are heard too, and are not this test's.
+      expect(heard.filter((id) => id === 'run_a' || id === 'run_b' || id === 'run_c')).toEqual(['run_c']);
       watch.close();
     } finally {
       await feed.close();
