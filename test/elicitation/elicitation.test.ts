@@ -8,6 +8,7 @@ import { insertThread } from '../../store/threads/threads';
 import { logger, startEngine, type Engine } from '../support/engine';
 import { testStack } from '../support/stack-env';
 import { waitFor } from '../support/wait';
+import { listedAsWaiting } from '../support/waiting-list';
 
 const ROOT = path.join(__dirname, '..', '..');
 const FIXTURE = path.join(__dirname, '..', 'fixtures', 'mcp-fixture-server.ts');
@@ -138,19 +139,17 @@ describe('MCP elicitation: a server asks, the API answers, the tool call goes on
     expect((await ended(runId)).output).toBe('answer: decline {}');
   });
 
-  const listedAsWaiting = async (runId: string) =>
-    (await request<{ runs: { id: string }[] }>('GET', '/v1/runs?waiting=true&limit=100')).body.runs.some((r) => r.id === runId);
   const waitingFor = async (runId: string) => (await engine.client.workflow.getHandle(runId).describe()).searchAttributes.waitingFor;
 
   test('while the question waits inside its call, the run is listed as waiting for input; once answered, it is not', async () => {
     const { id, name } = await fixture();
     const runId = await startRun(id, `${name}__ask`);
     const input = await pendingInput(runId);
-    await waitFor(() => listedAsWaiting(runId), 15_000, 'the run listed as waiting');
+    await waitFor(() => listedAsWaiting(app, runId), 15_000, 'the run listed as waiting');
     expect(await waitingFor(runId)).toEqual(['input']);
     expect((await request('POST', `/v1/runs/${runId}/inputs/${input.inputId}`, { action: 'decline' })).status).toBe(200);
     expect((await ended(runId)).output).toBe('answer: decline {}');
-    await waitFor(async () => !(await listedAsWaiting(runId)), 15_000, 'the run no longer listed as waiting');
+    await waitFor(async () => !(await listedAsWaiting(app, runId)), 15_000, 'the run no longer listed as waiting');
     expect(((await waitingFor(runId)) ?? []).filter((v) => v !== null)).toEqual([]); // unset (the SDK shows an unset value as null)
   });
 
@@ -164,7 +163,7 @@ describe('MCP elicitation: a server asks, the API answers, the tool call goes on
     await handle.signal('toolCallWaiting');
     expect((await request('POST', `/v1/runs/${runId}/inputs/${input.inputId}`, { action: 'decline' })).status).toBe(200);
     expect(await ended(runId)).toMatchObject({ status: 'completed', output: 'answer: decline {}' });
-    await waitFor(async () => !(await listedAsWaiting(runId)), 15_000, 'the run no longer listed as waiting');
+    await waitFor(async () => !(await listedAsWaiting(app, runId)), 15_000, 'the run no longer listed as waiting');
   });
 
   test('unanswered within elicitationTimeout: the call declines, and a late answer is refused', async () => {

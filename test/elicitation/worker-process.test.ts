@@ -5,6 +5,7 @@ import { insertThread } from '../../store/threads/threads';
 import { exited } from '../support/processes';
 import { workerProcesses } from '../support/worker-processes';
 import { waitFor } from '../support/wait';
+import { listedAsWaiting } from '../support/waiting-list';
 
 const ROOT = path.join(__dirname, '..', '..');
 const FIXTURE = path.join(__dirname, '..', 'fixtures', 'mcp-fixture-server.ts');
@@ -23,9 +24,6 @@ describe('a question asked in a worker process of its own', () => {
 
   const read = async (runId: string, waitMs = 0) =>
     (await h.app.inject({ method: 'GET', url: `/v1/runs/${runId}${waitMs ? `?waitMs=${waitMs}` : ''}` })).json<RunBody>();
-
-  const listedAsWaiting = async (runId: string) =>
-    (await h.app.inject({ method: 'GET', url: '/v1/runs?waiting=true&limit=100' })).json<{ runs: { id: string }[] }>().runs.some((r) => r.id === runId);
 
   /** A run whose one tool call asks a question, and the question once the API shows it. */
   async function askingRun(): Promise<{ runId: string; inputId: string }> {
@@ -62,7 +60,7 @@ describe('a question asked in a worker process of its own', () => {
   test('ends when that worker dies: the LLM reads that the call failed, the question is closed, the run completes and is no longer listed as waiting', async () => {
     const first = h.worker();
     const { runId, inputId } = await askingRun();
-    await waitFor(() => listedAsWaiting(runId), 30_000, 'the run listed as waiting');
+    await waitFor(() => listedAsWaiting(h.app, runId), 30_000, 'the run listed as waiting');
 
     first.kill('SIGKILL');
     await exited(first);
@@ -78,6 +76,6 @@ describe('a question asked in a worker process of its own', () => {
     expect(late.statusCode).toBe(409);
     expect(late.json()).toMatchObject({ code: 'input_closed' });
     // The activity that said it waits died: its end, not a signal of its own, unlists the run.
-    await waitFor(async () => !(await listedAsWaiting(runId)), 30_000, 'the run no longer listed as waiting');
+    await waitFor(async () => !(await listedAsWaiting(h.app, runId)), 30_000, 'the run no longer listed as waiting');
   }, 240_000);
 });

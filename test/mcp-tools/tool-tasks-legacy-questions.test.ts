@@ -8,6 +8,7 @@ import { startSessionTaskServer, type SessionTaskServer } from '../fixtures/task
 import { startApiEngine, stopApiEngine } from '../support/api-engine';
 import type { Engine } from '../support/engine';
 import { waitFor } from '../support/wait';
+import { listedAsWaiting } from '../support/waiting-list';
 
 /**
  * A 2025-era task that asks: the 2025-11-25 protocol sends its question only over a held
@@ -57,15 +58,13 @@ describe('a 2025-era task\'s questions, relayed over a held tasks/result', () =>
     // The 2025 protocol needs a live request: one activity holds tasks/result while the person decides.
     const pending = (await engine.client.workflow.getHandle(runId).describe()).raw.pendingActivities ?? [];
     expect(pending.map((a) => a.activityType?.name)).toEqual(['relayMcpTaskQuestions']);
-    const listedAsWaiting = async () =>
-      (await app.inject({ method: 'GET', url: '/v1/runs?waiting=true&limit=100' })).json<{ runs: { id: string }[] }>().runs.some((r) => r.id === runId);
-    await waitFor(listedAsWaiting, 15_000, 'the run listed as waiting');
+    await waitFor(() => listedAsWaiting(app, runId), 15_000, 'the run listed as waiting');
     const answered = await app.inject({ method: 'POST', url: `/v1/runs/${runId}/inputs/${inputId}`, payload: answer });
     expect(answered.statusCode).toBe(200);
     const result = await engine.result(runId);
     expect(result.output).toBe(output);
     const { rows } = await engine.db.query('SELECT status FROM run_tool_tasks WHERE run_id = $1', [runId]);
     expect(rows).toEqual([{ status: 'completed' }]);
-    await waitFor(async () => !(await listedAsWaiting()), 15_000, 'the run no longer listed as waiting');
+    await waitFor(async () => !(await listedAsWaiting(app, runId)), 15_000, 'the run no longer listed as waiting');
   });
 });

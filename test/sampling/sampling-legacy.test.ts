@@ -13,6 +13,7 @@ import { logger, type Engine } from '../support/engine';
 import { startFakeLlmServer, type FakeLlmServer } from '../support/fake-llm-server';
 import { ROOT } from '../support/processes';
 import { waitFor } from '../support/wait';
+import { listedAsWaiting } from '../support/waiting-list';
 import { startModernHttpServer, type ModernHttpServer } from '../fixtures/modern-mcp-server';
 
 const FIXTURE = path.join(__dirname, '..', 'fixtures', 'mcp-fixture-server.ts');
@@ -95,12 +96,10 @@ describe('sampling from a 2025-era server, and the model\'s isolation on both er
     const i = await legacy({ sampling: 'approve' });
     const runId = await start(i, scripted([sample(i), { text: 'ebb' }, { text: '{{tool_results}}' }]));
     const id = await pendingSamplingId(runId);
-    const listedAsWaiting = async () =>
-      (await app.inject({ method: 'GET', url: '/v1/runs?waiting=true&limit=100' })).json<{ runs: { id: string }[] }>().runs.some((r) => r.id === runId);
-    await waitFor(listedAsWaiting, 15_000, 'the run listed as waiting');
+    await waitFor(() => listedAsWaiting(app, runId), 15_000, 'the run listed as waiting');
     expect((await app.inject({ method: 'POST', url: `/v1/runs/${runId}/approvals/${id}`, payload: { decision: 'approve' } })).statusCode).toBe(200);
     expect((await engine.result(runId)).output).toBe('sampled (scripted, endTurn): ebb');
-    await waitFor(async () => !(await listedAsWaiting()), 15_000, 'the run no longer listed as waiting');
+    await waitFor(async () => !(await listedAsWaiting(app, runId)), 15_000, 'the run no longer listed as waiting');
   });
 
   test.each(['2025 (stdio, in the activity)', '2026 (HTTP, a workflow step)'])('%s: the model gets only the server\'s messages, no tools, the capped maxTokens', async (era) => {
