@@ -11,7 +11,7 @@ import type { floorRunWorkflow } from './bench-workflows';
 import { summarizeCpuProfiles } from './cpu-profile-summary';
 import { allChecked, burstRound, pairedRounds, roundsLine, steadyRound } from './paired-rounds';
 import {
-  assertAlive, cpuByPart, cpuDelta, hasPollers, median, percentile, ROOT, rssMb, sampleRss, startNode, stopChild, waitUntil,
+  assertAlive, cpuByPart, cpuDelta, hasPollers, median, percentile, ROOT, rssMb, sampleRss, startNode, stopChild, waitUntil, wakeupsByPart,
   type Child, type CpuGroups,
 } from './load-processes';
 
@@ -234,14 +234,20 @@ async function main(): Promise<void> {
     // Where each side's CPU time goes, per run: read from /proc around every measured round.
     const parts = { 'engine worker': worker.process.pid!, API: apiProcess.process.pid!, 'floor worker': floorProcess.process.pid!, 'bench client': process.pid };
     const database = new URL(infra.databaseUrl).pathname.slice(1);
-    const reading = () => cpuByPart(parts, process.pid, database);
-    /** CPU seconds by part over the rounds `count` wraps, per side, printed per run by `printCpu` */
+    const reading = () => ({ cpu: cpuByPart(parts, process.pid, database), woken: wakeupsByPart(parts, process.pid, database) });
+    /** CPU seconds (and wakeups) by part over the rounds `count` wraps, per side, printed per run by `printCpu` */
     const cpuOfRounds = () => {
       const cpu: Record<'engine' | 'floor', CpuGroups> = { engine: {}, floor: {} };
+      const woken: Record<'engine' | 'floor', CpuGroups> = { engine: {}, floor: {} };
+      const add = (to: CpuGroups, delta: CpuGroups) => {
+        for (const [k, v] of Object.entries(delta)) to[k] = (to[k] ?? 0) + v;
+      };
       const count = (side: 'engine' | 'floor') => async (round: () => Promise<number>) => {
         const before = reading();
         const rate = await round();
-        for (const [k, v] of Object.entries(cpuDelta(before, reading()))) cpu[side][k] = (cpu[side][k] ?? 0) + v;
+        const after = reading();
+        add(cpu[side], cpuDelta(before.cpu, after.cpu));
+        add(woken[side], cpuDelta(before.woken, after.woken));
         return rate;
       };
       const printCpu = (runs: number) => {
@@ -251,6 +257,8 @@ async function main(): Promise<void> {
         const [e, f] = [total(cpu.engine), total(cpu.floor)];
         console.log(`  CPU ms per run, engine (${e.toFixed(0)} in all, ${(e / f).toFixed(2)}× the floor's): ${perRun(cpu.engine)}`);
         console.log(`  CPU ms per run, floor (${f.toFixed(0)} in all): ${perRun(cpu.floor)}`);
+        const wakeups = (g: CpuGroups) => Object.entries(g).sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${(n / runs).toFixed(0)}`).join(', ');
+        console.log(`  wakeups per run (see bench:wakeup), engine: ${wakeups(woken.engine)}; floor: ${wakeups(woken.floor)}`);
       };
       return { count, printCpu };
     };

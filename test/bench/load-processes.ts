@@ -137,13 +137,47 @@ export type CpuGroups = Record<string, number>;
  */
 export function cpuByPart(named: Record<string, number>, temporalParent: number, database: string): CpuGroups {
   const procs = readProcs();
+  return sumByPart(partsOf(procs, named, temporalParent, database), (pid) => procs.get(pid)?.cpuS ?? 0);
+}
+
+/**
+ * Wakeups by part, counted as cpuByPart counts CPU: the times each process's threads went to sleep
+ * and were woken (their voluntary context switches). Where a machine charges a process for each
+ * wakeup (see wakeup-cost.ts), this is what CPU figures follow beside the work done.
+ */
+export function wakeupsByPart(named: Record<string, number>, temporalParent: number, database: string): CpuGroups {
+  return sumByPart(partsOf(readProcs(), named, temporalParent, database), voluntarySwitches);
+}
+
+function sumByPart(parts: Map<number, string>, figure: (pid: number) => number): CpuGroups {
+  const groups: CpuGroups = {};
+  for (const [pid, part] of parts) groups[part] = (groups[part] ?? 0) + figure(pid);
+  return groups;
+}
+
+/** The voluntary context switches of all of a process's threads (0 once it exited). */
+function voluntarySwitches(pid: number): number {
+  let n = 0;
+  try {
+    for (const task of fs.readdirSync(`/proc/${pid}/task`)) {
+      const status = fs.readFileSync(`/proc/${pid}/task/${task}/status`, 'utf8');
+      n += Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1] ?? 0);
+    }
+  } catch {
+    // it (or a thread) exited meanwhile
+  }
+  return n;
+}
+
+/** Which part each process belongs to (see cpuByPart); processes of no part are left out. */
+function partsOf(procs: ReturnType<typeof readProcs>, named: Record<string, number>, temporalParent: number, database: string): Map<number, string> {
   const ancestry = (pid: number): number[] => {
     const chain: number[] = [];
     for (let p = pid; p > 1 && chain.length < 20; p = procs.get(p)?.ppid ?? 0) chain.push(p);
     return chain;
   };
   const names = Object.entries(named);
-  const groups: CpuGroups = {};
+  const parts = new Map<number, string>();
   for (const [pid, proc] of procs) {
     let part: string | undefined;
     if (proc.comm === 'postgres') {
@@ -163,9 +197,9 @@ export function cpuByPart(named: Record<string, number>, temporalParent: number,
         if (part) break;
       }
     }
-    if (part) groups[part] = (groups[part] ?? 0) + proc.cpuS;
+    if (part) parts.set(pid, part);
   }
-  return groups;
+  return parts;
 }
 
 export function cpuDelta(before: CpuGroups, after: CpuGroups): CpuGroups {

@@ -4,7 +4,7 @@ import { createProviders } from '../../llm/providers';
 import { createScriptedProvider } from '../../llm/scripted';
 import { insertAgent } from '../../store/agents';
 import { logger, startBenchInfra } from './bench-stack';
-import { cpuByPart, cpuDelta, percentile, startNode, stopChild, waitUntil } from './load-processes';
+import { cpuByPart, cpuDelta, percentile, startNode, stopChild, waitUntil, wakeupsByPart } from './load-processes';
 import { createEngineWorker } from '../../worker/create-worker';
 import { startMcpPool } from '../../worker/mcp-lifecycle';
 import { eraVerdicts } from '../../store/integrations/protocol-verdicts';
@@ -134,17 +134,21 @@ async function main(): Promise<void> {
     const temporalParent = process.pid;
     const cpu = { stream: [] as number[], whole: [] as number[] };
     const parts = { stream: {} as Record<string, number>, whole: {} as Record<string, number> };
+    const wakeups = { stream: {} as Record<string, number>, whole: {} as Record<string, number> };
     const profiler = await kindProfiler();
     for (let round = 0; round < ROUNDS; round++) {
       for (const kind of round % 2 === 0 ? (['stream', 'whole'] as const) : (['whole', 'stream'] as const)) {
         // The driver is this process's child: named apart, and left out.
         const named = { worker: process.pid, API: api.process.pid!, driver: driver.child.pid! };
         const before = cpuByPart(named, temporalParent, 'bench');
+        const wokeBefore = wakeupsByPart(named, temporalParent, 'bench');
         await profiler?.start();
         await runMany(agents[kind], ROUND_RUNS, []);
         await new Promise((resolve) => setTimeout(resolve, 500));
         await profiler?.stop(kind);
         const { driver: _driver, ...used } = cpuDelta(before, cpuByPart(named, temporalParent, 'bench'));
+        const { driver: _driverWoken, ...woken } = cpuDelta(wokeBefore, wakeupsByPart(named, temporalParent, 'bench'));
+        for (const [part, n] of Object.entries(woken)) wakeups[kind][part] = (wakeups[kind][part] ?? 0) + n / ROUND_RUNS / ROUNDS;
         cpu[kind].push((Object.values(used).reduce((a, b) => a + b, 0) * 1000) / ROUND_RUNS);
         for (const [part, s] of Object.entries(used)) parts[kind][part] = (parts[kind][part] ?? 0) + (s * 1000) / ROUND_RUNS / ROUNDS;
       }
@@ -157,6 +161,8 @@ async function main(): Promise<void> {
       + `[${cpu.whole.map((x) => x.toFixed(0)).join(', ')}]; ratio ${(per(cpu.stream) / per(cpu.whole)).toFixed(3)}`);
     const byPart = (k: 'stream' | 'whole') => Object.entries(parts[k]).map(([part, v]) => `${part} ${ms(v)}`).join(', ');
     console.log(`  per part: streaming ${byPart('stream')}; "stream": false ${byPart('whole')}`);
+    const wokenBy = (k: 'stream' | 'whole') => Object.entries(wakeups[k]).map(([part, n]) => `${part} ${n.toFixed(0)}`).join(', ');
+    console.log(`  wakeups per run (threads put to sleep and woken again; see bench:wakeup): streaming ${wokenBy('stream')}; "stream": false ${wokenBy('whole')}`);
     if (latencies.length === 0) throw new Error('no text_delta reached the clients');
     console.log(`chunk sent → text_delta read, ${CONCURRENCY} runs streaming at once (${latencies.length} chunks): `
       + `p50 ${ms(percentile(latencies, 50))}, p90 ${ms(percentile(latencies, 90))}, p99 ${ms(percentile(latencies, 99))}, max ${ms(Math.max(...latencies))}`);
