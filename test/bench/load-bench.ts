@@ -11,7 +11,7 @@ import type { floorRunWorkflow } from './bench-workflows';
 import { summarizeCpuProfiles } from './cpu-profile-summary';
 import { allChecked, burstRound, pairedRounds, roundsLine, steadyRound } from './paired-rounds';
 import {
-  assertAlive, cpuByPart, cpuDelta, hasPollers, median, percentile, ROOT, rssMb, sampleRss, startNode, stopChild, waitUntil, wakeupsByPart,
+  assertAlive, cpuDelta, hasPollers, median, percentile, readParts, ROOT, rssMb, sampleRss, startNode, stopChild, waitUntil,
   type Child, type CpuGroups,
 } from './load-processes';
 
@@ -234,7 +234,7 @@ async function main(): Promise<void> {
     // Where each side's CPU time goes, per run: read from /proc around every measured round.
     const parts = { 'engine worker': worker.process.pid!, API: apiProcess.process.pid!, 'floor worker': floorProcess.process.pid!, 'bench client': process.pid };
     const database = new URL(infra.databaseUrl).pathname.slice(1);
-    const reading = () => ({ cpu: cpuByPart(parts, process.pid, database), woken: wakeupsByPart(parts, process.pid, database) });
+    const reading = () => readParts(parts, process.pid, database);
     /** CPU seconds (and wakeups) by part over the rounds `count` wraps, per side, printed per run by `printCpu` */
     const cpuOfRounds = () => {
       const cpu: Record<'engine' | 'floor', CpuGroups> = { engine: {}, floor: {} };
@@ -247,7 +247,7 @@ async function main(): Promise<void> {
         const rate = await round();
         const after = reading();
         add(cpu[side], cpuDelta(before.cpu, after.cpu));
-        add(woken[side], cpuDelta(before.woken, after.woken));
+        add(woken[side], cpuDelta(before.wakeups, after.wakeups));
         return rate;
       };
       const printCpu = (runs: number) => {

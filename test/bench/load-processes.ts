@@ -132,21 +132,16 @@ export type CpuGroups = Record<string, number>;
 /**
  * CPU seconds by part of the system: each named process with its descendants (the MCP servers a
  * worker spawned count as its own), the Temporal server started under `temporalParent`, and the
- * PostgreSQL backends serving `database` (others on the same server are not this run's).
+ * PostgreSQL backends serving `database` (others on the same server are not this run's); and, from
+ * the same reading of /proc, each part's wakeups: the times its processes' threads went to sleep
+ * and were woken (their voluntary context switches). Where a machine charges a process for each
+ * wakeup (see wakeup-cost.ts), CPU figures follow the wakeups beside the work done.
  * Differences of two readings say where the time of a phase went.
  */
-export function cpuByPart(named: Record<string, number>, temporalParent: number, database: string): CpuGroups {
+export function readParts(named: Record<string, number>, temporalParent: number, database: string): { cpu: CpuGroups; wakeups: CpuGroups } {
   const procs = readProcs();
-  return sumByPart(partsOf(procs, named, temporalParent, database), (pid) => procs.get(pid)?.cpuS ?? 0);
-}
-
-/**
- * Wakeups by part, counted as cpuByPart counts CPU: the times each process's threads went to sleep
- * and were woken (their voluntary context switches). Where a machine charges a process for each
- * wakeup (see wakeup-cost.ts), this is what CPU figures follow beside the work done.
- */
-export function wakeupsByPart(named: Record<string, number>, temporalParent: number, database: string): CpuGroups {
-  return sumByPart(partsOf(readProcs(), named, temporalParent, database), voluntarySwitches);
+  const parts = partsOf(procs, named, temporalParent, database);
+  return { cpu: sumByPart(parts, (pid) => procs.get(pid)?.cpuS ?? 0), wakeups: sumByPart(parts, voluntarySwitches) };
 }
 
 function sumByPart(parts: Map<number, string>, figure: (pid: number) => number): CpuGroups {
@@ -169,7 +164,7 @@ function voluntarySwitches(pid: number): number {
   return n;
 }
 
-/** Which part each process belongs to (see cpuByPart); processes of no part are left out. */
+/** Which part each process belongs to (see readParts); processes of no part are left out. */
 function partsOf(procs: ReturnType<typeof readProcs>, named: Record<string, number>, temporalParent: number, database: string): Map<number, string> {
   const ancestry = (pid: number): number[] => {
     const chain: number[] = [];

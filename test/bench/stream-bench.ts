@@ -4,7 +4,7 @@ import { createProviders } from '../../llm/providers';
 import { createScriptedProvider } from '../../llm/scripted';
 import { insertAgent } from '../../store/agents';
 import { logger, startBenchInfra } from './bench-stack';
-import { cpuByPart, cpuDelta, percentile, startNode, stopChild, waitUntil, wakeupsByPart } from './load-processes';
+import { cpuDelta, percentile, readParts, startNode, stopChild, waitUntil } from './load-processes';
 import { createEngineWorker } from '../../worker/create-worker';
 import { startMcpPool } from '../../worker/mcp-lifecycle';
 import { eraVerdicts } from '../../store/integrations/protocol-verdicts';
@@ -140,14 +140,14 @@ async function main(): Promise<void> {
       for (const kind of round % 2 === 0 ? (['stream', 'whole'] as const) : (['whole', 'stream'] as const)) {
         // The driver is this process's child: named apart, and left out.
         const named = { worker: process.pid, API: api.process.pid!, driver: driver.child.pid! };
-        const before = cpuByPart(named, temporalParent, 'bench');
-        const wokeBefore = wakeupsByPart(named, temporalParent, 'bench');
+        const before = readParts(named, temporalParent, 'bench');
         await profiler?.start();
         await runMany(agents[kind], ROUND_RUNS, []);
         await new Promise((resolve) => setTimeout(resolve, 500));
         await profiler?.stop(kind);
-        const { driver: _driver, ...used } = cpuDelta(before, cpuByPart(named, temporalParent, 'bench'));
-        const { driver: _driverWoken, ...woken } = cpuDelta(wokeBefore, wakeupsByPart(named, temporalParent, 'bench'));
+        const after = readParts(named, temporalParent, 'bench');
+        const { driver: _driver, ...used } = cpuDelta(before.cpu, after.cpu);
+        const { driver: _driverWoken, ...woken } = cpuDelta(before.wakeups, after.wakeups);
         for (const [part, n] of Object.entries(woken)) wakeups[kind][part] = (wakeups[kind][part] ?? 0) + n / ROUND_RUNS / ROUNDS;
         cpu[kind].push((Object.values(used).reduce((a, b) => a + b, 0) * 1000) / ROUND_RUNS);
         for (const [part, s] of Object.entries(used)) parts[kind][part] = (parts[kind][part] ?? 0) + (s * 1000) / ROUND_RUNS / ROUNDS;
