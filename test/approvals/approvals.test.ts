@@ -11,6 +11,7 @@ import { insertThread } from '../../store/threads/threads';
 import { startApiEngine, stopApiEngine, type ApiEngine } from '../support/api-engine';
 import { testStack } from '../support/stack-env';
 import { waitFor } from '../support/wait';
+import { listedAsWaiting } from '../support/waiting-list';
 
 const ROOT = path.join(__dirname, '..', '..');
 const FIXTURE = path.join(__dirname, '..', 'fixtures', 'mcp-fixture-server.ts');
@@ -69,10 +70,7 @@ describe('approval of tool calls', () => {
     expect(Date.parse(pending.expiresAt) - Date.parse(pending.requestedAt)).toBe(24 * 3_600_000);
     expect((await read(runId)).status).toBe('running');
 
-    await waitFor(async () => {
-      const list = (await api.app.inject({ method: 'GET', url: '/v1/runs?waiting=true&limit=100' })).json<{ runs: { id: string }[] }>();
-      return list.runs.some((r) => r.id === runId);
-    }, WAIT_MS, 'the run listed as waiting');
+    await waitFor(() => listedAsWaiting(api.app, runId), WAIT_MS, 'the run listed as waiting');
 
     const decided = await decide(runId, 'call_1_1', { decision: 'approve' });
     expect(decided.statusCode).toBe(200);
@@ -86,10 +84,7 @@ describe('approval of tool calls', () => {
     const types = events.map((e) => e.type);
     expect(types.indexOf('approval_resolved')).toBeLessThan(types.indexOf('tool_call_started'));
 
-    await waitFor(async () => {
-      const list = (await api.app.inject({ method: 'GET', url: '/v1/runs?waiting=true&limit=100' })).json<{ runs: { id: string }[] }>();
-      return !list.runs.some((r) => r.id === runId);
-    }, WAIT_MS, 'the run no longer listed as waiting');
+    await waitFor(async () => !(await listedAsWaiting(api.app, runId)), WAIT_MS, 'the run no longer listed as waiting');
 
     // A decided call is a conflict that names the decision; an unknown call or run is a 404.
     const again = await decide(runId, 'call_1_1', { decision: 'deny' });

@@ -5,6 +5,7 @@ import { insertIntegration } from '../../store/integrations/integrations';
 import { insertThread } from '../../store/threads/threads';
 import { startApiEngine, stopApiEngine, type ApiEngine } from '../support/api-engine';
 import { waitFor } from '../support/wait';
+import { listedAsWaiting } from '../support/waiting-list';
 
 const ROOT = path.join(__dirname, '..', '..');
 const FIXTURE = path.join(__dirname, '..', 'fixtures', 'mcp-fixture-server.ts');
@@ -25,10 +26,7 @@ describe('a run whose turn has several calls waiting for approval is listed as w
     await stopApiEngine(api);
   });
 
-  const listed = async (runId: string) => {
-    const list = (await api.app.inject({ method: 'GET', url: '/v1/runs?waiting=true&limit=100' })).json<{ runs: { id: string }[] }>();
-    return list.runs.some((r) => r.id === runId);
-  };
+  const listed = (runId: string) => listedAsWaiting(api.app, runId);
   const pending = async (runId: string) =>
     (await api.app.inject({ method: 'GET', url: `/v1/runs/${runId}` })).json<{ pendingApprovals: unknown[] }>().pendingApprovals.length;
 

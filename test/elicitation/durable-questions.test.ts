@@ -10,6 +10,7 @@ import type { Engine } from '../support/engine';
 import { followSseText } from '../support/sse-text';
 import { waitFor } from '../support/wait';
 import { startModernHttpServer, type ModernHttpServer } from '../fixtures/modern-mcp-server';
+import { listedAsWaiting } from '../support/waiting-list';
 
 interface PendingInput { inputId: string; toolCallId: string; message: string }
 type Call = [tool: string, args?: Record<string, unknown>];
@@ -60,14 +61,11 @@ describe('a 2026-era server asks inside its result: the question waits durably',
   const answer = (runId: string, inputId: string, payload: Record<string, unknown>) =>
     app.inject({ method: 'POST', url: `/v1/runs/${runId}/inputs/${inputId}`, payload });
 
-  const listedAsWaiting = async (runId: string) =>
-    (await app.inject({ method: 'GET', url: '/v1/runs?waiting=true&limit=100' })).json<{ runs: { id: string }[] }>().runs.some((r) => r.id === runId);
-
   test('answered: no activity runs while it waits, the run is listed as waiting, the call goes on, the content never enters history', async () => {
     const runId = await start(await integration(), [['confirm', { what: 'ship' }]]);
     const [input] = await asked(runId, 1);
     expect(input.message).toBe('Really ship?');
-    await waitFor(() => listedAsWaiting(runId), 15_000, 'the run listed as waiting');
+    await waitFor(() => listedAsWaiting(app, runId), 15_000, 'the run listed as waiting');
     const handle = engine.client.workflow.getHandle(runId);
     const described = await handle.describe();
     expect(described.raw.pendingActivities ?? []).toEqual([]);
@@ -103,7 +101,7 @@ describe('a 2026-era server asks inside its result: the question waits durably',
     expect(at(retried!) - at(events[signalled])).toBeLessThan(1_000);
     const stored = await engine.db.query('SELECT answer FROM run_inputs WHERE input_id = $1', [input.inputId]);
     expect(stored.rows[0].answer).toBeNull();
-    await waitFor(async () => !(await listedAsWaiting(runId)), 15_000, 'the run no longer listed as waiting');
+    await waitFor(async () => !(await listedAsWaiting(app, runId)), 15_000, 'the run no longer listed as waiting');
   });
 
   test('declined and cancelled: the server reads the action; a second answer is refused (409 input_closed)', async () => {

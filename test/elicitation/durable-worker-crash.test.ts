@@ -7,6 +7,7 @@ import { startModernHttpServer, type ModernHttpServer } from '../fixtures/modern
 import { exited } from '../support/processes';
 import { workerProcesses } from '../support/worker-processes';
 import { waitFor } from '../support/wait';
+import { listedAsWaiting } from '../support/waiting-list';
 
 interface RunBody { status: string; output: string | null; pendingInputs: { inputId: string }[] }
 
@@ -43,8 +44,7 @@ describe('a 2026-era question survives its worker', () => {
     let inputId = '';
     await waitFor(async () => Boolean(inputId = (await read(runId)).pendingInputs[0]?.inputId ?? ''), 90_000, 'the question');
     // The workflow waits: the activity that stored the question has ended.
-    await waitFor(async () => (await h.app.inject({ method: 'GET', url: '/v1/runs?waiting=true&limit=100' }))
-      .json<{ runs: { id: string }[] }>().runs.some((r) => r.id === runId), 30_000, 'the run listed as waiting');
+    await waitFor(() => listedAsWaiting(h.app, runId), 30_000, 'the run listed as waiting');
 
     first.kill('SIGKILL');
     await exited(first);
@@ -86,8 +86,7 @@ describe('a 2026-era question survives its worker', () => {
     await exited(first);
     h.worker();
     // The activity's heartbeat times out (10 s); the workflow finds the stored round and waits for it.
-    await waitFor(async () => (await h.app.inject({ method: 'GET', url: '/v1/runs?waiting=true&limit=100' }))
-      .json<{ runs: { id: string }[] }>().runs.some((r) => r.id === runId), 60_000, 'the run listed as waiting');
+    await waitFor(() => listedAsWaiting(h.app, runId), 60_000, 'the run listed as waiting');
     expect((await read(runId)).pendingInputs.map((i) => i.inputId)).toEqual(round.inputIds);
     const answered = await h.app.inject({ method: 'POST', url: `/v1/runs/${runId}/inputs/${round.inputIds[0]}`, payload: { action: 'accept', content: { confirm: true } } });
     expect(answered.statusCode).toBe(200);

@@ -6,12 +6,6 @@ import { startDevServer, type DevServer } from '../../platform/temporal/dev-serv
 import { logger } from '../support/engine';
 import { testStack } from '../support/stack-env';
 
-/**
- * A port the dev server was given can be taken by another program between the check that it is
- * free and the server's bind (two `npm start`s at once both prefer 7233). The server then exits at
- * once; the start tries again on other ports. The CLI here is the real one behind a script that,
- * on its first start only, exits as the server does when its port is taken.
- */
 /** A CLI that, on its first start-dev only, writes `line` to `stream` (1 or 2) and exits 1; then the real one. */
 async function failingOnce(dir: string, line: string, stream: 1 | 2): Promise<string> {
   const firstStart = path.join(dir, 'first-start-done');
@@ -43,6 +37,12 @@ async function startWatched(cli: string, dir: string): Promise<{ server: DevServ
   return { server, warned, preferredPort };
 }
 
+/**
+ * A port the dev server was given can be taken by another program between the check that it is
+ * free and the server's bind (two `npm start`s at once both prefer 7233). The server then exits at
+ * once; the start tries again on other ports. The CLI here is the real one behind a script that,
+ * on its first start only, exits as the server does when its port is taken.
+ */
 describe('the Temporal dev server of npm start, when its port is taken as it starts', () => {
   let server: DevServer | undefined;
   afterAll(async () => {

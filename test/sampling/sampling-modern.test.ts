@@ -10,6 +10,7 @@ import { startApiEngine, stopApiEngine } from '../support/api-engine';
 import type { Engine } from '../support/engine';
 import { waitFor } from '../support/wait';
 import { startModernHttpServer, type ModernHttpServer } from '../fixtures/modern-mcp-server';
+import { listedAsWaiting } from '../support/waiting-list';
 
 interface PendingApproval { toolCallId: string; kind?: string; forToolCallId?: string; name: string; arguments: { messages: { role: string; text: string }[]; systemPrompt?: string; maxTokens: number } }
 type Step = { toolCalls: { name: string; arguments: Record<string, unknown> }[]; text?: string } | { text: string; delayMs?: number };
@@ -114,8 +115,7 @@ describe('a 2026-era server samples the run\'s model', () => {
     expect(pending.arguments).toEqual({ messages: [{ role: 'user', text: 'a poem about tides' }], systemPrompt: 'You are a poet.', maxTokens: 10 });
     const described = await engine.client.workflow.getHandle(runId).describe();
     expect(described.raw.pendingActivities ?? []).toEqual([]);
-    await waitFor(async () => (await app.inject({ method: 'GET', url: '/v1/runs?waiting=true&limit=100' }))
-      .json<{ runs: { id: string }[] }>().runs.some((r) => r.id === runId), 15_000, 'the run listed as waiting');
+    await waitFor(() => listedAsWaiting(app, runId), 15_000, 'the run listed as waiting');
 
     const approved = await decide(runId, pending.toolCallId, 'approve');
     expect(approved.statusCode).toBe(200);
