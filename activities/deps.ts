@@ -5,6 +5,7 @@ import type { LlmProviders } from '../llm/types';
 import type { Logger } from '../platform/logger';
 import type { McpPool } from '../mcp-client/pool';
 import type { SourceQueryOptions } from '../sources/query/source-query';
+import type { ToolSlots } from './tool-slots';
 
 /** What activities receive from the worker's composition root. */
 export interface ActivityDeps {
@@ -22,4 +23,6 @@ export interface ActivityDeps {
   runChanges?: RunChangeFeed;
   /** the worker's Worker Deployment Version, when versioned: each turn records it on its run */
   version?: WorkerVersion;
+  /** how many calls of each integration the process runs at once; shared by every Worker of the process (one is made when absent) */
+  toolSlots?: ToolSlots;
 }

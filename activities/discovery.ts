@@ -2,7 +2,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { approvalRequirement } from '../core/approval';
 import type { McpToolRoute } from '../core/tool-call';
 import { findIntegration } from '../store/integrations/integrations';
-import { type Integration } from '../core/integration';
+import { DEFAULT_MAX_TOTAL_TIMEOUT_MS, type Integration } from '../core/integration';
 import { updateSnapshot } from '../store/runs/snapshots';
 import { discoverIntegration } from '../mcp-client/discover';
 import { type DiscoveredIntegration } from '../core/discovery';
@@ -14,8 +14,6 @@ import { SNAPSHOT, type DiscoverySnapshot } from './run-snapshots';
 const DISCOVERY_TIMEOUT_MS = 20_000;
 /** Under the API's 30 s wait, so that an unreachable server is reported as such rather than as a timeout. */
 const LISTING_TIMEOUT_MS = 20_000;
-/** Bound on a tool call that keeps reporting progress, when the integration sets none. */
-export const DEFAULT_MAX_TOTAL_TIMEOUT_MS = 10 * 60_000;
 
 export interface RunDiscovery {
   /** routes of discovered MCP tools, keyed by the exposed name (the tool-name map) */
@@ -41,6 +39,7 @@ function routesOf(integration: Integration, discovered: DiscoveredIntegration, n
       toolTimeoutMs: integration.toolTimeoutMs,
       totalTimeoutMs: integration.maxTotalTimeoutMs ?? Math.max(integration.toolTimeoutMs, DEFAULT_MAX_TOTAL_TIMEOUT_MS),
       retryable: integration.trustAnnotations && safeToRepeat,
+      maxConcurrentCalls: integration.maxConcurrentCalls,
       ...(integration.elicitation || integration.sampling !== 'never' ? { elicitationTimeoutMs: integration.elicitationTimeoutMs } : {}),
       ...(integration.taskQueue ? { taskQueue: integration.taskQueue } : {}),
       ...(approval ? { approval } : {}),

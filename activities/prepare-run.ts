@@ -152,7 +152,7 @@ async function prepare(
 async function subAgentRoutes(db: ActivityDeps['db'], ids: string[]): Promise<{ subAgents?: Record<string, SubAgentRoute> }> {
   const agents = (await subAgentsByIds(db, ids)).filter((a) => !a.disabled);
   if (agents.length === 0) return {};
-  return { subAgents: Object.fromEntries(agents.map((a) => [subAgentToolName(a.name), { agentId: a.id, agentName: a.name }])) };
+  return { subAgents: Object.fromEntries(agents.map((a) => [subAgentToolName(a.name), { agentId: a.id, agentName: a.name, ...(a.hasIntegrations ? { hasIntegrations: true } : {}) }])) };
 }
 
 export function createPrepareRunActivities(deps: ActivityDeps) {

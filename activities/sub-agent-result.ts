@@ -4,7 +4,8 @@ import { eventWrite } from '../store/runs/events';
 import { findToolCallAndRequest } from '../store/runs/tool-calls';
 import { childRunEnd } from '../store/sub-agents';
 import type { ActivityDeps } from './deps';
-import { storeToolResult, type ToolActivityInput, type Verdict } from './tool-call';
+import { storeToolResult } from './tool-call';
+import type { ToolActivityInput, Verdict } from './tool-handler';
 
 type ChildEnd = NonNullable<Awaited<ReturnType<typeof childRunEnd>>>;
 

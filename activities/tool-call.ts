@@ -1,6 +1,5 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import type { SubAgentRoute } from '../core/sub-agents';
-import { endedSeqOf, type ChildRun, type InputWait, type McpToolRoute, type SampledDuringCall, type ToolCallRef, type ToolOutcome, type ToolTask } from '../core/tool-call';
+import { endedSeqOf, type ToolCallRef, type ToolOutcome } from '../core/tool-call';
 import { RESULT_PREVIEW_BYTES } from '../core/tool-texts';
 import { shortened, truncateUtf8, utf8Length } from '../core/truncated-text';
 import { isUnreachableDb, type Queryable } from '../store/pool';
@@ -11,99 +10,13 @@ import { writeTogether, type Write } from '../store/runs/writes';
 import type { Integration } from '../core/integration';
 import type { Logger } from '../platform/logger';
 import type { ToolCall } from '../core/messages';
-import { parseToolArguments, type NativeTool } from '../core/native-tools';
+import { parseToolArguments } from '../core/native-tools';
 import { traceToolCall } from '../platform/tracing/run-trace';
 import type { ActivityDeps } from './deps';
-import { personWaits, type PersonWaits } from './person-waits';
-import type { DiscoverySnapshot } from './run-snapshots';
+import { personWaits } from './person-waits';
 import { isPlainObject } from '../core/plain-object';
-
-/** Every tool activity takes this: the call by reference, and for an MCP tool its route. */
-export interface ToolActivityInput extends ToolCallRef {
-  route?: McpToolRoute;
-  /** a sub-agent's call: which agent, and the root run whose descendants are bounded */
-  subAgent?: SubAgentRoute & { rootRunId: string; maxDescendants?: number };
-  /** a call coming back with the answers to a stored round of its server's questions (by reference) */
-  resume?: { roundId: string };
-  /** the run's step cursor when the call was dispatched: a 2025-era server's sampling requests play the steps from here */
-  step?: number;
-}
-
-/** A tool call's answer to the LLM: what it says, and whether it says the call failed. */
-export interface Verdict {
-  status: 'ok' | 'error';
-  content: string;
-  importedDataSource?: boolean;
-  /** no answer yet: the server's questions are stored, and the workflow waits for their answers */
-  waiting?: InputWait;
-  /** the model answered the server's sampling requests during the call (2025 era): the run adds this */
-  sampled?: SampledDuringCall;
-  /** no answer yet: the server runs the call as a task, which the workflow polls */
-  task?: ToolTask;
-  /** no answer yet: the sub-agent's run is recorded, and the workflow runs it */
-  child?: ChildRun;
-}
-
-/** A call its check refused, with the integration it named when that was found. */
-export type Refusal = Verdict & { integrationId?: string };
-
-export interface CheckedCall<R> {
-  request: R;
-  integrationId?: string;
-  /** what the log line and the trace span say about the call, besides its arguments */
-  about: Record<string, unknown>;
-}
-
-/** What a tool's own code gets while it runs. */
-export interface ToolRun {
-  input: ToolActivityInput;
-  deps: ActivityDeps;
-  log: Logger;
-  signal: AbortSignal;
-  heartbeat: () => void;
-  /** a routed call's integration, as read with the call: undefined if it no longer exists */
-  integration?: Integration;
-  /** in an activity: starts a wait for a person's answer inside the call, so that the run is listed as waiting */
-  waitingForPerson?: PersonWaits;
-}
-
-/** What an LLM turn knows when it describes the native tools. */
-export interface DefinitionContext {
-  deps: ActivityDeps;
-  threadId: string;
-  integrations: DiscoverySnapshot['integrations'];
-  /** whether the thread may have data sources: false only when the workflow knows it has none */
-  hasDataSources: boolean;
-}
-
-/**
- * One kind of tool, as activities see it: only what is its own. Everything every tool call does
- * (load by reference, replay a stored result, events, log, timer, trace, heartbeat, store) is
- * toolActivity's, once.
- */
-export interface ToolHandler<R, A = Record<string, unknown>> {
-  /**
-   * A native tool's declaration (core/native-tools.ts: its name and the schema its arguments are
-   * checked against before `check` sees them), and what the LLM is told about it this turn; MCP
-   * tools describe themselves.
-   */
-  native?: {
-    tool: NativeTool<A>;
-    describe: (ctx: DefinitionContext) => Promise<string> | string;
-  };
-  span: (input: ToolActivityInput) => string;
-  /** checks the arguments against the run (its integrations, its data): a problem is a verdict */
-  check: (args: A, input: ToolActivityInput, deps: ActivityDeps) => Promise<CheckedCall<R> | Refusal>;
-  /** what the log line and the trace span say about any call, whatever its check found */
-  about?: (args: Record<string, unknown>) => Record<string, unknown>;
-  /** runs the call; the tool's own failures are verdicts, a throw is transient and retried by Temporal */
-  execute: (request: R, run: ToolRun) => Promise<Verdict>;
-  /** what an outcome stored before a crash says beyond status and size; every handler is asked, so check `stored.type` */
-  restored?: (stored: ToolCallRecord) => Partial<ToolOutcome>;
-}
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a registry holds handlers of every request type
-export type AnyToolHandler = ToolHandler<any, any>;
+import { ToolSlots } from './tool-slots';
+import type { AnyToolHandler, CheckedCall, Refusal, ToolActivityInput, ToolHandler, Verdict } from './tool-handler';
 
 /** Well inside the 10 s heartbeat timeout the workflow sets, so a live call is never mistaken for a dead worker. */
 const HEARTBEAT_EVERY_MS = 3_000;
@@ -169,8 +82,12 @@ export async function storeToolResult(
 }
 
 /** The activity serving one tool kind: the shared steps around the handler's check and execute. */
-export function toolActivity<R>(deps: ActivityDeps, handler: ToolHandler<R>) {
+export function toolActivity<R>(deps: ActivityDeps & { toolSlots: ToolSlots }, handler: ToolHandler<R>) {
   return async (input: ToolActivityInput): Promise<ToolOutcome> => {
+    // First of all: a routed call that must wait its turn holds no slot and touches no row.
+    const route = input.route;
+    const release = route && deps.toolSlots.take(route.integrationId, route.maxConcurrentCalls);
+    if (route && !release) return { status: 'ok', resultBytes: 0, busy: deps.toolSlots.busy(route.integrationId, route.integrationName) };
     const ctx = Context.current();
     const heartbeat = () => ctx.heartbeat();
     // From the start: on a starved worker the bookkeeping below alone can outlast the heartbeat timeout.
@@ -179,24 +96,46 @@ export function toolActivity<R>(deps: ActivityDeps, handler: ToolHandler<R>) {
       return await runToolCall(deps, handler, input, ctx, heartbeat);
     } finally {
       clearInterval(timer);
+      release?.();
     }
   };
 }
 
 async function runToolCall<R>(
-  deps: ActivityDeps, handler: ToolHandler<R>, input: ToolActivityInput, ctx: Context, heartbeat: () => void,
+  deps: ActivityDeps & { toolSlots: ToolSlots }, handler: ToolHandler<R>, input: ToolActivityInput, ctx: Context, heartbeat: () => void,
 ): Promise<ToolOutcome> {
-  const { db, logger } = deps;
-  const loaded = await loadToolCall(db, input);
+  const loaded = await loadToolCall(deps.db, input);
   if ('stored' in loaded) return storedOutcome(loaded.stored, [handler]);
   const args = isPlainObject(loaded.call.arguments) ? loaded.call.arguments : {};
   const checked = await checkCall(handler, args, input, deps);
   // A routed call's integration is its route's.
   const integrationId = input.route?.integrationId ?? checked.integrationId;
-  if (!loaded.startRecorded) await recordToolStarted(db, input, integrationId);
+  // A native tool that reads from an integration (a resource, a prompt) counts against its slots too.
+  const slotted = handler.usesIntegrationSlot && !isVerdict(checked) && integrationId ? integrationId : undefined;
+  const release = slotted ? deps.toolSlots.take(slotted) : undefined;
+  if (slotted && !release) return { status: 'ok', resultBytes: 0, busy: deps.toolSlots.busy(slotted, (checked as CheckedCall<R>).integrationName ?? slotted) };
+  try {
+    if (!loaded.startRecorded) await recordToolStarted(deps.db, input, integrationId);
+    return await executeCall({ deps, handler, input, ctx, heartbeat }, loaded, args, checked, integrationId);
+  } finally {
+    release?.();
+  }
+}
 
+interface CallContext<R> {
+  deps: ActivityDeps;
+  handler: ToolHandler<R>;
+  input: ToolActivityInput;
+  ctx: Context;
+  heartbeat: () => void;
+}
+
+async function executeCall<R>(
+  { deps, handler, input, ctx, heartbeat }: CallContext<R>, loaded: { integration?: Integration }, args: Record<string, unknown>,
+  checked: CheckedCall<R> | Refusal, integrationId: string | undefined,
+): Promise<ToolOutcome> {
   const about = { ...handler.about?.(args), ...(isVerdict(checked) ? {} : checked.about) };
-  const log = logger.child({ runId: input.runId, toolCallId: input.toolCallId, tool: input.name, type: input.type, integrationId });
+  const log = deps.logger.child({ runId: input.runId, toolCallId: input.toolCallId, tool: input.name, type: input.type, integrationId });
   const started = Date.now();
   const metadata = { toolType: input.type, toolCallId: input.toolCallId, turn: input.turn, ...about, ...(integrationId ? { integrationId } : {}) };
   let verdict: Verdict;
@@ -213,6 +152,16 @@ async function runToolCall<R>(
     throw err;
   }
   const durationMs = Date.now() - started;
+  const pending = pendingOutcome(verdict, log, durationMs);
+  if (pending) return pending;
+  if (verdict.status === 'ok') log.info({ durationMs }, 'tool call succeeded');
+  else log.warn({ durationMs, error: shortened(verdict.content, 500) }, 'tool call failed');
+  const outcome = await keepTrying(ctx, log, () => storeToolResult(deps.db, input, { ...verdict, integrationId, durationMs }));
+  return verdict.sampled ? { ...outcome, sampled: verdict.sampled } : outcome;
+}
+
+/** A call that has no answer yet: the workflow waits for its server's questions, polls its task, or runs its sub-agent. */
+function pendingOutcome(verdict: Verdict, log: Logger, durationMs: number): ToolOutcome | undefined {
   if (verdict.waiting) {
     log.info({ durationMs, roundId: verdict.waiting.roundId }, 'tool call waits for input');
     return { status: 'ok', resultBytes: 0, waiting: verdict.waiting };
@@ -225,10 +174,7 @@ async function runToolCall<R>(
     log.info({ childRunId: verdict.child.runId }, 'sub-agent run recorded; the workflow starts it');
     return { status: 'ok', resultBytes: 0, child: verdict.child };
   }
-  if (verdict.status === 'ok') log.info({ durationMs }, 'tool call succeeded');
-  else log.warn({ durationMs, error: shortened(verdict.content, 500) }, 'tool call failed');
-  const outcome = await keepTrying(ctx, log, () => storeToolResult(db, input, { ...verdict, integrationId, durationMs }));
-  return verdict.sampled ? { ...outcome, sampled: verdict.sampled } : outcome;
+  return undefined;
 }
 
 /** A native tool's arguments against its schema first: the contract's texts for what is missing or malformed. */
@@ -267,7 +213,8 @@ async function keepTrying<T>(ctx: Context, log: Logger, store: () => Promise<T>)
  * (unless the call had stored its result first: then that result stands).
  */
 export function createToolCallActivities<H extends Record<string, AnyToolHandler>>(deps: ActivityDeps, handlers: H) {
-  const activities = Object.fromEntries(Object.entries(handlers).map(([name, handler]) => [name, toolActivity(deps, handler)]));
+  const withSlots = { ...deps, toolSlots: deps.toolSlots ?? new ToolSlots() };
+  const activities = Object.fromEntries(Object.entries(handlers).map(([name, handler]) => [name, toolActivity(withSlots, handler)]));
   return {
     ...(activities as { [K in keyof H]: (input: ToolActivityInput) => Promise<ToolOutcome> }),
     async recordToolResult(input: ToolActivityInput & Verdict): Promise<ToolOutcome> {

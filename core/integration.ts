@@ -62,6 +62,8 @@ export interface Integration {
   taskTimeoutMs: number;
   /** how long a worker keeps the conventional prompts it fetched (mcp-client/prompt-cache.ts); null: none are kept */
   promptCacheTtlMs: number | null;
+  /** how many of its calls one worker runs at once; further calls wait their turn without holding a worker's slot */
+  maxConcurrentCalls: number;
   createdAt: string;
   updatedAt: string;
 }
@@ -88,6 +90,7 @@ export interface NewIntegration {
   samplingMaxTokens?: number;
   taskTimeoutMs?: number;
   promptCacheTtlMs?: number | null;
+  maxConcurrentCalls?: number;
 }
 
 /** What API responses show: the names of env variables and headers, never their values. */
@@ -103,6 +106,21 @@ export const DEFAULT_ELICITATION_TIMEOUT_MS = 10 * 60_000;
 /** A task's bound: an hour by default; at most a day, so that a run's polls of one task stay a small part of its history. */
 export const DEFAULT_TASK_TIMEOUT_MS = 3_600_000;
 export const MAX_TASK_TIMEOUT_MS = 24 * 3_600_000;
+
+/**
+ * A tool call's timeouts, by default: a request 60 s, a call that keeps reporting progress 10 min
+ * (or its request timeout, when longer). A call holds a worker's slot that long: raising them is
+ * the operator's act.
+ */
+export const DEFAULT_TOOL_TIMEOUT_MS = 60_000;
+export const DEFAULT_MAX_TOTAL_TIMEOUT_MS = 10 * 60_000;
+
+/**
+ * How many calls of one integration a worker runs at once, by default: well below a worker's tool
+ * slots (TOOL_CALL_SLOTS, 100 by default), so that one integration whose server hangs cannot take
+ * them all. Raising it is the operator's act.
+ */
+export const CONCURRENT_CALLS = { default: 10, max: 1000 } as const;
 
 const MiB = 1024 * 1024;
 

@@ -30,6 +30,8 @@ export const SUB_AGENT_INPUT_SCHEMA = {
 export interface SubAgentRoute {
   agentId: string;
   agentName: string;
+  /** whether the sub-agent has integrations: its run's preparation then discovers them (RunWorkflowInput.discovers) */
+  hasIntegrations?: boolean;
 }
 
 export const subAgentText = {

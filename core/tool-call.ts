@@ -41,6 +41,17 @@ export interface ToolOutcome {
   task?: ToolTask;
   /** set instead of a result when the call is a sub-agent's: its run is recorded, the workflow runs it as a child */
   child?: ChildRun;
+  /**
+   * set instead of a result when the worker already runs as many calls of the call's integration as
+   * it may: nothing ran, and the workflow dispatches the call again after a pause (workflows/call-tool.ts)
+   */
+  busy?: BusyIntegration;
+}
+
+/** An integration whose calls took all the slots a worker gives it: what the LLM is told if the call waits too long. */
+export interface BusyIntegration {
+  integrationName: string;
+  maxConcurrentCalls: number;
 }
 
 /** A sub-agent's run, recorded for the call that asks it: the workflow starts it as a child workflow. */
@@ -94,6 +105,14 @@ export interface InputWait {
 }
 
 /**
+ * The task queue of a worker's tool work (tool calls, discovery, the API's questions to MCP servers)
+ * beside the queue of its workflows and LLM turns: every worker polls both, each with its own slots,
+ * so that calls which hang can never take the slots LLM turns need. A pinned integration's work goes
+ * to its own queue instead.
+ */
+export const toolTaskQueue = (taskQueue: string) => `${taskQueue}-tools`;
+
+/**
  * Where an MCP tool call goes, decided once per run by discovery. It carries the numbers the
  * workflow needs to size the activity around the call, so the workflow never reads config.
  */
@@ -107,6 +126,8 @@ export interface McpToolRoute {
   totalTimeoutMs: number;
   /** annotated read-only or idempotent by an integration whose annotations are trusted */
   retryable: boolean;
+  /** how many calls of its integration one worker runs at once (activities/tool-slots.ts); absent in routes made before it: the default */
+  maxConcurrentCalls?: number;
   /**
    * an integration with elicitation: how long the call may wait, in all, for answers to the
    * server's questions; the activity's bound includes it

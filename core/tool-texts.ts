@@ -9,6 +9,9 @@ export const toolResultText = {
   mcpToolTimedOut: (ms: number) => `MCP tool execution failed: timed out after ${ms} ms`,
   mcpToolUnexpected: (message: string) => `MCP tool execution failed unexpectedly: ${message}`,
   mcpToolMissingIntegration: () => 'MCP tool configuration error: missing integration ID',
+  /** the message of a call that waited longer than its bound for a worker to run it (activities/tool-slots.ts); the kind's failure text wraps it */
+  waitedForTurn: (ms: number, integrationName: string, maxConcurrentCalls: number) =>
+    `timed out after ${ms} ms waiting for its turn: a worker runs at most ${maxConcurrentCalls} calls of integration ${integrationName} at once`,
   /** an OAuth-protected server without (working) authorization; the tool call's text is mcpToolFailed of it */
   needsAuthorization: (integrationName: string) => `integration ${integrationName} needs authorization; an operator must authorize it`,
   /** its authorization server down (5xx, or no answer) when the token had to be refreshed: the tokens are kept */

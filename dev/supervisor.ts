@@ -127,7 +127,7 @@ async function main(): Promise<void> {
     const code = await workflowCode({ deployment: config.workerDeployment ?? { name: DEV_DEPLOYMENT }, workflowBundlePath: config.workflowBundlePath });
     const worker = await createEngineWorker({
       connection, namespace: config.temporalNamespace, taskQueue: config.taskQueue,
-      deps: workerDeps.deps, code,
+      deps: workerDeps.deps, code, toolSlots: config.toolCallSlots,
       // Within Ctrl-C's 15 s; an activity cut short is retried under its policy once a worker polls again.
       shutdown: { grace: '2s', force: '4s' },
     });

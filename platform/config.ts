@@ -61,6 +61,7 @@ const envSchema = z.object({
   WORKER_DEPLOYMENT_NAME: z.preprocess(emptyToUndefined, z.string().regex(/^[A-Za-z0-9_-]{1,200}$/, 'letters, digits, "_" or "-"').optional()),
   WORKER_BUILD_ID: z.preprocess(emptyToUndefined, z.string().regex(/^[A-Za-z0-9_.+-]{1,200}$/, 'letters, digits, ".", "_", "+" or "-"').optional()),
   WORKER_NICE: z.preprocess(emptyToUndefined, z.coerce.number().int().min(0).max(19).default(10)),
+  TOOL_CALL_SLOTS: z.preprocess(emptyToUndefined, z.coerce.number().int().min(1).max(10_000).default(100)),
   XDG_RUNTIME_DIR: optionalString,
 });
 
@@ -105,6 +106,8 @@ export interface AppConfig {
    * WORKER_BUILD_ID, or else a hash of the workflow bundle. Absent: the worker is unversioned.
    */
   workerDeployment?: { name: string; buildId?: string };
+  /** how many tool activities (calls, discovery, questions to MCP servers) a worker runs at once, beside as many LLM turns */
+  toolCallSlots: number;
   /** the scheduling niceness (0 to 19) of the runs' execution: a stand-alone worker (and the MCP servers it starts), and the Temporal dev server `npm start` starts */
   workerNice: number;
   /** where a worker records its stdio MCP servers' process groups: a directory of this user's alone (platform/private-files.ts) */
@@ -184,6 +187,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
     mcpTaskQueues: e.MCP_TASK_QUEUES ? e.MCP_TASK_QUEUES.split(',') : [],
     workerNice: e.WORKER_NICE,
+    toolCallSlots: e.TOOL_CALL_SLOTS,
     ...(e.WORKER_DEPLOYMENT_NAME ? { workerDeployment: { name: e.WORKER_DEPLOYMENT_NAME, ...(e.WORKER_BUILD_ID ? { buildId: e.WORKER_BUILD_ID } : {}) } } : {}),
     mcpGroupsDir: mcpGroupsDir(e.XDG_RUNTIME_DIR),
     langfuse: langfuseConfig(e),

@@ -7,15 +7,19 @@ export interface ResolvedAgent {
   name: string;
   description: string | null;
   disabled: boolean;
+  /** whether the agent has integrations (read with the sub-agents of a run only) */
+  hasIntegrations?: boolean;
 }
 
 /**
  * The agents `refs` name (ids or names; an id wins over an equal name), in the order given;
  * a ref that names none is left out of `found` and listed in `unknown`.
  */
-interface AgentRefRow { id: string; name: string; description: string | null; disabled_at: Date | null }
+interface AgentRefRow { id: string; name: string; description: string | null; disabled_at: Date | null; has_integrations?: boolean }
 
-const toResolved = (r: AgentRefRow): ResolvedAgent => ({ id: r.id, name: r.name, description: r.description, disabled: r.disabled_at !== null });
+const toResolved = (r: AgentRefRow): ResolvedAgent => ({
+  id: r.id, name: r.name, description: r.description, disabled: r.disabled_at !== null, ...(r.has_integrations ? { hasIntegrations: true } : {}),
+});
 
 export async function resolveAgentRefs(db: Queryable, refs: string[]): Promise<{ found: ResolvedAgent[]; unknown: string[] }> {
   if (refs.length === 0) return { found: [], unknown: [] };
@@ -50,7 +54,8 @@ export async function agentsListing(db: Queryable, agentId: string): Promise<str
 /** The sub-agents of a run's agent, as its tools are described: names and descriptions, by id, in the agent's order. */
 export async function subAgentsByIds(db: Queryable, ids: string[]): Promise<ResolvedAgent[]> {
   if (ids.length === 0) return [];
-  const { rows } = await db.query<AgentRefRow>('SELECT id, name, description, disabled_at FROM agents WHERE id = ANY($1)', [ids]);
+  const { rows } = await db.query<AgentRefRow>(
+    'SELECT id, name, description, disabled_at, cardinality(integration_ids) > 0 AS has_integrations FROM agents WHERE id = ANY($1)', [ids]);
   return ids.flatMap((id) => {
     const r = rows.find((row) => row.id === id);
     return r ? [toResolved(r)] : [];

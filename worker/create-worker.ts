@@ -1,6 +1,8 @@
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { NativeConnection, Worker, type State } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../activities';
 import type { WorkerVersion } from '../core/worker-version';
+import { toolTaskQueue } from '../core/tool-call';
+import { ToolSlots } from '../activities/tool-slots';
 import { canLimitTempFiles, TEMP_FILES_UNLIMITED } from '../sources/query/temp-file-limit';
 import { sourceQuerySupport } from '../sources/query/thread-role';
 import { deploymentOptions, workflowCode, type WorkflowCode } from './versioning';
@@ -17,22 +19,69 @@ export interface EngineWorkerOptions {
   identity?: string;
   /** in-flight activities get `grace` to finish on shutdown before they are cancelled; default 10 s and 30 s */
   shutdown?: { grace: `${number}s`; force: `${number}s` };
+  /** how many tool activities (calls, discovery, questions to MCP servers) run at once; default 100, as many as LLM turns */
+  toolSlots?: number;
 }
 
-export async function createEngineWorker(options: EngineWorkerOptions): Promise<Worker> {
+/**
+ * The engine's worker: two Temporal workers on one connection, with the same code and version.
+ * One polls `taskQueue` (the runs' workflows and LLM turns), the other its tool queue (tool calls,
+ * discovery: core/tool-call.ts toolTaskQueue), each with its own activity slots, so that tool calls
+ * that hang can never take the slots LLM turns need.
+ */
+export async function createEngineWorker(options: EngineWorkerOptions): Promise<EngineWorker> {
   await warnIfSourceQueryDisabled(options.deps);
   const code = options.code ?? await workflowCode({ workflowBundlePath: options.workflowBundlePath });
-  return Worker.create({
+  // One set of activities for both: a process counts an integration's calls once (activities/tool-slots.ts).
+  const activities = createActivities({ ...options.deps, toolSlots: options.deps.toolSlots ?? new ToolSlots(), ...(code.version ? { version: code.version } : {}) });
+  const common = {
     connection: options.connection,
     namespace: options.namespace,
-    taskQueue: options.taskQueue,
     ...(options.identity ? { identity: options.identity } : {}),
-    ...code.workflows,
     ...deploymentOptions(code.version),
-    activities: createActivities({ ...options.deps, ...(code.version ? { version: code.version } : {}) }),
+    activities,
     shutdownGraceTime: options.shutdown?.grace ?? '10s',
     shutdownForceTime: options.shutdown?.force ?? '30s',
+  };
+  const runs = await Worker.create({ ...common, taskQueue: options.taskQueue, ...code.workflows });
+  const tools = await Worker.create({
+    ...common, taskQueue: toolTaskQueue(options.taskQueue), maxConcurrentActivityTaskExecutions: options.toolSlots ?? DEFAULT_TOOL_SLOTS,
   });
+  return new EngineWorker([runs, tools]);
+}
+
+export const DEFAULT_TOOL_SLOTS = 100;
+
+/** Temporal workers that start, run and stop as one: one that ends (a fatal error) stops the others. */
+export class EngineWorker {
+  constructor(private readonly workers: Worker[]) {}
+
+  /** Until every worker has stopped; rejects with the first fatal error. */
+  async run(): Promise<void> {
+    const ended = await Promise.allSettled(this.workers.map((w) => w.run().finally(() => this.shutdown())));
+    const failure = ended.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failure) throw failure.reason;
+  }
+
+  shutdown(): void {
+    for (const w of this.workers) if (w.getState() === 'RUNNING') w.shutdown();
+  }
+
+  /** The first worker's state: they start and stop together. */
+  getState(): State {
+    return this.workers[0].getState();
+  }
+
+  /** Runs the workers until `until` settles, then stops them. */
+  async runUntil<R>(until: Promise<R>): Promise<R> {
+    const running = this.run();
+    try {
+      return await until;
+    } finally {
+      this.shutdown();
+      await running;
+    }
+  }
 }
 
 /**

@@ -43,7 +43,7 @@ async function main(): Promise<void> {
   const code = await workflowCode({ deployment: config.workerDeployment, workflowBundlePath: config.workflowBundlePath });
   if (code.version) logger.info({ ...code.version }, 'worker versioned: runs it starts are pinned to this build');
   const worker = await createEngineWorker({
-    connection, namespace: config.temporalNamespace, taskQueue: config.taskQueue, deps, code,
+    connection, namespace: config.temporalNamespace, taskQueue: config.taskQueue, deps, code, toolSlots: config.toolCallSlots,
   });
   // Pinned integrations' discovery and tool calls come on their own queues (MCP_TASK_QUEUES).
   const pinnedWorkers = await Promise.all(config.mcpTaskQueues.map((taskQueue) =>

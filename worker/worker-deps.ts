@@ -9,6 +9,7 @@ import { eraVerdicts } from '../store/integrations/protocol-verdicts';
 import type { Db } from '../store/pool';
 import { listenForAnswers } from '../store/runs/change-feed';
 import { startMcpPool } from './mcp-lifecycle';
+import { ToolSlots } from '../activities/tool-slots';
 
 export interface WorkerDeps {
   deps: ActivityDeps;
@@ -28,7 +29,8 @@ export async function openWorkerDeps(config: AppConfig, db: Db, logger: Logger, 
   const runChanges = listenForAnswers(db, logger);
   const providers = createProviders({ readApiKey: config.readSecret, allowedKeyEnvs: config.llmKeyEnvs, logger, networkPolicy: config.networkPolicy });
   return {
-    deps: { db, logger, providers, mcpPool, runChanges },
+    // One count of each integration's calls for the whole process: its engine worker and its pinned queues' alike.
+    deps: { db, logger, providers, mcpPool, runChanges, toolSlots: new ToolSlots() },
     async close() {
       await mcpPool.closeAll();
       await runChanges.close();

@@ -1,6 +1,8 @@
-import { ActivityFailure, isCancellation, proxyActivities, TimeoutFailure } from '@temporalio/workflow';
-import type { ToolActivityInput } from '../activities/tool-call';
-import type { InputWait, ParkedTask, ToolAvailability, ToolCallRef, ToolOutcome, ToolTask } from '../core/tool-call';
+import { ActivityFailure, isCancellation, proxyActivities, sleep, TimeoutFailure, workflowInfo } from '@temporalio/workflow';
+import type { ToolActivityInput } from '../activities/tool-handler';
+import { toolTaskQueue, type BusyIntegration, type InputWait, type ParkedTask, type ToolAvailability, type ToolCallRef, type ToolOutcome, type ToolTask } from '../core/tool-call';
+import { DEFAULT_TOOL_TIMEOUT_MS } from '../core/integration';
+import { toolResultText } from '../core/tool-texts';
 import type { ApprovalGate, ApprovalSeqs } from './approval-gate';
 import type { InputVerdict, InputWaits } from './input-wait';
 import { answerSamplings, countSampledDuringCall, type ModelLedger } from './sampling-steps';
@@ -55,14 +57,17 @@ export function callTool(
     if (isCancellation(err)) throw err;
     return recording.recordToolResult({ ...input, status: 'error', content: kind.failureText(describeFailure(err).message, ref.name) });
   };
-  const run = (resume?: InputWait): Promise<ToolOutcome | { parked: ParkedTask }> => {
+  const run = (resume?: InputWait, turnWait?: TurnWait): Promise<ToolOutcome | { parked: ParkedTask }> => {
     const opts = options({ ...ref, summary }, route);
-    // Each round's call is an activity of its own.
+    opts.taskQueue ??= toolTaskQueue(workflowInfo().taskQueue);
+    // Each round's call is an activity of its own, and so is each try of a call that waits its turn.
     if (resume && opts.activityId) opts.activityId = `${opts.activityId}:${resume.round}`;
+    if (turnWait && opts.activityId) opts.activityId = `${opts.activityId}:w${turnWait.tries}`;
     waits.inputs.activityStarted(ref.toolCallId);
     return proxyActivities<ToolActivities>(opts)[activity]({ ...input, step: waits.ledger.steps, ...(resume ? { resume: { roundId: resume.roundId } } : {}) }).then(
       (outcome) => {
         waits.inputs.activityEnded(ref.toolCallId);
+        if (outcome.busy) return waitForTurn(outcome.busy, resume, turnWait);
         countSampledDuringCall(waits.ledger, outcome.sampled);
         if (outcome.task) return waitOnTask(outcome.task);
         if (outcome.child) return runChild(input, outcome.child, waits.family).catch(failed);
@@ -72,6 +77,19 @@ export function callTool(
         return type === 'mcp_tool' && workerLost(err) ? recovered(err, resume ? resume.round + 1 : 1) : failed(err);
       },
     );
+  };
+  // The worker runs as many calls of the integration as it may: the call is dispatched again after
+  // a pause (any worker may take it), until it has waited as long as one request may take.
+  const waitForTurn = (busy: BusyIntegration, resume: InputWait | undefined, before?: TurnWait) => {
+    const since = before?.since ?? Date.now();
+    const waitedMs = Date.now() - since;
+    const boundMs = route?.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
+    if (waitedMs >= boundMs) {
+      const message = toolResultText.waitedForTurn(waitedMs, busy.integrationName, busy.maxConcurrentCalls);
+      return recording.recordToolResult({ ...input, status: 'error', content: kind.notRunText?.(message) ?? kind.failureText(message, ref.name) });
+    }
+    const tries = (before?.tries ?? 0) + 1;
+    return sleep(Math.min(turnPause(tries), boundMs - waitedMs)).then(() => run(resume, { since, tries }));
   };
   // Its worker died after the activity stored its server's questions (or the task it runs the
   // call as), before Temporal heard it end: what it stored is what it would have returned.
@@ -113,6 +131,15 @@ export function callTool(
     (verdict) => (verdict.approved ? run() : recording.recordToolResult({ ...input, status: 'error', content: verdict.content })),
   ).catch(failed);
 }
+
+/** A call waiting its turn (activities/tool-slots.ts): since when, in workflow time, and how many times it found no slot. */
+interface TurnWait {
+  since: number;
+  tries: number;
+}
+
+/** 0.5 s, doubling to 8 s, each within ±25% (the workflow's seeded random): calls that waited together spread out. */
+const turnPause = (tries: number) => Math.min(500 * 2 ** (tries - 1), 8_000) * (0.75 + Math.random() / 2);
 
 /** The activity timed out: its worker died or hung, whatever the call had got to. */
 const workerLost = (err: unknown) => err instanceof ActivityFailure && err.cause instanceof TimeoutFailure;

@@ -13,6 +13,11 @@ export interface RunWorkflowInput {
   continueAsNewAtHistoryBytes?: number;
   /** the run's own limits, given when it started: they tighten its agent's (core/run-limits.ts) */
   limits?: RunLimits;
+  /**
+   * the run's agent has integrations: its preparation discovers them, which is tool work, done in
+   * the workers' tool slots (core/tool-call.ts toolTaskQueue); absent in runs started before it
+   */
+  discovers?: boolean;
   /** a sub-agent's run: the run that started it, the root of its tree, and its depth (1 for a child of a root) */
   parent?: { runId: string; rootRunId: string; depth: number; maxDescendants?: number };
   continued?: RunContinuation;

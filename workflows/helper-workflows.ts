@@ -1,21 +1,26 @@
-import { proxyActivities } from '@temporalio/workflow';
+import { proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
 import type { ContextPreview } from '../core/context-preview';
 import type { DiscoveredIntegration } from '../core/discovery';
+import { toolTaskQueue } from '../core/tool-call';
 
 type Activities = ReturnType<typeof createActivities>;
 
 /*
  * Short workflows through which the API asks a worker something: only workers talk to MCP
- * servers, so the API starts one of these and waits for it with a bound.
+ * servers, so the API starts one of these and waits for it with a bound. What they ask of MCP
+ * servers is tool work: it runs in the workers' tool slots (core/tool-call.ts toolTaskQueue).
  */
+
+/** The integration's own queue when it is pinned (only its workers may start its server), else the workers' tool queue. */
+const toolWorkQueue = (pinned: string | undefined) => pinned ?? toolTaskQueue(workflowInfo().taskQueue);
 
 /** On a worker of the integration's task queue when it is pinned: only those may start its server. */
 const capabilityActivities = (taskQueue: string | undefined) => proxyActivities<Activities>({
   // The activity bounds the MCP work itself (20 s), well inside this.
   startToCloseTimeout: '45 seconds',
   retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumAttempts: 3, nonRetryableErrorTypes: ['IntegrationNotFound'] },
-  ...(taskQueue ? { taskQueue } : {}),
+  taskQueue: toolWorkQueue(taskQueue),
 });
 
 /** GET /v1/integrations/:id/capabilities. An unreachable server is an answer (status "unreachable"), not a failure. */
@@ -23,15 +28,14 @@ export async function capabilitiesWorkflow(input: { integrationId: string; taskQ
   return capabilityActivities(input.taskQueue).listIntegrationCapabilities({ integrationId: input.integrationId });
 }
 
-/** Servers get 20 s each, in parallel; one retry covers a worker that died mid-way. */
-const { previewPromptPrefix } = proxyActivities<Activities>({
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1s', maximumAttempts: 2 },
-});
-
 /** GET /v1/agents/:id/context: the prompt prefix an agent's next run would get (on the thread `threadId`, when given). */
 export async function contextPreviewWorkflow(input: { agentId: string; threadId?: string }): Promise<ContextPreview> {
-  return previewPromptPrefix(input);
+  // Servers get 20 s each, in parallel; one retry covers a worker that died mid-way.
+  return proxyActivities<Activities>({
+    startToCloseTimeout: '1 minute',
+    retry: { initialInterval: '1s', maximumAttempts: 2 },
+    taskQueue: toolWorkQueue(undefined),
+  }).previewPromptPrefix(input);
 }
 
 /**
@@ -42,7 +46,7 @@ export async function contextPreviewWorkflow(input: { agentId: string; threadId?
 const oauthActivities = (taskQueue: string | undefined) => proxyActivities<Activities>({
   startToCloseTimeout: '45 seconds',
   retry: { maximumAttempts: 1 },
-  ...(taskQueue ? { taskQueue } : {}),
+  taskQueue: toolWorkQueue(taskQueue),
 });
 
 /*

@@ -6,7 +6,7 @@ import type { createActivities } from '../activities';
 import type { LlmTurnOutput } from '../activities/llm-turn';
 import { DEFAULT_CONTINUE_AS_NEW_BYTES, type RunOutcome, type RunState } from '../core/run';
 import { runStatusKey } from '../core/search-attributes';
-import type { ToolOutcome } from '../core/tool-call';
+import { toolTaskQueue, type ToolOutcome } from '../core/tool-call';
 import { offeredNativeTools } from '../core/native-tool-kinds';
 import { installApprovalGate, type ApprovalSeqs } from './approval-gate';
 import { callTool, type Waits } from './call-tool';
@@ -39,11 +39,15 @@ type Run = RunContinuation['run'];
  *   this worker without a round trip through the Temporal server.
  */
 
-/** Preparation heartbeats while it discovers, then runs the first turn: an LLM turn's bounds. */
-const preparing = proxyActivities<Activities>({
+/**
+ * Preparation heartbeats while it discovers, then runs the first turn: an LLM turn's bounds. A run
+ * whose agent has integrations is prepared in the workers' tool slots: discovery is tool work.
+ */
+const preparing = (discovers: boolean | undefined) => proxyActivities<Activities>({
   ...llmOptions,
   summary: 'prepare the run (its input, its integrations, the prompt prefix), then LLM turn 1',
   retry: { ...llmOptions.retry, nonRetryableErrorTypes: ['RunNotFound', 'AgentNotFound'] },
+  ...(discovers ? { taskQueue: toolTaskQueue(workflowInfo().taskQueue) } : {}),
 });
 
 /** The final commit must happen, even after a cancel: more attempts, never cancelled. */
@@ -120,9 +124,9 @@ type Opening = { reply: LlmTurnOutput } | { eventSeq: number };
  * The run's context and tools, and its first turn. Integrations pinned to a task queue are
  * discovered by a worker of that queue; the first turn then waits for them.
  */
-async function prepare({ runId, limits, parent }: RunWorkflowInput, state: RunState): Promise<{ run: Run; opening: Opening }> {
+async function prepare({ runId, limits, parent, discovers }: RunWorkflowInput, state: RunState): Promise<{ run: Run; opening: Opening }> {
   const eventSeq = allocateEvents(state, 2);
-  const { context, tools, pinned, firstTurn } = await preparing.prepareRun({
+  const { context, tools, pinned, firstTurn } = await preparing(discovers).prepareRun({
     runId, firstTurn: { eventSeq }, ...(limits ? { limits } : {}), ...(parent ? { depth: parent.depth } : {}),
   });
   if (pinned.length === 0) return { run: { context, tools }, opening: firstTurn ? { reply: firstTurn } : { eventSeq } };

@@ -1,5 +1,5 @@
 import { CancellationScope, condition, isCancellation, startChild, workflowInfo } from '@temporalio/workflow';
-import type { ToolActivityInput } from '../activities/tool-call';
+import type { ToolActivityInput } from '../activities/tool-handler';
 import { addUsage, type Usage } from '../core/messages';
 import { RUN_WORKFLOW_TYPE, type RunOutcome } from '../core/run';
 import type { RunLimits } from '../core/run-limits';
@@ -68,7 +68,7 @@ export async function runChild(input: ToolActivityInput, child: ChildRun, family
   try {
     const limits = family.limitsLeft();
     const args: RunWorkflowInput = {
-      runId: child.runId, ...(limits ? { limits } : {}),
+      runId: child.runId, ...(limits ? { limits } : {}), ...(input.subAgent?.hasIntegrations ? { discovers: true } : {}),
       parent: { runId: input.runId, rootRunId: family.rootRunId, depth: family.depth + 1, maxDescendants: family.maxDescendants() },
     };
     const handle = await startChild(RUN_WORKFLOW_TYPE, {

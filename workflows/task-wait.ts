@@ -1,7 +1,7 @@
-import { CancellationScope, isCancellation, proxyActivities, sleep } from '@temporalio/workflow';
+import { CancellationScope, isCancellation, proxyActivities, sleep, workflowInfo } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
-import type { ToolActivityInput } from '../activities/tool-call';
-import type { InputWait, ParkedTask, ToolOutcome, ToolTask } from '../core/tool-call';
+import type { ToolActivityInput } from '../activities/tool-handler';
+import { toolTaskQueue, type InputWait, type ParkedTask, type ToolOutcome, type ToolTask } from '../core/tool-call';
 import type { InputVerdict, InputWaits } from './input-wait';
 
 type Activities = ReturnType<typeof createActivities>;
@@ -39,7 +39,7 @@ export async function awaitToolTask(
     // Each poll is one request to the server, bounded like a tool call's.
     startToCloseTimeout: (route?.toolTimeoutMs ?? 60_000) + 30_000,
     retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 5 },
-    ...(route?.taskQueue ? { taskQueue: route.taskQueue } : {}),
+    taskQueue: route?.taskQueue ?? toolTaskQueue(workflowInfo().taskQueue),
     summary: `poll the task of ${input.name}`,
   });
   // A 2025-era task's questions are relayed while tasks/result is held (task-live-questions.ts): as
@@ -48,7 +48,7 @@ export async function awaitToolTask(
     startToCloseTimeout: Math.min(route?.elicitationTimeoutMs ?? 600_000, task.timeoutMs) + 2 * (route?.toolTimeoutMs ?? 60_000) + 60_000,
     heartbeatTimeout: '60s',
     retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 3 },
-    ...(route?.taskQueue ? { taskQueue: route.taskQueue } : {}),
+    taskQueue: route?.taskQueue ?? toolTaskQueue(workflowInfo().taskQueue),
     summary: `relay the questions of the task of ${input.name}`,
   });
   const ref = { ...input, taskRefId: task.taskRefId };

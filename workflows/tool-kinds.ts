@@ -17,6 +17,8 @@ interface ToolKind {
   activity?: string;
   options?: (call: { turn: number; index: number; name: string; summary?: string }, route?: McpToolRoute) => ActivityOptions;
   failureText: (message: string, name: string) => string;
+  /** what the LLM reads when the call never ran (it waited too long for its turn); failureText when absent */
+  notRunText?: (message: string) => string;
 }
 
 const readRetry = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts: 3 } as const;
@@ -40,6 +42,7 @@ const fixedKinds = {
       retry: route?.retryable ? readRetry : { maximumAttempts: 1 },
     }),
     failureText: (message) => toolResultText.mcpToolUnexpected(message),
+    notRunText: (message) => toolResultText.mcpToolFailed(message),
   },
   /** A sub-agent's call: the activity records the child run (idempotent), the workflow runs it (workflows/sub-agent.ts). */
   sub_agent: {

@@ -3,7 +3,7 @@ import { ElicitRequestSchema } from '@modelcontextprotocol/core';
 import { toolResultText } from '../../core/tool-texts';
 import { MAX_INPUT_ROUNDS, type RoundReply } from '../../mcp-client/input-rounds';
 import { clearRoundAnswers, insertInputRound, readRoundAnswers, type RoundQuestion } from '../../store/runs/input-rounds';
-import type { ToolRun, Verdict } from '../tool-call';
+import type { ToolRun, Verdict } from '../tool-handler';
 import type { Integration } from '../../core/integration';
 import { MAX_SAMPLINGS_PER_CALL, samplingText, type SamplingRef, type SamplingRequest } from '../../core/sampling';
 import { inTransaction } from '../../store/pool';

@@ -3,7 +3,7 @@ import type { ElicitResult } from '@modelcontextprotocol/client';
 import { ElicitRequestSchema } from '@modelcontextprotocol/core';
 import { closeRunInput, insertRunInput, takeRunInputAnswer, type RunInput } from '../../store/runs/inputs';
 import type { ElicitHandler } from '../../mcp-client/connect';
-import type { ToolRun } from '../tool-call';
+import type { ToolRun } from '../tool-handler';
 import { waitForRow } from './row-wait';
 
 /**

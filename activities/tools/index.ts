@@ -1,4 +1,4 @@
-import type { AnyToolHandler } from '../tool-call';
+import type { AnyToolHandler } from '../tool-handler';
 import { mcpTool } from './mcp-tool';
 import { promptExecution } from './prompt';
 import { resourceExecution } from './resource';

@@ -4,7 +4,7 @@ import type { ColumnType } from '../../core/data-source';
 import type { ResolvedUri } from '../../mcp-client/resource-uri';
 import { watchNextSpool, type LiveSpool } from '../../mcp-client/live-spools';
 import { csvTypes, importCsvStream } from '../../sources/csv/stream-import';
-import type { ToolRun } from '../tool-call';
+import type { ToolRun } from '../tool-handler';
 import { isCsv, type ReadContent } from './resource-content';
 
 const PIECE_BYTES = 1 << 20;

@@ -12,7 +12,8 @@ import { findIntegration } from '../../store/integrations/integrations';
 import { findToolCallAndRequest } from '../../store/runs/tool-calls';
 import { findToolTask, insertToolTask, recordToolTaskPoll, type StoredToolTask } from '../../store/runs/tool-tasks';
 import type { ActivityDeps } from '../deps';
-import { storeToolResult, type ToolActivityInput, type ToolRun, type Verdict } from '../tool-call';
+import { storeToolResult } from '../tool-call';
+import type { ToolActivityInput, ToolRun, Verdict } from '../tool-handler';
 import { failureVerdict, resultVerdict, unexpected } from './mcp-verdicts';
 
 /**

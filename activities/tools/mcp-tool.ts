@@ -7,7 +7,7 @@ import { callToolInRounds, callToolRound, type RoundsOutcome } from '../../mcp-c
 import type { ToolDefinition } from '../../core/messages';
 import { mcpToolSpanName } from '../../platform/tracing/run-trace';
 import type { DiscoverySnapshot } from '../run-snapshots';
-import type { ToolHandler, ToolRun, Verdict } from '../tool-call';
+import type { ToolHandler, ToolRun, Verdict } from '../tool-handler';
 import type { Integration } from '../../core/integration';
 import { callClock, elicitationHandler, requestTimedOut } from './elicitation';
 import { samplingHandler, type SamplingLedger } from './sampling';

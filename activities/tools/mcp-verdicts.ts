@@ -5,7 +5,7 @@ import { mcpErrorText } from '../../core/mcp-error-text';
 import { toolResultText } from '../../core/tool-texts';
 import { isAuthorizationRequired } from '../../mcp-client/oauth-provider';
 import { toolResultContentText } from '../../mcp-client/tool-result-text';
-import type { Verdict } from '../tool-call';
+import type { Verdict } from '../tool-handler';
 
 /** What an MCP tool's call says to the LLM: its result, or its failure in the contract texts. One place, whichever way the call went (at once, or as a task). */
 

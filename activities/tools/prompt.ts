@@ -4,7 +4,7 @@ import type { DiscoveredIntegration } from '../../core/discovery';
 import { mcpErrorText } from '../../core/mcp-error-text';
 import { formatPromptResult } from '../../mcp-client/prompt-text';
 import { runIntegrations } from '../run-snapshots';
-import type { ToolHandler, ToolRun, Verdict } from '../tool-call';
+import type { ToolHandler, ToolRun, Verdict } from '../tool-handler';
 import { integrationCatalogue, listed, runIntegration } from './integration-catalogue';
 import { usableIntegration } from './usable-integration';
 import { shortened } from '../../core/truncated-text';
@@ -67,6 +67,7 @@ export const promptExecution: ToolHandler<Request, ToolArgs<typeof promptTool>> 
       + integrationCatalogue(integrations, (i) => (i.prompts.length ? `prompts: ${listed(i.prompts, promptEntry)}` : 'no prompts')),
   },
   span: () => PROMPT_RETRIEVAL_SPAN,
+  usesIntegrationSlot: true,
   about: (args) => ({ integrationId: args.integrationId, promptName: args.promptName, operationType: 'prompt_retrieval' }),
   check: async (params, input, { db }) => {
     const { integrationId, promptName } = params;
@@ -84,7 +85,7 @@ export const promptExecution: ToolHandler<Request, ToolArgs<typeof promptTool>> 
     if (missing.length > 0) return refused(`missing required arguments: ${missing.join(', ')}`);
     return {
       request: { integrationId: integration.id, promptName, arguments: args, listedDescription: prompt.description },
-      integrationId: integration.id,
+      integrationId: integration.id, integrationName: integration.name,
       about: { hasArguments: Object.keys(args).length > 0 },
     };
   },

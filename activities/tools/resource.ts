@@ -9,7 +9,7 @@ import { mcpErrorText } from '../../core/mcp-error-text';
 import { MESSAGE_TOO_LARGE } from '../../mcp-client/message-bound';
 import { resolveResourceUri, type ResolvedUri } from '../../mcp-client/resource-uri';
 import { runIntegrations } from '../run-snapshots';
-import type { ToolHandler, ToolRun, Verdict } from '../tool-call';
+import type { ToolHandler, ToolRun, Verdict } from '../tool-handler';
 import { integrationCatalogue, listed, runIntegration } from './integration-catalogue';
 import { claimContents, findCsv, readContentBytes, readCsvText, readTextResult, releaseContents, type ReadContent } from './resource-content';
 import { usableIntegration } from './usable-integration';
@@ -109,6 +109,7 @@ export const resourceExecution: ToolHandler<Request, ToolArgs<typeof resourceToo
       + integrationCatalogue(integrations, resourceOffers),
   },
   span: () => RESOURCE_RETRIEVAL_SPAN,
+  usesIntegrationSlot: true,
   about: (args) => ({ integrationId: args.integrationId, resourceUri: args.resourceUri, operationType: 'resource_retrieval' }),
   check: async ({ integrationId, resourceUri, parameters }, input, { db }) => {
     const integration = runIntegration(await runIntegrations(db, input.runId), integrationId);
@@ -118,7 +119,7 @@ export const resourceExecution: ToolHandler<Request, ToolArgs<typeof resourceToo
       const values = parameters;
       const resolved = resolveResourceUri(resourceUri, values, integration);
       const about = { resourceUri: resolved.uri, hasParameters: Object.keys(values ?? {}).length > 0, listed: resolved.known };
-      return { request: { integration, resolved }, integrationId: integration.id, about };
+      return { request: { integration, resolved }, integrationId: integration.id, integrationName: integration.name, about };
     } catch (err) {
       return refused((err as Error).message);
     }

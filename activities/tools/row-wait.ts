@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ToolRun } from '../tool-call';
+import type { ToolRun } from '../tool-handler';
 
 /**
  * Waiting inside a tool call's activity for a person's answer written to PostgreSQL by the API

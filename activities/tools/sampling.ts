@@ -7,7 +7,7 @@ import { MAX_SAMPLINGS_PER_CALL, samplingRequest, samplingText, type SamplingReq
 import { callSamplingCount, closeSampling, findSampling, insertSampling, recordSamplingAnswer, type SamplingRecord } from '../../store/runs/samplings';
 import type { SampleHandler } from '../../mcp-client/connect';
 import { askModel, SamplingFailed } from '../sampling';
-import type { ToolRun } from '../tool-call';
+import type { ToolRun } from '../tool-handler';
 import type { CallClock } from './elicitation';
 import { waitForRow } from './row-wait';
 

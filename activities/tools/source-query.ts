@@ -4,7 +4,7 @@ import { listDataSources } from '../../store/data-sources';
 import { sourceCatalogue } from '../../sources/query/source-catalogue';
 import { runSourceQuery, SOURCE_QUERY_DEFAULTS } from '../../sources/query/source-query';
 import { sourceQuerySupport } from '../../sources/query/thread-role';
-import type { ToolHandler } from '../tool-call';
+import type { ToolHandler } from '../tool-handler';
 import { shortened } from '../../core/truncated-text';
 
 /** The tracing span of a query; logs carry the name too. */

@@ -3,7 +3,7 @@ import { childRunIds } from '../../platform/ids';
 import { insertChildRun } from '../../store/sub-agents';
 import { appendEvent } from '../../store/runs/events';
 import { MAX_RUN_INPUT_CHARS } from '../../core/run';
-import type { ToolHandler } from '../tool-call';
+import type { ToolHandler } from '../tool-handler';
 
 interface Request {
   input: string;

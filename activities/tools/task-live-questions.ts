@@ -6,7 +6,7 @@ import { decodeReference } from '../../mcp-client/task-reference';
 import { pollToolTask } from '../../mcp-client/tasks';
 import type { ActivityDeps } from '../deps';
 import { personWaits } from '../person-waits';
-import type { ToolRun } from '../tool-call';
+import type { ToolRun } from '../tool-handler';
 import { callClock, elicitationHandler } from './elicitation';
 import { loadTask, storeVerdict, type TaskPoll, type TaskPollInput } from './mcp-task';
 import { unexpected } from './mcp-verdicts';

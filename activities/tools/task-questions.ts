@@ -6,7 +6,7 @@ import { refusal } from '../../mcp-client/input-rounds';
 import { callRoundCount } from '../../store/runs/input-rounds';
 import { recordToolTaskAsked, type StoredToolTask } from '../../store/runs/tool-tasks';
 import type { ActivityDeps } from '../deps';
-import type { ToolActivityInput, Verdict } from '../tool-call';
+import type { ToolActivityInput, Verdict } from '../tool-handler';
 import { storeQuestions } from './durable-questions';
 
 /**

@@ -32,7 +32,7 @@ const optionalAuthorization = z.object(authorizationFields).partial().shape;
 export const integrationSchema = z.object({
   id, name: z.string(), transport: publicTransport,
   ...z.object(integrationSettings).partial().required({
-    toolTimeoutMs: true, maxTotalTimeoutMs: true, maxResourceBytes: true, trustAnnotations: true, enabled: true,
+    toolTimeoutMs: true, maxTotalTimeoutMs: true, maxResourceBytes: true, trustAnnotations: true, enabled: true, maxConcurrentCalls: true,
   }).shape,
   elicitationTimeout: z.string().optional(),
   taskTimeout: z.string().optional(),

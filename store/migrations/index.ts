@@ -21,6 +21,7 @@ import { migration as m019 } from './019-prompt-order';
 import { migration as m020 } from './020-prompt-conditions';
 import { migration as m021 } from './021-prompt-cache';
 import { migration as m022 } from './022-run-versions';
+import { migration as m023 } from './023-concurrent-calls';
 import type { Migration } from './migration';
 
 /**
@@ -51,6 +52,7 @@ export const migrations: Migration[] = [
   m020,
   m021,
   m022,
+  m023,
 ];
 
 const LOCK_KEY = 0x6167_656e; // "agen"

@@ -51,6 +51,11 @@ describe('settings that decide approval, placement and bounds', () => {
     ['sampling', 'approve'],
     ['samplingMaxTokens', 4096],
     ['taskTimeout', '2h'],
+    // A call holds a worker's slot as long as these let it.
+    ['toolTimeoutMs', 3_600_000],
+    ['maxTotalTimeoutMs', 3_600_000],
+    ['elicitationTimeout', '1h'],
+    ['maxConcurrentCalls', 50],
   ])('%s: the user key gets a 403 naming the field on POST and PATCH; the admin key sets it', async (field, value) => {
     const name = `adm-${suffix()}`;
     expectProblem(await user({ method: 'POST', url: '/v1/integrations', payload: { name, transport: http, [field]: value } }), 403, 'admin_required', `body.${field}`);
@@ -72,7 +77,8 @@ describe('settings that decide approval, placement and bounds', () => {
     expect(created.statusCode).toBe(201);
     const url = `/v1/integrations/${created.json().id}`;
     for (const payload of [{ taskQueue: 'gpu-box', trustAnnotations: true }, { maxResultBytes: 4 * MiB }, { maxResourceBytes: MiB }, { trustAnnotations: false },
-      { sampling: 'never' }, { samplingMaxTokens: 100 }, { taskTimeout: '30m' }]) {
+      { sampling: 'never' }, { samplingMaxTokens: 100 }, { taskTimeout: '30m' },
+      { toolTimeoutMs: 5_000 }, { maxTotalTimeoutMs: 60_000 }, { elicitationTimeout: '1m' }, { maxConcurrentCalls: 2 }, { toolTimeoutMs: 60_000 }]) {
       const res = await user({ method: 'PATCH', url, payload });
       expect([res.statusCode, res.json()]).toEqual([200, expect.objectContaining(payload)]);
     }
@@ -99,16 +105,20 @@ describe('settings that decide approval, placement and bounds', () => {
 describe('the same settings in an import and in INTEGRATIONS_FILE', () => {
   test('an import: the user key gets a 403 naming the server\'s field, the admin key stores them', async () => {
     const name = `imp-${suffix()}`;
-    const entry = { url: 'https://mcp.example.com/mcp', trustAnnotations: true, taskQueue: 'gpu-box', maxResultBytes: 2 * MiB, maxResourceBytes: MiB, sampling: 'allow', taskTimeout: '3h' };
+    const entry = {
+      url: 'https://mcp.example.com/mcp', trustAnnotations: true, taskQueue: 'gpu-box', maxResultBytes: 2 * MiB, maxResourceBytes: MiB, sampling: 'allow', taskTimeout: '3h',
+      maxConcurrentCalls: 40,
+    };
     const refused = await user({ method: 'POST', url: '/v1/integrations/import', payload: { mcpServers: { [name]: entry } } });
     expectProblem(refused, 403, 'admin_required', [
       `body.mcpServers.${name}.trustAnnotations`, `body.mcpServers.${name}.taskQueue`, `body.mcpServers.${name}.sampling`,
-      `body.mcpServers.${name}.taskTimeout`, `body.mcpServers.${name}.maxResultBytes`].join(', '));
+      `body.mcpServers.${name}.taskTimeout`, `body.mcpServers.${name}.maxConcurrentCalls`, `body.mcpServers.${name}.maxResultBytes`].join(', '));
     expect(await findIntegrationByName(engine.db, name)).toBeUndefined();
 
     expect((await admin({ method: 'POST', url: '/v1/integrations/import', payload: { mcpServers: { [name]: entry } } })).statusCode).toBe(201);
     expect(await findIntegrationByName(engine.db, name)).toMatchObject({
       trustAnnotations: true, taskQueue: 'gpu-box', maxResultBytes: 2 * MiB, maxResourceBytes: MiB, sampling: 'allow', taskTimeoutMs: 3 * 3_600_000,
+      maxConcurrentCalls: 40,
     });
     // Nothing above the defaults: the user's to import.
     const plain = `imp-${suffix()}`;

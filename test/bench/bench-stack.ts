@@ -7,6 +7,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import type { Integration } from '../../core/integration';
+import { toolTaskQueue } from '../../core/tool-call';
 import { startEmbeddedPostgres } from '../../store/embedded-postgres';
 import { migrate } from '../../store/migrations';
 import { createPool, type Db } from '../../store/pool';
@@ -158,18 +159,20 @@ export async function startBenchStack(): Promise<BenchStack> {
     infra.onClose(() => mcpPool.closeAll());
     const bareTarget: { integration?: Integration } = {};
     const taskQueue = 'bench';
+    const activities = {
+      ...createActivities({ db: infra.db, logger, providers: { scripted: createScriptedProvider() }, mcpPool }),
+      ...createBenchActivities(mcpPool, bareTarget),
+    };
     const worker = await Worker.create({
-      connection: infra.env.nativeConnection, namespace: 'default', taskQueue,
-      workflowsPath: require.resolve('./bench-workflows'),
-      activities: {
-        ...createActivities({ db: infra.db, logger, providers: { scripted: createScriptedProvider() }, mcpPool }),
-        ...createBenchActivities(mcpPool, bareTarget),
-      },
+      connection: infra.env.nativeConnection, namespace: 'default', taskQueue, workflowsPath: require.resolve('./bench-workflows'), activities,
     });
-    const running = worker.run();
+    // The engine's runs dispatch their tool calls to the tool queue, as the engine's own worker polls it (worker/create-worker.ts).
+    const toolWorker = await Worker.create({ connection: infra.env.nativeConnection, namespace: 'default', taskQueue: toolTaskQueue(taskQueue), activities });
+    const running = Promise.all([worker.run(), toolWorker.run()]);
     // Closed in reverse: the worker stops before the pool it uses, the database and the server.
     infra.onClose(async () => {
       worker.shutdown();
+      toolWorker.shutdown();
       await running;
     });
     return { ...infra, taskQueue, mcpPool, bareTarget };

@@ -20,7 +20,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { resourceExecution } from '../../activities/tools/resource';
 import type { ActivityDeps } from '../../activities/deps';
-import type { ToolActivityInput } from '../../activities/tool-call';
+import type { ToolActivityInput } from '../../activities/tool-handler';
 import type { DiscoveredIntegration } from '../../core/discovery';
 import type { Integration } from '../../core/integration';
 import { findDataSourceByUri } from '../../store/data-sources';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { inspect } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import type { ScriptStep } from '../../core/agent-model';
 import { insertAgent } from '../../store/agents';
 import type { Agent } from '../../core/agent';
@@ -18,7 +18,7 @@ import { keyRing } from '../../platform/secrets/secret-box';
 import { startRun, type StartRunRequest } from '../../use-cases/runs/start-run';
 import type { McpPool } from '../../mcp-client/pool';
 import type { NetworkPolicy } from '../../platform/net/address-guard';
-import { createEngineWorker } from '../../worker/create-worker';
+import { createEngineWorker, type EngineWorker } from '../../worker/create-worker';
 import { startMcpPool } from '../../worker/mcp-lifecycle';
 import { testStack } from './stack-env';
 import { testLogSink, testLogger } from './test-log';
@@ -102,7 +102,7 @@ export async function startEngine(database: DatabaseKind = 'embedded', options: 
   const connection = await Connection.connect({ address: temporalAddress, interceptors: calls.interceptors });
   const client = new Client({ connection });
   const taskQueue = options.taskQueue ?? `test-${randomUUID()}`;
-  let worker: { instance: Worker; running: Promise<void>; connection: NativeConnection; mcpPool: McpPool; db: Db; runChanges: RunChangeFeed } | undefined;
+  let worker: { instance: EngineWorker; running: Promise<void>; connection: NativeConnection; mcpPool: McpPool; db: Db; runChanges: RunChangeFeed } | undefined;
 
   const engine: Engine = {
     db, client, taskQueue,

@@ -1,5 +1,8 @@
 import { isDeepStrictEqual } from 'node:util';
-import { DEFAULT_TASK_TIMEOUT_MS, SIZE_BOUNDS, type Integration, type IntegrationTransport } from '../../core/integration';
+import {
+  CONCURRENT_CALLS, DEFAULT_ELICITATION_TIMEOUT_MS, DEFAULT_MAX_TOTAL_TIMEOUT_MS, DEFAULT_TASK_TIMEOUT_MS, DEFAULT_TOOL_TIMEOUT_MS, SIZE_BOUNDS,
+  type Integration, type IntegrationTransport,
+} from '../../core/integration';
 import type { OperatorNames } from '../../platform/operator-names';
 import { DEFAULT_SAMPLING_MAX_TOKENS } from '../../core/sampling';
 import { requireAdminForName, type Caller } from '../caller';
@@ -29,7 +32,9 @@ export function adminFieldsChanged(current: IntegrationTransport, next: Integrat
 /** Whether setting `next` over `current` (undefined while the integration is being created) needs the admin key. */
 type Widens<K extends keyof Integration> = (next: Integration[K], current: Integration[K] | undefined) => boolean;
 
-const raisesAboveDefault = (bound: { default: number }): Widens<'maxResultBytes' | 'maxResourceBytes'> =>
+type NumericSetting = 'maxResultBytes' | 'maxResourceBytes' | 'toolTimeoutMs' | 'elicitationTimeoutMs' | 'maxConcurrentCalls' | 'taskTimeoutMs';
+
+const raisesAboveDefault = (bound: { default: number }): Widens<NumericSetting> =>
   (next, current) => next > Math.max(current ?? 0, bound.default);
 
 /**
@@ -51,7 +56,13 @@ const ADMIN_SETTINGS = {
   sampling: (next, current) => next !== 'never' && next !== (current ?? 'never'),
   samplingMaxTokens: (next, current) => next > Math.max(current ?? 0, DEFAULT_SAMPLING_MAX_TOKENS),
   // A task holds the server's work (and the run) longer.
-  taskTimeoutMs: (next, current) => next > Math.max(current ?? 0, DEFAULT_TASK_TIMEOUT_MS),
+  taskTimeoutMs: raisesAboveDefault({ default: DEFAULT_TASK_TIMEOUT_MS }),
+  // A call holds a worker's tool slot as long as its timeouts let it, and a server's question as long as it waits.
+  toolTimeoutMs: raisesAboveDefault({ default: DEFAULT_TOOL_TIMEOUT_MS }),
+  maxTotalTimeoutMs: (next, current) => next !== null && next > Math.max(current ?? 0, DEFAULT_MAX_TOTAL_TIMEOUT_MS),
+  elicitationTimeoutMs: raisesAboveDefault({ default: DEFAULT_ELICITATION_TIMEOUT_MS }),
+  // How many of a worker's tool slots the integration's calls may hold at once.
+  maxConcurrentCalls: raisesAboveDefault(CONCURRENT_CALLS),
   maxResultBytes: raisesAboveDefault(SIZE_BOUNDS.maxResultBytes),
   maxResourceBytes: raisesAboveDefault(SIZE_BOUNDS.maxResourceBytes),
 } satisfies { [K in keyof Integration]?: Widens<K> };
@@ -59,7 +70,7 @@ const ADMIN_SETTINGS = {
 type AdminSetting = keyof typeof ADMIN_SETTINGS;
 
 /** Settings a request names otherwise than they are stored (a duration as text). */
-const REQUEST_NAMES: Partial<Record<AdminSetting, string>> = { taskTimeoutMs: 'taskTimeout' };
+const REQUEST_NAMES: Partial<Record<AdminSetting, string>> = { taskTimeoutMs: 'taskTimeout', elicitationTimeoutMs: 'elicitationTimeout' };
 
 /**
  * The admin-only settings given in `next` (absent ones are left out) that change `current` as only

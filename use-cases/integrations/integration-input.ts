@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { parseApprovalTimeout, type ApprovalPolicy } from '../../core/approval';
-import { MAX_TASK_TIMEOUT_MS, SIZE_BOUNDS, TASK_QUEUE_PATTERN, type IntegrationTransport } from '../../core/integration';
+import { CONCURRENT_CALLS, MAX_TASK_TIMEOUT_MS, SIZE_BOUNDS, TASK_QUEUE_PATTERN, type IntegrationTransport } from '../../core/integration';
 import { PROTOCOL_CHOICES } from '../../core/protocol-era';
 import { SAMPLING_MODES } from '../../core/sampling';
 import { DURATION_PATTERN, parseDuration } from '../../core/duration';
@@ -153,6 +153,7 @@ const importedSettingsSchema = z.object({
   protocol: z.enum(PROTOCOL_CHOICES).optional(),
   sampling: z.enum(SAMPLING_MODES).optional(),
   samplingMaxTokens: z.number().int().min(1).max(1_000_000).optional(),
+  maxConcurrentCalls: z.number().int().min(1).max(CONCURRENT_CALLS.max).optional(),
 });
 
 export type ImportedSettings = z.infer<typeof importedSettingsSchema>;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { PROTOCOL_CHOICES } from '../../core/protocol-era';
 import { SAMPLING_MODES } from '../../core/sampling';
-import { INTEGRATION_NAME_PATTERN, integrationNameProblem, SIZE_BOUNDS, TASK_QUEUE_PATTERN } from '../../core/integration';
+import { CONCURRENT_CALLS, INTEGRATION_NAME_PATTERN, integrationNameProblem, SIZE_BOUNDS, TASK_QUEUE_PATTERN } from '../../core/integration';
 import {
   approvalPolicySchema, elicitationTimeoutMs, elicitationTimeoutSchema, promptCacheTtlMs, promptCacheTtlSchema, taskTimeoutMs, taskTimeoutSchema, transportSchema,
 } from './integration-input';
@@ -28,8 +28,12 @@ const transportDescription = '{type:"stdio", command, args?, env?, cwd?} or {typ
 
 /** An integration's settings beside its name and transport, as a caller sets them and as responses show them. */
 export const integrationSettings = {
-  toolTimeoutMs: z.int().min(1).max(MAX_INT32).describe('per MCP request; default 60000'),
-  maxTotalTimeoutMs: z.int().min(1).max(MAX_INT32).nullable().describe('bound on a call that keeps reporting progress'),
+  toolTimeoutMs: z.int().min(1).max(MAX_INT32).describe('per MCP request; default 60000 (raising it above the default needs the admin key)'),
+  maxTotalTimeoutMs: z.int().min(1).max(MAX_INT32).nullable()
+    .describe('bound on a call that keeps reporting progress; null: 10 minutes, or toolTimeoutMs when longer (above 10 minutes needs the admin key)'),
+  maxConcurrentCalls: z.int().min(1).max(CONCURRENT_CALLS.max)
+    .describe('how many of its calls one worker runs at once (default 10); further calls wait their turn without holding a worker\'s slot. '
+      + 'Raising it above the default needs the admin key'),
   maxResourceBytes: z.int().min(1).max(SIZE_BOUNDS.maxResourceBytes.max)
     .describe('the largest resource read (default and most: 256 MiB, since a resource is read as one string)'),
   maxResultBytes: z.int().min(1).max(SIZE_BOUNDS.maxResultBytes.max)
@@ -64,7 +68,7 @@ export const integrationSettings = {
 const settingsRequest = z.object({
   ...integrationSettings,
   elicitationTimeout: elicitationTimeoutSchema
-    .describe('how long a tool call waits for answers to the server\'s questions before declining them, e.g. "90s", "10m" (default 10m)'),
+    .describe('how long a tool call waits for answers to the server\'s questions before declining them, e.g. "90s", "10m" (default 10m; raising it needs the admin key)'),
   taskTimeout: taskTimeoutSchema
     .describe('how long a tool call the server runs as a task (MCP tasks) may take in all, e.g. "30m", "4h" (default 1h, at most 24h; raising it needs the admin key)'),
   promptCacheTtl: promptCacheTtlSchema.nullable()

@@ -70,7 +70,7 @@ export async function startRun(deps: StartRunDeps, req: StartRunRequest): Promis
   // The thread is held by a run without a result: it may still run, or have closed from outside.
   const run = found.run ?? await claimAndInsert(deps, { id: runId, threadId: found.thread.id, agentId: agent.id, input: req.input, idempotencyKey: null, requestHash: null });
   if (!run) throw new EngineError('conflict', `Run ${runId} could not be recorded; retry`);
-  await startWorkflowOrUndo(deps, run, req, agent.name);
+  await startWorkflowOrUndo(deps, run, req, agent);
   return { run, created: true };
 }
 
@@ -105,7 +105,7 @@ export async function startRunOnNewThread(deps: StartRunDeps, req: StartOnNewThr
   const { agent, run } = await insertRunOnNewThread(deps.db, { runId: newId('run'), threadId: newId('thr'), agentRef: req.agentRef, input: req.input });
   if (!agent) throw new EngineError('not_found', `Agent ${req.agentRef} does not exist`);
   if (!run) throw new EngineError('agent_disabled', agentDisabledText(agent));
-  await startWorkflowOrUndo(deps, run, { threadId: run.threadId, input: req.input, limits: req.limits }, agent.name, { newThread: true });
+  await startWorkflowOrUndo(deps, run, { threadId: run.threadId, input: req.input, limits: req.limits }, agent, { newThread: true });
   return { run, created: true };
 }
 
@@ -134,7 +134,7 @@ async function startIdempotentRunOf(deps: StartRunDeps, agent: Agent, req: Start
     if (!winner) throw new EngineError('conflict', 'A concurrent request with this Idempotency-Key failed; retry it');
     return replay(deps, winner, hash, req);
   }
-  await startWorkflowOrUndo(deps, run, req, agent.name);
+  await startWorkflowOrUndo(deps, run, req, agent);
   return { run, created: true };
 }
 
@@ -149,12 +149,12 @@ async function claimAndInsert(deps: StartRunDeps, record: Omit<RunRecord, 'creat
 
 /** A workflow that could not be started leaves neither the claim nor the run behind, nor a thread made for it. */
 async function startWorkflowOrUndo(
-  deps: StartRunDeps, run: RunRecord, req: StartRunRequest, agentName: string, { newThread = false } = {},
+  deps: StartRunDeps, run: RunRecord, req: StartRunRequest, agent: StartedAgent, { newThread = false } = {},
 ): Promise<void> {
   // Before the start: once the workflow runs, only a read can tell what it has done.
   deps.views?.seed(run.id, newRunView(run));
   try {
-    await startWorkflow(deps, run, req, agentName);
+    await startWorkflow(deps, run, req, agent);
   } catch (err) {
     deps.views?.forget(run.id);
     await releaseThread(deps.db, run.threadId, run.id);
@@ -174,8 +174,15 @@ async function replay(deps: StartRunDeps, existing: RunRecord, hash: string, req
 
 const firstLine = (text: string) => shortened(text.trim().split('\n')[0] ?? '', 120);
 
-async function startWorkflow(deps: StartRunDeps, run: RunRecord, req: StartRunRequest, agentName?: string): Promise<void> {
-  const input: RunWorkflowInput = { runId: run.id, continueAsNewAtHistoryBytes: req.continueAsNewAtHistoryBytes, ...(req.limits ? { limits: req.limits } : {}) };
+/** What a run's start needs of its agent: its name for the Web UI, whether its preparation discovers integrations. */
+type StartedAgent = Pick<Agent, 'name' | 'integrationIds'>;
+
+async function startWorkflow(deps: StartRunDeps, run: RunRecord, req: StartRunRequest, known?: StartedAgent): Promise<void> {
+  const agent = known ?? await findAgent(deps.db, run.agentId);
+  const input: RunWorkflowInput = {
+    runId: run.id, continueAsNewAtHistoryBytes: req.continueAsNewAtHistoryBytes, ...(req.limits ? { limits: req.limits } : {}),
+    ...(agent?.integrationIds.length ? { discovers: true } : {}),
+  };
   try {
     await deps.client.workflow.start(RUN_WORKFLOW_TYPE, {
       workflowId: run.id,
@@ -189,7 +196,7 @@ async function startWorkflow(deps: StartRunDeps, run: RunRecord, req: StartRunRe
         { key: runStatusKey, value: 'running' },
       ],
       // The Web UI's run list then reads as a list of conversations.
-      staticSummary: `${agentName ?? (await findAgent(deps.db, run.agentId))?.name ?? run.agentId}: ${firstLine(run.input)}`,
+      staticSummary: `${agent?.name ?? run.agentId}: ${firstLine(run.input)}`,
       staticDetails: `run ${run.id} on thread ${run.threadId}`,
     });
   } catch (err) {
