@@ -11,7 +11,7 @@ export interface SseStream {
   /** aborted when the client disconnects or `close` is called */
   readonly signal: AbortSignal;
   /** writes one event; waits while the client is slow to read. Resolves false once the stream is closed. */
-  send(event: { id?: number; event: string; data: unknown }): Promise<boolean>;
+  send(event: { id?: string; event: string; data: unknown }): Promise<boolean>;
   close(): void;
 }
 

@@ -3,7 +3,8 @@ import { createParser } from 'eventsource-parser';
 import { ApiError, type ApiClient } from './api-client';
 
 export interface StreamEvent {
-  id?: number;
+  /** the stream's cursor after this event (`12`, or `12,14-15` when events came ahead of a gap): what a resumed stream gives back */
+  id?: string;
   event: string;
   data: Record<string, unknown>;
 }
@@ -15,7 +16,7 @@ export async function* parseSse(body: ReadableStream<Uint8Array>): AsyncGenerato
   const parser = createParser({
     onEvent: ({ id, event, data }) => {
       try {
-        ready.push({ ...(id !== undefined && /^\d+$/.test(id) ? { id: Number(id) } : {}), event: event ?? 'message', data: JSON.parse(data) as Record<string, unknown> });
+        ready.push({ ...(id ? { id } : {}), event: event ?? 'message', data: JSON.parse(data) as Record<string, unknown> });
       } catch {
         // not ours to interpret
       }
@@ -35,12 +36,12 @@ const RECONNECT_DELAY_MS = 1_000;
  * Last-Event-ID, so no event is shown twice or missed; after a few failed reconnects it gives up.
  */
 export async function* followRun(api: ApiClient, runId: string, signal: AbortSignal): AsyncGenerator<StreamEvent> {
-  let lastId: number | undefined;
+  let lastId: string | undefined;
   let failures = 0;
   while (!signal.aborted) {
     try {
       const res = await api.stream(`/v1/runs/${encodeURIComponent(runId)}/events`,
-        lastId === undefined ? {} : { 'last-event-id': String(lastId) }, signal);
+        lastId === undefined ? {} : { 'last-event-id': lastId }, signal);
       if (!res.body) throw new ApiError('The API answered the event stream without a body');
       for await (const event of parseSse(res.body)) {
         failures = 0;

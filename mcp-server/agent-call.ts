@@ -12,6 +12,7 @@ import { findAgent } from '../store/agents';
 import type { Logger } from '../platform/logger';
 import { EngineError } from '../core/engine-error';
 import { followRunEvents, type RunProgress } from '../use-cases/runs/follow-events';
+import { EventCursor } from '../use-cases/runs/event-cursor';
 import { readRun } from '../use-cases/runs/runs';
 import type { RunView } from '../core/run-view';
 import { MAX_RUN_INPUT_CHARS, startRun } from '../use-cases/runs/start-run';
@@ -149,7 +150,7 @@ async function followCall(deps: AgentCallDeps, call: FollowedCall, ctx: AgentCal
   // Watched before the first read, so that nothing written meanwhile goes unheard.
   const watch = deps.changes.watch(runId, ['event', 'progress', 'ended']);
   const follow = followRunEvents(deps.db, runId, {
-    afterSeq: 0, progressCheckMs: IDLE_CHECK_MS, signal: ctx.signal, progress: () => runProgress(deps, runId),
+    after: EventCursor.after(0), progressCheckMs: IDLE_CHECK_MS, signal: ctx.signal, progress: () => runProgress(deps, runId),
     changed: () => watch.next(IDLE_CHECK_MS, ctx.signal),
   });
   // A question to the client is withdrawn once its call is decided elsewhere (the API, the CLI, the

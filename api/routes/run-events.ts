@@ -11,11 +11,12 @@ import { findRun } from '../../store/runs/runs';
 import { pendingRunInputs } from '../../store/runs/inputs';
 import { followedSamplings } from '../../store/runs/samplings';
 import { followRunEvents, samplingView } from '../../use-cases/runs/follow-events';
+import { EventCursor } from '../../use-cases/runs/event-cursor';
 import { followTurnText } from '../../use-cases/runs/follow-text';
 import { pendingInputView } from '../../use-cases/runs/runs';
 import { runNotFound } from '../../use-cases/problem';
 import { openSse, type SseStream } from '../sse';
-import { idParams, problemResponse, queryInteger } from '../schemas';
+import { idParams, problemResponse } from '../schemas';
 import { closingSignal } from '../closing-signal';
 
 export interface RunEventRouteDeps {
@@ -31,12 +32,15 @@ const IDLE_REREAD_MS = 60_000;
 const CHILDREN_REREAD_MS = 1_000;
 const DEFAULT_HEARTBEAT_MS = 15_000;
 
+/** An event's id: the events a stream had sent (`12`: up to 12; `12,14-15`: and 14 and 15, which came ahead of 13). */
+const cursor = z.string().refine((text) => EventCursor.parse(text) !== undefined, 'must be an event id of this stream, such as 12 or 12,14-15');
+
 const eventsQuery = z.strictObject({
-  after: queryInteger(0, Number.MAX_SAFE_INTEGER).optional().describe('like Last-Event-ID, for clients that cannot set headers'),
+  after: cursor.optional().describe('like Last-Event-ID, for clients that cannot set headers'),
 });
 
 const eventsHeaders = z.looseObject({
-  'last-event-id': z.string().regex(/^[0-9]{1,9}$/).optional().describe('resume after this event id (seq)'),
+  'last-event-id': cursor.optional().describe('resume after this event id'),
 });
 
 export const runEventRoutes: FastifyPluginAsyncZod<RunEventRouteDeps> = async (app, deps) => {
@@ -46,7 +50,7 @@ export const runEventRoutes: FastifyPluginAsyncZod<RunEventRouteDeps> = async (a
   app.get('/runs/:id/events', {
     schema: {
       tags: ['runs'],
-      summary: 'Follow a run as Server-Sent Events (event id = seq; resumable with Last-Event-ID); closes after run_ended',
+      summary: 'Follow a run as Server-Sent Events (each event as it is written; resumable with Last-Event-ID); closes after run_ended',
       params: idParams, querystring: eventsQuery, headers: eventsHeaders,
       response: {
         200: { description: 'text/event-stream: run_started, turn_started, turn_ended, tool_call_started, tool_call_ended, approval_requested, approval_resolved, child_run_started, child_run_ended, run_ended; approval_requested and approval_resolved (no id) for the approvals its running sub-agent runs wait for, with their runId; input_requested (no id) for each question an MCP server asks that waits for an answer, and input_resolved (no id) once it no longer waits; sampling_requested and sampling_resolved (no id) for each request of an MCP server to sample the run\'s model (its status, and its usage once answered); text_delta (no id, not replayed) with {turn, attempt, text}: the model\'s words as it writes them (a stream joining mid-turn gets the text so far first), text_reset {turn, attempt} before a turn\'s text starts again (a retried attempt, or the whole text again after the worker\'s writes fell behind), and tool_input_delta (no id) with {turn, attempt, toolCallId, text}: a tool call\'s arguments as the model writes them, where its provider streams them', content: { 'text/event-stream': { schema: z.string() } } },
@@ -57,11 +61,10 @@ export const runEventRoutes: FastifyPluginAsyncZod<RunEventRouteDeps> = async (a
   }, async (request, reply) => {
     const runId = request.params.id;
     if (!(await findRun(deps.db, runId))) throw runNotFound(runId);
-    const lastEventId = request.headers['last-event-id'];
-    const afterSeq = lastEventId !== undefined ? Number(lastEventId) : (request.query.after ?? 0);
+    const after = EventCursor.parse(request.headers['last-event-id'] ?? request.query.after ?? '0')!;
     const stream = openSse(request, reply, { heartbeatMs: deps.heartbeatMs ?? DEFAULT_HEARTBEAT_MS, stop: closing });
     try {
-      await sendRunEvents(deps, runId, afterSeq, stream);
+      await sendRunEvents(deps, runId, after, stream);
     } catch (err) {
       request.log.error({ err, runId }, 'run event stream failed');
     } finally {
@@ -76,8 +79,8 @@ const WORKFLOW_CLOSED_EVENT = {
   error: { type: 'WorkflowClosed', message: 'The run\'s workflow closed without recording an outcome (terminated or timed out)' },
 };
 
-/** The run's events after `afterSeq` until run_ended, then the stream ends; questions waiting for an answer go as input_requested, then input_resolved. */
-async function sendRunEvents(deps: RunEventRouteDeps, runId: string, afterSeq: number, stream: SseStream): Promise<void> {
+/** The run's events not in `after` until run_ended, then the stream ends; questions waiting for an answer go as input_requested, then input_resolved. */
+async function sendRunEvents(deps: RunEventRouteDeps, runId: string, after: EventCursor, stream: SseStream): Promise<void> {
   const present = eventPresenter(deps.db, runId);
   const watch = deps.changes.watch(runId, ['event', 'progress', 'ended', 'input']);
   // Sampling requests resolved before the stream began are not news to it.
@@ -90,7 +93,7 @@ async function sendRunEvents(deps: RunEventRouteDeps, runId: string, afterSeq: n
   try {
     // A run closed from outside gets its result and run_ended from the API's reconciliation.
     const items = followRunEvents(deps.db, runId, {
-      afterSeq, progressCheckMs: 0, signal: stream.signal,
+      after, progressCheckMs: 0, signal: stream.signal,
       changed: () => watch.next(children?.running ? CHILDREN_REREAD_MS : IDLE_REREAD_MS, stream.signal),
       progress: async () => ((await findRunResult(deps.db, runId)) ? 'ended' : 'running'),
       pendingInputs: async () => {
@@ -102,7 +105,7 @@ async function sendRunEvents(deps: RunEventRouteDeps, runId: string, afterSeq: n
     });
     for await (const item of items) {
       const sent = item.kind === 'event'
-        ? await stream.send({ id: item.event.seq, event: item.event.type, data: await present(item.event) })
+        ? await stream.send({ id: item.cursor, event: item.event.type, data: await present(item.event) })
         : item.kind === 'input_requested'
           ? await stream.send({ event: 'input_requested', data: { type: 'input_requested', runId, ...item.input } })
           : item.kind === 'input_resolved'

@@ -8,9 +8,11 @@ import { appendEvent, listEvents, mergeEventData, type RunEvent } from '../../st
 import { insertRun } from '../../store/runs/runs';
 import { insertThread } from '../../store/threads/threads';
 import { releasable } from '../../use-cases/runs/follow-events';
+import { EventCursor } from '../../use-cases/runs/event-cursor';
 import { logger, startEngine, type Engine } from '../support/engine';
 import { testStack } from '../support/stack-env';
 import { waitFor } from '../support/wait';
+import { insertFixtureIntegration } from '../support/fixture-integration';
 
 /** A real pg pool that counts its queries, to see that a stream's poll loop stops when its client leaves. */
 class CountingPool extends pg.Pool {
@@ -21,7 +23,7 @@ class CountingPool extends pg.Pool {
   }
 }
 
-interface SseEvent { id?: number; event: string; data: Record<string, unknown> }
+interface SseEvent { id?: string; event: string; data: Record<string, unknown> }
 
 /** Reads an SSE response with its own minimal parser; stops (disconnecting) once `enough` says so. */
 async function readSse(url: string, headers: Record<string, string>, enough: (events: SseEvent[]) => boolean = () => false) {
@@ -43,7 +45,7 @@ async function readSse(url: string, headers: Record<string, string>, enough: (ev
     events.length = 0;
     for (const block of blocks.slice(0, -1)) {
       const fields = Object.fromEntries(block.split('\n').filter((l) => !l.startsWith(':')).map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 2)]));
-      if (fields.data) events.push({ id: fields.id ? Number(fields.id) : undefined, event: fields.event, data: JSON.parse(fields.data) });
+      if (fields.data) events.push({ id: fields.id || undefined, event: fields.event, data: JSON.parse(fields.data) });
     }
     if (enough(events)) {
       abort.abort();
@@ -80,8 +82,8 @@ describe('following runs', () => {
     return { status: res.status, body: (await res.json()) as any }; // eslint-disable-line @typescript-eslint/no-explicit-any
   };
 
-  async function agentWithThreads(script: ScriptStep[], threads: number) {
-    const agent = await insertAgent(engine.db, { name: `agent-${randomUUID()}`, model: { provider: 'scripted', script } });
+  async function agentWithThreads(script: ScriptStep[], threads: number, integrationIds: string[] = []) {
+    const agent = await insertAgent(engine.db, { name: `agent-${randomUUID()}`, model: { provider: 'scripted', script }, integrationIds });
     const threadIds = [];
     for (let i = 0; i < threads; i++) threadIds.push((await insertThread(engine.db, agent.id)).id);
     return { agent, threadIds };
@@ -158,12 +160,14 @@ describe('following runs', () => {
     await new Promise((r) => setTimeout(r, 1_500)); // absence can only be observed over time: several poll intervals
     expect(apiPool.queries).toBe(before);
 
-    const rest = await readSse(eventsUrl, { 'last-event-id': String(lastId) });
+    const rest = await readSse(eventsUrl, { 'last-event-id': lastId });
     expect(rest.ended).toBe(true);
     expect(rest.raw).toContain(': keep-alive\n\n');
-    const received = [...first.events, ...rest.events];
+    // Each event once, whatever order the turn's parallel calls wrote them in.
+    const bySeq = (events: SseEvent[]) => [...events].sort((a, b) => Number(a.data.seq) - Number(b.data.seq));
+    const received = bySeq([...first.events, ...rest.events]);
     const stored = await listEvents(engine.db, runId);
-    expect(received.map((e) => e.id)).toEqual(stored.map((e) => e.seq));
+    expect(received.map((e) => e.data.seq)).toEqual(stored.map((e) => e.seq));
     expect(received.map((e) => e.event)).toEqual(stored.map((e) => e.type));
     expect(received.at(-1)).toMatchObject({ event: 'run_ended', data: { status: 'completed', stopReason: 'answer' } });
     const ended = received.filter((e) => e.event === 'tool_call_ended').map((e) => e.data);
@@ -173,9 +177,35 @@ describe('following runs', () => {
 
     // After the end, a resume from the middle replays the rest and closes; one past the end closes at once.
     const replay = await readSse(eventsUrl, {}, () => false);
-    expect(replay.events.map((e) => e.id)).toEqual(stored.map((e) => e.seq));
+    expect(replay.events.map((e) => e.id)).toEqual(stored.map((e) => String(e.seq)));
     const past = await readSse(`${eventsUrl}?after=${stored.at(-1)!.seq}`, {});
     expect(past).toMatchObject({ ended: true, events: [] });
+  });
+
+  test('a fast tool call\'s events come as they happen, ahead of a slower sibling\'s; a resume from between them repeats nothing', async () => {
+    const fx = await insertFixtureIntegration(engine.db);
+    const { threadIds } = await agentWithThreads([
+      { toolCalls: [{ name: `${fx.name}__slow_progress`, arguments: { ms: 4_000 } }, { name: `${fx.name}__echo`, arguments: { text: 'quick' } }] },
+      { text: 'done' },
+    ], 1, [fx.id]);
+    const runId = await engine.start({ threadId: threadIds[0], input: 'go' });
+    const eventsUrl = `${url}/v1/runs/${runId}/events`;
+    const ended = (events: SseEvent[], name: string) => events.find((e) => e.event === 'tool_call_ended' && String(e.data.name).endsWith(name));
+    // The stream stops as soon as echo's end is shown: the slow call is still running then.
+    const first = await readSse(eventsUrl, {}, (events) => ended(events, '__echo') !== undefined);
+    expect(ended(first.events, '__slow_progress')).toBeUndefined();
+    const echoEnd = ended(first.events, '__echo')!;
+    const slowStart = first.events.find((e) => e.event === 'tool_call_started' && String(e.data.name).endsWith('__slow_progress'))!;
+    expect(Number(echoEnd.data.seq)).toBeGreaterThan(Number(slowStart.data.seq) + 1);
+    // Its id says that it came ahead of the slow call's end.
+    expect(echoEnd.id).toMatch(/^\d+,[\d,-]+$/);
+    expect((await listEvents(engine.db, runId)).some((e) => e.type === 'tool_call_ended' && String(e.data.name).endsWith('__slow_progress'))).toBe(false);
+
+    const rest = await readSse(eventsUrl, { 'last-event-id': first.events.at(-1)!.id! });
+    const stored = await listEvents(engine.db, runId);
+    const seqs = [...first.events, ...rest.events].map((e) => Number(e.data.seq)).sort((a, b) => a - b);
+    expect(seqs).toEqual(stored.map((e) => e.seq));
+    expect(rest.events.at(-1)).toMatchObject({ event: 'run_ended', id: String(stored.at(-1)!.seq) });
   });
 
   test('closing the API ends open event streams instead of waiting for their runs', async () => {
@@ -204,7 +234,7 @@ describe('following runs', () => {
     const prefix = { messageCount: 0, injectedPrompts: 0, bytes: 15 };
     await mergeEventData(engine.db, runId, 1, { prefix });
     const [sent] = (await live).events;
-    expect(sent).toMatchObject({ id: 1, event: 'run_started', data: { agentId: agent.id, prefix } });
+    expect(sent).toMatchObject({ id: '1', event: 'run_started', data: { agentId: agent.id, prefix } });
     await appendEvent(engine.db, runId, 2, 'run_ended', { status: 'failed', stopReason: 'error', error: null });
     const replay = await readSse(`${url}/v1/runs/${runId}/events`, {}, (events) => events.length > 0);
     expect(replay.events[0]).toEqual(sent);
@@ -218,22 +248,54 @@ describe('following runs', () => {
   });
 });
 
-describe('releasing events in order', () => {
+describe('releasing events as they are written', () => {
   const ev = (seq: number, type: RunEvent['type']): RunEvent => ({ seq, type, data: {}, createdAt: '' });
+  const seqs = (delivered: { event: RunEvent }[]) => delivered.map((d) => d.event.seq);
 
-  test('a parallel tool call that ends early waits for the lower seq, until a later turn settles the gap', () => {
+  test('a parallel tool call that ends early is delivered at once; the cursor says which came ahead of the gap', () => {
     // seq 5 (the first tool call's end) is not written yet; the second call started and ended.
     const written = [ev(1, 'run_started'), ev(2, 'turn_started'), ev(3, 'turn_ended'), ev(4, 'tool_call_started'), ev(6, 'tool_call_started'), ev(7, 'tool_call_ended')];
-    expect(releasable(written, 0).map((e) => e.seq)).toEqual([1, 2, 3, 4]);
-    expect(releasable([...written, ev(5, 'tool_call_ended')], 4).map((e) => e.seq)).toEqual([5, 6, 7]);
-    // A gap below the next turn_started never fills (a step retried after a crash skipped it).
-    expect(releasable([ev(6, 'tool_call_started'), ev(7, 'tool_call_ended'), ev(8, 'turn_started'), ev(10, 'tool_call_started')], 4).map((e) => e.seq)).toEqual([6, 7, 8]);
+    const cursor = EventCursor.after(0);
+    const first = releasable(written, cursor);
+    expect(seqs(first)).toEqual([1, 2, 3, 4, 6, 7]);
+    expect(first.map((d) => d.cursor)).toEqual(['1', '2', '3', '4', '4,6', '4,6-7']);
+    // Nothing twice: only the late one is new, and the cursor closes up.
+    const second = releasable([...written, ev(5, 'tool_call_ended')], cursor);
+    expect(second.map((d) => [d.event.seq, d.cursor])).toEqual([[5, '7']]);
+    // A follower resuming from the cursor before 5 came gets 5 alone.
+    expect(seqs(releasable([...written, ev(5, 'tool_call_ended')], EventCursor.parse('4,6-7')!))).toEqual([5]);
+  });
+
+  test('a gap below the next turn_started never fills: the cursor moves past it', () => {
+    const cursor = EventCursor.parse('4')!;
+    const out = releasable([ev(6, 'tool_call_started'), ev(7, 'tool_call_ended'), ev(8, 'turn_started'), ev(10, 'tool_call_started')], cursor);
+    expect(out.map((d) => [d.event.seq, d.cursor])).toEqual([[6, '4,6'], [7, '4,6-7'], [8, '8'], [10, '8,10']]);
+  });
+
+  test('past 32 runs of numbers ahead of a gap, further events wait for it', () => {
+    // 1 is missing; 3, 5, 7, … each a run of its own.
+    const ahead = Array.from({ length: 40 }, (_, i) => ev(3 + 2 * i, 'tool_call_ended'));
+    const cursor = EventCursor.after(0);
+    expect(releasable(ahead, cursor)).toHaveLength(32);
+    expect(cursor.toString().split(',')).toHaveLength(33);
+    expect(cursor.toString().length).toBeLessThan(200);
+    // The next turn settles every gap below it: what waited goes out, in order, and the cursor closes up.
+    const rest = releasable([...ahead, ev(90, 'turn_started')], cursor);
+    expect(seqs(rest)).toEqual([67, 69, 71, 73, 75, 77, 79, 81, 90]);
+    expect(cursor.toString()).toBe('90');
   });
 
   test('run_started waits until it carries its prefix, or until a later event shows the run went on without one', () => {
     const started = ev(1, 'run_started');
-    expect(releasable([started], 0)).toEqual([]);
-    expect(releasable([{ ...started, data: { prefix: { messageCount: 1, injectedPrompts: 0, bytes: 10 } } }], 0).map((e) => e.seq)).toEqual([1]);
-    expect(releasable([started, ev(2, 'run_ended')], 0).map((e) => e.seq)).toEqual([1, 2]);
+    expect(releasable([started], EventCursor.after(0))).toEqual([]);
+    expect(seqs(releasable([{ ...started, data: { prefix: { messageCount: 1, injectedPrompts: 0, bytes: 10 } } }], EventCursor.after(0)))).toEqual([1]);
+    expect(seqs(releasable([started, ev(2, 'run_ended')], EventCursor.after(0)))).toEqual([1, 2]);
+  });
+
+  test('a cursor is read back only in the form it is written', () => {
+    for (const text of ['0', '12', '12,14', '12,14-15,18']) expect(EventCursor.parse(text)?.toString()).toBe(text);
+    for (const text of ['', 'abc', '-1', '12,12', '12,15,14', '12,13', '12,15-14', '1234567890', `1,${Array.from({ length: 40 }, (_, i) => 3 + 2 * i).join(',')}`]) {
+      expect(EventCursor.parse(text)).toBeUndefined();
+    }
   });
 });

@@ -7,6 +7,7 @@ import { insertIntegration } from '../../store/integrations/integrations';
 import { type Integration } from '../../core/integration';
 import { listEvents } from '../../store/runs/events';
 import { releasable } from '../../use-cases/runs/follow-events';
+import { EventCursor } from '../../use-cases/runs/event-cursor';
 import { insertThread } from '../../store/threads/threads';
 import { startApiEngine, stopApiEngine, type ApiEngine } from '../support/api-engine';
 import { testStack } from '../support/stack-env';
@@ -140,7 +141,7 @@ describe('approval of tool calls', () => {
     }, WAIT_MS, 'echo done while count waits');
     expect((await read(runId)).pendingApprovals.map((p) => p.toolCallId)).toEqual(['call_1_2']);
     // An event stream shows echo's end at once too: nothing it must deliver first waits for the decision.
-    const streamed = releasable(await listEvents(api.engine.db, runId), 0).map((e) => `${e.type} ${String(e.data.toolCallId ?? '')}`.trim());
+    const streamed = releasable(await listEvents(api.engine.db, runId), EventCursor.after(0)).map(({ event: e }) => `${e.type} ${String(e.data.toolCallId ?? '')}`.trim());
     expect(streamed).toEqual(expect.arrayContaining(['approval_requested call_1_2', 'tool_call_started call_1_1', 'tool_call_ended call_1_1']));
     expect(streamed).not.toContain('tool_call_started call_1_2');
     expect((await decide(runId, 'call_1_2', { decision: 'approve' })).statusCode).toBe(200);

@@ -3,6 +3,7 @@ import { listEvents, type RunEvent } from '../../store/runs/events';
 import type { SamplingRecord } from '../../store/runs/samplings';
 import type { PendingInputView } from '../../core/run-view';
 import type { Usage } from '../../core/messages';
+import { EventCursor } from './event-cursor';
 import type { SamplingStatus } from '../../core/sampling';
 
 /**
@@ -10,11 +11,13 @@ import type { SamplingStatus } from '../../core/sampling';
  *
  * Sequence numbers are allocated by the workflow but written by activities, and the tool calls of
  * one turn run in parallel: the second call's events can be written before the first call's
- * `tool_call_ended`. A follower that resumes "after seq N" must never have skipped a lower seq that
- * appears later, so events are released in seq order only. A gap is waited for, unless it is
- * settled: everything below a `turn_started` or `run_ended` was written by activities that
- * finished before that event's writer was scheduled, so a gap below one will never fill (a step
- * retried after a crash may skip an event it had already half-written).
+ * `tool_call_ended`. Each event is delivered as soon as it is written, whatever its number, and
+ * carries the follower's cursor (event-cursor.ts: the numbers delivered so far), which a follower
+ * resuming gives back so that it misses and repeats nothing. A gap is settled by the next
+ * `turn_started` or `run_ended`: everything below one was written by activities that finished
+ * before that event's writer was scheduled, so a gap below it will never fill (a step retried after
+ * a crash may skip an event it had already half-written). Past the cursor's bound (32 runs of
+ * numbers ahead of a gap) further events wait for the gap, as all did before.
  */
 
 const BARRIERS: ReadonlySet<RunEvent['type']> = new Set(['run_started', 'turn_started', 'run_ended']);
@@ -24,24 +27,28 @@ const BARRIERS: ReadonlySet<RunEvent['type']> = new Set(['run_started', 'turn_st
  * written: the prompt-prefix step merges `prefix` (its size) into it. It is held back until it
  * carries `prefix` or a later event exists (the run went on, or ended before building a prefix).
  */
-function isComplete(e: RunEvent, sorted: RunEvent[]): boolean {
+function isComplete(e: RunEvent, events: RunEvent[]): boolean {
   if (e.type !== 'run_started' || 'prefix' in e.data) return true;
-  return sorted.some((later) => later.seq > e.seq);
+  return events.some((later) => later.seq > e.seq);
 }
 
-/** The events (all with seq > lastSeq, in seq order) that can be delivered now, in order. */
-export function releasable(events: RunEvent[], lastSeq: number): RunEvent[] {
-  const sorted = [...events].sort((a, b) => a.seq - b.seq);
-  let settledUpTo = lastSeq;
-  for (const e of sorted) if (BARRIERS.has(e.type) && e.seq > settledUpTo) settledUpTo = e.seq;
-  const out: RunEvent[] = [];
-  let cursor = lastSeq;
-  for (const e of sorted) {
-    if (e.seq <= cursor) continue;
-    if (e.seq > settledUpTo && e.seq !== cursor + 1) break;
-    if (!isComplete(e, sorted)) break;
-    out.push(e);
-    cursor = e.seq;
+/** An event delivered, with the cursor that includes it (its SSE id). */
+export interface DeliveredEvent {
+  event: RunEvent;
+  cursor: string;
+}
+
+/** The events not yet in `cursor` that can be delivered now, in seq order; the cursor takes them in. */
+export function releasable(events: RunEvent[], cursor: EventCursor): DeliveredEvent[] {
+  const fresh = events.filter((e) => !cursor.has(e.seq)).sort((a, b) => a.seq - b.seq);
+  const settledUpTo = Math.max(cursor.upTo, ...fresh.filter((e) => BARRIERS.has(e.type)).map((e) => e.seq));
+  const out: DeliveredEvent[] = [];
+  for (const e of fresh) {
+    if (!isComplete(e, events)) break;
+    if (e.seq > settledUpTo && !cursor.canHold(e.seq)) continue;
+    cursor.add(e.seq);
+    if (BARRIERS.has(e.type)) cursor.settle(e.seq);
+    out.push({ event: e, cursor: cursor.toString() });
   }
   return out;
 }
@@ -50,7 +57,8 @@ export function releasable(events: RunEvent[], lastSeq: number): RunEvent[] {
 export type RunProgress = 'running' | 'ended' | 'closed_without_result';
 
 export interface FollowOptions {
-  afterSeq: number;
+  /** what the follower has had already (a resumed stream's Last-Event-ID); taken in as events are delivered */
+  after: EventCursor;
   /**
    * Resolves when the run may have changed: a notification from PostgreSQL (store/runs/change-feed.ts),
    * or a poll interval for a caller without a listener. Must resolve once `signal` aborts.
@@ -99,7 +107,7 @@ export const samplingView = (s: SamplingRecord): SamplingView => ({
 });
 
 export type FollowItem =
-  | { kind: 'event'; event: RunEvent }
+  | { kind: 'event'; event: RunEvent; cursor: string }
   | { kind: 'closed_without_result' }
   | { kind: 'input_requested'; input: PendingInputView }
   /** a question announced to this follower no longer waits: answered, expired, or its call ended */
@@ -155,12 +163,12 @@ function childApprovalFollower() {
 }
 
 /**
- * Yields the run's events after `afterSeq`, in order, until `run_ended` (or the workflow closed
- * without one), or until the signal aborts. Each read is one pooled query, so nothing is held
+ * Yields the run's events not in `after` as they are written, until `run_ended` (or the workflow
+ * closed without one), or until the signal aborts. Each read is one pooled query, so nothing is held
  * between reads and an abort frees everything at once.
  */
 export async function* followRunEvents(db: Queryable, runId: string, opts: FollowOptions): AsyncGenerator<FollowItem> {
-  let last = opts.afterSeq;
+  const cursor = opts.after;
   let lastProgressCheck = 0;
   const announced = new Set<string>();
   const samplings = samplingFollower();
@@ -185,11 +193,10 @@ export async function* followRunEvents(db: Queryable, runId: string, opts: Follo
       if (opts.signal.aborted) return;
       yield item;
     }
-    const ready = releasable(await listEvents(db, runId, last), last);
-    for (const event of ready) {
+    const ready = releasable(await listEvents(db, runId, cursor.upTo), cursor);
+    for (const { event, cursor: at } of ready) {
       if (opts.signal.aborted) return;
-      yield { kind: 'event', event };
-      last = event.seq;
+      yield { kind: 'event', event, cursor: at };
       if (event.type === 'run_ended') return;
     }
     if (ready.length === 0 && Date.now() - lastProgressCheck >= opts.progressCheckMs) {
@@ -197,9 +204,11 @@ export async function* followRunEvents(db: Queryable, runId: string, opts: Follo
       const progress = await opts.progress();
       if (progress === 'ended') {
         // run_ended was committed with the result; a resume past it has nothing more to read.
-        for (const event of await listEvents(db, runId, last)) {
+        for (const event of await listEvents(db, runId, cursor.upTo)) {
           if (opts.signal.aborted) return;
-          yield { kind: 'event', event };
+          if (cursor.has(event.seq)) continue;
+          cursor.add(event.seq);
+          yield { kind: 'event', event, cursor: cursor.toString() };
         }
         return;
       }
