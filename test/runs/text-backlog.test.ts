@@ -6,6 +6,8 @@ import { insertThread } from '../../store/threads/threads';
 import { startApiEngine, stopApiEngine } from '../support/api-engine';
 import type { Engine } from '../support/engine';
 import { followSseText } from '../support/sse-text';
+import { testStack } from '../support/stack-env';
+import { proxyDatabase, type TcpProxy } from '../support/tcp-proxy';
 
 interface Delta { turn: number; attempt: number; text: string }
 
@@ -86,4 +88,52 @@ describe('streaming past a database that falls behind', () => {
     expect(run.status).toBe('completed');
     expect(run.output === words).toBe(true);
   }, 60_000);
+});
+
+/**
+ * The same, with the worker's database slow rather than locked: every statement of the worker
+ * crosses a TCP proxy that holds what it sends for 600 ms (a slow link), so each write of the
+ * words takes that long while the model goes on.
+ */
+describe('streaming over a slow link to the database', () => {
+  let engine: Engine;
+  let app: FastifyInstance;
+  let url: string;
+  let proxy: TcpProxy;
+
+  beforeAll(async () => {
+    const proxied = await proxyDatabase(testStack().databases.embedded);
+    proxy = proxied.proxy;
+    ({ engine, app } = await startApiEngine('embedded', {}, { workerDatabaseUrl: proxied.url }));
+    url = await app.listen({ host: '127.0.0.1', port: 0 });
+  });
+  afterAll(async () => {
+    await stopApiEngine({ engine, app });
+    await proxy?.close();
+  });
+
+  test('past the bound: text_reset, then the whole text, nothing missing and nothing twice', async () => {
+    const words = Array.from({ length: 50 }, (_, i) => `${String(i).padStart(2, '0')}${'y'.repeat(3_998)}`).join('');
+    const agent = await insertAgent(engine.db, { name: `agent-${randomUUID()}`, model: { provider: 'scripted', script: [{ text: words, chunks: 50, delayMs: 2_500 }] } as never });
+    const runId = await engine.start({ threadId: (await insertThread(engine.db, agent.id)).id, input: 'go' });
+    const stream = followSseText(`${url}/v1/runs/${runId}/events`);
+    await stream.seen('event: text_delta');
+    proxy.delay(600);
+    // The model's 2.5 s are over; the writes still crawl.
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    proxy.delay(0);
+
+    const events = eventsIn(await stream.text());
+    const turnEnded = events.findIndex((e) => e.event === 'turn_ended');
+    expect(turnEnded).toBeGreaterThan(0);
+    const shownWords = events.slice(0, turnEnded).filter((e) => e.event === 'text_delta' || e.event === 'text_reset');
+    const reset = shownWords.findIndex((e) => e.event === 'text_reset');
+    expect(reset).toBeGreaterThan(0);
+    const shown = shownWords.reduce((text, e) => (e.event === 'text_reset' ? '' : text + (e.data as unknown as Delta).text), '');
+    expect(shown.length).toBe(words.length);
+    expect(shown === words).toBe(true);
+    const run = (await app.inject({ url: `/v1/runs/${runId}?waitMs=20000` })).json<{ status: string; output: string }>();
+    expect(run.status).toBe('completed');
+    expect(run.output === words).toBe(true);
+  }, 90_000);
 });

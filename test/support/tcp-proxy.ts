@@ -8,6 +8,8 @@ export interface TcpProxy {
   /** stops forwarding what clients send (the server then waits for it), until released */
   hold(): void;
   release(): void;
+  /** forwards what clients send `ms` later, in order (a slow link); 0 forwards it at once again */
+  delay(ms: number): void;
   close(): Promise<void>;
 }
 
@@ -21,9 +23,11 @@ export async function proxyDatabase(url: string): Promise<{ proxy: TcpProxy; url
 
 export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
   const sockets = new Set<net.Socket>();
-  const links = new Map<net.Socket, net.Socket>();
+  /** what each client sent that the proxy has not forwarded yet, while held */
+  const waiting = new Map<net.Socket, { upstream: net.Socket; chunks: Buffer[]; dueAt: number }>();
   let open = true;
   let held = false;
+  let delayMs = 0;
   const server = net.createServer((client) => {
     if (!open) {
       client.destroy();
@@ -35,11 +39,19 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       s.on('close', () => sockets.delete(s));
       s.on('error', () => undefined);
     }
-    links.set(client, upstream);
-    if (!held) client.pipe(upstream);
+    // `dueAt`: when the last chunk sent on goes out; a later chunk never overtakes it.
+    const link = { upstream, chunks: [] as Buffer[], dueAt: 0 };
+    waiting.set(client, link);
+    client.on('data', (chunk: Buffer) => {
+      if (held) return void link.chunks.push(chunk);
+      link.dueAt = Math.max(Date.now() + delayMs, link.dueAt);
+      const wait = link.dueAt - Date.now();
+      if (wait <= 0) upstream.write(chunk);
+      else setTimeout(() => upstream.write(chunk), wait);
+    });
     upstream.pipe(client);
     client.on('close', () => {
-      links.delete(client);
+      waiting.delete(client);
       upstream.destroy();
     });
     upstream.on('close', () => client.destroy());
@@ -56,14 +68,13 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     },
     hold() {
       held = true;
-      for (const [client, upstream] of links) {
-        client.unpipe(upstream);
-        client.pause();
-      }
     },
     release() {
       held = false;
-      for (const [client, upstream] of links) client.pipe(upstream);
+      for (const link of waiting.values()) for (const chunk of link.chunks.splice(0)) link.upstream.write(chunk);
+    },
+    delay(ms) {
+      delayMs = ms;
     },
     close() {
       open = false;
