@@ -92,8 +92,8 @@ describe('streaming past a database that falls behind', () => {
 
 /**
  * The same, with the worker's database slow rather than locked: every statement of the worker
- * crosses a TCP proxy that holds what it sends for 600 ms (a slow link), so each write of the
- * words takes that long while the model goes on.
+ * crosses a TCP proxy that holds what it sends for 2 s (a slow link), so each write of the words
+ * takes that long while the model goes on: past the bound (128 K characters) within one write.
  */
 describe('streaming over a slow link to the database', () => {
   let engine: Engine;
@@ -118,9 +118,9 @@ describe('streaming over a slow link to the database', () => {
     const runId = await engine.start({ threadId: (await insertThread(engine.db, agent.id)).id, input: 'go' });
     const stream = followSseText(`${url}/v1/runs/${runId}/events`);
     await stream.seen('event: text_delta');
-    proxy.delay(600);
+    proxy.delay(2_000);
     // The model's 2.5 s are over; the writes still crawl.
-    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    await new Promise((resolve) => setTimeout(resolve, 4_000));
     proxy.delay(0);
 
     const events = eventsIn(await stream.text());
