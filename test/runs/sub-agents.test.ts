@@ -176,6 +176,43 @@ describe('sub-agents', () => {
     expect(cli.out.screen).toContain(`→ ${fx.name}__echo [${fx.name}]`);
   });
 
+  test('the CLI finds a run\'s children: runs list --parent, and runs show names each sub-agent call\'s child run and a child\'s parent', async () => {
+    const child = await agent([{ text: 'the child answers' }]);
+    const parent = await agent([
+      { toolCalls: [{ name: subAgentToolName(child.name), arguments: { input: 'one' } }, { name: subAgentToolName(child.name), arguments: { input: 'two' } }] },
+      { text: '{{tool_results}}' },
+    ], { subAgentIds: [child.id] });
+    const parentRun = await run(parent.id);
+    const childIds = parentRun.toolCalls.map((c) => c.childRunId!);
+    expect(childIds).toEqual([expect.stringMatching(/^run_/), expect.stringMatching(/^run_/)]);
+    const cli = async (...args: string[]) => {
+      const c = runCli(args, baseUrl, { terminal: false });
+      return { code: await c.done, screen: c.out.screen };
+    };
+
+    let listed = { code: -1 as number | null, screen: '' };
+    await waitFor(async () => {
+      listed = await cli('runs', 'list', '--parent', parentRun.id);
+      return childIds.every((id) => listed.screen.includes(id));
+    }, 30_000, 'both children listed under their parent');
+    expect(listed.code).toBe(0);
+    expect(listed.screen).not.toContain(parentRun.id);
+    const asJson = JSON.parse((await cli('runs', 'list', '--parent', parentRun.id, '--json')).screen) as { runs: { id: string }[] };
+    expect(asJson.runs.map((r) => r.id).sort()).toEqual([...childIds].sort());
+    expect(await cli('runs', 'list', '--parent', `run_${randomUUID().replace(/-/g, '')}`)).toEqual({ code: 0, screen: 'no runs\n' });
+    const bad = await cli('runs', 'list', '--parent', 'not a run');
+    expect(bad.code).toBe(3);
+    expect(bad.screen).toMatch(/parentRunId/);
+
+    const shown = (await cli('runs', 'show', parentRun.id)).screen;
+    for (const call of parentRun.toolCalls) {
+      expect(shown).toMatch(new RegExp(`turn 1  ${subAgentToolName(child.name)} .*\n(?:    .*\n)*?    child run: ${call.childRunId}\n`));
+    }
+    const childShown = (await cli('runs', 'show', childIds[0])).screen;
+    expect(childShown).toContain(`parent:   ${parentRun.id} (tool call ${parentRun.toolCalls[0].id})`);
+    expect(shown).not.toContain('parent:');
+  });
+
   test('a run\'s limits bound its children: at once (the others wait) and in all (the others are refused)', async () => {
     const slow = await agent([{ text: 'done slowly', delayMs: 600 }]);
     const tool = subAgentToolName(slow.name);
