@@ -267,7 +267,7 @@ describe('OAuth-protected MCP servers', () => {
       const outages: [TokenOutage, string][] = [
         [{ status: 503, body: JSON.stringify({ error: 'temporarily_unavailable' }), contentType: 'application/json' }, 'HTTP 503'],
         [{ status: 502, body: '<html>Bad Gateway</html>', contentType: 'text/html' }, 'HTTP 502'],
-        ['no answer', 'fetch failed'],
+        ['no answer', 'fetch failed (other side closed)'],
       ];
       for (const [outage, why] of outages) {
         server.setTokenOutage(outage);
