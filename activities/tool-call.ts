@@ -47,8 +47,9 @@ function storedOutcome(stored: ToolCallRecord, handlers: AnyToolHandler[]): Tool
   return { status: stored.status, resultBytes: stored.resultBytes, ...restored };
 }
 
+// The event's own type is its row's: the call's kind goes as toolType.
 const startedData = (ref: ToolCallRef, integrationId?: string) => ({
-  turn: ref.turn, toolCallId: ref.toolCallId, name: ref.name, type: ref.type, integrationId: integrationId ?? null,
+  turn: ref.turn, toolCallId: ref.toolCallId, name: ref.name, toolType: ref.type, integrationId: integrationId ?? null,
 });
 
 async function recordToolStarted(db: Queryable, ref: ToolCallRef, integrationId?: string): Promise<void> {
@@ -74,7 +75,7 @@ export async function storeToolResult(
     }),
     ...(result.alsoWrite ?? []),
     eventWrite(ref.runId, endedSeqOf(ref), 'tool_call_ended', {
-      turn: ref.turn, toolCallId: ref.toolCallId, name: ref.name, type: ref.type,
+      turn: ref.turn, toolCallId: ref.toolCallId, name: ref.name, toolType: ref.type,
       integrationId: result.integrationId ?? null, status: result.status, durationMs: result.durationMs,
     }),
   ]);

@@ -161,10 +161,11 @@ async function waitForEnd(api: ApiClient, runId: string, signal: AbortSignal): P
 }
 
 export async function runsListCommand(
-  ctx: CliContext, opts: { thread?: string; agent?: string; status?: string; limit?: string; cursor?: string; json: boolean },
+  ctx: CliContext, opts: { thread?: string; agent?: string; parent?: string; status?: string; limit?: string; cursor?: string; json: boolean },
 ): Promise<number> {
   const query = new URLSearchParams();
-  for (const [key, value] of [['threadId', opts.thread], ['agentId', opts.agent], ['status', opts.status], ['limit', opts.limit], ['cursor', opts.cursor]]) {
+  const filters = [['threadId', opts.thread], ['agentId', opts.agent], ['parentRunId', opts.parent], ['status', opts.status], ['limit', opts.limit], ['cursor', opts.cursor]];
+  for (const [key, value] of filters) {
     if (value) query.set(key as string, value);
   }
   const page = await ctx.api.get<RunPage>(`/v1/runs${query.size ? `?${query}` : ''}`);

@@ -19,7 +19,7 @@ const HELP = `agent-engine: start and follow agent runs through the engine's HTT
 usage:
   agent-engine run --agent <name|id> "<input>" [--thread <id>] [--follow] [--json]
   agent-engine run --thread <id> "<input>" [--follow] [--json]   the thread's own agent
-  agent-engine runs list [--thread <id>] [--agent <name|id>] [--status running|completed|failed|cancelled] [--limit N] [--cursor C] [--json]
+  agent-engine runs list [--thread <id>] [--agent <name|id>] [--parent <run id>] [--status running|completed|failed|cancelled] [--limit N] [--cursor C] [--json]
   agent-engine runs show <run id> [--json]
   agent-engine threads list [--agent <name|id>] [--limit N] [--cursor C] [--json]
   agent-engine threads show <thread id> [--json]
@@ -48,7 +48,7 @@ exit codes: 0 ok; 1 the run failed or was cancelled; 2 usage error; 3 API unreac
 `;
 
 const OPTIONS = {
-  url: { type: 'string' }, agent: { type: 'string' }, thread: { type: 'string' }, status: { type: 'string' },
+  url: { type: 'string' }, agent: { type: 'string' }, thread: { type: 'string' }, parent: { type: 'string' }, status: { type: 'string' },
   limit: { type: 'string' }, cursor: { type: 'string' }, follow: { type: 'boolean' }, json: { type: 'boolean' }, reason: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -56,7 +56,7 @@ const OPTIONS = {
 /** Which options each command takes, so that a misplaced one is an error rather than ignored. */
 const COMMANDS: Record<string, { options: string[]; positionals: number }> = {
   run: { options: ['agent', 'thread', 'follow', 'json'], positionals: 1 },
-  'runs list': { options: ['thread', 'agent', 'status', 'limit', 'cursor', 'json'], positionals: 0 },
+  'runs list': { options: ['thread', 'agent', 'parent', 'status', 'limit', 'cursor', 'json'], positionals: 0 },
   'runs show': { options: ['json'], positionals: 1 },
   'threads list': { options: ['agent', 'limit', 'cursor', 'json'], positionals: 0 },
   'threads show': { options: ['json'], positionals: 1 },
@@ -104,7 +104,7 @@ function dispatch(ctx: CliContext, command: string, args: string[], v: Values): 
   const json = v.json ?? false;
   switch (command) {
     case 'run': return runCommand(ctx, { agent: v.agent, input: args[0], thread: v.thread, follow: v.follow ?? false, json });
-    case 'runs list': return runsListCommand(ctx, { thread: v.thread, agent: v.agent, status: v.status, limit: v.limit, cursor: v.cursor, json });
+    case 'runs list': return runsListCommand(ctx, { thread: v.thread, agent: v.agent, parent: v.parent, status: v.status, limit: v.limit, cursor: v.cursor, json });
     case 'runs show': return runsShowCommand(ctx, { id: args[0], json });
     case 'threads list': return threadsListCommand(ctx, { agent: v.agent, limit: v.limit, cursor: v.cursor, json });
     case 'threads show': return threadsShowCommand(ctx, { id: args[0], json });

@@ -145,7 +145,7 @@ export class RunEventRenderer {
       case 'tool_call_started':
         if (this.notApproved.has(callKey(d))) break;
         this.running.add(str(d.toolCallId));
-        this.display.line(`  → ${str(d.name)}${where(d)}`);
+        this.display.line(`  → ${str(d.name)}${where(d)}${kind(d)}`);
         this.display.setStatus(`turn ${this.turn}: ${this.running.size} tool call(s) running`);
         break;
       case 'tool_call_ended':
@@ -202,4 +202,10 @@ const callKey = (d: Record<string, unknown>) => `${str(d.turn)}:${str(d.toolCall
 function where(d: Record<string, unknown>): string {
   const name = str(d.integrationName) || str(d.integrationId);
   return name ? ` [${name}]` : '';
+}
+
+/** A call's kind (toolType), for calls that are not an integration's tool: where() names that one's integration. */
+function kind(d: Record<string, unknown>): string {
+  const type = str(d.toolType);
+  return type && type !== 'mcp_tool' ? ` (${type})` : '';
 }

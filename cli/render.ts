@@ -33,6 +33,7 @@ export function printRun(out: Output, run: RunView, names: { agent: NameOf; inte
     `id:       ${run.id}`,
     `thread:   ${run.threadId}`,
     `agent:    ${agentName === run.agentId ? run.agentId : `${agentName} (${run.agentId})`}`,
+    ...(run.parentRunId ? [`parent:   ${run.parentRunId}${run.parentToolCallId ? ` (tool call ${run.parentToolCallId})` : ''}`] : []),
     `status:   ${run.status}${run.stopReason ? ` (${run.stopReason})` : ''}`,
     `turns:    ${run.turns}`,
     `usage:    ${run.usage.inputTokens} in / ${run.usage.outputTokens} out tokens`,
@@ -46,6 +47,8 @@ export function printRun(out: Output, run: RunView, names: { agent: NameOf; inte
       lines.push(`  turn ${c.turn}  ${c.name}${c.integrationId ? ` [${names.integration(c.integrationId)}]` : ''}  ${c.status}  ${c.durationMs} ms  ${c.resultBytes} bytes`);
       if (c.arguments !== undefined) lines.push(...labelled('arguments', c.arguments, c.argumentsBytes ?? 0));
       lines.push(...labelled('result', c.result, c.resultBytes));
+      // A sub-agent's call: the run it started (agent-engine runs list --parent lists them all).
+      if (c.childRunId) lines.push(`    child run: ${c.childRunId}`);
     }
   }
   if (run.output !== null) lines.push('output:', run.output);

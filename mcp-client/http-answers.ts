@@ -1,6 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { FetchLike } from '@modelcontextprotocol/client';
 import { OAuthErrorCode } from '@modelcontextprotocol/client';
+import { mcpErrorText } from '../core/mcp-error-text';
 import { eventStream } from './event-stream-answers';
 import { MessageBytes, messageTooLargeText, notKeptAnswer, tooLargeAnswer } from './message-bound';
 import { SpoolingMessage } from './spooling-message';
@@ -211,7 +212,7 @@ export function outageWatch(fetch: FetchLike): { fetch: FetchLike; outage: () =>
       if (post && res.status >= 500) outage ??= `HTTP ${res.status}`;
       return res;
     } catch (err) {
-      if (post) outage ??= err instanceof Error ? err.message : String(err);
+      if (post) outage ??= mcpErrorText(err);
       throw err;
     }
   };

@@ -70,10 +70,13 @@ function statusOf(run: RunView, era: Era): Status {
   return run.status;
 }
 
-function lastUpdatedAt(run: RunView): string {
-  if (run.endedAt) return run.endedAt;
-  const asked = [...run.pendingApprovals, ...run.pendingInputs].map((p) => p.requestedAt).sort();
-  return asked.at(-1) ?? run.createdAt;
+/**
+ * When the task's status last changed: its run's end, or the latest question it waits on; never
+ * before the task was created (its row is written after its run's, which may even end first).
+ */
+function lastUpdatedAt(task: AgentTask, run: RunView): string {
+  const changed = run.endedAt ?? [...run.pendingApprovals, ...run.pendingInputs].map((p) => p.requestedAt).sort().at(-1);
+  return changed !== undefined && Date.parse(changed) > Date.parse(task.createdAt) ? changed : task.createdAt;
 }
 
 function statusMessage(run: RunView): string | undefined {
@@ -102,7 +105,7 @@ export function inputRequestsOf(run: RunView): Record<string, { method: 'elicita
 function taskBody(task: AgentTask, run: RunView, era: Era) {
   const status = statusOf(run, era);
   const message = statusMessage(run);
-  const base = { taskId: task.runId, status, createdAt: task.createdAt, lastUpdatedAt: lastUpdatedAt(run), ...(message ? { statusMessage: message } : {}) };
+  const base = { taskId: task.runId, status, createdAt: task.createdAt, lastUpdatedAt: lastUpdatedAt(task, run), ...(message ? { statusMessage: message } : {}) };
   if (era === 'legacy') return { ...base, ttl: task.ttlMs, pollInterval: task.pollMs };
   return { ...base, ttlMs: task.ttlMs, pollIntervalMs: task.pollMs };
 }

@@ -3,8 +3,8 @@ import path from 'node:path';
 
 /*
  * The documentation's links hold: every relative link in README.md and docs/ reaches a file (and
- * its #anchor a heading of that file), and every Markdown file a source file names exists. Pure:
- * it reads the checkout's files, nothing else.
+ * its #anchor a heading of that file), every Markdown file a source file names exists, and a code
+ * block that shows a file of agents/ shows it as it is. Pure: it reads the checkout's files, nothing else.
  */
 
 const ROOT = path.resolve(__dirname, '..');
@@ -81,7 +81,24 @@ function brokenBecause({ from, target }: Link): string | undefined {
   return anchorsOf(read(resolved)).has(anchor.toLowerCase()) ? undefined : `${resolved} has no heading #${anchor}`;
 }
 
+/**
+ * Code blocks that show a file of agents/ as it is: each fenced block whose introducing line (the
+ * last line of text before it) ends by naming `agents/<file>.chatmd` and a colon.
+ */
+function shownAgentFiles(file: string): { doc: string; agentFile: string; shown: string }[] {
+  const blocks = [...read(file).matchAll(/`(agents\/[\w.-]+\.chatmd)`:\s*\n\s*\n?(```|~~~)[^\n]*\n([\s\S]*?)^\2[^\n]*$/gm)];
+  return blocks.map((m) => ({ doc: file, agentFile: m[1], shown: m[3] }));
+}
+
 describe('the documentation', () => {
+  test('a code block that shows an agent file of agents/ shows it exactly', () => {
+    const shown = markdownFiles().flatMap(shownAgentFiles);
+    expect(shown.map((s) => `${s.doc}: ${s.agentFile}`)).toEqual(expect.arrayContaining(['docs/agents.md: agents/summarise.chatmd']));
+    for (const { doc, agentFile, shown: text } of shown) {
+      expect({ doc, agentFile, text }).toEqual({ doc, agentFile, text: read(agentFile) });
+    }
+  });
+
   test(`README.md stays at most ${README_MAX_LINES} lines: the rest lives in docs/`, () => {
     const lines = (read('README.md').match(/\n/g) ?? []).length;
     expect(lines).toBeLessThanOrEqual(README_MAX_LINES);

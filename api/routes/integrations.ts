@@ -66,7 +66,7 @@ export const integrationRoutes: FastifyPluginAsyncZod<IntegrationRoutesOptions> 
       tags: ['integrations'], summary: 'Change an integration; workers reconnect with the new settings', params: idParams, body: changeIntegrationRequest,
       response: {
         200: jsonResponse('The changed integration', integrationSchema), 400: problemResponse('Invalid request'),
-        403: problemResponse('Changing what runs, the URL, the name or an admin-only setting needs the admin key'),
+        403: problemResponse('Changing what runs, the URL, the OAuth client (transport.auth), the name or an admin-only setting needs the admin key'),
         404: problemResponse('No such integration'), 409: problemResponse('The name is taken'),
       },
     },

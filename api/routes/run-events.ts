@@ -125,7 +125,11 @@ async function sendRunEvents(deps: RunEventRouteDeps, runId: string, after: Even
   }
 }
 
-/** Event data as stored, plus its seq, type and time, and the integration's name for tool calls. */
+/**
+ * Event data as stored, plus its seq, type and time, and the integration's name for tool calls.
+ * `type` is always the event's; a tool call's kind is `toolType` (rows written by earlier builds
+ * carry it as `type`).
+ */
 function eventPresenter(db: Db, runId: string) {
   const names = new Map<string, string | null>();
   const integrationName = async (id: string) => {
@@ -137,6 +141,8 @@ function eventPresenter(db: Db, runId: string) {
     const extra = typeof integrationId === 'string' ? { integrationName: await integrationName(integrationId) } : {};
     // A reviewer needs the arguments; they stay in the transcript and are read for the stream only.
     const args = event.type === 'approval_requested' ? { arguments: await toolCallArguments(db, runId, event.data) } : {};
-    return { seq: event.seq, type: event.type, at: event.createdAt, ...event.data, ...extra, ...args };
+    const { type: olderToolType, ...data } = event.data;
+    const toolType = data.toolType ?? olderToolType;
+    return { seq: event.seq, at: event.createdAt, ...data, ...(toolType === undefined ? {} : { toolType }), ...extra, ...args, type: event.type };
   };
 }

@@ -128,6 +128,23 @@ describe('agent runs as MCP tasks over HTTP', () => {
       expect(rows[0].input).toBe('ping');
     });
 
+    test('a task is never last updated before it was created: lastUpdatedAt is at or after createdAt, working and done', async () => {
+      const client = await connect(era);
+      const { reference } = await startTask(client, 'quick');
+      const { taskId } = decodeReference(reference, endpoint.endpointId);
+      const read = async () => {
+        const view = await withTaskSession(client, endpoint, undefined, async ({ session }) => session.task(taskId).snapshot());
+        return { status: view.status, createdAt: Date.parse(view.createdAt ?? ''), lastUpdatedAt: Date.parse(view.lastUpdatedAt ?? '') };
+      };
+      const working = await read();
+      expect(working.status).toBe('working');
+      expect(working.lastUpdatedAt).toBeGreaterThanOrEqual(working.createdAt);
+      await until(client, reference, (s) => s.status === 'completed', 'the task to finish');
+      const done = await read();
+      expect(done.createdAt).toBe(working.createdAt);
+      expect(done.lastUpdatedAt).toBeGreaterThanOrEqual(working.lastUpdatedAt);
+    });
+
     test('a run that fails: 2025 says failed, the 2026 extension completed with an error result', async () => {
       const client = await connect(era);
       const { reference } = await startTask(client, 'failing');

@@ -12,6 +12,23 @@ describe('MCP error texts', () => {
     expect(mcpErrorText({ message: 'MCP error -32000: Connection closed' })).toBe('Connection closed');
   });
 
+  test('undici\'s "fetch failed" says its cause once: its message, else those of the addresses tried, else its code', () => {
+    const failed = (cause?: unknown) => Object.assign(new TypeError('fetch failed'), cause === undefined ? {} : { cause });
+    expect(mcpErrorText(failed(Object.assign(new Error('getaddrinfo ENOTFOUND mcp.example.com'), { code: 'ENOTFOUND' }))))
+      .toBe('fetch failed (getaddrinfo ENOTFOUND mcp.example.com)');
+    // localhost tried as ::1 and 127.0.0.1: an AggregateError without a message of its own.
+    const both = Object.assign(new AggregateError([
+      Object.assign(new Error('connect ECONNREFUSED ::1:8080'), { code: 'ECONNREFUSED' }),
+      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:8080'), { code: 'ECONNREFUSED' }),
+    ], ''), { code: 'ECONNREFUSED' });
+    expect(mcpErrorText(failed(both))).toBe('fetch failed (connect ECONNREFUSED ::1:8080; connect ECONNREFUSED 127.0.0.1:8080)');
+    expect(mcpErrorText(failed({ code: 'UND_ERR_CONNECT_TIMEOUT' }))).toBe('fetch failed (UND_ERR_CONNECT_TIMEOUT)');
+    expect(mcpErrorText(failed())).toBe('fetch failed');
+    expect(mcpErrorText(failed(new Error('x'.repeat(1000)))).length).toBeLessThan(320);
+    // Another failure keeps its own words; its cause is its own business.
+    expect(mcpErrorText(Object.assign(new Error('Connection closed'), { cause: new Error('socket hang up') }))).toBe('Connection closed');
+  });
+
   test('a v2 SDK server\'s ProtocolError and mcpRequestError both reach the client with the code once and no prefix', async () => {
     const server = new Server({ name: 'errors', version: '1.0.0' }, { capabilities: { prompts: {} } });
     server.setRequestHandler('prompts/get', (request) => {

@@ -188,6 +188,19 @@ describe('MCP tools in a run', () => {
     expect(snapshot?.integrations[0].error).toMatch(/ENOENT/);
   });
 
+  test('an HTTP server nobody listens for: discovery and the LLM read why the connection failed, not only "fetch failed"', async () => {
+    const port = await freePort();
+    const closed = await insertIntegration(engine.db, { name: `closed-${suffix()}`, transport: { type: 'http', url: `http://127.0.0.1:${port}/mcp` } });
+    const why = `fetch failed (connect ECONNREFUSED 127.0.0.1:${port})`;
+    const { runId, result } = await run([closed], [
+      { toolCalls: [{ name: 'retrieve_mcp_resource', arguments: { integrationId: closed.id, resourceUri: 'file:///readme' } }] },
+      { text: '{{tool_results}}' },
+    ]);
+    expect(result.output).toBe(toolResultText.resourceFailed(why));
+    const snapshot = await getSnapshot<DiscoverySnapshot>(engine.db, runId, 'discovery');
+    expect(snapshot?.integrations.map((i) => [i.status, i.error])).toEqual([['unreachable', why]]);
+  });
+
   test('a 100 KB result is stored in full; the run keeps a 2 KB preview', async () => {
     const { runId, result } = await callOnce(fixture, 'big');
     expect(result.toolCalls[0]).toMatchObject({ status: 'ok', resultBytes: 100 * 1024 });

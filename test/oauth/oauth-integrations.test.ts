@@ -267,7 +267,7 @@ describe('OAuth-protected MCP servers', () => {
       const outages: [TokenOutage, string][] = [
         [{ status: 503, body: JSON.stringify({ error: 'temporarily_unavailable' }), contentType: 'application/json' }, 'HTTP 503'],
         [{ status: 502, body: '<html>Bad Gateway</html>', contentType: 'text/html' }, 'HTTP 502'],
-        ['no answer', 'fetch failed'],
+        ['no answer', 'fetch failed (other side closed)'],
       ];
       for (const [outage, why] of outages) {
         server.setTokenOutage(outage);
@@ -393,6 +393,55 @@ describe('OAuth-protected MCP servers', () => {
       const page = await keyed.inject({ method: 'GET', url: `${back.pathname}${back.search}` });
       expect(page.statusCode).toBe(200);
       expect(page.body).toContain('is authorized');
+    } finally {
+      await keyed.close();
+    }
+  }, 60_000);
+
+  test('the OAuth client and scopes (transport.auth) are the operator\'s: the user key gets 403 naming body.transport.auth and the tokens stay; the admin key may', async () => {
+    const apiKey = 'api-key-0123456789abcdef';
+    const adminApiKey = 'admin-key-0123456789abcdef';
+    const keyed = await buildApp({ db: engine.db, client: engine.client, taskQueue: engine.taskQueue, logger, apiKey, adminApiKey });
+    try {
+      const as = (key: string) => ({ authorization: `Bearer ${key}` });
+      const patch = (id: string, key: string, transport: Record<string, unknown>) =>
+        keyed.inject({ method: 'PATCH', url: `/v1/integrations/${id}`, headers: as(key), payload: { transport } });
+      const created = await integration({ type: 'oauth', scopes: ['mcp:tools'] });
+      await authorize(created.id);
+      const tokens = async () => (await engine.db.query('SELECT 1 FROM integration_oauth WHERE id = $1', [created.id])).rowCount;
+      expect(await tokens()).toBe(1);
+
+      for (const auth of [
+        { type: 'oauth', clientId: 'the-users-client', clientSecret: 'the-users-secret' },
+        { type: 'oauth', clientMetadataUrl: 'https://client.example/metadata.json' },
+        { type: 'oauth', scopes: ['mcp:tools', 'admin'] },
+      ]) {
+        const refused = await patch(created.id, apiKey, { auth });
+        expect([refused.statusCode, refused.json()]).toEqual([403, expect.objectContaining({ code: 'admin_required', detail: expect.stringContaining('body.transport.auth') })]);
+        expect(refused.body).not.toContain('the-users-secret');
+      }
+      // With a new URL, the 403 names both.
+      const both = await patch(created.id, apiKey, { url: `${server.url}?elsewhere=1`, auth: { type: 'oauth', clientId: 'x' } });
+      expect(both.json().detail).toEqual(expect.stringMatching(/body\.transport\.url, body\.transport\.auth/));
+      expect((await view(created.id))).toMatchObject({ authorization: 'authorized', transport: { auth: { type: 'oauth', scopes: ['mcp:tools'], clientSecretSet: false } } });
+      expect((await view(created.id)).transport.auth).not.toHaveProperty('clientId');
+      expect(await tokens()).toBe(1);
+
+      // The same block again (in another key order), or headers alone, change no client: the user's.
+      const same = await patch(created.id, apiKey, { auth: { scopes: ['mcp:tools'], type: 'oauth' }, headers: { 'x-extra': '1' } });
+      expect([same.statusCode, same.json().authorization]).toEqual([200, 'authorized']);
+      expect(await tokens()).toBe(1);
+
+      const byOperator = await patch(created.id, adminApiKey, { auth: { type: 'oauth', scopes: ['mcp:tools'], clientId: 'operators-client' } });
+      expect([byOperator.statusCode, byOperator.json().authorization, byOperator.json().transport.auth.clientId]).toEqual([200, 'required', 'operators-client']);
+      expect(await tokens()).toBe(0);
+
+      // A new integration's client is the user's choice, as its URL is: there is no authorization yet to lose.
+      const mine = await keyed.inject({
+        method: 'POST', url: '/v1/integrations', headers: as(apiKey),
+        payload: { name: `oauth-users-${suffix()}`, transport: { type: 'http', url: server.url, auth: { type: 'oauth', clientId: 'the-users-client' } } },
+      });
+      expect([mine.statusCode, mine.json().authorization]).toEqual([201, 'required']);
     } finally {
       await keyed.close();
     }

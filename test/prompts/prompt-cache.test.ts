@@ -12,6 +12,9 @@ import { insertThread } from '../../store/threads/threads';
 import type { Engine } from '../support/engine';
 import { startApiEngine, stopApiEngine } from '../support/api-engine';
 import { testStack } from '../support/stack-env';
+import { logger } from '../support/engine';
+import { loadIntegrationsFile } from '../../use-cases/integrations/integrations-file';
+import { ConfigError } from '../../platform/config';
 
 const ROOT = path.join(__dirname, '..', '..');
 const FIXTURE = path.join(__dirname, '..', 'fixtures', 'mcp-prompts-server.ts');
@@ -76,6 +79,51 @@ describe('the prompt cache (an integration\'s promptCacheTtl)', () => {
     const plain = await inject({ method: 'POST', url: '/v1/integrations', payload: { name: `no-ttl-${suffix()}`, transport } });
     expect(plain.json().promptCacheTtl).toBeNull();
   });
+
+  test('an import and INTEGRATIONS_FILE take promptCacheTtl as POST does: checked, stored, in effect, and null turns it off', async () => {
+    const id = suffix();
+    const promptFile = path.join(dir, `prompt-${id}.txt`);
+    const countFile = path.join(dir, `count-${id}.txt`);
+    await writeFile(promptFile, 'Imported text.');
+    await writeFile(countFile, '');
+    const server = (promptCacheTtl: unknown) => ({
+      command: process.execPath, args: ['--import', 'tsx', FIXTURE], cwd: ROOT, promptCacheTtl,
+      env: { PROMPTS_MODE: 'file', PROMPT_LABEL: 'imported', PROMPT_FILE: promptFile, COUNT_FILE: countFile },
+    });
+    const imported = `imported-${id}`;
+    for (const bad of ['0s', '25h', 'ten minutes', 600]) {
+      const res = await inject({ method: 'POST', url: '/v1/integrations/import', payload: { mcpServers: { [imported]: server(bad) } } });
+      expect([res.statusCode, res.json().detail]).toEqual([400, expect.stringContaining(`body.mcpServers.${imported}.promptCacheTtl must be a duration from 1s to 24h`)]);
+    }
+    const res = await inject({ method: 'POST', url: '/v1/integrations/import', payload: { mcpServers: { [imported]: server('1h') } } });
+    expect([res.statusCode, res.json().integrations[0].promptCacheTtl]).toEqual([201, '1h']);
+    // In effect: the imported server's prompt is fetched once for two previews.
+    const agent = await insertAgent(engine.db, { name: `cache_${id}`, model: scripted, integrationIds: [res.json().integrations[0].id] });
+    expect([await userText(agent.id), await userText(agent.id)]).toEqual(['Imported text.', 'Imported text.']);
+    expect((await readFile(countFile, 'utf8')).split('\n').filter((l) => l === 'user_prompt')).toHaveLength(1);
+    const vsCode = await inject({ method: 'POST', url: '/v1/integrations/import', payload: { servers: { [`vs-${id}`]: { type: 'stdio', ...server(null) } } } });
+    expect([vsCode.statusCode, vsCode.json().integrations[0].promptCacheTtl]).toEqual([201, null]);
+
+    const file = path.join(dir, `integrations-${id}.json`);
+    const fromFile = `file-${id}`;
+    const load = async (promptCacheTtl: unknown) => {
+      await writeFile(file, JSON.stringify({ mcpServers: { [fromFile]: { ...server(promptCacheTtl), promptCacheTtl } } }));
+      return loadIntegrationsFile({ db: engine.db, file, env: {}, logger });
+    };
+    const ttlOf = async () => (await inject({ method: 'GET', url: `/v1/integrations/${fromFile}` })).json().promptCacheTtl as unknown;
+    expect(await load('10m')).toMatchObject({ created: [fromFile] });
+    expect(await ttlOf()).toBe('10m');
+    expect(await load('10m')).toMatchObject({ unchanged: [fromFile] });
+    expect(await load('90s')).toMatchObject({ updated: [fromFile] });
+    expect(await ttlOf()).toBe('90s');
+    expect(await load(undefined)).toMatchObject({ unchanged: [fromFile] });
+    expect(await ttlOf()).toBe('90s');
+    expect(await load(null)).toMatchObject({ updated: [fromFile] });
+    expect(await ttlOf()).toBeNull();
+    const err = await load('25h').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as Error).message).toContain(`mcpServers.${fromFile}.promptCacheTtl must be a duration from 1s to 24h`);
+  }, 60_000);
 
   test('a kept prompt is not asked for again, in previews and runs; without the setting, every time', async () => {
     const cached = await fileServer(3_600_000);

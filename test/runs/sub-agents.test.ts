@@ -16,6 +16,7 @@ import { testStack } from '../support/stack-env';
 import { followSseText, sseEventsOf } from '../support/sse-text';
 import { logger, startEngine, type Engine } from '../support/engine';
 import { waitFor } from '../support/wait';
+import { runCli } from '../support/cli';
 
 const ROOT = path.join(__dirname, '..', '..');
 const FIXTURE = path.join(__dirname, '..', 'fixtures', 'mcp-fixture-server.ts');
@@ -36,7 +37,7 @@ describe('sub-agents', () => {
   });
 
   const named = (prefix: string) => `${prefix}_${randomUUID().slice(0, 8)}`;
-  const agent = (script: ScriptStep[], extra: { subAgentIds?: string[]; description?: string; instructions?: string; limits?: { maxToolCalls: number } } = {}, name = named('a')) =>
+  const agent = (script: ScriptStep[], extra: { subAgentIds?: string[]; integrationIds?: string[]; description?: string; instructions?: string; limits?: { maxToolCalls: number } } = {}, name = named('a')) =>
     insertAgent(engine.db, { name, model: { provider: 'scripted', script }, ...extra });
   const read = async (runId: string) => (await app.inject({ method: 'GET', url: `/v1/runs/${runId}?waitMs=30000` })).json<RunView>();
   async function run(agentId: string, input = 'go') {
@@ -148,6 +149,68 @@ describe('sub-agents', () => {
     expect(events.filter(([type]) => String(type).startsWith('child_run') || String(type).startsWith('tool_call'))).toEqual([
       ['tool_call_started', null], ['child_run_started', childRunId], ['child_run_ended', childRunId], ['tool_call_ended', null],
     ]);
+  });
+
+  test('a tool call\'s events say their own type, and the call\'s kind as toolType: on the event stream and in the CLI\'s --follow', async () => {
+    const fx = await insertIntegration(engine.db, {
+      name: named('fx'), transport: { type: 'stdio', command: process.execPath, args: ['--import', 'tsx', FIXTURE], cwd: ROOT },
+    });
+    const child = await agent([{ text: 'the child answers' }]);
+    const parent = await agent([
+      { toolCalls: [{ name: `${fx.name}__echo`, arguments: { text: 'hi' } }, { name: subAgentToolName(child.name), arguments: { input: 'go on' } }] },
+      { text: '{{tool_results}}' },
+    ], { subAgentIds: [child.id], integrationIds: [fx.id] });
+    const cli = runCli(['run', '--agent', parent.name, 'go', '--follow'], baseUrl, { terminal: false });
+    expect(await cli.done).toBe(0);
+    const runId = /^run (run_\w+) on thread/m.exec(cli.out.screen)?.[1];
+    expect(runId).toBeDefined();
+    const streamed = await followSseText(`${baseUrl}/v1/runs/${runId}/events`).text();
+    for (const type of ['tool_call_started', 'tool_call_ended']) {
+      const calls = sseEventsOf<{ type: string; toolType: string; name: string }>(streamed, type);
+      expect(calls.map((c) => [c.type, c.name, c.toolType]).sort()).toEqual([
+        [type, `${fx.name}__echo`, 'mcp_tool'], [type, subAgentToolName(child.name), 'sub_agent'],
+      ].sort());
+    }
+    // The CLI shows the kind of a call that is not an integration's tool (which shows its integration).
+    expect(cli.out.screen).toContain(`→ ${subAgentToolName(child.name)} (sub_agent)`);
+    expect(cli.out.screen).toContain(`→ ${fx.name}__echo [${fx.name}]`);
+  });
+
+  test('the CLI finds a run\'s children: runs list --parent, and runs show names each sub-agent call\'s child run and a child\'s parent', async () => {
+    const child = await agent([{ text: 'the child answers' }]);
+    const parent = await agent([
+      { toolCalls: [{ name: subAgentToolName(child.name), arguments: { input: 'one' } }, { name: subAgentToolName(child.name), arguments: { input: 'two' } }] },
+      { text: '{{tool_results}}' },
+    ], { subAgentIds: [child.id] });
+    const parentRun = await run(parent.id);
+    const childIds = parentRun.toolCalls.map((c) => c.childRunId!);
+    expect(childIds).toEqual([expect.stringMatching(/^run_/), expect.stringMatching(/^run_/)]);
+    const cli = async (...args: string[]) => {
+      const c = runCli(args, baseUrl, { terminal: false });
+      return { code: await c.done, screen: c.out.screen };
+    };
+
+    let listed = { code: -1 as number | null, screen: '' };
+    await waitFor(async () => {
+      listed = await cli('runs', 'list', '--parent', parentRun.id);
+      return childIds.every((id) => listed.screen.includes(id));
+    }, 30_000, 'both children listed under their parent');
+    expect(listed.code).toBe(0);
+    expect(listed.screen).not.toContain(parentRun.id);
+    const asJson = JSON.parse((await cli('runs', 'list', '--parent', parentRun.id, '--json')).screen) as { runs: { id: string }[] };
+    expect(asJson.runs.map((r) => r.id).sort()).toEqual([...childIds].sort());
+    expect(await cli('runs', 'list', '--parent', `run_${randomUUID().replace(/-/g, '')}`)).toEqual({ code: 0, screen: 'no runs\n' });
+    const bad = await cli('runs', 'list', '--parent', 'not a run');
+    expect(bad.code).toBe(3);
+    expect(bad.screen).toMatch(/parentRunId/);
+
+    const shown = (await cli('runs', 'show', parentRun.id)).screen;
+    for (const call of parentRun.toolCalls) {
+      expect(shown).toMatch(new RegExp(`turn 1  ${subAgentToolName(child.name)} .*\n(?:    .*\n)*?    child run: ${call.childRunId}\n`));
+    }
+    const childShown = (await cli('runs', 'show', childIds[0])).screen;
+    expect(childShown).toContain(`parent:   ${parentRun.id} (tool call ${parentRun.toolCalls[0].id})`);
+    expect(shown).not.toContain('parent:');
   });
 
   test('a run\'s limits bound its children: at once (the others wait) and in all (the others are refused)', async () => {

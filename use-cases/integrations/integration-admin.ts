@@ -13,20 +13,20 @@ import { requireAdminForName, type Caller } from '../caller';
  * server, and how much of its output the engine takes in.
  */
 
-const DECISIVE_FIELDS = { stdio: ['command', 'args', 'cwd', 'env'], http: ['url'] } as const;
+const DECISIVE_FIELDS = { stdio: ['command', 'args', 'cwd', 'env'], http: ['url', 'auth'] } as const;
 
 /**
  * The fields whose change decides what a worker executes or where stored secrets go: a stdio
  * server's command, args, cwd and env (NODE_OPTIONS or LD_PRELOAD run code too), an HTTP server's
- * url (its stored headers follow it), and the type. Headers alone may change: they only replace
- * secrets sent to the same URL.
+ * url (its stored headers follow it) and auth (the OAuth client and scopes: a change forgets the
+ * operator's authorization, which only the operator may give again), and the type. Headers alone
+ * may change: they only replace secrets sent to the same URL.
  */
 export function adminFieldsChanged(current: IntegrationTransport, next: IntegrationTransport): string[] {
   if (current.type !== next.type) return ['type'];
   const before = current as Record<string, unknown>;
   const after = next as Record<string, unknown>;
-  const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
-  return DECISIVE_FIELDS[next.type].filter((field) => !same(before[field], after[field]));
+  return DECISIVE_FIELDS[next.type].filter((field) => !isDeepStrictEqual(before[field] ?? null, after[field] ?? null));
 }
 
 /** Whether setting `next` over `current` (undefined while the integration is being created) needs the admin key. */

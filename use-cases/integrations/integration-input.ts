@@ -99,14 +99,6 @@ export function taskTimeoutMs(text: string): number | undefined {
   return ms !== undefined && ms >= 1000 && ms <= MAX_TASK_TIMEOUT_MS ? ms : undefined;
 }
 
-/** An imported server's `taskTimeout` in milliseconds, checked; `where` names the server in the 400. */
-export function readTaskTimeout(value: unknown, where: string): number | undefined {
-  if (value === undefined) return undefined;
-  const ms = typeof value === 'string' ? taskTimeoutMs(value) : undefined;
-  if (ms === undefined) throw new HttpProblem(400, `${where}.taskTimeout ${TASK_TIMEOUT_RULE}`, 'validation');
-  return ms;
-}
-
 const PROMPT_CACHE_TTL_RULE = 'must be a duration from 1s to 24h, like "10m" or "1h"';
 
 /** `promptCacheTtl` ("10m", "1h") in milliseconds; undefined unless it is a duration from 1s to 24h. */
@@ -128,14 +120,31 @@ export const elicitationTimeoutSchema = z.string().max(32)
   .meta({ pattern: DURATION_PATTERN });
 
 /**
- * An imported server's `elicitationTimeout` in milliseconds, checked; `where` names the server in
- * the 400.
+ * The durations an imported server (and INTEGRATIONS_FILE) may give beside its transport, as
+ * POST /v1/integrations takes them: by the name a request gives, with the name it is stored under
+ * (in milliseconds) and its rule. `nullable`: null turns the setting off.
  */
-export function readElicitationTimeout(value: unknown, where: string): number | undefined {
-  if (value === undefined) return undefined;
-  const ms = typeof value === 'string' ? elicitationTimeoutMs(value) : undefined;
-  if (ms === undefined) throw new HttpProblem(400, `${where}.elicitationTimeout ${ELICITATION_TIMEOUT_RULE}`, 'validation');
-  return ms;
+const IMPORTED_DURATIONS = {
+  elicitationTimeout: { stored: 'elicitationTimeoutMs', toMs: elicitationTimeoutMs, rule: ELICITATION_TIMEOUT_RULE, nullable: false },
+  taskTimeout: { stored: 'taskTimeoutMs', toMs: taskTimeoutMs, rule: TASK_TIMEOUT_RULE, nullable: false },
+  promptCacheTtl: { stored: 'promptCacheTtlMs', toMs: promptCacheTtlMs, rule: PROMPT_CACHE_TTL_RULE, nullable: true },
+} as const;
+
+export interface ImportedDurations { elicitationTimeoutMs?: number; taskTimeoutMs?: number; promptCacheTtlMs?: number | null }
+export const IMPORTED_DURATION_NAMES = Object.keys(IMPORTED_DURATIONS);
+export const IMPORTED_DURATION_FIELDS = Object.values(IMPORTED_DURATIONS).map((d) => d.stored);
+
+/** An imported server's durations in milliseconds, checked; each problem, naming its field under `where`, goes to `problems`. */
+export function readImportedDurations(raw: Record<string, unknown>, where: string, problems: string[]): ImportedDurations {
+  const read: Record<string, number | null> = {};
+  for (const [name, { stored, toMs, rule, nullable }] of Object.entries(IMPORTED_DURATIONS)) {
+    const value = raw[name];
+    if (value === undefined) continue;
+    const ms = value === null && nullable ? null : typeof value === 'string' ? toMs(value) : undefined;
+    if (ms === undefined) problems.push(`${where}.${name} ${rule}${nullable ? ', or null' : ''}`);
+    else read[stored] = ms;
+  }
+  return read as ImportedDurations;
 }
 
 // Not z.int(): past 2^53 it adds a second complaint, about safe integers, to the one about the cap.

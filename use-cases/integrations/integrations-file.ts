@@ -6,7 +6,7 @@ import { type Integration } from '../../core/integration';
 import { holdTransactionLock, inTransaction, type Db } from '../../store/pool';
 import type { Logger } from '../../platform/logger';
 import { readMcpConfig, type Environment, type ImportedServer } from './mcp-config-import';
-import { IMPORTED_SETTINGS } from './integration-input';
+import { IMPORTED_DURATION_FIELDS, IMPORTED_SETTINGS } from './integration-input';
 import { HttpProblem } from '../problem';
 
 const LOAD_LOCK_KEY = 0x696e_7466; // "intf": one load at a time across API processes
@@ -63,6 +63,6 @@ export async function loadIntegrationsFile(opts: { db: Db; file: string; env: En
 
 /** The engine settings a file entry gives (those it omits stay as they are). */
 function settingsChanged(existing: Integration, server: ImportedServer): boolean {
-  const given = [...IMPORTED_SETTINGS, 'elicitationTimeoutMs', 'taskTimeoutMs'] as (keyof ImportedServer & keyof Integration)[];
+  const given = [...IMPORTED_SETTINGS, ...IMPORTED_DURATION_FIELDS] as (keyof ImportedServer & keyof Integration)[];
   return given.some((key) => server[key] !== undefined && server[key] !== existing[key]);
 }

@@ -2,7 +2,8 @@ import { integrationNameProblem, type IntegrationTransport } from '../../core/in
 import { HttpProblem } from '../problem';
 import type { ApprovalPolicy } from '../../core/approval';
 import {
-  IMPORTED_SETTINGS, parseApproval, parseImportedSettings, parseTransport, readElicitationTimeout, readTaskTimeout, type ImportedSettings,
+  IMPORTED_DURATION_NAMES, IMPORTED_SETTINGS, parseApproval, parseImportedSettings, parseTransport, readImportedDurations,
+  type ImportedDurations, type ImportedSettings,
 } from './integration-input';
 
 /**
@@ -17,13 +18,11 @@ import {
  */
 
 /** The engine's own settings sit beside the client's fields: approval, elicitation, trust, pinning and bounds. */
-export interface ImportedServer extends ImportedSettings {
+export interface ImportedServer extends ImportedSettings, ImportedDurations {
   name: string;
   transport: IntegrationTransport;
   /** which tools wait for approval */
   approval?: ApprovalPolicy;
-  elicitationTimeoutMs?: number;
-  taskTimeoutMs?: number;
 }
 
 export type Environment = Readonly<Record<string, string | undefined>>;
@@ -41,7 +40,7 @@ const HTTP_FIELDS = new Set(['type', 'url', 'headers']);
 /** VS Code metadata and dev-mode settings: they do not change how the server is reached. */
 const IGNORED_FIELDS = new Set(['gallery', 'version', 'dev']);
 /** Fields of the engine's own, beside the transport. */
-const ENGINE_FIELDS = new Set(['approval', 'elicitationTimeout', 'taskTimeout', ...IMPORTED_SETTINGS]);
+const ENGINE_FIELDS = new Set(['approval', ...IMPORTED_DURATION_NAMES, ...IMPORTED_SETTINGS]);
 const VARIABLE = /\$\{([^}]*)\}/g;
 const SUPPORTED_VARIABLE = /^(?:env:)?([A-Za-z_][A-Za-z0-9_]*)$/;
 
@@ -149,7 +148,7 @@ function readEntry(key: string, name: string, raw: unknown, opts: ImportOptions,
 }
 
 function readSettings(raw: Record<string, unknown>, where: string[], found: Expansion, problems: string[]): Omit<ImportedServer, 'name' | 'transport' | 'approval'> {
-  let settings: Omit<ImportedServer, 'name' | 'transport' | 'approval'> = {};
+  let settings: ImportedSettings = {};
   try {
     settings = parseImportedSettings(raw, where);
   } catch (err) {
@@ -157,19 +156,7 @@ function readSettings(raw: Record<string, unknown>, where: string[], found: Expa
     problems.push(err.message);
     found.badFields.push(String(err.extensions.field));
   }
-  try {
-    const ms = readElicitationTimeout(raw.elicitationTimeout, where.join('.'));
-    if (ms !== undefined) settings.elicitationTimeoutMs = ms;
-  } catch (err) {
-    problems.push((err as Error).message);
-  }
-  try {
-    const ms = readTaskTimeout(raw.taskTimeout, where.join('.'));
-    if (ms !== undefined) settings.taskTimeoutMs = ms;
-  } catch (err) {
-    problems.push((err as Error).message);
-  }
-  return settings;
+  return { ...settings, ...readImportedDurations(raw, where.join('.'), problems) };
 }
 
 /** The servers of a Claude Desktop or VS Code document, in document order; any problem is a 400 naming every one. */
