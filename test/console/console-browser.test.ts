@@ -40,7 +40,7 @@ browserDescribe('the console in a browser', () => {
     await stopApiEngine(api);
   });
 
-  const { fixture, startRun } = consoleSetup(() => api);
+  const { fixture, everything, startRun } = consoleSetup(() => api);
 
   const open = (url: string) => openConsolePage(browser, url);
 
@@ -125,6 +125,67 @@ browserDescribe('the console in a browser', () => {
     await item.getByRole('button', { name: 'Send the answer' }).click();
     await page.getByText(`The question of run ${runId} was answered: accept.`).waitFor({ timeout: WAIT_MS });
     expect((await api.engine.result(runId)).output).toBe('answer: accept {"name":"Ada","email":"ada@example.com","count":3}');
+    expect(problemsOf(page)).toEqual([]);
+    await page.close();
+  });
+
+  test('server-everything\'s whole form (every field kind of MCP\'s elicitation schema) is answered through the inbox, and the server gets each answer with its type', async () => {
+    const server = await everything({ elicitation: true });
+    const runId = await startRun([server.id], [{ toolCalls: [{ name: `${server.name}__trigger-elicitation-request`, arguments: {} }] }, { text: '{{tool_results}}' }], 'ask me everything');
+    const page = await open(`${baseUrl}/console#/inbox`);
+    const item = page.locator('article.item', { hasText: 'Please provide inputs for the following fields:' }).filter({ hasText: runId });
+    await item.locator('form.input-form').waitFor({ timeout: WAIT_MS });
+    const field = (label: string) => item.getByLabel(label, { exact: true });
+    const group = (legend: string) => item.getByRole('group', { name: legend, exact: true });
+    const box = (legend: string, choice: string) => group(legend).getByRole('checkbox', { name: choice, exact: true });
+
+    // The server's defaults, each in a control of its kind.
+    expect(await field('String with default').inputValue()).toBe('It was a dark and stormy night.');
+    expect(await field('Integer').inputValue()).toBe('42');
+    expect(await field('Number in range 1-1000').inputValue()).toBe('3.14');
+    expect(await field('String with email format').getAttribute('type')).toBe('email');
+    expect(await field('String with uri format').getAttribute('type')).toBe('url');
+    expect(await field('String with date format').getAttribute('type')).toBe('date');
+    expect(await field('Boolean').getAttribute('type')).toBe('checkbox');
+    expect(await field('Untitled Single Select Enum').inputValue()).toBe('Monica');
+    expect(await field('Titled Single Select Enum').inputValue()).toBe('hero-1');
+    expect(await field('Legacy Titled Single Select Enum').inputValue()).toBe('pet-1');
+    expect(await box('Untitled Multiple Select Enum', 'Guitar').isChecked()).toBe(true);
+    expect(await box('Titled Multiple Select Enum', 'Tuna').isChecked()).toBe(true);
+    expect(await box('Titled Multiple Select Enum', 'Salmon').isChecked()).toBe(false);
+
+    // The page checks a multi-select's bounds first (at most 3 choices).
+    await field('String (required)').fill('Ada Lovelace');
+    await box('Untitled Multiple Select Enum', 'Guitar').uncheck();
+    for (const choice of ['Piano', 'Violin', 'Drums', 'Bass']) await box('Untitled Multiple Select Enum', choice).check();
+    await item.getByRole('button', { name: 'Send the answer' }).click();
+    await item.getByText('Untitled Multiple Select Enum: choose at most 3').waitFor();
+    for (const choice of ['Violin', 'Bass']) await box('Untitled Multiple Select Enum', choice).uncheck();
+
+    await field('Boolean').check();
+    await field('String with email format').fill('ada@example.com');
+    await field('String with uri format').fill('https://example.com/ada');
+    await field('String with date format').fill('1815-12-10');
+    await field('Integer').fill('7');
+    await field('Number in range 1-1000').fill('2.5');
+    await field('Untitled Single Select Enum').selectOption('Joey');
+    await field('Titled Single Select Enum').selectOption({ label: 'Wonder Woman' });
+    await field('Legacy Titled Single Select Enum').selectOption({ label: 'Birds' });
+    await box('Titled Multiple Select Enum', 'Trout').check();
+    await item.getByRole('button', { name: 'Send the answer' }).click();
+    await page.getByText(`The question of run ${runId} was answered: accept.`).waitFor({ timeout: WAIT_MS });
+
+    // server-everything's result echoes what it received.
+    const output = (await api.engine.result(runId)).output ?? '';
+    expect(output).toContain('User provided the requested information');
+    const received = JSON.parse(output.slice(output.indexOf('Raw result: ') + 'Raw result: '.length)) as { action: string; content: Record<string, unknown> };
+    expect(received.action).toBe('accept');
+    expect(received.content).toEqual({
+      name: 'Ada Lovelace', check: true, firstLine: 'It was a dark and stormy night.', email: 'ada@example.com',
+      homepage: 'https://example.com/ada', birthdate: '1815-12-10', integer: 7, number: 2.5,
+      untitledSingleSelectEnum: 'Joey', untitledMultipleSelectEnum: ['Piano', 'Drums'], titledSingleSelectEnum: 'hero-3',
+      titledMultipleSelectEnum: ['fish-1', 'fish-3'], legacyTitledEnum: 'pet-3',
+    });
     expect(problemsOf(page)).toEqual([]);
     await page.close();
   });
