@@ -205,6 +205,28 @@ browserDescribe('the console in a browser', () => {
     await page.close();
   });
 
+  test('/docs on the console\'s origin has a Content-Security-Policy and may not be framed, and Swagger UI still renders the operations under it', async () => {
+    const page = await browser.newPage();
+    const refused: string[] = [];
+    page.on('console', (message) => { if (/Content Security Policy|Refused to/i.test(message.text())) refused.push(message.text()); });
+    page.on('pageerror', (err) => refused.push(err.message));
+    const answer = await page.goto(`${baseUrl}/docs`);
+    const csp = answer?.headers()['content-security-policy'] ?? '';
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).toMatch(/(^|; )script-src 'self'(;|$)/);
+    expect(csp).not.toContain('unsafe-inline');
+    expect(answer?.headers()['x-frame-options']).toBe('DENY');
+    // Its files and the document it reads answer with the same policy.
+    for (const path of ['/docs/static/swagger-ui-bundle.js', '/docs/static/oauth2-redirect.html', '/docs/static/swagger-initializer.js', '/docs/json']) {
+      const res = await api.app.inject({ method: 'GET', url: path });
+      expect([path, res.statusCode, res.headers['content-security-policy']]).toEqual([path, 200, csp]);
+    }
+    await page.locator('.opblock-summary-path', { hasText: '/v1/runs/{id}/events' }).first().waitFor({ timeout: WAIT_MS });
+    expect(await page.locator('.opblock').count()).toBeGreaterThan(20);
+    expect(refused).toEqual([]);
+    await page.close();
+  });
+
   test('with an API key set, the page asks for it after a 401, then loads; the key is in no URL and no cookie', async () => {
     const context = await browser.newContext();
     const page = await context.newPage();
