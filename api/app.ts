@@ -32,7 +32,7 @@ import { runRoutes } from './routes/runs';
 import { sourceRoutes } from './routes/sources';
 import { threadRoutes } from './routes/threads';
 import { integrationOAuthRoutes, oauthCallbackRoutes } from './routes/integration-oauth';
-import { openapiTransforms } from './openapi';
+import { openapiTransforms, swaggerUiOptions } from './openapi';
 import { zodValidatorCompiler } from './validation';
 import type { Environment } from '../use-cases/integrations/mcp-config-import';
 import { DEFAULT_LLM_KEY_ENVS } from '../core/llm-keys';
@@ -129,7 +129,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
     ...openapiTransforms,
   });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
+  await app.register(swaggerUi, swaggerUiOptions);
   const perMinute = deps.rateLimitPerMinute ?? 600;
   const holdsAdminKey = deps.adminApiKey ? hasApiKey(deps.adminApiKey) : undefined;
   const holdsApiKey = deps.apiKey ? hasApiKey(deps.apiKey) : undefined;

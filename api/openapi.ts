@@ -1,9 +1,10 @@
 import type { SwaggerTransformObject } from '@fastify/swagger';
+import type { FastifySwaggerUiOptions } from '@fastify/swagger-ui';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
 
 /**
- * The OpenAPI document at /docs, written from the routes' zod schemas. Shapes declared with
- * `.meta({ id })` (api/schemas.ts) become named components.
+ * The OpenAPI document at /docs, written from the routes' zod schemas (shapes declared with
+ * `.meta({ id })` in api/schemas.ts become named components), and the options of its page.
  */
 
 type Json = Record<string, unknown>;
@@ -60,3 +61,34 @@ const transformObject: SwaggerTransformObject = (input) => {
 };
 
 export const openapiTransforms = { transform: jsonSchemaTransform, transformObject };
+
+/**
+ * The one inline style Swagger UI writes: the <style> of its top bar's logo (in
+ * swagger-ui-standalone-preset.js), allowed by its hash. A new Swagger UI with another one is
+ * refused, which the console's browser test reports (a CSP refusal on /docs).
+ */
+const SWAGGER_LOGO_STYLE = 'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w=';
+
+/**
+ * /docs (Swagger UI) is served on the console's origin, so it gets a policy as strict as the page
+ * allows: its own files only (its logo is a data: image), no inline script, and no framing, so that
+ * no other page can frame it to click through it. The plugin's own default (`staticCSP: true`)
+ * allows framing by its origin and styles from any https site, and sets upgrade-insecure-requests,
+ * which turns the page's http requests into https ones: wrong for an API served on plain HTTP. The policy goes on every
+ * answer under /docs (its files, its JSON); X-Frame-Options, for browsers that know no
+ * frame-ancestors, on its pages and documents (@fastify/static's files take no route hooks).
+ */
+export const DOCS_CSP = "default-src 'self'; script-src 'self'; script-src-attr 'none'; "
+  + `style-src 'self' '${SWAGGER_LOGO_STYLE}'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'; `
+  + "object-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+
+export const swaggerUiOptions: FastifySwaggerUiOptions = {
+  routePrefix: '/docs',
+  staticCSP: DOCS_CSP,
+  uiHooks: {
+    onRequest: (_request, reply, done) => {
+      reply.header('x-frame-options', 'DENY').header('x-content-type-options', 'nosniff').header('referrer-policy', 'no-referrer');
+      done();
+    },
+  },
+};

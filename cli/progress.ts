@@ -1,6 +1,6 @@
 import type { StreamEvent } from './event-stream';
 import { oneLine } from '../core/truncated-text';
-import { LiveText } from './live-text';
+import { LiveText, TurnWords } from './live-text';
 
 export interface Output {
   /** text, control characters escaped (terminal-text.ts) */
@@ -117,6 +117,7 @@ export class RunEventRenderer {
   private notApproved = new Set<string>();
   /** turns whose words were shown as they came: their turn_ended line does not repeat them */
   private streamed = new Set<number>();
+  private readonly words = new TurnWords();
 
   constructor(private readonly display: ProgressDisplay) {}
 
@@ -168,15 +169,17 @@ export class RunEventRenderer {
       case 'child_run_ended':
         this.display.line(`  ↳ sub-agent run ${str(d.childRunId)} ${str(d.status)}${d.stopReason ? ` (${str(d.stopReason)})` : ''}`);
         break;
-      case 'text_delta':
+      case 'text_delta': {
         this.streamed.add(Number(d.turn));
-        this.display.words(str(d.text));
+        const piece = this.words.piece(Number(d.turn), Number(d.attempt), str(d.text));
+        if (piece) this.display.words(piece);
         break;
+      }
       case 'tool_input_delta':
         // A call's arguments as they are written: its tool_call_started line names it.
         break;
       case 'text_reset':
-        this.display.line(`  (the model starts again: attempt ${str(d.attempt)})`);
+        if (this.words.reset(Number(d.turn), Number(d.attempt))) this.display.line(`  (the model starts again: attempt ${str(d.attempt)})`);
         break;
       case 'sampling_requested':
         this.display.line(`  ~ ${str(d.name)} asks to sample the model${d.needsApproval ? ' (waits for approval)' : ''}`);

@@ -58,6 +58,9 @@ async function askWorker<W extends Workflow>(deps: WorkerQuestionDeps, q: Questi
   if (deps.callerGone?.aborted) gone();
   deps.callerGone?.addEventListener('abort', gone, { once: true });
   try {
+    // The client cancels a call when its signal aborts, never one begun under a signal aborted
+    // already: a caller gone while the workflow started is not waited for (nor a long poll left behind).
+    if (abort.signal.aborted) throw new Error('the caller went away before the question was asked');
     return await deps.client.withAbortSignal(abort.signal, () => handle.result()) as Awaited<ReturnType<W>>;
   } catch (err) {
     if (abort.signal.aborted) {

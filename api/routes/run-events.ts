@@ -53,7 +53,7 @@ export const runEventRoutes: FastifyPluginAsyncZod<RunEventRouteDeps> = async (a
       summary: 'Follow a run as Server-Sent Events (each event as it is written; resumable with Last-Event-ID); closes after run_ended',
       params: idParams, querystring: eventsQuery, headers: eventsHeaders,
       response: {
-        200: { description: 'text/event-stream: run_started, turn_started, turn_ended, tool_call_started, tool_call_ended, approval_requested, approval_resolved, child_run_started, child_run_ended, run_ended; approval_requested and approval_resolved (no id) for the approvals its running sub-agent runs wait for, with their runId; input_requested (no id) for each question an MCP server asks that waits for an answer, and input_resolved (no id) once it no longer waits; sampling_requested and sampling_resolved (no id) for each request of an MCP server to sample the run\'s model (its status, and its usage once answered); text_delta (no id, not replayed) with {turn, attempt, text}: the model\'s words as it writes them (a stream joining mid-turn gets the text so far first), text_reset {turn, attempt} before a turn\'s text starts again (a retried attempt, or the whole text again after the worker\'s writes fell behind), and tool_input_delta (no id) with {turn, attempt, toolCallId, text}: a tool call\'s arguments as the model writes them, where its provider streams them', content: { 'text/event-stream': { schema: z.string() } } },
+        200: { description: 'text/event-stream: run_started, turn_started, turn_ended, tool_call_started, tool_call_ended, approval_requested, approval_resolved, child_run_started, child_run_ended, run_ended; approval_requested and approval_resolved (no id) for the approvals its running sub-agent runs wait for, with their runId; input_requested (no id) for each question an MCP server asks that waits for an answer, and input_resolved (no id) once it no longer waits; sampling_requested and sampling_resolved (no id) for each request of an MCP server to sample the run\'s model (its status, and its usage once answered); text_delta (no id, not replayed) with {turn, attempt, text}: the model\'s words as it writes them (a stream joining mid-turn gets the text so far first; one resumed with Last-Event-ID or after gets text_reset before it), text_reset {turn, attempt} before a turn\'s text starts again (a retried attempt, a resumed stream, or the whole text again after the worker\'s writes fell behind), and tool_input_delta (no id) with {turn, attempt, toolCallId, text}: a tool call\'s arguments as the model writes them, where its provider streams them', content: { 'text/event-stream': { schema: z.string() } } },
         400: problemResponse('Invalid Last-Event-ID'),
         404: problemResponse('No such run'),
       },
@@ -61,10 +61,12 @@ export const runEventRoutes: FastifyPluginAsyncZod<RunEventRouteDeps> = async (a
   }, async (request, reply) => {
     const runId = request.params.id;
     if (!(await findRun(deps.db, runId))) throw runNotFound(runId);
-    const after = EventCursor.parse(request.headers['last-event-id'] ?? request.query.after ?? '0')!;
+    const lastEventId = request.headers['last-event-id'];
+    const after = EventCursor.parse(lastEventId ?? request.query.after ?? '0')!;
+    const resumed = lastEventId !== undefined || request.query.after !== undefined;
     const stream = openSse(request, reply, { heartbeatMs: deps.heartbeatMs ?? DEFAULT_HEARTBEAT_MS, stop: closing });
     try {
-      await sendRunEvents(deps, runId, after, stream);
+      await sendRunEvents(deps, runId, { after, resumed }, stream);
     } catch (err) {
       request.log.error({ err, runId }, 'run event stream failed');
     } finally {
@@ -79,8 +81,11 @@ const WORKFLOW_CLOSED_EVENT = {
   error: { type: 'WorkflowClosed', message: 'The run\'s workflow closed without recording an outcome (terminated or timed out)' },
 };
 
-/** The run's events not in `after` until run_ended, then the stream ends; questions waiting for an answer go as input_requested, then input_resolved. */
-async function sendRunEvents(deps: RunEventRouteDeps, runId: string, after: EventCursor, stream: SseStream): Promise<void> {
+/**
+ * The run's events not in `after` until run_ended, then the stream ends; questions waiting for an
+ * answer go as input_requested, then input_resolved. A `resumed` stream's words begin with text_reset.
+ */
+async function sendRunEvents(deps: RunEventRouteDeps, runId: string, { after, resumed }: { after: EventCursor; resumed: boolean }, stream: SseStream): Promise<void> {
   const present = eventPresenter(deps.db, runId);
   const watch = deps.changes.watch(runId, ['event', 'progress', 'ended', 'input']);
   // Sampling requests resolved before the stream began are not news to it.
@@ -89,7 +94,7 @@ async function sendRunEvents(deps: RunEventRouteDeps, runId: string, after: Even
   // runs, the stream looks again soon (their changes are announced on their own runs, not this one).
   let children: Awaited<ReturnType<typeof childrenWaits>> | undefined;
   // The model's words as it writes them: beside the numbered events, never replayed (no id).
-  const words = followTurnText(deps, runId, (item) => stream.send({ event: item.event, data: { type: item.event, runId, ...item.data } }));
+  const words = followTurnText(deps, runId, (item) => stream.send({ event: item.event, data: { type: item.event, runId, ...item.data } }), { resumed });
   try {
     // A run closed from outside gets its result and run_ended from the API's reconciliation.
     const items = followRunEvents(deps.db, runId, {

@@ -64,15 +64,20 @@ export interface StreamEvent {
 
 /**
  * Follows a run's events with fetch streaming (an EventSource cannot send Authorization), resuming
- * after the last event id when the connection drops, until run_ended or `signal` aborts.
+ * after the last event id when the connection drops, until run_ended or `signal` aborts. A resumed
+ * stream always says so (Last-Event-ID 0 when no numbered event came yet): the API then begins the
+ * model's words so far with text_reset, which replaces those shown instead of adding to them.
  */
 export async function followRunEvents(runId: string, onEvent: (event: StreamEvent) => void, signal: AbortSignal): Promise<void> {
   let lastId: string | undefined;
+  let resuming = false;
   let ended = false;
   while (!ended && !signal.aborted) {
     try {
+      const resume: Record<string, string> = resuming ? { 'last-event-id': lastId ?? '0' } : {};
+      resuming = true;
       const response = await fetch(`/v1/runs/${encodeURIComponent(runId)}/events`, {
-        headers: headers(undefined, { accept: 'text/event-stream', ...(lastId ? { 'last-event-id': lastId } : {}) }),
+        headers: headers(undefined, { accept: 'text/event-stream', ...resume }),
         signal, credentials: 'omit',
       });
       if (!response.ok || !response.body) throw await problemOf(response);

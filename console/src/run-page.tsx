@@ -3,6 +3,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, followRunEvents, getJson, postJson, type StreamEvent } from './api';
 import { Conversation } from './conversation';
 import { useLoad } from './hooks';
+import { NO_LIVE_TEXT, nextLiveText } from './live-text';
 import { withAdminKey } from './prompts';
 import { ErrorLine, ExternalLink, LongText, when } from './text';
 import type { Agent, ConsoleSettings, RunMessagePage, RunView } from './types';
@@ -52,7 +53,7 @@ interface Decision { toolCallId: string; decision: string; status: string; reaso
 /** A run: first rendered from completed requests, then kept up to date by its event stream. */
 export function RunPage({ runId }: { runId: string }) {
   const { data, error, reload } = useLoad((signal) => loadRun(runId, signal), [runId]);
-  const [liveText, setLiveText] = useState('');
+  const [live, setLive] = useState(NO_LIVE_TEXT);
   const [decisions, setDecisions] = useState<Decision[]>([]);
   const [actionError, setActionError] = useState<unknown>();
   const loaded = data !== undefined;
@@ -65,13 +66,10 @@ export function RunPage({ runId }: { runId: string }) {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const soon = () => { clearTimeout(timer); timer = setTimeout(() => reloadRef.current(), 250); };
     const onEvent = ({ event, data: payload }: StreamEvent) => {
-      if (event === 'text_delta') setLiveText((text) => text + String(payload.text ?? ''));
-      else if (event === 'text_reset') setLiveText('');
-      else {
-        if (event === 'approval_resolved' && typeof payload.keyKind === 'string') setDecisions((list) => [...list, payload as unknown as Decision]);
-        if (event === 'turn_ended' || event === 'run_ended') setLiveText('');
-        soon();
-      }
+      setLive((shown) => nextLiveText(shown, event, payload));
+      if (event === 'text_delta' || event === 'text_reset') return;
+      if (event === 'approval_resolved' && typeof payload.keyKind === 'string') setDecisions((list) => [...list, payload as unknown as Decision]);
+      soon();
     };
     void followRunEvents(runId, onEvent, controller.signal).then(soon);
     return () => { controller.abort(); clearTimeout(timer); };
@@ -109,7 +107,7 @@ export function RunPage({ runId }: { runId: string }) {
       </dl>
       <h2>Conversation</h2>
       <Conversation input={conversation.input} messages={conversation.messages} toolCalls={run.toolCalls}
-        awaitingApproval={new Set(run.pendingApprovals.filter((a) => !a.runId || a.runId === run.id).map((a) => a.toolCallId))} liveText={liveText} />
+        awaitingApproval={new Set(run.pendingApprovals.filter((a) => !a.runId || a.runId === run.id).map((a) => a.toolCallId))} liveText={live.text} />
       {run.output !== null && conversation.messages.length === 0 && <LongText text={run.output} />}
       {run.error && <p class="error">{run.error.type}: {run.error.message}</p>}
       {decisions.length > 0 && (

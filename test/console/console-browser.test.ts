@@ -40,7 +40,7 @@ browserDescribe('the console in a browser', () => {
     await stopApiEngine(api);
   });
 
-  const { fixture, startRun } = consoleSetup(() => api);
+  const { fixture, everything, startRun } = consoleSetup(() => api);
 
   const open = (url: string) => openConsolePage(browser, url);
 
@@ -129,6 +129,67 @@ browserDescribe('the console in a browser', () => {
     await page.close();
   });
 
+  test('server-everything\'s whole form (every field kind of MCP\'s elicitation schema) is answered through the inbox, and the server gets each answer with its type', async () => {
+    const server = await everything({ elicitation: true });
+    const runId = await startRun([server.id], [{ toolCalls: [{ name: `${server.name}__trigger-elicitation-request`, arguments: {} }] }, { text: '{{tool_results}}' }], 'ask me everything');
+    const page = await open(`${baseUrl}/console#/inbox`);
+    const item = page.locator('article.item', { hasText: 'Please provide inputs for the following fields:' }).filter({ hasText: runId });
+    await item.locator('form.input-form').waitFor({ timeout: WAIT_MS });
+    const field = (label: string) => item.getByLabel(label, { exact: true });
+    const group = (legend: string) => item.getByRole('group', { name: legend, exact: true });
+    const box = (legend: string, choice: string) => group(legend).getByRole('checkbox', { name: choice, exact: true });
+
+    // The server's defaults, each in a control of its kind.
+    expect(await field('String with default').inputValue()).toBe('It was a dark and stormy night.');
+    expect(await field('Integer').inputValue()).toBe('42');
+    expect(await field('Number in range 1-1000').inputValue()).toBe('3.14');
+    expect(await field('String with email format').getAttribute('type')).toBe('email');
+    expect(await field('String with uri format').getAttribute('type')).toBe('url');
+    expect(await field('String with date format').getAttribute('type')).toBe('date');
+    expect(await field('Boolean').getAttribute('type')).toBe('checkbox');
+    expect(await field('Untitled Single Select Enum').inputValue()).toBe('Monica');
+    expect(await field('Titled Single Select Enum').inputValue()).toBe('hero-1');
+    expect(await field('Legacy Titled Single Select Enum').inputValue()).toBe('pet-1');
+    expect(await box('Untitled Multiple Select Enum', 'Guitar').isChecked()).toBe(true);
+    expect(await box('Titled Multiple Select Enum', 'Tuna').isChecked()).toBe(true);
+    expect(await box('Titled Multiple Select Enum', 'Salmon').isChecked()).toBe(false);
+
+    // The page checks a multi-select's bounds first (at most 3 choices).
+    await field('String (required)').fill('Ada Lovelace');
+    await box('Untitled Multiple Select Enum', 'Guitar').uncheck();
+    for (const choice of ['Piano', 'Violin', 'Drums', 'Bass']) await box('Untitled Multiple Select Enum', choice).check();
+    await item.getByRole('button', { name: 'Send the answer' }).click();
+    await item.getByText('Untitled Multiple Select Enum: choose at most 3').waitFor();
+    for (const choice of ['Violin', 'Bass']) await box('Untitled Multiple Select Enum', choice).uncheck();
+
+    await field('Boolean').check();
+    await field('String with email format').fill('ada@example.com');
+    await field('String with uri format').fill('https://example.com/ada');
+    await field('String with date format').fill('1815-12-10');
+    await field('Integer').fill('7');
+    await field('Number in range 1-1000').fill('2.5');
+    await field('Untitled Single Select Enum').selectOption('Joey');
+    await field('Titled Single Select Enum').selectOption({ label: 'Wonder Woman' });
+    await field('Legacy Titled Single Select Enum').selectOption({ label: 'Birds' });
+    await box('Titled Multiple Select Enum', 'Trout').check();
+    await item.getByRole('button', { name: 'Send the answer' }).click();
+    await page.getByText(`The question of run ${runId} was answered: accept.`).waitFor({ timeout: WAIT_MS });
+
+    // server-everything's result echoes what it received.
+    const output = (await api.engine.result(runId)).output ?? '';
+    expect(output).toContain('User provided the requested information');
+    const received = JSON.parse(output.slice(output.indexOf('Raw result: ') + 'Raw result: '.length)) as { action: string; content: Record<string, unknown> };
+    expect(received.action).toBe('accept');
+    expect(received.content).toEqual({
+      name: 'Ada Lovelace', check: true, firstLine: 'It was a dark and stormy night.', email: 'ada@example.com',
+      homepage: 'https://example.com/ada', birthdate: '1815-12-10', integer: 7, number: 2.5,
+      untitledSingleSelectEnum: 'Joey', untitledMultipleSelectEnum: ['Piano', 'Drums'], titledSingleSelectEnum: 'hero-3',
+      titledMultipleSelectEnum: ['fish-1', 'fish-3'], legacyTitledEnum: 'pet-3',
+    });
+    expect(problemsOf(page)).toEqual([]);
+    await page.close();
+  });
+
   test('a run\'s page shows the model\'s words as it writes them, then the turn as stored', async () => {
     const words = 'The answer comes in ten pieces, one after another, as a real model writes.';
     const runId = await startRun([], [{ text: words, chunks: 10, delayMs: 5000 }], 'stream please');
@@ -141,6 +202,28 @@ browserDescribe('the console in a browser', () => {
     await page.locator('.message.assistant:not(.live)').getByText(words).waitFor({ timeout: WAIT_MS });
     await live.waitFor({ state: 'detached' });
     expect(problemsOf(page)).toEqual([]);
+    await page.close();
+  });
+
+  test('/docs on the console\'s origin has a Content-Security-Policy and may not be framed, and Swagger UI still renders the operations under it', async () => {
+    const page = await browser.newPage();
+    const refused: string[] = [];
+    page.on('console', (message) => { if (/Content Security Policy|Refused to/i.test(message.text())) refused.push(message.text()); });
+    page.on('pageerror', (err) => refused.push(err.message));
+    const answer = await page.goto(`${baseUrl}/docs`);
+    const csp = answer?.headers()['content-security-policy'] ?? '';
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).toMatch(/(^|; )script-src 'self'(;|$)/);
+    expect(csp).not.toContain('unsafe-inline');
+    expect(answer?.headers()['x-frame-options']).toBe('DENY');
+    // Its files and the document it reads answer with the same policy.
+    for (const path of ['/docs/static/swagger-ui-bundle.js', '/docs/static/oauth2-redirect.html', '/docs/static/swagger-initializer.js', '/docs/json']) {
+      const res = await api.app.inject({ method: 'GET', url: path });
+      expect([path, res.statusCode, res.headers['content-security-policy']]).toEqual([path, 200, csp]);
+    }
+    await page.locator('.opblock-summary-path', { hasText: '/v1/runs/{id}/events' }).first().waitFor({ timeout: WAIT_MS });
+    expect(await page.locator('.opblock').count()).toBeGreaterThan(20);
+    expect(refused).toEqual([]);
     await page.close();
   });
 
@@ -173,11 +256,13 @@ browserDescribe('the console in a browser', () => {
     const context = await browser.newContext();
     const page = await context.newPage();
     const authorizeCalls: (string | undefined)[] = [];
+    const authorizeAnswers: number[] = [];
     const urls: string[] = [];
     page.on('request', (request) => {
       urls.push(request.url());
       if (request.url().endsWith('/authorize')) authorizeCalls.push(request.headers().authorization);
     });
+    page.on('response', (response) => { if (response.url().endsWith('/authorize')) authorizeAnswers.push(response.status()); });
     await page.goto(`${keyedUrl}/console#/integrations`);
     await page.locator('.key-form input[name=key]').fill(API_KEY);
     await page.getByRole('button', { name: 'Use this key' }).click();
@@ -188,7 +273,8 @@ browserDescribe('the console in a browser', () => {
     await page.locator('.key-form input[name=key]').fill(ADMIN_KEY);
     await page.getByRole('button', { name: 'Use this key' }).click();
     await page.getByRole('heading', { name: 'This action needs the admin key' }).waitFor({ state: 'detached' });
-    await waitForCalls(() => authorizeCalls.length >= 2);
+    // Answered, not only sent: the API's question to a worker ends before the page closes.
+    await waitForCalls(() => authorizeAnswers.length >= 2);
     expect(authorizeCalls).toEqual([`Bearer ${API_KEY}`, `Bearer ${ADMIN_KEY}`]);
     expect(await page.evaluate('Object.values(sessionStorage)')).toEqual([API_KEY]);
     expect(urls.some((url) => url.includes(ADMIN_KEY) || url.includes(API_KEY))).toBe(false);

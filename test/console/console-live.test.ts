@@ -9,6 +9,7 @@ import { startOAuthProtectedServer, type OAuthProtectedServer } from '../fixture
 import { startApiEngine, stopApiEngine, type ApiEngine } from '../support/api-engine';
 import { consoleSetup, openConsolePage, problemsOf } from '../support/console-engine';
 import { browserDescribe, ensureConsoleBuilt, launchBrowser } from '../support/browser';
+import { startTcpProxy } from '../support/tcp-proxy';
 import { waitFor } from '../support/wait';
 
 const WAIT_MS = 30_000;
@@ -103,6 +104,44 @@ browserDescribe('the console, live', () => {
     await page.locator('.status-completed').waitFor({ timeout: WAIT_MS });
     await expectNoReloadNorProblem(page);
     await page.close();
+  });
+
+  test('a run\'s page whose event stream drops mid-turn resumes it with Last-Event-ID, and shows the model\'s words once, not doubled', async () => {
+    const words = 'Twenty pieces of one answer, written slowly, so that the stream can drop in the middle of them and come back.';
+    // The page reaches the API through a proxy that the test cuts: every connection of the page drops, as on a network blip.
+    const proxy = await startTcpProxy({ host: '127.0.0.1', port: Number(new URL(baseUrl).port) });
+    try {
+      const runId = await startRun([], [{ text: words, chunks: 20, delayMs: 16_000 }], 'stream through a blip');
+      const page = await open(`http://127.0.0.1:${proxy.port}/console#/runs/${runId}`);
+      const resumedAfter: string[] = [];
+      page.on('request', (request) => {
+        const lastId = request.headers()['last-event-id'];
+        if (new URL(request.url()).pathname.endsWith('/events') && lastId) resumedAfter.push(lastId);
+      });
+      const liveText = () => page.evaluate<string | null>("document.querySelector('.message.live pre')?.textContent ?? null");
+      await page.locator('.message.live pre').waitFor({ timeout: WAIT_MS });
+      const before = (await liveText()) ?? '';
+      expect(words.startsWith(before) && before.length < words.length).toBe(true);
+
+      proxy.cut();
+      proxy.restore();
+      await waitFor(async () => resumedAfter.length > 0, WAIT_MS, 'the page to resume its stream with Last-Event-ID');
+      // Everything the page shows while the model writes on: the words so far, each time, never more.
+      const shown: string[] = [];
+      for (const until = Date.now() + WAIT_MS; Date.now() < until && await page.locator('.message.assistant:not(.live)').count() === 0;) {
+        const text = await liveText();
+        if (text !== null) shown.push(text);
+        await page.waitForTimeout(50);
+      }
+      expect(shown.filter((text) => !words.startsWith(text))).toEqual([]);
+      expect(shown.some((text) => text.length > before.length)).toBe(true);
+      await page.locator('.message.assistant:not(.live)').getByText(words).waitFor({ timeout: WAIT_MS });
+      // Only the blip's own failures: the connections it cut.
+      expect(problemsOf(page).filter((problem) => !/net::ERR_/.test(problem))).toEqual([]);
+      await page.close();
+    } finally {
+      await proxy.close();
+    }
   });
 
   test('denied from the inbox with a reason: the run completes and the model reads the reviewer\'s words', async () => {

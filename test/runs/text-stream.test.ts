@@ -100,6 +100,32 @@ describe('streaming the model\'s words to event streams', () => {
     expect(deltas.map((d) => d.text).join('')).toBe(WORDS);
   });
 
+  test('a stream resumed mid-turn (Last-Event-ID, or ?after) begins the turn\'s text with text_reset, then the text so far; a fresh one gets no text_reset', async () => {
+    const runId = await start({ text: WORDS, chunks: 10, delayMs: 3_000 });
+    await waitFor(async () => {
+      const { rows } = await engine.db.query<{ text: string }>('SELECT text FROM run_turn_drafts WHERE run_id = $1', [runId]);
+      return (rows[0]?.text.length ?? 0) > WORDS.length / 3;
+    }, 30_000, 'a third of the text written');
+    const url = `${urls[0]}/v1/runs/${runId}/events`;
+    const streams = { header: followSseText(url, { 'last-event-id': '1' }), after: followSseText(`${url}?after=1`), fresh: followSseText(url) };
+    for (const [name, stream] of Object.entries(streams)) {
+      const sse = await stream.text();
+      const deltas = eventsOf<Delta>(sse, 'text_delta');
+      expect(deltas.map((d) => d.text).join('')).toBe(WORDS);
+      expect(deltas[0].text.length).toBeGreaterThan(WORDS.length / 3);
+      const resets = eventsOf<{ turn: number; attempt: number }>(sse, 'text_reset');
+      if (name === 'fresh') {
+        expect(resets).toEqual([]);
+      } else {
+        // The client may show words from before it lost the stream: they are replaced, not added to.
+        expect(resets).toEqual([expect.objectContaining({ turn: 1, attempt: 1 })]);
+        expect(sse.indexOf('event: text_reset')).toBeLessThan(sse.indexOf('event: text_delta'));
+      }
+      // The numbered events after the one given, and only those.
+      expect(sse.includes('event: run_started')).toBe(name === 'fresh');
+    }
+  });
+
   test('a run cancelled while its model writes leaves no draft behind', async () => {
     const runId = await start({ text: WORDS, chunks: 10, delayMs: 5_000 });
     const drafts = async () => (await engine.db.query('SELECT count(*)::int AS n FROM run_turn_drafts WHERE run_id = $1', [runId])).rows[0].n as number;

@@ -9,13 +9,19 @@ import type { ApiEngine } from './api-engine';
 
 const ROOT = path.join(__dirname, '..', '..');
 const FIXTURE = path.join(__dirname, '..', 'fixtures', 'mcp-fixture-server.ts');
+const EVERYTHING = path.join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 
-/** What the console's browser tests set up on their engine: a fixture integration, and a scripted run using integrations. */
+/** What the console's browser tests set up on their engine: a fixture integration or server-everything, and a scripted run using integrations. */
 export function consoleSetup(api: () => ApiEngine) {
   return {
     fixture: (settings: Record<string, unknown>) => insertIntegration(api().engine.db, {
       name: `fx-${randomUUID().slice(0, 8)}`,
       transport: { type: 'stdio', command: process.execPath, args: ['--import', 'tsx', FIXTURE], cwd: ROOT }, ...settings,
+    }),
+    /** the MCP project's server-everything over stdio */
+    everything: (settings: Record<string, unknown>) => insertIntegration(api().engine.db, {
+      name: `everything-${randomUUID().slice(0, 8)}`,
+      transport: { type: 'stdio', command: process.execPath, args: [EVERYTHING, 'stdio'], cwd: ROOT }, ...settings,
     }),
     async startRun(integrationIds: string[], script: ScriptStep[], input: string): Promise<string> {
       const { engine } = api();

@@ -7,12 +7,12 @@ export interface SseText {
   text(): Promise<string>;
 }
 
-export function followSseText(url: string): SseText {
+export function followSseText(url: string, headers: Record<string, string> = {}): SseText {
   let raw = '';
   let done = false;
   const reading = (async () => {
     try {
-      const res = await fetch(url);
+      const res = await fetch(url, { headers });
       if (!res.ok || !res.body) throw new Error(`${url} answered ${res.status}`);
       const decoder = new TextDecoder();
       for await (const chunk of res.body) raw += decoder.decode(chunk as Uint8Array, { stream: true });

@@ -7,7 +7,9 @@ import { readTurnDrafts, type TextPiece } from '../../store/runs/turn-drafts';
  * turns under way first (one `text_delta` each with the text so far), then each piece as it is
  * heard, without repeats or holes. A piece that does not follow on (one was missed, the listener
  * reconnected) sends the follower back to the draft. A new attempt of a turn, or a draft written
- * anew, is `text_reset` followed by the text so far. Nothing here is stored for the follower.
+ * anew, is `text_reset` followed by the text so far. A follower that resumes a stream it lost
+ * (`resumed`) may show words of a turn already: its first drafts come as `text_reset` then the
+ * text so far, which replaces them. Nothing here is stored for the follower.
  */
 
 export type TextItem =
@@ -21,7 +23,10 @@ const chars = (text: string) => [...text];
 
 export function followTurnText(
   deps: { db: Queryable; changes: RunChangeFeed }, runId: string, send: (item: TextItem) => Promise<unknown>,
+  options: { resumed?: boolean } = {},
 ): { close(): void } {
+  // A resumed follower's turns are as good as seen, with nothing of them known to be shown.
+  let resumed = options.resumed === true;
   const seen = new Map<number, Seen>();
   let closed = false;
   // One item at a time, in the order decided: the draft before the pieces heard meanwhile.
@@ -42,7 +47,11 @@ export function followTurnText(
   };
 
   const resync = async () => {
-    for (const draft of await readTurnDrafts(deps.db, runId)) await snapshot(draft.turn, draft.attempt, draft.text);
+    for (const draft of await readTurnDrafts(deps.db, runId)) {
+      if (resumed && !seen.has(draft.turn)) seen.set(draft.turn, { attempt: 0, covered: 0 });
+      await snapshot(draft.turn, draft.attempt, draft.text);
+    }
+    resumed = false;
   };
 
   const piece = async (p: TextPiece) => {
