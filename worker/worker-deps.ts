@@ -26,7 +26,9 @@ export async function openWorkerDeps(config: AppConfig, db: Db, logger: Logger, 
   });
   const tracing = initTracing(config.langfuse, logger);
   const runChanges = listenForAnswers(db, logger);
-  const providers = createProviders({ readApiKey: config.readSecret, allowedKeyEnvs: config.llmKeyEnvs, logger, networkPolicy: config.networkPolicy });
+  const providers = createProviders({
+    readApiKey: config.readSecret, allowedKeyEnvs: config.llmKeyEnvs, logger, networkPolicy: config.networkPolicy, answerBounds: config.llmAnswerBounds,
+  });
   return {
     deps: { db, logger, providers, mcpPool, runChanges },
     async close() {
