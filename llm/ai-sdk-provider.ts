@@ -13,7 +13,6 @@ import { liveStreamFetch } from './live-stream';
 import type { LiveSink } from './stream-reading';
 import { finishOf, streamModel, type StreamingModel } from './model-stream';
 import { DEFAULT_LLM_ANSWER_BOUNDS, type LlmAnswerBounds } from '../core/llm-answer-bounds';
-import { checkAnswer } from './answer-bounds';
 
 type RemoteModel = Extract<ModelConfig, { provider: 'openai' | 'anthropic' }>;
 
@@ -100,7 +99,6 @@ export function createAiSdkProvider(
       // Streaming unless the model says otherwise: the words reach event streams as they come.
       if (model.stream === false) {
         const result = await generateText(settings);
-        checkAnswer(bounds, result.text, result.toolCalls);
         return { text: result.text, toolCalls: fromSdkToolCalls(result.toolCalls), usage: usageOf(result.usage), finishReason: finishOf(result.finishReason) };
       }
       return sinks.run({ onText: request.onText, onToolInput: request.onToolInput }, () => streamModel(settings.model, settings));

@@ -3,17 +3,17 @@ import { LlmAnswerTooLarge } from './errors';
 
 /**
  * An answer's bounds as it is read (core/llm-answer-bounds.ts): its text, each tool call's
- * arguments, and all it keeps, counted before each piece is kept or handed on, so that past a
- * bound nothing more is read and the turn fails (without a retry: the same request gets the same
- * answer). A JSON answer's body is read up to the whole answer's bound, and an error's body is cut there.
+ * arguments, all it keeps and its tool calls, counted before each piece is kept or handed on, so
+ * that past a bound nothing more is read and the turn fails (without a retry: the same request gets
+ * the same answer). A JSON answer's body is read up to the whole answer's bound, and an error's body is cut there.
  */
 
 const WHAT: Record<keyof LlmAnswerBounds, string> = {
-  textBytes: 'of text', toolArgumentBytes: 'of arguments in one tool call', answerBytes: 'in all',
+  textBytes: 'bytes of text', toolArgumentBytes: 'bytes of arguments in one tool call', answerBytes: 'bytes in all', toolCalls: 'tool calls',
 };
 
 export function answerTooLarge(bounds: LlmAnswerBounds, which: keyof LlmAnswerBounds): LlmAnswerTooLarge {
-  return new LlmAnswerTooLarge(`The model's answer exceeded its bound: more than ${bounds[which]} bytes ${WHAT[which]} (${LLM_ANSWER_BOUND_SETTINGS[which]})`);
+  return new LlmAnswerTooLarge(`The model's answer exceeded its bound: more than ${bounds[which]} ${WHAT[which]} (${LLM_ANSWER_BOUND_SETTINGS[which]})`);
 }
 
 /** What a tool call counts toward the whole answer besides its id, name and arguments: an endless stream of empty calls ends too. */
@@ -36,6 +36,7 @@ export class AnswerMeter {
 
   /** A tool call seen for the first time (by its index in the answer). */
   call(index: number): void {
+    if (this.argumentBytes.size >= this.bounds.toolCalls) throw answerTooLarge(this.bounds, 'toolCalls');
     this.argumentBytes.set(index, 0);
     this.kept(CALL_BYTES);
   }
@@ -55,13 +56,6 @@ export class AnswerMeter {
     if (this.allBytes + bytes > this.bounds.answerBytes) throw answerTooLarge(this.bounds, 'answerBytes');
     this.allBytes += bytes;
   }
-}
-
-/** A whole answer read at once (a JSON answer to a request that did not stream), against the text and arguments bounds. */
-export function checkAnswer(bounds: LlmAnswerBounds, text: string, calls: { input: unknown }[]): void {
-  const meter = new AnswerMeter({ ...bounds, answerBytes: Infinity });
-  meter.text(text);
-  calls.forEach((c, index) => meter.toolArguments(index, typeof c.input === 'string' ? c.input : JSON.stringify(c.input ?? {})));
 }
 
 /**

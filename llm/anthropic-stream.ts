@@ -49,7 +49,7 @@ export function anthropicStreamReading(sink: LiveSink, meter: AnswerMeter): Stre
       case 'content_block_start': {
         if (typeof ev.index !== 'number' || !isRecord(ev.content_block)) return false;
         const block = { ...ev.content_block };
-        if (!blocks.has(ev.index)) meter.call(ev.index);
+        if (block.type === 'tool_use' && !blocks.has(ev.index)) meter.call(ev.index);
         meter.kept(data);
         if (block.type === 'tool_use') block.input = '';
         if (block.type === 'text' && typeof block.text !== 'string') block.text = '';

@@ -46,6 +46,7 @@ const envSchema = z.object({
   LLM_MAX_TEXT_BYTES: answerBound(DEFAULT_LLM_ANSWER_BOUNDS.textBytes),
   LLM_MAX_TOOL_ARGUMENT_BYTES: answerBound(DEFAULT_LLM_ANSWER_BOUNDS.toolArgumentBytes),
   LLM_MAX_ANSWER_BYTES: answerBound(DEFAULT_LLM_ANSWER_BOUNDS.answerBytes),
+  LLM_MAX_TOOL_CALLS_PER_ANSWER: z.preprocess(emptyToUndefined, z.coerce.number().int().min(1).max(100_000).default(DEFAULT_LLM_ANSWER_BOUNDS.toolCalls)),
   INTEGRATIONS_FILE: optionalString,
   WORKFLOW_BUNDLE_PATH: optionalString,
   TEMPORAL_UI_PORT: z.preprocess(emptyToUndefined, z.coerce.number().int().min(1).max(65535).default(8233)),
@@ -96,7 +97,7 @@ export interface AppConfig {
   publicUrl?: string;
   /** the environment variables an agent's model.apiKeyEnv may name (the provider defaults plus LLM_KEY_ENVS) */
   llmKeyEnvs: string[];
-  /** how much of one model answer a worker reads: its text, each tool call's arguments, all of it */
+  /** how much of one model answer a worker reads: its text, each tool call's arguments, all of it, its tool calls */
   llmAnswerBounds: LlmAnswerBounds;
   /** the operator's MCP server list (Claude Desktop or VS Code JSON), loaded by the API at start (absolute) */
   integrationsFile?: string;
@@ -184,7 +185,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     corsOrigins: list(e.CORS_ORIGINS).map((o) => o.toLowerCase()),
     publicUrl: e.PUBLIC_URL,
     llmKeyEnvs,
-    llmAnswerBounds: { textBytes: e.LLM_MAX_TEXT_BYTES, toolArgumentBytes: e.LLM_MAX_TOOL_ARGUMENT_BYTES, answerBytes: e.LLM_MAX_ANSWER_BYTES },
+    llmAnswerBounds: {
+      textBytes: e.LLM_MAX_TEXT_BYTES, toolArgumentBytes: e.LLM_MAX_TOOL_ARGUMENT_BYTES, answerBytes: e.LLM_MAX_ANSWER_BYTES, toolCalls: e.LLM_MAX_TOOL_CALLS_PER_ANSWER,
+    },
     integrationsFile: e.INTEGRATIONS_FILE ? path.resolve(e.INTEGRATIONS_FILE) : undefined,
     workflowBundlePath: e.WORKFLOW_BUNDLE_PATH,
     temporalUiPort: e.TEMPORAL_UI_PORT,

@@ -4,6 +4,7 @@ import { createAiSdkProvider } from '../../llm/ai-sdk-provider';
 import { guardedHttp } from '../../platform/net/address-guard';
 import { classifyLlmError } from '../../llm/errors';
 import { waitFor } from '../support/wait';
+import { startFakeLlmServer } from '../support/fake-llm-server';
 import { an, oa, rawServer, sse, type RawServer, type Write } from '../support/raw-llm-server';
 
 /**
@@ -12,7 +13,7 @@ import { an, oa, rawServer, sse, type RawServer, type Write } from '../support/r
  * stop reading; what came before reached the callbacks within the bound.
  */
 
-const BOUNDS: LlmAnswerBounds = { textBytes: 4096, toolArgumentBytes: 4096, answerBytes: 32 * 1024 };
+const BOUNDS: LlmAnswerBounds = { textBytes: 4096, toolArgumentBytes: 4096, answerBytes: 32 * 1024, toolCalls: 100 };
 const provider = createAiSdkProvider((name) => (name === 'OPENAI_API_KEY' ? 'sk-o' : 'sk-a'), ['OPENAI_API_KEY', 'ANTHROPIC_API_KEY'], guardedHttp(), BOUNDS);
 
 /** As much as a server answering without end writes before it gives up (a net for the test machine). */
@@ -29,11 +30,11 @@ const start = an('message_start', { message: { id: 'msg_1', type: 'message', rol
 const anthropicEnd = [an('message_delta', { delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 5 } }), an('message_stop')];
 const piece = 'z'.repeat(1000);
 
-function call(wire: 'openai' | 'anthropic', server: RawServer, stream = true) {
+function call(wire: 'openai' | 'anthropic', baseUrl: string, stream = true) {
   const texts: string[] = [];
   const inputs: string[] = [];
   const reply = provider.complete({
-    model: { provider: wire, name: 'm', baseUrl: server.url, apiKeyEnv: wire === 'openai' ? 'OPENAI_API_KEY' : 'ANTHROPIC_API_KEY', stream } as ModelConfig,
+    model: { provider: wire, name: 'm', baseUrl, apiKeyEnv: wire === 'openai' ? 'OPENAI_API_KEY' : 'ANTHROPIC_API_KEY', stream } as ModelConfig,
     messages: [{ role: 'user', content: 'go' }], tools: [], turn: 1, step: 0, signal: new AbortController().signal,
     onText: (t) => texts.push(t), onToolInput: (_, t) => inputs.push(t),
   });
@@ -46,7 +47,7 @@ describe('a model\'s answer past the worker\'s bounds', () => {
   afterAll(async () => { await server?.close(); });
 
   async function tooLarge(wire: 'openai' | 'anthropic', setting: string, stream = true) {
-    const run = call(wire, server, stream);
+    const run = call(wire, server.url, stream);
     const failure = classifyLlmError(await run.reply.catch((e: unknown) => e));
     expect(failure).toMatchObject({ type: 'LlmAnswerTooLarge', retryable: false });
     expect(failure.message).toContain(`(${setting})`);
@@ -75,10 +76,21 @@ describe('a model\'s answer past the worker\'s bounds', () => {
     await tooLarge('anthropic', 'LLM_MAX_ANSWER_BYTES');
   });
 
-  test('OpenAI: tool calls without end, each small, stop at LLM_MAX_ANSWER_BYTES', async () => {
+  test('OpenAI: tool calls without end, each small, stop at LLM_MAX_TOOL_CALLS_PER_ANSWER', async () => {
     server.play(endless([oa({ role: 'assistant', content: '' })],
       (i) => oa({ tool_calls: [{ index: i, id: `call_${i}`, type: 'function', function: { name: 'get', arguments: `{"n":${i}}` } }] })));
-    await tooLarge('openai', 'LLM_MAX_ANSWER_BYTES');
+    await tooLarge('openai', 'LLM_MAX_TOOL_CALLS_PER_ANSWER');
+  });
+
+  test('OpenAI: tool calls numbered far apart are kept in their order, without a walk over the numbers between', async () => {
+    server.play([
+      oa({ role: 'assistant', content: '' }),
+      oa({ tool_calls: [{ index: 4_000_000_000, id: 'call_far', type: 'function', function: { name: 'get', arguments: '{"n":2}' } }] }),
+      oa({ tool_calls: [{ index: 0, id: 'call_near', type: 'function', function: { name: 'get', arguments: '{"n":1}' } }] }),
+      oa({}, 'tool_calls'), 'data: [DONE]\n\n',
+    ]);
+    const reply = await call('openai', server.url).reply;
+    expect(reply.toolCalls).toEqual([{ id: 'call_near', name: 'get', arguments: { n: 1 } }, { id: 'call_far', name: 'get', arguments: { n: 2 } }]);
   });
 
   test('OpenAI: a line without end stops at LLM_MAX_ANSWER_BYTES, without waiting for its end', async () => {
@@ -95,9 +107,25 @@ describe('a model\'s answer past the worker\'s bounds', () => {
   test.each([true, false])('an error\'s body past the bound is cut, and the error keeps its meaning (the request streams: %s)', async (stream) => {
     const message = 'Overloaded, try again';
     server.play(endless([`{"error": {"message": "${message}", "detail": "`], () => piece), 503, { 'content-type': 'application/json' });
-    const failure = classifyLlmError(await call('openai', server, stream).reply.catch((e: unknown) => e));
+    const failure = classifyLlmError(await call('openai', server.url, stream).reply.catch((e: unknown) => e));
     expect(failure).toMatchObject({ type: 'LlmServerError', retryable: true });
     await waitFor(async () => server.requests.at(-1)?.clientLeft === true, 10_000, 'the engine to stop reading');
+  });
+
+  test.each([
+    ['openai', 'streamed', true], ['openai', 'a JSON answer', false], ['anthropic', 'streamed', true], ['anthropic', 'a JSON answer', false],
+  ] as const)('%s, %s: as many tool calls as LLM_MAX_TOOL_CALLS_PER_ANSWER are read, one more fails the call', async (wire, _, stream) => {
+    for (const n of [BOUNDS.toolCalls, BOUNDS.toolCalls + 1]) {
+      const fake = await startFakeLlmServer();
+      try {
+        fake.play([{ toolCalls: Array.from({ length: n }, (__, i) => ({ id: `c${i}`, name: 'get', args: {} })) }]);
+        const reply = await call(wire, fake.baseUrl, stream).reply.catch((e: unknown) => e);
+        if (n === BOUNDS.toolCalls) expect((reply as { toolCalls: unknown[] }).toolCalls).toHaveLength(n);
+        else expect(classifyLlmError(reply)).toMatchObject({ type: 'LlmAnswerTooLarge', message: expect.stringContaining('more than 100 tool calls (LLM_MAX_TOOL_CALLS_PER_ANSWER)') });
+      } finally {
+        await fake.close();
+      }
+    }
   });
 
   test('an answer at its bounds, to the byte, is read whole', async () => {
@@ -109,7 +137,7 @@ describe('a model\'s answer past the worker\'s bounds', () => {
       oa({}, 'tool_calls'), sse({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [], usage: { prompt_tokens: 1, completion_tokens: 1 } }),
       'data: [DONE]\n\n',
     ]);
-    const reply = await call('openai', server).reply;
+    const reply = await call('openai', server.url).reply;
     expect(reply.text).toBe(text);
     expect(reply.toolCalls).toEqual([{ id: 'call_a', name: 'get', arguments: JSON.parse(args) }]);
   });

@@ -8,7 +8,7 @@ import { startFakeLlmServer, type FakeLlmServer, type Step } from '../support/fa
 
 /**
  * A model's answer is bounded (LLM_MAX_TEXT_BYTES, LLM_MAX_TOOL_ARGUMENT_BYTES, LLM_MAX_ANSWER_BYTES,
- * at their defaults here): an answer past a bound fails its run at once, with the bound named, the
+ * LLM_MAX_TOOL_CALLS_PER_ANSWER, at their defaults here): an answer past a bound fails its run at once, with the bound named, the
  * stream read no further, and the worker goes on serving runs.
  */
 describe('an LLM answer past its bounds', () => {
@@ -62,4 +62,15 @@ describe('an LLM answer past its bounds', () => {
     expect(server.requests).toHaveLength(1);
     await nextRunCompletes();
   }, 60_000);
+
+  test.each([true, false])('20,000 tool calls in one answer fail the run at LLM_MAX_TOOL_CALLS_PER_ANSWER, after one request (streamed: %s)', async (stream) => {
+    const calls = Array.from({ length: 20_000 }, (_, i) => ({ id: `c${i}`, name: 'x', args: {} }));
+    const result = await run([{ toolCalls: calls }, { text: 'never' }], stream);
+    expect(result).toMatchObject({
+      status: 'failed', stopReason: 'error',
+      error: { type: 'LlmAnswerTooLarge', message: 'The model\'s answer exceeded its bound: more than 10000 tool calls (LLM_MAX_TOOL_CALLS_PER_ANSWER)' },
+    });
+    expect(server.requests).toHaveLength(1);
+    await nextRunCompletes();
+  }, 120_000);
 });
