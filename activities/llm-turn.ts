@@ -21,6 +21,8 @@ import { findNativeTool, toolInputSchema } from '../core/native-tools';
 import { nativeTools } from './tools';
 import { mcpToolDefinitions } from './tools/mcp-tool';
 import { isPlainObject } from '../core/plain-object';
+import { DEFAULT_MAX_TOOL_CALLS_PER_TURN } from '../core/run-limits';
+import { offeredTools, refusedCallsWrites, type OfferedTool } from './refused-calls';
 
 export interface LlmTurnInput {
   runId: string;
@@ -45,17 +47,27 @@ export interface LlmTurnInput {
   childUsage?: Usage;
   /** the run's sub-agents, offered as tools (core/sub-agents.ts) */
   subAgents?: Record<string, SubAgentRoute>;
+  /** the run's limits.maxToolCallsPerTurn; absent: the default (core/run-limits.ts) */
+  maxToolCallsPerTurn?: number;
 }
 
 export interface LlmTurnOutput {
-  /** summary: one line about a native tool call, for its activity in the Web UI */
+  /**
+   * the calls to run, the reply's first (at most maxToolCallsPerTurn); summary: one line about a
+   * native tool call, for its activity in the Web UI
+   */
   toolCalls: { id: string; name: string; summary?: string }[];
+  /** the reply's calls past maxToolCallsPerTurn, which the turn answered itself (their events: core/tool-call.ts refusedCallSeq) */
+  refusedToolCalls?: number;
   textPreview: string;
   textBytes: number;
   usage: Usage;
 }
 
 const HEARTBEAT_EVERY_MS = 5_000;
+
+/** How many of the reply's tool calls run: the run's limit, else the default. */
+const callLimitOf = (input: LlmTurnInput) => input.maxToolCallsPerTurn ?? DEFAULT_MAX_TOOL_CALLS_PER_TURN;
 
 /**
  * Classified once, here. Retryable failures stay retryable under the workflow's bounded policy;
@@ -72,9 +84,11 @@ function toTemporalFailure(failure: LlmFailure): ApplicationFailure {
 /** Bounded: a summary goes into workflow history with every call. */
 const SUMMARY_CHARS = 80;
 
-function summarise(message: ChatMessage & { role: 'assistant' }, usage: LlmTurnOutput['usage']): LlmTurnOutput {
+function summarise(message: ChatMessage & { role: 'assistant' }, usage: LlmTurnOutput['usage'], callLimit: number): LlmTurnOutput {
+  const calls = message.toolCalls ?? [];
   return {
-    toolCalls: (message.toolCalls ?? []).map((c) => {
+    ...(calls.length > callLimit ? { refusedToolCalls: calls.length - callLimit } : {}),
+    toolCalls: calls.slice(0, callLimit).map((c) => {
       const native = findNativeTool(c.name);
       return native ? { id: c.id, name: c.name, summary: oneLine(native.summary(isPlainObject(c.arguments) ? c.arguments : {}), SUMMARY_CHARS) } : { id: c.id, name: c.name };
     }),
@@ -84,15 +98,22 @@ function summarise(message: ChatMessage & { role: 'assistant' }, usage: LlmTurnO
   };
 }
 
-/** What the LLM is told of its tools this turn: the run's MCP tools and the native tools offered. */
-async function turnTools(deps: ActivityDeps, input: LlmTurnInput): Promise<ToolDefinition[]> {
+/**
+ * What the LLM is told of its tools this turn: the run's MCP tools and the native tools offered;
+ * and, for the calls a turn does not run, each one's kind.
+ */
+async function turnTools(deps: ActivityDeps, input: LlmTurnInput): Promise<{ definitions: ToolDefinition[]; offered: () => Map<string, OfferedTool> }> {
   const integrations = await runIntegrations(deps.db, input.runId);
   const offered = nativeTools.filter((t) => input.nativeTools.includes(t.tool.name));
   const context = { deps, threadId: input.threadId, integrations, hasDataSources: input.hasDataSources !== false };
   const natives = await Promise.all(offered.map(async (t): Promise<ToolDefinition> => ({
     name: t.tool.name, description: await t.describe(context), inputSchema: toolInputSchema(t.tool),
   })));
-  return [...mcpToolDefinitions(integrations), ...natives, ...await subAgentDefinitions(deps, input.subAgents)];
+  const subAgents = await subAgentDefinitions(deps, input.subAgents);
+  return {
+    definitions: [...mcpToolDefinitions(integrations), ...natives, ...subAgents],
+    offered: () => offeredTools(integrations, offered.map((t) => t.tool), subAgents.map((d) => d.name)),
+  };
 }
 
 /** Each sub-agent as a tool: its description (or what it is), and `{input}`. */
@@ -123,7 +144,7 @@ export async function askLlm(deps: ActivityDeps, input: LlmTurnInput, agent: Age
   const messages = [...(prefix?.messages ?? []), ...history, ...transcript].map((m) => (
     // What the LLM sees of a tool result is capped per agent; the transcript keeps it whole.
     m.role === 'tool' ? { ...m, content: truncatedText(m.content, agent.maxToolResultBytes) } : m));
-  const tools = await turnTools(deps, input);
+  const { definitions: tools, offered } = await turnTools(deps, input);
 
   const ctx = Context.current();
   const heartbeat = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
@@ -164,7 +185,8 @@ export async function askLlm(deps: ActivityDeps, input: LlmTurnInput, agent: Age
     content: response.text,
     ...(response.toolCalls.length > 0 ? { toolCalls: response.toolCalls } : {}),
   };
-  const out = summarise(reply, response.usage);
+  const callLimit = callLimitOf(input);
+  const out = summarise(reply, response.usage, callLimit);
   const writes = [
     runMessageWrite(runId, turn, 0, reply),
     // The turn's start again, in case its unflushed commit was lost (PROGRESS_ONLY).
@@ -172,7 +194,9 @@ export async function askLlm(deps: ActivityDeps, input: LlmTurnInput, agent: Age
     turnCompletedWrite(runId, turn, response.usage, response.toolCalls.length),
     eventWrite(runId, input.eventSeq + 1, 'turn_ended', {
       turn, textPreview: truncateUtf8(response.text, 280), toolCalls: out.toolCalls.map((c) => c.name), usage: response.usage,
+      ...(out.refusedToolCalls ? { refusedToolCalls: out.refusedToolCalls } : {}),
     }),
+    ...refusedCallsWrites({ runId, turn, eventSeq: input.eventSeq }, response.toolCalls, callLimit, offered),
     ...(deps.version ? [runVersionWrite(runId, deps.version)] : []),
   ];
   if (response.toolCalls.length > 0 || !input.usageBefore) {
@@ -206,7 +230,7 @@ export async function llmTurn(deps: ActivityDeps, input: LlmTurnInput): Promise<
   const recorded = stored.find((m) => m.turn === turn && m.slot === 0)?.message;
   if (recorded?.role === 'assistant') {
     // The reply was stored but the worker died before reporting it: do not ask the LLM again.
-    return summarise(recorded, { inputTokens: 0, outputTokens: 0 });
+    return summarise(recorded, { inputTokens: 0, outputTokens: 0 }, callLimitOf(input));
   }
   if (!agent) throw ApplicationFailure.nonRetryable(`Agent ${input.agentId} does not exist`, 'AgentNotFound');
   return askLlm(deps, input, agent, stored.filter((m) => m.turn < turn).map((m) => m.message));

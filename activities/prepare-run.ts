@@ -77,6 +77,7 @@ export async function prepareRun(deps: ActivityDeps, { runId, firstTurn, limits,
     usageBefore: { inputTokens: 0, outputTokens: 0 },
     ...(prepared.context.limits?.maxOutputTokens !== undefined ? { maxTokens: prepared.context.limits.maxOutputTokens } : {}),
     ...(prepared.tools.subAgents ? { subAgents: prepared.tools.subAgents } : {}),
+    ...(prepared.context.limits?.maxToolCallsPerTurn ? { maxToolCallsPerTurn: prepared.context.limits.maxToolCallsPerTurn } : {}),
   };
   // After a recorded preparation, the turn is any turn: its reply may be stored already.
   const reply = recorded ? await llmTurn(deps, input) : await askLlm(deps, input, agent, [{ role: 'user', content: run.input }]);

@@ -22,7 +22,7 @@ export const agentSchema = z.object({
   maxTurns: z.int(),
   maxToolResultBytes: z.int().describe('how much of any one tool result the LLM sees; the transcript keeps it whole'),
   subAgents: z.array(z.string()).describe('the agents (ids) its runs may call as tools `agent__<name>`, each a child run'),
-  limits: runLimitsSchema.nullable().describe('the budget of each of its runs (a run\'s own limits can only tighten it); null: only maxTurns'),
+  limits: runLimitsSchema.nullable().describe('the budget of each of its runs (a run\'s own limits can only tighten it); null: only maxTurns and the default maxToolCallsPerTurn'),
   mcpTasks: z.boolean().describe('whether an MCP client may call the agent as a task (default true; the engine setting MCP_AGENT_TASKS can turn tasks off for all)'),
   sourceFile: z.string().nullable().describe('the agent file that defines the agent; such an agent is changed by editing its file'),
   disabledAt: timestamp.nullable()

@@ -8,10 +8,19 @@ import { DURATION_PATTERN, parseDuration } from './duration';
  */
 
 const MAX_DURATION_MS = 30 * 86_400_000;
+
+/**
+ * The tool calls of one turn that run when no limit says otherwise; the most a limit may allow
+ * stays well below Temporal's 2,000 activities pending at once (a turn's calls run together).
+ */
+export const DEFAULT_MAX_TOOL_CALLS_PER_TURN = 128;
+const MOST_TOOL_CALLS_PER_TURN = 1000;
 const tokens = z.int().min(1).max(1_000_000_000);
 
 export const runLimitsSchema = z.strictObject({
   maxToolCalls: z.int().min(0).max(1_000_000).optional().describe('tool calls the run may make in all; a call that would pass it is not made and the run stops'),
+  maxToolCallsPerTurn: z.int().min(1).max(MOST_TOOL_CALLS_PER_TURN).optional()
+    .describe(`tool calls of one turn that run (default ${DEFAULT_MAX_TOOL_CALLS_PER_TURN}), the first in the model's order; each later one is answered "Too many tool calls in one turn", and the run goes on`),
   maxInputTokens: tokens.optional().describe('input tokens of all the run\'s LLM turns; reached after a turn, the run stops before the next'),
   maxOutputTokens: tokens.optional().describe('output tokens of all its turns; reached after a turn, the run stops; each turn\'s maxTokens is capped at what is left'),
   maxDuration: z.string().max(32).regex(new RegExp(DURATION_PATTERN))
@@ -29,6 +38,7 @@ export type LimitName = keyof RunLimits;
 /** The limits in force, durations in milliseconds. */
 export interface EffectiveLimits {
   maxToolCalls?: number;
+  maxToolCallsPerTurn?: number;
   maxInputTokens?: number;
   maxOutputTokens?: number;
   maxDurationMs?: number;
@@ -43,6 +53,7 @@ const durationMs = (text: string | undefined) => (text === undefined ? undefined
 export function effectiveLimits(agent: RunLimits | null | undefined, run: RunLimits | null | undefined): EffectiveLimits {
   const out: EffectiveLimits = {
     maxToolCalls: smaller(agent?.maxToolCalls, run?.maxToolCalls),
+    maxToolCallsPerTurn: smaller(agent?.maxToolCallsPerTurn, run?.maxToolCallsPerTurn),
     maxInputTokens: smaller(agent?.maxInputTokens, run?.maxInputTokens),
     maxOutputTokens: smaller(agent?.maxOutputTokens, run?.maxOutputTokens),
     maxDurationMs: smaller(durationMs(agent?.maxDuration), durationMs(run?.maxDuration)),

@@ -155,3 +155,12 @@ export interface ToolAvailability {
   /** the agent's sub-agents, keyed by their tool's name (`agent__<name>`); absent at the deepest level */
   subAgents?: Record<string, SubAgentRoute>;
 }
+
+/**
+ * The events of a turn's calls past its maxToolCallsPerTurn, which the LLM turn's activity answers
+ * itself: right after the turn's own two (turn_started at `turnSeq`, turn_ended the next), each
+ * call's tool_call_started, then its tool_call_ended, in the model's order. The workflow takes
+ * their numbers from its counter when the reply comes (LlmTurnOutput.refusedToolCalls).
+ */
+export const refusedCallSeq = (turnSeq: number, i: number) => turnSeq + 2 + 2 * i;
+export const REFUSED_CALL_EVENTS = 2;

@@ -34,6 +34,9 @@ export const toolResultText = {
 /** What the LLM reads for a tool call the budget did not let it make. */
 export const toolCallOverBudgetText = (max: number) => `Tool call not made: the run reached its limit of ${max} tool calls.`;
 
+/** What the LLM reads for each call of a turn past the run's maxToolCallsPerTurn (contract): the first that many run. */
+export const tooManyToolCallsText = (max: number) => `Too many tool calls in one turn: at most ${max} run; call the others in a later turn.`;
+
 /** What the LLM reads for a tool call not made because the run's time was up. */
 export const durationOverBudgetText = (formatted: string) => `Tool call not made: the run passed its time limit of ${formatted}.`;
 

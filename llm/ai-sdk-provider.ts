@@ -12,6 +12,7 @@ import { fromSdkToolCalls, toModelMessages, toToolSet } from './wire-messages';
 import { liveStreamFetch } from './live-stream';
 import type { LiveSink } from './stream-reading';
 import { finishOf, streamModel, type StreamingModel } from './model-stream';
+import { DEFAULT_LLM_ANSWER_BOUNDS, type LlmAnswerBounds } from '../core/llm-answer-bounds';
 
 type RemoteModel = Extract<ModelConfig, { provider: 'openai' | 'anthropic' }>;
 
@@ -46,7 +47,7 @@ const MODELS_KEPT = 32;
  * are kept (the last MODELS_KEPT, by provider, name, base URL and key), with one fetch that hands
  * the words to the call under way.
  */
-function modelCache(http: GuardedHttp): (model: RemoteModel, apiKey: string | undefined) => StreamingModel {
+function modelCache(http: GuardedHttp, bounds: LlmAnswerBounds): (model: RemoteModel, apiKey: string | undefined) => StreamingModel {
   const models = new Map<string, StreamingModel>();
   return (model, apiKey) => {
     const baseURL = model.baseUrl ?? PROVIDER_ENDPOINTS[model.provider].baseUrl;
@@ -57,7 +58,7 @@ function modelCache(http: GuardedHttp): (model: RemoteModel, apiKey: string | un
       models.set(key, kept);
       return kept;
     }
-    const fetch = liveStreamFetch(http.fetch, http.request, model.provider, () => sinks.getStore() ?? {});
+    const fetch = liveStreamFetch(http.fetch, http.request, model.provider, () => sinks.getStore() ?? {}, bounds);
     const made = model.provider === 'anthropic'
       // Anthropic's provider reads ANTHROPIC_API_KEY itself when none is given; an explicit empty header keeps it ours.
       ? createAnthropic({ baseURL, apiKey: apiKey ?? '', fetch }).languageModel(model.name)
@@ -74,12 +75,13 @@ function modelCache(http: GuardedHttp): (model: RemoteModel, apiKey: string | un
  * Anthropic Messages, through the AI SDK. The SDK's retries are off (`maxRetries: 0`): Temporal's
  * retry policy is the only one, so attempts never multiply. Requests go through `fetch`, which refuses
  * metadata and link-local addresses (see platform/net/address-guard); a streamed answer's words
- * reach the request's callbacks from live-stream.ts as they come.
+ * reach the request's callbacks from live-stream.ts as they come. Every answer is read within `bounds`.
  */
 export function createAiSdkProvider(
   readKey: ApiKeyReader, allowedKeyEnvs: readonly string[] = DEFAULT_LLM_KEY_ENVS, http: GuardedHttp = guardedHttp(),
+  bounds: LlmAnswerBounds = DEFAULT_LLM_ANSWER_BOUNDS,
 ): LlmProvider {
-  const languageModel = modelCache(http);
+  const languageModel = modelCache(http, bounds);
   return {
     async complete(request: LlmRequest): Promise<LlmResponse> {
       const model = request.model;

@@ -1,53 +1,68 @@
 import { anthropicEventsOf } from './json-as-stream';
 import { isRecord, type Json, type LiveSink, type StreamReading } from './stream-reading';
+import type { AnswerMeter } from './answer-bounds';
+
+/** One delta added to its block, counted first; false: not of a shape this reading knows. */
+function addDelta(block: Json, index: number, delta: Json, sink: LiveSink, meter: AnswerMeter): boolean {
+  if (delta.type === 'text_delta' && typeof delta.text === 'string' && block.type === 'text') {
+    meter.text(delta.text);
+    block.text = `${block.text as string}${delta.text}`;
+    if (delta.text) sink.onText?.(delta.text);
+  } else if (delta.type === 'input_json_delta' && typeof delta.partial_json === 'string' && block.type === 'tool_use') {
+    meter.toolArguments(index, delta.partial_json);
+    block.input = `${block.input as string}${delta.partial_json}`;
+    if (delta.partial_json && typeof block.id === 'string') sink.onToolInput?.(block.id, delta.partial_json);
+  } else if (delta.type === 'thinking_delta' && typeof delta.thinking === 'string') {
+    meter.kept(delta.thinking);
+    block.thinking = `${typeof block.thinking === 'string' ? block.thinking : ''}${delta.thinking}`;
+  } else if (delta.type === 'signature_delta' && typeof delta.signature === 'string') {
+    meter.kept(delta.signature);
+    block.signature = delta.signature;
+  } else if (delta.type !== 'citations_delta') return false;
+  return true;
+}
 
 /**
  * An Anthropic Messages event stream, read event by event: the text and the tool calls' input go
  * to the sink as they come, and the end is the whole message as the short stream a JSON answer
  * would be. A tool call's input is kept as the JSON text that came (the provider package parses
- * it, as it would have); a thinking block keeps its text and signature.
+ * it, as it would have); a thinking block keeps its text and signature. What it keeps is counted
+ * by the meter first, which ends the reading past the answer's bounds.
  */
-export function anthropicStreamReading(sink: LiveSink): StreamReading {
+export function anthropicStreamReading(sink: LiveSink, meter: AnswerMeter): StreamReading {
   let message: Json = {};
   let usage: Json = {};
   let stop: Json = {};
-  const blocks: Json[] = [];
+  // by index: the model numbers them, and a number far off must not make a sparse array to walk
+  const blocks = new Map<number, Json>();
   const passed: string[] = [];
 
   /** false: not of the shape this reading knows, and passed on as it came */
-  const read = (ev: Json): boolean => {
+  const read = (ev: Json, data: string): boolean => {
     switch (ev.type) {
       case 'message_start':
         if (!isRecord(ev.message)) return false;
+        meter.kept(data);
         message = ev.message;
         usage = isRecord(ev.message.usage) ? { ...ev.message.usage } : {};
         return true;
       case 'content_block_start': {
         if (typeof ev.index !== 'number' || !isRecord(ev.content_block)) return false;
         const block = { ...ev.content_block };
+        if (block.type === 'tool_use' && !blocks.has(ev.index)) meter.call(ev.index);
+        meter.kept(data);
         if (block.type === 'tool_use') block.input = '';
         if (block.type === 'text' && typeof block.text !== 'string') block.text = '';
-        blocks[ev.index] = block;
+        blocks.set(ev.index, block);
         return true;
       }
       case 'content_block_delta': {
-        const block = typeof ev.index === 'number' ? blocks[ev.index] : undefined;
-        const delta = ev.delta;
-        if (!block || !isRecord(delta)) return false;
-        if (delta.type === 'text_delta' && typeof delta.text === 'string' && block.type === 'text') {
-          block.text = `${block.text as string}${delta.text}`;
-          if (delta.text) sink.onText?.(delta.text);
-        } else if (delta.type === 'input_json_delta' && typeof delta.partial_json === 'string' && block.type === 'tool_use') {
-          block.input = `${block.input as string}${delta.partial_json}`;
-          if (delta.partial_json && typeof block.id === 'string') sink.onToolInput?.(block.id, delta.partial_json);
-        } else if (delta.type === 'thinking_delta' && typeof delta.thinking === 'string') {
-          block.thinking = `${typeof block.thinking === 'string' ? block.thinking : ''}${delta.thinking}`;
-        } else if (delta.type === 'signature_delta' && typeof delta.signature === 'string') {
-          block.signature = delta.signature;
-        } else if (delta.type !== 'citations_delta') return false;
-        return true;
+        const block = typeof ev.index === 'number' ? blocks.get(ev.index) : undefined;
+        return Boolean(block) && isRecord(ev.delta) && addDelta(block!, ev.index as number, ev.delta, sink, meter);
       }
       case 'message_delta':
+        // its usage is merged into what came before: counted, or an endless run of new keys would grow it
+        meter.kept(data);
         if (isRecord(ev.delta)) stop = ev.delta;
         if (isRecord(ev.usage)) usage = { ...usage, ...ev.usage };
         return true;
@@ -66,10 +81,13 @@ export function anthropicStreamReading(sink: LiveSink): StreamReading {
       } catch {
         ev = undefined;
       }
-      if (!isRecord(ev) || !read(ev)) passed.push(`${name ? `event: ${name}\n` : ''}data: ${data}\n\n`);
+      if (isRecord(ev) && read(ev, data)) return;
+      meter.kept(data);
+      passed.push(`${name ? `event: ${name}\n` : ''}data: ${data}\n\n`);
     },
     end() {
-      const whole = { ...message, content: blocks.filter(Boolean), stop_reason: stop.stop_reason ?? null, stop_sequence: stop.stop_sequence ?? null, usage };
+      const content = [...blocks.entries()].sort(([a], [b]) => a - b).map(([, block]) => block);
+      const whole = { ...message, content, stop_reason: stop.stop_reason ?? null, stop_sequence: stop.stop_sequence ?? null, usage };
       const events = anthropicEventsOf(whole);
       // what was not understood goes before the end, where the provider package reads it as it would have
       return [...events.slice(0, -1), ...passed, ...events.slice(-1)];

@@ -8,7 +8,7 @@ import { AddressRefusedError } from '../platform/net/address-guard';
  */
 export type LlmFailureType =
   | 'LlmRateLimited' | 'LlmServerError' | 'LlmNetworkError'
-  | 'LlmBadRequest' | 'LlmAuthError' | 'LlmNotFound' | 'LlmContextLength' | 'LlmConfigError';
+  | 'LlmBadRequest' | 'LlmAuthError' | 'LlmNotFound' | 'LlmContextLength' | 'LlmConfigError' | 'LlmAnswerTooLarge';
 
 export interface LlmFailure {
   type: LlmFailureType;
@@ -22,6 +22,11 @@ export class LlmConfigError extends Error {
   override name = 'LlmConfigError';
 }
 
+/** The model's answer passed one of the worker's bounds (llm/answer-bounds.ts): asking again would read the same answer. */
+export class LlmAnswerTooLarge extends Error {
+  override name = 'LlmAnswerTooLarge';
+}
+
 /** A server may ask for hours; the run should fail in minutes instead, through the bounded attempts. */
 export const MAX_RETRY_AFTER_MS = 5 * 60_000;
 
@@ -30,6 +35,9 @@ const CONTEXT_LENGTH = /context[_ ]length|maximum context|context window|context
 
 export function classifyLlmError(err: unknown): LlmFailure {
   if (err instanceof LlmConfigError) return { type: 'LlmConfigError', message: err.message, retryable: false };
+  // Thrown by the provider's fetch, it may reach here as the cause of the SDK's own error.
+  const tooLarge = err instanceof LlmAnswerTooLarge ? err : (err as { cause?: unknown } | undefined)?.cause;
+  if (tooLarge instanceof LlmAnswerTooLarge) return { type: 'LlmAnswerTooLarge', message: tooLarge.message, retryable: false };
   // The base URL resolves to a refused address: asking again will not change the answer.
   if (err instanceof AddressRefusedError) return { type: 'LlmConfigError', message: err.message, retryable: false };
   if (!APICallError.isInstance(err)) {

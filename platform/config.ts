@@ -3,6 +3,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { loadClientConnectConfig, type ClientConnectConfig } from '@temporalio/envconfig';
 import { DEFAULT_LLM_KEY_ENVS } from '../core/llm-keys';
+import { DEFAULT_LLM_ANSWER_BOUNDS, type LlmAnswerBounds } from '../core/llm-answer-bounds';
 import type { NetworkPolicy } from './net/address-guard';
 
 /**
@@ -16,6 +17,9 @@ const secretsKey = z.preprocess(emptyToUndefined, z.string()
   .refine((v) => /^[A-Za-z0-9+/]+={0,2}$/.test(v.trim()) && Buffer.from(v.trim(), 'base64').length === 32,
     'must be 32 bytes in base64 (openssl rand -base64 32)')
   .transform((v) => Buffer.from(v.trim(), 'base64')).optional());
+
+/** A bound in bytes on a model's answer: 1 KiB to 256 MiB. */
+const answerBound = (fallback: number) => z.preprocess(emptyToUndefined, z.coerce.number().int().min(1024).max(256 * 1024 * 1024).default(fallback));
 
 const envSchema = z.object({
   TEMPORAL_ADDRESS: optionalString,
@@ -39,6 +43,10 @@ const envSchema = z.object({
   PUBLIC_URL: z.preprocess(emptyToUndefined, z.url({ protocol: /^https?$/, error: 'must be the http(s) URL browsers reach the API at, such as https://agents.example.com' }).optional()),
   CORS_ORIGINS: z.preprocess(emptyToUndefined, z.string().regex(/^https?:\/\/[^,/\s]+(,https?:\/\/[^,/\s]+)*$/, 'comma-separated origins such as https://app.example.com').optional()),
   LLM_KEY_ENVS: z.preprocess(emptyToUndefined, z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*(,[A-Za-z_][A-Za-z0-9_]*)*$/, 'comma-separated environment variable names').optional()),
+  LLM_MAX_TEXT_BYTES: answerBound(DEFAULT_LLM_ANSWER_BOUNDS.textBytes),
+  LLM_MAX_TOOL_ARGUMENT_BYTES: answerBound(DEFAULT_LLM_ANSWER_BOUNDS.toolArgumentBytes),
+  LLM_MAX_ANSWER_BYTES: answerBound(DEFAULT_LLM_ANSWER_BOUNDS.answerBytes),
+  LLM_MAX_TOOL_CALLS_PER_ANSWER: z.preprocess(emptyToUndefined, z.coerce.number().int().min(1).max(100_000).default(DEFAULT_LLM_ANSWER_BOUNDS.toolCalls)),
   INTEGRATIONS_FILE: optionalString,
   WORKFLOW_BUNDLE_PATH: optionalString,
   TEMPORAL_UI_PORT: z.preprocess(emptyToUndefined, z.coerce.number().int().min(1).max(65535).default(8233)),
@@ -90,6 +98,8 @@ export interface AppConfig {
   publicUrl?: string;
   /** the environment variables an agent's model.apiKeyEnv may name (the provider defaults plus LLM_KEY_ENVS) */
   llmKeyEnvs: string[];
+  /** how much of one model answer a worker reads: its text, each tool call's arguments, all of it, its tool calls */
+  llmAnswerBounds: LlmAnswerBounds;
   /** the operator's MCP server list (Claude Desktop or VS Code JSON), loaded by the API at start (absolute) */
   integrationsFile?: string;
   workflowBundlePath?: string;
@@ -178,6 +188,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     corsOrigins: list(e.CORS_ORIGINS).map((o) => o.toLowerCase()),
     publicUrl: e.PUBLIC_URL,
     llmKeyEnvs,
+    llmAnswerBounds: {
+      textBytes: e.LLM_MAX_TEXT_BYTES, toolArgumentBytes: e.LLM_MAX_TOOL_ARGUMENT_BYTES, answerBytes: e.LLM_MAX_ANSWER_BYTES, toolCalls: e.LLM_MAX_TOOL_CALLS_PER_ANSWER,
+    },
     integrationsFile: e.INTEGRATIONS_FILE ? path.resolve(e.INTEGRATIONS_FILE) : undefined,
     workflowBundlePath: e.WORKFLOW_BUNDLE_PATH,
     temporalUiPort: e.TEMPORAL_UI_PORT,

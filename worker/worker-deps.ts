@@ -27,7 +27,9 @@ export async function openWorkerDeps(config: AppConfig, db: Db, logger: Logger, 
   });
   const tracing = initTracing(config.langfuse, logger);
   const runChanges = listenForAnswers(db, logger);
-  const providers = createProviders({ readApiKey: config.readSecret, allowedKeyEnvs: config.llmKeyEnvs, logger, networkPolicy: config.networkPolicy });
+  const providers = createProviders({
+    readApiKey: config.readSecret, allowedKeyEnvs: config.llmKeyEnvs, logger, networkPolicy: config.networkPolicy, answerBounds: config.llmAnswerBounds,
+  });
   return {
     // One count of each integration's calls for the whole process: its engine worker and its pinned queues' alike.
     deps: { db, logger, providers, mcpPool, runChanges, toolSlots: new ToolSlots() },

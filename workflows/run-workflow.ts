@@ -6,7 +6,7 @@ import type { createActivities } from '../activities';
 import type { LlmTurnOutput } from '../activities/llm-turn';
 import { DEFAULT_CONTINUE_AS_NEW_BYTES, type RunOutcome, type RunState } from '../core/run';
 import { runStatusKey } from '../core/search-attributes';
-import { toolTaskQueue, type ToolOutcome } from '../core/tool-call';
+import { REFUSED_CALL_EVENTS, toolTaskQueue, type ToolOutcome } from '../core/tool-call';
 import { offeredNativeTools } from '../core/native-tool-kinds';
 import { installApprovalGate, type ApprovalSeqs } from './approval-gate';
 import { callTool, type Waits } from './call-tool';
@@ -164,10 +164,13 @@ async function loop(
       nativeTools: offeredNativeTools(tools), hasDataSources: tools.hasDataSources, eventSeq: first?.eventSeq ?? allocateEvents(state, 2),
       usageBefore: state.usage, ...turnMaxTokens(state, context.limits),
       ...(state.childUsage ? { childUsage: state.childUsage } : {}), ...(tools.subAgents ? { subAgents: tools.subAgents } : {}),
+      ...(context.limits?.maxToolCallsPerTurn ? { maxToolCallsPerTurn: context.limits.maxToolCallsPerTurn } : {}),
     });
     state.turns = turn;
     state.usage = addUsage(state.usage, reply.usage);
     state.lastTextPreview = reply.textPreview;
+    // The calls past the turn's limit were answered by the turn, with events after its own.
+    if (reply.refusedToolCalls) allocateEvents(state, REFUSED_CALL_EVENTS * reply.refusedToolCalls);
     if (reply.toolCalls.length === 0) {
       // The turn ended the run with its answer, and wrote run_ended at the number after its own.
       allocateEvents(state, 1);

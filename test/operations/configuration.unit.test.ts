@@ -5,15 +5,20 @@ describe('configuration', () => {
   test('defaults apply to an empty environment', () => {
     expect(loadConfig({})).toMatchObject({ taskQueue: 'agent-runs', port: 3000, temporalNamespace: 'default', logLevel: 'info', workerNice: 10 });
     expect(loadConfig({ WORKER_NICE: '0' }).workerNice).toBe(0);
+    expect(loadConfig({}).llmAnswerBounds).toEqual({ textBytes: 1_048_576, toolArgumentBytes: 1_048_576, answerBytes: 8_388_608, toolCalls: 10_000 });
+    const set = { LLM_MAX_TEXT_BYTES: '65536', LLM_MAX_TOOL_ARGUMENT_BYTES: '2048', LLM_MAX_ANSWER_BYTES: '1048576', LLM_MAX_TOOL_CALLS_PER_ANSWER: '500' };
+    expect(loadConfig(set).llmAnswerBounds).toEqual({ textBytes: 65_536, toolArgumentBytes: 2048, answerBytes: 1_048_576, toolCalls: 500 });
   });
   test('bad values give one readable error naming each variable', () => {
-    const bad = () => loadConfig({ PORT: 'eighty', DATABASE_URL: 'mysql://x', LOG_LEVEL: 'loud', WORKER_NICE: '-5' });
+    const bad = () => loadConfig({ PORT: 'eighty', DATABASE_URL: 'mysql://x', LOG_LEVEL: 'loud', WORKER_NICE: '-5', LLM_MAX_TEXT_BYTES: '10', LLM_MAX_TOOL_CALLS_PER_ANSWER: '0' });
     expect(bad).toThrow(ConfigError);
     expect(bad).toThrow(/^Invalid configuration:\n/);
     expect(bad).toThrow(/\n {2}DATABASE_URL: must be a postgres:\/\/ or postgresql:\/\/ URL/);
     expect(bad).toThrow(/\n {2}PORT: /);
     expect(bad).toThrow(/\n {2}LOG_LEVEL: /);
     expect(bad).toThrow(/\n {2}WORKER_NICE: /);
+    expect(bad).toThrow(/\n {2}LLM_MAX_TEXT_BYTES: /);
+    expect(bad).toThrow(/\n {2}LLM_MAX_TOOL_CALLS_PER_ANSWER: /);
   });
   test('a TEMPORAL_CLI_PATH that is not executable is reported with how to get the CLI', async () => {
     await expect(resolveTemporalCli({ cliPath: '/nonexistent/temporal' })).rejects.toThrow(/not an executable file[\s\S]*go install github.com\/temporalio\/cli/);

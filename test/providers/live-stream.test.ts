@@ -1,9 +1,8 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { ModelConfig } from '../../core/agent-model';
 import { createAiSdkProvider } from '../../llm/ai-sdk-provider';
 import { classifyLlmError } from '../../llm/errors';
 import { startFakeLlmServer } from '../support/fake-llm-server';
+import { an, oa, rawServer, sse, type RawServer } from '../support/raw-llm-server';
 
 /**
  * A model's event stream read as it comes (llm/live-stream.ts), against a local server writing
@@ -13,42 +12,6 @@ import { startFakeLlmServer } from '../support/fake-llm-server';
 
 const KEYS: Record<string, string> = { OPENAI_API_KEY: 'sk-openai-live', ANTHROPIC_API_KEY: 'sk-ant-live' };
 const provider = createAiSdkProvider((name) => KEYS[name], ['OPENAI_API_KEY', 'ANTHROPIC_API_KEY']);
-
-/** What the server writes: raw strings, or a wait for the client (a promise) before what follows. */
-type Write = string | (() => Promise<void>);
-interface RawServer { url: string; requests: { path: string; headers: http.IncomingHttpHeaders }[]; play(writes: Write[], status?: number, headers?: Record<string, string>): void; close(): Promise<void> }
-
-async function rawServer(): Promise<RawServer> {
-  let script: { writes: Write[]; status: number; headers: Record<string, string> } = { writes: [], status: 200, headers: {} };
-  const requests: RawServer['requests'] = [];
-  const server = http.createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      requests.push({ path: req.url ?? '', headers: req.headers });
-      const { writes, status, headers } = script;
-      res.writeHead(status, { 'content-type': 'text/event-stream', ...headers });
-      void (async () => {
-        for (const w of writes) {
-          if (typeof w === 'string') res.write(w);
-          else await w();
-          await new Promise((r) => setTimeout(r, 2));
-        }
-        res.end();
-      })();
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
-    requests,
-    play(writes, status = 200, headers = {}) { script = { writes, status, headers }; },
-    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
-  };
-}
-
-const sse = (data: unknown, event?: string) => `${event ? `event: ${event}\n` : ''}data: ${JSON.stringify(data)}\n\n`;
-const oa = (delta: Record<string, unknown>, finish: string | null = null) => sse({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] });
-const an = (type: string, rest: Record<string, unknown> = {}) => sse({ type, ...rest }, type);
 
 function call(model: Partial<ModelConfig> & { provider: 'openai' | 'anthropic' }, signal = new AbortController().signal) {
   const texts: string[] = [];

@@ -1,4 +1,15 @@
-import { parseRetryAfter } from '../../llm/errors';
+import { APICallError } from 'ai';
+import { classifyLlmError, LlmAnswerTooLarge, parseRetryAfter } from '../../llm/errors';
+
+describe('an LLM answer past the worker\'s bounds', () => {
+  test('fails the turn without a retry, as it came or inside the SDK\'s error', () => {
+    const tooLarge = new LlmAnswerTooLarge('The model\'s answer exceeded its bound: more than 1024 bytes of text (LLM_MAX_TEXT_BYTES)');
+    const wrapped = new APICallError({ message: 'Failed to process successful response', cause: tooLarge, url: 'http://x', requestBodyValues: {}, statusCode: 200 });
+    for (const err of [tooLarge, wrapped]) {
+      expect(classifyLlmError(err)).toEqual({ type: 'LlmAnswerTooLarge', message: tooLarge.message, retryable: false });
+    }
+  });
+});
 
 describe('an LLM provider\'s Retry-After', () => {
   test('is read as seconds or as an HTTP date, capped at five minutes; a date gone by is now; anything else is ignored', () => {

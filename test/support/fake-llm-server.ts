@@ -14,7 +14,15 @@ export interface Reply {
   cutAfterChunks?: number;
   /** answer one JSON response even to a streaming request, as some endpoints do */
   json?: boolean;
+  /**
+   * streaming, OpenAI only: text, or one tool call's arguments, without end, as fast as the client
+   * reads; past ENDLESS_CAP_BYTES (a net for the machine running the tests) the answer ends as usual
+   */
+  endless?: 'text' | 'toolArguments';
 }
+
+/** How much an endless reply writes before it gives up and ends the answer after all. */
+export const ENDLESS_CAP_BYTES = 16 * 1024 * 1024;
 export interface ErrorReply {
   status: number;
   body: unknown;
@@ -27,6 +35,8 @@ export interface RecordedRequest {
   headers: http.IncomingHttpHeaders;
   body: Record<string, unknown>;
   at: number;
+  /** an endless reply: whether the client went first (it stopped reading), or the server reached its cap */
+  endedBy?: 'client' | 'server';
 }
 
 export interface FakeLlmServer {
@@ -56,6 +66,10 @@ export async function startFakeLlmServer(): Promise<FakeLlmServer> {
         return;
       }
       const anthropic = req.url?.endsWith('/messages') ?? false;
+      if (body.stream && step.endless) {
+        void writeEndless(res, step.endless, (endedBy) => { requests[requests.length - 1].endedBy = endedBy; });
+        return;
+      }
       if (body.stream && !step.json) {
         res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
         const events = anthropic ? anthropicEvents(step) : openAiChunks(step);
@@ -84,6 +98,29 @@ export async function startFakeLlmServer(): Promise<FakeLlmServer> {
       server.close(() => resolve());
     }),
   };
+}
+
+/** Writes as fast as the client reads (waiting for each drain), until the client goes or the cap is reached. */
+async function writeEndless(res: http.ServerResponse, what: 'text' | 'toolArguments', ended: (by: 'client' | 'server') => void): Promise<void> {
+  const base = { id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1_700_000_000, model: 'fake' };
+  const chunk = (delta: unknown, finish: string | null = null) => `data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+  const piece = 'x'.repeat(4096);
+  const more = what === 'text' ? chunk({ content: piece }) : chunk({ tool_calls: [{ index: 0, function: { arguments: piece } }] });
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  res.write(chunk({ role: 'assistant', content: '' }));
+  if (what === 'toolArguments') res.write(chunk({ tool_calls: [{ index: 0, id: 'call_endless', type: 'function', function: { name: 'get_weather', arguments: '{"city": "' } }] }));
+  res.once('close', () => ended(res.writableFinished ? 'server' : 'client'));
+  for (let sent = 0; sent < ENDLESS_CAP_BYTES && !res.destroyed; sent += piece.length) {
+    if (!res.write(more)) {
+      await new Promise<void>((resolve) => {
+        const done = () => { res.off('drain', done); res.off('close', done); resolve(); };
+        res.on('drain', done).on('close', done);
+      });
+    }
+  }
+  if (res.destroyed) return;
+  if (what === 'toolArguments') res.write(chunk({ tool_calls: [{ index: 0, function: { arguments: '"}' } }] }));
+  res.end(`${chunk({}, what === 'text' ? 'stop' : 'tool_calls')}data: [DONE]\n\n`);
 }
 
 const usageOf = (r: Reply) => r.usage ?? { input: 11, output: 7 };

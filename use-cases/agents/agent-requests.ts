@@ -38,7 +38,7 @@ const agentFields = {
   subAgents: z.array(z.string().min(1).max(128)).max(MAX_SUB_AGENTS)
     .refine((refs) => new Set(refs).size === refs.length, 'must not name an agent twice')
     .meta({ uniqueItems: true, description: 'agent ids or names, resolved to ids when saved: its runs may call each as a tool `agent__<name>` (a child run)' }),
-  limits: runLimitsSchema.describe('the budget of each run: tool calls, input and output tokens, duration; a run stopped by one ends completed, stopReason "budget"'),
+  limits: runLimitsSchema.describe('the budget of each run: tool calls (in all, and per turn), input and output tokens, duration; a run stopped by one ends completed, stopReason "budget"'),
 };
 
 export const createAgentRequest = z.strictObject({

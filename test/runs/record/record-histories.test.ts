@@ -82,4 +82,14 @@ test('records histories of the run workflow', async () => {
   const r4 = await engine.start({ threadId: thread.id, input: 'use MCP' });
   expect((await engine.result(r4)).toolCalls.map((c) => c.status)).toEqual(['ok', 'ok', 'ok']);
   await save('mcp-tool-resource-prompt', r4);
+
+  // A turn with more calls than limits.maxToolCallsPerTurn, in the first turn (run by prepareRun) and in a later one.
+  const calls = (n: number) => Array.from({ length: n }, (_, i) => ({ name: `t${i}`, arguments: {} }));
+  const limited = await insertAgent(engine.db, {
+    name: `per-turn-history-${Date.now()}`, limits: { maxToolCallsPerTurn: 1 },
+    model: { provider: 'scripted', script: [{ toolCalls: calls(3) }, { toolCalls: calls(2) }, { text: 'done' }] },
+  });
+  const r5 = await engine.start({ threadId: (await insertThread(engine.db, limited.id)).id, input: 'too many calls' });
+  expect((await engine.result(r5)).toolCalls).toHaveLength(5);
+  await save('tool-calls-per-turn', r5);
 });
