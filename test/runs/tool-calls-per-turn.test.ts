@@ -26,7 +26,8 @@ describe('tool calls per turn', () => {
   beforeAll(async () => {
     engine = await startEngine('embedded');
     app = await buildApp({ db: engine.db, client: engine.client, taskQueue: engine.taskQueue, logger, rateLimitPerMinute: 0 });
-    fixture = await insertFixtureIntegration(engine.db);
+    // As many calls at once as a turn may run: what these tests count is the turn's limit, not the integration's slots (tool-slots.test.ts).
+    fixture = await insertFixtureIntegration(engine.db, { maxConcurrentCalls: 1_000 });
   });
   afterAll(async () => {
     await app?.close();
