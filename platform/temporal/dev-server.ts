@@ -130,7 +130,8 @@ async function launch(options: DevServerOptions, pidFile: string, port: number, 
   return { address, uiUrl: `http://127.0.0.1:${uiPort}`, stop };
 }
 
-async function waitForFrontend(address: string, child: { exitCode: number | null }, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+/** Waits until the frontend at `address` answers, or `child` exits. */
+export async function waitForFrontend(address: string, child: { exitCode: number | null }, timeoutMs: number, signal?: AbortSignal): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   while (Date.now() < deadline) {
