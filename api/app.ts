@@ -13,6 +13,7 @@ import { createOperatorNames, type OperatorNames } from '../platform/operator-na
 import { secretKeys } from '../platform/secrets/key-ring';
 import { requestStateKey } from '../platform/secrets/request-state-key';
 import { startRunReconciler, type ReconcileOptions } from '../use-cases/runs/reconcile-runs';
+import { SearchAttributeGuard } from '../platform/temporal/search-attributes';
 import { createAdminPolicy, hasApiKey, requireApiKey } from './auth';
 import { hostCheck } from './host-check';
 import { mcpHttpRoutes } from './routes/mcp';
@@ -83,6 +84,8 @@ export interface AppDeps {
   consoleDir?: string;
   /** the Temporal Web UI's base URL the console links runs to (npm start's dev server, or TEMPORAL_UI_URL) */
   temporalUiUrl?: string;
+  /** the namespace's search attributes as this process knows them; default: a guard of its own on `client` */
+  searchAttributes?: SearchAttributeGuard;
 }
 
 // A run's input may hold 1,000,000 characters, and JSON escaping can take up to 6 bytes for each.
@@ -155,26 +158,27 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // One LISTEN connection and one reconciliation per API process, however many requests wait on runs.
   const changes = deps.changes ?? listenForRunChanges(deps.db, deps.logger);
   const views = createRunViewCache(changes);
+  const searchAttributes = deps.searchAttributes ?? new SearchAttributeGuard(deps.client.connection, deps.client.options.namespace, deps.logger);
   const reconciler = startRunReconciler(deps, deps.reconcile);
   app.addHook('onClose', async () => {
     await reconciler.close();
     views.close();
     if (!deps.changes) await changes.close();
   });
-  await app.register(healthRoutes, { db: deps.db, client: deps.client, taskQueue: deps.taskQueue });
+  await app.register(healthRoutes, { db: deps.db, client: deps.client, taskQueue: deps.taskQueue, searchAttributes });
   // Outside /v1 and without a key, like /docs: the page and its files hold no data (docs/console.md).
   await app.register(consoleRoutes, { dir: deps.consoleDir });
-  await app.register(v1Routes({ ...deps, changes, views }), { prefix: '/v1' });
+  await app.register(v1Routes({ ...deps, changes, views, searchAttributes }), { prefix: '/v1' });
   // Outside /v1: the authorization server's redirect carries no API key; its single-use state authenticates it.
   await app.register(oauthCallbackRoutes, { db: deps.db, client: deps.client, taskQueue: deps.taskQueue, logger: deps.logger, waitMs: deps.capabilitiesWaitMs ?? 30_000 });
   await app.register(mcpHttpRoutes, {
-    db: deps.db, client: deps.client, taskQueue: deps.taskQueue, logger: deps.logger, changes, apiKey: deps.apiKey, adminApiKey: deps.adminApiKey,
+    db: deps.db, client: deps.client, taskQueue: deps.taskQueue, logger: deps.logger, changes, searchAttributes, apiKey: deps.apiKey, adminApiKey: deps.adminApiKey,
     requestStateKey: requestStateKey(deps.mcpRequestStateKey, secretKeys().current), agentTasks: deps.mcpAgentTasks,
   });
   return app;
 }
 
-function v1Routes(deps: AppDeps & { changes: RunChangeFeed; views: RunViewCache }): FastifyPluginAsync {
+function v1Routes(deps: AppDeps & { changes: RunChangeFeed; views: RunViewCache; searchAttributes: SearchAttributeGuard }): FastifyPluginAsync {
   const admin = createAdminPolicy({ adminApiKey: deps.adminApiKey, listenHost: deps.listenHost ?? '127.0.0.1' });
   const operatorNames = deps.operatorNames ?? createOperatorNames();
   const llmKeyEnvs = deps.llmKeyEnvs ?? DEFAULT_LLM_KEY_ENVS;
@@ -203,8 +207,9 @@ function v1Routes(deps: AppDeps & { changes: RunChangeFeed; views: RunViewCache 
     await v1.register(threadRoutes, { db: deps.db });
     await v1.register(consoleSettingsRoutes, { temporalUiUrl: deps.temporalUiUrl, namespace: deps.client.options.namespace });
     await v1.register(sourceRoutes, { db: deps.db });
-    await v1.register(runRoutes, { db: deps.db, reads: deps.reads ?? deps.db, client: deps.client, taskQueue: deps.taskQueue, changes: deps.changes, views: deps.views, keyKind });
-    await v1.register(oneShotRunRoutes, { db: deps.db, client: deps.client, taskQueue: deps.taskQueue, views: deps.views });
+    const starts = { db: deps.db, client: deps.client, taskQueue: deps.taskQueue, views: deps.views, searchAttributes: deps.searchAttributes };
+    await v1.register(runRoutes, { ...starts, reads: deps.reads ?? deps.db, changes: deps.changes, keyKind });
+    await v1.register(oneShotRunRoutes, starts);
     await v1.register(runListRoutes, { db: deps.db, client: deps.client });
     await v1.register(runInputRoutes, { db: deps.db, client: deps.client, views: deps.views });
     await v1.register(runMessageRoutes, { db: deps.reads ?? deps.db });

@@ -19,7 +19,9 @@ export interface Problem {
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
-const engineStatus: Record<EngineErrorCode, number> = { not_found: 404, conflict: 409, thread_busy: 409, agent_disabled: 409, invalid: 400 };
+const engineStatus: Record<EngineErrorCode, number> = {
+  not_found: 404, conflict: 409, thread_busy: 409, agent_disabled: 409, invalid: 400, search_attributes_missing: 503,
+};
 
 export function problem(status: number, detail: string, code?: string, extensions: Record<string, unknown> = {}): Problem {
   return { type: 'about:blank', title: STATUS_CODES[status] ?? 'Error', status, detail, ...(code ? { code } : {}), ...extensions };

@@ -13,7 +13,16 @@ export const waitingForKey = defineSearchAttributeKey('waitingFor', SearchAttrib
 export type WaitingFor = 'approval' | 'input';
 export const WAITING_FOR_VALUES: WaitingFor[] = ['approval', 'input'];
 
+/**
+ * Every attribute the engine writes or lists runs by: the one list the namespace must hold. The
+ * worker and the API register what a namespace lacks (platform/temporal/search-attributes.ts), the
+ * dev servers are started with them, docker-compose.yml's setup step lists them (a test checks).
+ */
 export const runSearchAttributeKeys = [threadIdKey, agentIdKey, runStatusKey, waitingForKey];
 
+const TYPE_NAMES: Record<SearchAttributeType, string> = {
+  TEXT: 'Text', KEYWORD: 'Keyword', INT: 'Int', DOUBLE: 'Double', BOOL: 'Bool', DATETIME: 'Datetime', KEYWORD_LIST: 'KeywordList',
+};
+
 /** The type names `temporal server start-dev --search-attribute` and `temporal operator` take. */
-export const searchAttributeTypeName = (key: { type: string }) => (key.type === SearchAttributeType.BOOL ? 'Bool' : 'Keyword');
+export const searchAttributeTypeName = (key: { type: SearchAttributeType }) => TYPE_NAMES[key.type];

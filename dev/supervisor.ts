@@ -11,7 +11,7 @@ import { openSecretStore } from '../store/secrets/open-secret-store';
 import { removeEngineState, writeEngineState } from '../platform/engine-state';
 import { createLogger } from '../platform/logger';
 import { resolveTemporalCli } from '../platform/temporal/cli';
-import { freePort } from '../platform/ports';
+import { freePort, pickPort } from '../platform/ports';
 import { startDevServer } from '../platform/temporal/dev-server';
 import { connectTemporal, installTemporalRuntime } from '../platform/temporal/native-connection';
 import { createEngineWorker } from '../worker/create-worker';
@@ -89,11 +89,14 @@ async function main(): Promise<void> {
     const started = Promise.allSettled([
       config.temporalAddress ? undefined : resolveTemporalCli({ cliPath: config.temporalCliPath, logger, onBuild: say, signal }).then((cliPath) => startDevServer({
         cliPath, dataDir: path.join(config.dataDir, 'temporal'), namespace: config.temporalNamespace,
-        preferredPort: 7233, preferredUiPort: config.temporalUiPort, retention: config.temporalRetention, logger, signal,
+        port: config.temporalPort ? { set: config.temporalPort, setting: 'TEMPORAL_PORT' } : { preferred: 7233 },
+        uiPort: config.temporalUiPort ? { set: config.temporalUiPort, setting: 'TEMPORAL_UI_PORT' } : { preferred: 8233 },
+        retention: config.temporalRetention, logger, signal,
         // Runs' execution yields to this process, which answers the API's requests.
         nice: config.workerNice,
       })),
-      config.databaseUrl ? undefined : freePort().then((port) => startEmbeddedPostgres({ dataDir: config.dataDir, port, logger, signal })),
+      config.databaseUrl ? undefined : (config.postgresPort ? pickPort({ set: config.postgresPort, setting: 'POSTGRES_PORT' }) : freePort())
+        .then((port) => startEmbeddedPostgres({ dataDir: config.dataDir, port, logger, signal })),
     ]);
     services = started;
     // Each service that came up is stopped on the way out, even when the other failed.
@@ -156,6 +159,7 @@ async function main(): Promise<void> {
     say(`API:              ${api.url}  (OpenAPI: ${api.url}/docs)`);
     if (temporal) say(`Temporal Web UI:  ${temporal.uiUrl}/namespaces/${config.temporalNamespace}/workflows`);
     say(`Temporal server:  ${temporalAddress}`);
+    say(`PostgreSQL:       ${withoutPassword(config.databaseUrl ?? postgres!.url)}`);
     say('');
     await runDemo(api.url, say, { apiKey: config.apiKey, signal });
     if (signal.aborted) return;
@@ -168,6 +172,13 @@ async function main(): Promise<void> {
       await shutdown();
     }
   }
+}
+
+/** A database URL as it may be shown: its password stays in the data dir (or the operator's DATABASE_URL). */
+function withoutPassword(url: string): string {
+  const shown = new URL(url);
+  shown.password = '';
+  return shown.toString();
 }
 
 main().catch((err: unknown) => {

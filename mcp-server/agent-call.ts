@@ -10,6 +10,7 @@ import { unstorableReason } from '../store/storable-text';
 import { findThread, insertThread } from '../store/threads/threads';
 import { findAgent } from '../store/agents';
 import type { Logger } from '../platform/logger';
+import type { SearchAttributeGuard } from '../platform/temporal/search-attributes';
 import { EngineError } from '../core/engine-error';
 import { followRunEvents, type RunProgress } from '../use-cases/runs/follow-events';
 import { EventCursor } from '../use-cases/runs/event-cursor';
@@ -29,6 +30,8 @@ export interface AgentCallDeps {
   logger: Logger;
   /** the process's run change feed: a call reads its run's event log when PostgreSQL says the run changed */
   changes: RunChangeFeed;
+  /** the namespace's search attributes, which a run's start carries */
+  searchAttributes: SearchAttributeGuard;
 }
 
 /** how often a call whose run is silent checks whether its workflow closed from outside (which writes nothing) */

@@ -16,6 +16,7 @@ import { createAgentMcpServer, SERVER_INFO } from './agent-server';
 import { approvalQuestions } from './approval-input';
 import { memoryCallRegistry } from './call-registry';
 import { extTasks } from '../platform/ext-tasks';
+import { SearchAttributeGuard } from '../platform/temporal/search-attributes';
 
 // Agents change in other processes (file sync, the API); a desktop client learns of it from list_changed.
 const LIST_POLL_MS = 2_000;
@@ -67,7 +68,7 @@ export async function serveAgentsOverStdio(engine: StdioEngine): Promise<void> {
   const { db, logger, client, connection } = engine;
   // Calls wait on run changes like the API's, on a LISTEN connection held only while one is in flight.
   const changes = listenForRunChanges(db, logger, { onDemand: true });
-  const deps = { db, client, taskQueue: engine.taskQueue, logger, changes };
+  const deps = { db, client, taskQueue: engine.taskQueue, logger, changes, searchAttributes: new SearchAttributeGuard(connection, client.options.namespace, logger) };
   // One connection per process: request ids are unique for its lifetime.
   const registry = memoryCallRegistry();
   const approvals = approvalQuestions(deps, engine.requestStateKey, 'stdio');

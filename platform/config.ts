@@ -20,6 +20,8 @@ const secretsKey = z.preprocess(emptyToUndefined, z.string()
 
 /** A bound in bytes on a model's answer: 1 KiB to 256 MiB. */
 const answerBound = (fallback: number) => z.preprocess(emptyToUndefined, z.coerce.number().int().min(1024).max(256 * 1024 * 1024).default(fallback));
+/** A port npm start's own services must take (unset: it picks them) */
+const port = z.preprocess(emptyToUndefined, z.coerce.number().int().min(1).max(65535).optional());
 
 const envSchema = z.object({
   TEMPORAL_ADDRESS: optionalString,
@@ -49,7 +51,9 @@ const envSchema = z.object({
   LLM_MAX_TOOL_CALLS_PER_ANSWER: z.preprocess(emptyToUndefined, z.coerce.number().int().min(1).max(100_000).default(DEFAULT_LLM_ANSWER_BOUNDS.toolCalls)),
   INTEGRATIONS_FILE: optionalString,
   WORKFLOW_BUNDLE_PATH: optionalString,
-  TEMPORAL_UI_PORT: z.preprocess(emptyToUndefined, z.coerce.number().int().min(1).max(65535).default(8233)),
+  TEMPORAL_PORT: port,
+  TEMPORAL_UI_PORT: port,
+  POSTGRES_PORT: port,
   TEMPORAL_UI_URL: z.preprocess(emptyToUndefined, z.url({ protocol: /^https?$/, error: 'must be the http(s) URL of the Temporal Web UI, such as https://temporal.example.com' }).optional()),
   MCP_TASK_QUEUES: z.preprocess(emptyToUndefined, z.string().regex(/^[A-Za-z0-9_.-]+(,[A-Za-z0-9_.-]+)*$/, 'comma-separated task queue names').optional()),
   RATE_LIMIT_PER_MINUTE: z.preprocess(emptyToUndefined, z.coerce.number().int().min(0).default(600)),
@@ -103,7 +107,14 @@ export interface AppConfig {
   /** the operator's MCP server list (Claude Desktop or VS Code JSON), loaded by the API at start (absolute) */
   integrationsFile?: string;
   workflowBundlePath?: string;
-  temporalUiPort: number;
+  /**
+   * npm start's ports: its Temporal dev server's frontend and Web UI, and its embedded PostgreSQL.
+   * Set, each is taken as it is, and a start where one is taken stops naming it; unset, npm start
+   * prefers 7233 and 8233 (another free port when taken) and gives PostgreSQL any free port.
+   */
+  temporalPort?: number;
+  temporalUiPort?: number;
+  postgresPort?: number;
   /** the Temporal Web UI the console links runs to; npm start uses its dev server's when unset */
   temporalUiUrl?: string;
   temporalRetention: string;
@@ -193,7 +204,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     },
     integrationsFile: e.INTEGRATIONS_FILE ? path.resolve(e.INTEGRATIONS_FILE) : undefined,
     workflowBundlePath: e.WORKFLOW_BUNDLE_PATH,
+    temporalPort: e.TEMPORAL_PORT,
     temporalUiPort: e.TEMPORAL_UI_PORT,
+    postgresPort: e.POSTGRES_PORT,
     temporalUiUrl: e.TEMPORAL_UI_URL?.replace(/\/+$/, ''),
     temporalRetention: e.TEMPORAL_RETENTION,
     agentsDir: path.resolve(e.AGENTS_DIR),

@@ -4,7 +4,8 @@ import { migrate } from '../store/migrations';
 import { createPool } from '../store/pool';
 import { openSecretStore } from '../store/secrets/open-secret-store';
 import { connectTemporal, installTemporalRuntime } from '../platform/temporal/native-connection';
-import { createLogger } from '../platform/logger';
+import { createLogger, type Logger } from '../platform/logger';
+import { SearchAttributeGuard } from '../platform/temporal/search-attributes';
 import { lowerPriority } from '../platform/processes';
 import { createEngineWorker, createPinnedMcpWorker } from './create-worker';
 import { openWorkerDeps } from './worker-deps';
@@ -39,6 +40,7 @@ async function main(): Promise<void> {
   await migrate(db);
   await openSecretStore(db, config.secretKeys, logger);
   const connection = await connectTemporal(config);
+  await addSearchAttributes(new SearchAttributeGuard(connection, config.temporalNamespace, logger), logger);
   const { deps, close: closeDeps } = await openWorkerDeps(config, db, logger);
   const code = await workflowCode({ deployment: config.workerDeployment, workflowBundlePath: config.workflowBundlePath });
   if (code.version) logger.info({ ...code.version }, 'worker versioned: runs it starts are pinned to this build');
@@ -70,6 +72,15 @@ async function main(): Promise<void> {
     await db.end();
     logger.info('worker stopped');
   }
+}
+
+/**
+ * A cluster comes without the search attributes runs start with: the worker adds them where it may,
+ * before it polls. Where it may not, it runs all the same (runs already started go on), and the
+ * guard logs what the operator must add; the API's /readyz and run starts say it too.
+ */
+async function addSearchAttributes(guard: SearchAttributeGuard, logger: Logger): Promise<void> {
+  await guard.refresh().catch((err: unknown) => logger.warn({ err }, 'could not check the namespace\'s search attributes'));
 }
 
 /**

@@ -19,16 +19,21 @@ function currentBuild(): string | undefined {
   return version?.deploymentName ? version.buildId : undefined;
 }
 
-/**
- * Whether the deployment's target build changed away from this execution's: at most once per
- * build, so that a continuation that asked to move and is still on the same build (the target
- * unreachable, or a server that keeps saying so) does not ask again.
- */
+/** Whether the deployment's target build changed away from this execution's (see upgradeDueOn). */
 export function upgradeDue(input: RunWorkflowInput): boolean {
   const info = workflowInfo();
   if (!info.targetWorkerDeploymentVersionChanged) return false;
-  const build = currentBuild();
-  return build !== undefined && input.continued?.upgradedFrom !== build;
+  return upgradeDueOn({ targetChanged: true, build: currentBuild() }, input.continued?.upgradedFrom);
+}
+
+/**
+ * The decision, pure: move when the server says the target build changed, on a versioned build,
+ * at most once per build. A continuation that moved says which build it left (`upgradedFrom`): if
+ * it is still on that build (the target unreachable, or a server that keeps saying so), it does
+ * not ask again, or it would continue-as-new at every turn boundary.
+ */
+export function upgradeDueOn(now: { targetChanged: boolean; build?: string }, upgradedFrom?: string): boolean {
+  return now.targetChanged && now.build !== undefined && upgradedFrom !== now.build;
 }
 
 /**

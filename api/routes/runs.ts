@@ -9,6 +9,7 @@ import { cancelRun, readRunWhenEnded } from '../../use-cases/runs/runs';
 import { runAccepted, startRun } from '../../use-cases/runs/start-run';
 import { runNotFound } from '../../use-cases/problem';
 import type { RunViewCache } from '../../use-cases/runs/run-view-cache';
+import type { SearchAttributeGuard } from '../../platform/temporal/search-attributes';
 import { closingSignal } from '../closing-signal';
 import { idParams, problemResponse } from '../schemas';
 import { runAcceptedSchema, runViewSchema } from '../../core/run-view';
@@ -25,6 +26,7 @@ export interface RunRouteDeps {
   changes: RunChangeFeed;
   /** the run objects this process has read, until their runs change */
   views: RunViewCache;
+  searchAttributes: SearchAttributeGuard;
   /** which key a request carries, recorded with an approval decision */
   keyKind: (request: FastifyRequest) => ApprovalKeyKind;
 }

@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
 import type { Logger } from '../logger';
 import { isAlive, isLeftover, niced, waitForExit } from '../processes';
-import { choosePort, freePort } from '../ports';
+import { pickPort, portTaken, type PortChoice } from '../ports';
 import { runSearchAttributeKeys, searchAttributeTypeName } from '../../core/search-attributes';
 
 /** The embedded Temporal dev server of `npm start`: persisted in the data dir, with the Web UI. */
@@ -19,8 +19,10 @@ export interface DevServerOptions {
   cliPath: string;
   dataDir: string;
   namespace: string;
-  preferredPort: number;
-  preferredUiPort: number;
+  /** the frontend's port (npm start: TEMPORAL_PORT, else 7233 preferred) */
+  port: PortChoice;
+  /** the Web UI's port (npm start: TEMPORAL_UI_PORT, else 8233 preferred) */
+  uiPort: PortChoice;
   retention: string;
   logger: Logger;
   /** aborted: stop the server if it is still starting, and reject */
@@ -61,12 +63,14 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   for (let attempt = 1; ; attempt++) {
     options.signal?.throwIfAborted();
     // The preferred ports first; a port is free when checked, but another start may bind it first.
-    const port = attempt === 1 ? await choosePort(options.preferredPort) : await freePort();
-    const uiPort = attempt === 1 ? await choosePort(options.preferredUiPort) : await freePort();
+    const port = await pickPort(options.port, attempt > 1);
+    const uiPort = await pickPort(options.uiPort, attempt > 1);
     try {
       return await launch(options, pidFile, port, uiPort);
     } catch (err) {
       if (!(err instanceof ExitedAsItStarted) || attempt === PORT_ATTEMPTS) throw err;
+      // A port the user set stays theirs: taken meanwhile, the start stops.
+      for (const choice of [options.port, options.uiPort]) if ('set' in choice && err.tookPort(choice.set)) throw portTaken(choice);
       if (err.portTaken) logger.warn({ port, uiPort }, 'a port of the Temporal dev server was taken meanwhile; trying others');
       else logger.warn({ port, uiPort, output: err.output }, 'the Temporal dev server exited as it started; trying again on other ports');
     }
@@ -81,6 +85,11 @@ class ExitedAsItStarted extends Error {
 
   get portTaken(): boolean {
     return /address already in use/.test(this.output);
+  }
+
+  /** whether the server says it could not bind `port` */
+  tookPort(port: number): boolean {
+    return new RegExp(`:${port}\\b[^\\n]*address already in use`).test(this.output);
   }
 }
 
@@ -130,7 +139,8 @@ async function launch(options: DevServerOptions, pidFile: string, port: number, 
   return { address, uiUrl: `http://127.0.0.1:${uiPort}`, stop };
 }
 
-async function waitForFrontend(address: string, child: { exitCode: number | null }, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+/** Waits until the frontend at `address` answers, or `child` exits. */
+export async function waitForFrontend(address: string, child: { exitCode: number | null }, timeoutMs: number, signal?: AbortSignal): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   while (Date.now() < deadline) {

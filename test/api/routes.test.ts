@@ -322,11 +322,11 @@ describe('one-shot runs: POST /v1/runs', () => {
 });
 
 describe('operations', () => {
-  test('/healthz and /readyz answer 200 when PostgreSQL and Temporal answer', async () => {
+  test('/healthz and /readyz answer 200 when PostgreSQL and Temporal answer and the namespace has the search attributes', async () => {
     expect(json(await inject({ method: 'GET', url: '/healthz' }))).toEqual({ status: 'ok' });
     const ready = await inject({ method: 'GET', url: '/readyz' });
     expect(ready.statusCode).toBe(200);
-    expect(json(ready)).toEqual({ status: 'ok', checks: { database: 'ok', temporal: 'ok', workers: 'ok' } });
+    expect(json(ready)).toEqual({ status: 'ok', checks: { database: 'ok', temporal: 'ok', workers: 'ok', searchAttributes: 'ok' } });
   });
 
   test('without its database, /readyz answers 503 naming it, and other routes a 503 that hides its cause', async () => {
@@ -336,7 +336,7 @@ describe('operations', () => {
       const body = expectProblem(await unready.inject({ method: 'GET', url: '/readyz' }), 503);
       expect(body.detail).toMatch(/database/);
       expect(body.detail).not.toMatch(/temporal/);
-      expect(body.checks).toEqual({ database: 'unreachable', temporal: 'ok', workers: 'ok' });
+      expect(body.checks).toEqual({ database: 'unreachable', temporal: 'ok', workers: 'ok', searchAttributes: 'ok' });
 
       const failed = await unready.inject({ method: 'GET', url: '/v1/agents' });
       expect(expectProblem(failed, 503).detail).toBe('The database is unreachable; try again shortly');

@@ -8,7 +8,8 @@ import { insertIntegration } from '../../store/integrations/integrations';
 import { findRunResult } from '../../store/runs/results';
 import { insertThread } from '../../store/threads/threads';
 import { startRun } from '../../use-cases/runs/start-run';
-import { startBenchStack, type BenchStack } from './bench-stack';
+import { logger, startBenchStack, type BenchStack } from './bench-stack';
+import { SearchAttributeGuard } from '../../platform/temporal/search-attributes';
 import type { bareMcpCallWorkflow } from './bench-workflows';
 
 /**
@@ -82,7 +83,8 @@ async function measureOnce(stack: BenchStack, direct: McpClient, agentId: string
 
   const thread = await insertThread(stack.db, agentId);
   t = now();
-  const { run } = await startRun({ db: stack.db, client: stack.client, taskQueue: stack.taskQueue }, { threadId: thread.id, input: 'go' });
+  const searchAttributes = new SearchAttributeGuard(stack.client.connection, stack.client.options.namespace, logger);
+  const { run } = await startRun({ db: stack.db, client: stack.client, taskQueue: stack.taskQueue, searchAttributes }, { threadId: thread.id, input: 'go' });
   const handle = stack.client.workflow.getHandle(run.id);
   await handle.result();
   sample.engineRun = now() - t;

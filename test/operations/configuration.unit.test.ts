@@ -20,6 +20,15 @@ describe('configuration', () => {
     expect(bad).toThrow(/\n {2}LLM_MAX_TEXT_BYTES: /);
     expect(bad).toThrow(/\n {2}LLM_MAX_TOOL_CALLS_PER_ANSWER: /);
   });
+  test('npm start\'s ports are the user\'s when set, and absent when not (npm start then picks them)', () => {
+    expect(loadConfig({})).toMatchObject({ temporalPort: undefined, temporalUiPort: undefined, postgresPort: undefined });
+    expect(loadConfig({ TEMPORAL_PORT: '7300', TEMPORAL_UI_PORT: '8300', POSTGRES_PORT: '5500' }))
+      .toMatchObject({ temporalPort: 7300, temporalUiPort: 8300, postgresPort: 5500 });
+    const bad = () => loadConfig({ TEMPORAL_PORT: '0', POSTGRES_PORT: 'five', TEMPORAL_UI_PORT: '70000' });
+    expect(bad).toThrow(/\n {2}TEMPORAL_PORT: /);
+    expect(bad).toThrow(/\n {2}POSTGRES_PORT: /);
+    expect(bad).toThrow(/\n {2}TEMPORAL_UI_PORT: /);
+  });
   test('a TEMPORAL_CLI_PATH that is not executable is reported with how to get the CLI', async () => {
     await expect(resolveTemporalCli({ cliPath: '/nonexistent/temporal' })).rejects.toThrow(/not an executable file[\s\S]*go install github.com\/temporalio\/cli/);
   });

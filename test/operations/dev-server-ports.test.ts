@@ -2,6 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { freePort } from '../../platform/ports';
+import { ConfigError } from '../../platform/config';
 import { startDevServer, type DevServer } from '../../platform/temporal/dev-server';
 import { logger } from '../support/engine';
 import { testStack } from '../support/stack-env';
@@ -23,15 +24,16 @@ async function failingOnce(dir: string, line: string, stream: 1 | 2): Promise<st
   return cli;
 }
 
-/** The dev server started through `cli`, with its warnings kept. */
-async function startWatched(cli: string, dir: string): Promise<{ server: DevServer; warned: unknown[]; preferredPort: number }> {
+/** The dev server started through `cli`, with its warnings kept; its port preferred, or set (TEMPORAL_PORT). */
+async function startWatched(cli: string, dir: string, setPort?: number): Promise<{ server: DevServer; warned: unknown[]; preferredPort: number }> {
   const warned: unknown[] = [];
   const watching = Object.assign(Object.create(logger) as typeof logger, {
     warn: (...args: unknown[]) => warned.push(args),
   });
-  const preferredPort = await freePort();
+  const preferredPort = setPort ?? await freePort();
   const server = await startDevServer({
-    cliPath: cli, dataDir: path.join(dir, 'data'), namespace: 'default', preferredPort, preferredUiPort: await freePort(),
+    cliPath: cli, dataDir: path.join(dir, 'data'), namespace: 'default',
+    port: setPort ? { set: setPort, setting: 'TEMPORAL_PORT' } : { preferred: preferredPort }, uiPort: { preferred: await freePort() },
     retention: '1d', logger: watching,
   });
   return { server, warned, preferredPort };
@@ -64,6 +66,17 @@ describe('the Temporal dev server of npm start, when its port is taken as it sta
       await connection.close();
     }
     expect(warned).toEqual([[{ port: preferredPort, uiPort: expect.any(Number) }, expect.stringContaining('taken')]]);
+  }, 120_000);
+
+  // A set port is the user's choice: never another one in its place.
+  test('a port the user set (TEMPORAL_PORT), taken as the server binds it, stops the start with an error naming the setting', async () => {
+    const dir = await fs.mkdtemp(path.join(testStack().tmpDir, 'dev-server-set-port-'));
+    const port = await freePort();
+    const cli = await failingOnce(dir, `level=ERROR msg="listen tcp 127.0.0.1:${port}: bind: address already in use"`, 2);
+    const outcome = await startWatched(cli, dir, port).then((s): DevServer | Error => s.server, (err: Error) => err);
+    if (!(outcome instanceof Error)) await outcome.stop();
+    expect(outcome).toBeInstanceOf(ConfigError);
+    expect((outcome as Error).message).toMatch(new RegExp(`^TEMPORAL_PORT=${port}: the port is taken`));
   }, 120_000);
 
   // Seen once in CI: the server exited with code 1, its stderr empty. Whatever took it down as it

@@ -1,8 +1,10 @@
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { freePort } from '../../platform/ports';
 import { interrupt, killEverything, npmStart, processesUsing, waitForOutput, type Started } from '../support/npm-start';
 import { testStack } from '../support/stack-env';
+import { within } from '../support/wait';
 
 /** The demo's lines in the order a person reads them: each turn, then its tool call, then the end. */
 function expectDemoInOrder(output: string): void {
@@ -20,8 +22,11 @@ describe('npm start', () => {
 
   test('runs the demo, stops cleanly on Ctrl-C, and serves earlier runs after a restart', async () => {
     const port = await freePort();
+    // Ports set as on a shared machine: used as they are, at each start.
+    const [temporalPort, postgresPort] = [await freePort(), await freePort()];
     const env = {
       DATA_DIR: dataDir, PORT: String(port), TEMPORAL_UI_PORT: String(await freePort()),
+      TEMPORAL_PORT: String(temporalPort), POSTGRES_PORT: String(postgresPort),
       TEMPORAL_CLI_PATH: testStack().temporalCliPath, TASK_QUEUE: `npm-start-${process.pid}`,
       // No key in the environment: npm start makes its own in the data dir.
       SECRETS_KEY: '',
@@ -34,7 +39,11 @@ describe('npm start', () => {
     const consolePage = await fetch(`http://127.0.0.1:${port}/console`);
     expect({ status: consolePage.status, type: consolePage.headers.get('content-type') }).toEqual({ status: 200, type: 'text/html; charset=utf-8' });
     await consolePage.text();
-    expect(out).toMatch(/Temporal Web UI: {2}http:\/\/127\.0\.0\.1:\d+\/namespaces\/default\/workflows/);
+    expect(out).toContain(`Temporal Web UI:  http://127.0.0.1:${env.TEMPORAL_UI_PORT}/namespaces/default/workflows`);
+    expect(out).toContain(`Temporal server:  127.0.0.1:${temporalPort}\n`);
+    // Where a person's psql goes; the password stays in the data dir.
+    expect(out).toContain(`PostgreSQL:       postgres://postgres@127.0.0.1:${postgresPort}/engine\n`);
+    expect(out).not.toContain(fs.readFileSync(path.join(dataDir, 'postgres.password'), 'utf8').trim());
     expect(out).toMatch(/demo: +tool get_weather → error: A tool with the name get_weather was not found/);
     expect(out).toContain('demo: run completed (answer) after 2 turns');
     expectDemoInOrder(out);
@@ -62,8 +71,40 @@ describe('npm start', () => {
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ id: runId, status: 'completed', stopReason: 'answer', turns: 2 });
     expect(started.output()).not.toContain('created the secrets key');
+    expect(started.output()).toContain(`PostgreSQL:       postgres://postgres@127.0.0.1:${postgresPort}/engine\n`);
     await interrupt(started);
     expect(started.output()).not.toMatch(/shutdown step failed/);
     expect(processesUsing(dataDir)).toEqual([]);
   });
+});
+
+/** A port another program holds on loopback, as on a shared machine. */
+async function holdPort(): Promise<{ port: number; release: () => Promise<void> }> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { port: (server.address() as net.AddressInfo).port, release: () => new Promise((resolve) => server.close(() => resolve())) };
+}
+
+describe('npm start with a port set that another program holds', () => {
+  const dataDir = path.join(testStack().tmpDir, 'npm-start-taken');
+  let started: Started | undefined;
+
+  test.each(['TEMPORAL_PORT', 'TEMPORAL_UI_PORT', 'POSTGRES_PORT'])('%s taken: it stops at once, naming the setting and the port, and leaves nothing running', async (setting) => {
+    const held = await holdPort();
+    try {
+      started = npmStart({
+        DATA_DIR: dataDir, PORT: String(await freePort()), TEMPORAL_UI_PORT: String(await freePort()),
+        TEMPORAL_CLI_PATH: testStack().temporalCliPath, TASK_QUEUE: `npm-start-taken-${process.pid}`, [setting]: String(held.port),
+      });
+      expect(await within(started.exited, 60_000, 'still running')).toBe(1);
+      expect(started.output()).toContain(`${setting}=${held.port}: the port is taken`);
+      expect(started.output()).not.toContain('Press Ctrl-C to stop');
+      expect(processesUsing(dataDir)).toEqual([]);
+    } finally {
+      // One that did not stop by itself goes now, so that the next case's start finds the data dir free.
+      killEverything(started, dataDir);
+      await started?.exited;
+      await held.release();
+    }
+  }, 120_000);
 });

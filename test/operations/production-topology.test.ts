@@ -4,11 +4,15 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { freePort } from '../../platform/ports';
+import { idempotentThreadId } from '../../platform/ids';
 import { runSearchAttributeKeys, searchAttributeTypeName } from '../../core/search-attributes';
 import { composeDescribe, composeEnv, composeService } from '../support/compose';
-import { ROOT, exited, spawnWorker } from '../support/processes';
+import { ROOT, exited, spawnApi, spawnWorker } from '../support/processes';
+import { httpClient as client } from '../support/http-client';
 import { testStack } from '../support/stack-env';
 import { waitFor } from '../support/wait';
+import { startBareTemporal, type BareTemporal } from '../support/bare-temporal';
+import { Client as McpClient, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 
 composeDescribe('docker-compose.yml', (compose) => {
   const config = (env: NodeJS.ProcessEnv, ...args: string[]) =>
@@ -86,41 +90,52 @@ composeDescribe('docker-compose.yml', (compose) => {
 
 /**
  * The topology of docker-compose.yml, without Docker: a separate API process, separate worker
- * processes, the machine's PostgreSQL and the Temporal server, each started as an operator would.
+ * processes, the machine's PostgreSQL and a Temporal server, each started as an operator would.
+ * The Temporal server is one of its own, as a cluster comes: without the engine's search attributes.
  */
 describe('the production topology without Docker', () => {
   const children: ChildProcess[] = [];
+  const servers: BareTemporal[] = [];
   afterAll(async () => {
     for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
     await Promise.all(children.map(exited));
+    await Promise.all(servers.map((s) => s.stop()));
   });
 
-  test('an API process and two worker processes serve a run against the machine PostgreSQL', async () => {
+  const engineAttributes = runSearchAttributeKeys.map((k) => k.name);
+
+  test('an API process and two worker processes serve a run against the machine PostgreSQL, on a Temporal server they gave the search attributes', async () => {
+    const temporal = await startBareTemporal();
+    servers.push(temporal);
+    expect(Object.keys(await temporal.customAttributes())).toEqual([]);
     const stack = testStack();
     const taskQueue = `topology-${randomUUID()}`;
     const port = await freePort();
-    const env = { DATABASE_URL: stack.databases.external, TASK_QUEUE: taskQueue };
-    // What `npm run api` runs; spawned directly so that SIGTERM reaches the server itself, as under an orchestrator.
-    const api = spawn(process.execPath, ['--import', 'tsx', 'api/server.ts'], {
-      cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'],
-      env: { ...process.env, ...env, TEMPORAL_ADDRESS: stack.temporalAddress, PORT: String(port), LOG_LEVEL: 'warn' },
-    });
-    api.stderr?.on('data', () => undefined);
-    children.push(api, spawnWorker(env), spawnWorker(env));
+    const env = { DATABASE_URL: stack.databases.external, TASK_QUEUE: taskQueue, TEMPORAL_ADDRESS: temporal.address };
+    children.push(spawnApi({ ...env, PORT: String(port) }), spawnWorker(env), spawnWorker(env));
     const base = `http://127.0.0.1:${port}`;
+    const api = client(base);
     await waitFor(async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200, 120_000, 'the API to be ready');
+    // Registered by the engine itself, each with its type (IndexedValueType KEYWORD = 2).
+    expect(await temporal.customAttributes()).toEqual(Object.fromEntries(runSearchAttributeKeys.map((k) => [k.name, 2])));
+    expect(runSearchAttributeKeys.map(searchAttributeTypeName)).toEqual(engineAttributes.map(() => 'Keyword'));
 
-    const post = async (path: string, body: unknown) => {
-      const res = await fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-      return { status: res.status, json: (await res.json()) as Record<string, unknown> };
-    };
-    const agent = await post('/v1/agents', { name: `topology_${randomUUID().slice(0, 8)}`, model: { provider: 'scripted', script: [{ text: 'served by separate processes' }] } });
+    const agent = await api.post('/v1/agents', { name: `topology_${randomUUID().slice(0, 8)}`, model: { provider: 'scripted', script: [{ text: 'served by separate processes' }] } });
     expect(agent.status).toBe(201);
-    const thread = await post('/v1/threads', { agentId: agent.json.id });
-    const run = await post(`/v1/threads/${thread.json.id}/runs`, { input: 'hello' });
+    const thread = await api.post('/v1/threads', { agentId: agent.json.id });
+    const run = await api.post(`/v1/threads/${thread.json.id}/runs`, { input: 'hello' });
     expect(run.status).toBe(202);
-    const res = await fetch(`${base}/v1/runs/${run.json.id}?waitMs=30000`);
-    expect(await res.json()).toMatchObject({ status: 'completed', output: 'served by separate processes' });
+    expect((await api.get(`/v1/runs/${run.json.id}?waitMs=30000`)).json).toMatchObject({ status: 'completed', output: 'served by separate processes' });
+    // Listed by the attributes the engine registered.
+    expect((await api.get(`/v1/runs?threadId=${thread.json.id}`)).json).toMatchObject({ runs: [{ id: run.json.id, status: 'completed' }] });
+
+    // An operator removes one: the API, which knew them present, notices at the next start and adds it again.
+    await promisify(execFile)(stack.temporalCliPath, ['operator', 'search-attribute', 'remove', '--address', temporal.address, '--namespace', 'default', '--name', 'agentId', '--yes']);
+    expect(await temporal.customAttributes()).not.toHaveProperty('agentId');
+    const next = await api.post(`/v1/threads/${thread.json.id}/runs`, { input: 'again' });
+    expect(next.status).toBe(202);
+    expect(await temporal.customAttributes()).toHaveProperty('agentId', 2);
+    expect((await api.get(`/v1/runs/${next.json.id}?waitMs=30000`)).json).toMatchObject({ status: 'completed' });
     // Workers yield the CPU to the API (WORKER_NICE, default 10); the API keeps the usual priority.
     const nice = (pid: number) => Number(fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[16]);
     expect(children.map((c) => nice(c.pid!))).toEqual([0, 10, 10]);
@@ -129,6 +144,61 @@ describe('the production topology without Docker', () => {
     for (const c of children) c.kill('SIGTERM');
     await Promise.all(children.map(exited));
     expect(children.map((c) => c.exitCode)).toEqual([0, 0, 0]);
+  }, 240_000);
+
+  test('where Temporal refuses the engine its search attributes, /readyz and every run start answer 503 naming them and the command that adds them', async () => {
+    // A namespace whose ten Keyword attributes (all a SQL store has) other applications took: the
+    // operator service refuses the engine's, as Temporal Cloud refuses any (PermissionDenied).
+    const temporal = await startBareTemporal(Array.from({ length: 10 }, (_, i) => `otherApp${i}=Keyword`));
+    servers.push(temporal);
+    const stack = testStack();
+    const port = await freePort();
+    const env = { DATABASE_URL: stack.databases.external, TASK_QUEUE: `refused-${randomUUID()}`, TEMPORAL_ADDRESS: temporal.address };
+    const [apiProcess, worker] = [spawnApi({ ...env, PORT: String(port) }), spawnWorker(env)];
+    children.push(apiProcess, worker);
+    const base = `http://127.0.0.1:${port}`;
+    const api = client(base);
+    // Ready but for the attributes: the database and Temporal answer, and the worker (which started all the same) polls.
+    let ready: Awaited<ReturnType<typeof api.get>> | undefined;
+    await waitFor(async () => {
+      ready = await api.get('/readyz').catch(() => undefined);
+      return (ready?.json.checks as Record<string, string> | undefined)?.workers === 'ok';
+    }, 120_000, 'the API to answer and the worker to poll');
+    const command = `temporal operator search-attribute create --namespace default ${engineAttributes.map((n) => `--name ${n} --type Keyword`).join(' ')}`;
+    expect(ready).toMatchObject({ status: 503, json: { code: 'not_ready', checks: { database: 'ok', temporal: 'ok', workers: 'ok', searchAttributes: 'missing' } } });
+    const detail = String(ready!.json.detail);
+    expect(detail).toContain(command);
+    for (const name of engineAttributes) expect(detail).toContain(name);
+
+    const agent = await api.post('/v1/agents', { name: `refused_${randomUUID().slice(0, 8)}`, model: { provider: 'scripted', script: [{ text: 'never' }] } });
+    expect(agent.status).toBe(201);
+    const thread = await api.post('/v1/threads', { agentId: agent.json.id });
+    const oneShotKey = randomUUID();
+    const starts = [
+      await api.post('/v1/runs', { agentId: agent.json.id, input: 'one-shot' }),
+      await api.post('/v1/runs', { agentId: agent.json.id, input: 'one-shot, idempotent' }, { 'idempotency-key': oneShotKey }),
+      await api.post(`/v1/threads/${thread.json.id}/runs`, { input: 'on a thread' }),
+      await api.post(`/v1/threads/${thread.json.id}/runs`, { input: 'on a thread, idempotent' }, { 'idempotency-key': randomUUID() }),
+    ];
+    for (const start of starts) {
+      expect(start).toMatchObject({ status: 503, type: expect.stringContaining('application/problem+json'), json: { code: 'search_attributes_missing' } });
+      expect(start.json.detail).toContain(command);
+      expect(detail).toContain(String(start.json.detail));
+    }
+    // Nothing left behind but the threads there were: the agent's, and the idempotent one-shot's (its retry comes back to it).
+    const threads = ((await api.get(`/v1/threads?agentId=${agent.json.id}`)).json.threads as { id: string }[]).map((t) => t.id);
+    expect(threads.sort()).toEqual([thread.json.id, idempotentThreadId(oneShotKey)].sort());
+    // The agent as an MCP tool (/mcp) answers a tool error with the same text.
+    const mcp = new McpClient({ name: 'topology-test', version: '1.0.0' });
+    await mcp.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`)));
+    try {
+      const called = await mcp.callTool({ name: String(agent.json.name), arguments: { input: 'over MCP' } });
+      expect(called).toMatchObject({ isError: true, content: [{ type: 'text', text: expect.stringContaining(command) }] });
+    } finally {
+      await mcp.close();
+    }
+    expect(await temporal.customAttributes()).not.toHaveProperty('agentId');
+    expect(worker.exitCode).toBeNull();
   }, 240_000);
 
   test('a worker stopped while it is still starting exits 0, having run nothing', async () => {

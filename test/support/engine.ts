@@ -16,6 +16,7 @@ import { installSecretKeys } from '../../platform/secrets/key-ring';
 import type { SourceQueryOptions } from '../../sources/query/source-query';
 import { keyRing } from '../../platform/secrets/secret-box';
 import { startRun, type StartRunRequest } from '../../use-cases/runs/start-run';
+import { SearchAttributeGuard } from '../../platform/temporal/search-attributes';
 import type { McpPool } from '../../mcp-client/pool';
 import type { NetworkPolicy } from '../../platform/net/address-guard';
 import { createEngineWorker, type EngineWorker } from '../../worker/create-worker';
@@ -101,6 +102,7 @@ export async function startEngine(database: DatabaseKind = 'embedded', options: 
   const calls = trackTemporalCalls();
   const connection = await Connection.connect({ address: temporalAddress, interceptors: calls.interceptors });
   const client = new Client({ connection });
+  const searchAttributes = new SearchAttributeGuard(connection, client.options.namespace, logger);
   const taskQueue = options.taskQueue ?? `test-${randomUUID()}`;
   let worker: { instance: EngineWorker; running: Promise<void>; connection: NativeConnection; mcpPool: McpPool; db: Db; runChanges: RunChangeFeed } | undefined;
 
@@ -120,7 +122,7 @@ export async function startEngine(database: DatabaseKind = 'embedded', options: 
       return { runId, result: await engine.result(runId) };
     },
     async start(req) {
-      const { run } = await startRun({ db, client, taskQueue }, req);
+      const { run } = await startRun({ db, client, taskQueue, searchAttributes }, req);
       return run.id;
     },
     async result(runId) {

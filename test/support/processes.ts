@@ -20,6 +20,15 @@ export function spawnWorker(env: Record<string, string>): ChildProcess {
   return child;
 }
 
+/** What `npm run api` runs, spawned directly so that SIGTERM reaches the server itself, as under an orchestrator. */
+export function spawnApi(env: Record<string, string>): ChildProcess {
+  const api = spawn(process.execPath, ['--import', 'tsx', 'api/server.ts'], {
+    cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+  });
+  api.stderr?.on('data', () => undefined);
+  return api;
+}
+
 export const exited = (child: ChildProcess): Promise<void> =>
   child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise((r) => child.once('exit', () => r()));
 

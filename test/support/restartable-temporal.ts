@@ -58,7 +58,7 @@ export function restartableTemporal(name: string) {
   beforeAll(async () => {
     h.options = {
       cliPath: testStack().temporalCliPath, dataDir: path.join(testStack().tmpDir, `temporal-${h.taskQueue}`), namespace: 'default',
-      preferredPort: await freePort(), preferredUiPort: await freePort(), retention: '1d', logger, nice: 7,
+      port: { preferred: await freePort() }, uiPort: { preferred: await freePort() }, retention: '1d', logger, nice: 7,
     };
     await startAll();
   }, 120_000);

@@ -50,8 +50,19 @@ export interface TemporalCluster {
 
 const ADMIN_URL = process.env.EXTERNAL_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
-/** Starts the server on fresh databases of its own (dropped by stop()), with the default namespace and the engine's search attributes. */
-export async function startTemporalCluster(tmpDir: string): Promise<TemporalCluster> {
+export interface ClusterOptions {
+  /**
+   * Authorization as a production cluster may have it: the default JWT claim mapper and
+   * authorizer, trusting the keys at `jwksUrl`; `adminToken` (a `temporal-system:admin` token) sets
+   * the namespace up. Without it, every caller may do anything.
+   */
+  authorization?: { jwksUrl: string; adminToken: string };
+  /** false: the namespace comes without the engine's search attributes, as a cluster an operator made does */
+  searchAttributes?: boolean;
+}
+
+/** Starts the server on fresh databases of its own (dropped by stop()), with the default namespace and (unless told not) the engine's search attributes. */
+export async function startTemporalCluster(tmpDir: string, options: ClusterOptions = {}): Promise<TemporalCluster> {
   const dir = temporalServerDir();
   const suffix = `${process.pid}_${Date.now().toString(36)}`;
   const dbs = { history: `temporal_${suffix}`, visibility: `temporal_visibility_${suffix}` };
@@ -96,11 +107,18 @@ export async function startTemporalCluster(tmpDir: string): Promise<TemporalClus
     '    postgres-default:', ...store(dbs.history, 8), '    postgres-visibility:', ...store(dbs.visibility, 2),
     'global:', '  membership:', '    maxJoinDuration: 30s', '    broadcastAddress: "127.0.0.1"', '  pprof:', `    port: ${ports.pprof}`,
     '  metrics:', '    prometheus:', '      framework: "tally"', '      timerType: "histogram"', `      listenAddress: "127.0.0.1:${ports.metrics}"`,
+    // Under global: the JWT claim mapper and the default authorizer.
+    ...(options.authorization ? [
+      '  authorization:', '    jwtKeyProvider:', `      keySourceURIs: ["${options.authorization.jwksUrl}"]`, '      refreshInterval: 1m',
+      '    permissionsClaimName: permissions', '    authorizer: default', '    claimMapper: default',
+    ] : []),
     'services:',
     ...service('frontend', ports.grpc, ports.members[0], [`      httpPort: ${ports.http}`]),
     ...service('matching', ports.rpc[0], ports.members[1]),
     ...service('history', ports.rpc[1], ports.members[2]),
     ...service('worker', ports.rpc[2], ports.members[3]),
+    // With authorization, the server's own workers call an internal frontend, which asks no token.
+    ...(options.authorization ? service('internal-frontend', await freePort(), await lowPort()) : []),
     'clusterMetadata:', '  enableGlobalNamespace: false', '  failoverVersionIncrement: 10', '  masterClusterName: "active"', '  currentClusterName: "active"',
     '  clusterInformation:', '    active:', '      enabled: true', '      initialFailoverVersion: 1', '      rpcName: "frontend"', `      rpcAddress: "127.0.0.1:${ports.grpc}"`,
     'dcRedirectionPolicy:', '  policy: "noop"',
@@ -110,7 +128,8 @@ export async function startTemporalCluster(tmpDir: string): Promise<TemporalClus
   ].join('\n'));
 
   const log = fs.openSync(path.join(tmpDir, 'temporal-server.log'), 'a');
-  const server: ChildProcess = spawn(path.join(dir, 'server'), ['--config-file', config, '--allow-no-auth', 'start'], { stdio: ['ignore', log, log] });
+  const services = options.authorization ? ['frontend', 'internal-frontend', 'history', 'matching', 'worker'].flatMap((s) => ['--service', s]) : [];
+  const server: ChildProcess = spawn(path.join(dir, 'server'), ['--config-file', config, '--allow-no-auth', 'start', ...services], { stdio: ['ignore', log, log] });
   fs.closeSync(log);
   const address = `127.0.0.1:${ports.grpc}`;
   const stop = async () => {
@@ -123,7 +142,7 @@ export async function startTemporalCluster(tmpDir: string): Promise<TemporalClus
     });
   };
   try {
-    await setUpNamespace(address, 'default', server);
+    await setUpNamespace(address, 'default', server, options);
   } catch (err) {
     await stop();
     throw err;
@@ -150,7 +169,7 @@ async function withAdmin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
 }
 
 /** Waits for the frontend, then registers the namespace and every search attribute the engine lists runs by. */
-async function setUpNamespace(address: string, namespace: string, server: ChildProcess): Promise<void> {
+async function setUpNamespace(address: string, namespace: string, server: ChildProcess, options: ClusterOptions): Promise<void> {
   const deadline = Date.now() + 90_000;
   const retry = async <T>(what: string, fn: () => Promise<T>): Promise<T> => {
     for (;;) {
@@ -163,7 +182,8 @@ async function setUpNamespace(address: string, namespace: string, server: ChildP
       }
     }
   };
-  const connection = await retry('connecting', () => Connection.connect({ address, connectTimeout: 2_000 }));
+  const admin = options.authorization ? { apiKey: options.authorization.adminToken, tls: false as const } : {};
+  const connection = await retry('connecting', () => Connection.connect({ address, connectTimeout: 2_000, ...admin }));
   try {
     await retry('registering the namespace', async () => {
       try {
@@ -172,6 +192,10 @@ async function setUpNamespace(address: string, namespace: string, server: ChildP
         if (!/already exists/i.test((err as Error).message)) throw err;
       }
     });
+    if (options.searchAttributes === false) {
+      await retry('listing the namespace', () => connection.workflowService.listWorkflowExecutions({ namespace, pageSize: 1 }));
+      return;
+    }
     // temporal.api.enums.v1.IndexedValueType: KEYWORD 2, BOOL 5
     await retry('adding search attributes', () => connection.operatorService.addSearchAttributes({
       namespace, searchAttributes: Object.fromEntries(runSearchAttributeKeys.map((k) => [k.name, searchAttributeTypeName(k) === 'Bool' ? 5 : 2])),

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import type { temporal } from '@temporalio/proto';
+import { defaultPayloadConverter } from '@temporalio/common';
+import type { RunWorkflowInput } from '../../workflows/definitions';
 import { insertAgent } from '../../store/agents';
 import { insertThread } from '../../store/threads/threads';
 import type { ScriptStep } from '../../core/agent-model';
@@ -97,6 +99,9 @@ clusterDescribe('a deploy under waiting runs', () => {
       expect(histories.length).toBe(2);
       expect(builds(histories[0])).toEqual(['build-a']);
       expect(builds(histories[1])).toEqual(['build-b']);
+      // The continuation says which build it left: B, still told the target changed, would not move again (upgradeDueOn).
+      const started = histories[1].events?.[0]?.workflowExecutionStartedEventAttributes;
+      expect(defaultPayloadConverter.fromPayload<RunWorkflowInput>(started!.input!.payloads![0])).toMatchObject({ continued: { upgradedFrom: 'build-a' } });
       const firstTimer = (histories[1].events ?? []).find((e) => e.timerStartedEventAttributes || e.activityTaskScheduledEventAttributes);
       expect(firstTimer?.timerStartedEventAttributes).toBeTruthy();
       expect((await read(runId)).version).toEqual({ deployment, buildId: 'build-b' });

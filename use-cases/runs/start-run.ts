@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { MAX_RUN_INPUT_CHARS, RUN_WORKFLOW_TYPE, type RunStatus } from '../../core/run';
 import { agentIdKey, runStatusKey, threadIdKey } from '../../core/search-attributes';
+import type { SearchAttributeGuard } from '../../platform/temporal/search-attributes';
 import { agentDisabledText, findAgent, findAgentByRef } from '../../store/agents';
 import type { Agent } from '../../core/agent';
 import type { Db } from '../../store/pool';
@@ -41,6 +42,8 @@ export interface StartRunDeps {
   db: Db;
   client: Client;
   taskQueue: string;
+  /** the namespace's search attributes, which every start carries: known present, a start asks nothing more */
+  searchAttributes: SearchAttributeGuard;
   /** the API's run objects: a run is seeded there as recorded, so the long poll after the start reads nothing */
   views?: RunViewCache<RunView>;
 }
@@ -183,22 +186,23 @@ async function startWorkflow(deps: StartRunDeps, run: RunRecord, req: StartRunRe
     runId: run.id, continueAsNewAtHistoryBytes: req.continueAsNewAtHistoryBytes, ...(req.limits ? { limits: req.limits } : {}),
     ...(agent?.integrationIds.length ? { discovers: true } : {}),
   };
+  const start = () => deps.client.workflow.start(RUN_WORKFLOW_TYPE, {
+    workflowId: run.id,
+    taskQueue: deps.taskQueue,
+    args: [input],
+    workflowIdConflictPolicy: 'USE_EXISTING',
+    workflowIdReusePolicy: 'REJECT_DUPLICATE',
+    typedSearchAttributes: [
+      { key: threadIdKey, value: run.threadId },
+      { key: agentIdKey, value: run.agentId },
+      { key: runStatusKey, value: 'running' },
+    ],
+    // The Web UI's run list then reads as a list of conversations.
+    staticSummary: `${agent?.name ?? run.agentId}: ${firstLine(run.input)}`,
+    staticDetails: `run ${run.id} on thread ${run.threadId}`,
+  });
   try {
-    await deps.client.workflow.start(RUN_WORKFLOW_TYPE, {
-      workflowId: run.id,
-      taskQueue: deps.taskQueue,
-      args: [input],
-      workflowIdConflictPolicy: 'USE_EXISTING',
-      workflowIdReusePolicy: 'REJECT_DUPLICATE',
-      typedSearchAttributes: [
-        { key: threadIdKey, value: run.threadId },
-        { key: agentIdKey, value: run.agentId },
-        { key: runStatusKey, value: 'running' },
-      ],
-      // The Web UI's run list then reads as a list of conversations.
-      staticSummary: `${agent?.name ?? run.agentId}: ${firstLine(run.input)}`,
-      staticDetails: `run ${run.id} on thread ${run.threadId}`,
-    });
+    await deps.searchAttributes.withAttributes(start);
   } catch (err) {
     // The run already ran and closed: an idempotent replay, not an error.
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
