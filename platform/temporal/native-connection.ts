@@ -10,14 +10,21 @@ import type { AppConfig } from '../config';
  * what failed itself, so it keeps only errors).
  */
 export function installTemporalRuntime(level: Extract<LogLevel, 'WARN' | 'ERROR'> = 'WARN'): void {
+  const printer = new DefaultLogger(level);
   Runtime.install({
     // Each process owns its shutdown order (workers and servers before connections and databases):
     // the runtime must not act on signals.
     shutdownSignals: [],
-    logger: new DefaultLogger(level),
+    logger: new DefaultLogger(level, (entry) => {
+      // A worker of the tool queue or of a pinned integration's queue has no workflows by design.
+      if (!entry.message.startsWith(NO_WORKFLOWS)) printer.log(entry.level, entry.message, entry.meta);
+    }),
     telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: level }), forward: {} } },
   });
 }
+
+/** What the SDK warns of every worker without workflows, as it starts. */
+const NO_WORKFLOWS = 'No workflows registered, not polling for workflow tasks';
 
 /** A connection to the configured Temporal server (TEMPORAL_ADDRESS, or the envconfig profile's address). */
 export function connectTemporal(config: Pick<AppConfig, 'temporalConnect' | 'temporalAddress'>, address?: string): Promise<NativeConnection> {
