@@ -27,11 +27,13 @@ export interface ApiClient {
   stream(path: string, headers: Record<string, string>, signal: AbortSignal): Promise<Response>;
 }
 
+interface RequestParts { body?: unknown; headers?: Record<string, string>; signal?: AbortSignal }
+
 export function createApiClient(opts: ApiClientOptions): ApiClient {
   const baseUrl = opts.baseUrl.replace(/\/+$/, '');
   const auth: Record<string, string> = opts.apiKey ? { authorization: `Bearer ${opts.apiKey}` } : {};
 
-  async function send(method: string, path: string, init: { body?: unknown; headers?: Record<string, string>; signal?: AbortSignal }): Promise<Response> {
+  async function send(method: string, path: string, init: RequestParts): Promise<Response> {
     let res: Response;
     try {
       res = await fetch(`${baseUrl}${path}`, {
@@ -43,7 +45,8 @@ export function createApiClient(opts: ApiClientOptions): ApiClient {
     } catch (err) {
       if ((err as Error).name === 'AbortError' && init.signal?.aborted) throw err;
       const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-      throw new ApiError(`Cannot reach the API at ${baseUrl} (${cause?.code ?? cause?.message ?? (err as Error).message}). Is it running? Set --url or API_URL.`);
+      const reason = cause?.code ?? cause?.message ?? (err as Error).message;
+      throw new ApiError(`Cannot reach the API at ${baseUrl} (${reason}). Is it running? Set --url or API_URL.`);
     }
     if (!res.ok) throw await httpError(method, path, res);
     return res;
@@ -76,6 +79,7 @@ async function httpError(method: string, path: string, res: Response): Promise<A
   }
   const detail = typeof problem?.detail === 'string' ? problem.detail : shortened(text, 200) || res.statusText;
   // The admin key is accepted wherever the API key is, so an operator runs the CLI with it as API_KEY.
-  const hint = res.status === 401 ? ' (set API_KEY)' : problem?.code === 'admin_required' ? ' (an operator act: set API_KEY to the ADMIN_API_KEY)' : '';
+  const hint = res.status === 401 ? ' (set API_KEY)'
+    : problem?.code === 'admin_required' ? ' (an operator act: set API_KEY to the ADMIN_API_KEY)' : '';
   return new ApiError(`${method} ${path.split('?')[0]} failed with ${res.status}: ${detail}${hint}`, res.status, problem);
 }

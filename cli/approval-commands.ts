@@ -1,6 +1,8 @@
 import { argumentsText, decisionPath, type PendingApproval } from './approval-prompt';
 import { EXIT, type CliContext } from './commands';
 
+const approvalLine = (p: PendingApproval & { runId: string }) =>
+  `${p.runId}  ${p.toolCallId}  ${p.name} ${argumentsText(p.arguments)}  expires ${p.expiresAt}`;
 
 /** Every tool call waiting for approval, across the runs that wait (GET /v1/runs?waiting=true). */
 export async function approvalsListCommand(ctx: CliContext, opts: { json: boolean }): Promise<number> {
@@ -12,7 +14,7 @@ export async function approvalsListCommand(ctx: CliContext, opts: { json: boolea
   }
   if (opts.json) ctx.out.write(`${JSON.stringify({ approvals: pending }, null, 2)}\n`);
   else if (pending.length === 0) ctx.err.write('no tool call waits for approval\n');
-  else for (const p of pending) ctx.out.write(`${p.runId}  ${p.toolCallId}  ${p.name} ${argumentsText(p.arguments)}  expires ${p.expiresAt}\n`);
+  else for (const p of pending) ctx.out.write(`${approvalLine(p)}\n`);
   return EXIT.ok;
 }
 

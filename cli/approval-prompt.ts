@@ -22,17 +22,20 @@ interface Asker {
 }
 
 /**
- * While `run --follow` follows a run: on a terminal, each approval_requested becomes a question
- * (one at a time) whose answer is sent as the decision; without one, the pending call is printed
- * with the command that decides it, and following goes on.
+ * A tool call waiting for approval, or a sampling request waiting for one (asked by its samp_… id,
+ * showing what the model would get).
  */
-/** A tool call waiting for approval, or a sampling request waiting for one (asked by its samp_… id, showing what the model would get). */
 function asApprovalRequest(e: StreamEvent): StreamEvent | undefined {
   if (e.event === 'approval_requested') return e;
   if (e.event !== 'sampling_requested' || !e.data.needsApproval || e.data.status !== 'pending') return undefined;
   return { ...e, data: { toolCallId: e.data.samplingId, name: `sampling for ${String(e.data.name)}`, arguments: e.data.request } };
 }
 
+/**
+ * While `run --follow` follows a run: on a terminal, each approval_requested becomes a question
+ * (one at a time) whose answer is sent as the decision; without one, the pending call is printed
+ * with the command that decides it, and following goes on.
+ */
 export function approvalPrompter(ctx: Asker, api: ApiClient, runId: string, display: ProgressDisplay) {
   let queue: Promise<void> = Promise.resolve();
   const ask = async (e: StreamEvent) => {
@@ -52,7 +55,8 @@ export function approvalPrompter(ctx: Asker, api: ApiClient, runId: string, disp
     const e = asApprovalRequest(raw);
     if (!e) return;
     if (!ctx.interactive) {
-      display.line(`  ? ${String(e.data.name)} ${argumentsText(e.data.arguments)} waits for approval: agent-engine approve|deny ${runId} ${String(e.data.toolCallId)}`);
+      const decide = `agent-engine approve|deny ${runId} ${String(e.data.toolCallId)}`;
+      display.line(`  ? ${String(e.data.name)} ${argumentsText(e.data.arguments)} waits for approval: ${decide}`);
       return;
     }
     queue = queue.then(() => ask(e));

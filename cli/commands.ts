@@ -37,7 +37,9 @@ async function resolveAgent(api: ApiClient, nameOrId: string): Promise<Agent> {
   try {
     return await api.get<Agent>(`/v1/agents/${encodeURIComponent(nameOrId)}`);
   } catch (err) {
-    if (err instanceof ApiError && err.status === 404) throw new UsageError(`No agent named or with id "${nameOrId}" (see: agent-engine agents list)`);
+    if (err instanceof ApiError && err.status === 404) {
+      throw new UsageError(`No agent named or with id "${nameOrId}" (see: agent-engine agents list)`);
+    }
     throw err;
   }
 }
@@ -45,6 +47,7 @@ async function resolveAgent(api: ApiClient, nameOrId: string): Promise<Agent> {
 const RUN_WAIT_MS = 30_000;
 
 type RunOptions = { agent?: string; input: string; thread?: string; follow: boolean; json: boolean };
+type StartedRun = { id: string; threadId: string };
 
 /**
  * Starts the run: without a thread, a one-shot run (its thread is made with it); on a thread, its
@@ -53,17 +56,18 @@ type RunOptions = { agent?: string; input: string; thread?: string; follow: bool
 async function startRun(ctx: CliContext, opts: RunOptions): Promise<{ runId: string; threadId: string }> {
   if (!opts.thread) {
     const agent = await resolveAgent(ctx.api, opts.agent!);
-    const { id: runId, threadId } = await ctx.api.post<{ id: string; threadId: string }>('/v1/runs', { agentId: agent.id, input: opts.input });
+    const { id: runId, threadId } = await ctx.api.post<StartedRun>('/v1/runs', { agentId: agent.id, input: opts.input });
     ctx.err.write(`run ${runId} on thread ${threadId} (agent ${agent.name})\n`);
     return { runId, threadId };
   }
   const path = `/v1/threads/${encodeURIComponent(opts.thread)}`;
   const owner = await resolveAgent(ctx.api, (await ctx.api.get<{ agentId: string }>(path)).agentId);
   const agent = opts.agent ? await resolveAgent(ctx.api, opts.agent) : owner;
-  const { id: runId, threadId } = await ctx.api.post<{ id: string; threadId: string }>(`${path}/runs`, {
+  const { id: runId, threadId } = await ctx.api.post<StartedRun>(`${path}/runs`, {
     input: opts.input, ...(opts.agent ? { agentId: agent.id } : {}),
   });
-  ctx.err.write(`run ${runId} on thread ${threadId} (agent ${agent.name}${agent.id === owner.id ? '' : `; the thread is ${owner.name}'s`})\n`);
+  const whose = agent.id === owner.id ? '' : `; the thread is ${owner.name}'s`;
+  ctx.err.write(`run ${runId} on thread ${threadId} (agent ${agent.name}${whose})\n`);
   return { runId, threadId };
 }
 
@@ -160,11 +164,16 @@ async function waitForEnd(api: ApiClient, runId: string, signal: AbortSignal): P
   return undefined;
 }
 
-export async function runsListCommand(
-  ctx: CliContext, opts: { thread?: string; agent?: string; parent?: string; status?: string; limit?: string; cursor?: string; json: boolean },
-): Promise<number> {
+interface RunsListOptions {
+  thread?: string; agent?: string; parent?: string; status?: string; limit?: string; cursor?: string; json: boolean;
+}
+
+export async function runsListCommand(ctx: CliContext, opts: RunsListOptions): Promise<number> {
   const query = new URLSearchParams();
-  const filters = [['threadId', opts.thread], ['agentId', opts.agent], ['parentRunId', opts.parent], ['status', opts.status], ['limit', opts.limit], ['cursor', opts.cursor]];
+  const filters = [
+    ['threadId', opts.thread], ['agentId', opts.agent], ['parentRunId', opts.parent],
+    ['status', opts.status], ['limit', opts.limit], ['cursor', opts.cursor],
+  ];
   for (const [key, value] of filters) {
     if (value) query.set(key as string, value);
   }
@@ -180,7 +189,8 @@ export async function runsShowCommand(ctx: CliContext, opts: { id: string; json:
   if (opts.json) ctx.out.write(`${JSON.stringify(run, null, 2)}\n`);
   else {
     const integrationIds = run.toolCalls.flatMap((c) => (c.integrationId ? [c.integrationId] : []));
-    printRun(ctx.out, run, { agent: await agentNames(ctx.api, [run.agentId]), integration: await integrationNames(ctx.api, integrationIds) });
+    const names = { agent: await agentNames(ctx.api, [run.agentId]), integration: await integrationNames(ctx.api, integrationIds) };
+    printRun(ctx.out, run, names);
   }
   return EXIT.ok;
 }
@@ -205,7 +215,11 @@ export async function integrationsImportCommand(ctx: CliContext, opts: { file: s
     result = await ctx.api.post('/v1/integrations/import', config);
   } catch (err) {
     if (err instanceof ApiError && err.status === 404 && /route/i.test(String(err.problem?.detail ?? ''))) {
-      throw new ApiError('This API cannot import integrations yet (POST /v1/integrations/import is not there); update the engine, or create them one by one with POST /v1/integrations', 404);
+      throw new ApiError(
+        'This API cannot import integrations yet (POST /v1/integrations/import is not there); update the engine, '
+        + 'or create them one by one with POST /v1/integrations',
+        404,
+      );
     }
     throw err;
   }

@@ -14,7 +14,10 @@ export interface InputPromptContext {
   ask(question: string): Promise<string | null>;
 }
 
-interface FieldSchema { type?: string; title?: string; description?: string; enum?: unknown[]; default?: unknown; oneOf?: { const?: unknown; title?: string }[]; items?: { enum?: unknown[] } }
+interface FieldSchema {
+  type?: string; title?: string; description?: string; enum?: unknown[]; default?: unknown;
+  oneOf?: { const?: unknown; title?: string }[]; items?: { enum?: unknown[] };
+}
 
 const ATTEMPTS = 3;
 
@@ -30,7 +33,9 @@ function readField(text: string, schema: FieldSchema): { value?: unknown; error?
     case 'integer':
     case 'number': {
       const n = Number(t);
-      if (!Number.isFinite(n) || (schema.type === 'integer' && !Number.isInteger(n))) return { error: `answer ${schema.type === 'integer' ? 'an integer' : 'a number'}` };
+      if (!Number.isFinite(n) || (schema.type === 'integer' && !Number.isInteger(n))) {
+        return { error: `answer ${schema.type === 'integer' ? 'an integer' : 'a number'}` };
+      }
       return { value: n };
     }
     case 'array':
@@ -45,13 +50,19 @@ function choices(schema: FieldSchema): string {
   return values ? ` {${values.map(String).join('|')}}` : '';
 }
 
+/** What a field's question says of it: its type, choices, whether it is required, its default. */
+function fieldHint(field: FieldSchema, required: boolean): string {
+  const defaultValue = field.default !== undefined ? `, default ${JSON.stringify(field.default)}` : '';
+  return `${field.type ?? 'string'}${choices(field)}${required ? ', required' : ''}${defaultValue}`;
+}
+
 async function askForm(ctx: InputPromptContext, schema: Record<string, unknown>): Promise<Record<string, unknown> | null> {
   const properties = (schema.properties ?? {}) as Record<string, FieldSchema>;
   const required = new Set(Array.isArray(schema.required) ? schema.required.map(String) : []);
   const content: Record<string, unknown> = {};
   for (const [name, field] of Object.entries(properties)) {
     const label = `${field.title ?? name}${field.description ? ` (${field.description})` : ''}`;
-    const hint = `${field.type ?? 'string'}${choices(field)}${required.has(name) ? ', required' : ''}${field.default !== undefined ? `, default ${JSON.stringify(field.default)}` : ''}`;
+    const hint = fieldHint(field, required.has(name));
     for (;;) {
       const text = await ctx.ask(`  ${label} [${hint}]: `);
       if (text === null) return null;
@@ -67,7 +78,9 @@ async function askForm(ctx: InputPromptContext, schema: Record<string, unknown>)
   return content;
 }
 
-export async function promptForInput(ctx: InputPromptContext, display: ProgressDisplay, runId: string, data: Record<string, unknown>): Promise<void> {
+export async function promptForInput(
+  ctx: InputPromptContext, display: ProgressDisplay, runId: string, data: Record<string, unknown>,
+): Promise<void> {
   const inputId = String(data.inputId ?? '');
   const path = `/v1/runs/${encodeURIComponent(runId)}/inputs/${encodeURIComponent(inputId)}`;
   display.pause();
@@ -79,7 +92,7 @@ export async function promptForInput(ctx: InputPromptContext, display: ProgressD
       return;
     }
     for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
-      const choice = await ctx.ask(data.mode === 'url' ? '  Done? [Y]es / [d]ecline / [c]ancel: ' : '  Answer? [Y]es / [d]ecline / [c]ancel: ');
+      const choice = await ctx.ask(`  ${data.mode === 'url' ? 'Done' : 'Answer'}? [Y]es / [d]ecline / [c]ancel: `);
       if (choice === null) return;
       const action = /^d/i.test(choice.trim()) ? 'decline' : /^c/i.test(choice.trim()) ? 'cancel' : 'accept';
       let content: Record<string, unknown> | undefined;

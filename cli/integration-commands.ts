@@ -1,6 +1,8 @@
 import { EXIT, type CliContext } from './commands';
 
-interface AuthorizationState { id: string; name: string; authorization: string; authorizedAt?: string; expiresAt?: string; scopes?: string[] }
+interface AuthorizationState {
+  id: string; name: string; authorization: string; authorizedAt?: string; expiresAt?: string; scopes?: string[];
+}
 
 const POLL_MS = 1_000;
 

@@ -14,12 +14,15 @@ import { integrationsAuthorizeCommand } from './integration-commands';
 import type { Output } from './progress';
 import { escapeControls, terminalOutput } from './terminal-text';
 
+const RUNS_LIST_USAGE = 'agent-engine runs list [--thread <id>] [--agent <name|id>] [--parent <run id>] '
+  + '[--status running|completed|failed|cancelled] [--limit N] [--cursor C] [--json]';
+
 const HELP = `agent-engine: start and follow agent runs through the engine's HTTP API
 
 usage:
   agent-engine run --agent <name|id> "<input>" [--thread <id>] [--follow] [--json]
   agent-engine run --thread <id> "<input>" [--follow] [--json]   the thread's own agent
-  agent-engine runs list [--thread <id>] [--agent <name|id>] [--parent <run id>] [--status running|completed|failed|cancelled] [--limit N] [--cursor C] [--json]
+  ${RUNS_LIST_USAGE}
   agent-engine runs show <run id> [--json]
   agent-engine threads list [--agent <name|id>] [--limit N] [--cursor C] [--json]
   agent-engine threads show <thread id> [--json]
@@ -87,12 +90,17 @@ function parse(argv: string[]): { command: string; args: string[]; values: Value
   const spec = COMMANDS[command];
   if (!spec) throw new UsageError(first ? `Unknown command "${command.trim()}"` : 'No command given');
   for (const name of Object.keys(values)) {
-    if (name !== 'url' && !spec.options.includes(name)) throw new UsageError(`--${name} does not apply to "${command}"`);
+    if (name !== 'url' && !spec.options.includes(name)) {
+      throw new UsageError(`--${name} does not apply to "${command}"`);
+    }
   }
   if (args.length !== spec.positionals) {
-    throw new UsageError(`"${command}" takes ${spec.positionals} argument(s), got ${args.length}${args.length > 1 ? ' (quote the input)' : ''}`);
+    const hint = args.length > 1 ? ' (quote the input)' : '';
+    throw new UsageError(`"${command}" takes ${spec.positionals} argument(s), got ${args.length}${hint}`);
   }
-  if (command === 'run' && !values.agent && !values.thread) throw new UsageError('run needs --agent <name|id>, or --thread <id> to use the thread\'s agent');
+  if (command === 'run' && !values.agent && !values.thread) {
+    throw new UsageError('run needs --agent <name|id>, or --thread <id> to use the thread\'s agent');
+  }
   if (values.status && !['running', 'completed', 'failed', 'cancelled'].includes(values.status)) {
     throw new UsageError('--status must be running, completed, failed or cancelled');
   }
@@ -104,7 +112,10 @@ function dispatch(ctx: CliContext, command: string, args: string[], v: Values): 
   const json = v.json ?? false;
   switch (command) {
     case 'run': return runCommand(ctx, { agent: v.agent, input: args[0], thread: v.thread, follow: v.follow ?? false, json });
-    case 'runs list': return runsListCommand(ctx, { thread: v.thread, agent: v.agent, parent: v.parent, status: v.status, limit: v.limit, cursor: v.cursor, json });
+    case 'runs list': {
+      const { thread, agent, parent, status, limit, cursor } = v;
+      return runsListCommand(ctx, { thread, agent, parent, status, limit, cursor, json });
+    }
     case 'runs show': return runsShowCommand(ctx, { id: args[0], json });
     case 'threads list': return threadsListCommand(ctx, { agent: v.agent, limit: v.limit, cursor: v.cursor, json });
     case 'threads show': return threadsShowCommand(ctx, { id: args[0], json });
@@ -154,7 +165,9 @@ export async function main(argv: string[]): Promise<number> {
       return EXIT.ok;
     }
     const ctx: CliContext = {
-      api: createApiClient({ baseUrl: values.url ?? process.env.API_URL ?? 'http://127.0.0.1:3000', apiKey: process.env.API_KEY || undefined }),
+      api: createApiClient({
+        baseUrl: values.url ?? process.env.API_URL ?? 'http://127.0.0.1:3000', apiKey: process.env.API_KEY || undefined,
+      }),
       out: stdout,
       err: stderr,
       interactive: Boolean(process.stdin.isTTY),

@@ -1,6 +1,9 @@
 import type { ApiClient } from './api-client';
 
-/** The name to print for an id; an id whose name could not be read (deleted since, a failed lookup) stays the id. */
+/**
+ * The name to print for an id; an id whose name could not be read (deleted since, a failed lookup)
+ * stays the id.
+ */
 export type NameOf = (id: string) => string;
 
 const nameOf = (names: Map<string, string>): NameOf => (id) => names.get(id) ?? id;
@@ -28,7 +31,8 @@ export async function agentNames(api: ApiClient, ids: string[]): Promise<NameOf>
 export async function integrationNames(api: ApiClient, ids: string[]): Promise<NameOf> {
   const names = new Map<string, string>();
   if (ids.length === 0) return nameOf(names);
-  const { integrations } = await api.get<{ integrations: { id: string; name: string }[] }>('/v1/integrations').catch(() => ({ integrations: [] }));
+  const { integrations } = await api.get<{ integrations: { id: string; name: string }[] }>('/v1/integrations')
+    .catch(() => ({ integrations: [] }));
   for (const i of integrations) names.set(i.id, i.name);
   return nameOf(names);
 }

@@ -22,7 +22,9 @@ export function printRunList(out: Output, runs: RunSummary[], agentName: NameOf)
   }
   table(out, [
     ['ID', 'STATUS', 'STOP', 'TURNS', 'CREATED', 'THREAD', 'AGENT'],
-    ...runs.map((r) => [r.id, r.status, r.stopReason ?? '-', r.turns === null ? '-' : String(r.turns), r.createdAt, r.threadId, agentName(r.agentId)]),
+    ...runs.map((r) => [
+      r.id, r.status, r.stopReason ?? '-', r.turns === null ? '-' : String(r.turns), r.createdAt, r.threadId, agentName(r.agentId),
+    ]),
   ]);
 }
 
@@ -44,7 +46,8 @@ export function printRun(out: Output, run: RunView, names: { agent: NameOf; inte
   if (run.toolCalls.length > 0) {
     lines.push('tool calls:');
     for (const c of run.toolCalls) {
-      lines.push(`  turn ${c.turn}  ${c.name}${c.integrationId ? ` [${names.integration(c.integrationId)}]` : ''}  ${c.status}  ${c.durationMs} ms  ${c.resultBytes} bytes`);
+      const integration = c.integrationId ? ` [${names.integration(c.integrationId)}]` : '';
+      lines.push(`  turn ${c.turn}  ${c.name}${integration}  ${c.status}  ${c.durationMs} ms  ${c.resultBytes} bytes`);
       if (c.arguments !== undefined) lines.push(...labelled('arguments', c.arguments, c.argumentsBytes ?? 0));
       lines.push(...labelled('result', c.result, c.resultBytes));
       // A sub-agent's call: the run it started (agent-engine runs list --parent lists them all).

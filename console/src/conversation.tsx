@@ -13,13 +13,18 @@ interface ConversationProps {
 const cutNote = (bytes: number) => ` (first part of ${bytes} bytes)`;
 const utf8Bytes = (text: string) => new TextEncoder().encode(text).length;
 
-/** A run's conversation as a person reads it, so far: the input, the model's words, each tool call with its result. */
+/**
+ * A run's conversation as a person reads it, so far: the input, the model's words, each tool call
+ * with its result.
+ */
 export function Conversation({ input, messages, toolCalls, awaitingApproval, liveText }: ConversationProps) {
   const results = new Map(messages.filter((m) => m.role === 'tool' && m.toolCallId).map((m) => [m.toolCallId!, m]));
   const calls = new Map(toolCalls.map((c) => [c.id, c]));
   return (
     <div class="conversation">
-      <div class="message user"><h3>Input{input.contentTruncated ? cutNote(input.contentBytes) : ''}</h3><LongText text={input.content} /></div>
+      <div class="message user">
+        <h3>Input{input.contentTruncated ? cutNote(input.contentBytes) : ''}</h3><LongText text={input.content} />
+      </div>
       {messages.filter((m) => m.role === 'assistant').map((message) => (
         <div key={`${message.turn}.${message.slot}`} class="message assistant" data-turn={message.turn}>
           <h3>Model, turn {message.turn}{message.contentTruncated ? cutNote(message.contentBytes) : ''}</h3>
@@ -48,7 +53,12 @@ function ToolCall({ name, argumentsText, view, stored, awaitingApproval }: ToolC
       <h4>Tool call <code>{name}</code>{state}</h4>
       <div class="label">Arguments</div>
       <LongText text={prettyJson(argumentsText)} label="arguments" />
-      {result !== undefined && <><div class="label">Result{fullBytes > utf8Bytes(result) ? cutNote(fullBytes) : ''}</div><LongText text={result} label="result" /></>}
+      {result !== undefined && (
+        <>
+          <div class="label">Result{fullBytes > utf8Bytes(result) ? cutNote(fullBytes) : ''}</div>
+          <LongText text={result} label="result" />
+        </>
+      )}
     </div>
   );
 }

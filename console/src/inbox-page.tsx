@@ -23,15 +23,20 @@ async function loadWaiting(signal: AbortSignal): Promise<Waiting> {
     getJson<{ runs: RunSummary[] }>(`/v1/runs?status=running&limit=${RUNNING_READ}`, signal),
   ]);
   const ids = [...new Set([...waitingRuns.runs, ...runningRuns.runs].map((r) => r.id))];
-  const runs = await Promise.all(ids.map((id) => getJson<RunView>(`/v1/runs/${encodeURIComponent(id)}`, signal).catch(() => undefined)));
+  const runs = await Promise.all(ids.map((id) => getJson<RunView>(`/v1/runs/${encodeURIComponent(id)}`, signal)
+    .catch(() => undefined)));
   const waiting: Waiting = { approvals: [], inputs: [] };
   const seen = new Set<string>();
   // A sub-agent's wait is listed on its parent too, with the sub-agent's runId: decided there, listed once.
   const first = (key: string) => !seen.has(key) && Boolean(seen.add(key));
   for (const run of runs) {
     if (!run) continue;
-    for (const a of run.pendingApprovals) if (first(`a:${a.runId ?? run.id}:${a.toolCallId}`)) waiting.approvals.push({ ...a, runId: a.runId ?? run.id });
-    for (const i of run.pendingInputs) if (first(`i:${i.runId ?? run.id}:${i.inputId}`)) waiting.inputs.push({ ...i, runId: i.runId ?? run.id });
+    for (const a of run.pendingApprovals) {
+      if (first(`a:${a.runId ?? run.id}:${a.toolCallId}`)) waiting.approvals.push({ ...a, runId: a.runId ?? run.id });
+    }
+    for (const i of run.pendingInputs) {
+      if (first(`i:${i.runId ?? run.id}:${i.inputId}`)) waiting.inputs.push({ ...i, runId: i.runId ?? run.id });
+    }
   }
   return waiting;
 }
@@ -51,38 +56,52 @@ async function recordedDecision(runId: string, toolCallId: string): Promise<stri
   return found;
 }
 
-/** Everything that waits for a person, across runs: tool calls to approve or deny, servers' questions to answer. */
+/**
+ * Everything that waits for a person, across runs: tool calls to approve or deny, servers'
+ * questions to answer.
+ */
 export function InboxPage() {
   const { data, error, reload } = useLoad(loadWaiting, [], REFRESH_MS);
   const [done, setDone] = useState<Record<string, string>>({});
   const finish = (key: string, words: string) => { setDone((d) => ({ ...d, [key]: words })); reload(); };
   const openApprovals = data?.approvals.filter((a) => !done[`a:${a.runId}:${a.toolCallId}`]) ?? [];
   const openInputs = data?.inputs.filter((i) => !done[`i:${i.runId}:${i.inputId}`]) ?? [];
+  const summary = openApprovals.length + openInputs.length === 0 ? 'Nothing waits for a person.'
+    : `${openApprovals.length} tool call(s) wait for approval and ${openInputs.length} question(s) wait for an answer.`;
   return (
     <section>
       <h1>Waiting for a person</h1>
       <ErrorLine error={error} />
-      {!data ? <p>Loading…</p> : (
-        <p class="summary">{openApprovals.length + openInputs.length === 0 ? 'Nothing waits for a person.'
-          : `${openApprovals.length} tool call(s) wait for approval and ${openInputs.length} question(s) wait for an answer.`}</p>
-      )}
+      {!data ? <p>Loading…</p> : <p class="summary">{summary}</p>}
       {Object.entries(done).map(([key, words]) => <p key={key} class="decided">{words}</p>)}
       {openApprovals.map((a) => (
         <ApprovalItem key={`${a.runId}:${a.toolCallId}`} approval={a}
           onDecided={(words) => finish(`a:${a.runId}:${a.toolCallId}`, words)} />
       ))}
       {openInputs.map((i) => (
-        <article key={`${i.runId}:${i.inputId}`} class="item">
-          <h2>{inputWords(i)}</h2>
-          <p>Run <a href={`#/runs/${encodeURIComponent(i.runId)}`}>{i.runId}</a>; asked {when(i.requestedAt)}; expires {when(i.expiresAt)}.</p>
-          <InputForm runId={i.runId} input={i} onAnswered={(status) => finish(`i:${i.runId}:${i.inputId}`, `The question of run ${i.runId} was answered: ${status}.`)} />
-        </article>
+        <InputItem key={`${i.runId}:${i.inputId}`} input={i}
+          onAnswered={(status) => finish(`i:${i.runId}:${i.inputId}`, `The question of run ${i.runId} was answered: ${status}.`)} />
       ))}
     </section>
   );
 }
 
-function ApprovalItem({ approval, onDecided }: { approval: PendingApproval & { runId: string }; onDecided: (words: string) => void }) {
+function InputItem({ input, onAnswered }: { input: PendingInput & { runId: string }; onAnswered: (status: string) => void }) {
+  return (
+    <article class="item">
+      <h2>{inputWords(input)}</h2>
+      <p>
+        Run <a href={`#/runs/${encodeURIComponent(input.runId)}`}>{input.runId}</a>; asked {when(input.requestedAt)};
+        expires {when(input.expiresAt)}.
+      </p>
+      <InputForm runId={input.runId} input={input} onAnswered={onAnswered} />
+    </article>
+  );
+}
+
+interface ApprovalItemProps { approval: PendingApproval & { runId: string }; onDecided: (words: string) => void }
+
+function ApprovalItem({ approval, onDecided }: ApprovalItemProps) {
   const [reason, setReason] = useState('');
   const [failure, setFailure] = useState<unknown>();
   const decide = (decision: 'approve' | 'deny') => {
@@ -95,11 +114,16 @@ function ApprovalItem({ approval, onDecided }: { approval: PendingApproval & { r
   return (
     <article class="item">
       <h2>{approvalWords(approval)}</h2>
-      <p>Run <a href={`#/runs/${encodeURIComponent(approval.runId)}`}>{approval.runId}</a>, turn {approval.turn}; asked {when(approval.requestedAt)}; denied unless decided by {when(approval.expiresAt)}.</p>
+      <p>
+        Run <a href={`#/runs/${encodeURIComponent(approval.runId)}`}>{approval.runId}</a>, turn {approval.turn};
+        asked {when(approval.requestedAt)}; denied unless decided by {when(approval.expiresAt)}.
+      </p>
       <div class="label">Arguments</div>
       <LongText text={JSON.stringify(approval.arguments, null, 2) ?? ''} label="arguments" />
       <form class="decide" onSubmit={(e) => e.preventDefault()}>
-        <label>Reason (optional; the model reads it) <textarea name="reason" value={reason} onInput={(e) => setReason(e.currentTarget.value)} /></label>
+        <label>
+          Reason (optional; the model reads it) <textarea name="reason" value={reason} onInput={(e) => setReason(e.currentTarget.value)} />
+        </label>
         <button type="button" onClick={() => decide('approve')}>Approve</button>
         <button type="button" onClick={() => decide('deny')}>Deny</button>
       </form>

@@ -5,8 +5,13 @@ import { checkAnswers, initialValues, schemaFields, type Field, type FieldValue 
 import { ErrorLine, ExternalLink } from './text';
 import type { PendingInput } from './types';
 
-/** An MCP server's question: a form made from its requestedSchema, or (url mode) the address to complete it at. */
-export function InputForm({ runId, input, onAnswered }: { runId: string; input: PendingInput; onAnswered: (status: string) => void }) {
+interface InputFormProps { runId: string; input: PendingInput; onAnswered: (status: string) => void }
+
+/**
+ * An MCP server's question: a form made from its requestedSchema, or (url mode) the address to
+ * complete it at.
+ */
+export function InputForm({ runId, input, onAnswered }: InputFormProps) {
   const fields = schemaFields(input.requestedSchema);
   const [values, setValues] = useState<Record<string, FieldValue>>(() => initialValues(fields));
   // Ids unique on the page: the inbox shows several questions, whose fields may share names.
@@ -39,7 +44,9 @@ export function InputForm({ runId, input, onAnswered }: { runId: string; input: 
   );
 }
 
-const INPUT_TYPES: Partial<Record<string, 'email' | 'url' | 'date' | 'datetime-local'>> = { email: 'email', uri: 'url', date: 'date', 'date-time': 'datetime-local' };
+const INPUT_TYPES: Partial<Record<string, 'email' | 'url' | 'date' | 'datetime-local'>> = {
+  email: 'email', uri: 'url', date: 'date', 'date-time': 'datetime-local',
+};
 
 interface FieldProps { id: string; field: Field; value: FieldValue | undefined; error?: string; onChange: (value: FieldValue) => void }
 
@@ -72,7 +79,9 @@ function Control({ id, field, value, onChange }: FieldProps) {
       </select>
     );
   }
-  if (field.kind === 'unsupported') return <span id={id} class="refused">This field's kind is not one MCP questions may ask; the console cannot answer it.</span>;
+  if (field.kind === 'unsupported') {
+    return <span id={id} class="refused">This field's kind is not one MCP questions may ask; the console cannot answer it.</span>;
+  }
   // Numbers in text inputs: the page's own check (schema-form.ts) says what is wrong, in words,
   // where a number input would hand back an empty value for what it cannot read.
   const type = (field.format ? INPUT_TYPES[field.format] : undefined) ?? 'text';
@@ -85,7 +94,10 @@ function Control({ id, field, value, onChange }: FieldProps) {
 /** A multi-select: one checkbox per choice, the chosen values kept in the choices' order by the check. */
 function Choices({ id, field, value, onChange }: FieldProps) {
   const picked = Array.isArray(value) ? value : [];
-  const toggle = (choice: string, on: boolean) => onChange(on ? [...picked.filter((v) => v !== choice), choice] : picked.filter((v) => v !== choice));
+  const toggle = (choice: string, on: boolean) => {
+    const others = picked.filter((v) => v !== choice);
+    onChange(on ? [...others, choice] : others);
+  };
   return (
     <>
       {field.choices?.map((c, i) => (

@@ -32,10 +32,15 @@ export function AdminKeyPrompt() {
     pending(key);
     setPending(undefined);
   };
-  return <KeyForm title="This action needs the admin key" note="It is used for this one request and not kept." onKey={finish} onCancel={() => finish(null)} />;
+  return (
+    <KeyForm title="This action needs the admin key" note="It is used for this one request and not kept."
+      onKey={finish} onCancel={() => finish(null)} />
+  );
 }
 
-export function KeyForm({ title, note, onKey, onCancel }: { title: string; note: string; onKey: (key: string) => void; onCancel?: () => void }) {
+interface KeyFormProps { title: string; note: string; onKey: (key: string) => void; onCancel?: () => void }
+
+export function KeyForm({ title, note, onKey, onCancel }: KeyFormProps) {
   const [key, setKey] = useState('');
   return (
     <form class="key-form" onSubmit={(event) => { event.preventDefault(); if (key) onKey(key); }}>

@@ -50,13 +50,14 @@ async function runMessages(runId: string, signal: AbortSignal): Promise<RunMessa
 
 interface Decision { toolCallId: string; decision: string; status: string; reason: string | null; keyKind: string; by: string }
 
-/** A run: first rendered from completed requests, then kept up to date by its event stream. */
-export function RunPage({ runId }: { runId: string }) {
-  const { data, error, reload } = useLoad((signal) => loadRun(runId, signal), [runId]);
+/**
+ * The run's event stream while the page shows it: the model's words as it writes them, and each
+ * decision on a tool call as recorded (who decided, with which kind of key); every other event
+ * reads the run again, a moment later, once for a burst of events.
+ */
+function useRunEvents(runId: string, loaded: boolean, reload: () => void): { liveText: string; decisions: Decision[] } {
   const [live, setLive] = useState(NO_LIVE_TEXT);
   const [decisions, setDecisions] = useState<Decision[]>([]);
-  const [actionError, setActionError] = useState<unknown>();
-  const loaded = data !== undefined;
   const reloadRef = useRef(reload);
   reloadRef.current = reload;
 
@@ -68,58 +69,95 @@ export function RunPage({ runId }: { runId: string }) {
     const onEvent = ({ event, data: payload }: StreamEvent) => {
       setLive((shown) => nextLiveText(shown, event, payload));
       if (event === 'text_delta' || event === 'text_reset') return;
-      if (event === 'approval_resolved' && typeof payload.keyKind === 'string') setDecisions((list) => [...list, payload as unknown as Decision]);
+      if (event === 'approval_resolved' && typeof payload.keyKind === 'string') {
+        setDecisions((list) => [...list, payload as unknown as Decision]);
+      }
       soon();
     };
     void followRunEvents(runId, onEvent, controller.signal).then(soon);
     return () => { controller.abort(); clearTimeout(timer); };
   }, [runId, loaded]);
+  return { liveText: live.text, decisions };
+}
+
+/** A run: first rendered from completed requests, then kept up to date by its event stream. */
+export function RunPage({ runId }: { runId: string }) {
+  const { data, error, reload } = useLoad((signal) => loadRun(runId, signal), [runId]);
+  const { liveText, decisions } = useRunEvents(runId, data !== undefined, reload);
+  const [actionError, setActionError] = useState<unknown>();
 
   if (!data) return <section><h1>Run {runId}</h1>{error ? <ErrorLine error={error} /> : <p>Loading…</p>}</section>;
   const { run, conversation, agent, settings } = data;
-  const cancel = () => withAdminKey((key) => postJson(`/v1/runs/${encodeURIComponent(run.id)}/cancel`, {}, key)).then(reload, setActionError);
-  const waiting = waitingWords(run);
+  const cancel = () => withAdminKey((key) => postJson(`/v1/runs/${encodeURIComponent(run.id)}/cancel`, {}, key))
+    .then(reload, setActionError);
+  const awaitingApproval = new Set(run.pendingApprovals.filter((a) => !a.runId || a.runId === run.id).map((a) => a.toolCallId));
   return (
     <section>
       <h1>Run {run.id}</h1>
+      <RunStatus run={run} agent={agent} />
+      <p class="actions">
+        <TemporalLink run={run} settings={settings} />
+        {run.status === 'running' && <button type="button" onClick={cancel}>Cancel the run</button>}
+      </p>
+      <ErrorLine error={error ?? actionError} />
+      <h2>Usage and limits</h2>
+      <UsageAndLimits run={run} agent={agent} />
+      <h2>Conversation</h2>
+      <Conversation input={conversation.input} messages={conversation.messages} toolCalls={run.toolCalls}
+        awaitingApproval={awaitingApproval} liveText={liveText} />
+      {run.output !== null && conversation.messages.length === 0 && <LongText text={run.output} />}
+      {run.error && <p class="error">{run.error.type}: {run.error.message}</p>}
+      {decisions.length > 0 && <Decisions decisions={decisions} />}
+    </section>
+  );
+}
+
+/** Whose run, how it stands and since when; what it waits for, with the way to the inbox. */
+function RunStatus({ run, agent }: { run: RunView; agent?: Agent }) {
+  const waiting = waitingWords(run);
+  return (
+    <>
       <p>
         Agent <strong>{agent?.name ?? run.agentId}</strong>; <span class={`status status-${run.status}`}>{run.status}</span>
         {run.stopReason ? ` (${run.stopReason}${run.limitReached ? `: ${run.limitReached}` : ''})` : ''}; started {when(run.createdAt)}
         {run.endedAt ? `, ended ${when(run.endedAt)}` : ''}.
       </p>
       {waiting.length > 0 && <div class="waiting">{waiting.map((w) => <p key={w}>{w} — <a href="#/inbox">decide or answer</a></p>)}</div>}
-      <p class="actions">
-        {settings.temporalUiUrl && (
-          <ExternalLink href={`${settings.temporalUiUrl}/namespaces/${encodeURIComponent(settings.namespace)}/workflows/${encodeURIComponent(run.id)}`}>
-            The run in the Temporal Web UI
-          </ExternalLink>
-        )}
-        {run.status === 'running' && <button type="button" onClick={cancel}>Cancel the run</button>}
-      </p>
-      <ErrorLine error={error ?? actionError} />
-      <h2>Usage and limits</h2>
-      <dl class="usage">
-        <dt>Turns</dt><dd>{run.turns}{agent ? ` of at most ${agent.maxTurns}` : ''}</dd>
-        <dt>Tokens</dt><dd>{run.usage.inputTokens} in, {run.usage.outputTokens} out</dd>
-        <dt>With sub-agents</dt><dd>{run.usageWithChildren.inputTokens} in, {run.usageWithChildren.outputTokens} out</dd>
-        <dt>Tool calls</dt><dd>{run.toolCalls.length}</dd>
-        {Object.entries(agent?.limits ?? {}).map(([name, value]) => <Fragment key={name}><dt>{name}</dt><dd>{String(value)}</dd></Fragment>)}
-      </dl>
-      <h2>Conversation</h2>
-      <Conversation input={conversation.input} messages={conversation.messages} toolCalls={run.toolCalls}
-        awaitingApproval={new Set(run.pendingApprovals.filter((a) => !a.runId || a.runId === run.id).map((a) => a.toolCallId))} liveText={live.text} />
-      {run.output !== null && conversation.messages.length === 0 && <LongText text={run.output} />}
-      {run.error && <p class="error">{run.error.type}: {run.error.message}</p>}
-      {decisions.length > 0 && (
-        <>
-          <h2>Decisions</h2>
-          <ul class="decisions">
-            {decisions.map((d) => (
-              <li key={`${d.toolCallId}-${d.status}`}>{d.toolCallId}: {d.status}{d.reason ? ` (“${d.reason}”)` : ''} by {d.by}, keyKind <code>{d.keyKind}</code></li>
-            ))}
-          </ul>
-        </>
-      )}
-    </section>
+    </>
+  );
+}
+
+/** The run's workflow in the Temporal Web UI, when the API names one. */
+function TemporalLink({ run, settings }: { run: RunView; settings: ConsoleSettings }) {
+  if (!settings.temporalUiUrl) return null;
+  const workflow = `${settings.temporalUiUrl}/namespaces/${encodeURIComponent(settings.namespace)}/workflows/${encodeURIComponent(run.id)}`;
+  return <ExternalLink href={workflow}>The run in the Temporal Web UI</ExternalLink>;
+}
+
+function UsageAndLimits({ run, agent }: { run: RunView; agent?: Agent }) {
+  return (
+    <dl class="usage">
+      <dt>Turns</dt><dd>{run.turns}{agent ? ` of at most ${agent.maxTurns}` : ''}</dd>
+      <dt>Tokens</dt><dd>{run.usage.inputTokens} in, {run.usage.outputTokens} out</dd>
+      <dt>With sub-agents</dt><dd>{run.usageWithChildren.inputTokens} in, {run.usageWithChildren.outputTokens} out</dd>
+      <dt>Tool calls</dt><dd>{run.toolCalls.length}</dd>
+      {Object.entries(agent?.limits ?? {}).map(([name, value]) => <Fragment key={name}><dt>{name}</dt><dd>{String(value)}</dd></Fragment>)}
+    </dl>
+  );
+}
+
+/** The decisions recorded while the page was open. */
+function Decisions({ decisions }: { decisions: Decision[] }) {
+  return (
+    <>
+      <h2>Decisions</h2>
+      <ul class="decisions">
+        {decisions.map((d) => (
+          <li key={`${d.toolCallId}-${d.status}`}>
+            {d.toolCallId}: {d.status}{d.reason ? ` (“${d.reason}”)` : ''} by {d.by}, keyKind <code>{d.keyKind}</code>
+          </li>
+        ))}
+      </ul>
+    </>
   );
 }

@@ -27,8 +27,10 @@ async function loadRuns(filters: Filters, signal: AbortSignal): Promise<RunsData
   ]);
   // Listed as waiting, or running on this page: a server's question asked within its request waits
   // inside the tool call, where the run's waiting attribute does not see it.
-  const toRead = [...new Set([...waitingList.runs, ...list.runs.filter((r) => r.status === 'running')].map((r) => r.id))].slice(0, MAX_WAITING_READ);
-  const waitingRuns = await Promise.all(toRead.map((id) => getJson<RunView>(`/v1/runs/${encodeURIComponent(id)}`, signal).catch(() => undefined)));
+  const candidates = [...waitingList.runs, ...list.runs.filter((r) => r.status === 'running')];
+  const toRead = [...new Set(candidates.map((r) => r.id))].slice(0, MAX_WAITING_READ);
+  const waitingRuns = await Promise.all(toRead.map((id) => getJson<RunView>(`/v1/runs/${encodeURIComponent(id)}`, signal)
+    .catch(() => undefined)));
   const waiting = new Map<string, string[]>();
   for (const run of waitingRuns) if (run && waitingWords(run).length > 0) waiting.set(run.id, waitingWords(run));
   return { runs: list.runs, waiting, agents: agents.agents };
@@ -37,45 +39,68 @@ async function loadRuns(filters: Filters, signal: AbortSignal): Promise<RunsData
 export function RunsPage() {
   const [filters, setFilters] = useState<Filters>({ agentId: '', status: '', waiting: false });
   const { data, error } = useLoad((signal) => loadRuns(filters, signal), [filters.agentId, filters.status, filters.waiting], REFRESH_MS);
-  const agentName = (id: string) => data?.agents.find((a) => a.id === id)?.name ?? id;
-  const waitingCount = data?.waiting.size ?? 0;
   return (
     <section>
       <h1>Runs</h1>
-      <p class="summary" data-testid="waiting-summary">
-        {!data ? 'Loading…' : waitingCount === 0 ? 'No run waits for a person.'
-          : <>{waitingCount === 1 ? '1 run waits for a person' : `${waitingCount} runs wait for a person`}: <a href="#/inbox">decide or answer</a>.</>}
-      </p>
-      <form class="filters" onSubmit={(e) => e.preventDefault()}>
-        <label>Agent <select value={filters.agentId} onChange={(e) => setFilters({ ...filters, agentId: e.currentTarget.value })}>
-          <option value="">all</option>
-          {data?.agents.map((a) => <option key={a.id} value={a.id}>{a.name}</option>)}
-        </select></label>
-        <label>Status <select value={filters.status} onChange={(e) => setFilters({ ...filters, status: e.currentTarget.value as Filters['status'] })}>
-          <option value="">all</option>
-          {(['running', 'completed', 'failed', 'cancelled'] as const).map((s) => <option key={s} value={s}>{s}</option>)}
-        </select></label>
-        <label><input type="checkbox" checked={filters.waiting} onChange={(e) => setFilters({ ...filters, waiting: e.currentTarget.checked })} /> waiting for a person only</label>
-      </form>
+      <WaitingSummary waitingCount={data?.waiting.size} />
+      <RunFilters filters={filters} agents={data?.agents} onChange={setFilters} />
       <ErrorLine error={error} />
       {data && data.runs.length === 0 && <p>No runs match.</p>}
-      {data && data.runs.length > 0 && (
-        <table class="runs">
-          <thead><tr><th>Run</th><th>Agent</th><th>Status</th><th>Turns</th><th>Waiting for</th><th>Started</th></tr></thead>
-          <tbody>
-            {data.runs.map((run) => (
-              <tr key={run.id} data-run-id={run.id}>
-                <td><a href={`#/runs/${encodeURIComponent(run.id)}`}>{run.id}</a></td>
-                <td>{agentName(run.agentId)}</td>
-                <td><span class={`status status-${run.status}`}>{run.status}</span>{run.stopReason ? ` (${run.stopReason})` : ''}</td>
-                <td>{run.turns ?? ''}</td>
-                <td class="waiting">{(data.waiting.get(run.id) ?? []).map((words) => <div key={words}>{words}</div>)}</td>
-                <td>{when(run.createdAt)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      {data && data.runs.length > 0 && <RunTable data={data} />}
     </section>
+  );
+}
+
+/** How many runs wait for a person (undefined: not read yet), with the way to the inbox. */
+function WaitingSummary({ waitingCount }: { waitingCount?: number }) {
+  const runs = waitingCount === 1 ? '1 run waits for a person' : `${waitingCount} runs wait for a person`;
+  return (
+    <p class="summary" data-testid="waiting-summary">
+      {waitingCount === undefined ? 'Loading…' : waitingCount === 0 ? 'No run waits for a person.'
+        : <>{runs}: <a href="#/inbox">decide or answer</a>.</>}
+    </p>
+  );
+}
+
+interface RunFiltersProps { filters: Filters; agents?: Agent[]; onChange: (filters: Filters) => void }
+
+function RunFilters({ filters, agents, onChange }: RunFiltersProps) {
+  const change = (changed: Partial<Filters>) => onChange({ ...filters, ...changed });
+  return (
+    <form class="filters" onSubmit={(e) => e.preventDefault()}>
+      <label>Agent <select value={filters.agentId} onChange={(e) => change({ agentId: e.currentTarget.value })}>
+        <option value="">all</option>
+        {agents?.map((a) => <option key={a.id} value={a.id}>{a.name}</option>)}
+      </select></label>
+      <label>Status <select value={filters.status} onChange={(e) => change({ status: e.currentTarget.value as Filters['status'] })}>
+        <option value="">all</option>
+        {(['running', 'completed', 'failed', 'cancelled'] as const).map((s) => <option key={s} value={s}>{s}</option>)}
+      </select></label>
+      <label>
+        <input type="checkbox" checked={filters.waiting} onChange={(e) => change({ waiting: e.currentTarget.checked })} />
+        {' '}waiting for a person only
+      </label>
+    </form>
+  );
+}
+
+function RunTable({ data }: { data: RunsData }) {
+  const agentName = (id: string) => data.agents.find((a) => a.id === id)?.name ?? id;
+  return (
+    <table class="runs">
+      <thead><tr><th>Run</th><th>Agent</th><th>Status</th><th>Turns</th><th>Waiting for</th><th>Started</th></tr></thead>
+      <tbody>
+        {data.runs.map((run) => (
+          <tr key={run.id} data-run-id={run.id}>
+            <td><a href={`#/runs/${encodeURIComponent(run.id)}`}>{run.id}</a></td>
+            <td>{agentName(run.agentId)}</td>
+            <td><span class={`status status-${run.status}`}>{run.status}</span>{run.stopReason ? ` (${run.stopReason})` : ''}</td>
+            <td>{run.turns ?? ''}</td>
+            <td class="waiting">{(data.waiting.get(run.id) ?? []).map((words) => <div key={words}>{words}</div>)}</td>
+            <td>{when(run.createdAt)}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
   );
 }

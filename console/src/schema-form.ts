@@ -22,7 +22,8 @@ export interface Field {
 /** A field's value in the form: text for most, a boolean for yes/no, the chosen values of a multi-select. */
 export type FieldValue = string | boolean | string[];
 
-const record = (value: unknown): Record<string, unknown> => (value && typeof value === 'object' && !Array.isArray(value) ? value as Record<string, unknown> : {});
+const record = (value: unknown): Record<string, unknown> =>
+  (value && typeof value === 'object' && !Array.isArray(value) ? value as Record<string, unknown> : {});
 const num = (value: unknown) => (typeof value === 'number' ? value : undefined);
 const str = (value: unknown) => (typeof value === 'string' ? value : undefined);
 
@@ -56,7 +57,8 @@ function choicesOf(p: Record<string, unknown>): Field['choices'] {
     return p.enum.map((v, i) => ({ value: String(v), label: str(names[i]) ?? String(v) }));
   }
   const titled = Array.isArray(p.oneOf) ? p.oneOf : Array.isArray(p.anyOf) ? p.anyOf : undefined;
-  return titled?.map(record).filter((o) => o.const !== undefined).map((o) => ({ value: String(o.const), label: str(o.title) ?? String(o.const) }));
+  return titled?.map(record).filter((o) => o.const !== undefined)
+    .map((o) => ({ value: String(o.const), label: str(o.title) ?? String(o.const) }));
 }
 
 /** The form's first values: the server's defaults where it gave them. */
@@ -64,14 +66,18 @@ export function initialValues(fields: Field[]): Record<string, FieldValue> {
   return Object.fromEntries(fields.map((f): [string, FieldValue] => {
     const given = f.defaultValue;
     if (f.kind === 'boolean') return [f.name, given === true];
-    if (f.kind === 'choices') return [f.name, Array.isArray(given) ? given.map(String).filter((v) => f.choices?.some((c) => c.value === v)) : []];
+    if (f.kind === 'choices') {
+      return [f.name, Array.isArray(given) ? given.map(String).filter((v) => f.choices?.some((c) => c.value === v)) : []];
+    }
     if (given === undefined || given === null || typeof given === 'object') return [f.name, ''];
     return [f.name, f.format === 'date-time' ? localDateTime(String(given)) : String(given)];
   }));
 }
 
 /** The content to send from the form's values, or the fields' errors. */
-export function checkAnswers(fields: Field[], values: Record<string, FieldValue | undefined>): { content?: Record<string, unknown>; errors: Record<string, string> } {
+export function checkAnswers(
+  fields: Field[], values: Record<string, FieldValue | undefined>,
+): { content?: Record<string, unknown>; errors: Record<string, string> } {
   const content: Record<string, unknown> = {};
   const errors: Record<string, string> = {};
   for (const field of fields) {

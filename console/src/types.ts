@@ -36,9 +36,13 @@ export interface Agent {
   maxTurns?: number; limits: Record<string, unknown> | null;
 }
 
-/** A message of a run's transcript (GET /v1/runs/:id/messages): turn t's reply is slot 0, its i-th tool call's result slot i+1. */
+/**
+ * A message of a run's transcript (GET /v1/runs/:id/messages): turn t's reply is slot 0, its i-th
+ * tool call's result slot i+1.
+ */
 export interface RunMessage {
-  turn: number; slot: number; role: 'system' | 'user' | 'assistant' | 'tool'; content: string; contentBytes: number; contentTruncated: boolean;
+  turn: number; slot: number; role: 'system' | 'user' | 'assistant' | 'tool';
+  content: string; contentBytes: number; contentTruncated: boolean;
   toolCalls?: { id: string; name: string; arguments: string; argumentsBytes: number; argumentsTruncated: boolean }[];
   toolCallId?: string; toolName?: string; createdAt: string;
 }
@@ -50,7 +54,8 @@ export interface RunMessagePage {
 }
 
 export interface Integration {
-  id: string; name: string; enabled: boolean; transport: { type: 'stdio' | 'http'; url?: string; command?: string; auth?: { type: 'oauth' } };
+  id: string; name: string; enabled: boolean;
+  transport: { type: 'stdio' | 'http'; url?: string; command?: string; auth?: { type: 'oauth' } };
   protocolEra?: string | null; authorization?: 'not_required' | 'required' | 'authorized' | 'expired'; expiresAt?: string;
 }
 

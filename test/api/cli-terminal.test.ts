@@ -1,10 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../api/app';
 import { insertIntegration } from '../../store/integrations/integrations';
-import { runCli } from '../support/cli';
-import { logger, startEngine, type Engine } from '../support/engine';
+import { withCliEngine } from '../support/cli';
 import { waitFor } from '../support/wait';
 
 const CLEAR_LINE = '\r\x1b[2K';
@@ -17,25 +14,13 @@ const HOSTILE = 'a\x1b]52;c;SGVsbG8=\x07b\x1b[2Jc\u009b2Jd\rcovered\x7f';
 const RAW_CONTROL = /[\x07\x7f\u0080-\u009f]|\x1b(?!\[2K)|\r(?!\n|\x1b\[2K)/;
 
 describe('the CLI in a terminal', () => {
-  let engine: Engine;
-  let app: FastifyInstance;
-  let url: string;
-
-  beforeAll(async () => {
-    engine = await startEngine('embedded');
-    app = await buildApp({ db: engine.db, client: engine.client, taskQueue: engine.taskQueue, logger });
-    url = await app.listen({ host: '127.0.0.1', port: 0 });
-  });
-  afterAll(async () => {
-    await app?.close();
-    await engine?.close();
-  });
+  const h = withCliEngine();
 
   test('control characters from the LLM, tools and the API reach the terminal escaped, and --json stays the same JSON', async () => {
-    const fx = await insertIntegration(engine.db, {
+    const fx = await insertIntegration(h.engine.db, {
       name: `tty_fx_${randomUUID().slice(0, 8)}`, transport: { type: 'stdio', command: process.execPath, args: ['--import', 'tsx', FIXTURE], cwd: ROOT },
     });
-    const res = await fetch(`${url}/v1/agents`, {
+    const res = await fetch(`${h.url}/v1/agents`, {
       method: 'POST', headers: { 'content-type': 'application/json' },
       body: JSON.stringify({
         name: `tty_${randomUUID().slice(0, 8)}`, integrationIds: [fx.id],
@@ -43,7 +28,7 @@ describe('the CLI in a terminal', () => {
       }),
     });
     const agent = (await res.json()) as { name: string };
-    const followed = runCli(['run', '--agent', agent.name, 'go', '--follow'], url, { terminal: true });
+    const followed = h.cli(['run', '--agent', agent.name, 'go', '--follow'], { terminal: true });
     expect(await followed.done).toBe(0);
     const screen = followed.out.screen;
     expect(screen).not.toMatch(RAW_CONTROL);
@@ -52,18 +37,18 @@ describe('the CLI in a terminal', () => {
     expect(screen).toContain(CLEAR_LINE); // the CLI's own sequences are not escaped
 
     const runId = /run (run_\w+) on thread/.exec(screen)![1];
-    const shown = runCli(['runs', 'show', runId], url, { terminal: false });
+    const shown = h.cli(['runs', 'show', runId], { terminal: false });
     expect(await shown.done).toBe(0);
     expect(shown.out.screen).not.toMatch(RAW_CONTROL);
     expect(shown.out.screen).toContain('result: echo: a\\u001b]52;c;SGVsbG8=');
 
-    const json = runCli(['runs', 'show', runId, '--json'], url, { terminal: false });
+    const json = h.cli(['runs', 'show', runId, '--json'], { terminal: false });
     expect(await json.done).toBe(0);
     expect(json.out.screen).not.toMatch(RAW_CONTROL);
     expect((JSON.parse(json.out.screen) as { output: string }).output).toBe(HOSTILE);
 
     // An error from the API that repeats what it was given.
-    const missing = runCli(['runs', 'show', 'run_\x1b[2J\x1b]52;c;eA==\x07'], url, { terminal: false });
+    const missing = h.cli(['runs', 'show', 'run_\x1b[2J\x1b]52;c;eA==\x07'], { terminal: false });
     expect(await missing.done).toBe(3);
     expect(missing.out.screen).not.toMatch(RAW_CONTROL);
     expect(missing.out.screen).toContain('404');
@@ -73,12 +58,12 @@ describe('the CLI in a terminal', () => {
     // Three pieces of 20 characters: the first ends with the CR, the second begins with the LF.
     const pieces = ['First line of words\r', '\nsecond line, then: ', '\x1b[2Jno clear, sorry.'];
     expect(pieces.map((p) => p.length)).toEqual([20, 20, 20]);
-    const res = await fetch(`${url}/v1/agents`, {
+    const res = await fetch(`${h.url}/v1/agents`, {
       method: 'POST', headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ name: `tty_${randomUUID().slice(0, 8)}`, model: { provider: 'scripted', script: [{ text: pieces.join(''), chunks: 3, delayMs: 3_000 }] } }),
     });
     const agent = (await res.json()) as { name: string };
-    const followed = runCli(['run', '--agent', agent.name, 'go', '--follow'], url, { terminal: true });
+    const followed = h.cli(['run', '--agent', agent.name, 'go', '--follow'], { terminal: true });
     try {
       // The first piece is on screen while the run still goes on.
       await waitFor(async () => followed.out.screen.includes('First line of words'), 30_000, 'the first words');
@@ -97,12 +82,12 @@ describe('the CLI in a terminal', () => {
   });
 
   test('Ctrl-C asks whether to cancel, the spinner stays off the question, and "y" cancels the run', async () => {
-    const res = await fetch(`${url}/v1/agents`, {
+    const res = await fetch(`${h.url}/v1/agents`, {
       method: 'POST', headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ name: `tty_${randomUUID().slice(0, 8)}`, model: { provider: 'scripted', script: [{ text: 'too late', delayMs: 30_000 }] } }),
     });
     const agent = (await res.json()) as { name: string };
-    const cli = runCli(['run', '--agent', agent.name, 'wait', '--follow'], url, { terminal: true });
+    const cli = h.cli(['run', '--agent', agent.name, 'wait', '--follow'], { terminal: true });
     try {
       await waitFor(async () => cli.out.screen.includes('turn 1: thinking'), 30_000, 'the spinner to show the first turn');
       cli.type('\x03');

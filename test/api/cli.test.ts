@@ -1,63 +1,35 @@
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import Fastify, { type FastifyInstance } from 'fastify';
-import { buildApp } from '../../api/app';
+import Fastify from 'fastify';
 import { problemHandlers } from '../../api/problem';
 import { insertIntegration } from '../../store/integrations/integrations';
 import { type Integration } from '../../core/integration';
-import { logger, startEngine, type Engine } from '../support/engine';
+import { withCliEngine } from '../support/cli';
 import { freePort } from '../../platform/ports';
 import { testStack } from '../support/stack-env';
 import { waitFor } from '../support/wait';
 
 const ROOT = path.join(__dirname, '..', '..');
-const BIN = path.join(ROOT, 'cli', 'agent-engine.js');
 const FIXTURE = path.join(__dirname, '..', 'fixtures', 'mcp-fixture-server.ts');
 const suffix = () => randomUUID().slice(0, 8);
 
-interface CliRun { code: number | null; stdout: string; stderr: string }
-
-/** The CLI as a user runs it: a child process, stdin a pipe (not a terminal), talking HTTP to the API. */
-function cli(args: string[], apiUrl: string) {
-  const child = spawn(process.execPath, [BIN, ...args], {
-    cwd: ROOT, env: { ...process.env, API_URL: apiUrl, API_KEY: '' }, stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  const out = { stdout: '', stderr: '' };
-  child.stdout.on('data', (d: Buffer) => { out.stdout += d.toString(); });
-  child.stderr.on('data', (d: Buffer) => { out.stderr += d.toString(); });
-  const done = new Promise<CliRun>((resolve, reject) => {
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, ...out }));
-  });
-  return { child, out, done };
-}
-
-const run = (args: string[], apiUrl: string) => cli(args, apiUrl).done;
-
 describe('the agent-engine CLI against a running API', () => {
-  let engine: Engine;
-  let app: FastifyInstance;
-  let url: string;
+  const h = withCliEngine();
   let fixture: Integration;
+  /** The CLI as a user runs it: a child process, stdin a pipe (not a terminal), talking HTTP to the API. */
+  const cli = (args: string[], apiUrl = h.url) => h.cli(args, { apiUrl });
+  const run = (args: string[], apiUrl = h.url) => cli(args, apiUrl).ended;
 
   beforeAll(async () => {
-    engine = await startEngine('embedded');
-    app = await buildApp({ db: engine.db, client: engine.client, taskQueue: engine.taskQueue, logger });
-    url = await app.listen({ host: '127.0.0.1', port: 0 });
-    fixture = await insertIntegration(engine.db, {
+    fixture = await insertIntegration(h.engine.db, {
       name: `fx_${suffix()}`,
       transport: { type: 'stdio', command: process.execPath, args: ['--import', 'tsx', FIXTURE], cwd: ROOT },
     });
   });
-  afterAll(async () => {
-    await app?.close();
-    await engine?.close();
-  });
 
   async function createAgent(script: unknown[], integrationIds: string[] = []): Promise<{ id: string; name: string }> {
-    const res = await fetch(`${url}/v1/agents`, {
+    const res = await fetch(`${h.url}/v1/agents`, {
       method: 'POST', headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ name: `cli_${suffix()}`, model: { provider: 'scripted', script }, integrationIds }),
     });
@@ -72,7 +44,7 @@ describe('the agent-engine CLI against a running API', () => {
       { text: 'The answer: {{tool_results}}' },
     ], [fixture.id]);
 
-    const followed = await run(['run', '--agent', agent.name, 'hello', '--follow'], url);
+    const followed = await run(['run', '--agent', agent.name, 'hello', '--follow']);
     expect(followed.code).toBe(0);
     expect(followed.stdout).toMatch(/^The answer: echo: hi\nA tool with the name nope was not found/);
     const runId = /^run (run_\w+) on thread (thr_\w+) \(agent /m.exec(followed.stderr)?.[1];
@@ -88,22 +60,22 @@ describe('the agent-engine CLI against a running API', () => {
     expect(followed.stderr).toMatch(/calls fx_\w+__echo, nope · \d+ in \/ \d+ out tokens/);
 
     // On an existing thread, by agent id, without --follow: only the answer, on stdout.
-    const again = await run(['run', '--agent', agent.id, 'again', '--thread', threadId!], url);
+    const again = await run(['run', '--agent', agent.id, 'again', '--thread', threadId!]);
     expect(again.code).toBe(0);
     expect(again.stdout).toMatch(/^The answer: echo: hi/);
     const secondId = /^run (run_\w+) on thread/m.exec(again.stderr)?.[1];
 
     await waitFor(async () => {
-      const listed = await run(['runs', 'list', '--agent', agent.name], url);
+      const listed = await run(['runs', 'list', '--agent', agent.name]);
       return listed.code === 0 && listed.stdout.includes(runId!) && listed.stdout.includes(secondId!) && !listed.stdout.includes('running');
     }, 30_000, 'both runs listed as ended');
-    const listed = await run(['runs', 'list', '--thread', threadId!, '--limit', '1'], url);
+    const listed = await run(['runs', 'list', '--thread', threadId!, '--limit', '1']);
     expect(listed.stdout.split('\n')[0]).toMatch(/^ID\s+STATUS\s+STOP\s+TURNS/);
     expect(listed.stdout).toMatch(new RegExp(`^${secondId}\\s+completed\\s+answer\\s+2\\s.*\\s${threadId}\\s+${agent.name}$`, 'm'));
     expect(listed.stdout).not.toContain(agent.id);
     expect(listed.stderr).toMatch(/^more: agent-engine runs list --cursor \S+/m);
 
-    const shown = await run(['runs', 'show', runId!], url);
+    const shown = await run(['runs', 'show', runId!]);
     expect(shown.code).toBe(0);
     expect(shown.stdout).toContain('status:   completed (answer)');
     // Names where there are names; the agent's id beside its name, for the commands that take one.
@@ -116,38 +88,38 @@ describe('the agent-engine CLI against a running API', () => {
     expect(shown.stdout).toMatch(/ {2}nope .*\n {4}arguments: \{\}\n {4}result: A tool with the name nope was not found/);
 
 
-    const agents = await run(['agents', 'list', '--json'], url);
+    const agents = await run(['agents', 'list', '--json']);
     expect(JSON.parse(agents.stdout).map((a: { name: string }) => a.name)).toContain(agent.name);
   });
 
   test('runs list and runs show name a deleted agent, and keep the id of an integration deleted since', async () => {
-    const gone = await insertIntegration(engine.db, {
+    const gone = await insertIntegration(h.engine.db, {
       name: `gone_${suffix()}`, transport: { type: 'stdio', command: process.execPath, args: ['--import', 'tsx', FIXTURE], cwd: ROOT },
     });
     const agent = await createAgent([{ toolCalls: [{ name: `${gone.name}__echo`, arguments: { text: 'hi' } }] }, { text: 'done' }], [gone.id]);
-    const followed = await run(['run', '--agent', agent.name, 'hello'], url);
+    const followed = await run(['run', '--agent', agent.name, 'hello']);
     expect(followed.code).toBe(0);
     const runId = /^run (run_\w+)/m.exec(followed.stderr)![1];
-    const call = (method: string, path: string, body?: unknown) => fetch(`${url}${path}`, {
+    const call = (method: string, path: string, body?: unknown) => fetch(`${h.url}${path}`, {
       method, ...(body ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) } : {}),
     });
     expect((await call('PATCH', `/v1/agents/${agent.id}`, { integrationIds: [] })).status).toBe(200);
     expect((await call('DELETE', `/v1/integrations/${gone.id}`)).status).toBe(204);
     expect((await call('DELETE', `/v1/agents/${agent.id}`)).status).toBe(200); // disabled: its runs refer to it
 
-    const listed = await run(['runs', 'list', '--agent', agent.id], url);
+    const listed = await run(['runs', 'list', '--agent', agent.id]);
     expect(listed.stdout).toMatch(new RegExp(`^${runId}\\s.*\\s${agent.name}$`, 'm'));
     // Runs of several agents: names from the agents' list, and the deleted one's on its own.
     const other = await createAgent([{ text: 'ok' }]);
-    const otherRun = await run(['run', '--agent', other.name, 'hi'], url);
+    const otherRun = await run(['run', '--agent', other.name, 'hi']);
     expect(otherRun.code).toBe(0);
     const otherRunId = /^run (run_\w+)/m.exec(otherRun.stderr)![1];
-    const all = await run(['runs', 'list', '--limit', '100'], url);
+    const all = await run(['runs', 'list', '--limit', '100']);
     expect(new Set([...all.stdout.matchAll(/\s(cli_\w+)$/gm)].map((m) => m[1])).size).toBeGreaterThan(1);
     // Other test files share the database: only this test's runs are looked at by line.
     expect(all.stdout).toMatch(new RegExp(`^${runId}\\s.*\\s${agent.name}$`, 'm'));
     expect(all.stdout).toMatch(new RegExp(`^${otherRunId}\\s.*\\s${other.name}$`, 'm'));
-    const shown = await run(['runs', 'show', runId], url);
+    const shown = await run(['runs', 'show', runId]);
     expect(shown.stdout).toContain(`agent:    ${agent.name} (${agent.id})`);
     expect(shown.stdout).toContain(`${gone.name}__echo [${gone.id}]  ok`);
   });
@@ -158,16 +130,16 @@ describe('the agent-engine CLI against a running API', () => {
       { toolCalls: [{ name: echo, arguments: { text: 'hi' } }, { name: 'nope', arguments: {} }] },
       { text: 'The answer: {{tool_results}}' },
     ], [fixture.id]);
-    const post = async (path: string, body: unknown) => (await (await fetch(`${url}${path}`, {
+    const post = async (path: string, body: unknown) => (await (await fetch(`${h.url}${path}`, {
       method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body),
     })).json()) as { id: string };
     const threadId = (await post('/v1/threads', { agentId: agent.name })).id;
     const runId = (await post(`/v1/threads/${threadId}/runs`, { input: 'hello' })).id;
-    await fetch(`${url}/v1/runs/${runId}?waitMs=30000`);
+    await fetch(`${h.url}/v1/runs/${runId}?waitMs=30000`);
 
-    const threads = await run(['threads', 'list', '--agent', agent.name], url);
+    const threads = await run(['threads', 'list', '--agent', agent.name]);
     expect(threads.stdout).toMatch(new RegExp(`^${threadId}  ${agent.name}  5 messages`, 'm'));
-    const conversation = await run(['threads', 'show', threadId], url);
+    const conversation = await run(['threads', 'show', threadId]);
     expect(conversation.code).toBe(0);
     expect(conversation.stdout).toContain(`— run ${runId} · agent ${agent.name} —\nuser: hello\nassistant calls ${echo} (`);
     expect(conversation.stdout).toMatch(new RegExp(`\n  arguments: \\{"text": "hi"\\}\nassistant calls nope \\(`));
@@ -178,25 +150,25 @@ describe('the agent-engine CLI against a running API', () => {
   test('a run by another agent on a thread is visible: run says whose thread it is, threads show names each run\'s agent', async () => {
     const owner = await createAgent([{ text: 'the owner answers' }]);
     const guest = await createAgent([{ text: 'the guest answers' }]);
-    const first = await run(['run', '--agent', owner.name, 'hello'], url);
+    const first = await run(['run', '--agent', owner.name, 'hello']);
     expect(first.code).toBe(0);
     const [, ownRun, threadId] = /^run (run_\w+) on thread (thr_\w+)/m.exec(first.stderr)!;
 
-    const borrowed = await run(['run', '--agent', guest.name, 'and you?', '--thread', threadId], url);
+    const borrowed = await run(['run', '--agent', guest.name, 'and you?', '--thread', threadId]);
     expect(borrowed.code).toBe(0);
     expect(borrowed.stdout).toBe('the guest answers\n');
     const guestRun = /^run (run_\w+) on thread/m.exec(borrowed.stderr)![1];
     expect(borrowed.stderr).toContain(`run ${guestRun} on thread ${threadId} (agent ${guest.name}; the thread is ${owner.name}'s)`);
 
     // Without --agent, the thread's own agent, although the guest ran the latest turn.
-    const back = await run(['run', 'and again', '--thread', threadId], url);
+    const back = await run(['run', 'and again', '--thread', threadId]);
     expect(back.code).toBe(0);
     expect(back.stdout).toBe('the owner answers\n');
     expect(back.stderr).toMatch(new RegExp(`^run run_\\w+ on thread ${threadId} \\(agent ${owner.name}\\)$`, 'm'));
     const backRun = /^run (run_\w+) on thread/m.exec(back.stderr)![1];
-    expect(((await (await fetch(`${url}/v1/runs/${backRun}`)).json()) as { agentId: string }).agentId).toBe(owner.id);
+    expect(((await (await fetch(`${h.url}/v1/runs/${backRun}`)).json()) as { agentId: string }).agentId).toBe(owner.id);
 
-    const shown = await run(['threads', 'show', threadId], url);
+    const shown = await run(['threads', 'show', threadId]);
     expect(shown.code).toBe(0);
     expect(shown.stdout).toMatch(new RegExp(`^thread ${threadId} · agent ${owner.name} \\(${owner.id}\\) · created `));
     expect(shown.stdout).toContain(`— run ${ownRun} · agent ${owner.name} —\nuser: hello\nassistant: the owner answers\n`);
@@ -204,17 +176,17 @@ describe('the agent-engine CLI against a running API', () => {
     expect(shown.stdout).toContain(`— run ${backRun} · agent ${owner.name} —\nuser: and again\n`);
 
     // A run needs an agent or a thread to take it from.
-    const neither = await run(['run', 'hi'], url);
+    const neither = await run(['run', 'hi']);
     expect(neither.code).toBe(2);
     expect(neither.stderr).toContain('run needs --agent <name|id>, or --thread <id> to use the thread\'s agent');
   });
 
   test('Ctrl-C with stdin not a terminal cancels the run without asking, and exits 1', async () => {
     const agent = await createAgent([{ text: 'too late', delayMs: 30_000 }]);
-    const child = cli(['run', '--agent', agent.name, 'wait', '--follow'], url);
+    const child = cli(['run', '--agent', agent.name, 'wait', '--follow']);
     await waitFor(async () => child.out.stderr.includes('turn 1'), 30_000, 'the first turn to show');
     child.child.kill('SIGINT');
-    const result = await child.done;
+    const result = await child.ended;
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/cancelling run run_\w+/);
     expect(result.stderr).toContain('run cancelled (cancelled)');
@@ -222,19 +194,19 @@ describe('the agent-engine CLI against a running API', () => {
   });
 
   test('errors are readable and exit with codes scripts can use', async () => {
-    const usage = await run(['run', 'no agent given'], url);
+    const usage = await run(['run', 'no agent given']);
     expect(usage.code).toBe(2);
     expect(usage.stderr).toContain('error: run needs --agent <name|id>');
-    expect((await run(['runs', 'show'], url)).code).toBe(2);
-    expect((await run(['runs', 'list', '--follow'], url)).stderr).toContain('--follow does not apply to "runs list"');
-    expect((await run(['run', '--agent', 'no_such_agent', 'hi'], url)).code).toBe(2);
+    expect((await run(['runs', 'show'])).code).toBe(2);
+    expect((await run(['runs', 'list', '--follow'])).stderr).toContain('--follow does not apply to "runs list"');
+    expect((await run(['run', '--agent', 'no_such_agent', 'hi'])).code).toBe(2);
 
-    const missing = await run(['runs', 'show', 'run_missing'], url);
+    const missing = await run(['runs', 'show', 'run_missing']);
     expect(missing.code).toBe(3);
     expect(missing.stderr).toContain('GET /v1/runs/run_missing failed with 404: Run run_missing does not exist');
 
     const closedPort = await freePort();
-    const unreachable = await run(['agents', 'list', '--url', `http://127.0.0.1:${closedPort}`], url);
+    const unreachable = await run(['agents', 'list', '--url', `http://127.0.0.1:${closedPort}`]);
     expect(unreachable.code).toBe(3);
     expect(unreachable.stderr).toContain(`Cannot reach the API at http://127.0.0.1:${closedPort}`);
   });
@@ -243,7 +215,7 @@ describe('the agent-engine CLI against a running API', () => {
     const dir = testStack().tmpDir;
     const bad = path.join(dir, `bad-${suffix()}.json`);
     await fs.writeFile(bad, '{ not json');
-    const badRun = await run(['integrations', 'import', bad], url);
+    const badRun = await run(['integrations', 'import', bad]);
     expect(badRun.code).toBe(2);
     expect(badRun.stderr).toContain(`Cannot read ${bad} as JSON`);
 

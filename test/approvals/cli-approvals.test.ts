@@ -1,12 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../api/app';
 import { insertAgent } from '../../store/agents';
 import { insertIntegration } from '../../store/integrations/integrations';
 import { type Integration } from '../../core/integration';
-import { runCli, type Cli } from '../support/cli';
-import { logger, startEngine, type Engine } from '../support/engine';
+import { withCliEngine } from '../support/cli';
 import { waitFor } from '../support/wait';
 
 const ROOT = path.join(__dirname, '..', '..');
@@ -14,36 +11,20 @@ const FIXTURE = path.join(__dirname, '..', 'fixtures', 'mcp-fixture-server.ts');
 const WAIT_MS = 60_000;
 
 describe('approvals from the CLI', () => {
-  let engine: Engine;
-  let app: FastifyInstance;
-  let url: string;
+  const h = withCliEngine();
   let fx: Integration;
-  const started: Cli[] = [];
 
-  const agentCalling = async (text: string) => (await insertAgent(engine.db, {
+  const agentCalling = async (text: string) => (await insertAgent(h.engine.db, {
     name: `cli_${randomUUID().slice(0, 8)}`, integrationIds: [fx.id],
     model: { provider: 'scripted', script: [{ toolCalls: [{ name: `${fx.name}__echo`, arguments: { text } }] }, { text: '{{tool_results}}' }] },
   })).name;
-  const run = (args: string[], terminal: boolean) => {
-    const c = runCli(args, url, { terminal });
-    started.push(c);
-    return c;
-  };
+  const run = (args: string[], terminal: boolean) => h.cli(args, { terminal });
 
   beforeAll(async () => {
-    engine = await startEngine('embedded');
-    app = await buildApp({ db: engine.db, client: engine.client, taskQueue: engine.taskQueue, logger });
-    url = await app.listen({ host: '127.0.0.1', port: 0 });
-    fx = await insertIntegration(engine.db, {
+    fx = await insertIntegration(h.engine.db, {
       name: `fx-${randomUUID().slice(0, 8)}`, approval: { default: 'always' },
       transport: { type: 'stdio', command: process.execPath, args: ['--import', 'tsx', FIXTURE], cwd: ROOT },
     });
-  });
-  afterAll(async () => {
-    for (const c of started) if (c.child.exitCode === null) c.child.kill();
-    await Promise.all(started.map((c) => c.done.catch(() => undefined)));
-    await app?.close();
-    await engine?.close();
   });
 
   test('run --follow on a terminal asks about the call, and "y" approves it', async () => {

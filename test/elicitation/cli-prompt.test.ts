@@ -1,10 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../api/app';
 import { insertAgent } from '../../store/agents';
-import { runCli } from '../support/cli';
-import { logger, startEngine, type Engine } from '../support/engine';
+import { withCliEngine } from '../support/cli';
 import { waitFor } from '../support/wait';
 
 const ROOT = path.join(__dirname, '..', '..');
@@ -13,31 +10,19 @@ const MODERN = path.join(__dirname, '..', 'fixtures', 'modern-mcp-server.ts');
 const CONTROL_SEQUENCE = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*[A-Za-z]`, 'g');
 
 describe('run --follow on a terminal asks the MCP server\'s questions', () => {
-  let engine: Engine;
-  let app: FastifyInstance;
-  let url: string;
-
-  beforeAll(async () => {
-    engine = await startEngine('embedded');
-    app = await buildApp({ db: engine.db, client: engine.client, taskQueue: engine.taskQueue, logger });
-    url = await app.listen({ host: '127.0.0.1', port: 0 });
-  });
-  afterAll(async () => {
-    await app?.close();
-    await engine?.close();
-  });
+  const h = withCliEngine();
 
   test('the fields are asked one by one; a wrong one is refused with the field named, then the answer reaches the server', async () => {
-    const created = await app.inject({
+    const created = await h.app.inject({
       method: 'POST', url: '/v1/integrations',
       payload: { name: `ask-${randomUUID().slice(0, 8)}`, transport: { type: 'stdio', command: process.execPath, args: ['--import', 'tsx', FIXTURE], cwd: ROOT }, elicitation: true },
     });
     const integration = created.json() as { id: string; name: string };
-    const agent = await insertAgent(engine.db, {
+    const agent = await insertAgent(h.engine.db, {
       name: `tty_${randomUUID().slice(0, 8)}`, integrationIds: [integration.id],
       model: { provider: 'scripted', script: [{ toolCalls: [{ name: `${integration.name}__ask`, arguments: { message: 'Who are you?' } }] }, { text: '{{tool_results}}' }] },
     });
-    const cli = runCli(['run', '--agent', agent.name, 'go', '--follow'], url, { terminal: true });
+    const cli = h.cli(['run', '--agent', agent.name, 'go', '--follow'], { terminal: true });
     // The screen without terminal control sequences (readline moves the cursor after each prompt).
     const plain = () => cli.out.screen.replace(CONTROL_SEQUENCE, '');
     const count = (text: string) => plain().split(text).length - 1;
@@ -73,16 +58,16 @@ describe('run --follow on a terminal asks the MCP server\'s questions', () => {
   });
 
   test('a sampling request waiting for approval is asked like a tool call, showing what the model would get', async () => {
-    const created = await app.inject({
+    const created = await h.app.inject({
       method: 'POST', url: '/v1/integrations',
       payload: { name: `samp-${randomUUID().slice(0, 8)}`, transport: { type: 'stdio', command: process.execPath, args: ['--import', 'tsx', FIXTURE], cwd: ROOT }, sampling: 'approve' },
     });
     const integration = created.json() as { id: string; name: string };
-    const agent = await insertAgent(engine.db, {
+    const agent = await insertAgent(h.engine.db, {
       name: `tty_${randomUUID().slice(0, 8)}`, integrationIds: [integration.id],
       model: { provider: 'scripted', script: [{ toolCalls: [{ name: `${integration.name}__sample`, arguments: { topic: 'gulls' } }] }, { text: 'foam' }, { text: '{{tool_results}}' }] },
     });
-    const cli = runCli(['run', '--agent', agent.name, 'go', '--follow'], url, { terminal: true });
+    const cli = h.cli(['run', '--agent', agent.name, 'go', '--follow'], { terminal: true });
     const plain = () => cli.out.screen.replace(CONTROL_SEQUENCE, '');
     try {
       await waitFor(async () => plain().includes(`Approve sampling for ${integration.name}__sample`), 90_000, 'the approval prompt');
@@ -99,16 +84,16 @@ describe('run --follow on a terminal asks the MCP server\'s questions', () => {
   });
 
   test('a 2026-era server\'s question (over stdio), waiting durably, is asked and answered the same way', async () => {
-    const created = await app.inject({
+    const created = await h.app.inject({
       method: 'POST', url: '/v1/integrations',
       payload: { name: `modern-${randomUUID().slice(0, 8)}`, transport: { type: 'stdio', command: process.execPath, args: ['--import', 'tsx', MODERN], cwd: ROOT }, elicitation: true },
     });
     const integration = created.json() as { id: string; name: string };
-    const agent = await insertAgent(engine.db, {
+    const agent = await insertAgent(h.engine.db, {
       name: `tty_${randomUUID().slice(0, 8)}`, integrationIds: [integration.id],
       model: { provider: 'scripted', script: [{ toolCalls: [{ name: `${integration.name}__confirm`, arguments: { what: 'launch' } }] }, { text: '{{tool_results}}' }] },
     });
-    const cli = runCli(['run', '--agent', agent.name, 'go', '--follow'], url, { terminal: true });
+    const cli = h.cli(['run', '--agent', agent.name, 'go', '--follow'], { terminal: true });
     const plain = () => cli.out.screen.replace(CONTROL_SEQUENCE, '');
     try {
       await waitFor(async () => plain().includes('the MCP server asks: Really launch?'), 90_000, 'the question');

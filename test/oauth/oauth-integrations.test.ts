@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../api/app';
 import type { ScriptStep } from '../../core/agent-model';
 import { insertAgent } from '../../store/agents';
@@ -8,8 +7,8 @@ import { createPool } from '../../store/pool';
 import { insertThread } from '../../store/threads/threads';
 import { defaultFetch } from '../../mcp-client/connect';
 import { authorizedFetch } from '../../mcp-client/oauth-fetch';
-import { runCli } from '../support/cli';
-import { logger, startEngine, type Engine } from '../support/engine';
+import { withCliEngine } from '../support/cli';
+import { logger } from '../support/engine';
 import { testStack } from '../support/stack-env';
 import { waitFor } from '../support/wait';
 import { approveInBrowser, startOAuthProtectedServer, type OAuthProtectedServer, type TokenOutage } from '../fixtures/oauth-protected-server';
@@ -31,27 +30,20 @@ interface IntegrationBody {
  * process would.
  */
 describe('OAuth-protected MCP servers', () => {
-  let engine: Engine;
-  let app: FastifyInstance;
+  const h = withCliEngine({ engine: { workerDatabaseUrl: testStack().databases.embedded } });
   let server: OAuthProtectedServer;
-  let baseUrl: string;
   /** every response body the API gave, to check that no token ever left */
   const bodies: string[] = [];
 
   beforeAll(async () => {
     server = await startOAuthProtectedServer({ accessTtlSeconds: 3600 });
-    engine = await startEngine('embedded', { workerDatabaseUrl: testStack().databases.embedded });
-    app = await buildApp({ db: engine.db, client: engine.client, taskQueue: engine.taskQueue, logger });
-    baseUrl = await app.listen({ host: '127.0.0.1', port: 0 });
   });
   afterAll(async () => {
-    await app?.close();
-    await engine?.close();
     await server?.close();
   });
 
   const request = async <T = Record<string, unknown>>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: unknown) => {
-    const res = await app.inject({ method, url, ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }) });
+    const res = await h.app.inject({ method, url, ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }) });
     bodies.push(res.body);
     return { status: res.statusCode, body: (String(res.headers['content-type'] ?? '').includes('json') ? res.json() : res.body) as T, text: res.body };
   };
@@ -78,8 +70,8 @@ describe('OAuth-protected MCP servers', () => {
 
   async function runTool(integrationId: string, integrationName: string, tool: string, args: Record<string, unknown> = {}) {
     const script: ScriptStep[] = [{ toolCalls: [{ name: `${integrationName}__${tool}`, arguments: args }] }, { text: '{{tool_results}}' }];
-    const agent = await insertAgent(engine.db, { name: `agent-${randomUUID()}`, model: { provider: 'scripted', script }, integrationIds: [integrationId] });
-    const thread = await insertThread(engine.db, agent.id);
+    const agent = await insertAgent(h.engine.db, { name: `agent-${randomUUID()}`, model: { provider: 'scripted', script }, integrationIds: [integrationId] });
+    const thread = await insertThread(h.engine.db, agent.id);
     const started = await request<{ id: string }>('POST', `/v1/threads/${thread.id}/runs`, { input: 'go' });
     expect(started.status).toBe(202);
     for (;;) {
@@ -160,11 +152,11 @@ describe('OAuth-protected MCP servers', () => {
     await waitFor(async () => {
       ids.length = 0;
       const query = "WorkflowType = 'authorizeIntegrationWorkflow' OR WorkflowType = 'completeAuthorizationWorkflow'";
-      for await (const w of engine.client.workflow.list({ query })) if (w.workflowId.includes(created.id)) ids.push(w.workflowId);
+      for await (const w of h.engine.client.workflow.list({ query })) if (w.workflowId.includes(created.id)) ids.push(w.workflowId);
       return ids.length === 2;
     }, 30_000, 'both helper workflows listed');
     for (const id of ids) {
-      const history = await engine.client.workflow.getHandle(id).fetchHistory();
+      const history = await h.engine.client.workflow.getHandle(id).fetchHistory();
       const texts: string[] = [];
       const collect = (value: unknown): void => {
         if (value instanceof Uint8Array) texts.push(Buffer.from(value).toString('utf8'));
@@ -188,7 +180,7 @@ describe('OAuth-protected MCP servers', () => {
 
     const late = await integration({ type: 'oauth' });
     const begun = await request<{ authorizationUrl: string }>('POST', `/v1/integrations/${late.id}/authorize`);
-    await engine.db.query(`UPDATE oauth_states SET expires_at = now() - interval '1 second' WHERE integration_id = $1`, [late.id]);
+    await h.engine.db.query(`UPDATE oauth_states SET expires_at = now() - interval '1 second' WHERE integration_id = $1`, [late.id]);
     const lateUrl = new URL(await approveInBrowser(begun.body.authorizationUrl));
     const expired = await request('GET', `${lateUrl.pathname}${lateUrl.search}`);
     expect(expired.status).toBe(400);
@@ -302,7 +294,7 @@ describe('OAuth-protected MCP servers', () => {
     // Two workers: two pools, two connections, one database.
     const pools = [createPool(testStack().databases.embedded, logger), createPool(testStack().databases.embedded, logger)];
     try {
-      const integrationRow = (await findIntegration(engine.db, created.id))!;
+      const integrationRow = (await findIntegration(h.engine.db, created.id))!;
       const before = { ...server.stats };
       const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' });
       const init = { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body };
@@ -314,7 +306,7 @@ describe('OAuth-protected MCP servers', () => {
       // The rotated refresh token is the one stored: a later refresh works.
       server.setRefreshDelayMs(0);
       server.setAccessTtl(30);
-      await engine.db.query(`UPDATE integration_oauth SET expires_at = now() WHERE id = $1`, [created.id]);
+      await h.engine.db.query(`UPDATE integration_oauth SET expires_at = now() WHERE id = $1`, [created.id]);
       expect((await runTool(created.id, created.name, 'echo', { text: 'still' })).output).toBe('echo: still');
     } finally {
       server.setRefreshDelayMs(0);
@@ -336,7 +328,7 @@ describe('OAuth-protected MCP servers', () => {
 
     const tokens = server.issuedTokens();
     expect(tokens.length).toBeGreaterThan(4);
-    const stored = (await engine.db.query<{ t: string }>(`SELECT (SELECT string_agg(t::text, '') FROM integration_oauth t)
+    const stored = (await h.engine.db.query<{ t: string }>(`SELECT (SELECT string_agg(t::text, '') FROM integration_oauth t)
       || (SELECT coalesce(string_agg(s::text, ''), '') FROM oauth_states s) AS t`)).rows[0].t;
     for (const token of tokens) {
       expect(stored).not.toContain(token);
@@ -353,13 +345,13 @@ describe('OAuth-protected MCP servers', () => {
     const moved = await request<IntegrationBody>('PATCH', `/v1/integrations/${created.id}`, { transport: { url: `${server.url}?elsewhere=1` } });
     expect(moved.status).toBe(200);
     expect(moved.body.authorization).toBe('required');
-    const stored = await engine.db.query('SELECT 1 FROM integration_oauth WHERE id = $1', [created.id]);
+    const stored = await h.engine.db.query('SELECT 1 FROM integration_oauth WHERE id = $1', [created.id]);
     expect(stored.rowCount).toBe(0);
   }, 60_000);
 
   test('agent-engine integrations authorize prints the URL, then waits until the callback has landed', async () => {
     const created = await integration({ type: 'oauth' });
-    const cli = runCli(['integrations', 'authorize', created.name], baseUrl, { terminal: false });
+    const cli = h.cli(['integrations', 'authorize', created.name]);
     const link = /(http:\/\/127\.0\.0\.1:\d+\/authorize\?\S+)/;
     await waitFor(async () => link.test(cli.out.screen), 30_000, 'the CLI to print the authorization URL');
     // It waits: nothing is authorized before the browser comes back.
@@ -367,7 +359,7 @@ describe('OAuth-protected MCP servers', () => {
     expect(cli.out.screen).toContain('waiting for the authorization');
     expect(cli.out.screen).not.toContain('is authorized');
     const callback = await approveInBrowser(cli.out.screen.match(link)![1]);
-    expect(callback.startsWith(`${baseUrl}/oauth/callback?`)).toBe(true);
+    expect(callback.startsWith(`${h.url}/oauth/callback?`)).toBe(true);
     const page = await fetch(callback);
     expect(page.status).toBe(200);
     expect(await page.text()).toContain('is authorized');
@@ -378,7 +370,7 @@ describe('OAuth-protected MCP servers', () => {
   test('authorizing and revoking are admin acts; the callback needs no key (its state is the proof)', async () => {
     const apiKey = 'api-key-0123456789abcdef';
     const adminApiKey = 'admin-key-0123456789abcdef';
-    const keyed = await buildApp({ db: engine.db, client: engine.client, taskQueue: engine.taskQueue, logger, apiKey, adminApiKey });
+    const keyed = await buildApp({ db: h.engine.db, client: h.engine.client, taskQueue: h.engine.taskQueue, logger, apiKey, adminApiKey });
     try {
       const created = await integration({ type: 'oauth' });
       const as = (key: string) => ({ authorization: `Bearer ${key}` });
@@ -401,14 +393,14 @@ describe('OAuth-protected MCP servers', () => {
   test('the OAuth client and scopes (transport.auth) are the operator\'s: the user key gets 403 naming body.transport.auth and the tokens stay; the admin key may', async () => {
     const apiKey = 'api-key-0123456789abcdef';
     const adminApiKey = 'admin-key-0123456789abcdef';
-    const keyed = await buildApp({ db: engine.db, client: engine.client, taskQueue: engine.taskQueue, logger, apiKey, adminApiKey });
+    const keyed = await buildApp({ db: h.engine.db, client: h.engine.client, taskQueue: h.engine.taskQueue, logger, apiKey, adminApiKey });
     try {
       const as = (key: string) => ({ authorization: `Bearer ${key}` });
       const patch = (id: string, key: string, transport: Record<string, unknown>) =>
         keyed.inject({ method: 'PATCH', url: `/v1/integrations/${id}`, headers: as(key), payload: { transport } });
       const created = await integration({ type: 'oauth', scopes: ['mcp:tools'] });
       await authorize(created.id);
-      const tokens = async () => (await engine.db.query('SELECT 1 FROM integration_oauth WHERE id = $1', [created.id])).rowCount;
+      const tokens = async () => (await h.engine.db.query('SELECT 1 FROM integration_oauth WHERE id = $1', [created.id])).rowCount;
       expect(await tokens()).toBe(1);
 
       for (const auth of [

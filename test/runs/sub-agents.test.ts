@@ -1,8 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../api/app';
 import type { ScriptStep } from '../../core/agent-model';
 import type { RunView } from '../../core/run-view';
 import { subAgentToolName } from '../../core/sub-agents';
@@ -14,36 +12,24 @@ import { listEvents } from '../../store/runs/events';
 import { syncAgentFiles } from '../../store/agent-files/sync';
 import { testStack } from '../support/stack-env';
 import { followSseText, sseEventsOf } from '../support/sse-text';
-import { logger, startEngine, type Engine } from '../support/engine';
 import { waitFor } from '../support/wait';
-import { runCli } from '../support/cli';
+import { withCliEngine } from '../support/cli';
 
 const ROOT = path.join(__dirname, '..', '..');
 const FIXTURE = path.join(__dirname, '..', 'fixtures', 'mcp-fixture-server.ts');
 
 /** Sub-agents: an agent's runs call other agents as tools `agent__<name>`, each call a child run workflow on a new thread. */
 describe('sub-agents', () => {
-  let engine: Engine;
-  let app: FastifyInstance;
-  let baseUrl: string;
-  beforeAll(async () => {
-    engine = await startEngine('embedded');
-    app = await buildApp({ db: engine.db, client: engine.client, taskQueue: engine.taskQueue, logger, rateLimitPerMinute: 0 });
-    baseUrl = await app.listen({ host: '127.0.0.1', port: 0 });
-  });
-  afterAll(async () => {
-    await app?.close();
-    await engine?.close();
-  });
+  const h = withCliEngine({ app: { rateLimitPerMinute: 0 } });
 
   const named = (prefix: string) => `${prefix}_${randomUUID().slice(0, 8)}`;
   const agent = (script: ScriptStep[], extra: { subAgentIds?: string[]; integrationIds?: string[]; description?: string; instructions?: string; limits?: { maxToolCalls: number } } = {}, name = named('a')) =>
-    insertAgent(engine.db, { name, model: { provider: 'scripted', script }, ...extra });
-  const read = async (runId: string) => (await app.inject({ method: 'GET', url: `/v1/runs/${runId}?waitMs=30000` })).json<RunView>();
+    insertAgent(h.engine.db, { name, model: { provider: 'scripted', script }, ...extra });
+  const read = async (runId: string) => (await h.app.inject({ method: 'GET', url: `/v1/runs/${runId}?waitMs=30000` })).json<RunView>();
   async function run(agentId: string, input = 'go') {
-    const thread = await insertThread(engine.db, agentId);
-    const runId = await engine.start({ threadId: thread.id, input });
-    await engine.result(runId);
+    const thread = await insertThread(h.engine.db, agentId);
+    const runId = await h.engine.start({ threadId: thread.id, input });
+    await h.engine.result(runId);
     return read(runId);
   }
 
@@ -61,20 +47,20 @@ describe('sub-agents', () => {
     const childRun = await read(call.childRunId!);
     expect(childRun).toMatchObject({ status: 'completed', agentId: child.id, parentRunId: parentRun.id, parentToolCallId: call.id, output: 'the child says hello' });
     expect(childRun.threadId).not.toBe(parentRun.threadId);
-    expect((await threadMessages(engine.db, childRun.threadId))[0]).toMatchObject({ role: 'user', content: 'say hello' });
+    expect((await threadMessages(h.engine.db, childRun.threadId))[0]).toMatchObject({ role: 'user', content: 'say hello' });
     expect(parentRun.usageWithChildren.inputTokens).toBe(parentRun.usage.inputTokens + childRun.usage.inputTokens);
     // The prefix's tokens, as run_started counted them (a scripted model: an estimate).
-    const started = (await listEvents(engine.db, parentRun.id))[0].data.prefix as { tokens: number; tokensEstimated: boolean };
+    const started = (await listEvents(h.engine.db, parentRun.id))[0].data.prefix as { tokens: number; tokensEstimated: boolean };
     expect(parentRun.prefix).toEqual({ tokens: started.tokens, tokensEstimated: true });
     expect(started.tokens).toBeGreaterThan(5);
 
-    await waitFor(async () => (await app.inject({ method: 'GET', url: `/v1/runs?parentRunId=${parentRun.id}` }))
+    await waitFor(async () => (await h.app.inject({ method: 'GET', url: `/v1/runs?parentRunId=${parentRun.id}` }))
       .json<{ runs: { id: string }[] }>().runs.some((r) => r.id === childRun.id), 20_000, 'the child listed under its parent');
   });
 
   test('a failed sub-agent and a call without input are error texts for the parent\'s LLM', async () => {
     // No key for this model on the worker: the child run fails at once.
-    const broken = await insertAgent(engine.db, { name: named('broken'), model: { provider: 'anthropic', name: 'claude-test', apiKeyEnv: 'ENGINE_TEST_MISSING_KEY' } });
+    const broken = await insertAgent(h.engine.db, { name: named('broken'), model: { provider: 'anthropic', name: 'claude-test', apiKeyEnv: 'ENGINE_TEST_MISSING_KEY' } });
     const tool = subAgentToolName(broken.name);
     const parent = await agent([
       { toolCalls: [{ name: tool, arguments: { input: 'work' } }, { name: tool, arguments: { text: 'no input' } }] },
@@ -91,15 +77,15 @@ describe('sub-agents', () => {
   test('cancelling the parent cancels its children', async () => {
     const slow = await agent([{ text: 'too late', delayMs: 60_000 }]);
     const parent = await agent([{ toolCalls: [{ name: subAgentToolName(slow.name), arguments: { input: 'take your time' } }] }, { text: 'never' }], { subAgentIds: [slow.id] });
-    const thread = await insertThread(engine.db, parent.id);
-    const runId = await engine.start({ threadId: thread.id, input: 'go' });
+    const thread = await insertThread(h.engine.db, parent.id);
+    const runId = await h.engine.start({ threadId: thread.id, input: 'go' });
     let childRunId = '';
     await waitFor(async () => {
-      const rows = await engine.db.query<{ id: string }>('SELECT id FROM runs WHERE parent_run_id = $1', [runId]);
+      const rows = await h.engine.db.query<{ id: string }>('SELECT id FROM runs WHERE parent_run_id = $1', [runId]);
       childRunId = rows.rows[0]?.id ?? '';
-      return Boolean(childRunId) && (await engine.db.query('SELECT 1 FROM run_turns WHERE run_id = $1', [childRunId])).rowCount! > 0;
+      return Boolean(childRunId) && (await h.engine.db.query('SELECT 1 FROM run_turns WHERE run_id = $1', [childRunId])).rowCount! > 0;
     }, 30_000, 'the child running its turn');
-    expect((await app.inject({ method: 'POST', url: `/v1/runs/${runId}/cancel` })).statusCode).toBe(202);
+    expect((await h.app.inject({ method: 'POST', url: `/v1/runs/${runId}/cancel` })).statusCode).toBe(202);
     expect((await read(runId)).status).toBe('cancelled');
     await waitFor(async () => (await read(childRunId)).status === 'cancelled', 30_000, 'the child cancelled');
   });
@@ -116,32 +102,32 @@ describe('sub-agents', () => {
   });
 
   test('a child\'s approval shows on its parent\'s run object; the parent\'s events tell the child\'s start and end', async () => {
-    const fx = await insertIntegration(engine.db, {
+    const fx = await insertIntegration(h.engine.db, {
       name: named('fx'), approval: { default: 'always' },
       transport: { type: 'stdio', command: process.execPath, args: ['--import', 'tsx', FIXTURE], cwd: ROOT },
     });
-    const child = await insertAgent(engine.db, {
+    const child = await insertAgent(h.engine.db, {
       name: named('asker'), integrationIds: [fx.id],
       model: { provider: 'scripted', script: [{ toolCalls: [{ name: `${fx.name}__echo`, arguments: { text: 'hi' } }] }, { text: 'child: {{tool_results}}' }] },
     });
     const parent = await agent([{ toolCalls: [{ name: subAgentToolName(child.name), arguments: { input: 'ask' } }] }, { text: '{{tool_results}}' }], { subAgentIds: [child.id] });
-    const thread = await insertThread(engine.db, parent.id);
-    const runId = await engine.start({ threadId: thread.id, input: 'go' });
-    const sse = followSseText(`${baseUrl}/v1/runs/${runId}/events`);
+    const thread = await insertThread(h.engine.db, parent.id);
+    const runId = await h.engine.start({ threadId: thread.id, input: 'go' });
+    const sse = followSseText(`${h.url}/v1/runs/${runId}/events`);
     let waiting: RunView['pendingApprovals'] = [];
-    await waitFor(async () => (waiting = (await app.inject({ method: 'GET', url: `/v1/runs/${runId}` })).json<RunView>().pendingApprovals).length > 0,
+    await waitFor(async () => (waiting = (await h.app.inject({ method: 'GET', url: `/v1/runs/${runId}` })).json<RunView>().pendingApprovals).length > 0,
       60_000, 'the child\'s approval on the parent');
     const childRunId = waiting[0].runId!;
     expect(childRunId).toMatch(/^run_/);
     expect(waiting[0]).toMatchObject({ toolCallId: 'call_1_1', name: `${fx.name}__echo` });
     // The parent's stream shows the child's approval too (no id: it is not one of the parent's numbered events).
     await sse.seen(`"runId":"${childRunId}"`);
-    const decided = await app.inject({ method: 'POST', url: `/v1/runs/${childRunId}/approvals/call_1_1`, payload: { decision: 'approve' } });
+    const decided = await h.app.inject({ method: 'POST', url: `/v1/runs/${childRunId}/approvals/call_1_1`, payload: { decision: 'approve' } });
     expect(decided.statusCode).toBe(200);
     const done = await read(runId);
     expect(done).toMatchObject({ status: 'completed', pendingApprovals: [] });
     expect(done.output).toMatch(/^child: /);
-    const events = (await listEvents(engine.db, runId)).map((e) => [e.type, e.data.childRunId ?? null]);
+    const events = (await listEvents(h.engine.db, runId)).map((e) => [e.type, e.data.childRunId ?? null]);
     const streamed = await sse.text();
     expect(sseEventsOf<{ runId: string; toolCallId: string }>(streamed, 'approval_requested').map((a) => [a.runId, a.toolCallId])).toEqual([[childRunId, 'call_1_1']]);
     expect(sseEventsOf<{ runId: string }>(streamed, 'approval_resolved').map((a) => a.runId)).toEqual([childRunId]);
@@ -152,7 +138,7 @@ describe('sub-agents', () => {
   });
 
   test('a tool call\'s events say their own type, and the call\'s kind as toolType: on the event stream and in the CLI\'s --follow', async () => {
-    const fx = await insertIntegration(engine.db, {
+    const fx = await insertIntegration(h.engine.db, {
       name: named('fx'), transport: { type: 'stdio', command: process.execPath, args: ['--import', 'tsx', FIXTURE], cwd: ROOT },
     });
     const child = await agent([{ text: 'the child answers' }]);
@@ -160,11 +146,11 @@ describe('sub-agents', () => {
       { toolCalls: [{ name: `${fx.name}__echo`, arguments: { text: 'hi' } }, { name: subAgentToolName(child.name), arguments: { input: 'go on' } }] },
       { text: '{{tool_results}}' },
     ], { subAgentIds: [child.id], integrationIds: [fx.id] });
-    const cli = runCli(['run', '--agent', parent.name, 'go', '--follow'], baseUrl, { terminal: false });
+    const cli = h.cli(['run', '--agent', parent.name, 'go', '--follow']);
     expect(await cli.done).toBe(0);
     const runId = /^run (run_\w+) on thread/m.exec(cli.out.screen)?.[1];
     expect(runId).toBeDefined();
-    const streamed = await followSseText(`${baseUrl}/v1/runs/${runId}/events`).text();
+    const streamed = await followSseText(`${h.url}/v1/runs/${runId}/events`).text();
     for (const type of ['tool_call_started', 'tool_call_ended']) {
       const calls = sseEventsOf<{ type: string; toolType: string; name: string }>(streamed, type);
       expect(calls.map((c) => [c.type, c.name, c.toolType]).sort()).toEqual([
@@ -186,7 +172,7 @@ describe('sub-agents', () => {
     const childIds = parentRun.toolCalls.map((c) => c.childRunId!);
     expect(childIds).toEqual([expect.stringMatching(/^run_/), expect.stringMatching(/^run_/)]);
     const cli = async (...args: string[]) => {
-      const c = runCli(args, baseUrl, { terminal: false });
+      const c = h.cli(args);
       return { code: await c.done, screen: c.out.screen };
     };
 
@@ -218,15 +204,15 @@ describe('sub-agents', () => {
     const tool = subAgentToolName(slow.name);
     const twice = [{ toolCalls: [{ name: tool, arguments: { input: 'one' } }, { name: tool, arguments: { input: 'two' } }] }, { text: '{{tool_results}}' }];
     const parent = await agent(twice, { subAgentIds: [slow.id] });
-    const thread = await insertThread(engine.db, parent.id);
-    const oneAtATime = await engine.start({ threadId: thread.id, input: 'go', limits: { maxChildrenAtOnce: 1 } });
-    await engine.result(oneAtATime);
+    const thread = await insertThread(h.engine.db, parent.id);
+    const oneAtATime = await h.engine.start({ threadId: thread.id, input: 'go', limits: { maxChildrenAtOnce: 1 } });
+    await h.engine.result(oneAtATime);
     const ends = await Promise.all((await read(oneAtATime)).toolCalls.map(async (c) => Date.parse((await read(c.childRunId!)).endedAt!)));
     expect(Math.abs(ends[0] - ends[1])).toBeGreaterThanOrEqual(500);
 
-    const thread2 = await insertThread(engine.db, parent.id);
-    const capped = await engine.start({ threadId: thread2.id, input: 'go', limits: { maxDescendants: 1 } });
-    await engine.result(capped);
+    const thread2 = await insertThread(h.engine.db, parent.id);
+    const capped = await h.engine.start({ threadId: thread2.id, input: 'go', limits: { maxDescendants: 1 } });
+    await h.engine.result(capped);
     const calls = (await read(capped)).toolCalls;
     expect(calls.map((c) => c.status).sort()).toEqual(['error', 'ok']);
     expect(calls.find((c) => c.status === 'error')?.result).toBe('Sub-agent not started: the run and its sub-agents may start at most 1 runs below the first.');
@@ -247,23 +233,23 @@ describe('sub-agents', () => {
 
   test('the API resolves sub-agents by name, refuses cycles, deleting a listed agent, and the integration name "agent"', async () => {
     const model = { provider: 'scripted', script: [{ text: 'hi' }] };
-    const post = (payload: Record<string, unknown>) => app.inject({ method: 'POST', url: '/v1/agents', payload: { model, ...payload } });
+    const post = (payload: Record<string, unknown>) => h.app.inject({ method: 'POST', url: '/v1/agents', payload: { model, ...payload } });
     const b = (await post({ name: named('b') })).json<{ id: string; name: string }>();
     const a = await post({ name: named('a'), subAgents: [b.name] });
     expect(a.statusCode).toBe(201);
     expect(a.json()).toMatchObject({ subAgents: [b.id] });
     expect((await post({ name: named('c'), subAgents: ['no-such-agent'] })).statusCode).toBe(400);
 
-    const cycle = await app.inject({ method: 'PATCH', url: `/v1/agents/${b.id}`, payload: { subAgents: [a.json<{ id: string }>().id] } });
+    const cycle = await h.app.inject({ method: 'PATCH', url: `/v1/agents/${b.id}`, payload: { subAgents: [a.json<{ id: string }>().id] } });
     expect(cycle.statusCode).toBe(409);
     expect(cycle.json()).toMatchObject({ code: 'sub_agent_cycle' });
-    expect((await app.inject({ method: 'PATCH', url: `/v1/agents/${b.id}`, payload: { subAgents: [b.id] } })).statusCode).toBe(409);
+    expect((await h.app.inject({ method: 'PATCH', url: `/v1/agents/${b.id}`, payload: { subAgents: [b.id] } })).statusCode).toBe(409);
 
-    const deleted = await app.inject({ method: 'DELETE', url: `/v1/agents/${b.id}` });
+    const deleted = await h.app.inject({ method: 'DELETE', url: `/v1/agents/${b.id}` });
     expect(deleted.statusCode).toBe(409);
     expect(deleted.json().detail).toContain(a.json<{ name: string }>().name);
 
-    const reserved = await app.inject({ method: 'POST', url: '/v1/integrations', payload: { name: 'agent', transport: { type: 'http', url: 'https://example.com/mcp' } } });
+    const reserved = await h.app.inject({ method: 'POST', url: '/v1/integrations', payload: { name: 'agent', transport: { type: 'http', url: 'https://example.com/mcp' } } });
     expect(reserved.statusCode).toBe(409);
   });
 
@@ -277,25 +263,25 @@ describe('sub-agents', () => {
       // "first" names "second", which a later file defines.
       await writeFile(path.join(dir, `${first}.chatmd`), file([second, helper.name]));
       await writeFile(path.join(dir, `${second}.chatmd`), file([]));
-      const report = await syncAgentFiles(engine.db, dir);
+      const report = await syncAgentFiles(h.engine.db, dir);
       expect(report.errors).toEqual([]);
-      const secondId = (await app.inject({ method: 'GET', url: `/v1/agents/${second}` })).json<{ id: string }>().id;
-      expect((await app.inject({ method: 'GET', url: `/v1/agents/${first}` })).json()).toMatchObject({ subAgents: [secondId, helper.id] });
+      const secondId = (await h.app.inject({ method: 'GET', url: `/v1/agents/${second}` })).json<{ id: string }>().id;
+      expect((await h.app.inject({ method: 'GET', url: `/v1/agents/${first}` })).json()).toMatchObject({ subAgents: [secondId, helper.id] });
 
       await writeFile(path.join(dir, `${second}.chatmd`), file([first]));
-      const cycle = await syncAgentFiles(engine.db, dir);
+      const cycle = await syncAgentFiles(h.engine.db, dir);
       expect(cycle.errors.map((e) => e.message)).toEqual([`${path.join(dir, `${second}.chatmd`)}:1: subAgents: the agent would reach itself through its sub-agents (a cycle)`]);
 
       // The helper is renamed and another agent takes its name: "first" keeps the helper it named.
       await writeFile(path.join(dir, `${second}.chatmd`), file([]));
-      await app.inject({ method: 'PATCH', url: `/v1/agents/${helper.id}`, payload: { name: named('renamed') } });
+      await h.app.inject({ method: 'PATCH', url: `/v1/agents/${helper.id}`, payload: { name: named('renamed') } });
       await agent([{ text: 'impostor' }], {}, api);
-      const taken = await syncAgentFiles(engine.db, dir);
+      const taken = await syncAgentFiles(h.engine.db, dir);
       expect(taken.errors.map((e) => e.message)).toEqual([expect.stringContaining(`subAgents: "${api}" now names another agent; keeping`)]);
-      expect((await app.inject({ method: 'GET', url: `/v1/agents/${first}` })).json()).toMatchObject({ subAgents: [secondId, helper.id] });
+      expect((await h.app.inject({ method: 'GET', url: `/v1/agents/${first}` })).json()).toMatchObject({ subAgents: [secondId, helper.id] });
     } finally {
       await rm(dir, { recursive: true, force: true });
-      await syncAgentFiles(engine.db, dir).catch(() => undefined);
+      await syncAgentFiles(h.engine.db, dir).catch(() => undefined);
     }
   });
 });
