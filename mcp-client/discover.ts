@@ -5,9 +5,9 @@ import type { Logger } from '../platform/logger';
 import { withDeadline } from '../platform/deadline';
 import { mcpErrorText } from '../core/mcp-error-text';
 import { keptList, type ListKind } from './list-cache';
-import { isAuthorizationRequired } from './oauth-provider';
-import type { McpPool } from './pool';
-import { toolTaskSupport } from './tasks';
+import { isAuthorizationRequired } from './oauth/oauth-provider';
+import type { McpPool } from './connections/pool';
+import { toolTaskSupport } from './tool-calls/tasks';
 
 const LIST_TIMEOUT_MS = 10_000;
 /** A server that pages forever must not stall discovery. */

@@ -4,9 +4,9 @@ import type { Client, ClientCapabilities, Implementation, JSONRPCMessage, Tool }
 import type {
   ConnectedMcpSessionPort, DispatchOptions, JsonRpcResponse, RawClientDispatch, TaskEnabledSession, ToolDeclarationProvider,
 } from '@modelcontextprotocol/ext-tasks/client' with { 'resolution-mode': 'import' };
-import { extTasks, type ExtTasks } from '../platform/ext-tasks';
+import { extTasks, type ExtTasks } from '../../platform/ext-tasks';
 
-/** Who this engine is to a server, as connect.ts declares it; a 2026-era request carries it itself. */
+/** Who this engine is to a server, as mcp-client/connections/connect.ts declares it; a 2026-era request carries it itself. */
 const CLIENT_INFO: Implementation = { name: 'durable-agent-engine', version: '0.1.0' };
 
 export interface TaskEndpoint {

@@ -1,10 +1,11 @@
 import { STATUS_CODES } from 'node:http';
 import type { FetchLike } from '@modelcontextprotocol/client';
 import { OAuthErrorCode } from '@modelcontextprotocol/client';
-import { mcpErrorText } from '../core/mcp-error-text';
-import { eventStream } from './event-stream-answers';
-import { MessageBytes, messageTooLargeText, notKeptAnswer, tooLargeAnswer } from './message-bound';
-import { SpoolingMessage } from './spooling-message';
+import { mcpErrorText } from '../../core/mcp-error-text';
+import { eventStream } from '../large-content/event-stream-answers';
+import { messageTooLargeText, notKeptAnswer, tooLargeAnswer } from './message-bound';
+import { MessageBytes } from '../large-content/message-bytes';
+import { SpoolingMessage } from '../large-content/spooling-message';
 
 /**
  * What the engine reads of the HTTP answers of an MCP server (Streamable HTTP and the older
@@ -93,7 +94,7 @@ async function refuse(controller: ReadableStreamDefaultController<Uint8Array>, r
 
 /**
  * A body read whole, up to the bound (a JSON answer; a length it declares past the bound is not read
- * at all), a resource's large contents taken out to spool files as they arrive (spooling-message.ts).
+ * at all), a resource's large contents taken out to spool files as they arrive (mcp-client/large-content/spooling-message.ts).
  */
 function wholeBody(res: Response, body: ReadableStream<Uint8Array>, sent: Sent): ReadableStream<Uint8Array> {
   const reader = body.getReader();

@@ -1,8 +1,8 @@
 import { extractWWWAuthenticateParams } from '@modelcontextprotocol/client';
 import type { FetchLike } from '@modelcontextprotocol/client';
-import type { AuthChallenge, OAuthRecord, OAuthRecords } from '../core/oauth';
-import type { Integration } from '../core/integration';
-import type { Logger } from '../platform/logger';
+import type { AuthChallenge, OAuthRecord, OAuthRecords } from '../../core/oauth';
+import type { Integration } from '../../core/integration';
+import type { Logger } from '../../platform/logger';
 import { AuthorizationRequiredError, oauthSettings, refreshTokens } from './oauth-provider';
 
 /**

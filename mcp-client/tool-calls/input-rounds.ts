@@ -1,7 +1,7 @@
 import { isInputRequiredResult } from '@modelcontextprotocol/client';
 import type { CallToolResult, Client, ElicitRequest, InputRequiredResult, InputResponses, RequestOptions } from '@modelcontextprotocol/client';
-import { toolResultText } from '../core/tool-texts';
-import type { ElicitHandler } from './connect';
+import { toolResultText } from '../../core/tool-texts';
+import type { ElicitHandler } from '../connections/connect';
 
 /**
  * A tool call on the 2026 era, where a server asks its questions by answering the call with

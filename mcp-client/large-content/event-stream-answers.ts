@@ -1,4 +1,4 @@
-import { MessageBytes } from './message-bound';
+import { MessageBytes } from './message-bytes';
 import { SpoolingMessage } from './spooling-message';
 
 /**
@@ -23,7 +23,7 @@ const DATA = Buffer.from('data:');
 
 type LineKind = 'start' | 'data' | 'other';
 
-/** `refuse` ends the stream in place of an event past its bounds, or whose contents could not be spooled (see http-answers.ts). */
+/** `refuse` ends the stream in place of an event past its bounds, or whose contents could not be spooled (see mcp-client/transports/http-answers.ts). */
 export function eventStream(body: ReadableStream<Uint8Array>, limits: EventLimits,
   refuse: (controller: ReadableStreamDefaultController<Uint8Array>, reader: ReadableStreamDefaultReader<Uint8Array>, failure?: string) => Promise<void>,
 ): ReadableStream<Uint8Array> {

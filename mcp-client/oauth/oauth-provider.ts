@@ -3,11 +3,11 @@ import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/client';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens, FetchLike } from '@modelcontextprotocol/client';
 import { auth, computeScopeUnion, extractWWWAuthenticateParams, OAuthError, OAuthErrorCode } from '@modelcontextprotocol/client';
 import type { OAuthClientProvider, OAuthDiscoveryState } from '@modelcontextprotocol/client';
-import type { OAuthSettings } from '../core/integration';
-import type { Integration } from '../core/integration';
-import { toolResultText } from '../core/tool-texts';
-import type { AuthChallenge, OAuthRecord, OAuthRecords } from '../core/oauth';
-import { oauthAnswers, outageWatch } from './http-answers';
+import type { OAuthSettings } from '../../core/integration';
+import type { Integration } from '../../core/integration';
+import { toolResultText } from '../../core/tool-texts';
+import type { AuthChallenge, OAuthRecord, OAuthRecords } from '../../core/oauth';
+import { oauthAnswers, outageWatch } from '../transports/http-answers';
 
 /**
  * The SDK's MCP authorization client (discovery, registration, PKCE, code exchange, refresh)

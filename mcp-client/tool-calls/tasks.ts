@@ -1,7 +1,7 @@
 import type { CallToolResult, Client, Tool } from '@modelcontextprotocol/client';
 import type { TaskView, ToolExecution } from '@modelcontextprotocol/ext-tasks/client' with { 'resolution-mode': 'import' };
 import type { JsonValue } from '@modelcontextprotocol/ext-tasks/core' with { 'resolution-mode': 'import' };
-import { extTasks } from '../platform/ext-tasks';
+import { extTasks } from '../../platform/ext-tasks';
 import {
   asCallToolResult, boundedMessage, decodeReference, encodeReference, isTaskStatus, pollInterval, TaskReferenceError, tooLargeText, withinBytes,
 } from './task-reference';

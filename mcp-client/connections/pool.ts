@@ -1,10 +1,10 @@
 import { ProtocolError, type Client } from '@modelcontextprotocol/client';
-import type { Integration } from '../core/integration';
-import type { EraVerdicts } from '../core/protocol-era';
-import type { Logger } from '../platform/logger';
-import { integrationFetch, type GuardedFetch, type NetworkPolicy } from '../platform/net/address-guard';
+import type { Integration } from '../../core/integration';
+import type { EraVerdicts } from '../../core/protocol-era';
+import type { Logger } from '../../platform/logger';
+import { integrationFetch, type GuardedFetch, type NetworkPolicy } from '../../platform/net/address-guard';
 import { connectIntegration, type ElicitHandler, type SampleHandler, type ServerAsks } from './connect';
-import type { OAuthFetchOptions } from './oauth-fetch';
+import type { OAuthFetchOptions } from '../oauth/oauth-fetch';
 
 /**
  * One connected client per integration per worker process, shared by activities and runs.
@@ -29,7 +29,7 @@ export interface McpPool {
 
 export interface McpPoolOptions {
   logger: Logger;
-  /** where the stdio servers' process groups are recorded (mcp-client/process-groups.ts; AppConfig.mcpGroupsDir) */
+  /** where the stdio servers' process groups are recorded (mcp-client/transports/process-groups.ts; AppConfig.mcpGroupsDir) */
   groupsDir: string;
   /** a connection unused this long is closed, so idle servers do not hold memory and processes */
   idleMs?: number;

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { Logger } from '../platform/logger';
-import { ensurePrivateDir, isOwnFile, writePrivateFile } from '../platform/private-files';
-import { isAlive, readProcessStat } from '../platform/processes';
+import type { Logger } from '../../platform/logger';
+import { ensurePrivateDir, isOwnFile, writePrivateFile } from '../../platform/private-files';
+import { isAlive, readProcessStat } from '../../platform/processes';
 
 /**
  * A registry of the stdio servers' process groups, one small file per group.
