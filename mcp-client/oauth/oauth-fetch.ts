@@ -30,7 +30,8 @@ interface Held {
 const held = (record: OAuthRecord | undefined): Held | undefined =>
   record?.tokens ? { accessToken: record.tokens.access_token, expiresAt: record.accessExpiresAt } : undefined;
 
-const fresh = (h: Held | undefined): h is Held => h !== undefined && (h.expiresAt === undefined || h.expiresAt - REFRESH_MARGIN_MS > Date.now());
+const fresh = (h: Held | undefined): h is Held =>
+  h !== undefined && (h.expiresAt === undefined || h.expiresAt - REFRESH_MARGIN_MS > Date.now());
 
 /** The WWW-Authenticate of a refusal: a 401, or a 403 that asks for more scope (step-up). */
 function challengeOf(res: Response): (AuthChallenge & { insufficientScope: boolean }) | undefined {
@@ -50,80 +51,102 @@ function withBearer(init: RequestInit | undefined, token: string): RequestInit {
 /** The fetch an integration's transport uses: the base fetch (address rules) with its authorization. */
 export function authorizedFetch(options: OAuthFetchOptions, integration: Integration, base: FetchLike): FetchLike {
   if (integration.transport.type !== 'http') return base;
-  const { records, logger } = options;
-  const log = logger.child({ integrationId: integration.id });
-  let current: Held | undefined;
-  let protectedByOAuth: Promise<boolean> | undefined;
+  const bearer = new BearerRequests(options, integration, base);
+  return (url, init) => bearer.fetch(url, init);
+}
 
-  /** The stored tokens, renewed under the lock when they are about to expire or `stale` was refused. */
-  const renew = async (stale?: string): Promise<Held> => {
-    const renewed = await records.withRefreshLock(integration.id, async (locked): Promise<Held | 'refused'> => {
-      const row = await locked.read(integration.id);
-      const stored = held(row?.record);
-      // Another worker (or this one, a moment ago) refreshed already: its tokens are the ones to use.
-      if (row?.status === 'authorized' && fresh(stored) && stored.accessToken !== stale) return stored;
-      if (!row || !row.record.tokens) return 'refused';
-      try {
-        const next = await refreshTokens(locked, integration, row.record, base);
-        log.info('OAuth access token refreshed');
-        return held(next)!;
-      } catch (err) {
-        if (!(err instanceof AuthorizationRequiredError)) throw err;
-        // The row says why the integration stopped working; the refused tokens are of no more use.
-        await locked.write(integration.id, { ...row.record, tokens: undefined, accessExpiresAt: undefined }, 'expired');
-        log.warn('OAuth refresh refused: the integration needs authorization again');
-        return 'refused';
-      }
-    });
-    if (renewed === 'refused') throw new AuthorizationRequiredError(integration.name);
-    return renewed;
-  };
+type Url = Parameters<FetchLike>[0];
 
-  /** The token to send: the held one, the stored one, or a refreshed one; undefined when the engine holds none. */
-  const token = async (): Promise<Held | undefined> => {
-    if (fresh(current)) return current;
-    const row = await records.read(integration.id);
-    const stored = held(row?.record);
-    if (!row?.record.tokens) return undefined;
-    if (row.status === 'authorized' && fresh(stored)) return (current = stored);
-    return (current = await renew(stored?.accessToken));
-  };
+/** One integration's requests, with the token the engine holds for it. */
+class BearerRequests {
+  private readonly records: OAuthRecords;
+  private readonly log: Logger;
+  private current: Held | undefined;
+  private protectedByOAuth: Promise<boolean> | undefined;
 
-  /** A refusal the engine cannot mend by itself: remember what the server asked for, and stop. */
-  const refused = async (res: Response, challenge: AuthChallenge): Promise<never> => {
-    await res.body?.cancel();
-    await records.recordChallenge(integration.id, challenge);
-    throw new AuthorizationRequiredError(integration.name);
-  };
+  constructor(options: OAuthFetchOptions, private readonly integration: Integration, private readonly base: FetchLike) {
+    this.records = options.records;
+    this.log = options.logger.child({ integrationId: integration.id });
+  }
 
-  const plain: FetchLike = async (url, init) => {
-    const res = await base(url, init);
-    const challenge = challengeOf(res);
-    if (res.status === 401 && challenge?.resourceMetadataUrl) {
-      log.warn('the server asks for OAuth authorization');
-      return refused(res, challenge);
-    }
-    return res;
-  };
-
-  return async (url, init) => {
-    protectedByOAuth ??= oauthSettings(integration) ? Promise.resolve(true) : records.exists(integration.id);
-    if (!(await protectedByOAuth)) return plain(url, init);
-    const first = await token();
+  async fetch(url: Url, init?: RequestInit): Promise<Response> {
+    this.protectedByOAuth ??= oauthSettings(this.integration) ? Promise.resolve(true) : this.records.exists(this.integration.id);
+    if (!(await this.protectedByOAuth)) return this.plain(url, init);
+    const first = await this.token();
     // Without tokens the request goes out bare: the server's refusal says where to authorize.
-    const res = await base(url, first ? withBearer(init, first.accessToken) : init);
+    const res = await this.base(url, first ? withBearer(init, first.accessToken) : init);
     const challenge = challengeOf(res);
     if (!challenge) return res;
-    if (!first || challenge.insufficientScope) return refused(res, challenge);
+    if (!first || challenge.insufficientScope) return this.refused(res, challenge);
+    return this.renewAndRetry(url, init, res, challenge, first);
+  }
+
+  /** A request of an integration the engine holds no OAuth for, watched for a server that asks for it. */
+  private async plain(url: Url, init?: RequestInit): Promise<Response> {
+    const res = await this.base(url, init);
+    const challenge = challengeOf(res);
+    if (res.status === 401 && challenge?.resourceMetadataUrl) {
+      this.log.warn('the server asks for OAuth authorization');
+      return this.refused(res, challenge);
+    }
+    return res;
+  }
+
+  /** The held token was refused: renewed once, and the request sent once more. */
+  private async renewAndRetry(url: Url, init: RequestInit | undefined, res: Response, challenge: AuthChallenge, first: Held)
+    : Promise<Response> {
     await res.body?.cancel();
-    await records.recordChallenge(integration.id, challenge);
-    current = await renew(first.accessToken);
-    const again = await base(url, withBearer(init, current.accessToken));
+    await this.records.recordChallenge(this.integration.id, challenge);
+    this.current = await this.renew(first.accessToken);
+    const again = await this.base(url, withBearer(init, this.current.accessToken));
     const still = challengeOf(again);
     if (!still) return again;
     // A fresh token refused too: revoked at the provider, or short of scope. Only a person can mend that.
-    current = undefined;
-    if (!still.insufficientScope) await records.markExpired(integration.id);
-    return refused(again, still);
-  };
+    this.current = undefined;
+    if (!still.insufficientScope) await this.records.markExpired(this.integration.id);
+    return this.refused(again, still);
+  }
+
+  /** A refusal the engine cannot mend by itself: remember what the server asked for, and stop. */
+  private async refused(res: Response, challenge: AuthChallenge): Promise<never> {
+    await res.body?.cancel();
+    await this.records.recordChallenge(this.integration.id, challenge);
+    throw new AuthorizationRequiredError(this.integration.name);
+  }
+
+  /** The token to send: the held one, the stored one, or a refreshed one; undefined when the engine holds none. */
+  private async token(): Promise<Held | undefined> {
+    if (fresh(this.current)) return this.current;
+    const row = await this.records.read(this.integration.id);
+    const stored = held(row?.record);
+    if (!row?.record.tokens) return undefined;
+    if (row.status === 'authorized' && fresh(stored)) return (this.current = stored);
+    return (this.current = await this.renew(stored?.accessToken));
+  }
+
+  /** The stored tokens, renewed under the lock when they are about to expire or `stale` was refused. */
+  private async renew(stale?: string): Promise<Held> {
+    const renewed = await this.records.withRefreshLock(this.integration.id, (locked) => this.renewLocked(locked, stale));
+    if (renewed === 'refused') throw new AuthorizationRequiredError(this.integration.name);
+    return renewed;
+  }
+
+  private async renewLocked(locked: OAuthRecords, stale: string | undefined): Promise<Held | 'refused'> {
+    const row = await locked.read(this.integration.id);
+    const stored = held(row?.record);
+    // Another worker (or this one, a moment ago) refreshed already: its tokens are the ones to use.
+    if (row?.status === 'authorized' && fresh(stored) && stored.accessToken !== stale) return stored;
+    if (!row || !row.record.tokens) return 'refused';
+    try {
+      const next = await refreshTokens(locked, this.integration, row.record, this.base);
+      this.log.info('OAuth access token refreshed');
+      return held(next)!;
+    } catch (err) {
+      if (!(err instanceof AuthorizationRequiredError)) throw err;
+      // The row says why the integration stopped working; the refused tokens are of no more use.
+      await locked.write(this.integration.id, { ...row.record, tokens: undefined, accessExpiresAt: undefined }, 'expired');
+      this.log.warn('OAuth refresh refused: the integration needs authorization again');
+      return 'refused';
+    }
+  }
 }
