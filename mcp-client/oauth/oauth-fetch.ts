@@ -3,7 +3,8 @@ import type { FetchLike } from '@modelcontextprotocol/client';
 import type { AuthChallenge, OAuthRecord, OAuthRecords } from '../../core/oauth';
 import type { Integration } from '../../core/integration';
 import type { Logger } from '../../platform/logger';
-import { AuthorizationRequiredError, oauthSettings, refreshTokens } from './oauth-provider';
+import { AuthorizationRequiredError, refreshTokens } from './oauth-provider';
+import { oauthSettings } from './stored-provider';
 
 /**
  * How a worker's requests to an OAuth-protected MCP server carry the access token: each request
