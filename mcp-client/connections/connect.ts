@@ -1,4 +1,6 @@
-import { Client, SSEClientTransport, StreamableHTTPClientTransport, SdkError, SdkErrorCode, SdkHttpError } from '@modelcontextprotocol/client';
+import {
+  Client, SSEClientTransport, StreamableHTTPClientTransport, SdkError, SdkErrorCode, SdkHttpError,
+} from '@modelcontextprotocol/client';
 import type { Transport, CreateMessageRequest, CreateMessageResult, ElicitRequest, ElicitResult } from '@modelcontextprotocol/client';
 import type { Integration } from '../../core/integration';
 import type { EraVerdicts } from '../../core/protocol-era';
@@ -56,7 +58,8 @@ const CLIENT_INFO = { name: 'durable-agent-engine', version: '0.1.0' };
 function asRequestFailure(err: unknown): unknown {
   if (!(err instanceof SdkError) || err.code !== SdkErrorCode.EraNegotiationFailed) return err;
   if (err instanceof SdkHttpError && err.status >= 500) {
-    return new SdkHttpError(SdkErrorCode.EraNegotiationFailed, `Error POSTing to endpoint: ${statusText(err.status)}`, { status: err.status });
+    const message = `Error POSTing to endpoint: ${statusText(err.status)}`;
+    return new SdkHttpError(SdkErrorCode.EraNegotiationFailed, message, { status: err.status });
   }
   return err.cause ?? err;
 }
@@ -158,12 +161,15 @@ async function connectHttp(integration: Integration, options: ConnectOptions, pl
   const base = options.fetch ?? defaultFetch;
   const authorized = options.oauth ? authorizedFetch(options.oauth, integration, base) : base;
   const bounds = answerBounds(integration);
-  const streamCut = (bound: number) => logger.warn({ err: messageTooLargeText(bound) }, 'an MCP server\'s stream was cut at the transport bound');
+  const streamCut = (bound: number) => {
+    logger.warn({ err: messageTooLargeText(bound) }, 'an MCP server\'s stream was cut at the transport bound');
+  };
   try {
     const fetch = boundedAnswers(authorized, bounds, streamCut);
     return await connectOver(new StreamableHTTPClientTransport(url, { requestInit, fetch }), options.timeoutMs, plan, options);
   } catch (err) {
-    // Servers of the older HTTP+SSE protocol (2025 era only) answer the Streamable HTTP POST with a 4xx (SDK docs: backwards compatibility).
+    // Servers of the older HTTP+SSE protocol (2025 era only) answer the Streamable HTTP POST with a
+    // 4xx (SDK docs: backwards compatibility).
     if (!refusedByAnOlderServer(err) || (plan.mode !== 'auto' && plan.mode !== 'legacy')) throw err;
     logger.info({ err: (err as Error).message }, 'Streamable HTTP refused; trying the older SSE transport');
     const fetch = boundedAnswers(authorized, bounds, (bound) => {

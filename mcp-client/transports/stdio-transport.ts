@@ -20,7 +20,10 @@ export interface StdioServerOptions {
   killGraceMs?: number;
   /** bound on one message from the server; a longer one is answered with an error (see line-buffer.ts) */
   maxMessageBytes?: number;
-  /** bound on the decoded contents of a resources/read result, which go to spool files (see mcp-client/large-content/spooling-message.ts) */
+  /**
+   * bound on the decoded contents of a resources/read result, which go to spool files (see
+   * mcp-client/large-content/spooling-message.ts)
+   */
   maxContentBytes?: number;
 }
 
