@@ -26,6 +26,24 @@ const MAY_IMPORT = {
 const FOLDERS = Object.keys(MAY_IMPORT);
 const any = (folders) => `^(${folders.join('|')})/`;
 
+/**
+ * mcp-client/'s sub-folders, one concern each, and which of their siblings each may import; the files
+ * at its top (discovery, naming, prompts, result text) may import them, never the other way round.
+ */
+const MCP_CLIENT_MAY_IMPORT = {
+  // a large message's bytes and a resource's large contents, spooled to files as they arrive
+  'large-content': [],
+  // bytes to and from a server: stdio (process groups, lines) and HTTP answers, within the message bound
+  transports: ['large-content'],
+  // an OAuth-protected server's tokens: authorization, refresh, the bearer on each request
+  oauth: ['transports'],
+  // one connected client per integration: the pool, connecting on a protocol era
+  connections: ['transports', 'oauth'],
+  // tool calls past one request: a 2026-era server's questions in rounds, tasks
+  'tool-calls': ['connections'],
+};
+const MCP_CLIENT_FOLDERS = Object.keys(MCP_CLIENT_MAY_IMPORT);
+
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
@@ -50,6 +68,13 @@ module.exports = {
       comment: `${folder}/ may import only ${MAY_IMPORT[folder].join(', ') || 'itself'} of the engine.`,
       from: { path: `^${folder}/` },
       to: { path: any(FOLDERS), pathNot: any([folder, ...MAY_IMPORT[folder]]) },
+    })),
+    ...MCP_CLIENT_FOLDERS.map((sub) => ({
+      name: `mcp-client-${sub}-imports`,
+      severity: /** @type {const} */ ('error'),
+      comment: `mcp-client/${sub}/ may import only ${MCP_CLIENT_MAY_IMPORT[sub].join(', ') || 'itself'} of mcp-client/.`,
+      from: { path: `^mcp-client/${sub}/` },
+      to: { path: '^mcp-client/', pathNot: `^mcp-client/(${[sub, ...MCP_CLIENT_MAY_IMPORT[sub]].join('|')})/` },
     })),
     {
       name: 'workflows-import-activity-types-only',

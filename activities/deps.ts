@@ -3,7 +3,7 @@ import type { Db } from '../store/pool';
 import type { RunChangeFeed } from '../store/runs/change-feed';
 import type { LlmProviders } from '../llm/types';
 import type { Logger } from '../platform/logger';
-import type { McpPool } from '../mcp-client/pool';
+import type { McpPool } from '../mcp-client/connections/pool';
 import type { SourceQueryOptions } from '../sources/query/source-query';
 import type { ToolSlots } from './tool-slots';
 

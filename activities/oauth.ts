@@ -7,7 +7,7 @@ import { findIntegration, touchIntegration } from '../store/integrations/integra
 import { type Integration } from '../core/integration';
 import type { Queryable } from '../store/pool';
 import { mcpErrorText } from '../core/mcp-error-text';
-import { beginAuthorization, completeAuthorization, revokeAtServer } from '../mcp-client/oauth-provider';
+import { beginAuthorization, completeAuthorization, revokeAtServer } from '../mcp-client/oauth/oauth-provider';
 import type { ActivityDeps } from './deps';
 import { oauthRecords } from '../store/integrations/oauth';
 

@@ -5,7 +5,7 @@ import { findThread } from '../store/threads/threads';
 import { type Integration } from '../core/integration';
 import type { Logger } from '../platform/logger';
 import type { DiscoveredIntegration } from '../core/discovery';
-import type { McpPool } from '../mcp-client/pool';
+import type { McpPool } from '../mcp-client/connections/pool';
 import type { ChatMessage } from '../core/messages';
 import type { ContextPreview, PrefixSource, PromptDecision } from '../core/context-preview';
 import type { ModelConfig } from '../core/agent-model';

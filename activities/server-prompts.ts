@@ -2,7 +2,7 @@ import type { Client } from '@modelcontextprotocol/client';
 import { type Integration } from '../core/integration';
 import type { Logger } from '../platform/logger';
 import type { DiscoveredIntegration } from '../core/discovery';
-import type { McpPool } from '../mcp-client/pool';
+import type { McpPool } from '../mcp-client/connections/pool';
 import { promptBody } from '../mcp-client/prompt-text';
 import { cachedPromptContent } from '../mcp-client/prompt-cache';
 import type { PromptDecision } from '../core/context-preview';

@@ -17,7 +17,7 @@ export const toolResultText = {
   /** its authorization server down (5xx, or no answer) when the token had to be refreshed: the tokens are kept */
   authorizationServerDown: (integrationName: string, why: string) =>
     `the authorization server of integration ${integrationName} did not answer the token refresh (${why}); the tokens are kept, and a later call refreshes them`,
-  /** a 2026-era server's questions past the bounds of mcp-client/input-rounds.ts (16 questions, 64 KiB of state) */
+  /** a 2026-era server's questions past the bounds of mcp-client/tool-calls/input-rounds.ts (16 questions, 64 KiB of state) */
   mcpQuestionTooLarge: () => 'MCP server question too large; the call was abandoned.',
   mcpTooManyRounds: (rounds: number) => `MCP server asked for input more than ${rounds} times; the call was abandoned.`,
   /** a 2026-era server's question that waited (durably) longer than the integration's elicitationTimeout */

@@ -105,7 +105,8 @@ interface Sourced {
   sources: PrefixSource[];
 }
 
-const sourceOf = (p: FetchedPrompt): PrefixSource => ({ kind: 'prompt', integrationId: p.integrationId, integrationName: p.serverName, prompt: p.name });
+const sourceOf = (p: FetchedPrompt): PrefixSource =>
+  ({ kind: 'prompt', integrationId: p.integrationId, integrationName: p.serverName, prompt: p.name });
 
 function toolPairs(prompts: FetchedPrompt[], dropped: DroppedPrompt[]): Sourced[] {
   const messages: Sourced[] = [];
@@ -139,7 +140,8 @@ function toolPairs(prompts: FetchedPrompt[], dropped: DroppedPrompt[]): Sourced[
       const call = parseToolCallContent(prompt.content, sanitiseToolId(id));
       const toolCall: ToolCall = { id: callId, name: call.name, arguments: call.arguments };
       messages.push({ message: { role: 'assistant', content: call.text, toolCalls: [toolCall] }, sources: [sourceOf(prompt)] });
-      messages.push({ message: { role: 'tool', toolCallId: callId, name: call.name, content: result.content }, sources: [sourceOf(result)] });
+      const toolMessage: ChatMessage = { role: 'tool', toolCallId: callId, name: call.name, content: result.content };
+      messages.push({ message: toolMessage, sources: [sourceOf(result)] });
     }
     for (const result of results.values()) {
       dropped.push({ integrationId, name: result.name, reason: 'a tool_result without a tool_call' });

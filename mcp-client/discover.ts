@@ -1,13 +1,13 @@
-import type { Client } from '@modelcontextprotocol/client';
+import type { Client, Tool } from '@modelcontextprotocol/client';
 import type { DiscoveredIntegration } from '../core/discovery';
 import type { Integration } from '../core/integration';
 import type { Logger } from '../platform/logger';
 import { withDeadline } from '../platform/deadline';
 import { mcpErrorText } from '../core/mcp-error-text';
 import { keptList, type ListKind } from './list-cache';
-import { isAuthorizationRequired } from './oauth-provider';
-import type { McpPool } from './pool';
-import { toolTaskSupport } from './tasks';
+import { isAuthorizationRequired } from './oauth/oauth-provider';
+import type { McpPool } from './connections/pool';
+import { toolTaskSupport, type TaskSupport } from './tool-calls/tasks';
 
 const LIST_TIMEOUT_MS = 10_000;
 /** A server that pages forever must not stall discovery. */
@@ -39,6 +39,7 @@ async function guarded<T>(supported: boolean, what: string, logger: Logger, list
 }
 
 type Page<T> = { items: T[]; nextCursor?: string };
+type ListPage<T> = (params?: { cursor?: string }) => Promise<Page<T>>;
 
 /**
  * One list of the server's, all pages, through `fetch` (one list call: without params the SDK walks
@@ -47,7 +48,7 @@ type Page<T> = { items: T[]; nextCursor?: string };
  * without a TTL it is asked every time). On the 2025 era, pages of our own, kept while the server
  * promises to announce changes (list-cache.ts).
  */
-async function listAll<T>(client: Client, kind: ListKind, key: string, fetch: (params?: { cursor?: string }) => Promise<Page<T>>): Promise<T[]> {
+async function listAll<T>(client: Client, kind: ListKind, key: string, fetch: ListPage<T>): Promise<T[]> {
   if (client.getProtocolEra() === 'modern') return (await fetch()).items;
   return keptList(client, kind, key, () => allPages((cursor) => fetch({ cursor })));
 }
@@ -56,40 +57,51 @@ async function listAll<T>(client: Client, kind: ListKind, key: string, fetch: (p
 export async function listCapabilities(client: Client, logger: Logger): Promise<Omit<DiscoveredIntegration, 'id' | 'name' | 'status'>> {
   const caps = client.getServerCapabilities() ?? {};
   const opts = { timeout: LIST_TIMEOUT_MS };
+  const list = <T>(supported: unknown, what: string, kind: ListKind, key: string, fetch: ListPage<T>) =>
+    guarded(Boolean(supported), what, logger, () => listAll(client, kind, key, fetch));
   const [tools, resources, resourceTemplates, prompts] = await Promise.all([
-    guarded(Boolean(caps.tools), 'tools', logger, () => listAll(client, 'tools', 'tools', async (params) => {
+    list(caps.tools, 'tools', 'tools', 'tools', async (params) => {
       const r = await client.listTools(params, opts);
       return { items: r.tools, nextCursor: r.nextCursor };
-    })),
-    guarded(Boolean(caps.resources), 'resources', logger, () => listAll(client, 'resources', 'resources', async (params) => {
+    }),
+    list(caps.resources, 'resources', 'resources', 'resources', async (params) => {
       const r = await client.listResources(params, opts);
       return { items: r.resources, nextCursor: r.nextCursor };
-    })),
-    guarded(Boolean(caps.resources), 'resource templates', logger, () => listAll(client, 'resources', 'resourceTemplates', async (params) => {
+    }),
+    list(caps.resources, 'resource templates', 'resources', 'resourceTemplates', async (params) => {
       const r = await client.listResourceTemplates(params, opts);
       return { items: r.resourceTemplates, nextCursor: r.nextCursor };
-    })),
-    guarded(Boolean(caps.prompts), 'prompts', logger, () => listAll(client, 'prompts', 'prompts', async (params) => {
+    }),
+    list(caps.prompts, 'prompts', 'prompts', 'prompts', async (params) => {
       const r = await client.listPrompts(params, opts);
       return { items: r.prompts, nextCursor: r.nextCursor };
-    })),
+    }),
   ]);
-  // Only a server that declares tasks (or, on the 2026 era, an extension) can run a tool as one.
-  const mayRunTasks = Boolean(caps.tasks) || Boolean((caps as { extensions?: unknown }).extensions);
-  const support = await Promise.all(tools.map((t) => (mayRunTasks ? toolTaskSupport(client, t).catch(() => 'none' as const) : 'none' as const)));
+  const support = await taskSupports(client, tools);
   return {
     tools: tools.map((t, i) => ({
       name: t.name, title: t.title, description: t.description, inputSchema: t.inputSchema as Record<string, unknown>,
       annotations: t.annotations, ...(support[i] !== 'none' ? { taskSupport: support[i] as 'optional' | 'required' } : {}),
     })),
     resources: resources.map((r) => ({ uri: r.uri, name: r.name, description: r.description, mimeType: r.mimeType })),
-    resourceTemplates: resourceTemplates.map((r) => ({ uriTemplate: r.uriTemplate, name: r.name, description: r.description, mimeType: r.mimeType })),
+    resourceTemplates: resourceTemplates.map((r) => ({
+      uriTemplate: r.uriTemplate, name: r.name, description: r.description, mimeType: r.mimeType,
+    })),
     prompts: prompts.map((p) => ({ name: p.name, description: p.description, arguments: p.arguments })),
   };
 }
 
+/** Whether each tool may run as a task: only on a server that declares tasks (or, on the 2026 era, an extension). */
+async function taskSupports(client: Client, tools: Tool[]): Promise<TaskSupport[]> {
+  const caps = client.getServerCapabilities() ?? {};
+  if (!caps.tasks && !(caps as { extensions?: unknown }).extensions) return tools.map(() => 'none');
+  return Promise.all(tools.map((t) => toolTaskSupport(client, t).catch(() => 'none' as const)));
+}
+
 /** Lists one integration's capabilities within timeoutMs; an unreachable server is reported, never thrown. */
-export async function discoverIntegration(pool: McpPool, integration: Integration, logger: Logger, timeoutMs: number): Promise<DiscoveredIntegration> {
+export async function discoverIntegration(
+  pool: McpPool, integration: Integration, logger: Logger, timeoutMs: number,
+): Promise<DiscoveredIntegration> {
   const log = logger.child({ integrationId: integration.id });
   const head = { id: integration.id, name: integration.name };
   try {

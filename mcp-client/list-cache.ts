@@ -29,7 +29,11 @@ const byClient = new WeakMap<Client, ConnectionLists>();
 function listsOf(client: Client): ConnectionLists {
   const known = byClient.get(client);
   if (known) return known;
-  const lists: ConnectionLists = { generation: { tools: 0, resources: 0, prompts: 0 }, kept: new Map(), listeners: { tools: [], resources: [], prompts: [] } };
+  const lists: ConnectionLists = {
+    generation: { tools: 0, resources: 0, prompts: 0 },
+    kept: new Map(),
+    listeners: { tools: [], resources: [], prompts: [] },
+  };
   const changed = (kind: ListKind) => () => {
     lists.generation[kind] += 1;
     for (const [key, entry] of lists.kept) if (entry.kind === kind) lists.kept.delete(key);

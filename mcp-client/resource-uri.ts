@@ -28,7 +28,9 @@ function requiredVariables(template: string): string[] {
  * Throws when a template is left unfilled: the server could only answer "not found".
  */
 export function resolveResourceUri(
-  resourceUri: string, parameters: Record<string, unknown> | undefined, listing: Pick<DiscoveredIntegration, 'resources' | 'resourceTemplates'>,
+  resourceUri: string,
+  parameters: Record<string, unknown> | undefined,
+  listing: Pick<DiscoveredIntegration, 'resources' | 'resourceTemplates'>,
 ): ResolvedUri {
   let uri = resourceUri;
   let fromTemplate = listing.resourceTemplates.find((t) => t.uriTemplate === resourceUri);

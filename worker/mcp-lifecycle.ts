@@ -1,8 +1,8 @@
 import { ConfigError } from '../platform/config';
 import type { Logger } from '../platform/logger';
-import { createMcpPool, type McpPool, type McpPoolOptions } from '../mcp-client/pool';
-import { killLeftoverServerGroups } from '../mcp-client/process-groups';
-import { cleanSpoolLeftovers, removeSpoolDirectory } from '../mcp-client/spool-files';
+import { createMcpPool, type McpPool, type McpPoolOptions } from '../mcp-client/connections/pool';
+import { killLeftoverServerGroups } from '../mcp-client/transports/process-groups';
+import { cleanSpoolLeftovers, removeSpoolDirectory } from '../mcp-client/large-content/spool-files';
 import { PrivateDirError } from '../platform/private-files';
 
 /** How often a live worker looks for servers left by a sibling worker that died on this machine. */
@@ -25,7 +25,7 @@ export async function startMcpPool(logger: Logger, options: Omit<McpPoolOptions,
     throw new ConfigError(`Refusing the directory of MCP server process groups (${groupsDir}): ${err.message}. Workers kill the process `
       + 'groups recorded there, so it must be this user\'s alone: remove it, or set XDG_RUNTIME_DIR to a private directory.');
   });
-  // Resource contents spooled by a worker that died mid-call (mcp-client/spool-files.ts).
+  // Resource contents spooled by a worker that died mid-call (mcp-client/large-content/spool-files.ts).
   await cleanSpoolLeftovers().catch((err: unknown) => logger.warn({ err }, 'could not remove the spool files of a crashed worker'));
   const timer = setInterval(() => void sweep().catch((err: unknown) => logger.warn({ err }, 'MCP leftover sweep failed')), SWEEP_EVERY_MS);
   timer.unref();

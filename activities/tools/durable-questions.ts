@@ -1,7 +1,7 @@
 import type { InputRequiredResult, InputResponses } from '@modelcontextprotocol/client';
 import { ElicitRequestSchema } from '@modelcontextprotocol/core';
 import { toolResultText } from '../../core/tool-texts';
-import { MAX_INPUT_ROUNDS, type RoundReply } from '../../mcp-client/input-rounds';
+import { MAX_INPUT_ROUNDS, type RoundReply } from '../../mcp-client/tool-calls/input-rounds';
 import { clearRoundAnswers, insertInputRound, readRoundAnswers, type RoundQuestion } from '../../store/runs/input-rounds';
 import type { ToolRun, Verdict } from '../tool-handler';
 import type { Integration } from '../../core/integration';

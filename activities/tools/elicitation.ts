@@ -2,7 +2,7 @@ import { SdkErrorCode, SdkError } from '@modelcontextprotocol/client';
 import type { ElicitResult } from '@modelcontextprotocol/client';
 import { ElicitRequestSchema } from '@modelcontextprotocol/core';
 import { closeRunInput, insertRunInput, takeRunInputAnswer, type RunInput } from '../../store/runs/inputs';
-import type { ElicitHandler } from '../../mcp-client/connect';
+import type { ElicitHandler } from '../../mcp-client/connections/connect';
 import type { ToolRun } from '../tool-handler';
 import { waitForRow } from './row-wait';
 

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import type { DataSource } from '../../store/data-sources';
 import type { ColumnType } from '../../core/data-source';
 import type { ResolvedUri } from '../../mcp-client/resource-uri';
-import { watchNextSpool, type LiveSpool } from '../../mcp-client/live-spools';
+import { watchNextSpool, type LiveSpool } from '../../mcp-client/large-content/live-spools';
 import { csvTypes, importCsvStream } from '../../sources/csv/stream-import';
 import type { ToolRun } from '../tool-handler';
 import { isCsv, type ReadContent } from './resource-content';

@@ -4,8 +4,10 @@ import { formatDuration } from '../../core/duration';
 import type { Integration } from '../../core/integration';
 import { mcpErrorText } from '../../core/mcp-error-text';
 import { toolResultText } from '../../core/tool-texts';
-import { decodeReference } from '../../mcp-client/task-reference';
-import { AsksBeforeTask, answerToolTask, cancelToolTask, pollToolTask, startToolTask, TaskReferenceError } from '../../mcp-client/tasks';
+import { decodeReference } from '../../mcp-client/tool-calls/task-reference';
+import {
+  AsksBeforeTask, answerToolTask, cancelToolTask, pollToolTask, startToolTask, TaskReferenceError,
+} from '../../mcp-client/tool-calls/tasks';
 import { clearRoundAnswers, readRoundAnswers } from '../../store/runs/input-rounds';
 import { askedAlready, storeTaskQuestions } from './task-questions';
 import { findIntegration } from '../../store/integrations/integrations';

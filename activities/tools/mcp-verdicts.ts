@@ -3,7 +3,7 @@ import type { CallToolResult } from '@modelcontextprotocol/client';
 import type { Integration } from '../../core/integration';
 import { mcpErrorText } from '../../core/mcp-error-text';
 import { toolResultText } from '../../core/tool-texts';
-import { isAuthorizationRequired } from '../../mcp-client/oauth-provider';
+import { isAuthorizationRequired } from '../../mcp-client/oauth/oauth-provider';
 import { toolResultContentText } from '../../mcp-client/tool-result-text';
 import type { Verdict } from '../tool-handler';
 

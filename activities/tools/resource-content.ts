@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import type { ReadResourceResult } from '@modelcontextprotocol/client';
 import { truncatedStart, truncatedText } from '../../core/truncated-text';
-import { claimSpooled, releaseSpooled, type SpooledContent } from '../../mcp-client/spool-files';
+import { claimSpooled, releaseSpooled, type SpooledContent } from '../../mcp-client/large-content/spool-files';
 
 /**
  * What the LLM sees of a text resource. 100 KB is about 25k tokens: enough for a document or a
@@ -73,7 +73,7 @@ export function textResult(contents: Content[]): string {
 }
 
 /**
- * A result's contents, a large text or blob in a spool file of the transport's (mcp-client/spool-files.ts)
+ * A result's contents, a large text or blob in a spool file of the transport's (mcp-client/large-content/spool-files.ts)
  * in place of its value: claimed here, read from the file, released when the call ends.
  */
 export interface ReadContent {

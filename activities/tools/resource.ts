@@ -6,7 +6,7 @@ import { CsvImportError, importCsv } from '../../sources/csv/import-csv';
 import type { Integration } from '../../core/integration';
 import type { DiscoveredIntegration } from '../../core/discovery';
 import { mcpErrorText } from '../../core/mcp-error-text';
-import { MESSAGE_TOO_LARGE } from '../../mcp-client/message-bound';
+import { MESSAGE_TOO_LARGE } from '../../mcp-client/transports/message-bound';
 import { resolveResourceUri, type ResolvedUri } from '../../mcp-client/resource-uri';
 import { runIntegrations } from '../run-snapshots';
 import type { ToolHandler, ToolRun, Verdict } from '../tool-handler';
@@ -40,7 +40,7 @@ async function read(integration: Integration, uri: string, run: ToolRun): Promis
     })) };
   } catch (err) {
     if (signal.aborted) throw signal.reason ?? err;
-    // The transport dropped an over-long message but kept the connection (mcp-client/line-buffer.ts).
+    // The transport dropped an over-long message but kept the connection (mcp-client/transports/line-buffer.ts).
     if (err instanceof ProtocolError && err.code === MESSAGE_TOO_LARGE) return failed(`resource exceeds ${integration.maxResourceBytes} bytes`);
     if (err instanceof SdkError && err.code === SdkErrorCode.RequestTimeout) return failed(`timed out after ${integration.toolTimeoutMs} ms`);
     return failed(mcpErrorText(err));

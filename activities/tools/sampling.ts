@@ -5,7 +5,7 @@ import type { Integration } from '../../core/integration';
 import { addUsage, type Usage } from '../../core/messages';
 import { MAX_SAMPLINGS_PER_CALL, samplingRequest, samplingText, type SamplingRequest } from '../../core/sampling';
 import { callSamplingCount, closeSampling, findSampling, insertSampling, recordSamplingAnswer, type SamplingRecord } from '../../store/runs/samplings';
-import type { SampleHandler } from '../../mcp-client/connect';
+import type { SampleHandler } from '../../mcp-client/connections/connect';
 import { askModel, SamplingFailed } from '../sampling';
 import type { ToolRun } from '../tool-handler';
 import type { CallClock } from './elicitation';

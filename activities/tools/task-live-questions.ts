@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Context } from '@temporalio/activity';
 import { z } from 'zod';
-import type { ElicitHandler } from '../../mcp-client/connect';
-import { decodeReference } from '../../mcp-client/task-reference';
-import { pollToolTask } from '../../mcp-client/tasks';
+import type { ElicitHandler } from '../../mcp-client/connections/connect';
+import { decodeReference } from '../../mcp-client/tool-calls/task-reference';
+import { pollToolTask } from '../../mcp-client/tool-calls/tasks';
 import type { ActivityDeps } from '../deps';
 import { personWaits } from '../person-waits';
 import type { ToolRun } from '../tool-handler';

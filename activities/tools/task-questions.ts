@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { InputRequiredResult } from '@modelcontextprotocol/client';
 import type { Integration } from '../../core/integration';
 import { toolResultText } from '../../core/tool-texts';
-import { refusal } from '../../mcp-client/input-rounds';
+import { refusal } from '../../mcp-client/tool-calls/input-rounds';
 import { callRoundCount } from '../../store/runs/input-rounds';
 import { recordToolTaskAsked, type StoredToolTask } from '../../store/runs/tool-tasks';
 import type { ActivityDeps } from '../deps';

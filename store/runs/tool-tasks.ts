@@ -3,7 +3,7 @@ import type { Queryable } from '../pool';
 import { storableText } from '../storable-text';
 
 /**
- * Tool calls their servers run as tasks (migration 14): the serialized reference (mcp-client/tasks.ts)
+ * Tool calls their servers run as tasks (migration 14): the serialized reference (mcp-client/tool-calls/tasks.ts)
  * that the workflow's short poll activities use, from any worker, while no activity runs. Keyed by
  * the call's place in the transcript, so a retried start finds what an earlier attempt stored.
  */

@@ -4,9 +4,9 @@ import type { Tool } from '@modelcontextprotocol/client';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../api/app';
 import { toolNameOf } from '../../mcp-server/agent-server';
-import { decodeReference } from '../../mcp-client/task-reference';
-import { answerToolTask, cancelToolTask, pollToolTask, startToolTask, type ToolTaskStatus } from '../../mcp-client/tasks';
-import { withTaskSession } from '../../mcp-client/task-session';
+import { decodeReference } from '../../mcp-client/tool-calls/task-reference';
+import { answerToolTask, cancelToolTask, pollToolTask, startToolTask, type ToolTaskStatus } from '../../mcp-client/tool-calls/tasks';
+import { withTaskSession } from '../../mcp-client/tool-calls/task-session';
 import { extTasks } from '../../platform/ext-tasks';
 import { insertAgent } from '../../store/agents';
 import { findAgentTask, insertAgentTask, listAgentTasks } from '../../store/agent-tasks';
@@ -28,7 +28,7 @@ const suffix = () => randomUUID().slice(0, 8);
 
 /**
  * Agents called as MCP tasks through /mcp, on both eras, with real clients: the engine's own task
- * requester (mcp-client/tasks.ts, built on @modelcontextprotocol/ext-tasks) over v2 SDK clients.
+ * requester (mcp-client/tool-calls/tasks.ts, built on @modelcontextprotocol/ext-tasks) over v2 SDK clients.
  * Real Temporal and PostgreSQL; the LLM is the scripted provider.
  */
 describe('agent runs as MCP tasks over HTTP', () => {

@@ -13,7 +13,7 @@ import { migrate } from '../../store/migrations';
 import { createPool, type Db } from '../../store/pool';
 import { createScriptedProvider } from '../../llm/scripted';
 import { createLogger } from '../../platform/logger';
-import type { McpPool } from '../../mcp-client/pool';
+import type { McpPool } from '../../mcp-client/connections/pool';
 import { niced } from '../../platform/processes';
 import { resolveTemporalCli } from '../../platform/temporal/cli';
 import { runSearchAttributeKeys } from '../../core/search-attributes';

@@ -32,7 +32,7 @@ import { installSecretKeys } from '../../platform/secrets/key-ring';
 import { keyRing, newSecretKey } from '../../platform/secrets/secret-box';
 import { insertThread } from '../../store/threads/threads';
 import { createLogger } from '../../platform/logger';
-import { createMcpPool, type McpPool } from '../../mcp-client/pool';
+import { createMcpPool, type McpPool } from '../../mcp-client/connections/pool';
 
 const URI = 'fixture://file.csv';
 /** The fixture server, as a stdio integration and the bare client both start it. */

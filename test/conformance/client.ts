@@ -7,14 +7,14 @@ import { findIntegration, insertIntegration } from '../../store/integrations/int
 import { migrate } from '../../store/migrations';
 import { createPool } from '../../store/pool';
 import { createLogger } from '../../platform/logger';
-import { connectIntegration } from '../../mcp-client/connect';
-import { beginAuthorization, completeAuthorization, isAuthorizationRequired } from '../../mcp-client/oauth-provider';
+import { connectIntegration } from '../../mcp-client/connections/connect';
+import { beginAuthorization, completeAuthorization, isAuthorizationRequired } from '../../mcp-client/oauth/oauth-provider';
 import { guardedFetch } from '../../platform/net/address-guard';
 import { installSecretKeys } from '../../platform/secrets/key-ring';
 import { keyRing, newSecretKey } from '../../platform/secrets/secret-box';
 import { oauthRecords } from '../../store/integrations/oauth';
-import { callToolInRounds } from '../../mcp-client/input-rounds';
-import type { ElicitHandler } from '../../mcp-client/connect';
+import { callToolInRounds } from '../../mcp-client/tool-calls/input-rounds';
+import type { ElicitHandler } from '../../mcp-client/connections/connect';
 
 /**
  * The client command the MCP conformance client scenarios run (see client-run.sh):
@@ -24,7 +24,7 @@ import type { ElicitHandler } from '../../mcp-client/connect';
  * the API's worker runs it, a headless browser follows the authorization URL (the suite's
  * authorization server approves at once), the callback's exchange stores the tokens; then it does
  * what a run does with a server: list the tools and call each, with arguments made from its input
- * schema, through the engine's input rounds (mcp-client/input-rounds.ts), whose questions are
+ * schema, through the engine's input rounds (mcp-client/tool-calls/input-rounds.ts), whose questions are
  * accepted with the schema's defaults.
  */
 

@@ -5,7 +5,7 @@ import { buildApp } from '../../api/app';
 import { insertAgent } from '../../store/agents';
 import { insertIntegration } from '../../store/integrations/integrations';
 import { insertThread } from '../../store/threads/threads';
-import type { McpPool } from '../../mcp-client/pool';
+import type { McpPool } from '../../mcp-client/connections/pool';
 import { createScriptedProvider } from '../../llm/scripted';
 import { createPinnedMcpWorker } from '../../worker/create-worker';
 import { startMcpPool } from '../../worker/mcp-lifecycle';

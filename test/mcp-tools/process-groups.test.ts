@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../platform/config';
-import { killLeftoverServerGroups, registerGroup } from '../../mcp-client/process-groups';
+import { killLeftoverServerGroups, registerGroup } from '../../mcp-client/transports/process-groups';
 import { startMcpPool } from '../../worker/mcp-lifecycle';
 import { logger } from '../support/engine';
 import { exited, ROOT } from '../support/processes';

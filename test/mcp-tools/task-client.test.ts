@@ -8,9 +8,9 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import type { Tool } from '@modelcontextprotocol/client';
 import type { Integration } from '../../core/integration';
 import { createLogger } from '../../platform/logger';
-import { connectIntegration } from '../../mcp-client/connect';
-import { MAX_REFERENCE_BYTES } from '../../mcp-client/task-reference';
-import { cancelToolTask, pollToolTask, startToolTask, TaskReferenceError, toolTaskSupport, type StartedToolTask, type ToolTaskStatus } from '../../mcp-client/tasks';
+import { connectIntegration } from '../../mcp-client/connections/connect';
+import { MAX_REFERENCE_BYTES } from '../../mcp-client/tool-calls/task-reference';
+import { cancelToolTask, pollToolTask, startToolTask, TaskReferenceError, toolTaskSupport, type StartedToolTask, type ToolTaskStatus } from '../../mcp-client/tool-calls/tasks';
 import { APPROVAL_REQUESTS, FAILURE_TEXT, startTaskHttpServer, type TaskHttpServer } from '../fixtures/task-mcp-server';
 
 const ROOT = path.join(__dirname, '..', '..');
@@ -219,7 +219,7 @@ test('in a plain Node process, ext-tasks loads with import() and works with the 
   try {
     const script = `
       const { Client, StreamableHTTPClientTransport } = require('@modelcontextprotocol/client');
-      const { startToolTask, pollToolTask } = require('./mcp-client/tasks');
+      const { startToolTask, pollToolTask } = require('./mcp-client/tool-calls/tasks');
       (async () => {
         const options = { endpointId: 'e', maxResultBytes: 10000 };
         for (const mode of ['legacy', { pin: '2026-07-28' }]) {

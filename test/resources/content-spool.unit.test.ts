@@ -1,8 +1,8 @@
 import fs from 'node:fs';
-import { LineBuffer } from '../../mcp-client/line-buffer';
-import { CONTENT_NOT_KEPT, MESSAGE_TOO_LARGE } from '../../mcp-client/message-bound';
-import { claimSpooled, releaseSpooled } from '../../mcp-client/spool-files';
-import { SpoolingMessage } from '../../mcp-client/spooling-message';
+import { LineBuffer } from '../../mcp-client/transports/line-buffer';
+import { CONTENT_NOT_KEPT, MESSAGE_TOO_LARGE } from '../../mcp-client/transports/message-bound';
+import { claimSpooled, releaseSpooled } from '../../mcp-client/large-content/spool-files';
+import { SpoolingMessage } from '../../mcp-client/large-content/spooling-message';
 import { ourSpoolFiles } from '../support/spool-files';
 
 /** What the engine held before spooling: the message decoded as text, parsed, the text as UTF-8. */

@@ -6,7 +6,7 @@ import { insertAgent } from '../../store/agents';
 import { insertIntegration } from '../../store/integrations/integrations';
 import { insertThread } from '../../store/threads/threads';
 import { importCsv, threadSchemaName } from '../../sources/csv/import-csv';
-import { claimSpooled, releaseSpooled } from '../../mcp-client/spool-files';
+import { claimSpooled, releaseSpooled } from '../../mcp-client/large-content/spool-files';
 import { bigCsv } from '../fixtures/resource-fixtures';
 import { startEngine, type Engine } from '../support/engine';
 import { waitFor } from '../support/wait';

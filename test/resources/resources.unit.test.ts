@@ -1,8 +1,8 @@
 import { columnNames, sanitiseName, TypeInference, uniqueNames } from '../../sources/csv/columns';
 import { CsvRecords, lineOfRecord } from '../../sources/csv/csv-records';
 import { tableBaseName, threadSchemaName } from '../../sources/csv/import-csv';
-import { LineBuffer } from '../../mcp-client/line-buffer';
-import { MESSAGE_TOO_LARGE } from '../../mcp-client/message-bound';
+import { LineBuffer } from '../../mcp-client/transports/line-buffer';
+import { MESSAGE_TOO_LARGE } from '../../mcp-client/transports/message-bound';
 import { resolveResourceUri } from '../../mcp-client/resource-uri';
 import { blobBytes, isCsv, looksLikeCsv, textResult, TEXT_RESULT_BYTES } from '../../activities/tools/resource-content';
 

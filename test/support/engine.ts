@@ -17,7 +17,7 @@ import type { SourceQueryOptions } from '../../sources/query/source-query';
 import { keyRing } from '../../platform/secrets/secret-box';
 import { startRun, type StartRunRequest } from '../../use-cases/runs/start-run';
 import { SearchAttributeGuard } from '../../platform/temporal/search-attributes';
-import type { McpPool } from '../../mcp-client/pool';
+import type { McpPool } from '../../mcp-client/connections/pool';
 import type { NetworkPolicy } from '../../platform/net/address-guard';
 import { createEngineWorker, type EngineWorker } from '../../worker/create-worker';
 import { startMcpPool } from '../../worker/mcp-lifecycle';

@@ -4,7 +4,7 @@ import { NativeConnection, type Worker } from '@temporalio/worker';
 import type { FastifyInstance } from 'fastify';
 import { insertAgent } from '../../store/agents';
 import { insertThread } from '../../store/threads/threads';
-import type { McpPool } from '../../mcp-client/pool';
+import type { McpPool } from '../../mcp-client/connections/pool';
 import { createScriptedProvider } from '../../llm/scripted';
 import { createPinnedMcpWorker } from '../../worker/create-worker';
 import { startMcpPool } from '../../worker/mcp-lifecycle';

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { ContentField, ContentSink } from './content-scanner';
-import { ensurePrivateDir } from '../platform/private-files';
+import type { ContentField, ContentSink } from './content-string';
+import { ensurePrivateDir } from '../../platform/private-files';
 import { Base64Stream } from './base64-stream';
 import { spoolBegins, type LiveSpool } from './live-spools';
 

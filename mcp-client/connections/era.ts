@@ -1,6 +1,6 @@
 import type { Client, DiscoverResult, PriorDiscovery, VersionNegotiationMode } from '@modelcontextprotocol/client';
-import type { Integration } from '../core/integration';
-import type { EraOutcome, EraVerdict } from '../core/protocol-era';
+import type { Integration } from '../../core/integration';
+import type { EraOutcome, EraVerdict } from '../../core/protocol-era';
 
 /**
  * How a connection settles its protocol era (docs/integrations.md, "Protocol eras"). A pinned

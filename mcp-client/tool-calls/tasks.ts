@@ -1,9 +1,10 @@
 import type { CallToolResult, Client, Tool } from '@modelcontextprotocol/client';
-import type { TaskView, ToolExecution } from '@modelcontextprotocol/ext-tasks/client' with { 'resolution-mode': 'import' };
+import type { TaskController, TaskView, ToolExecution } from '@modelcontextprotocol/ext-tasks/client' with { 'resolution-mode': 'import' };
 import type { JsonValue } from '@modelcontextprotocol/ext-tasks/core' with { 'resolution-mode': 'import' };
-import { extTasks } from '../platform/ext-tasks';
+import { extTasks } from '../../platform/ext-tasks';
 import {
-  asCallToolResult, boundedMessage, decodeReference, encodeReference, isTaskStatus, pollInterval, TaskReferenceError, tooLargeText, withinBytes,
+  asCallToolResult, boundedMessage, decodeReference, encodeReference, isTaskStatus, pollInterval, TaskReferenceError, tooLargeText,
+  withinBytes,
 } from './task-reference';
 import { withTaskSession, type TaskEndpoint } from './task-session';
 
@@ -121,55 +122,71 @@ export interface PollToolTaskOptions extends TaskEndpoint, RequestOptions {
 
 /**
  * Where a task stands, from its reference alone, over any connection to its server. A finished
- * task's result is fetched with it. A server or transport failure is thrown; a task's failure is a status.
+ * task's result is fetched with it. A server or transport failure is thrown; a task's failure is a
+ * status.
  */
 export async function pollToolTask(client: Client, reference: string, options: PollToolTaskOptions): Promise<ToolTaskStatus> {
   const ref = decodeReference(reference, options.endpointId);
   return withTaskSession(client, options, undefined, async ({ session, generation }) => {
     sameGeneration(ref.generation, generation);
     // A task controller reads the task once; resumeTask() would start an owning driver that polls on
-    // in the background and (2026 era) answers the server's questions with "cancel" when no handler is set.
-    const controller = session.task(ref.taskId, options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs });
-    const view = await controller.snapshot(options.signal);
-    const max = options.maxResultBytes;
-    if (!isTaskStatus(view.status)) return { status: 'failed', message: 'the MCP server reported a task status this engine does not know' };
-    const pollIntervalMs = pollInterval(view.suggestedPollIntervalMs);
-    const every = pollIntervalMs === undefined ? {} : { pollIntervalMs };
-    switch (view.status) {
-      case 'working':
-        return { status: 'working', ...every };
-      case 'input_required': {
-        // 2025 era: the server asks its questions as requests while tasks/result is open, which a poll does not open.
-        const inputRequests = view.raw.inputRequests;
-        if (inputRequests !== undefined && withinBytes(inputRequests, max) === undefined) return { status: 'failed', message: `input requests exceed ${max} bytes` };
-        return {
-          status: 'input_required',
-          ...(isRecord(inputRequests) ? { inputRequests } : {}),
-          ...(view.statusMessage ? { message: boundedMessage(view.statusMessage, '') } : {}),
-          ...every,
-        };
-      }
-      case 'cancelled':
-        return { status: 'cancelled' };
-      case 'failed':
-        return { status: 'failed', message: failureText(view) };
-      case 'completed': {
-        const outcome = await controller.result({ ...(options.signal ? { signal: options.signal } : {}) });
-        if (outcome.status === 'cancelled') return { status: 'cancelled' };
-        if (outcome.status === 'failed') return { status: 'failed', message: boundedMessage(outcome.error.message, 'the task failed') };
-        if (withinBytes(outcome.result, max) === undefined) return { status: 'failed', message: tooLargeText(max) };
-        return { status: 'completed', result: asCallToolResult(outcome.result) };
-      }
-    }
+    // in the background and (2026 era) answers the server's questions with "cancel" when no handler
+    // is set.
+    const controller = session.task(ref.taskId, requestTimeout(options));
+    return taskStatus(controller, await controller.snapshot(options.signal), options);
   });
 }
 
+/** What a task's snapshot says, within the bounds; a completed task's result is fetched with it. */
+async function taskStatus(controller: TaskController, view: TaskView, options: PollToolTaskOptions): Promise<ToolTaskStatus> {
+  if (!isTaskStatus(view.status)) return { status: 'failed', message: 'the MCP server reported a task status this engine does not know' };
+  const pollIntervalMs = pollInterval(view.suggestedPollIntervalMs);
+  const every = pollIntervalMs === undefined ? {} : { pollIntervalMs };
+  switch (view.status) {
+    case 'working':
+      return { status: 'working', ...every };
+    case 'input_required':
+      return inputRequired(view, options.maxResultBytes, every);
+    case 'cancelled':
+      return { status: 'cancelled' };
+    case 'failed':
+      return { status: 'failed', message: failureText(view) };
+    case 'completed':
+      return completedTask(controller, options);
+  }
+}
+
+function inputRequired(view: TaskView, max: number, every: { pollIntervalMs?: number }): ToolTaskStatus {
+  // 2025 era: the server asks its questions as requests while tasks/result is open, which a poll does not open.
+  const inputRequests = view.raw.inputRequests;
+  if (inputRequests !== undefined && withinBytes(inputRequests, max) === undefined) {
+    return { status: 'failed', message: `input requests exceed ${max} bytes` };
+  }
+  return {
+    status: 'input_required',
+    ...(isRecord(inputRequests) ? { inputRequests } : {}),
+    ...(view.statusMessage ? { message: boundedMessage(view.statusMessage, '') } : {}),
+    ...every,
+  };
+}
+
+async function completedTask(controller: TaskController, options: PollToolTaskOptions): Promise<ToolTaskStatus> {
+  const max = options.maxResultBytes;
+  const outcome = await controller.result({ ...(options.signal ? { signal: options.signal } : {}) });
+  if (outcome.status === 'cancelled') return { status: 'cancelled' };
+  if (outcome.status === 'failed') return { status: 'failed', message: boundedMessage(outcome.error.message, 'the task failed') };
+  if (withinBytes(outcome.result, max) === undefined) return { status: 'failed', message: tooLargeText(max) };
+  return { status: 'completed', result: asCallToolResult(outcome.result) };
+}
+
 /** Answers a 2026-era task's questions (tasks/update), keyed as its inputRequests were. */
-export async function answerToolTask(client: Client, reference: string, inputResponses: Record<string, unknown>, options: TaskEndpoint & RequestOptions): Promise<void> {
+export async function answerToolTask(
+  client: Client, reference: string, inputResponses: Record<string, unknown>, options: TaskEndpoint & RequestOptions,
+): Promise<void> {
   const ref = decodeReference(reference, options.endpointId);
   await withTaskSession(client, options, undefined, async ({ session, generation }) => {
     sameGeneration(ref.generation, generation);
-    const controller = session.task(ref.taskId, options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs });
+    const controller = session.task(ref.taskId, requestTimeout(options));
     await controller.updateJson(JSON.parse(JSON.stringify(inputResponses)), options.signal);
   });
 }
@@ -186,7 +203,9 @@ export async function cancelToolTask(client: Client, reference: string, options:
 const ERA = { v1: '2025-11-25', v2: '2026-07-28', none: 'a server without tasks' } as const;
 
 function sameGeneration(referenced: 'v1' | 'v2', connected: 'none' | 'v1' | 'v2'): void {
-  if (referenced !== connected) throw new TaskReferenceError(`task reference is of the ${ERA[referenced]} era; this connection is to ${ERA[connected]}`);
+  if (referenced !== connected) {
+    throw new TaskReferenceError(`task reference is of the ${ERA[referenced]} era; this connection is to ${ERA[connected]}`);
+  }
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> => !!value && typeof value === 'object' && !Array.isArray(value);
@@ -213,9 +232,10 @@ function jsonArguments(args: Record<string, unknown> | undefined): Record<string
   return args === undefined ? undefined : JSON.parse(JSON.stringify(args));
 }
 
+function requestTimeout(options: RequestOptions): { requestTimeoutMs?: number } {
+  return options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs };
+}
+
 function requestOptions(options: RequestOptions): { requestTimeoutMs?: number; signal?: AbortSignal } {
-  return {
-    ...(options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs }),
-    ...(options.signal ? { signal: options.signal } : {}),
-  };
+  return { ...requestTimeout(options), ...(options.signal ? { signal: options.signal } : {}) };
 }

@@ -1,7 +1,7 @@
 import { deserializeMessage } from '@modelcontextprotocol/client';
 import type { JSONRPCMessage } from '@modelcontextprotocol/client';
 import { messageTooLargeText, notKeptAnswer, tooLargeAnswer } from './message-bound';
-import { SpoolingMessage } from './spooling-message';
+import { SpoolingMessage } from '../large-content/spooling-message';
 
 /** Enough of a dropped line's ends to find its JSON-RPC id, wherever the server's serialiser put it. */
 const EDGE_BYTES = 256;
@@ -14,7 +14,8 @@ const EDGE_BYTES = 256;
  * Here chunks are joined once per message, and a message over the bound is skipped up to its
  * newline and answered with an error for its id, so the caller gets an answer and the connection
  * (and the server process) stays up. A resource's large content goes to a spool file as it arrives
- * (spooling-message.ts); past `maxContentBytes` its request is answered with the same error.
+ * (mcp-client/large-content/spooling-message.ts); past `maxContentBytes` its request is answered
+ * with the same error.
  */
 export class LineBuffer {
   private readonly line: SpoolingMessage;

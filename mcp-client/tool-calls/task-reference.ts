@@ -30,9 +30,14 @@ const utf8Bytes = (text: string) => Buffer.byteLength(text, 'utf8');
 
 export function encodeReference(reference: SerializedTaskReference): string {
   const text = JSON.stringify({
-    endpointId: reference.endpointId, generation: reference.generation, taskId: reference.taskId, originalOperation: reference.originalOperation,
+    endpointId: reference.endpointId,
+    generation: reference.generation,
+    taskId: reference.taskId,
+    originalOperation: reference.originalOperation,
   });
-  if (utf8Bytes(text) > MAX_REFERENCE_BYTES) throw new TaskReferenceError(`task reference exceeds ${MAX_REFERENCE_BYTES} bytes (the server's task id is too long)`);
+  if (utf8Bytes(text) > MAX_REFERENCE_BYTES) {
+    throw new TaskReferenceError(`task reference exceeds ${MAX_REFERENCE_BYTES} bytes (the server's task id is too long)`);
+  }
   return text;
 }
 
@@ -85,7 +90,9 @@ export const tooLargeText = (maxBytes: number) => `result exceeds ${maxBytes} by
 /** A tool result as the engine reads it: ext-tasks has already checked it against its era's schema. */
 export function asCallToolResult(value: unknown): CallToolResult {
   const result = value as CallToolResult & { resultType?: unknown };
-  if (!result || typeof result !== 'object' || !Array.isArray(result.content)) throw new Error('the MCP server\'s task result is not a tool result');
+  if (!result || typeof result !== 'object' || !Array.isArray(result.content)) {
+    throw new Error('the MCP server\'s task result is not a tool result');
+  }
   // The 2026 era marks a final result `resultType: "complete"`; what the engine keeps is the result.
   const { resultType: _resultType, ...rest } = result;
   return rest;

@@ -1,5 +1,5 @@
 import { ContentScanner } from './content-scanner';
-import { MessageBytes } from './message-bound';
+import { MessageBytes } from './message-bytes';
 import { MessageSpools } from './spool-files';
 
 /** A content string longer than this goes to a spool file as it arrives (see content-scanner.ts). */

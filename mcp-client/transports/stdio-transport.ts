@@ -2,10 +2,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { serializeMessage } from '@modelcontextprotocol/client';
 import type { Transport, JSONRPCMessage } from '@modelcontextprotocol/client';
 import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
-import type { Logger } from '../platform/logger';
+import type { Logger } from '../../platform/logger';
 import { LineBuffer } from './line-buffer';
 import { groupAlive, registerGroup, signalGroup, unregisterGroup } from './process-groups';
-import { shortened } from '../core/truncated-text';
+import { shortened } from '../../core/truncated-text';
 
 export interface StdioServerOptions {
   command: string;
@@ -20,7 +20,10 @@ export interface StdioServerOptions {
   killGraceMs?: number;
   /** bound on one message from the server; a longer one is answered with an error (see line-buffer.ts) */
   maxMessageBytes?: number;
-  /** bound on the decoded contents of a resources/read result, which go to spool files (see spooling-message.ts) */
+  /**
+   * bound on the decoded contents of a resources/read result, which go to spool files (see
+   * mcp-client/large-content/spooling-message.ts)
+   */
   maxContentBytes?: number;
 }
 

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { Logger } from '../platform/logger';
-import { ensurePrivateDir, isOwnFile, writePrivateFile } from '../platform/private-files';
-import { isAlive, readProcessStat } from '../platform/processes';
+import type { Logger } from '../../platform/logger';
+import { ensurePrivateDir, isOwnFile, writePrivateFile } from '../../platform/private-files';
+import { isAlive, readProcessStat } from '../../platform/processes';
 
 /**
  * A registry of the stdio servers' process groups, one small file per group.
@@ -40,7 +40,12 @@ export async function registerGroup(dir: string, pgid: number, command: string):
   await ensurePrivateDir(dir);
   const leader = await readProcessStat(pgid);
   const record: GroupRecord = {
-    engineId: ENGINE_ID, ownerPid: process.pid, ownerStartTime: await ownerStartTime(), pgid, leaderStartTime: leader?.startTime ?? null, command,
+    engineId: ENGINE_ID,
+    ownerPid: process.pid,
+    ownerStartTime: await ownerStartTime(),
+    pgid,
+    leaderStartTime: leader?.startTime ?? null,
+    command,
   };
   await writePrivateFile(recordPath(dir, ENGINE_ID, pgid), JSON.stringify(record));
 }
@@ -75,7 +80,8 @@ export async function killLeftoverServerGroups(dir: string, logger: Logger): Pro
     // Gone since the listing: another worker's sweep took it.
     if (own === undefined) continue;
     if (!own) {
-      logger.warn({ file }, 'removing a process-group record that is not a plain file of this user (another user wrote it): its group is not killed');
+      logger.warn({ file }, 'removing a process-group record that is not a plain file of this user (another user wrote it): '
+        + 'its group is not killed');
       await fs.rm(file, { force: true });
       continue;
     }
@@ -84,7 +90,8 @@ export async function killLeftoverServerGroups(dir: string, logger: Logger): Pro
     if (!record) continue;
     if (await ownerRuns(record)) continue;
     if (await leaderIsRecorded(record)) {
-      logger.warn({ pgid: record.pgid, command: record.command, ownerPid: record.ownerPid }, 'killing an MCP server group left by a dead worker');
+      const { pgid, command, ownerPid } = record;
+      logger.warn({ pgid, command, ownerPid }, 'killing an MCP server group left by a dead worker');
       signalGroup(record.pgid, 'SIGKILL');
       killed++;
     }

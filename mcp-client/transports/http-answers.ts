@@ -1,10 +1,11 @@
 import { STATUS_CODES } from 'node:http';
 import type { FetchLike } from '@modelcontextprotocol/client';
 import { OAuthErrorCode } from '@modelcontextprotocol/client';
-import { mcpErrorText } from '../core/mcp-error-text';
-import { eventStream } from './event-stream-answers';
-import { MessageBytes, messageTooLargeText, notKeptAnswer, tooLargeAnswer } from './message-bound';
-import { SpoolingMessage } from './spooling-message';
+import { mcpErrorText } from '../../core/mcp-error-text';
+import { eventStream } from '../large-content/event-stream-answers';
+import { messageTooLargeText, notKeptAnswer, tooLargeAnswer } from './message-bound';
+import { MessageBytes } from '../large-content/message-bytes';
+import { SpoolingMessage } from '../large-content/spooling-message';
 
 /**
  * What the engine reads of the HTTP answers of an MCP server (Streamable HTTP and the older
@@ -40,7 +41,8 @@ export function statusText(status: number): string {
 /** The answer with another body (read by the SDK as it reads the network's) and the standard reason phrase. */
 function rebuilt(res: Response, body: ReadableStream<Uint8Array> | string | null, headers = new Headers(res.headers)): Response {
   headers.delete('content-length');
-  const answer = new Response(NULL_BODY.has(res.status) ? null : body, { status: res.status, statusText: STATUS_CODES[res.status] ?? '', headers });
+  const init = { status: res.status, statusText: STATUS_CODES[res.status] ?? '', headers };
+  const answer = new Response(NULL_BODY.has(res.status) ? null : body, init);
   return Object.defineProperty(answer, 'url', { value: res.url });
 }
 
@@ -71,12 +73,20 @@ function sentRequests(init: RequestInit | undefined, bounds: AnswerBounds): Sent
   const messages = (Array.isArray(parsed) ? parsed : [parsed]) as { id?: unknown; method?: unknown }[];
   const requests = messages.filter((m) => typeof m?.method === 'string' && (typeof m.id === 'string' || typeof m.id === 'number'));
   const toolCalls = requests.length > 0 && requests.every((m) => m.method === 'tools/call');
-  return { ids: requests.map((m) => m.id as string | number), batch: Array.isArray(parsed), bound: toolCalls ? bounds.toolCall : bounds.message, content: bounds.content };
+  return {
+    ids: requests.map((m) => m.id as string | number),
+    batch: Array.isArray(parsed),
+    bound: toolCalls ? bounds.toolCall : bounds.message,
+    content: bounds.content,
+  };
 }
 
 const encoder = new TextEncoder();
 
-/** Ends `controller`'s stream in place of an answer past the bound: the POST's requests answered with the bound's error, or the error itself. */
+/**
+ * Ends `controller`'s stream in place of an answer past the bound: the POST's requests answered
+ * with the bound's error, or the error itself.
+ */
 async function refuse(controller: ReadableStreamDefaultController<Uint8Array>, reader: ReadableStreamDefaultReader<Uint8Array>,
   sent: Sent, frame: (answer: string) => string, size?: number, onStreamCut?: (bound: number) => void, failure?: string): Promise<void> {
   await reader.cancel().catch(() => undefined);
@@ -93,7 +103,7 @@ async function refuse(controller: ReadableStreamDefaultController<Uint8Array>, r
 
 /**
  * A body read whole, up to the bound (a JSON answer; a length it declares past the bound is not read
- * at all), a resource's large contents taken out to spool files as they arrive (spooling-message.ts).
+ * at all), a resource's large contents taken out to spool files as they arrive (mcp-client/large-content/spooling-message.ts).
  */
 function wholeBody(res: Response, body: ReadableStream<Uint8Array>, sent: Sent): ReadableStream<Uint8Array> {
   const reader = body.getReader();
@@ -126,7 +136,9 @@ const RPC_DATA_BYTES = 4 * 1024;
 async function jsonRpcError(res: Response): Promise<string | undefined> {
   if (res.status < 400 || res.status >= 500 || !res.headers.get('content-type')?.toLowerCase().includes('json')) return undefined;
   try {
-    const answer = JSON.parse(await readHead(res, RPC_ERROR_READ_BYTES)) as { jsonrpc?: unknown; id?: unknown; error?: { code?: unknown; message?: unknown; data?: unknown } };
+    const answer = JSON.parse(await readHead(res, RPC_ERROR_READ_BYTES)) as {
+      jsonrpc?: unknown; id?: unknown; error?: { code?: unknown; message?: unknown; data?: unknown };
+    };
     const { error } = answer;
     if (answer.jsonrpc !== '2.0' || !Number.isInteger(error?.code)) return undefined;
     const id = typeof answer.id === 'string' || typeof answer.id === 'number' ? answer.id : null;

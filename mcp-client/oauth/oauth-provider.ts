@@ -1,18 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/client';
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens, FetchLike } from '@modelcontextprotocol/client';
+import type { FetchLike } from '@modelcontextprotocol/client';
 import { auth, computeScopeUnion, extractWWWAuthenticateParams, OAuthError, OAuthErrorCode } from '@modelcontextprotocol/client';
-import type { OAuthClientProvider, OAuthDiscoveryState } from '@modelcontextprotocol/client';
-import type { OAuthSettings } from '../core/integration';
-import type { Integration } from '../core/integration';
-import { toolResultText } from '../core/tool-texts';
-import type { AuthChallenge, OAuthRecord, OAuthRecords } from '../core/oauth';
-import { oauthAnswers, outageWatch } from './http-answers';
+import type { Integration } from '../../core/integration';
+import { toolResultText } from '../../core/tool-texts';
+import type { AuthChallenge, OAuthRecord, OAuthRecords } from '../../core/oauth';
+import { oauthAnswers, outageWatch } from '../transports/http-answers';
+import { CLIENT_NAME, oauthSettings, StoredOAuthProvider } from './stored-provider';
 
 /**
  * The SDK's MCP authorization client (discovery, registration, PKCE, code exchange, refresh)
- * with its state kept where the composition root says (OAuthRecords: the database's). The SDK drives the
- * protocol; this file only decides where each piece is stored and when a flow starts.
+ * with its state kept where the composition root says (OAuthRecords: the database's, through
+ * stored-provider.ts). The SDK drives the protocol; this file only decides when a flow starts.
  */
 
 /** An integration whose authorization is missing, revoked or could not be renewed. */
@@ -34,122 +33,10 @@ export class AuthorizationServerDownError extends Error {
   }
 }
 
-const CLIENT_NAME = 'durable-agent-engine';
-
-export function oauthSettings(integration: Integration): OAuthSettings | undefined {
-  return integration.transport.type === 'http' ? integration.transport.auth : undefined;
-}
-
-/** Seconds from the token response as an absolute time, so every worker reads the same expiry. */
-const expiryOf = (tokens: OAuthTokens): number | undefined =>
-  typeof tokens.expires_in === 'number' && tokens.expires_in > 0 ? Date.now() + tokens.expires_in * 1000 : undefined;
-
-class StoredOAuthProvider implements OAuthClientProvider {
-  authorizationUrl?: URL;
-  verifier?: string;
-
-  constructor(
-    private readonly records: OAuthRecords,
-    private readonly integration: Integration,
-    public record: OAuthRecord,
-    private readonly flow: {
-      redirectUrl: string; state?: string; codeVerifier?: string;
-      /** while a new authorization starts, the stored tokens (and status) stay as they are */
-      preserve?: { tokens?: OAuthTokens; accessExpiresAt?: number; status: 'required' | 'authorized' | 'expired' };
-    },
-  ) {}
-
-  private get settings(): OAuthSettings {
-    return oauthSettings(this.integration) ?? { type: 'oauth' };
-  }
-
-  get redirectUrl(): string {
-    return this.flow.redirectUrl;
-  }
-
-  get clientMetadataUrl(): string | undefined {
-    return this.settings.clientMetadataUrl;
-  }
-
-  get clientMetadata(): OAuthClientMetadata {
-    const { scopes, clientSecret } = this.settings;
-    return {
-      client_name: CLIENT_NAME,
-      redirect_uris: [this.flow.redirectUrl],
-      grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'],
-      token_endpoint_auth_method: clientSecret ? 'client_secret_post' : 'none',
-      ...(scopes?.length ? { scope: scopes.join(' ') } : {}),
-    };
-  }
-
-  state(): string {
-    return this.flow.state ?? randomBytes(32).toString('base64url');
-  }
-
-  clientInformation(): OAuthClientInformationMixed | undefined {
-    if (this.record.client) return this.record.client;
-    const { clientId, clientSecret } = this.settings;
-    return clientId ? { client_id: clientId, ...(clientSecret ? { client_secret: clientSecret } : {}) } : undefined;
-  }
-
-  async saveClientInformation(client: OAuthClientInformationMixed): Promise<void> {
-    this.record = { ...this.record, client, redirectUrl: this.flow.redirectUrl };
-    await this.persist();
-  }
-
-  tokens(): OAuthTokens | undefined {
-    return this.record.tokens;
-  }
-
-  async saveTokens(tokens: OAuthTokens): Promise<void> {
-    // A refresh response may leave the refresh token out: the old one stays good (RFC 6749 6).
-    const refresh = tokens.refresh_token ?? this.record.tokens?.refresh_token;
-    this.record = { ...this.record, tokens: { ...tokens, ...(refresh ? { refresh_token: refresh } : {}) }, accessExpiresAt: expiryOf(tokens) };
-    await this.persist();
-  }
-
-  redirectToAuthorization(url: URL): void {
-    this.authorizationUrl = url;
-  }
-
-  saveCodeVerifier(verifier: string): void {
-    this.verifier = verifier;
-  }
-
-  codeVerifier(): string {
-    if (!this.flow.codeVerifier) throw new Error('no authorization is in progress');
-    return this.flow.codeVerifier;
-  }
-
-  async invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): Promise<void> {
-    const r = { ...this.record };
-    if (scope === 'all' || scope === 'client') delete r.client;
-    if (scope === 'all' || scope === 'tokens') { delete r.tokens; delete r.accessExpiresAt; }
-    if (scope === 'all' || scope === 'discovery') delete r.discovery;
-    this.record = r;
-    await this.persist();
-  }
-
-  async saveDiscoveryState(discovery: OAuthDiscoveryState): Promise<void> {
-    this.record = { ...this.record, discovery };
-    await this.persist();
-  }
-
-  discoveryState(): OAuthDiscoveryState | undefined {
-    return this.record.discovery;
-  }
-
-  private persist(): Promise<void> {
-    const keep = this.flow.preserve;
-    if (!keep) return this.records.write(this.integration.id, this.record);
-    const { tokens, accessExpiresAt, status } = keep;
-    return this.records.write(this.integration.id, { ...this.record, tokens, accessExpiresAt }, status);
-  }
-}
-
 function serverUrl(integration: Integration): string {
-  if (integration.transport.type !== 'http') throw new Error(`integration ${integration.name} is not an HTTP server: it has no authorization`);
+  if (integration.transport.type !== 'http') {
+    throw new Error(`integration ${integration.name} is not an HTTP server: it has no authorization`);
+  }
   return integration.transport.url;
 }
 
@@ -196,7 +83,8 @@ export async function beginAuthorization(records: OAuthRecords, integration: Int
   const record: OAuthRecord = kept;
   const state = randomBytes(32).toString('base64url');
   // Without tokens in sight, the SDK starts a new authorization instead of refreshing.
-  const provider = new StoredOAuthProvider(records, integration, { ...record, tokens: undefined, accessExpiresAt: undefined, redirectUrl }, {
+  const withoutTokens = { ...record, tokens: undefined, accessExpiresAt: undefined, redirectUrl };
+  const provider = new StoredOAuthProvider(records, integration, withoutTokens, {
     redirectUrl, state,
     preserve: { tokens: stored.tokens, accessExpiresAt: stored.accessExpiresAt, status: row?.status ?? 'required' },
   });
@@ -208,21 +96,29 @@ export async function beginAuthorization(records: OAuthRecords, integration: Int
     scope: challenge.scope ? computeScopeUnion(stored.tokens?.scope, challenge.scope) : scopeOf(integration),
     ...(challenge.resourceMetadataUrl ? { resourceMetadataUrl: new URL(challenge.resourceMetadataUrl) } : {}),
   });
-  if (result !== 'REDIRECT' || !provider.authorizationUrl || !provider.verifier) throw new Error('the authorization server did not start an authorization');
+  if (result !== 'REDIRECT' || !provider.authorizationUrl || !provider.verifier) {
+    throw new Error('the authorization server did not start an authorization');
+  }
   const url = provider.authorizationUrl;
   // The browser opens it: nothing but a web address may come from the server.
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error(`the authorization server gave a ${url.protocol} URL to open, not an http(s) one`);
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new Error(`the authorization server gave a ${url.protocol} URL to open, not an http(s) one`);
+  }
   return { authorizationUrl: url.toString(), state, codeVerifier: provider.verifier };
 }
 
 /** The callback's second half: exchanges the code for tokens and stores them. */
 export async function completeAuthorization(
-  records: OAuthRecords, integration: Integration, input: { code: string; iss?: string; codeVerifier: string; redirectUrl: string }, fetch: FetchLike,
+  records: OAuthRecords,
+  integration: Integration,
+  input: { code: string; iss?: string; codeVerifier: string; redirectUrl: string },
+  fetch: FetchLike,
 ): Promise<void> {
   const fetchFn = oauthAnswers(fetch);
   const record = (await records.read(integration.id))?.record ?? {};
-  const provider = new StoredOAuthProvider(records, integration, record, { redirectUrl: input.redirectUrl, codeVerifier: input.codeVerifier });
-  const result = await auth(provider, { serverUrl: serverUrl(integration), authorizationCode: input.code, iss: input.iss, scope: scopeOf(integration), fetchFn });
+  const { redirectUrl, codeVerifier, code: authorizationCode, iss } = input;
+  const provider = new StoredOAuthProvider(records, integration, record, { redirectUrl, codeVerifier });
+  const result = await auth(provider, { serverUrl: serverUrl(integration), authorizationCode, iss, scope: scopeOf(integration), fetchFn });
   if (result !== 'AUTHORIZED') throw new Error('the authorization server did not issue tokens');
 }
 
@@ -231,7 +127,9 @@ export async function completeAuthorization(
  * new tokens; throws AuthorizationRequiredError when there is nothing to refresh with or the
  * authorization server refuses (revoked, expired, rotated away).
  */
-export async function refreshTokens(records: OAuthRecords, integration: Integration, record: OAuthRecord, fetch: FetchLike): Promise<OAuthRecord> {
+export async function refreshTokens(
+  records: OAuthRecords, integration: Integration, record: OAuthRecord, fetch: FetchLike,
+): Promise<OAuthRecord> {
   const watch = outageWatch(fetch);
   const fetchFn = oauthAnswers(watch.fetch);
   if (!record.tokens?.refresh_token || !record.redirectUrl) throw new AuthorizationRequiredError(integration.name);
@@ -270,7 +168,9 @@ export async function revokeAtServer(integration: Integration, record: OAuthReco
   let revoked = false;
   for (const [token, hint] of [[record.tokens.refresh_token, 'refresh_token'], [record.tokens.access_token, 'access_token']] as const) {
     if (!token) continue;
-    const body = new URLSearchParams({ token, token_type_hint: hint, client_id: client.client_id, ...(secret ? { client_secret: secret } : {}) });
+    const body = new URLSearchParams({
+      token, token_type_hint: hint, client_id: client.client_id, ...(secret ? { client_secret: secret } : {}),
+    });
     const res = await fetchFn(endpoint, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body });
     await res.body?.cancel();
     revoked ||= res.ok;

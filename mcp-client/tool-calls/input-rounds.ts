@@ -1,7 +1,9 @@
 import { isInputRequiredResult } from '@modelcontextprotocol/client';
-import type { CallToolResult, Client, ElicitRequest, InputRequiredResult, InputResponses, RequestOptions } from '@modelcontextprotocol/client';
-import { toolResultText } from '../core/tool-texts';
-import type { ElicitHandler } from './connect';
+import type {
+  CallToolResult, Client, ElicitRequest, InputRequiredResult, InputResponses, RequestOptions,
+} from '@modelcontextprotocol/client';
+import { toolResultText } from '../../core/tool-texts';
+import type { ElicitHandler } from '../connections/connect';
 
 /**
  * A tool call on the 2026 era, where a server asks its questions by answering the call with
@@ -60,7 +62,11 @@ export async function callToolRound(
 ): Promise<RoundOutcome> {
   // callTool, not a bare request: it mirrors the tool's x-mcp-header parameters into Mcp-Param-* headers.
   const value: unknown = await client.callTool(
-    { ...params, ...(reply ? { inputResponses: reply.inputResponses } : {}), ...(reply?.requestState !== undefined ? { requestState: reply.requestState } : {}) } as CallParams,
+    {
+      ...params,
+      ...(reply ? { inputResponses: reply.inputResponses } : {}),
+      ...(reply?.requestState !== undefined ? { requestState: reply.requestState } : {}),
+    } as CallParams,
     { ...options, allowInputRequired: true },
   );
   if (!isInputRequiredResult(value)) return { result: value as CallToolResult };
@@ -68,7 +74,9 @@ export async function callToolRound(
   return refused ? { abandoned: refused } : { asked: value };
 }
 
-export async function callToolInRounds(client: Client, params: CallParams, options: RequestOptions, elicit?: ElicitHandler): Promise<RoundsOutcome> {
+export async function callToolInRounds(
+  client: Client, params: CallParams, options: RequestOptions, elicit?: ElicitHandler,
+): Promise<RoundsOutcome> {
   if (client.getProtocolEra() !== 'modern') return { result: await client.callTool(params, options) as CallToolResult };
   const signal = options.signal ?? new AbortController().signal;
   let inputResponses: InputResponses | undefined;

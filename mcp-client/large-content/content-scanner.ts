@@ -1,4 +1,5 @@
-import { closingQuote, CUT_ESCAPE, JsonStringDecoder, JsonStringError } from './json-string-decoder';
+import { ContentString, type ContentField, type ContentSink } from './content-string';
+import { closingQuote, CUT_ESCAPE, JsonStringError } from './json-string-decoder';
 
 /**
  * Watches one JSON-RPC message as its bytes arrive and takes the content of a large resource out
@@ -7,19 +8,6 @@ import { closingQuote, CUT_ESCAPE, JsonStringDecoder, JsonStringError } from './
  * place. Every other byte is kept as it came, so the message parses as before; its syntax is left to
  * JSON.parse, and the taken strings are checked here as strictly as JSON.parse would check them.
  */
-
-export type ContentField = 'text' | 'blob';
-
-/** Where a large content string goes once it passes the threshold. */
-export interface ContentSink {
-  begin(field: ContentField): void;
-  /** decoded bytes, in a buffer reused after the call */
-  write(bytes: Buffer): void;
-  /** the string ended: the JSON string content to keep in its place */
-  end(): string;
-  /** the string is not valid JSON: what was written is dropped */
-  abort(): void;
-}
 
 const enum State { Value, ObjectStart, Key, Colon, AfterValue, Literal, String, Invalid }
 
@@ -44,12 +32,8 @@ export class ContentScanner {
   /** the string being read: a key, the content to watch, or any other */
   private stringKind: 'key' | 'content' | 'other' = 'other';
   private keyBytes: number[] | undefined = [];
-  private field: ContentField = 'text';
-  /** the content string's raw bytes while under the threshold */
-  private held: Buffer[] = [];
-  /** the raw bytes held in memory outside what was kept (a content string under the threshold) */
-  heldBytes = 0;
-  private decoder: JsonStringDecoder | undefined;
+  /** the content string being read */
+  private contentString: ContentString | undefined;
   private capturingId = false;
   private idBytes: number[] = [];
   private idText: string | undefined;
@@ -57,6 +41,11 @@ export class ContentScanner {
   error: string | undefined;
 
   constructor(private readonly threshold: number, private readonly keep: (bytes: Buffer) => void, private readonly sink: ContentSink) {}
+
+  /** the raw bytes held in memory outside what was kept (a content string under the threshold) */
+  get heldBytes(): number {
+    return this.contentString?.heldBytes ?? 0;
+  }
 
   /** The message's JSON-RPC id, once read (a response's id may come after its result). */
   get id(): string | number | undefined {
@@ -75,7 +64,7 @@ export class ContentScanner {
       if (state === State.Invalid) break;
       if (state === State.String) {
         let end: number;
-        if (this.decoder) {
+        if (this.contentString?.spooled) {
           end = this.decode(chunk, i);
         } else {
           end = this.stringEnd(chunk, i);
@@ -128,10 +117,8 @@ export class ContentScanner {
 
   /** Drops whatever the sink holds of an unfinished content string. */
   abandon(): void {
-    if (this.decoder) this.sink.abort();
-    this.decoder = undefined;
-    this.held = [];
-    this.heldBytes = 0;
+    this.contentString?.abandon();
+    this.contentString = undefined;
   }
 
   /**
@@ -186,7 +173,7 @@ export class ContentScanner {
     this.stringKind = kind;
     this.afterBackslash = false;
     if (kind === 'key') this.keyBytes = [];
-    if (kind === 'content') this.field = this.stack[3].key as ContentField;
+    if (kind === 'content') this.contentString = new ContentString(this.threshold, this.sink, this.stack[3].key as ContentField);
   }
 
   /** Where the string's closing quote is in the chunk, from `i` on; -1 when it is not in it. */
@@ -241,18 +228,7 @@ export class ContentScanner {
   private content(piece: Buffer): void {
     if (piece.length === 0 || this.state === State.Invalid) return;
     try {
-      if (this.decoder) {
-        this.decoder.push(piece);
-        return;
-      }
-      this.held.push(Buffer.from(piece));
-      this.heldBytes += piece.length;
-      if (this.heldBytes <= this.threshold) return;
-      this.sink.begin(this.field);
-      this.decoder = new JsonStringDecoder((bytes) => this.sink.write(bytes));
-      for (const part of this.held) this.decoder.push(part);
-      this.held = [];
-      this.heldBytes = 0;
+      this.contentString!.push(piece);
     } catch (err) {
       if (!(err instanceof JsonStringError)) throw err;
       this.fail(err.message);
@@ -262,7 +238,7 @@ export class ContentScanner {
   /** A spooled content string, decoded up to its closing quote (see JsonStringDecoder.decodeUntilQuote). */
   private decode(chunk: Buffer, from: number): number {
     try {
-      return this.decoder!.decodeUntilQuote(chunk, from);
+      return this.contentString!.decodeUntilQuote(chunk, from);
     } catch (err) {
       if (!(err instanceof JsonStringError)) throw err;
       this.fail(err.message);
@@ -273,21 +249,14 @@ export class ContentScanner {
   /** The content string closed at `quote`: its bytes, or the sink's placeholder, are kept; returns where keeping resumes. */
   private closeContent(quote: number): number {
     if (this.state === State.Invalid) return -1;
-    if (this.decoder) {
-      try {
-        this.decoder.end();
-      } catch (err) {
-        if (!(err instanceof JsonStringError)) throw err;
-        this.fail(err.message);
-        return -1;
-      }
-      this.decoder = undefined;
-      this.keep(Buffer.from(this.sink.end()));
-    } else {
-      for (const part of this.held) this.keep(part);
-      this.held = [];
-      this.heldBytes = 0;
+    try {
+      for (const part of this.contentString!.end()) this.keep(part);
+    } catch (err) {
+      if (!(err instanceof JsonStringError)) throw err;
+      this.fail(err.message);
+      return -1;
     }
+    this.contentString = undefined;
     return quote;
   }
 }

@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { DEFAULT_REQUEST_TIMEOUT_MSEC, isCallToolResult, isJSONRPCErrorResponse, isJSONRPCResultResponse } from '@modelcontextprotocol/client';
+import {
+  DEFAULT_REQUEST_TIMEOUT_MSEC, isCallToolResult, isJSONRPCErrorResponse, isJSONRPCResultResponse,
+} from '@modelcontextprotocol/client';
 import type { Client, ClientCapabilities, Implementation, JSONRPCMessage, Tool } from '@modelcontextprotocol/client';
 import type {
   ConnectedMcpSessionPort, DispatchOptions, JsonRpcResponse, RawClientDispatch, TaskEnabledSession, ToolDeclarationProvider,
 } from '@modelcontextprotocol/ext-tasks/client' with { 'resolution-mode': 'import' };
-import { extTasks, type ExtTasks } from '../platform/ext-tasks';
+import { extTasks, type ExtTasks } from '../../platform/ext-tasks';
 
-/** Who this engine is to a server, as connect.ts declares it; a 2026-era request carries it itself. */
+/** Who this engine is to a server, as mcp-client/connections/connect.ts declares it; a 2026-era request carries it itself. */
 const CLIENT_INFO: Implementation = { name: 'durable-agent-engine', version: '0.1.0' };
 
 export interface TaskEndpoint {
@@ -53,7 +55,9 @@ function inTurn<T>(client: Client, run: () => Promise<T>): Promise<T> {
  * by (2025 era: whether to ask for a task). The session is not left to list the tools itself: the
  * caller has them, from the SDK Client, which pages and caches them.
  */
-export function withTaskSession<T>(client: Client, endpoint: TaskEndpoint, tool: Tool | undefined, use: (s: TaskSession) => Promise<T>): Promise<T> {
+export function withTaskSession<T>(
+  client: Client, endpoint: TaskEndpoint, tool: Tool | undefined, use: (s: TaskSession) => Promise<T>,
+): Promise<T> {
   return inTurn(client, async () => {
     const ext = await extTasks();
     const modern = client.getProtocolEra() === 'modern';
@@ -111,7 +115,8 @@ function rememberPlainAnswers(port: ConnectedMcpSessionPort): { port: ConnectedM
     async dispatch(request, options) {
       const response = await port.dispatch(request, options);
       const augmented = isRecord(request) && request.method === 'tools/call' && isRecord(request.params) && isRecord(request.params.task);
-      if (augmented && response.kind === 'result' && isCallToolResult(response.result) && !('task' in response.result)) plain = response.result;
+      const plainResult = response.kind === 'result' && isCallToolResult(response.result) && !('task' in response.result);
+      if (augmented && plainResult) plain = response.result;
       return response;
     },
   };
@@ -152,17 +157,16 @@ function rawDispatchFor(client: Client): RawClientDispatch {
       onAbort = () => reject(signal?.reason instanceof Error ? signal.reason : new Error('aborted'));
       signal?.addEventListener('abort', onAbort, { once: true });
     });
-    // Marked handled now: it may reject (timeout, abort) while the request is still being sent; the await below still sees that.
+    // Marked handled now: it may reject (timeout, abort) while the request is still being sent; the
+    // await below still sees that.
     answered.catch(() => undefined);
     try {
       signal?.throwIfAborted();
-      const message = { jsonrpc: '2.0', id, method: request.method, ...(isRecord(request.params) ? { params: request.params } : {}) } as JSONRPCMessage;
-      await transport.send(message, { ...(context?.headers ? { headers: context.headers } : {}), ...(signal ? { requestSignal: signal } : {}) });
-      const answer = await answered;
-      if (isJSONRPCErrorResponse(answer)) return { kind: 'error', error: { code: answer.error.code, message: String(answer.error.message) } };
-      // Plain JSON (no undefined members), which is all ext-tasks accepts as a result.
-      if (isJSONRPCResultResponse(answer)) return { kind: 'result', result: JSON.parse(JSON.stringify(answer.result)) };
-      throw new Error(`the MCP server answered ${request.method} with something that is not a JSON-RPC response`);
+      const params = isRecord(request.params) ? { params: request.params } : {};
+      const message = { jsonrpc: '2.0', id, method: request.method, ...params } as JSONRPCMessage;
+      const headers = context?.headers ? { headers: context.headers } : {};
+      await transport.send(message, { ...headers, ...(signal ? { requestSignal: signal } : {}) });
+      return dispatchResponse(await answered, request.method);
     } finally {
       waiting.delete(id);
       clearTimeout(timer);
@@ -171,4 +175,12 @@ function rawDispatchFor(client: Client): RawClientDispatch {
   };
   dispatchers.set(client, dispatch);
   return dispatch;
+}
+
+/** A server's answer as ext-tasks takes it. */
+function dispatchResponse(answer: JSONRPCMessage, method: string): JsonRpcResponse {
+  if (isJSONRPCErrorResponse(answer)) return { kind: 'error', error: { code: answer.error.code, message: String(answer.error.message) } };
+  // Plain JSON (no undefined members), which is all ext-tasks accepts as a result.
+  if (isJSONRPCResultResponse(answer)) return { kind: 'result', result: JSON.parse(JSON.stringify(answer.result)) };
+  throw new Error(`the MCP server answered ${method} with something that is not a JSON-RPC response`);
 }

@@ -1,15 +1,17 @@
-import { Client, SSEClientTransport, StreamableHTTPClientTransport, SdkError, SdkErrorCode, SdkHttpError } from '@modelcontextprotocol/client';
+import {
+  Client, SSEClientTransport, StreamableHTTPClientTransport, SdkError, SdkErrorCode, SdkHttpError,
+} from '@modelcontextprotocol/client';
 import type { Transport, CreateMessageRequest, CreateMessageResult, ElicitRequest, ElicitResult } from '@modelcontextprotocol/client';
-import type { Integration } from '../core/integration';
-import type { EraVerdicts } from '../core/protocol-era';
-import type { Logger } from '../platform/logger';
-import { guardedFetch, type GuardedFetch } from '../platform/net/address-guard';
+import type { Integration } from '../../core/integration';
+import type { EraVerdicts } from '../../core/protocol-era';
+import type { Logger } from '../../platform/logger';
+import { guardedFetch, type GuardedFetch } from '../../platform/net/address-guard';
 import { eraOutcome, eraPlan, LEGACY_PLAN, PROBE_TIMEOUT_MS, type EraPlan } from './era';
-import { boundedAnswers, statusText, type AnswerBounds } from './http-answers';
-import { InFlightRequests } from './in-flight-requests';
-import { messageTooLargeText, tooLargeAnswer, transportBound } from './message-bound';
-import { authorizedFetch, type OAuthFetchOptions } from './oauth-fetch';
-import { GroupStdioTransport } from './stdio-transport';
+import { boundedAnswers, statusText, type AnswerBounds } from '../transports/http-answers';
+import { InFlightRequests } from '../transports/in-flight-requests';
+import { messageTooLargeText, tooLargeAnswer, transportBound } from '../transports/message-bound';
+import { authorizedFetch, type OAuthFetchOptions } from '../oauth/oauth-fetch';
+import { GroupStdioTransport } from '../transports/stdio-transport';
 
 export interface ConnectOptions {
   groupsDir: string;
@@ -56,7 +58,8 @@ const CLIENT_INFO = { name: 'durable-agent-engine', version: '0.1.0' };
 function asRequestFailure(err: unknown): unknown {
   if (!(err instanceof SdkError) || err.code !== SdkErrorCode.EraNegotiationFailed) return err;
   if (err instanceof SdkHttpError && err.status >= 500) {
-    return new SdkHttpError(SdkErrorCode.EraNegotiationFailed, `Error POSTing to endpoint: ${statusText(err.status)}`, { status: err.status });
+    const message = `Error POSTing to endpoint: ${statusText(err.status)}`;
+    return new SdkHttpError(SdkErrorCode.EraNegotiationFailed, message, { status: err.status });
   }
   return err.cause ?? err;
 }
@@ -66,7 +69,7 @@ const MAX_LIST_PAGES = 20;
 
 /**
  * The one set of client options. Questions of a 2026-era server arrive inside results and are
- * answered by mcp-client/input-rounds.ts (manual mode), those of a 2025-era server as requests.
+ * answered by mcp-client/tool-calls/input-rounds.ts (manual mode), those of a 2025-era server as requests.
  */
 function newClient({ elicit, sample }: ServerAsks, plan: EraPlan, timeoutMs: number): Client {
   const client = new Client(CLIENT_INFO, {
@@ -101,7 +104,7 @@ function refusedByAnOlderServer(err: unknown): boolean {
   return err instanceof SdkHttpError && err.status >= 400 && err.status < 500 && !err.message.includes('"jsonrpc"');
 }
 
-/** The bounds on an HTTP server's answers: a tool call's is the tighter of the two (see message-bound.ts). */
+/** The bounds on an HTTP server's answers: a tool call's is the tighter of the two (see mcp-client/transports/message-bound.ts). */
 function answerBounds(integration: Integration): AnswerBounds {
   const message = transportBound(integration.maxResourceBytes);
   return { message, toolCall: Math.min(message, transportBound(integration.maxResultBytes)), content: integration.maxResourceBytes };
@@ -158,12 +161,15 @@ async function connectHttp(integration: Integration, options: ConnectOptions, pl
   const base = options.fetch ?? defaultFetch;
   const authorized = options.oauth ? authorizedFetch(options.oauth, integration, base) : base;
   const bounds = answerBounds(integration);
-  const streamCut = (bound: number) => logger.warn({ err: messageTooLargeText(bound) }, 'an MCP server\'s stream was cut at the transport bound');
+  const streamCut = (bound: number) => {
+    logger.warn({ err: messageTooLargeText(bound) }, 'an MCP server\'s stream was cut at the transport bound');
+  };
   try {
     const fetch = boundedAnswers(authorized, bounds, streamCut);
     return await connectOver(new StreamableHTTPClientTransport(url, { requestInit, fetch }), options.timeoutMs, plan, options);
   } catch (err) {
-    // Servers of the older HTTP+SSE protocol (2025 era only) answer the Streamable HTTP POST with a 4xx (SDK docs: backwards compatibility).
+    // Servers of the older HTTP+SSE protocol (2025 era only) answer the Streamable HTTP POST with a
+    // 4xx (SDK docs: backwards compatibility).
     if (!refusedByAnOlderServer(err) || (plan.mode !== 'auto' && plan.mode !== 'legacy')) throw err;
     logger.info({ err: (err as Error).message }, 'Streamable HTTP refused; trying the older SSE transport');
     const fetch = boundedAnswers(authorized, bounds, (bound) => {
