@@ -17,7 +17,8 @@ import { emitRunSpan, startTurnGeneration } from '../platform/tracing/run-trace'
 import { truncatedText } from '../core/truncated-text';
 import type { ActivityDeps } from './deps';
 import { readSnapshot, runIntegrations, threadHistory, type PrefixSnapshot } from './run-snapshots';
-import { findNativeTool, toolInputSchema } from '../core/native-tools';
+import { nativeToolKind } from '../core/native-tool-kinds';
+import { toolInputSchema } from './tools/native-tool';
 import { nativeTools } from './tools';
 import { mcpToolDefinitions } from './tools/mcp-tool';
 import { isPlainObject } from '../core/plain-object';
@@ -89,7 +90,7 @@ function summarise(message: ChatMessage & { role: 'assistant' }, usage: LlmTurnO
   return {
     ...(calls.length > callLimit ? { refusedToolCalls: calls.length - callLimit } : {}),
     toolCalls: calls.slice(0, callLimit).map((c) => {
-      const native = findNativeTool(c.name);
+      const native = nativeToolKind(c.name);
       return native ? { id: c.id, name: c.name, summary: oneLine(native.summary(isPlainObject(c.arguments) ? c.arguments : {}), SUMMARY_CHARS) } : { id: c.id, name: c.name };
     }),
     textPreview: truncateUtf8(message.content, RESULT_PREVIEW_BYTES),

@@ -10,12 +10,12 @@ import { writeTogether, type Write } from '../store/runs/writes';
 import type { Integration } from '../core/integration';
 import type { Logger } from '../platform/logger';
 import type { ToolCall } from '../core/messages';
-import { parseToolArguments } from '../core/native-tools';
 import { traceToolCall } from '../platform/tracing/run-trace';
 import type { ActivityDeps } from './deps';
 import { personWaits } from './person-waits';
 import { isPlainObject } from '../core/plain-object';
 import { ToolSlots } from './tool-slots';
+import { parseToolArguments } from './tools/native-tool';
 import type { AnyToolHandler, CheckedCall, Refusal, ToolActivityInput, ToolHandler, Verdict } from './tool-handler';
 
 /** Well inside the 10 s heartbeat timeout the workflow sets, so a live call is never mistaken for a dead worker. */

@@ -2,11 +2,11 @@ import type { SubAgentRoute } from '../core/sub-agents';
 import type { ChildRun, InputWait, McpToolRoute, SampledDuringCall, ToolCallRef, ToolOutcome, ToolTask } from '../core/tool-call';
 import type { Integration } from '../core/integration';
 import type { Logger } from '../platform/logger';
-import type { NativeTool } from '../core/native-tools';
 import type { ToolCallRecord } from '../store/runs/tool-calls';
 import type { ActivityDeps } from './deps';
 import type { PersonWaits } from './person-waits';
 import type { DiscoverySnapshot } from './run-snapshots';
+import type { NativeTool } from './tools/native-tool';
 
 /*
  * The contract between the one wrapper every tool call goes through (tool-call.ts) and each kind
@@ -80,9 +80,9 @@ export interface DefinitionContext {
  */
 export interface ToolHandler<R, A = Record<string, unknown>> {
   /**
-   * A native tool's declaration (core/native-tools.ts: its name and the schema its arguments are
-   * checked against before `check` sees them), and what the LLM is told about it this turn; MCP
-   * tools describe themselves.
+   * A native tool: its kind with the schema its arguments are checked against before `check` sees
+   * them (tools/native-tool.ts), and what the LLM is told about it this turn; MCP tools describe
+   * themselves.
    */
   native?: {
     tool: NativeTool<A>;

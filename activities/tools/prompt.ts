@@ -1,4 +1,5 @@
-import { promptTool, type ToolArgs } from '../../core/native-tools';
+import { z } from 'zod';
+import { promptKind } from '../../core/native-tool-kinds';
 import { toolResultText } from '../../core/tool-texts';
 import type { DiscoveredIntegration } from '../../core/discovery';
 import { mcpErrorText } from '../../core/mcp-error-text';
@@ -7,6 +8,7 @@ import { runIntegrations } from '../run-snapshots';
 import type { ToolHandler, ToolRun, Verdict } from '../tool-handler';
 import { integrationCatalogue, listed, runIntegration } from './integration-catalogue';
 import { usableIntegration } from './usable-integration';
+import { objectOf, requiredString, type NativeTool, type ToolArgs } from './native-tool';
 import { shortened } from '../../core/truncated-text';
 
 /** The tracing span of a retrieval; logs carry the name too. */
@@ -59,7 +61,17 @@ function promptEntry(p: DiscoveredIntegration['prompts'][number]): string {
   return `${p.name}${about}${args.length ? ` [arguments: ${args.join(', ')}]` : ''}`;
 }
 
-/** retrieve_mcp_prompt {integrationId, promptName, arguments?} (contract schema: core/native-tools.ts): the prompt as the contract text. */
+/** retrieve_mcp_prompt {integrationId, promptName, arguments?}: the contract schema (docs/tools.md). */
+export const promptTool: NativeTool<{ integrationId: string; promptName: string; arguments?: Record<string, unknown> }> = {
+  ...promptKind,
+  input: z.object({
+    integrationId: requiredString('integrationId').describe('The id or name of the integration.'),
+    promptName: requiredString('promptName').describe('The name of the prompt.'),
+    arguments: objectOf('arguments', 'argument names').optional().describe('Arguments of the prompt.'),
+  }),
+};
+
+/** The prompt as the contract text. */
 export const promptExecution: ToolHandler<Request, ToolArgs<typeof promptTool>> = {
   native: {
     tool: promptTool,

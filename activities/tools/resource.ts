@@ -1,6 +1,7 @@
 import { ProtocolError, SdkErrorCode, SdkError } from '@modelcontextprotocol/client';
 import type { ReadResourceResult } from '@modelcontextprotocol/client';
-import { resourceTool, type ToolArgs } from '../../core/native-tools';
+import { z } from 'zod';
+import { resourceKind } from '../../core/native-tool-kinds';
 import { toolResultText } from '../../core/tool-texts';
 import { CsvImportError, importCsv } from '../../sources/csv/import-csv';
 import type { Integration } from '../../core/integration';
@@ -15,6 +16,7 @@ import { claimContents, findCsv, readContentBytes, readCsvText, readTextResult, 
 import { usableIntegration } from './usable-integration';
 import { importArrivedCsv, startLiveCsv, type LiveCsv } from './live-csv';
 import type { DataSource } from '../../store/data-sources';
+import { objectOf, requiredString, type NativeTool, type ToolArgs } from './native-tool';
 
 /** The tracing span of a retrieval; logs carry the name too. */
 export const RESOURCE_RETRIEVAL_SPAN = 'mcp_resource_retrieval';
@@ -101,7 +103,17 @@ const resourceOffers = (i: DiscoveredIntegration) => [
   i.resourceTemplates.length ? `templates: ${listed(i.resourceTemplates, (t) => `${t.uriTemplate} (${t.name})`)}` : '',
 ].filter(Boolean).join('; ') || 'no resources';
 
-/** retrieve_mcp_resource {integrationId, resourceUri, parameters?} (contract schema: core/native-tools.ts). */
+/** retrieve_mcp_resource {integrationId, resourceUri, parameters?}: the contract schema (docs/tools.md). */
+export const resourceTool: NativeTool<{ integrationId: string; resourceUri: string; parameters?: Record<string, unknown> }> = {
+  ...resourceKind,
+  input: z.object({
+    integrationId: requiredString('integrationId').describe('The id or name of the integration.'),
+    resourceUri: requiredString('resourceUri').describe('The URI of the resource, or of a resource template.'),
+    parameters: objectOf('parameters', 'template variable names').optional().describe('Values for the parameters of a resource template.'),
+  }),
+};
+
+/** A resource as text for the LLM, or a CSV imported as a table of the thread. */
 export const resourceExecution: ToolHandler<Request, ToolArgs<typeof resourceTool>> = {
   native: {
     tool: resourceTool,
