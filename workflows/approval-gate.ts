@@ -17,7 +17,7 @@ export interface ApprovalSeqs {
 }
 
 /** What the gate answers: run the tool, or tell the LLM why not. */
-export type GateVerdict = { approved: true } | { approved: false; content: string };
+export type GateOutcome = { approved: true } | { approved: false; content: string };
 
 interface Waiting {
   /** approval_requested is recorded: a reviewer can see the call, and the run is listed as waiting */
@@ -73,7 +73,7 @@ export function installApprovalGate(listing: WaitingAttribute) {
   /** Records the request, waits for a decision or the timeout, and records how it ended. */
   async function awaitDecision(
     ref: ToolCallRef, integrationId: string, requirement: ApprovalRequirement, seqs: ApprovalSeqs,
-  ): Promise<GateVerdict> {
+  ): Promise<GateOutcome> {
     const entry: Waiting = { requested: false, recorded: false };
     const call = { ...ref, integrationId, requestedSeq: seqs.requested, resolvedSeq: seqs.resolved };
     waiting.set(ref.toolCallId, entry);

@@ -4,7 +4,7 @@ import { toolTaskQueue, type BusyIntegration, type InputWait, type ParkedTask, t
 import { DEFAULT_TOOL_TIMEOUT_MS } from '../core/integration';
 import { toolResultText } from '../core/tool-texts';
 import type { ApprovalGate, ApprovalSeqs } from './approval-gate';
-import type { InputVerdict, InputWaits } from './input-wait';
+import type { InputAnswers, InputWaits } from './input-wait';
 import { answerSamplings, countSampledDuringCall, type ModelLedger } from './sampling-steps';
 import { awaitToolTask } from './task-wait';
 import { routeToolCall } from './tool-kinds';
@@ -97,16 +97,16 @@ export function callTool(
     runId: ref.runId, toolCallId: ref.toolCallId, turn: ref.turn, index: ref.index, round, ...(route?.task ? { taskTimeoutMs: route.task.timeoutMs } : {}),
   }).then(({ wait, task }) => (wait ? answered(wait) : task ? waitOnTask(task) : failed(err)), failed);
   // The round's questions first (a reviewer's decisions on its sampling requests among them), then its sampling steps.
-  const settled = (wait: InputWait): Promise<InputVerdict> => (wait.inputIds.length > 0 ? waits.inputs.awaitAnswers(ref.name, wait) : Promise.resolve<InputVerdict>({ answered: true }))
-    .then((verdict) => (verdict.answered && wait.samplings?.length ? answerSamplings(waits.ledger, ref, wait) : verdict));
+  const settled = (wait: InputWait): Promise<InputAnswers> => (wait.inputIds.length > 0 ? waits.inputs.awaitAnswers(ref.name, wait) : Promise.resolve<InputAnswers>({ answered: true }))
+    .then((answers) => (answers.answered && wait.samplings?.length ? answerSamplings(waits.ledger, ref, wait) : answers));
   // While it waits on its task, the call counts as one that would let the run continue-as-new.
   // (Not while its questions wait for a person: the turn then goes on in this execution.)
   const settledOnTask = (wait: InputWait) => {
     tasks.turn.onTasks--;
     const back = () => { tasks.turn.onTasks++; };
-    return settled(wait).then((verdict) => {
+    return settled(wait).then((answers) => {
       back();
-      return verdict;
+      return answers;
     }, (err: unknown) => {
       back();
       throw err;
@@ -123,12 +123,12 @@ export function callTool(
     });
   };
   const answered = (wait: InputWait) => settled(wait).then(
-    (verdict) => (verdict.answered ? run(wait) : recording.recordToolResult({ ...input, status: 'error', content: verdict.content })),
+    (answers) => (answers.answered ? run(wait) : recording.recordToolResult({ ...input, status: 'error', content: answers.content })),
   ).catch(failed);
   if (tasks.resume) return waitOnTask(tasks.resume.task, tasks.resume);
   if (!route?.approval) return run();
   return waits.gate.awaitDecision({ ...ref, type }, route.integrationId, route.approval, approvalSeqs).then(
-    (verdict) => (verdict.approved ? run() : recording.recordToolResult({ ...input, status: 'error', content: verdict.content })),
+    (gate) => (gate.approved ? run() : recording.recordToolResult({ ...input, status: 'error', content: gate.content })),
   ).catch(failed);
 }
 

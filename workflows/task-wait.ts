@@ -2,7 +2,7 @@ import { CancellationScope, isCancellation, proxyActivities, sleep, workflowInfo
 import type { createActivities } from '../activities';
 import type { ToolActivityInput } from '../activities/tool-handler';
 import { toolTaskQueue, type InputWait, type ParkedTask, type ToolOutcome, type ToolTask } from '../core/tool-call';
-import type { InputVerdict, InputWaits } from './input-wait';
+import type { InputAnswers, InputWaits } from './input-wait';
 
 type Activities = ReturnType<typeof createActivities>;
 
@@ -32,7 +32,7 @@ const MAX_DELAY_MS = 60_000;
  * the run's history.
  */
 export async function awaitToolTask(
-  input: ToolActivityInput, task: ToolTask, settle: (wait: InputWait) => Promise<InputVerdict>, { park, resume, asking }: TaskWaitOptions = {},
+  input: ToolActivityInput, task: ToolTask, settle: (wait: InputWait) => Promise<InputAnswers>, { park, resume, asking }: TaskWaitOptions = {},
 ): Promise<ToolOutcome | { parked: ParkedTask }> {
   const route = input.route;
   const acts = proxyActivities<Activities>({
@@ -78,10 +78,10 @@ export async function awaitToolTask(
       }
       if (poll.waiting) {
         // The task's questions wait as a call's do (its round stored, no activity running), then go to the task.
-        const verdict = await settle(poll.waiting);
-        const answered = verdict.answered
+        const answers = await settle(poll.waiting);
+        const answered = answers.answered
           ? await acts.answerMcpTask({ ...ref, roundId: poll.waiting.roundId })
-          : await acts.cancelMcpTask({ ...ref, reason: 'abandon', text: verdict.content, timeoutMs: task.timeoutMs });
+          : await acts.cancelMcpTask({ ...ref, reason: 'abandon', text: answers.content, timeoutMs: task.timeoutMs });
         if (answered.outcome) return answered.outcome;
         backoff = FIRST_DELAY_MS;
         continue;

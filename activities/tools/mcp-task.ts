@@ -13,8 +13,8 @@ import { findToolCallAndRequest } from '../../store/runs/tool-calls';
 import { findToolTask, insertToolTask, recordToolTaskPoll, type StoredToolTask } from '../../store/runs/tool-tasks';
 import type { ActivityDeps } from '../deps';
 import { storeToolResult } from '../tool-call';
-import type { ToolActivityInput, ToolRun, Verdict } from '../tool-handler';
-import { failureVerdict, resultVerdict, unexpected } from './mcp-verdicts';
+import type { ToolActivityInput, ToolRun, ToolResult } from '../tool-handler';
+import { resultOfFailure, resultOfCall, unexpected } from './mcp-results';
 
 /**
  * Long tool calls as tasks (MCP tasks). The call's activity asks the server for a task, stores its
@@ -37,7 +37,7 @@ function asksFirst(err: unknown): boolean {
  * Starts the call as a task. `asks first`: the server wants answers before it starts one (2026 era),
  * and the caller makes the call the usual way, where its questions wait durably.
  */
-export async function startTaskCall(integration: Integration, route: McpToolRoute, args: Record<string, unknown>, run: ToolRun): Promise<Verdict | 'asks first'> {
+export async function startTaskCall(integration: Integration, route: McpToolRoute, args: Record<string, unknown>, run: ToolRun): Promise<ToolResult | 'asks first'> {
   const { input } = run;
   // As the integration's connections declare them (2026: each request carries its own): so the server may ask.
   const clientCapabilities = {
@@ -48,7 +48,7 @@ export async function startTaskCall(integration: Integration, route: McpToolRout
       endpointId: integration.id, maxResultBytes: integration.maxResultBytes, requestTimeoutMs: requestTimeout(integration), signal: run.signal, clientCapabilities,
     }));
     // The server chose to answer at once.
-    if ('result' in started) return resultVerdict(started.result, integration);
+    if ('result' in started) return resultOfCall(started.result, integration);
     const stored = await insertToolTask(run.deps.db, {
       runId: input.runId, toolCallId: input.toolCallId, turn: input.turn, slot: input.index + 1, integrationId: integration.id, reference: started.reference,
     });
@@ -63,7 +63,7 @@ export async function startTaskCall(integration: Integration, route: McpToolRout
       run.log.info('the MCP server asks for input before it starts a task; the call is made the usual way');
       return 'asks first';
     }
-    return failureVerdict(err, requestTimeout(integration));
+    return resultOfFailure(err, requestTimeout(integration));
   }
 }
 
@@ -92,9 +92,9 @@ export interface TaskCancelInput extends TaskPollInput {
   text?: string;
 }
 
-export async function storeVerdict(deps: ActivityDeps, input: ToolActivityInput, task: StoredToolTask, verdict: Verdict): Promise<ToolOutcome> {
+export async function storeTaskResult(deps: ActivityDeps, input: ToolActivityInput, task: StoredToolTask, result: ToolResult): Promise<ToolOutcome> {
   const durationMs = Date.now() - Date.parse(task.createdAt);
-  return storeToolResult(deps.db, input, { status: verdict.status, content: verdict.content, integrationId: task.integrationId, durationMs });
+  return storeToolResult(deps.db, input, { status: result.status, content: result.content, integrationId: task.integrationId, durationMs });
 }
 
 const isLegacyTask = (task: StoredToolTask, integration: Integration) => decodeReference(task.reference, integration.id).generation === 'v1';
@@ -122,9 +122,9 @@ export function createMcpTaskActivities(deps: ActivityDeps) {
       const loaded = await load(input);
       if ('outcome' in loaded) return loaded;
       const { task, integration } = loaded;
-      if (!integration) return { outcome: await storeVerdict(deps, input, task, unexpected('the integration no longer exists or is disabled')) };
+      if (!integration) return { outcome: await storeTaskResult(deps, input, task, unexpected('the integration no longer exists or is disabled')) };
       const signal = Context.current().cancellationSignal;
-      let verdict: Verdict;
+      let result: ToolResult;
       try {
         const polled = await deps.mcpPool.withClient(integration, (client) => pollToolTask(client, task.reference, {
           endpointId: integration.id, maxResultBytes: integration.maxResultBytes, requestTimeoutMs: requestTimeout(integration), signal,
@@ -135,21 +135,21 @@ export function createMcpTaskActivities(deps: ActivityDeps) {
           if (asked.waiting) return { waiting: asked.waiting };
           // Questions the call cannot relay: the task is cancelled, and the LLM reads why.
           await cancelQuietly(integration, task);
-          return { outcome: await storeVerdict(deps, input, task, asked) };
+          return { outcome: await storeTaskResult(deps, input, task, asked) };
         }
         // A 2025-era task asks only over a held tasks/result, where a question can be relayed only when the integration relays questions.
         if (polled.status === 'input_required' && !polled.inputRequests && integration.elicitation && isLegacyTask(task, integration)) return { asksLive: true };
         if (polled.status === 'working' || polled.status === 'input_required') return polled.pollIntervalMs ? { pollIntervalMs: polled.pollIntervalMs } : {};
-        verdict = polled.status === 'completed' ? resultVerdict(polled.result, integration)
+        result = polled.status === 'completed' ? resultOfCall(polled.result, integration)
           : polled.status === 'failed' ? { status: 'error', content: toolResultText.mcpToolFailed(polled.message) }
             : { status: 'error', content: toolResultText.mcpToolFailed('the MCP server cancelled the task') };
       } catch (err) {
         // A reference the server no longer knows, or one this engine cannot use: polling again cannot help.
         if (!(err instanceof TaskReferenceError)) throw err;
-        verdict = unexpected(mcpErrorText(err));
+        result = unexpected(mcpErrorText(err));
       }
-      deps.logger.info({ runId: input.runId, toolCallId: input.toolCallId, taskRefId: task.taskRefId, polls: task.polls + 1, status: verdict.status }, 'MCP task ended');
-      return { outcome: await storeVerdict(deps, input, task, verdict) };
+      deps.logger.info({ runId: input.runId, toolCallId: input.toolCallId, taskRefId: task.taskRefId, polls: task.polls + 1, status: result.status }, 'MCP task ended');
+      return { outcome: await storeTaskResult(deps, input, task, result) };
     },
 
     /** Asks the server to cancel the task; for a task past its timeout, the LLM is told. Best effort toward the server. */
@@ -162,7 +162,7 @@ export function createMcpTaskActivities(deps: ActivityDeps) {
       if (input.reason === 'cancel') return {};
       const text = input.reason === 'abandon' && input.text ? input.text
         : toolResultText.mcpToolFailed(`the task did not finish within ${formatDuration(input.timeoutMs)}`);
-      return { outcome: await storeVerdict(deps, input, task, { status: 'error', content: text }) };
+      return { outcome: await storeTaskResult(deps, input, task, { status: 'error', content: text }) };
     },
 
     /** The answers to a task's questions, once the workflow has them all: sent to the task (tasks/update), then cleared. */
@@ -173,7 +173,7 @@ export function createMcpTaskActivities(deps: ActivityDeps) {
       const answers = await readRoundAnswers(deps.db, input.roundId);
       if (!integration || !answers.answered) {
         const missing = unexpected(!integration ? 'the integration no longer exists or is disabled' : `the answers of round ${input.roundId} are missing`);
-        return { outcome: await storeVerdict(deps, input, task, missing) };
+        return { outcome: await storeTaskResult(deps, input, task, missing) };
       }
       await deps.mcpPool.withClient(integration, (client) => answerToolTask(client, task.reference, answers.responses, {
         endpointId: integration.id, requestTimeoutMs: requestTimeout(integration), signal: Context.current().cancellationSignal,

@@ -10,7 +10,7 @@ import { mcpErrorText } from '../../core/mcp-error-text';
 import { MESSAGE_TOO_LARGE } from '../../mcp-client/message-bound';
 import { resolveResourceUri, type ResolvedUri } from '../../mcp-client/resource-uri';
 import { runIntegrations } from '../run-snapshots';
-import type { ToolHandler, ToolRun, Verdict } from '../tool-handler';
+import type { ToolHandler, ToolRun, ToolResult } from '../tool-handler';
 import { integrationCatalogue, listed, runIntegration } from './integration-catalogue';
 import { claimContents, findCsv, readContentBytes, readCsvText, readTextResult, releaseContents, type ReadContent } from './resource-content';
 import { usableIntegration } from './usable-integration';
@@ -22,7 +22,7 @@ import { objectOf, requiredString, type NativeTool, type ToolArgs } from './nati
 export const RESOURCE_RETRIEVAL_SPAN = 'mcp_resource_retrieval';
 const IMPORTED_PREFIX = 'CSV resource imported as data source:';
 
-const failed = (message: string): Verdict => ({ status: 'error', content: toolResultText.resourceFailed(message) });
+const failed = (message: string): ToolResult => ({ status: 'error', content: toolResultText.resourceFailed(message) });
 
 export const csvImportedText = (uri: string, table: string, columns: { name: string; type: string }[], rows: number) =>
   `${IMPORTED_PREFIX} ${uri}. You can now query this data using the source_query tool.`
@@ -33,7 +33,7 @@ interface Request {
   resolved: ResolvedUri;
 }
 
-async function read(integration: Integration, uri: string, run: ToolRun): Promise<{ result: ReadResourceResult } | Verdict> {
+async function read(integration: Integration, uri: string, run: ToolRun): Promise<{ result: ReadResourceResult } | ToolResult> {
   const { signal } = run;
   try {
     return { result: await run.deps.mcpPool.withClient(integration, (client) => client.readResource({ uri }, {
@@ -50,7 +50,7 @@ async function read(integration: Integration, uri: string, run: ToolRun): Promis
 }
 
 /** CSV becomes a table of the thread, text goes back to the LLM, failures are text too. */
-async function retrieve({ integration: listedIntegration, resolved }: Request, run: ToolRun): Promise<Verdict> {
+async function retrieve({ integration: listedIntegration, resolved }: Request, run: ToolRun): Promise<ToolResult> {
   const integration = await usableIntegration(run.deps.db, listedIntegration.id, { pinnedAllowed: false });
   if (typeof integration === 'string') return failed(integration);
   const live = startLiveCsv(resolved, integration.id, run);
@@ -68,7 +68,7 @@ async function retrieve({ integration: listedIntegration, resolved }: Request, r
   }
 }
 
-async function deliver(contents: ReadContent[], integration: Integration, { uri, listed }: ResolvedUri, run: ToolRun, live?: LiveCsv): Promise<Verdict> {
+async function deliver(contents: ReadContent[], integration: Integration, { uri, listed }: ResolvedUri, run: ToolRun, live?: LiveCsv): Promise<ToolResult> {
   const { db, logger } = run.deps;
   if (contents.length === 0) return failed(`the resource ${uri} has no contents`);
   // What arrived is bounded by the transport (large contents as they were spooled): this bounds what goes on (import, transcript).
@@ -94,7 +94,7 @@ async function deliver(contents: ReadContent[], integration: Integration, { uri,
   }
 }
 
-const imported = (uri: string, source: DataSource): Verdict => ({
+const imported = (uri: string, source: DataSource): ToolResult => ({
   status: 'ok', content: csvImportedText(uri, source.tableName, source.columns, source.rowCount), importedDataSource: true,
 });
 
@@ -122,7 +122,7 @@ export const resourceExecution: ToolHandler<Request, ToolArgs<typeof resourceToo
   },
   span: () => RESOURCE_RETRIEVAL_SPAN,
   usesIntegrationSlot: true,
-  about: (args) => ({ integrationId: args.integrationId, resourceUri: args.resourceUri, operationType: 'resource_retrieval' }),
+  logFields: (args) => ({ integrationId: args.integrationId, resourceUri: args.resourceUri, operationType: 'resource_retrieval' }),
   check: async ({ integrationId, resourceUri, parameters }, input, { db }) => {
     const integration = runIntegration(await runIntegrations(db, input.runId), integrationId);
     if (!integration) return failed(`integration ${integrationId} is not available to this agent`);
@@ -130,8 +130,8 @@ export const resourceExecution: ToolHandler<Request, ToolArgs<typeof resourceToo
     try {
       const values = parameters;
       const resolved = resolveResourceUri(resourceUri, values, integration);
-      const about = { resourceUri: resolved.uri, hasParameters: Object.keys(values ?? {}).length > 0, listed: resolved.known };
-      return { request: { integration, resolved }, integrationId: integration.id, integrationName: integration.name, about };
+      const logFields = { resourceUri: resolved.uri, hasParameters: Object.keys(values ?? {}).length > 0, listed: resolved.known };
+      return { request: { integration, resolved }, integrationId: integration.id, integrationName: integration.name, logFields };
     } catch (err) {
       return refused((err as Error).message);
     }

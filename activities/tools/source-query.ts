@@ -41,7 +41,7 @@ export const sourceQueryExecution: ToolHandler<ToolArgs<typeof sourceQueryTool>,
     },
   },
   span: () => SOURCE_QUERY_SPAN,
-  check: async (args, input) => ({ request: args, about: { threadId: input.threadId, operationType: 'source_query' } }),
+  check: async (args, input) => ({ request: args, logFields: { threadId: input.threadId, operationType: 'source_query' } }),
   execute: async (args, { input, deps, log }) => {
     const outcome = await runSourceQuery(deps.db, input.threadId, args, deps.sourceQuery);
     if (outcome.ok) return { status: 'ok', content: outcome.text };

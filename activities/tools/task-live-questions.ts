@@ -8,8 +8,8 @@ import type { ActivityDeps } from '../deps';
 import { personWaits } from '../person-waits';
 import type { ToolRun } from '../tool-handler';
 import { callClock, elicitationHandler } from './elicitation';
-import { loadTask, storeVerdict, type TaskPoll, type TaskPollInput } from './mcp-task';
-import { unexpected } from './mcp-verdicts';
+import { loadTask, storeTaskResult, type TaskPoll, type TaskPollInput } from './mcp-task';
+import { unexpected } from './mcp-results';
 
 /**
  * A 2025-era task that asks (`input_required`): the 2025-11-25 protocol sends its questions only
@@ -38,7 +38,7 @@ export function createTaskLiveQuestionActivities(deps: ActivityDeps) {
       const loaded = await loadTask(deps, input);
       if ('outcome' in loaded) return loaded;
       const { task, integration } = loaded;
-      if (!integration) return { outcome: await storeVerdict(deps, input, task, unexpected('the integration no longer exists or is disabled')) };
+      if (!integration) return { outcome: await storeTaskResult(deps, input, task, unexpected('the integration no longer exists or is disabled')) };
       const context = Context.current();
       const untilDeadline = Math.max(0, input.deadline - Date.now());
       const budgetMs = Math.min(integration.elicitationTimeoutMs, untilDeadline);
