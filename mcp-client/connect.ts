@@ -1,7 +1,7 @@
 import { Client, SSEClientTransport, StreamableHTTPClientTransport, SdkError, SdkErrorCode, SdkHttpError } from '@modelcontextprotocol/client';
 import type { Transport, CreateMessageRequest, CreateMessageResult, ElicitRequest, ElicitResult } from '@modelcontextprotocol/client';
 import type { Integration } from '../core/integration';
-import type { EraVerdicts } from '../core/protocol-era';
+import type { EraProbeStore } from '../core/protocol-era';
 import type { Logger } from '../platform/logger';
 import { guardedFetch, type GuardedFetch } from '../platform/net/address-guard';
 import { eraOutcome, eraPlan, LEGACY_PLAN, PROBE_TIMEOUT_MS, type EraPlan } from './era';
@@ -31,7 +31,7 @@ export interface ConnectOptions {
   /** where OAuth-protected servers' tokens are kept (the worker's database); without it, no server gets a token */
   oauth?: OAuthFetchOptions;
   /** where negotiated protocol eras are kept (the worker's database); without it, `auto` probes on every connection */
-  eras?: EraVerdicts;
+  eras?: EraProbeStore;
 }
 
 /** Answers a server's question (elicitation/create) asked during a request of this connection. */
@@ -111,10 +111,10 @@ function answerBounds(integration: Integration): AnswerBounds {
 export async function connectIntegration(integration: Integration, options: ConnectOptions): Promise<Client> {
   const logger = options.logger.child({ integrationId: integration.id });
   const { eras } = options;
-  const verdict = integration.protocol === 'auto' && eras
+  const kept = integration.protocol === 'auto' && eras
     ? await eras.read(integration).catch((err: Error) => logger.warn({ err: err.message }, 'could not read the kept protocol era'))
     : undefined;
-  const plan = eraPlan(integration, verdict ?? undefined);
+  const plan = eraPlan(integration, kept ?? undefined);
   try {
     const client = integration.transport.type === 'stdio'
       ? await connectStdio(integration, options, plan, logger)
@@ -126,7 +126,7 @@ export async function connectIntegration(integration: Integration, options: Conn
     }
     return client;
   } catch (err) {
-    // A kept verdict may be why it failed (an upgraded or replaced server): the next connection probes.
+    // A kept era may be why it failed (an upgraded or replaced server): the next connection probes.
     if (eras && integration.protocol === 'auto') await eras.clear(integration.id).catch(() => undefined);
     throw err;
   }

@@ -1,6 +1,6 @@
 import { ProtocolError, type Client } from '@modelcontextprotocol/client';
 import type { Integration } from '../core/integration';
-import type { EraVerdicts } from '../core/protocol-era';
+import type { EraProbeStore } from '../core/protocol-era';
 import type { Logger } from '../platform/logger';
 import { integrationFetch, type GuardedFetch, type NetworkPolicy } from '../platform/net/address-guard';
 import { connectIntegration, type ElicitHandler, type SampleHandler, type ServerAsks } from './connect';
@@ -39,7 +39,7 @@ export interface McpPoolOptions {
   /** where OAuth tokens are kept: the worker's database */
   oauth?: OAuthFetchOptions;
   /** where negotiated protocol eras are kept: the worker's database */
-  eras?: EraVerdicts;
+  eras?: EraProbeStore;
 }
 
 interface Entry {
