@@ -98,7 +98,8 @@ export class ApprovalGate {
         resolvedBy: status === 'timed_out' ? 'timeout' : 'api',
       });
       if (status === 'approved') return { approved: true };
-      return { approved: false, content: status === 'timed_out' ? approvalText.timedOut(requirement.timeout) : approvalText.denied(reason) };
+      const content = status === 'timed_out' ? approvalText.timedOut(requirement.timeout) : approvalText.denied(reason);
+      return { approved: false, content };
     } catch (err) {
       if (isCancellation(err) && entry.decision === undefined) {
         entry.decision = { status: 'cancelled' };

@@ -164,7 +164,8 @@ class DispatchedCall {
     const questions = wait.inputIds.length > 0
       ? waits.inputs.awaitAnswers(this.input.name, wait)
       : Promise.resolve<InputAnswers>({ answered: true });
-    return questions.then((answers) => (answers.answered && wait.samplings?.length ? answerSamplings(waits.ledger, this.input, wait) : answers));
+    return questions.then((answers) => (
+      answers.answered && wait.samplings?.length ? answerSamplings(waits.ledger, this.input, wait) : answers));
   }
 
   /**
@@ -199,7 +200,9 @@ class DispatchedCall {
   /** The call's server asked: once answered, the call runs again with the answers; else the LLM reads why not. */
   private answered(wait: InputWait): Promise<CallEnd> {
     return this.settled(wait).then(
-      (answers) => (answers.answered ? this.run(wait) : recording.recordToolResult({ ...this.input, status: 'error', content: answers.content })),
+      (answers) => (answers.answered
+        ? this.run(wait)
+        : recording.recordToolResult({ ...this.input, status: 'error', content: answers.content })),
     ).catch(this.failed);
   }
 }

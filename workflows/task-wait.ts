@@ -56,7 +56,8 @@ function taskActivities(input: ToolActivityInput, task: ToolTask) {
  * the run's history.
  */
 export async function awaitToolTask(
-  input: ToolActivityInput, task: ToolTask, settle: (wait: InputWait) => Promise<InputAnswers>, { park, resume, asking }: TaskWaitOptions = {},
+  input: ToolActivityInput, task: ToolTask, settle: (wait: InputWait) => Promise<InputAnswers>,
+  { park, resume, asking }: TaskWaitOptions = {},
 ): Promise<ToolOutcome | { parked: ParkedTask }> {
   const { acts, live } = taskActivities(input, task);
   const ref = { ...input, taskRefId: task.taskRefId };
@@ -98,7 +99,9 @@ export async function awaitToolTask(
       backoff = Math.min(backoff * 2, MAX_DELAY_MS);
     }
   } catch (err) {
-    if (isCancellation(err)) await CancellationScope.nonCancellable(() => acts.cancelMcpTask({ ...ref, reason: 'cancel', timeoutMs: task.timeoutMs }));
+    if (isCancellation(err)) {
+      await CancellationScope.nonCancellable(() => acts.cancelMcpTask({ ...ref, reason: 'cancel', timeoutMs: task.timeoutMs }));
+    }
     throw err;
   }
 }
