@@ -82,7 +82,8 @@ function summarise(message: AssistantMessage, usage: LlmTurnOutput['usage'], cal
     ...(calls.length > callLimit ? { refusedToolCalls: calls.length - callLimit } : {}),
     toolCalls: calls.slice(0, callLimit).map((c) => {
       const native = nativeToolKind(c.name);
-      return native ? { id: c.id, name: c.name, summary: oneLine(native.summary(isPlainObject(c.arguments) ? c.arguments : {}), SUMMARY_CHARS) } : { id: c.id, name: c.name };
+      if (!native) return { id: c.id, name: c.name };
+      return { id: c.id, name: c.name, summary: oneLine(native.summary(isPlainObject(c.arguments) ? c.arguments : {}), SUMMARY_CHARS) };
     }),
     textPreview: truncateUtf8(message.content, RESULT_PREVIEW_BYTES),
     textBytes: utf8Length(message.content),
@@ -151,7 +152,8 @@ function turnFailure(err: unknown, ctx: Context, generation: TurnGeneration, log
  * written together.
  */
 function replyWrites(
-  deps: ActivityDeps, input: LlmTurnInput, reply: AssistantMessage, usage: Usage, out: LlmTurnOutput, offered: () => Map<string, OfferedTool>,
+  deps: ActivityDeps, input: LlmTurnInput, reply: AssistantMessage, usage: Usage, out: LlmTurnOutput,
+  offered: () => Map<string, OfferedTool>,
 ): Write[] {
   const { runId, turn, eventSeq } = input;
   const calls = reply.toolCalls ?? [];
@@ -170,7 +172,9 @@ function replyWrites(
 }
 
 /** A reply without tool calls is the run's answer: the run ends in the turn's own write. */
-async function writeRunAnswer(deps: ActivityDeps, input: LlmTurnInput, writes: Write[], reply: AssistantMessage, usage: Usage): Promise<void> {
+async function writeRunAnswer(
+  deps: ActivityDeps, input: LlmTurnInput, writes: Write[], reply: AssistantMessage, usage: Usage,
+): Promise<void> {
   const { runId, turn } = input;
   const usageWithChildren = addUsage(usage, input.childUsage);
   const ended = await writeAnswer(deps.db, writes, { runId, turn, reply, usage, usageWithChildren, seq: input.eventSeq + 2 });

@@ -129,7 +129,8 @@ class PacedText implements TextPublisher {
     this.writing = this.write(text, replace).catch((err: Error) => {
       // A screen misses words; the turn itself goes on (its text is in the reply).
       this.failed = true;
-      this.logger.warn({ runId: this.at.runId, turn: this.at.turn, err: err.message }, 'streaming the model\'s words failed; the turn goes on');
+      const { runId, turn } = this.at;
+      this.logger.warn({ runId, turn, err: err.message }, 'streaming the model\'s words failed; the turn goes on');
     }).finally(() => {
       this.writing = undefined;
       this.schedule();

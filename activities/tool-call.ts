@@ -29,7 +29,9 @@ const isRejected = <R>(c: CheckedCall<R> | RejectedCall): c is RejectedCall => '
  * call (an MCP tool) names its integration before any check: the integration's row comes with the
  * call, and the call's start is recorded in the same statement.
  */
-async function loadToolCall(db: Queryable, input: ToolActivityInput): Promise<{ stored: ToolCallRecord } | { call: ToolCall; integration?: Integration; startRecorded: boolean }> {
+async function loadToolCall(
+  db: Queryable, input: ToolActivityInput,
+): Promise<{ stored: ToolCallRecord } | { call: ToolCall; integration?: Integration; startRecorded: boolean }> {
   const { runId, turn, index } = input;
   const integrationId = input.route?.integrationId;
   const { stored, assistant, integration } = await findToolCallAndRequest(db, runId, turn, index + 1, integrationId
@@ -62,16 +64,20 @@ async function recordToolStarted(db: Queryable, ref: ToolCallRef, integrationId?
  * have recorded it (a call the workflow answers itself), or its unflushed commit was lost (PROGRESS_ONLY).
  */
 export async function storeToolResult(
-  db: Queryable, ref: ToolCallRef, result: ToolResult & { integrationId?: string; durationMs: number; childRunId?: string; alsoWrite?: Write[] },
+  db: Queryable, ref: ToolCallRef,
+  result: ToolResult & { integrationId?: string; durationMs: number; childRunId?: string; alsoWrite?: Write[] },
 ): Promise<ToolOutcome> {
   const resultBytes = utf8Length(result.content);
   await writeTogether(db, [
     eventWrite(ref.runId, ref.eventSeq, 'tool_call_started', startedData(ref, result.integrationId)),
-    runMessageWrite(ref.runId, ref.turn, ref.index + 1, { role: 'tool', toolCallId: ref.toolCallId, name: ref.name, content: result.content }),
+    runMessageWrite(ref.runId, ref.turn, ref.index + 1, {
+      role: 'tool', toolCallId: ref.toolCallId, name: ref.name, content: result.content,
+    }),
     toolCallWrite(ref.runId, {
       id: ref.toolCallId, turn: ref.turn, slot: ref.index + 1, name: ref.name, type: ref.type,
       integrationId: result.integrationId ?? null, status: result.status, durationMs: result.durationMs,
-      result: truncateUtf8(result.content, RESULT_PREVIEW_BYTES), resultBytes, ...(result.childRunId ? { childRunId: result.childRunId } : {}),
+      result: truncateUtf8(result.content, RESULT_PREVIEW_BYTES), resultBytes,
+      ...(result.childRunId ? { childRunId: result.childRunId } : {}),
     }),
     ...(result.alsoWrite ?? []),
     eventWrite(ref.runId, endedSeqOf(ref), 'tool_call_ended', {
@@ -114,7 +120,9 @@ async function runToolCall<R>(
   // A native tool that reads from an integration (a resource, a prompt) counts against its slots too.
   const slotted = handler.usesIntegrationSlot && !isRejected(checked) && integrationId ? integrationId : undefined;
   const release = slotted ? deps.toolSlots.take(slotted) : undefined;
-  if (slotted && !release) return { status: 'ok', resultBytes: 0, busy: deps.toolSlots.busy(slotted, (checked as CheckedCall<R>).integrationName ?? slotted) };
+  if (slotted && !release) {
+    return { status: 'ok', resultBytes: 0, busy: deps.toolSlots.busy(slotted, (checked as CheckedCall<R>).integrationName ?? slotted) };
+  }
   try {
     if (!loaded.startRecorded) await recordToolStarted(deps.db, input, integrationId);
     return await executeCall({ deps, handler, input, ctx, heartbeat }, loaded, args, checked, integrationId);
@@ -138,14 +146,17 @@ async function executeCall<R>(
   const logFields = { ...handler.logFields?.(args), ...(isRejected(checked) ? {} : checked.logFields) };
   const log = deps.logger.child({ runId: input.runId, toolCallId: input.toolCallId, tool: input.name, type: input.type, integrationId });
   const started = Date.now();
-  const metadata = { toolType: input.type, toolCallId: input.toolCallId, turn: input.turn, ...logFields, ...(integrationId ? { integrationId } : {}) };
+  const metadata = {
+    toolType: input.type, toolCallId: input.toolCallId, turn: input.turn, ...logFields, ...(integrationId ? { integrationId } : {}),
+  };
   let result: ToolResult;
   try {
     result = await traceToolCall(input, handler.span(input), args, metadata, async () => {
       if (isRejected(checked)) return { status: checked.status, content: checked.content };
       log.info(logFields, 'tool call started');
       return handler.execute(checked.request, {
-        input, deps, log, signal: ctx.cancellationSignal, heartbeat, integration: loaded.integration, waitingForPerson: personWaits(ctx, input.toolCallId, log),
+        input, deps, log, signal: ctx.cancellationSignal, heartbeat, integration: loaded.integration,
+        waitingForPerson: personWaits(ctx, input.toolCallId, log),
       });
     });
   } catch (err) {
@@ -179,7 +190,9 @@ function pendingOutcome(result: ToolResult, log: Logger, durationMs: number): To
 }
 
 /** A native tool's arguments against its schema first: the contract's texts for what is missing or malformed. */
-async function checkCall<R>(handler: ToolHandler<R>, args: Record<string, unknown>, input: ToolActivityInput, deps: ActivityDeps): Promise<CheckedCall<R> | RejectedCall> {
+async function checkCall<R>(
+  handler: ToolHandler<R>, args: Record<string, unknown>, input: ToolActivityInput, deps: ActivityDeps,
+): Promise<CheckedCall<R> | RejectedCall> {
   if (!handler.native) return handler.check(args, input, deps);
   const parsed = parseToolArguments(handler.native.tool, args);
   if (!parsed.ok) return { status: 'error', content: handler.native.tool.failureText(parsed.message) };

@@ -45,7 +45,9 @@ function question(key: string, rawParams: unknown): RoundQuestion | string {
 /** Who stores a round: a tool call's activity, or a poll of its task (which has no call running). */
 export type RoundAsker = Pick<ToolRun, 'input' | 'deps' | 'log'>;
 
-export async function storeQuestions(run: RoundAsker, integration: Integration, asked: InputRequiredResult, round: number): Promise<ToolResult> {
+export async function storeQuestions(
+  run: RoundAsker, integration: Integration, asked: InputRequiredResult, round: number,
+): Promise<ToolResult> {
   if (round > MAX_INPUT_ROUNDS) return { status: 'error', content: toolResultText.mcpTooManyRounds(MAX_INPUT_ROUNDS) };
   const { runId, toolCallId, name } = run.input;
   const timeoutMs = integration.elicitationTimeoutMs;
@@ -71,29 +73,36 @@ export async function storeQuestions(run: RoundAsker, integration: Integration, 
     const refs: SamplingRef[] = [];
     for (const s of samplings) {
       const row = await insertSampling(tx, {
-        runId, toolCallId, turn: run.input.turn, name, integrationId: integration.id, roundId: r.roundId, requestKey: s.key, request: s.request, needsApproval, waitMs: timeoutMs,
+        runId, toolCallId, turn: run.input.turn, name, integrationId: integration.id, roundId: r.roundId,
+        requestKey: s.key, request: s.request, needsApproval, waitMs: timeoutMs,
       });
       refs.push({ samplingId: row.samplingId, needsApproval });
     }
     return { ...r, samplings: refs };
   });
   const inputIds = [...stored.inputIds, ...stored.samplings.filter((s) => s.needsApproval).map((s) => s.samplingId)];
-  run.log.info({ roundId: stored.roundId, round, inputIds, samplings: stored.samplings.length }, 'the MCP server asks for input; the call waits durably');
+  const { roundId, samplings: refs } = stored;
+  run.log.info({ roundId, round, inputIds, samplings: refs.length }, 'the MCP server asks for input; the call waits durably');
   return {
     status: 'ok', content: '',
-    waiting: { roundId: stored.roundId, inputIds, round, timeoutMs, ...(stored.samplings.length > 0 ? { samplings: stored.samplings } : {}) },
+    waiting: { roundId, inputIds, round, timeoutMs, ...(refs.length > 0 ? { samplings: refs } : {}) },
   };
 }
 
 /** The answers of a round, for the call that carries them back. */
 export async function roundReply(run: ToolRun, roundId: string): Promise<ResumedRound | ToolResult> {
   const answers = await readRoundAnswers(run.deps.db, roundId);
-  if (!answers.answered) return { status: 'error', content: toolResultText.mcpToolUnexpected(`the answers of round ${roundId} are missing`) };
+  if (!answers.answered) {
+    return { status: 'error', content: toolResultText.mcpToolUnexpected(`the answers of round ${roundId} are missing`) };
+  }
   run.log.info({ roundId, round: answers.round, keys: Object.keys(answers.responses) }, 'input relayed to the MCP server');
   return {
     round: answers.round,
     // Elicit results: the content was checked against the requested schema when it was answered.
-    reply: { inputResponses: answers.responses as InputResponses, ...(answers.requestState !== undefined ? { requestState: answers.requestState } : {}) },
+    reply: {
+      inputResponses: answers.responses as InputResponses,
+      ...(answers.requestState !== undefined ? { requestState: answers.requestState } : {}),
+    },
   };
 }
 

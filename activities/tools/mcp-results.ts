@@ -7,7 +7,10 @@ import { isAuthorizationRequired } from '../../mcp-client/oauth-provider';
 import { toolResultContentText } from '../../mcp-client/tool-result-text';
 import type { ToolResult } from '../tool-handler';
 
-/** What an MCP tool's call says to the LLM: its result, or its failure in the contract texts. One place, whichever way the call went (at once, or as a task). */
+/**
+ * What an MCP tool's call says to the LLM: its result, or its failure in the contract texts. One
+ * place, whichever way the call went (at once, or as a task).
+ */
 
 export const unexpected = (message: string): ToolResult => ({ status: 'error', content: toolResultText.mcpToolUnexpected(message) });
 
@@ -17,10 +20,15 @@ function timeoutMs(err: SdkError, fallback: number): number {
   return typeof ms === 'number' ? ms : fallback;
 }
 
-/** The one classification of an MCP tool's failure into the contract texts. `resumed`: the call came back with answers to its server's questions. */
+/**
+ * The one classification of an MCP tool's failure into the contract texts. `resumed`: the call came
+ * back with answers to its server's questions.
+ */
 export function resultOfFailure(err: unknown, requestTimeoutMs: number, resumed?: boolean): ToolResult {
   // A call that came back with answers, refused for its state: the server's state expired meanwhile.
-  if (resumed && err instanceof ProtocolError && err.code === -32602) return { status: 'error', content: toolResultText.mcpQuestionExpired() };
+  if (resumed && err instanceof ProtocolError && err.code === -32602) {
+    return { status: 'error', content: toolResultText.mcpQuestionExpired() };
+  }
   // Not unexpected: the operator knows what to do, and the LLM can go on without this server.
   if (isAuthorizationRequired(err)) return { status: 'error', content: toolResultText.mcpToolFailed(err.message) };
   if (err instanceof SdkError && err.code === SdkErrorCode.RequestTimeout) {

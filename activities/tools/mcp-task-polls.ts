@@ -20,13 +20,16 @@ import { askedAlready, storeTaskQuestions } from './task-questions';
 
 const GONE = 'the integration no longer exists or is disabled';
 
-const isLegacyTask = (task: StoredToolTask, integration: Integration) => decodeReference(task.reference, integration.id).generation === 'v1';
+const isLegacyTask = (task: StoredToolTask, integration: Integration) =>
+  decodeReference(task.reference, integration.id).generation === 'v1';
 
 /** Best effort: a server that refuses (the task ended meanwhile) or cannot be reached leaves nothing to do. */
 function cancelQuietly(deps: ActivityDeps, integration: Integration, task: StoredToolTask): Promise<unknown> {
   const options = { endpointId: integration.id, requestTimeoutMs: requestTimeout(integration) };
   return deps.mcpPool.withClient(integration, (client) => cancelToolTask(client, task.reference, options))
-    .catch((err: Error) => deps.logger.warn({ runId: task.runId, taskRefId: task.taskRefId, err: err.message }, 'cancelling an MCP task failed'));
+    .catch((err: Error) => {
+      deps.logger.warn({ runId: task.runId, taskRefId: task.taskRefId, err: err.message }, 'cancelling an MCP task failed');
+    });
 }
 
 /** Polls the task once: its result once it has ended (stored), its questions to wait for, or when to ask again. */

@@ -30,25 +30,35 @@ function asksFirst(err: unknown): boolean {
  * Starts the call as a task. `asks first`: the server wants answers before it starts one (2026 era),
  * and the caller makes the call the usual way, where its questions wait durably.
  */
-export async function startTaskCall(integration: Integration, route: McpToolRoute, args: Record<string, unknown>, run: ToolRun): Promise<ToolResult | 'asks first'> {
+export async function startTaskCall(
+  integration: Integration, route: McpToolRoute, args: Record<string, unknown>, run: ToolRun,
+): Promise<ToolResult | 'asks first'> {
   const { input } = run;
   // As the integration's connections declare them (2026: each request carries its own): so the server may ask.
   const clientCapabilities = {
-    ...(integration.elicitation ? { elicitation: { form: {}, url: {} } } : {}), ...(integration.sampling !== 'never' ? { sampling: {} } : {}),
+    ...(integration.elicitation ? { elicitation: { form: {}, url: {} } } : {}),
+    ...(integration.sampling !== 'never' ? { sampling: {} } : {}),
+  };
+  const options = {
+    endpointId: integration.id, maxResultBytes: integration.maxResultBytes, requestTimeoutMs: requestTimeout(integration),
+    signal: run.signal, clientCapabilities,
   };
   try {
-    const started = await run.deps.mcpPool.withClient(integration, (client) => startToolTask(client, { name: route.toolName, arguments: args }, {
-      endpointId: integration.id, maxResultBytes: integration.maxResultBytes, requestTimeoutMs: requestTimeout(integration), signal: run.signal, clientCapabilities,
-    }));
+    const started = await run.deps.mcpPool.withClient(
+      integration, (client) => startToolTask(client, { name: route.toolName, arguments: args }, options),
+    );
     // The server chose to answer at once.
     if ('result' in started) return resultOfCall(started.result, integration);
     const stored = await insertToolTask(run.deps.db, {
-      runId: input.runId, toolCallId: input.toolCallId, turn: input.turn, slot: input.index + 1, integrationId: integration.id, reference: started.reference,
+      runId: input.runId, toolCallId: input.toolCallId, turn: input.turn, slot: input.index + 1, integrationId: integration.id,
+      reference: started.reference,
     });
-    run.log.info({ taskRefId: stored.taskRefId, pollIntervalMs: started.pollIntervalMs }, 'the MCP server runs the call as a task; the workflow polls it');
+    const { pollIntervalMs } = started;
+    run.log.info({ taskRefId: stored.taskRefId, pollIntervalMs }, 'the MCP server runs the call as a task; the workflow polls it');
+    const timeoutMs = route.task?.timeoutMs ?? integration.taskTimeoutMs;
     return {
       status: 'ok', content: '',
-      task: { taskRefId: stored.taskRefId, timeoutMs: route.task?.timeoutMs ?? integration.taskTimeoutMs, ...(started.pollIntervalMs ? { pollIntervalMs: started.pollIntervalMs } : {}) },
+      task: { taskRefId: stored.taskRefId, timeoutMs, ...(pollIntervalMs ? { pollIntervalMs } : {}) },
     };
   } catch (err) {
     if (run.signal.aborted) throw run.signal.reason ?? err;
@@ -64,7 +74,10 @@ export interface TaskPollInput extends ToolActivityInput {
   taskRefId: string;
 }
 
-/** What a poll found: the call's outcome once the task has ended (its result stored), its questions to wait for, or when to ask again. */
+/**
+ * What a poll found: the call's outcome once the task has ended (its result stored), its questions
+ * to wait for, or when to ask again.
+ */
 export interface TaskPoll {
   outcome?: ToolOutcome;
   waiting?: InputWait;
@@ -85,13 +98,19 @@ export interface TaskCancelInput extends TaskPollInput {
   text?: string;
 }
 
-export async function storeTaskResult(deps: ActivityDeps, input: ToolActivityInput, task: StoredToolTask, result: ToolResult): Promise<ToolOutcome> {
+export async function storeTaskResult(
+  deps: ActivityDeps, input: ToolActivityInput, task: StoredToolTask, result: ToolResult,
+): Promise<ToolOutcome> {
   const durationMs = Date.now() - Date.parse(task.createdAt);
-  return storeToolResult(deps.db, input, { status: result.status, content: result.content, integrationId: task.integrationId, durationMs });
+  return storeToolResult(deps.db, input, {
+    status: result.status, content: result.content, integrationId: task.integrationId, durationMs,
+  });
 }
 
 /** The task and its integration; a result stored already (a poll whose worker died after storing) is the outcome. */
-export async function loadTask(deps: ActivityDeps, input: TaskPollInput): Promise<{ outcome: ToolOutcome } | { task: StoredToolTask; integration?: Integration }> {
+export async function loadTask(
+  deps: ActivityDeps, input: TaskPollInput,
+): Promise<{ outcome: ToolOutcome } | { task: StoredToolTask; integration?: Integration }> {
   const { stored } = await findToolCallAndRequest(deps.db, input.runId, input.turn, input.index + 1);
   if (stored) return { outcome: { status: stored.status, resultBytes: stored.resultBytes } };
   const task = await findToolTask(deps.db, input.runId, input.taskRefId);

@@ -46,7 +46,8 @@ async function callTool(route: McpToolRoute, args: Record<string, unknown>, run:
 }
 
 async function callWithRetries(
-  integration: Integration, route: McpToolRoute, args: Record<string, unknown>, run: ToolRun, resumed: ResumedRound | undefined, during: DuringCall,
+  integration: Integration, route: McpToolRoute, args: Record<string, unknown>, run: ToolRun,
+  resumed: ResumedRound | undefined, during: DuringCall,
 ): Promise<ToolResult> {
   const { signal } = run;
   // Progress notifications restart the per-request timer; it must never outlast the whole-call bound.
@@ -116,7 +117,8 @@ async function callWithAsks(
   };
   const params = { name: route.toolName, arguments: args };
   try {
-    return await run.deps.mcpPool.withCallClient(integration, { elicit: onElicit, sample: sampling?.handler }, async (client): Promise<RoundsOutcome | { toolResult: ToolResult }> => {
+    const asks = { elicit: onElicit, sample: sampling?.handler };
+    return await run.deps.mcpPool.withCallClient(integration, asks, async (client): Promise<RoundsOutcome | { toolResult: ToolResult }> => {
       onSent();
       if (client.getProtocolEra() !== 'modern') return callToolInRounds(client, params, options, onElicit);
       const outcome = await callToolRound(client, params, options, resumed?.reply, { sampling: Boolean(sampling) });
@@ -134,7 +136,8 @@ export const mcpTool: ToolHandler<{ route: McpToolRoute; args: Record<string, un
   check: async (args, input) => {
     if (!input.route?.integrationId) return { status: 'error', content: toolResultText.mcpToolMissingIntegration() };
     const { route } = input;
-    return { request: { route, args }, integrationId: route.integrationId, logFields: { toolName: route.toolName, exposedName: input.name, toolType: 'mcp' } };
+    const logFields = { toolName: route.toolName, exposedName: input.name, toolType: 'mcp' };
+    return { request: { route, args }, integrationId: route.integrationId, logFields };
   },
   execute: ({ route, args }, run) => callTool(route, args, run),
 };

@@ -75,7 +75,8 @@ export const promptTool: NativeTool<{ integrationId: string; promptName: string;
 export const promptExecution: ToolHandler<Request, ToolArgs<typeof promptTool>> = {
   native: {
     tool: promptTool,
-    describe: ({ integrations }) => 'Retrieve a prompt template from an MCP integration: predefined messages that guide a task. Pass the arguments the prompt lists; those marked required must be given.'
+    describe: ({ integrations }) => 'Retrieve a prompt template from an MCP integration: predefined messages that guide a task. '
+      + 'Pass the arguments the prompt lists; those marked required must be given.'
       + integrationCatalogue(integrations, (i) => (i.prompts.length ? `prompts: ${listed(i.prompts, promptEntry)}` : 'no prompts')),
   },
   span: () => PROMPT_RETRIEVAL_SPAN,
@@ -86,7 +87,9 @@ export const promptExecution: ToolHandler<Request, ToolArgs<typeof promptTool>> 
     const integration = runIntegration(await runIntegrations(db, input.runId), integrationId);
     if (!integration) return failed(`integration ${integrationId} is not available to this agent`);
     const refused = (message: string) => ({ ...failed(message), integrationId: integration.id });
-    if (integration.status === 'unreachable') return refused(`integration ${integration.name} is unreachable (${integration.error ?? 'no answer'})`);
+    if (integration.status === 'unreachable') {
+      return refused(`integration ${integration.name} is unreachable (${integration.error ?? 'no answer'})`);
+    }
     const prompt = integration.prompts.find((p) => p.name === promptName);
     if (!prompt) {
       const names = integration.prompts.map((p) => p.name).join(', ') || 'none';

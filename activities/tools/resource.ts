@@ -12,7 +12,9 @@ import { resolveResourceUri, type ResolvedUri } from '../../mcp-client/resource-
 import { runIntegrations } from '../run-snapshots';
 import type { ToolHandler, ToolRun, ToolResult } from '../tool-handler';
 import { integrationCatalogue, listed, runIntegration } from './integration-catalogue';
-import { claimContents, findCsv, readContentBytes, readCsvText, readTextResult, releaseContents, type ReadContent } from './resource-content';
+import {
+  claimContents, findCsv, readContentBytes, readCsvText, readTextResult, releaseContents, type ReadContent,
+} from './resource-content';
 import { usableIntegration } from './usable-integration';
 import { importArrivedCsv, startLiveCsv, type LiveCsv } from './live-csv';
 import type { DataSource } from '../../store/data-sources';
@@ -43,8 +45,12 @@ async function read(integration: Integration, uri: string, run: ToolRun): Promis
   } catch (err) {
     if (signal.aborted) throw signal.reason ?? err;
     // The transport dropped an over-long message but kept the connection (mcp-client/line-buffer.ts).
-    if (err instanceof ProtocolError && err.code === MESSAGE_TOO_LARGE) return failed(`resource exceeds ${integration.maxResourceBytes} bytes`);
-    if (err instanceof SdkError && err.code === SdkErrorCode.RequestTimeout) return failed(`timed out after ${integration.toolTimeoutMs} ms`);
+    if (err instanceof ProtocolError && err.code === MESSAGE_TOO_LARGE) {
+      return failed(`resource exceeds ${integration.maxResourceBytes} bytes`);
+    }
+    if (err instanceof SdkError && err.code === SdkErrorCode.RequestTimeout) {
+      return failed(`timed out after ${integration.toolTimeoutMs} ms`);
+    }
     return failed(mcpErrorText(err));
   }
 }
@@ -68,7 +74,9 @@ async function retrieve({ integration: listedIntegration, resolved }: Request, r
   }
 }
 
-async function deliver(contents: ReadContent[], integration: Integration, { uri, listed }: ResolvedUri, run: ToolRun, live?: LiveCsv): Promise<ToolResult> {
+async function deliver(
+  contents: ReadContent[], integration: Integration, { uri, listed }: ResolvedUri, run: ToolRun, live?: LiveCsv,
+): Promise<ToolResult> {
   const { db, logger } = run.deps;
   if (contents.length === 0) return failed(`the resource ${uri} has no contents`);
   // What arrived is bounded by the transport (large contents as they were spooled): this bounds what goes on (import, transcript).
@@ -117,7 +125,8 @@ export const resourceTool: NativeTool<{ integrationId: string; resourceUri: stri
 export const resourceExecution: ToolHandler<Request, ToolArgs<typeof resourceTool>> = {
   native: {
     tool: resourceTool,
-    describe: ({ integrations }) => 'Retrieve a resource from an MCP integration. CSV resources are imported as data sources that source_query can query; text is returned directly.'
+    describe: ({ integrations }) => 'Retrieve a resource from an MCP integration. '
+      + 'CSV resources are imported as data sources that source_query can query; text is returned directly.'
       + integrationCatalogue(integrations, resourceOffers),
   },
   span: () => RESOURCE_RETRIEVAL_SPAN,
@@ -137,5 +146,8 @@ export const resourceExecution: ToolHandler<Request, ToolArgs<typeof resourceToo
     }
   },
   execute: retrieve,
-  restored: (stored) => (stored.type === 'mcp_resource' && stored.status === 'ok' && stored.result.startsWith(IMPORTED_PREFIX) ? { importedDataSource: true } : {}),
+  restored: (stored) => {
+    const imported = stored.type === 'mcp_resource' && stored.status === 'ok' && stored.result.startsWith(IMPORTED_PREFIX);
+    return imported ? { importedDataSource: true } : {};
+  },
 };

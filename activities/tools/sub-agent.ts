@@ -33,7 +33,10 @@ export const subAgentCall: ToolHandler<Request> = {
       maxDescendants: route.maxDescendants ?? MAX_DESCENDANTS,
     });
     if ('refused' in child) {
-      return { status: 'error', content: child.refused === 'full' ? subAgentText.tooMany(route.maxDescendants ?? MAX_DESCENDANTS) : subAgentText.failed(route.agentName, 'the agent is disabled') };
+      const content = child.refused === 'full'
+        ? subAgentText.tooMany(route.maxDescendants ?? MAX_DESCENDANTS)
+        : subAgentText.failed(route.agentName, 'the agent is disabled');
+      return { status: 'error', content };
     }
     // Between the call's tool_call_started and tool_call_ended (core/tool-call.ts endedSeqOf).
     if (input.childEvents) {

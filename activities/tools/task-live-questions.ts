@@ -42,7 +42,9 @@ export function createTaskLiveQuestionActivities(deps: ActivityDeps) {
       const loaded = await loadTask(deps, input);
       if ('outcome' in loaded) return loaded;
       const { task, integration } = loaded;
-      if (!integration) return { outcome: await storeTaskResult(deps, input, task, unexpected('the integration no longer exists or is disabled')) };
+      if (!integration) {
+        return { outcome: await storeTaskResult(deps, input, task, unexpected('the integration no longer exists or is disabled')) };
+      }
       return new HeldTaskResult(deps, input, task, integration).relay();
     },
   };
@@ -102,8 +104,9 @@ class HeldTaskResult {
   /** Until tasks/result answers, the task's status moves on, or no question came within the grace period. */
   private async watch(client: Client, taskId: string): Promise<void> {
     const { signal, integration } = this;
-    const result = client.request({ method: 'tasks/result', params: { taskId } }, z.looseObject({}), { signal, timeout: this.untilDeadline + 1 })
-      .then(() => 'ended' as const, () => 'ended' as const);
+    const result = client.request({ method: 'tasks/result', params: { taskId } }, z.looseObject({}), {
+      signal, timeout: this.untilDeadline + 1,
+    }).then(() => 'ended' as const, () => 'ended' as const);
     const requestTimeoutMs = Math.min(integration.toolTimeoutMs, 60_000);
     for (;;) {
       const woke = await Promise.race([result, sleep(STATUS_EVERY_MS, 'look' as const, { signal }).catch(() => 'ended' as const)]);
