@@ -38,7 +38,7 @@ export interface TaskWaits {
 }
 
 
-/** Where a call goes and how it runs there: what callTool was given and what its kind says. */
+/** What the run gives a call: its waits, its line for the Web UI, its approval events' numbers, its part in the turn. */
 interface CallOptions {
   waits: Waits;
   summary?: string;
