@@ -33,7 +33,9 @@ export function createApprovalActivities({ db, logger }: ActivityDeps) {
     async requestApproval(input: ApprovalRequest): Promise<{ expiresAt: string }> {
       const { runId, turn, index, toolCallId, name, integrationId } = input;
       const row = await inTransaction(db, async (tx) => {
-        const stored = await insertPendingApproval(tx, { runId, turn, slot: index + 1, toolCallId, name, integrationId, timeoutMs: input.timeoutMs });
+        const stored = await insertPendingApproval(tx, {
+          runId, turn, slot: index + 1, toolCallId, name, integrationId, timeoutMs: input.timeoutMs,
+        });
         await appendEvent(tx, runId, input.requestedSeq, 'approval_requested', {
           turn, index, toolCallId, name, integrationId, requestedAt: stored.requestedAt, expiresAt: stored.expiresAt,
         });
@@ -52,10 +54,13 @@ export function createApprovalActivities({ db, logger }: ActivityDeps) {
         await appendEvent(tx, runId, input.resolvedSeq, 'approval_resolved', {
           turn, toolCallId, name, integrationId, status,
           decision: status === 'approved' ? 'approve' : status === 'denied' ? 'deny' : null,
-          reason: row?.reason ?? input.reason ?? null, by: row?.resolvedBy ?? input.resolvedBy, keyKind: row?.keyKind ?? input.keyKind ?? null,
+          reason: row?.reason ?? input.reason ?? null,
+          by: row?.resolvedBy ?? input.resolvedBy,
+          keyKind: row?.keyKind ?? input.keyKind ?? null,
         });
       });
-      logger.info({ runId, toolCallId, tool: name, status: input.status, by: input.resolvedBy, keyKind: input.keyKind }, 'tool call approval resolved');
+      const { status, resolvedBy: by, keyKind } = input;
+      logger.info({ runId, toolCallId, tool: name, status, by, keyKind }, 'tool call approval resolved');
     },
   };
 }

@@ -33,7 +33,8 @@ function routesOf(integration: Integration, discovered: DiscoveredIntegration, n
   const routes: Record<string, McpToolRoute> = {};
   discovered.tools.forEach((tool, i) => {
     const safeToRepeat = Boolean(tool.annotations?.readOnlyHint || tool.annotations?.idempotentHint);
-    const approval = approvalRequirement(integration.approval, { name: tool.name, readOnlyHint: tool.annotations?.readOnlyHint }, integration.trustAnnotations);
+    const hints = { name: tool.name, readOnlyHint: tool.annotations?.readOnlyHint };
+    const approval = approvalRequirement(integration.approval, hints, integration.trustAnnotations);
     routes[names[i]] = {
       integrationId: discovered.id, integrationName: discovered.name, toolName: tool.name,
       toolTimeoutMs: integration.toolTimeoutMs,
@@ -77,7 +78,8 @@ export async function discoverRun(
     const unreachable = discovered.filter((d) => d.status === 'unreachable').length + integrationIds.length - found.length;
     logger.info({ runId, integrations: enabled.length, pinned: pinned.length, tools: names.length, unreachable }, 'MCP discovery done');
   }
-  const unauthorized = discovered.filter((d) => d.needsAuthorization).map((d) => ({ prefix: exposedToolName(d.name, ''), integrationName: d.name }));
+  const unauthorized = discovered.filter((d) => d.needsAuthorization)
+    .map((d) => ({ prefix: exposedToolName(d.name, ''), integrationName: d.name }));
   return { mcpRoutes, integrationCount: enabled.length, pinned, snapshot, integrations: found, unauthorized };
 }
 
@@ -87,7 +89,9 @@ export function createDiscoveryActivities({ db, logger, mcpPool }: ActivityDeps)
      * Discovery of one pinned integration, on a worker of its task queue (the only kind that can
      * start its server). Adds the integration to the run's discovery snapshot.
      */
-    async discoverPinnedIntegration({ runId, integrationId }: { runId: string; integrationId: string }): Promise<Record<string, McpToolRoute>> {
+    async discoverPinnedIntegration(
+      { runId, integrationId }: { runId: string; integrationId: string },
+    ): Promise<Record<string, McpToolRoute>> {
       const integration = await findIntegration(db, integrationId);
       if (!integration) return {};
       const d = await discoverIntegration(mcpPool, integration, logger, DISCOVERY_TIMEOUT_MS);
@@ -95,7 +99,8 @@ export function createDiscoveryActivities({ db, logger, mcpPool }: ActivityDeps)
       await updateSnapshot<DiscoverySnapshot>(db, runId, SNAPSHOT.discovery, (snapshot) => ({
         integrations: [...(snapshot?.integrations ?? []).filter((i) => i.id !== d.id), { ...d, exposedToolNames }],
       }));
-      logger.info({ runId, integrationId, taskQueue: integration.taskQueue, tools: d.tools.length, status: d.status }, 'pinned MCP discovery done');
+      const { taskQueue } = integration;
+      logger.info({ runId, integrationId, taskQueue, tools: d.tools.length, status: d.status }, 'pinned MCP discovery done');
       return routesOf(integration, d, exposedToolNames);
     },
 

@@ -64,12 +64,16 @@ export function createFinishRunActivities({ db, logger }: ActivityDeps) {
       const result = {
         runId: run.id, threadId: run.threadId, agentId: run.agentId, status: input.status, stopReason: input.stopReason,
         limitReached: input.limitReached ?? null,
-        output: (input.stopReason === 'max_turns' || input.stopReason === 'budget') && !text ? null : text, error: input.error, turns: input.turns,
-        usage: input.usage, usageWithChildren: addUsage(input.usage, input.childUsage), toolCalls: found.toolCalls.map(({ slot: _slot, ...call }) => call), createdAt: run.createdAt,
+        output: (input.stopReason === 'max_turns' || input.stopReason === 'budget') && !text ? null : text,
+        error: input.error, turns: input.turns,
+        usage: input.usage, usageWithChildren: addUsage(input.usage, input.childUsage),
+        toolCalls: found.toolCalls.map(({ slot: _slot, ...call }) => call), createdAt: run.createdAt,
       };
-      const written = await writeRunEnd(db, result, committableMessages(transcript), {
-        seq: input.eventSeq, data: { status: input.status, stopReason: input.stopReason, ...(input.limitReached ? { limitReached: input.limitReached } : {}), error: input.error },
-      });
+      const ended = {
+        status: input.status, stopReason: input.stopReason,
+        ...(input.limitReached ? { limitReached: input.limitReached } : {}), error: input.error,
+      };
+      const written = await writeRunEnd(db, result, committableMessages(transcript), { seq: input.eventSeq, data: ended });
       // Once, after the commit: a retried finishRun found the result written and emits nothing.
       if (written) {
         emitRunSpan({

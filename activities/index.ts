@@ -9,7 +9,7 @@ import { createPrepareRunActivities } from './prepare-run';
 import { createPromptPrefixActivities } from './prompt-prefix';
 import { createSamplingActivities } from './sampling';
 import { createSubAgentActivities } from './sub-agent-result';
-import { createMcpTaskActivities } from './tools/mcp-task';
+import { createMcpTaskActivities } from './tools/mcp-task-polls';
 import { createTaskLiveQuestionActivities } from './tools/task-live-questions';
 import { createToolCallActivities } from './tool-call';
 import { toolHandlers } from './tools';

@@ -1,40 +1,32 @@
-import { SUB_AGENT_INPUT_SCHEMA, type SubAgentRoute } from '../core/sub-agents';
-import { subAgentsByIds } from '../store/sub-agents';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { beginTurn, writeAnswer } from '../store/runs/lifecycle';
 import { eventWrite } from '../store/runs/events';
 import { runVersionWrite, turnCompletedWrite } from '../store/runs/turns';
 import { runMessageWrite } from '../store/runs/transcript';
 import { dropTurnDraftWrite } from '../store/runs/turn-drafts';
-import { textPublisher, type TextPublisher } from './text-stream';
-import { writeTogether } from '../store/runs/writes';
+import { writeTogether, type Write } from '../store/runs/writes';
 import { classifyLlmError, type LlmFailure } from '../llm/errors';
+import type { LlmProvider, LlmResponse } from '../llm/types';
 import { RESULT_PREVIEW_BYTES } from '../core/tool-texts';
-import { oneLine, truncateUtf8, utf8Length } from '../core/truncated-text';
+import { oneLine, truncatedText, truncateUtf8, utf8Length } from '../core/truncated-text';
 import type { Agent } from '../core/agent';
 import { addUsage, type ChatMessage, type ToolDefinition, type Usage } from '../core/messages';
-import { emitRunSpan, startTurnGeneration } from '../platform/tracing/run-trace';
-import { truncatedText } from '../core/truncated-text';
-import type { ActivityDeps } from './deps';
-import { readSnapshot, runIntegrations, threadHistory, type PrefixSnapshot } from './run-snapshots';
-import { findNativeTool, toolInputSchema } from '../core/native-tools';
-import { nativeTools } from './tools';
-import { mcpToolDefinitions } from './tools/mcp-tool';
+import { nativeToolKind } from '../core/native-tool-kinds';
 import { isPlainObject } from '../core/plain-object';
 import { DEFAULT_MAX_TOOL_CALLS_PER_TURN } from '../core/run-limits';
-import { offeredTools, refusedCallsWrites, type OfferedTool } from './refused-calls';
+import type { Logger } from '../platform/logger';
+import { emitRunSpan, startTurnGeneration, type TurnGeneration } from '../platform/tracing/run-trace';
+import type { ActivityDeps } from './deps';
+import { refusedCallsWrites, type OfferedTool } from './refused-calls';
+import { readSnapshot, threadHistory, type PrefixSnapshot } from './run-snapshots';
+import { TurnText } from './text-stream';
+import { turnTools, type TurnToolsInput } from './turn-tools';
 
-export interface LlmTurnInput {
-  runId: string;
-  threadId: string;
+export interface LlmTurnInput extends TurnToolsInput {
   agentId: string;
   turn: number;
   /** the run's step cursor (scripted models play the step at it); absent: the turn's own, turn - 1 */
   step?: number;
-  /** the native tools this turn offers, by name */
-  nativeTools: string[];
-  /** false when the thread has no data sources yet, so describing source_query needs no read (absent: unknown) */
-  hasDataSources?: boolean;
   eventSeq: number;
   /**
    * the usage of the run's earlier turns. Given, a reply without tool calls (the answer) ends the
@@ -45,11 +37,11 @@ export interface LlmTurnInput {
   maxTokens?: number;
   /** the usage of the runs it started as sub-agents, for the result an answer writes */
   childUsage?: Usage;
-  /** the run's sub-agents, offered as tools (core/sub-agents.ts) */
-  subAgents?: Record<string, SubAgentRoute>;
   /** the run's limits.maxToolCallsPerTurn; absent: the default (core/run-limits.ts) */
   maxToolCallsPerTurn?: number;
 }
+
+type AssistantMessage = ChatMessage & { role: 'assistant' };
 
 export interface LlmTurnOutput {
   /**
@@ -84,13 +76,14 @@ function toTemporalFailure(failure: LlmFailure): ApplicationFailure {
 /** Bounded: a summary goes into workflow history with every call. */
 const SUMMARY_CHARS = 80;
 
-function summarise(message: ChatMessage & { role: 'assistant' }, usage: LlmTurnOutput['usage'], callLimit: number): LlmTurnOutput {
+function summarise(message: AssistantMessage, usage: LlmTurnOutput['usage'], callLimit: number): LlmTurnOutput {
   const calls = message.toolCalls ?? [];
   return {
     ...(calls.length > callLimit ? { refusedToolCalls: calls.length - callLimit } : {}),
     toolCalls: calls.slice(0, callLimit).map((c) => {
-      const native = findNativeTool(c.name);
-      return native ? { id: c.id, name: c.name, summary: oneLine(native.summary(isPlainObject(c.arguments) ? c.arguments : {}), SUMMARY_CHARS) } : { id: c.id, name: c.name };
+      const native = nativeToolKind(c.name);
+      if (!native) return { id: c.id, name: c.name };
+      return { id: c.id, name: c.name, summary: oneLine(native.summary(isPlainObject(c.arguments) ? c.arguments : {}), SUMMARY_CHARS) };
     }),
     textPreview: truncateUtf8(message.content, RESULT_PREVIEW_BYTES),
     textBytes: utf8Length(message.content),
@@ -98,33 +91,101 @@ function summarise(message: ChatMessage & { role: 'assistant' }, usage: LlmTurnO
   };
 }
 
-/**
- * What the LLM is told of its tools this turn: the run's MCP tools and the native tools offered;
- * and, for the calls a turn does not run, each one's kind.
- */
-async function turnTools(deps: ActivityDeps, input: LlmTurnInput): Promise<{ definitions: ToolDefinition[]; offered: () => Map<string, OfferedTool> }> {
-  const integrations = await runIntegrations(deps.db, input.runId);
-  const offered = nativeTools.filter((t) => input.nativeTools.includes(t.tool.name));
-  const context = { deps, threadId: input.threadId, integrations, hasDataSources: input.hasDataSources !== false };
-  const natives = await Promise.all(offered.map(async (t): Promise<ToolDefinition> => ({
-    name: t.tool.name, description: await t.describe(context), inputSchema: toolInputSchema(t.tool),
-  })));
-  const subAgents = await subAgentDefinitions(deps, input.subAgents);
-  return {
-    definitions: [...mcpToolDefinitions(integrations), ...natives, ...subAgents],
-    offered: () => offeredTools(integrations, offered.map((t) => t.tool), subAgents.map((d) => d.name)),
-  };
+/** The provider the agent's model names, as this worker has it. */
+function providerFor(deps: ActivityDeps, agent: Agent): LlmProvider {
+  const provider = deps.providers[agent.model.provider];
+  if (!provider) {
+    throw ApplicationFailure.nonRetryable(`No LLM provider "${agent.model.provider}" is configured on this worker`, 'ProviderUnavailable');
+  }
+  return provider;
 }
 
-/** Each sub-agent as a tool: its description (or what it is), and `{input}`. */
-async function subAgentDefinitions(deps: ActivityDeps, routes: LlmTurnInput['subAgents']): Promise<ToolDefinition[]> {
-  const entries = Object.entries(routes ?? {});
-  if (entries.length === 0) return [];
-  const agents = await subAgentsByIds(deps.db, entries.map(([, r]) => r.agentId));
-  return entries.map(([name, route]) => ({
-    name, inputSchema: SUB_AGENT_INPUT_SCHEMA as unknown as Record<string, unknown>,
-    description: agents.find((a) => a.id === route.agentId)?.description ?? `Asks the agent ${route.agentName}; its answer is the result.`,
-  }));
+/** The run's prefix, the thread's history and the transcript, as the LLM reads them. */
+async function turnMessages(deps: ActivityDeps, input: LlmTurnInput, agent: Agent, transcript: ChatMessage[]): Promise<ChatMessage[]> {
+  const prefix = await readSnapshot<PrefixSnapshot>(deps.db, input.runId, 'prefix');
+  const history = await threadHistory(deps.db, input.runId, input.threadId);
+  return [...(prefix?.messages ?? []), ...history, ...transcript].map((m) => (
+    // What the LLM sees of a tool result is capped per agent; the transcript keeps it whole.
+    m.role === 'tool' ? { ...m, content: truncatedText(m.content, agent.maxToolResultBytes) } : m));
+}
+
+/** The model's reply, heartbeating while it writes; its words go to event streams as they come. */
+async function completeTurn(
+  deps: ActivityDeps, provider: LlmProvider, input: LlmTurnInput, agent: Agent, messages: ChatMessage[], tools: ToolDefinition[],
+): Promise<{ response: LlmResponse; wroteDraft: boolean }> {
+  const { runId, turn } = input;
+  const ctx = Context.current();
+  const heartbeat = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
+  const generation = startTurnGeneration({ runId, threadId: input.threadId, agentId: input.agentId, turn }, agent.model, messages, tools);
+  const text = new TurnText(deps.db, deps.logger, { runId, turn, attempt: ctx.info.attempt });
+  let response;
+  try {
+    response = await provider.complete({
+      model: agent.model, messages, tools, turn, step: input.step ?? turn - 1, signal: ctx.cancellationSignal,
+      ...(input.maxTokens !== undefined ? { maxTokens: input.maxTokens } : {}), onText: text.onText, onToolInput: text.onToolInput,
+    });
+    await text.published();
+  } catch (err) {
+    await text.published();
+    throw turnFailure(err, ctx, generation, deps.logger, { runId, turn });
+  } finally {
+    clearInterval(heartbeat);
+  }
+  generation.end(response);
+  return { response, wroteDraft: text.wroteDraft() };
+}
+
+/** What a failed request becomes: a cancellation stays one; anything else is classified once, here. */
+function turnFailure(err: unknown, ctx: Context, generation: TurnGeneration, logger: Logger, at: { runId: string; turn: number }): unknown {
+  if (ctx.cancellationSignal.aborted) {
+    generation.fail(err, 'Cancelled');
+    return err;
+  }
+  const failure = classifyLlmError(err);
+  generation.fail(err, failure.type);
+  logger.warn({ ...at, type: failure.type, retryable: failure.retryable, retryAfterMs: failure.retryAfterMs }, failure.message);
+  return toTemporalFailure(failure);
+}
+
+/**
+ * The reply, the turn's end and its events, and the answers to the calls past the turn's limit:
+ * written together.
+ */
+function replyWrites(
+  deps: ActivityDeps, input: LlmTurnInput, reply: AssistantMessage, usage: Usage, out: LlmTurnOutput,
+  offered: () => Map<string, OfferedTool>,
+): Write[] {
+  const { runId, turn, eventSeq } = input;
+  const calls = reply.toolCalls ?? [];
+  return [
+    runMessageWrite(runId, turn, 0, reply),
+    // The turn's start again, in case its unflushed commit was lost (PROGRESS_ONLY).
+    eventWrite(runId, eventSeq, 'turn_started', { turn }),
+    turnCompletedWrite(runId, turn, usage, calls.length),
+    eventWrite(runId, eventSeq + 1, 'turn_ended', {
+      turn, textPreview: truncateUtf8(reply.content, 280), toolCalls: out.toolCalls.map((c) => c.name), usage,
+      ...(out.refusedToolCalls ? { refusedToolCalls: out.refusedToolCalls } : {}),
+    }),
+    ...refusedCallsWrites({ runId, turn, eventSeq }, calls, callLimitOf(input), offered),
+    ...(deps.version ? [runVersionWrite(runId, deps.version)] : []),
+  ];
+}
+
+/** A reply without tool calls is the run's answer: the run ends in the turn's own write. */
+async function writeRunAnswer(
+  deps: ActivityDeps, input: LlmTurnInput, writes: Write[], reply: AssistantMessage, usage: Usage,
+): Promise<void> {
+  const { runId, turn } = input;
+  const usageWithChildren = addUsage(usage, input.childUsage);
+  const ended = await writeAnswer(deps.db, writes, { runId, turn, reply, usage, usageWithChildren, seq: input.eventSeq + 2 });
+  // Once, with the first result: a retried turn found the reply stored and wrote nothing.
+  if (ended) {
+    emitRunSpan({
+      runId, threadId: ended.threadId, agentId: ended.agentId, status: 'completed', stopReason: 'answer', error: null,
+      turns: turn, usage, output: reply.content, startTime: new Date(ended.createdAt),
+    });
+  }
+  deps.logger.info({ runId, status: 'completed', stopReason: 'answer', turns: turn }, 'run finished');
 }
 
 /**
@@ -133,89 +194,24 @@ async function subAgentDefinitions(deps: ActivityDeps, routes: LlmTurnInput['sub
  * workflow needs to decide. `transcript` is the run's messages before this turn.
  */
 export async function askLlm(deps: ActivityDeps, input: LlmTurnInput, agent: Agent, transcript: ChatMessage[]): Promise<LlmTurnOutput> {
-  const { db, providers, logger } = deps;
-  const { runId, turn } = input;
-  const provider = providers[agent.model.provider];
-  if (!provider) {
-    throw ApplicationFailure.nonRetryable(`No LLM provider "${agent.model.provider}" is configured on this worker`, 'ProviderUnavailable');
-  }
-  const prefix = await readSnapshot<PrefixSnapshot>(db, runId, 'prefix');
-  const history = await threadHistory(db, runId, input.threadId);
-  const messages = [...(prefix?.messages ?? []), ...history, ...transcript].map((m) => (
-    // What the LLM sees of a tool result is capped per agent; the transcript keeps it whole.
-    m.role === 'tool' ? { ...m, content: truncatedText(m.content, agent.maxToolResultBytes) } : m));
+  const provider = providerFor(deps, agent);
+  const messages = await turnMessages(deps, input, agent, transcript);
   const { definitions: tools, offered } = await turnTools(deps, input);
-
-  const ctx = Context.current();
-  const heartbeat = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
-  const generation = startTurnGeneration({ runId, threadId: input.threadId, agentId: input.agentId, turn }, agent.model, messages, tools);
-  // The words as the model writes them reach event streams through PostgreSQL, never history.
-  const at = { runId, turn, attempt: ctx.info.attempt };
-  const words = textPublisher(db, logger, at);
-  const inputs = new Map<string, TextPublisher>();
-  const onToolInput = (toolCallId: string, text: string) => {
-    let publisher = inputs.get(toolCallId);
-    if (!publisher) inputs.set(toolCallId, (publisher = textPublisher(db, logger, { ...at, toolCallId })));
-    publisher.push(text);
-  };
-  const published = () => Promise.all([words, ...inputs.values()].map((p) => p.close()));
-  let response;
-  try {
-    response = await provider.complete({
-      model: agent.model, messages, tools, turn, step: input.step ?? turn - 1, signal: ctx.cancellationSignal, ...(input.maxTokens !== undefined ? { maxTokens: input.maxTokens } : {}), onText: (text) => words.push(text), onToolInput,
-    });
-    await published();
-  } catch (err) {
-    await published();
-    if (ctx.cancellationSignal.aborted) {
-      generation.fail(err, 'Cancelled');
-      throw err;
-    }
-    const failure = classifyLlmError(err);
-    generation.fail(err, failure.type);
-    logger.warn({ runId, turn, type: failure.type, retryable: failure.retryable, retryAfterMs: failure.retryAfterMs }, failure.message);
-    throw toTemporalFailure(failure);
-  } finally {
-    clearInterval(heartbeat);
-  }
-  generation.end(response);
-
-  const reply: ChatMessage & { role: 'assistant' } = {
+  const { response, wroteDraft } = await completeTurn(deps, provider, input, agent, messages, tools);
+  const reply: AssistantMessage = {
     role: 'assistant',
     content: response.text,
     ...(response.toolCalls.length > 0 ? { toolCalls: response.toolCalls } : {}),
   };
-  const callLimit = callLimitOf(input);
-  const out = summarise(reply, response.usage, callLimit);
-  const writes = [
-    runMessageWrite(runId, turn, 0, reply),
-    // The turn's start again, in case its unflushed commit was lost (PROGRESS_ONLY).
-    eventWrite(runId, input.eventSeq, 'turn_started', { turn }),
-    turnCompletedWrite(runId, turn, response.usage, response.toolCalls.length),
-    eventWrite(runId, input.eventSeq + 1, 'turn_ended', {
-      turn, textPreview: truncateUtf8(response.text, 280), toolCalls: out.toolCalls.map((c) => c.name), usage: response.usage,
-      ...(out.refusedToolCalls ? { refusedToolCalls: out.refusedToolCalls } : {}),
-    }),
-    ...refusedCallsWrites({ runId, turn, eventSeq: input.eventSeq }, response.toolCalls, callLimit, offered),
-    ...(deps.version ? [runVersionWrite(runId, deps.version)] : []),
-  ];
+  const out = summarise(reply, response.usage, callLimitOf(input));
+  const writes = replyWrites(deps, input, reply, response.usage, out, offered);
   if (response.toolCalls.length > 0 || !input.usageBefore) {
     // The turn's draft goes with its end (a run's end deletes all of its drafts).
-    await writeTogether(db, words.wrote() ? [...writes, dropTurnDraftWrite(runId, turn)] : writes);
-    logger.debug({ runId, turn, toolCalls: out.toolCalls.length }, 'llm turn done');
+    await writeTogether(deps.db, wroteDraft ? [...writes, dropTurnDraftWrite(input.runId, input.turn)] : writes);
+    deps.logger.debug({ runId: input.runId, turn: input.turn, toolCalls: out.toolCalls.length }, 'llm turn done');
     return out;
   }
-  const usage = addUsage(input.usageBefore, response.usage);
-  const usageWithChildren = addUsage(usage, input.childUsage);
-  const ended = await writeAnswer(db, writes, { runId, turn, reply, usage, usageWithChildren, seq: input.eventSeq + 2 });
-  // Once, with the first result: a retried turn found the reply stored and wrote nothing.
-  if (ended) {
-    emitRunSpan({
-      runId, threadId: ended.threadId, agentId: ended.agentId, status: 'completed', stopReason: 'answer', error: null,
-      turns: turn, usage, output: reply.content, startTime: new Date(ended.createdAt),
-    });
-  }
-  logger.info({ runId, status: 'completed', stopReason: 'answer', turns: turn }, 'run finished');
+  await writeRunAnswer(deps, input, writes, reply, addUsage(input.usageBefore, response.usage));
   return out;
 }
 

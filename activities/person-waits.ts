@@ -24,7 +24,9 @@ export function personWaits(ctx: Context, toolCallId: string, log: Logger): Pers
     const said: ToolCallWaiting = { toolCallId, waiting };
     told = told
       .then(() => ctx.client.workflow.getHandle(execution.workflowId, execution.runId).signal(TOOL_CALL_WAITING_SIGNAL, said))
-      .catch((err: unknown) => log.warn({ err: (err as Error)?.message, waiting }, 'the run could not be told that the call waits for a person'));
+      .catch((err: unknown) => {
+        log.warn({ err: (err as Error)?.message, waiting }, 'the run could not be told that the call waits for a person');
+      });
   };
   return () => {
     if (waits++ === 0) tell(true);

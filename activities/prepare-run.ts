@@ -84,17 +84,22 @@ export async function prepareRun(deps: ActivityDeps, { runId, firstTurn, limits,
   return { ...prepared, firstTurn: reply };
 }
 
+/** What preparation reads of the run in its first statement. */
+type PrepareRead = Pick<
+  Awaited<ReturnType<typeof runToPrepare>>, 'hasDataSources' | 'history' | 'snapshots' | 'integrations' | 'threadMetadata'
+>;
+type Discovery = Awaited<ReturnType<typeof discoverRun>>;
+type StoredPrefix = { data: PrefixSnapshot; bytes: number };
+
 /**
  * Discovery and the prefix, written in one statement with the run's input, run_started and, when
  * the first turn follows here (`turnSeq`), its turn_started and attempt. The prefix an earlier
  * attempt recorded is kept: every turn must read one text.
  */
 async function prepare(
-  deps: ActivityDeps, run: RunRecord, agent: Agent,
-  read: Pick<Awaited<ReturnType<typeof runToPrepare>>, 'hasDataSources' | 'history' | 'snapshots' | 'integrations' | 'threadMetadata'>,
-  turnSeq: number | undefined, { limits: runLimits, depth }: { limits?: RunLimits; depth: number },
+  deps: ActivityDeps, run: RunRecord, agent: Agent, read: PrepareRead,
+  turnSeq: number | undefined, runOptions: { limits?: RunLimits; depth: number },
 ): Promise<PreparedRun> {
-  const { db, logger } = deps;
   const runId = run.id;
   const ctx = Context.current();
   const heartbeat = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
@@ -103,57 +108,82 @@ async function prepare(
     const writes: Write[] = [runMessageWrite(runId, 0, 0, { role: 'user', content: run.input })];
     const discoveryWrite = snapshotWrite(runId, SNAPSHOT.discovery, discovery.snapshot);
     writes.push(discoveryWrite);
-    let prefix = read.snapshots[SNAPSHOT.prefix] as { data: PrefixSnapshot; bytes: number } | undefined;
-    if (!prefix) {
-      const { messages, injected } = await integrationsPrefix(deps, {
-        instructions: agent.instructions, integrationIds: agent.integrationIds, promptOrder: agent.promptOrder,
-        model: agent.model, promptWhen: agent.promptWhen, threadMetadata: read.threadMetadata,
-        integrations: discovery.integrations, discovered: discovery.snapshot.integrations,
-      });
-      const write = snapshotWrite(runId, SNAPSHOT.prefix, { messages, injectedPrompts: injected } satisfies PrefixSnapshot);
-      writes.push(write);
-      prefix = { data: write.stored, bytes: write.bytes };
-      if (agent.integrationIds.length > 0) logger.info({ runId, injected, bytes: write.bytes }, `Injected ${injected} conventional prompts from MCP servers`);
+    const prefix = await runPrefix(deps, runId, agent, read, discovery, writes);
+    const prepared = await preparedRun(deps, run, agent, discovery, read.hasDataSources, runOptions);
+    writes.push(snapshotWrite(runId, SNAPSHOT.prepared, prepared), runStartedWrite(run, agent, prefix));
+    if (turnSeq !== undefined && discovery.pinned.length === 0) {
+      writes.push(eventWrite(runId, turnSeq, 'turn_started', { turn: 1 }), turnAttemptWrite(runId, 1));
     }
-    const limits = effectiveLimits(agent.limits, runLimits);
-    const prepared: PreparedRun = {
-      context: { threadId: run.threadId, agentId: agent.id, maxTurns: agent.maxTurns, ...(Object.keys(limits).length > 0 ? { limits } : {}) },
-      tools: {
-        mcpRoutes: discovery.mcpRoutes,
-        integrationCount: discovery.integrationCount,
-        ...(discovery.unauthorized.length > 0 ? { unauthorized: discovery.unauthorized } : {}),
-        // Tables imported by earlier runs of the thread (by any agent) stay queryable.
-        hasDataSources: read.hasDataSources,
-        ...(depth < MAX_SUB_AGENT_DEPTH ? await subAgentRoutes(db, agent.subAgents) : {}),
-      },
-      pinned: discovery.pinned,
-    };
-    writes.push(snapshotWrite(runId, SNAPSHOT.prepared, prepared));
-    // Written once complete, so that the event reads the same live and replayed. Counted from the
-    // recorded prefix, which a retry reuses: the figures are the same at every attempt.
-    const tokens = countMessageTokens(prefix.data.messages, agent.model);
-    const prefixFigures = {
-      messageCount: prefix.data.messages.length, injectedPrompts: prefix.data.injectedPrompts, bytes: prefix.bytes,
-      tokens: tokens.total, tokensEstimated: tokens.estimated,
-    };
-    writes.push(eventWrite(runId, 1, 'run_started', { threadId: run.threadId, agentId: agent.id, agentName: agent.name, prefix: prefixFigures }));
-    if (turnSeq !== undefined && discovery.pinned.length === 0) writes.push(eventWrite(runId, turnSeq, 'turn_started', { turn: 1 }), turnAttemptWrite(runId, 1));
     if (deps.version) writes.push(runVersionWrite(runId, deps.version));
-    await writeTogether(db, writes);
-    rememberPrepared(runId, {
-      ...(discovery.pinned.length === 0 ? { discovery: { data: discoveryWrite.stored, bytes: discoveryWrite.bytes } } : {}), prefix, history: read.history,
-    });
+    await writeTogether(deps.db, writes);
+    const discovered = { data: discoveryWrite.stored, bytes: discoveryWrite.bytes };
+    rememberPrepared(runId, { ...(discovery.pinned.length === 0 ? { discovery: discovered } : {}), prefix, history: read.history });
     return prepared;
   } finally {
     clearInterval(heartbeat);
   }
 }
 
+/** The prompt prefix an earlier attempt recorded, else the one built now (its write joins `writes`). */
+async function runPrefix(
+  deps: ActivityDeps, runId: string, agent: Agent, read: PrepareRead, discovery: Discovery, writes: Write[],
+): Promise<StoredPrefix> {
+  const recorded = read.snapshots[SNAPSHOT.prefix] as StoredPrefix | undefined;
+  if (recorded) return recorded;
+  const { messages, injected } = await integrationsPrefix(deps, {
+    instructions: agent.instructions, integrationIds: agent.integrationIds, promptOrder: agent.promptOrder,
+    model: agent.model, promptWhen: agent.promptWhen, threadMetadata: read.threadMetadata,
+    integrations: discovery.integrations, discovered: discovery.snapshot.integrations,
+  });
+  const write = snapshotWrite(runId, SNAPSHOT.prefix, { messages, injectedPrompts: injected } satisfies PrefixSnapshot);
+  writes.push(write);
+  if (agent.integrationIds.length > 0) {
+    deps.logger.info({ runId, injected, bytes: write.bytes }, `Injected ${injected} conventional prompts from MCP servers`);
+  }
+  return { data: write.stored, bytes: write.bytes };
+}
+
+/** What the workflow keeps of the run: its context and budget, and the tools it may offer. */
+async function preparedRun(
+  deps: ActivityDeps, run: RunRecord, agent: Agent, discovery: Discovery, hasDataSources: boolean,
+  { limits: runLimits, depth }: { limits?: RunLimits; depth: number },
+): Promise<PreparedRun> {
+  const limits = effectiveLimits(agent.limits, runLimits);
+  return {
+    context: { threadId: run.threadId, agentId: agent.id, maxTurns: agent.maxTurns, ...(Object.keys(limits).length > 0 ? { limits } : {}) },
+    tools: {
+      mcpRoutes: discovery.mcpRoutes,
+      integrationCount: discovery.integrationCount,
+      ...(discovery.unauthorized.length > 0 ? { unauthorized: discovery.unauthorized } : {}),
+      // Tables imported by earlier runs of the thread (by any agent) stay queryable.
+      hasDataSources,
+      ...(depth < MAX_SUB_AGENT_DEPTH ? await subAgentRoutes(deps.db, agent.subAgents) : {}),
+    },
+    pinned: discovery.pinned,
+  };
+}
+
+/**
+ * run_started, written once complete, so that the event reads the same live and replayed. Counted
+ * from the recorded prefix, which a retry reuses: the figures are the same at every attempt.
+ */
+function runStartedWrite(run: RunRecord, agent: Agent, prefix: StoredPrefix): Write {
+  const tokens = countMessageTokens(prefix.data.messages, agent.model);
+  const prefixFigures = {
+    messageCount: prefix.data.messages.length, injectedPrompts: prefix.data.injectedPrompts, bytes: prefix.bytes,
+    tokens: tokens.total, tokensEstimated: tokens.estimated,
+  };
+  return eventWrite(run.id, 1, 'run_started', { threadId: run.threadId, agentId: agent.id, agentName: agent.name, prefix: prefixFigures });
+}
+
 /** The agent's sub-agents as the run's tools (`agent__<name>`); a disabled one is left out. */
 async function subAgentRoutes(db: ActivityDeps['db'], ids: string[]): Promise<{ subAgents?: Record<string, SubAgentRoute> }> {
   const agents = (await subAgentsByIds(db, ids)).filter((a) => !a.disabled);
   if (agents.length === 0) return {};
-  return { subAgents: Object.fromEntries(agents.map((a) => [subAgentToolName(a.name), { agentId: a.id, agentName: a.name, ...(a.hasIntegrations ? { hasIntegrations: true } : {}) }])) };
+  const route = (a: (typeof agents)[number]): SubAgentRoute => ({
+    agentId: a.id, agentName: a.name, ...(a.hasIntegrations ? { hasIntegrations: true } : {}),
+  });
+  return { subAgents: Object.fromEntries(agents.map((a) => [subAgentToolName(a.name), route(a)])) };
 }
 
 export function createPrepareRunActivities(deps: ActivityDeps) {

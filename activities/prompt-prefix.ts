@@ -24,6 +24,11 @@ const SERVER_DEADLINE_MS = 20_000;
 const MAX_PREVIEW_BYTES = 1_500_000;
 
 /** GET /v1/agents/:id/context: the prefix an agent's next run would get, built by a worker. */
+/** An integration none of whose prompts went into the prefix, and why. */
+const notInjected = (integration: { id: string; name: string }, reason: string): PromptDecision => ({
+  integrationId: integration.id, integrationName: integration.name, prompt: null, injected: false, reason,
+});
+
 export interface BuiltPrefix {
   messages: ChatMessage[];
   /** what each message was made of, by index */
@@ -57,7 +62,7 @@ export async function buildConventionalPrefix(
   const perServer = await Promise.all(input.sources.map(async (source): Promise<ServerPrompts> => {
     const { integration } = source;
     const off = offReason(integration);
-    if (off) return { prompts: [], decisions: [{ integrationId: integration.id, integrationName: integration.name, prompt: null, injected: false, reason: off }] };
+    if (off) return { prompts: [], decisions: [notInjected(integration, off)] };
     const log = logger.child({ integrationId: integration.id });
     try {
       return await withDeadline(fetchServerPrompts(mcpPool, source, log), SERVER_DEADLINE_MS);
@@ -65,7 +70,7 @@ export async function buildConventionalPrefix(
       const message = mcpErrorText(err);
       log.warn({ err: message }, 'fetching conventional prompts failed; the server is skipped');
       failed.push({ integrationId: integration.id, message });
-      return { prompts: [], decisions: [{ integrationId: integration.id, integrationName: integration.name, prompt: null, injected: false, reason: `the server failed: ${message}` }] };
+      return { prompts: [], decisions: [notInjected(integration, `the server failed: ${message}`)] };
     }
   }));
   const prompts = perServer.flatMap((s) => s.prompts);
@@ -99,7 +104,7 @@ export async function integrationsPrefix(
     const d = input.discovered?.find((x) => x.id === integration.id);
     // Discovery already waited for (and logged) an unreachable server: do not wait for it twice.
     if (d?.status === 'unreachable') {
-      unreachable.push({ integrationId: integration.id, integrationName: integration.name, prompt: null, injected: false, reason: 'unreachable at discovery' });
+      unreachable.push(notInjected(integration, 'unreachable at discovery'));
       return [];
     }
     const when = input.promptWhen[integration.id];

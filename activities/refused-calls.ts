@@ -21,7 +21,9 @@ export function offeredTools(
   integrations: DiscoverySnapshot['integrations'], natives: { name: string; type: string }[], subAgents: string[],
 ): Map<string, OfferedTool> {
   const offered = new Map<string, OfferedTool>();
-  for (const i of integrations) if (i.status === 'ok') for (const name of i.exposedToolNames) offered.set(name, { type: 'mcp_tool', integrationId: i.id });
+  for (const i of integrations) {
+    if (i.status === 'ok') for (const name of i.exposedToolNames) offered.set(name, { type: 'mcp_tool', integrationId: i.id });
+  }
   for (const n of natives) offered.set(n.name, { type: n.type });
   for (const name of subAgents) offered.set(name, { type: 'sub_agent' });
   return offered;

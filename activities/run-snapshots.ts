@@ -64,7 +64,9 @@ async function remembered<T>(key: string, load: () => Promise<{ data: T; bytes: 
  */
 export function rememberPrepared(runId: string, known: {
   /** absent while workers of pinned integrations' queues still add to it */
-  discovery?: { data: DiscoverySnapshot; bytes: number }; prefix: { data: PrefixSnapshot; bytes: number }; history: { data: ChatMessage[]; bytes: number };
+  discovery?: { data: DiscoverySnapshot; bytes: number };
+  prefix: { data: PrefixSnapshot; bytes: number };
+  history: { data: ChatMessage[]; bytes: number };
 }): void {
   if (known.discovery) remember(`${runId} ${SNAPSHOT.discovery}`, known.discovery);
   remember(`${runId} ${SNAPSHOT.prefix}`, known.prefix);

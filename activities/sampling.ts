@@ -42,7 +42,8 @@ export async function askModel(
   if (!provider) throw new SamplingFailed(`no LLM provider "${agent.model.provider}" is configured on this worker`);
   const messages: ChatMessage[] = [
     ...(request.systemPrompt ? [{ role: 'system' as const, content: request.systemPrompt }] : []),
-    ...request.messages.map((m): ChatMessage => (m.role === 'assistant' ? { role: 'assistant', content: m.text } : { role: 'user', content: m.text })),
+    ...request.messages.map((m): ChatMessage => (
+      m.role === 'assistant' ? { role: 'assistant', content: m.text } : { role: 'user', content: m.text })),
   ];
   try {
     const response = await provider.complete({
@@ -52,7 +53,10 @@ export async function askModel(
     const model = agent.model.provider === 'scripted' ? 'scripted' : agent.model.name;
     // Only the text: a tool call in the reply is never executed, nor passed on.
     return {
-      answer: { role: 'assistant', model, content: { type: 'text', text: response.text }, stopReason: response.finishReason === 'length' ? 'maxTokens' : 'endTurn' },
+      answer: {
+        role: 'assistant', model, content: { type: 'text', text: response.text },
+        stopReason: response.finishReason === 'length' ? 'maxTokens' : 'endTurn',
+      },
       usage: response.usage,
     };
   } catch (err) {

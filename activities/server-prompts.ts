@@ -66,7 +66,9 @@ function skipReason(source: ServerSource, p: ListedPrompt, disabled: Set<string>
 
 function injectedReason(source: ServerSource, name: string): string {
   const { condition } = source;
-  if (!isOptionalPrompt(name)) return condition?.given ? 'system_prompt is always injected, whatever promptWhen says' : 'system_prompt is always injected';
+  if (!isOptionalPrompt(name)) {
+    return condition?.given ? 'system_prompt is always injected, whatever promptWhen says' : 'system_prompt is always injected';
+  }
   return condition?.given ? `promptWhen met: ${condition.reason}` : 'no promptWhen condition';
 }
 

@@ -5,15 +5,16 @@ import { findToolCallAndRequest } from '../store/runs/tool-calls';
 import { childRunEnd } from '../store/sub-agents';
 import type { ActivityDeps } from './deps';
 import { storeToolResult } from './tool-call';
-import type { ToolActivityInput, Verdict } from './tool-handler';
+import type { ToolActivityInput, ToolResult } from './tool-handler';
 
 type ChildEnd = NonNullable<Awaited<ReturnType<typeof childRunEnd>>>;
 
 /** What the parent's LLM reads of its sub-agent's run: its answer, or why there is none. */
-function verdictOf(name: string, end: ChildEnd): Verdict {
+function resultOf(name: string, end: ChildEnd): ToolResult {
   if (end.status === 'completed') {
     const output = end.output ?? '';
-    return { status: 'ok', content: end.stopReason === 'answer' ? output : subAgentText.stopped(name, end.stopReason ?? 'stopped', output) };
+    if (end.stopReason === 'answer') return { status: 'ok', content: output };
+    return { status: 'ok', content: subAgentText.stopped(name, end.stopReason ?? 'stopped', output) };
   }
   if (end.status === 'cancelled') return { status: 'error', content: subAgentText.cancelled(name) };
   return { status: 'error', content: subAgentText.failed(name, end.error?.message ?? 'the run failed') };
@@ -31,11 +32,14 @@ export function createSubAgentActivities({ db }: ActivityDeps) {
       if (stored) return { status: stored.status, resultBytes: stored.resultBytes };
       const name = subAgent?.agentName ?? ref.name;
       const end = await childRunEnd(db, childRunId);
-      const verdict = end ? verdictOf(name, end) : { status: 'error' as const, content: subAgentText.failed(name, failure ?? 'the run ended without a result') };
+      const result = end
+        ? resultOf(name, end)
+        : { status: 'error' as const, content: subAgentText.failed(name, failure ?? 'the run ended without a result') };
       const ended = eventWrite(ref.runId, ref.eventSeq + 2, 'child_run_ended', {
         toolCallId: ref.toolCallId, childRunId, status: end?.status ?? 'failed', stopReason: end?.stopReason ?? null,
       });
-      return storeToolResult(db, ref, { ...verdict, durationMs: end?.durationMs ?? 0, childRunId, alsoWrite: ref.childEvents ? [ended] : [] });
+      const alsoWrite = ref.childEvents ? [ended] : [];
+      return storeToolResult(db, ref, { ...result, durationMs: end?.durationMs ?? 0, childRunId, alsoWrite });
     },
   };
 }

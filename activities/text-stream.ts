@@ -1,6 +1,6 @@
 import type { Logger } from '../platform/logger';
 import type { Queryable } from '../store/pool';
-import { textOutbox } from './text-outbox';
+import { textOutbox, type TextOutbox } from './text-outbox';
 
 /**
  * The model's words on their way out of an LLM turn's activity, paced: a piece goes out at once
@@ -48,83 +48,133 @@ export function splitPieces(text: string, bytes = PIECE_BYTES): string[] {
   return pieces;
 }
 
+/** Where a publisher's pieces go: the turn's attempt, and a tool call when they are its arguments. */
+export interface TextAt {
+  runId: string;
+  turn: number;
+  attempt: number;
+  toolCallId?: string;
+}
+
 /**
  * The turn's text (kept as the turn's draft), or with `toolCallId` a tool call's arguments (only
  * announced: a stream that joins later does not get the arguments so far).
  */
-export function textPublisher(
-  db: Queryable, logger: Logger, at: { runId: string; turn: number; attempt: number; toolCallId?: string }, now: () => number = Date.now,
-): TextPublisher {
-  let all = '';
-  let sent = 0;
-  let lastSentAt = -Infinity;
-  let writing: Promise<void> | undefined;
-  let timer: NodeJS.Timeout | undefined;
+export function textPublisher(db: Queryable, logger: Logger, at: TextAt, now: () => number = Date.now): TextPublisher {
+  return new PacedText(textOutbox(db, logger), logger, at, now);
+}
+
+class PacedText implements TextPublisher {
+  private all = '';
+  private sent = 0;
+  private lastSentAt = -Infinity;
+  private writing: Promise<void> | undefined;
+  private timer: NodeJS.Timeout | undefined;
   // A piece at offset 0 starts the draft anew: a later attempt replaces what an earlier one wrote,
   // and so does a publisher that fell behind.
-  let reset = false;
-  let wroteAny = false;
-  let failed = false;
-
-  const outbox = textOutbox(db, logger);
+  private reset = false;
+  private wroteAny = false;
+  private failed = false;
   /** characters (code points) written so far: where the next piece starts */
-  let written = 0;
-  const write = (text: string, replace: boolean) => {
-    if (replace) written = 0;
-    const pieces = splitPieces(text).map((piece, i) => {
-      const offset = written;
-      written += [...piece].length;
-      return { ...at, offset, text: piece, ...(replace && i === 0 ? { rewrite: true } : {}) };
-    });
-    return outbox.send(pieces);
-  };
+  private written = 0;
 
-  const flush = (): void => {
-    timer = undefined;
-    if (writing || failed || sent === all.length) return;
-    const replace = reset;
-    const text = replace ? all : all.slice(sent);
-    reset = false;
-    sent = all.length;
-    lastSentAt = now();
-    wroteAny = true;
-    writing = write(text, replace).catch((err: Error) => {
+  constructor(
+    private readonly outbox: TextOutbox,
+    private readonly logger: Logger,
+    private readonly at: TextAt,
+    private readonly now: () => number,
+  ) {}
+
+  push(text: string): void {
+    if (!text) return;
+    this.all += text;
+    if (this.all.length - this.sent > BACKLOG_CHARS && this.writing) {
+      // The writes fell behind: what waits is dropped, the next write replaces the draft with all of it.
+      this.reset = true;
+      this.sent = 0;
+    }
+    this.schedule();
+  }
+
+  async close(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    while (this.writing) await this.writing;
+    if (!this.failed && this.sent < this.all.length) {
+      this.flush();
+      while (this.writing) await this.writing;
+    }
+  }
+
+  wrote(): boolean {
+    return this.wroteAny;
+  }
+
+  private schedule(): void {
+    if (this.timer || this.writing || this.sent === this.all.length) return;
+    const wait = this.lastSentAt + PACE_MS - this.now();
+    if (wait <= 0) this.flush();
+    else this.timer = setTimeout(() => this.flush(), wait);
+  }
+
+  private flush(): void {
+    this.timer = undefined;
+    if (this.writing || this.failed || this.sent === this.all.length) return;
+    const replace = this.reset;
+    const text = replace ? this.all : this.all.slice(this.sent);
+    this.reset = false;
+    this.sent = this.all.length;
+    this.lastSentAt = this.now();
+    this.wroteAny = true;
+    this.writing = this.write(text, replace).catch((err: Error) => {
       // A screen misses words; the turn itself goes on (its text is in the reply).
-      failed = true;
-      logger.warn({ runId: at.runId, turn: at.turn, err: err.message }, 'streaming the model\'s words failed; the turn goes on');
+      this.failed = true;
+      const { runId, turn } = this.at;
+      this.logger.warn({ runId, turn, err: err.message }, 'streaming the model\'s words failed; the turn goes on');
     }).finally(() => {
-      writing = undefined;
-      schedule();
+      this.writing = undefined;
+      this.schedule();
     });
+  }
+
+  private write(text: string, replace: boolean): Promise<void> {
+    if (replace) this.written = 0;
+    const pieces = splitPieces(text).map((piece, i) => {
+      const offset = this.written;
+      this.written += [...piece].length;
+      return { ...this.at, offset, text: piece, ...(replace && i === 0 ? { rewrite: true } : {}) };
+    });
+    return this.outbox.send(pieces);
+  }
+}
+
+/**
+ * A turn's words and its tool calls' arguments as the model writes them: each on its way to event
+ * streams through PostgreSQL, never through history.
+ */
+export class TurnText {
+  private readonly words: TextPublisher;
+  private readonly inputs = new Map<string, TextPublisher>();
+
+  constructor(private readonly db: Queryable, private readonly logger: Logger, private readonly at: TextAt) {
+    this.words = textPublisher(db, logger, at);
+  }
+
+  readonly onText = (text: string): void => this.words.push(text);
+
+  readonly onToolInput = (toolCallId: string, text: string): void => {
+    let publisher = this.inputs.get(toolCallId);
+    if (!publisher) this.inputs.set(toolCallId, (publisher = textPublisher(this.db, this.logger, { ...this.at, toolCallId })));
+    publisher.push(text);
   };
 
-  const schedule = (): void => {
-    if (timer || writing || sent === all.length) return;
-    const wait = lastSentAt + PACE_MS - now();
-    if (wait <= 0) flush();
-    else timer = setTimeout(flush, wait);
-  };
+  /** Resolves once everything written so far is out, before the turn's end is written. */
+  published(): Promise<unknown> {
+    return Promise.all([this.words, ...this.inputs.values()].map((p) => p.close()));
+  }
 
-  return {
-    push(text) {
-      if (!text) return;
-      all += text;
-      if (all.length - sent > BACKLOG_CHARS && writing) {
-        // The writes fell behind: what waits is dropped, the next write replaces the draft with all of it.
-        reset = true;
-        sent = 0;
-      }
-      schedule();
-    },
-    async close() {
-      clearTimeout(timer);
-      timer = undefined;
-      while (writing) await writing;
-      if (!failed && sent < all.length) {
-        flush();
-        while (writing) await writing;
-      }
-    },
-    wrote: () => wroteAny,
-  };
+  /** whether the turn's words were written: its draft then exists */
+  wroteDraft(): boolean {
+    return this.words.wrote();
+  }
 }

@@ -10,18 +10,18 @@ import { writeTogether, type Write } from '../store/runs/writes';
 import type { Integration } from '../core/integration';
 import type { Logger } from '../platform/logger';
 import type { ToolCall } from '../core/messages';
-import { parseToolArguments } from '../core/native-tools';
 import { traceToolCall } from '../platform/tracing/run-trace';
 import type { ActivityDeps } from './deps';
 import { personWaits } from './person-waits';
 import { isPlainObject } from '../core/plain-object';
 import { ToolSlots } from './tool-slots';
-import type { AnyToolHandler, CheckedCall, Refusal, ToolActivityInput, ToolHandler, Verdict } from './tool-handler';
+import { parseToolArguments } from './tools/native-tool';
+import type { AnyToolHandler, CheckedCall, RejectedCall, ToolActivityInput, ToolHandler, ToolResult } from './tool-handler';
 
 /** Well inside the 10 s heartbeat timeout the workflow sets, so a live call is never mistaken for a dead worker. */
 const HEARTBEAT_EVERY_MS = 3_000;
 
-const isVerdict = <R>(c: CheckedCall<R> | Refusal): c is Refusal => 'status' in c;
+const isRejected = <R>(c: CheckedCall<R> | RejectedCall): c is RejectedCall => 'status' in c;
 
 /**
  * The call by reference: either the outcome already stored for it (the worker died after storing
@@ -29,7 +29,9 @@ const isVerdict = <R>(c: CheckedCall<R> | Refusal): c is Refusal => 'status' in 
  * call (an MCP tool) names its integration before any check: the integration's row comes with the
  * call, and the call's start is recorded in the same statement.
  */
-async function loadToolCall(db: Queryable, input: ToolActivityInput): Promise<{ stored: ToolCallRecord } | { call: ToolCall; integration?: Integration; startRecorded: boolean }> {
+async function loadToolCall(
+  db: Queryable, input: ToolActivityInput,
+): Promise<{ stored: ToolCallRecord } | { call: ToolCall; integration?: Integration; startRecorded: boolean }> {
   const { runId, turn, index } = input;
   const integrationId = input.route?.integrationId;
   const { stored, assistant, integration } = await findToolCallAndRequest(db, runId, turn, index + 1, integrationId
@@ -62,16 +64,20 @@ async function recordToolStarted(db: Queryable, ref: ToolCallRef, integrationId?
  * have recorded it (a call the workflow answers itself), or its unflushed commit was lost (PROGRESS_ONLY).
  */
 export async function storeToolResult(
-  db: Queryable, ref: ToolCallRef, result: Verdict & { integrationId?: string; durationMs: number; childRunId?: string; alsoWrite?: Write[] },
+  db: Queryable, ref: ToolCallRef,
+  result: ToolResult & { integrationId?: string; durationMs: number; childRunId?: string; alsoWrite?: Write[] },
 ): Promise<ToolOutcome> {
   const resultBytes = utf8Length(result.content);
   await writeTogether(db, [
     eventWrite(ref.runId, ref.eventSeq, 'tool_call_started', startedData(ref, result.integrationId)),
-    runMessageWrite(ref.runId, ref.turn, ref.index + 1, { role: 'tool', toolCallId: ref.toolCallId, name: ref.name, content: result.content }),
+    runMessageWrite(ref.runId, ref.turn, ref.index + 1, {
+      role: 'tool', toolCallId: ref.toolCallId, name: ref.name, content: result.content,
+    }),
     toolCallWrite(ref.runId, {
       id: ref.toolCallId, turn: ref.turn, slot: ref.index + 1, name: ref.name, type: ref.type,
       integrationId: result.integrationId ?? null, status: result.status, durationMs: result.durationMs,
-      result: truncateUtf8(result.content, RESULT_PREVIEW_BYTES), resultBytes, ...(result.childRunId ? { childRunId: result.childRunId } : {}),
+      result: truncateUtf8(result.content, RESULT_PREVIEW_BYTES), resultBytes,
+      ...(result.childRunId ? { childRunId: result.childRunId } : {}),
     }),
     ...(result.alsoWrite ?? []),
     eventWrite(ref.runId, endedSeqOf(ref), 'tool_call_ended', {
@@ -112,9 +118,11 @@ async function runToolCall<R>(
   // A routed call's integration is its route's.
   const integrationId = input.route?.integrationId ?? checked.integrationId;
   // A native tool that reads from an integration (a resource, a prompt) counts against its slots too.
-  const slotted = handler.usesIntegrationSlot && !isVerdict(checked) && integrationId ? integrationId : undefined;
+  const slotted = handler.usesIntegrationSlot && !isRejected(checked) && integrationId ? integrationId : undefined;
   const release = slotted ? deps.toolSlots.take(slotted) : undefined;
-  if (slotted && !release) return { status: 'ok', resultBytes: 0, busy: deps.toolSlots.busy(slotted, (checked as CheckedCall<R>).integrationName ?? slotted) };
+  if (slotted && !release) {
+    return { status: 'ok', resultBytes: 0, busy: deps.toolSlots.busy(slotted, (checked as CheckedCall<R>).integrationName ?? slotted) };
+  }
   try {
     if (!loaded.startRecorded) await recordToolStarted(deps.db, input, integrationId);
     return await executeCall({ deps, handler, input, ctx, heartbeat }, loaded, args, checked, integrationId);
@@ -133,19 +141,22 @@ interface CallContext<R> {
 
 async function executeCall<R>(
   { deps, handler, input, ctx, heartbeat }: CallContext<R>, loaded: { integration?: Integration }, args: Record<string, unknown>,
-  checked: CheckedCall<R> | Refusal, integrationId: string | undefined,
+  checked: CheckedCall<R> | RejectedCall, integrationId: string | undefined,
 ): Promise<ToolOutcome> {
-  const about = { ...handler.about?.(args), ...(isVerdict(checked) ? {} : checked.about) };
+  const logFields = { ...handler.logFields?.(args), ...(isRejected(checked) ? {} : checked.logFields) };
   const log = deps.logger.child({ runId: input.runId, toolCallId: input.toolCallId, tool: input.name, type: input.type, integrationId });
   const started = Date.now();
-  const metadata = { toolType: input.type, toolCallId: input.toolCallId, turn: input.turn, ...about, ...(integrationId ? { integrationId } : {}) };
-  let verdict: Verdict;
+  const metadata = {
+    toolType: input.type, toolCallId: input.toolCallId, turn: input.turn, ...logFields, ...(integrationId ? { integrationId } : {}),
+  };
+  let result: ToolResult;
   try {
-    verdict = await traceToolCall(input, handler.span(input), args, metadata, async () => {
-      if (isVerdict(checked)) return { status: checked.status, content: checked.content };
-      log.info(about, 'tool call started');
+    result = await traceToolCall(input, handler.span(input), args, metadata, async () => {
+      if (isRejected(checked)) return { status: checked.status, content: checked.content };
+      log.info(logFields, 'tool call started');
       return handler.execute(checked.request, {
-        input, deps, log, signal: ctx.cancellationSignal, heartbeat, integration: loaded.integration, waitingForPerson: personWaits(ctx, input.toolCallId, log),
+        input, deps, log, signal: ctx.cancellationSignal, heartbeat, integration: loaded.integration,
+        waitingForPerson: personWaits(ctx, input.toolCallId, log),
       });
     });
   } catch (err) {
@@ -153,33 +164,35 @@ async function executeCall<R>(
     throw err;
   }
   const durationMs = Date.now() - started;
-  const pending = pendingOutcome(verdict, log, durationMs);
+  const pending = pendingOutcome(result, log, durationMs);
   if (pending) return pending;
-  if (verdict.status === 'ok') log.info({ durationMs }, 'tool call succeeded');
-  else log.warn({ durationMs, error: shortened(verdict.content, 500) }, 'tool call failed');
-  const outcome = await keepTrying(ctx, log, () => storeToolResult(deps.db, input, { ...verdict, integrationId, durationMs }));
-  return verdict.sampled ? { ...outcome, sampled: verdict.sampled } : outcome;
+  if (result.status === 'ok') log.info({ durationMs }, 'tool call succeeded');
+  else log.warn({ durationMs, error: shortened(result.content, 500) }, 'tool call failed');
+  const outcome = await keepTrying(ctx, log, () => storeToolResult(deps.db, input, { ...result, integrationId, durationMs }));
+  return result.sampled ? { ...outcome, sampled: result.sampled } : outcome;
 }
 
 /** A call that has no answer yet: the workflow waits for its server's questions, polls its task, or runs its sub-agent. */
-function pendingOutcome(verdict: Verdict, log: Logger, durationMs: number): ToolOutcome | undefined {
-  if (verdict.waiting) {
-    log.info({ durationMs, roundId: verdict.waiting.roundId }, 'tool call waits for input');
-    return { status: 'ok', resultBytes: 0, waiting: verdict.waiting };
+function pendingOutcome(result: ToolResult, log: Logger, durationMs: number): ToolOutcome | undefined {
+  if (result.waiting) {
+    log.info({ durationMs, roundId: result.waiting.roundId }, 'tool call waits for input');
+    return { status: 'ok', resultBytes: 0, waiting: result.waiting };
   }
-  if (verdict.task) {
-    log.info({ durationMs, taskRefId: verdict.task.taskRefId }, 'tool call runs as a task');
-    return { status: 'ok', resultBytes: 0, task: verdict.task };
+  if (result.task) {
+    log.info({ durationMs, taskRefId: result.task.taskRefId }, 'tool call runs as a task');
+    return { status: 'ok', resultBytes: 0, task: result.task };
   }
-  if (verdict.child) {
-    log.info({ childRunId: verdict.child.runId }, 'sub-agent run recorded; the workflow starts it');
-    return { status: 'ok', resultBytes: 0, child: verdict.child };
+  if (result.child) {
+    log.info({ childRunId: result.child.runId }, 'sub-agent run recorded; the workflow starts it');
+    return { status: 'ok', resultBytes: 0, child: result.child };
   }
   return undefined;
 }
 
 /** A native tool's arguments against its schema first: the contract's texts for what is missing or malformed. */
-async function checkCall<R>(handler: ToolHandler<R>, args: Record<string, unknown>, input: ToolActivityInput, deps: ActivityDeps): Promise<CheckedCall<R> | Refusal> {
+async function checkCall<R>(
+  handler: ToolHandler<R>, args: Record<string, unknown>, input: ToolActivityInput, deps: ActivityDeps,
+): Promise<CheckedCall<R> | RejectedCall> {
   if (!handler.native) return handler.check(args, input, deps);
   const parsed = parseToolArguments(handler.native.tool, args);
   if (!parsed.ok) return { status: 'error', content: handler.native.tool.failureText(parsed.message) };
@@ -218,7 +231,7 @@ export function createToolCallActivities<H extends Record<string, AnyToolHandler
   const activities = Object.fromEntries(Object.entries(handlers).map(([name, handler]) => [name, toolActivity(withSlots, handler)]));
   return {
     ...(activities as { [K in keyof H]: (input: ToolActivityInput) => Promise<ToolOutcome> }),
-    async recordToolResult(input: ToolActivityInput & Verdict): Promise<ToolOutcome> {
+    async recordToolResult(input: ToolActivityInput & ToolResult): Promise<ToolOutcome> {
       const { status, content, route, ...ref } = input;
       // A call whose activity gave up may have stored its result before its worker died: that result stands.
       const { stored } = await findToolCallAndRequest(deps.db, ref.runId, ref.turn, ref.index + 1);

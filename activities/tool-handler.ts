@@ -2,11 +2,11 @@ import type { SubAgentRoute } from '../core/sub-agents';
 import type { ChildRun, InputWait, McpToolRoute, SampledDuringCall, ToolCallRef, ToolOutcome, ToolTask } from '../core/tool-call';
 import type { Integration } from '../core/integration';
 import type { Logger } from '../platform/logger';
-import type { NativeTool } from '../core/native-tools';
 import type { ToolCallRecord } from '../store/runs/tool-calls';
 import type { ActivityDeps } from './deps';
 import type { PersonWaits } from './person-waits';
 import type { DiscoverySnapshot } from './run-snapshots';
+import type { NativeTool } from './tools/native-tool';
 
 /*
  * The contract between the one wrapper every tool call goes through (tool-call.ts) and each kind
@@ -25,7 +25,7 @@ export interface ToolActivityInput extends ToolCallRef {
 }
 
 /** A tool call's answer to the LLM: what it says, and whether it says the call failed. */
-export interface Verdict {
+export interface ToolResult {
   status: 'ok' | 'error';
   content: string;
   importedDataSource?: boolean;
@@ -40,7 +40,7 @@ export interface Verdict {
 }
 
 /** A call its check refused, with the integration it named when that was found. */
-export type Refusal = Verdict & { integrationId?: string };
+export type RejectedCall = ToolResult & { integrationId?: string };
 
 export interface CheckedCall<R> {
   request: R;
@@ -48,7 +48,7 @@ export interface CheckedCall<R> {
   /** the integration's name, for what the LLM reads when the call waited too long for its turn */
   integrationName?: string;
   /** what the log line and the trace span say about the call, besides its arguments */
-  about: Record<string, unknown>;
+  logFields: Record<string, unknown>;
 }
 
 /** What a tool's own code gets while it runs. */
@@ -80,21 +80,21 @@ export interface DefinitionContext {
  */
 export interface ToolHandler<R, A = Record<string, unknown>> {
   /**
-   * A native tool's declaration (core/native-tools.ts: its name and the schema its arguments are
-   * checked against before `check` sees them), and what the LLM is told about it this turn; MCP
-   * tools describe themselves.
+   * A native tool: its kind with the schema its arguments are checked against before `check` sees
+   * them (tools/native-tool.ts), and what the LLM is told about it this turn; MCP tools describe
+   * themselves.
    */
   native?: {
     tool: NativeTool<A>;
     describe: (ctx: DefinitionContext) => Promise<string> | string;
   };
   span: (input: ToolActivityInput) => string;
-  /** checks the arguments against the run (its integrations, its data): a problem is a verdict */
-  check: (args: A, input: ToolActivityInput, deps: ActivityDeps) => Promise<CheckedCall<R> | Refusal>;
+  /** checks the arguments against the run (its integrations, its data): a problem is a rejected call */
+  check: (args: A, input: ToolActivityInput, deps: ActivityDeps) => Promise<CheckedCall<R> | RejectedCall>;
   /** what the log line and the trace span say about any call, whatever its check found */
-  about?: (args: Record<string, unknown>) => Record<string, unknown>;
-  /** runs the call; the tool's own failures are verdicts, a throw is transient and retried by Temporal */
-  execute: (request: R, run: ToolRun) => Promise<Verdict>;
+  logFields?: (args: Record<string, unknown>) => Record<string, unknown>;
+  /** runs the call; the tool's own failures are results, a throw is transient and retried by Temporal */
+  execute: (request: R, run: ToolRun) => Promise<ToolResult>;
   /** whether its calls read from the integration their check names, and so count against its slots (activities/tool-slots.ts) */
   usesIntegrationSlot?: boolean;
   /** what an outcome stored before a crash says beyond status and size; every handler is asked, so check `stored.type` */

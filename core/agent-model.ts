@@ -30,7 +30,8 @@ const remoteModelFields = {
   apiKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).optional(),
   temperature: z.number().min(0).max(2).optional(),
   maxTokens: z.number().int().min(1).max(1_000_000).optional(),
-  stream: z.boolean().optional().describe('Stream the reply (server-sent events; the default), so that its words reach event streams as they come; false asks for one response. The result is the same.'),
+  stream: z.boolean().optional().describe('Stream the reply (server-sent events; the default), so that its words reach event streams '
+    + 'as they come; false asks for one response. The result is the same.'),
 };
 
 export const modelSchema = z.discriminatedUnion('provider', [

@@ -16,14 +16,20 @@ export const agentSchema = z.object({
   model: z.record(z.string(), z.unknown()).describe('see AgentModel'),
   integrationIds: z.array(z.string()),
   promptOrder: z.array(z.string())
-    .describe('integration ids whose conventional prompts come first in the prompt prefix, in this order; the others follow in integrationIds order'),
-  promptWhen: z.record(z.string(), z.object({ models: z.array(z.string()).optional(), threadMetadata: z.record(z.string(), z.string()).optional() }))
-    .describe('integration id to the condition on its optional conventional prompts (all but system_prompt): `models` globs, `threadMetadata` values'),
+    .describe('integration ids whose conventional prompts come first in the prompt prefix, in this order; '
+      + 'the others follow in integrationIds order'),
+  promptWhen: z.record(z.string(), z.object({
+    models: z.array(z.string()).optional(), threadMetadata: z.record(z.string(), z.string()).optional(),
+  }))
+    .describe('integration id to the condition on its optional conventional prompts (all but system_prompt): '
+      + '`models` globs, `threadMetadata` values'),
   maxTurns: z.int(),
   maxToolResultBytes: z.int().describe('how much of any one tool result the LLM sees; the transcript keeps it whole'),
   subAgents: z.array(z.string()).describe('the agents (ids) its runs may call as tools `agent__<name>`, each a child run'),
-  limits: runLimitsSchema.nullable().describe('the budget of each of its runs (a run\'s own limits can only tighten it); null: only maxTurns and the default maxToolCallsPerTurn'),
-  mcpTasks: z.boolean().describe('whether an MCP client may call the agent as a task (default true; the engine setting MCP_AGENT_TASKS can turn tasks off for all)'),
+  limits: runLimitsSchema.nullable().describe('the budget of each of its runs (a run\'s own limits can only tighten it); '
+    + 'null: only maxTurns and the default maxToolCallsPerTurn'),
+  mcpTasks: z.boolean().describe('whether an MCP client may call the agent as a task '
+    + '(default true; the engine setting MCP_AGENT_TASKS can turn tasks off for all)'),
   sourceFile: z.string().nullable().describe('the agent file that defines the agent; such an agent is changed by editing its file'),
   disabledAt: timestamp.nullable()
     .describe('when the agent was deleted while threads or runs referred to it; a disabled agent takes no new threads or runs'),

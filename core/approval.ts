@@ -38,7 +38,8 @@ export const APPROVAL_STATUS_WORDS: Record<ApprovalStatus, string> = {
 export type ApprovalResolver = 'api' | 'timeout' | 'cancel';
 /**
  * Which key the deciding request carried; `none` when the API has no keys (loopback development);
- * `mcp_client` when the user of the MCP client that started the run answered its question (elicitation over stdio, or a 2026-era input_required).
+ * `mcp_client` when the user of the MCP client that started the run answered its question
+ * (elicitation over stdio, or a 2026-era input_required).
  */
 export type ApprovalKeyKind = 'api' | 'admin' | 'none' | 'mcp_client';
 

@@ -50,7 +50,10 @@ export interface Integration {
   elicitation: boolean;
   /** how long a tool call waits for an answer to the server's questions before it declines them */
   elicitationTimeoutMs: number;
-  /** whether its server and OAuth endpoints may be on loopback or private addresses (the operator's decision; see platform/net/address-guard.ts) */
+  /**
+   * whether its server and OAuth endpoints may be on loopback or private addresses (the operator's
+   * decision; see platform/net/address-guard.ts)
+   */
   allowPrivateNetwork: boolean;
   /** which MCP protocol era the engine speaks with it: negotiated (`auto`, kept per integration) or pinned */
   protocol: IntegrationProtocol;
@@ -96,7 +99,16 @@ export interface NewIntegration {
 /** What API responses show: the names of env variables and headers, never their values. */
 export type PublicTransport =
   | { type: 'stdio'; command: string; args: string[]; envKeys: string[]; cwd?: string }
-  | { type: 'http'; url: string; headerKeys: string[]; auth?: { type: 'oauth'; scopes?: string[]; clientId?: string; clientMetadataUrl?: string; clientSecretSet: boolean } };
+  | { type: 'http'; url: string; headerKeys: string[]; auth?: PublicOAuth };
+
+/** An HTTP integration's OAuth as API responses show it: whether a client secret is set, never the secret. */
+interface PublicOAuth {
+  type: 'oauth';
+  scopes?: string[];
+  clientId?: string;
+  clientMetadataUrl?: string;
+  clientSecretSet: boolean;
+}
 
 export type PublicIntegration = Omit<Integration, 'transport' | 'elicitationTimeoutMs' | 'taskTimeoutMs' | 'promptCacheTtlMs'> & {
   transport: PublicTransport; elicitationTimeout: string; taskTimeout: string; promptCacheTtl: string | null;

@@ -21,7 +21,9 @@ export interface LlmAnswerBounds {
 
 const MiB = 1024 * 1024;
 
-export const DEFAULT_LLM_ANSWER_BOUNDS: LlmAnswerBounds = { textBytes: MiB, toolArgumentBytes: MiB, answerBytes: 8 * MiB, toolCalls: 10_000 };
+export const DEFAULT_LLM_ANSWER_BOUNDS: LlmAnswerBounds = {
+  textBytes: MiB, toolArgumentBytes: MiB, answerBytes: 8 * MiB, toolCalls: 10_000,
+};
 
 /** The engine setting of each bound, named in the error a run ends with. */
 export const LLM_ANSWER_BOUND_SETTINGS: Record<keyof LlmAnswerBounds, string> = {

@@ -28,7 +28,10 @@ export function mcpErrorText(err: unknown): string {
 const messageOf = (err: unknown): string => (err instanceof Error ? err.message
   : typeof (err as { message?: unknown })?.message === 'string' ? (err as { message: string }).message : String(err));
 
-/** Why a connection failed (refused, a name not found, a certificate refused): the cause's message, else its parts' (an AggregateError of each address tried), else its code. */
+/**
+ * Why a connection failed (refused, a name not found, a certificate refused): the cause's message,
+ * else its parts' (an AggregateError of each address tried), else its code.
+ */
 function causeText(cause: unknown, depth = 0): string | undefined {
   if (typeof cause !== 'object' || cause === null || depth > 2) return undefined;
   const { message, code, errors } = cause as { message?: unknown; code?: unknown; errors?: unknown };

@@ -1,4 +1,4 @@
-import type { ActivityOptions } from '@temporalio/common';
+import type { ActivityOptions, Duration } from '@temporalio/common';
 import type { ToolAvailability } from './tool-call';
 import { toolResultText } from './tool-texts';
 
@@ -6,9 +6,9 @@ import { toolResultText } from './tool-texts';
  * The native tools as workflow code knows them: what the LLM calls them, when a run offers them,
  * what the LLM reads when their activity gives up, and the activity (with its options) that
  * executes them. No schemas: the workflow bundle stays free of zod, whose modules every workflow
- * would otherwise evaluate when it starts (core/native-tools.ts adds each tool's argument schema).
- * A new native tool is an entry here and in core/native-tools.ts, its execution in
- * activities/tools/, and one line in activities/tools/index.ts.
+ * would otherwise evaluate when it starts (each tool's execution in activities/tools/ holds its
+ * argument schema). A new native tool is its kind here (in NATIVE_TOOL_KINDS), its execution in
+ * activities/tools/, and one line in activities/tools/index.ts, which the compiler asks for.
  */
 export interface NativeToolKind {
   /** the name the LLM calls */
@@ -28,54 +28,67 @@ export interface NativeToolKind {
 
 const readRetry = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts: 3 } as const;
 const withIntegrations = (t: ToolAvailability) => t.integrationCount > 0;
+/** A read's options: retried, heartbeating, within its bound. */
+const readOptions = (startToCloseTimeout: Duration, heartbeatTimeout: Duration) => (call: { summary?: string }): ActivityOptions => ({
+  summary: call.summary, startToCloseTimeout, heartbeatTimeout, retry: readRetry,
+});
 
 /**
  * resources/read is a read, and a CSV import replaces its table atomically, so both are safe to
  * retry. A 256 MiB CSV takes minutes to import: the activity heartbeats, so a dead worker is
  * noticed within the heartbeat timeout, not at the end of the long start-to-close bound.
  */
-export const resourceKind: NativeToolKind = {
+export const resourceKind = {
   name: 'retrieve_mcp_resource',
   type: 'mcp_resource',
   activity: 'retrieveResource',
   offered: withIntegrations,
   failureText: (message) => toolResultText.resourceFailed(message),
   summary: (args) => `resource ${String(args.resourceUri ?? '?')} from ${String(args.integrationId ?? '?')}`,
-  options: (call) => ({ summary: call.summary, startToCloseTimeout: '30 minutes', heartbeatTimeout: '30s', retry: readRetry }),
-};
+  options: readOptions('30 minutes', '30s'),
+} as const satisfies NativeToolKind;
 
 /** prompts/get is a read: safe to retry. Its MCP request is bounded at 60 s, plus up to 30 s to connect. */
-export const promptKind: NativeToolKind = {
+export const promptKind = {
   name: 'retrieve_mcp_prompt',
   type: 'mcp_prompt',
   activity: 'retrievePrompt',
   offered: withIntegrations,
   failureText: (message) => toolResultText.promptFailed(message),
   summary: (args) => `prompt ${String(args.promptName ?? '?')} from ${String(args.integrationId ?? '?')}`,
-  options: (call) => ({ summary: call.summary, startToCloseTimeout: '3 minutes', heartbeatTimeout: '15s', retry: readRetry }),
-};
+  options: readOptions('3 minutes', '15s'),
+} as const satisfies NativeToolKind;
 
 /**
  * A source query is read-only, so a lost database connection is retried. Its statement (and the
  * row count after it) are each bounded by statement_timeout, at most a minute apiece by config.
  */
-export const sourceQueryKind: NativeToolKind = {
+export const sourceQueryKind = {
   name: 'source_query',
   type: 'source_query',
   activity: 'sourceQuery',
   offered: (t) => t.hasDataSources || withIntegrations(t),
   failureText: (message) => toolResultText.sourceQueryFailed(message),
   summary: (args) => `SQL: ${String(args.sql ?? '').trim().split('\n')[0]}`,
-  options: (call) => ({ summary: call.summary, startToCloseTimeout: '3 minutes', heartbeatTimeout: '15s', retry: readRetry }),
-};
+  options: readOptions('3 minutes', '15s'),
+} as const satisfies NativeToolKind;
 
-/** Every native tool, in the order the LLM sees them. */
-export const NATIVE_TOOL_KINDS: readonly NativeToolKind[] = [resourceKind, promptKind, sourceQueryKind];
+/** Every native tool, in the order the LLM sees them: the one list of them. */
+export const NATIVE_TOOL_KINDS = [resourceKind, promptKind, sourceQueryKind] as const satisfies readonly NativeToolKind[];
+
+/** The activities that execute native tools: activities/tools/index.ts registers an execution for each. */
+export type NativeToolActivity = (typeof NATIVE_TOOL_KINDS)[number]['activity'];
 
 /** The run object's toolCalls[].type: an MCP tool, each native tool, or a call to no known tool. */
 export const TOOL_TYPES: string[] = ['mcp_tool', ...NATIVE_TOOL_KINDS.map((t) => t.type), 'sub_agent', 'unknown'];
 
-/** The native tools a turn offers, by name: the workflow offers them every turn, and a run's preparation to its first turn. */
+/** The native tool the LLM calls by this name, if there is one. */
+export const nativeToolKind = (name: string): NativeToolKind | undefined => NATIVE_TOOL_KINDS.find((t) => t.name === name);
+
+/**
+ * The native tools a turn offers, by name: the workflow offers them every turn, and a run's
+ * preparation to its first turn.
+ */
 export function offeredNativeTools(tools: ToolAvailability): string[] {
   return NATIVE_TOOL_KINDS.filter((t) => t.offered(tools)).map((t) => t.name);
 }

@@ -15,7 +15,10 @@ const metadataValue = z.string().max(1024);
 export const threadMetadataSchema = z.record(metadataKey, metadataValue)
   .refine((m) => Object.keys(m).length <= 32, 'at most 32 keys')
   .refine((m) => Buffer.byteLength(JSON.stringify(m)) <= MAX_METADATA_BYTES, `at most ${MAX_METADATA_BYTES} bytes as JSON`)
-  .meta({ description: `string keys (1-64 of A-Z a-z 0-9 _ . : -) to string values (up to 1024 characters); at most 32 keys and ${MAX_METADATA_BYTES} bytes as JSON` });
+  .meta({
+    description: 'string keys (1-64 of A-Z a-z 0-9 _ . : -) to string values (up to 1024 characters); '
+      + `at most 32 keys and ${MAX_METADATA_BYTES} bytes as JSON`,
+  });
 
 export type ThreadMetadata = Record<string, string>;
 
@@ -23,7 +26,8 @@ const modelGlob = z.string().min(1).max(128);
 
 export const promptConditionSchema = z.strictObject({
   models: z.array(modelGlob).min(1).max(20).optional()
-    .describe('globs (`*` matches any characters, case-insensitively) on the model\'s name, or `scripted` for the scripted provider; one must match'),
+    .describe('globs (`*` matches any characters, case-insensitively) on the model\'s name, '
+      + 'or `scripted` for the scripted provider; one must match'),
   threadMetadata: z.record(metadataKey, metadataValue).optional()
     .refine((m) => m === undefined || Object.keys(m).length <= 32, 'at most 32 keys')
     .describe('every key must equal the thread\'s metadata value'),
@@ -72,7 +76,9 @@ export interface ConditionOutcome {
 }
 
 /** Whether an integration's condition holds for this model and thread metadata (none: no thread). */
-export function evaluateCondition(condition: PromptCondition | undefined, model: ModelConfig, metadata: ThreadMetadata | undefined): ConditionOutcome {
+export function evaluateCondition(
+  condition: PromptCondition | undefined, model: ModelConfig, metadata: ThreadMetadata | undefined,
+): ConditionOutcome {
   if (!condition) return { met: true, reason: 'no condition' };
   const reasons: string[] = [];
   if (condition.models) {
@@ -83,8 +89,9 @@ export function evaluateCondition(condition: PromptCondition | undefined, model:
   }
   for (const [key, value] of Object.entries(condition.threadMetadata ?? {})) {
     if (!metadata) return { met: false, reason: `thread metadata ${key} is required and no thread was given` };
-    if (!Object.hasOwn(metadata, key)) return { met: false, reason: `thread metadata ${key} is not set (${JSON.stringify(value)} required)` };
-    if (metadata[key] !== value) return { met: false, reason: `thread metadata ${key} is ${JSON.stringify(metadata[key])}, not ${JSON.stringify(value)}` };
+    const wanted = JSON.stringify(value);
+    if (!Object.hasOwn(metadata, key)) return { met: false, reason: `thread metadata ${key} is not set (${wanted} required)` };
+    if (metadata[key] !== value) return { met: false, reason: `thread metadata ${key} is ${JSON.stringify(metadata[key])}, not ${wanted}` };
     reasons.push(`thread metadata ${key} is ${JSON.stringify(value)}`);
   }
   return { met: true, reason: reasons.join('; ') };

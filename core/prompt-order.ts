@@ -22,7 +22,9 @@ export function promptOrderWithin(promptOrder: readonly string[], integrationIds
  * Why a promptOrder is refused, or undefined: `found` holds the integration id each entry of
  * `refs` names (null: none), and each must be one of the agent's integrations, named once.
  */
-export function promptOrderProblem(refs: readonly string[], found: readonly (string | null)[], integrationIds: readonly string[]): string | undefined {
+export function promptOrderProblem(
+  refs: readonly string[], found: readonly (string | null)[], integrationIds: readonly string[],
+): string | undefined {
   const outside = refs.filter((_, i) => found[i] === null || !integrationIds.includes(found[i]!));
   if (outside.length > 0) return `${outside.join(', ')}: not among the agent's integrations`;
   const twice = refs.filter((_, i) => found.indexOf(found[i]) !== i);

@@ -16,25 +16,26 @@ export interface EraOutcome {
   discover?: Record<string, unknown>;
 }
 
-export interface EraVerdict extends EraOutcome {
+/** A negotiation's outcome as kept for the integration: the era, and when the probe found it. */
+export interface EraProbe extends EraOutcome {
   probedAt: string;
 }
 
 /**
  * Where negotiated eras are kept: the composition root hands in the database's
- * (store/integrations/protocol-verdicts.ts), so the MCP client imports no storage code. A verdict
- * belongs to the transport it was probed over: one for another URL, command or args is not read.
+ * (store/integrations/era-probes.ts), so the MCP client imports no storage code. A probe's
+ * outcome belongs to the transport it was probed over: one for another URL, command or args is not read.
  */
-export interface EraVerdicts {
-  read(integration: { id: string; transport: EraTransport }): Promise<EraVerdict | undefined>;
+export interface EraProbeStore {
+  read(integration: { id: string; transport: EraTransport }): Promise<EraProbe | undefined>;
   save(integration: { id: string; transport: EraTransport }, outcome: EraOutcome): Promise<void>;
   clear(integrationId: string): Promise<void>;
 }
 
-/** What of a transport decides which server answers: a verdict is kept per these. */
+/** What of a transport decides which server answers: a probe's outcome is kept per these. */
 export type EraTransport = { type: 'stdio'; command: string; args?: string[] } | { type: 'http'; url: string };
 
-/** The era in use, as GET /v1/integrations/:id shows it: a pin is its own era; `auto` shows the last verdict, if any. */
-export function eraInUse(protocol: IntegrationProtocol, verdict: EraVerdict | undefined): ProtocolEra | null {
-  return protocol === 'auto' ? verdict?.era ?? null : protocol;
+/** The era in use, as GET /v1/integrations/:id shows it: a pin is its own era; `auto` shows the last probe's, if any. */
+export function eraInUse(protocol: IntegrationProtocol, probe: EraProbe | undefined): ProtocolEra | null {
+  return protocol === 'auto' ? probe?.era ?? null : protocol;
 }

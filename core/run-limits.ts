@@ -17,17 +17,29 @@ export const DEFAULT_MAX_TOOL_CALLS_PER_TURN = 128;
 const MOST_TOOL_CALLS_PER_TURN = 1000;
 const tokens = z.int().min(1).max(1_000_000_000);
 
+/** A maxDuration from 1 s to 30 days. */
+function isRunDuration(text: string): boolean {
+  const ms = parseDuration(text);
+  return ms !== undefined && ms >= 1000 && ms <= MAX_DURATION_MS;
+}
+
 export const runLimitsSchema = z.strictObject({
-  maxToolCalls: z.int().min(0).max(1_000_000).optional().describe('tool calls the run may make in all; a call that would pass it is not made and the run stops'),
+  maxToolCalls: z.int().min(0).max(1_000_000).optional()
+    .describe('tool calls the run may make in all; a call that would pass it is not made and the run stops'),
   maxToolCallsPerTurn: z.int().min(1).max(MOST_TOOL_CALLS_PER_TURN).optional()
-    .describe(`tool calls of one turn that run (default ${DEFAULT_MAX_TOOL_CALLS_PER_TURN}), the first in the model's order; each later one is answered "Too many tool calls in one turn", and the run goes on`),
-  maxInputTokens: tokens.optional().describe('input tokens of all the run\'s LLM turns; reached after a turn, the run stops before the next'),
-  maxOutputTokens: tokens.optional().describe('output tokens of all its turns; reached after a turn, the run stops; each turn\'s maxTokens is capped at what is left'),
+    .describe(`tool calls of one turn that run (default ${DEFAULT_MAX_TOOL_CALLS_PER_TURN}), the first in the model's order; `
+      + 'each later one is answered "Too many tool calls in one turn", and the run goes on'),
+  maxInputTokens: tokens.optional()
+    .describe('input tokens of all the run\'s LLM turns; reached after a turn, the run stops before the next'),
+  maxOutputTokens: tokens.optional()
+    .describe('output tokens of all its turns; reached after a turn, the run stops; each turn\'s maxTokens is capped at what is left'),
   maxDuration: z.string().max(32).regex(new RegExp(DURATION_PATTERN))
-    .refine((text) => { const ms = parseDuration(text); return ms !== undefined && ms >= 1000 && ms <= MAX_DURATION_MS; }, 'must be a duration from 1s to 30d')
-    .optional().describe('"10m", "2h": from the run\'s start, waits for a person included; past it, the run stops before its next turn or tool call'),
+    .refine(isRunDuration, 'must be a duration from 1s to 30d')
+    .optional()
+    .describe('"10m", "2h": from the run\'s start, waits for a person included; past it, the run stops before its next turn or tool call'),
   maxChildrenAtOnce: z.int().min(1).max(32).optional().describe('sub-agent runs of one run running at once (default 4); more calls wait'),
-  maxDescendants: z.int().min(0).max(1000).optional().describe('runs a root run may start below it, at every depth (default 20); a root\'s limit holds for its whole tree'),
+  maxDescendants: z.int().min(0).max(1000).optional()
+    .describe('runs a root run may start below it, at every depth (default 20); a root\'s limit holds for its whole tree'),
 }).meta({ id: 'RunLimits' });
 
 export type RunLimits = z.infer<typeof runLimitsSchema>;

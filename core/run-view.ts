@@ -38,7 +38,8 @@ export const runViewSchema = z.object({
   parentToolCallId: z.string().nullable().describe('a sub-agent\'s run: the tool call of its parent that started it'),
   status: runStatus, stopReason,
   version: z.object({ deployment: z.string(), buildId: z.string() }).nullable()
-    .describe('the Worker Deployment and build the run\'s last turn ran on (WORKER_DEPLOYMENT_NAME); null when its workers are unversioned'),
+    .describe('the Worker Deployment and build the run\'s last turn ran on (WORKER_DEPLOYMENT_NAME); '
+      + 'null when its workers are unversioned'),
   limitReached: z.string().nullable().meta({ enum: ['maxToolCalls', 'maxInputTokens', 'maxOutputTokens', 'maxDuration', null] })
     .describe('with stopReason "budget": the limit (the agent\'s or the run\'s `limits`) that stopped the run; else null'),
   output: z.string().nullable(),
@@ -46,7 +47,8 @@ export const runViewSchema = z.object({
   turns: z.int(),
   usage: usage.describe('the tokens of this run\'s own LLM turns (and of its servers\' sampling requests)'),
   prefix: z.object({ tokens: z.int(), tokensEstimated: z.boolean() }).nullable()
-    .describe('the prompt prefix\'s tokens (instructions and injected prompts), once the run has counted them; see GET /v1/agents/{id}/context'),
+    .describe('the prompt prefix\'s tokens (instructions and injected prompts), once the run has counted them; '
+      + 'see GET /v1/agents/{id}/context'),
   usageWithChildren: usage.describe('usage, plus that of the runs it started as sub-agents'),
   toolCalls: z.array(z.object({
     id: z.string(), turn: z.int(),
@@ -63,16 +65,20 @@ export const runViewSchema = z.object({
     runId: waitingRun,
     toolCallId: z.string().describe('what to decide by: the tool call\'s id, or a sampling request\'s samp_… id'),
     kind: z.enum(['tool_call', 'sampling']).optional()
-      .describe('sampling: an MCP server (sampling "approve") asks to sample the run\'s model during the tool call `forToolCallId`; absent: a tool call'),
+      .describe('sampling: an MCP server (sampling "approve") asks to sample the run\'s model during the tool call `forToolCallId`; '
+        + 'absent: a tool call'),
     turn: z.int(), name: z.string().describe('as the LLM saw it (for sampling, the tool call that asks)'),
     integrationId: z.string().nullable(),
     forToolCallId: z.string().optional().describe('sampling: the tool call during which the server asks'),
     arguments: z.unknown().describe('the arguments the LLM gave, read from the transcript; for sampling, what the model would get: '
       + '{messages: [{role, text}], systemPrompt?, maxTokens}'),
-    requestedAt: timestamp, expiresAt: timestamp.describe('when the call is answered "not approved" (a sampling request: refused) unless decided'),
-  })).describe('tool calls and sampling requests waiting for a decision (POST /v1/runs/{id}/approvals/{toolCallId}); empty once the run has ended'),
+    requestedAt: timestamp,
+    expiresAt: timestamp.describe('when the call is answered "not approved" (a sampling request: refused) unless decided'),
+  })).describe('tool calls and sampling requests waiting for a decision (POST /v1/runs/{id}/approvals/{toolCallId}); '
+    + 'empty once the run has ended'),
   pendingInputs: z.array(pendingInputSchema)
-    .describe('questions MCP servers (integrations with elicitation) asked during tool calls, waiting for POST /v1/runs/{id}/inputs/{inputId}'),
+    .describe('questions MCP servers (integrations with elicitation) asked during tool calls, '
+      + 'waiting for POST /v1/runs/{id}/inputs/{inputId}'),
   createdAt: timestamp, endedAt: timestamp.nullable(),
 }).meta({ id: 'Run' });
 

@@ -56,7 +56,9 @@ export const samplingText = {
   failed: (message: string) => `MCP server's sampling request failed: ${message}`,
 };
 
-const PLACEHOLDER: Record<string, string> = { image: '[image omitted]', audio: '[audio omitted]', resource_link: '[resource link omitted]' };
+const PLACEHOLDER: Record<string, string> = {
+  image: '[image omitted]', audio: '[audio omitted]', resource_link: '[resource link omitted]',
+};
 
 function contentText(content: unknown): string {
   const blocks = Array.isArray(content) ? content : [content];
@@ -75,14 +77,19 @@ function contentText(content: unknown): string {
 export function samplingRequest(params: {
   messages: { role: string; content: unknown }[]; systemPrompt?: string; maxTokens: number; temperature?: number;
 }, maxTokensCap: number): SamplingRequest | string {
-  const messages = params.messages.map((m): SamplingMessage => ({ role: m.role === 'assistant' ? 'assistant' : 'user', text: contentText(m.content) }));
+  const messages = params.messages.map((m): SamplingMessage => ({
+    role: m.role === 'assistant' ? 'assistant' : 'user', text: contentText(m.content),
+  }));
   if (messages.length === 0) return 'a sampling request without messages';
   const request: SamplingRequest = {
     messages,
     ...(params.systemPrompt ? { systemPrompt: params.systemPrompt } : {}),
     maxTokens: Math.max(1, Math.min(Math.floor(params.maxTokens), maxTokensCap)),
-    ...(typeof params.temperature === 'number' && params.temperature >= 0 && params.temperature <= 2 ? { temperature: params.temperature } : {}),
+    ...(typeof params.temperature === 'number' && params.temperature >= 0 && params.temperature <= 2
+      ? { temperature: params.temperature } : {}),
   };
-  if (new TextEncoder().encode(JSON.stringify(request)).length > MAX_SAMPLING_REQUEST_BYTES) return `a sampling request over ${MAX_SAMPLING_REQUEST_BYTES} bytes`;
+  if (new TextEncoder().encode(JSON.stringify(request)).length > MAX_SAMPLING_REQUEST_BYTES) {
+    return `a sampling request over ${MAX_SAMPLING_REQUEST_BYTES} bytes`;
+  }
   return request;
 }

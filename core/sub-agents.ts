@@ -23,7 +23,10 @@ export function subAgentToolName(agentName: string): string {
 
 /** The input schema of every sub-agent tool. */
 export const SUB_AGENT_INPUT_SCHEMA = {
-  type: 'object', properties: { input: { type: 'string', description: 'what to ask the agent' } }, required: ['input'], additionalProperties: false,
+  type: 'object',
+  properties: { input: { type: 'string', description: 'what to ask the agent' } },
+  required: ['input'],
+  additionalProperties: false,
 } as const;
 
 /** A sub-agent as the workflow routes its tool. */
@@ -38,6 +41,7 @@ export const subAgentText = {
   badInput: (name: string) => `Sub-agent call ${name} needs {"input": "<text>"} (a non-empty string).`,
   failed: (name: string, message: string) => `Sub-agent ${name} failed: ${message}`,
   cancelled: (name: string) => `Sub-agent ${name} was cancelled before it answered.`,
-  stopped: (name: string, reason: string, output: string) => `Sub-agent ${name} stopped (${reason})${output ? `: ${output}` : ' without an answer.'}`,
+  stopped: (name: string, reason: string, output: string) =>
+    `Sub-agent ${name} stopped (${reason})${output ? `: ${output}` : ' without an answer.'}`,
   tooMany: (max: number) => `Sub-agent not started: the run and its sub-agents may start at most ${max} runs below the first.`,
 };

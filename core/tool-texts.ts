@@ -9,14 +9,19 @@ export const toolResultText = {
   mcpToolTimedOut: (ms: number) => `MCP tool execution failed: timed out after ${ms} ms`,
   mcpToolUnexpected: (message: string) => `MCP tool execution failed unexpectedly: ${message}`,
   mcpToolMissingIntegration: () => 'MCP tool configuration error: missing integration ID',
-  /** the message of a call that waited longer than its bound for a worker to run it (activities/tool-slots.ts); the kind's failure text wraps it */
+  /**
+   * the message of a call that waited longer than its bound for a worker to run it
+   * (activities/tool-slots.ts); the kind's failure text wraps it
+   */
   waitedForTurn: (ms: number, integrationName: string, maxConcurrentCalls: number) =>
-    `timed out after ${ms} ms waiting for its turn: a worker runs at most ${maxConcurrentCalls} calls of integration ${integrationName} at once`,
+    `timed out after ${ms} ms waiting for its turn: `
+    + `a worker runs at most ${maxConcurrentCalls} calls of integration ${integrationName} at once`,
   /** an OAuth-protected server without (working) authorization; the tool call's text is mcpToolFailed of it */
   needsAuthorization: (integrationName: string) => `integration ${integrationName} needs authorization; an operator must authorize it`,
   /** its authorization server down (5xx, or no answer) when the token had to be refreshed: the tokens are kept */
   authorizationServerDown: (integrationName: string, why: string) =>
-    `the authorization server of integration ${integrationName} did not answer the token refresh (${why}); the tokens are kept, and a later call refreshes them`,
+    `the authorization server of integration ${integrationName} did not answer the token refresh (${why}); `
+    + 'the tokens are kept, and a later call refreshes them',
   /** a 2026-era server's questions past the bounds of mcp-client/tool-calls/input-rounds.ts (16 questions, 64 KiB of state) */
   mcpQuestionTooLarge: () => 'MCP server question too large; the call was abandoned.',
   mcpTooManyRounds: (rounds: number) => `MCP server asked for input more than ${rounds} times; the call was abandoned.`,
@@ -35,7 +40,8 @@ export const toolResultText = {
 export const toolCallOverBudgetText = (max: number) => `Tool call not made: the run reached its limit of ${max} tool calls.`;
 
 /** What the LLM reads for each call of a turn past the run's maxToolCallsPerTurn (contract): the first that many run. */
-export const tooManyToolCallsText = (max: number) => `Too many tool calls in one turn: at most ${max} run; call the others in a later turn.`;
+export const tooManyToolCallsText = (max: number) =>
+  `Too many tool calls in one turn: at most ${max} run; call the others in a later turn.`;
 
 /** What the LLM reads for a tool call not made because the run's time was up. */
 export const durationOverBudgetText = (formatted: string) => `Tool call not made: the run passed its time limit of ${formatted}.`;

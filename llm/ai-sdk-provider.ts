@@ -30,7 +30,9 @@ function apiKeyFor(model: RemoteModel, readKey: ApiKeyReader, allowedKeyEnvs: re
   const envName = keyEnvFor(model);
   if (envName === undefined) return undefined;
   const key = readKey(envName);
-  if (!key) throw new LlmConfigError(`The ${model.provider} model "${model.name}" needs an API key: set ${envName} in the worker's environment`);
+  if (!key) {
+    throw new LlmConfigError(`The ${model.provider} model "${model.name}" needs an API key: set ${envName} in the worker's environment`);
+  }
   return key;
 }
 
@@ -91,7 +93,9 @@ export function createAiSdkProvider(
         messages: toModelMessages(request.messages),
         ...(request.tools.length > 0 ? { tools: toToolSet(request.tools) } : {}),
         temperature: request.temperature ?? model.temperature,
-        maxOutputTokens: request.maxTokens === undefined ? model.maxTokens : Math.min(request.maxTokens, model.maxTokens ?? request.maxTokens),
+        maxOutputTokens: request.maxTokens === undefined
+          ? model.maxTokens
+          : Math.min(request.maxTokens, model.maxTokens ?? request.maxTokens),
         maxRetries: 0,
         abortSignal: request.signal,
         allowSystemInMessages: true,
@@ -99,7 +103,12 @@ export function createAiSdkProvider(
       // Streaming unless the model says otherwise: the words reach event streams as they come.
       if (model.stream === false) {
         const result = await generateText(settings);
-        return { text: result.text, toolCalls: fromSdkToolCalls(result.toolCalls), usage: usageOf(result.usage), finishReason: finishOf(result.finishReason) };
+        return {
+          text: result.text,
+          toolCalls: fromSdkToolCalls(result.toolCalls),
+          usage: usageOf(result.usage),
+          finishReason: finishOf(result.finishReason),
+        };
       }
       return sinks.run({ onText: request.onText, onToolInput: request.onToolInput }, () => streamModel(settings.model, settings));
     },

@@ -9,11 +9,15 @@ import { LlmAnswerTooLarge } from './errors';
  */
 
 const WHAT: Record<keyof LlmAnswerBounds, string> = {
-  textBytes: 'bytes of text', toolArgumentBytes: 'bytes of arguments in one tool call', answerBytes: 'bytes in all', toolCalls: 'tool calls',
+  textBytes: 'bytes of text',
+  toolArgumentBytes: 'bytes of arguments in one tool call',
+  answerBytes: 'bytes in all',
+  toolCalls: 'tool calls',
 };
 
 export function answerTooLarge(bounds: LlmAnswerBounds, which: keyof LlmAnswerBounds): LlmAnswerTooLarge {
-  return new LlmAnswerTooLarge(`The model's answer exceeded its bound: more than ${bounds[which]} ${WHAT[which]} (${LLM_ANSWER_BOUND_SETTINGS[which]})`);
+  const bound = `${bounds[which]} ${WHAT[which]} (${LLM_ANSWER_BOUND_SETTINGS[which]})`;
+  return new LlmAnswerTooLarge(`The model's answer exceeded its bound: more than ${bound}`);
 }
 
 /** What a tool call counts toward the whole answer besides its id, name and arguments: an endless stream of empty calls ends too. */

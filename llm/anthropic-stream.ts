@@ -30,67 +30,82 @@ function addDelta(block: Json, index: number, delta: Json, sink: LiveSink, meter
  * by the meter first, which ends the reading past the answer's bounds.
  */
 export function anthropicStreamReading(sink: LiveSink, meter: AnswerMeter): StreamReading {
-  let message: Json = {};
-  let usage: Json = {};
-  let stop: Json = {};
+  return new AnthropicReading(sink, meter);
+}
+
+class AnthropicReading implements StreamReading {
+  private message: Json = {};
+  private usage: Json = {};
+  private stop: Json = {};
   // by index: the model numbers them, and a number far off must not make a sparse array to walk
-  const blocks = new Map<number, Json>();
-  const passed: string[] = [];
+  private readonly blocks = new Map<number, Json>();
+  private readonly passed: string[] = [];
+
+  constructor(private readonly sink: LiveSink, private readonly meter: AnswerMeter) {}
+
+  event(data: string, name?: string): void {
+    let ev: unknown;
+    try {
+      ev = JSON.parse(data);
+    } catch {
+      ev = undefined;
+    }
+    if (isRecord(ev) && this.read(ev, data)) return;
+    this.meter.kept(data);
+    this.passed.push(`${name ? `event: ${name}\n` : ''}data: ${data}\n\n`);
+  }
+
+  end(): string[] {
+    const { stop } = this;
+    const content = [...this.blocks.entries()].sort(([a], [b]) => a - b).map(([, block]) => block);
+    const whole = {
+      ...this.message, content, stop_reason: stop.stop_reason ?? null, stop_sequence: stop.stop_sequence ?? null, usage: this.usage,
+    };
+    const events = anthropicEventsOf(whole);
+    // what was not understood goes before the end, where the provider package reads it as it would have
+    return [...events.slice(0, -1), ...this.passed, ...events.slice(-1)];
+  }
 
   /** false: not of the shape this reading knows, and passed on as it came */
-  const read = (ev: Json, data: string): boolean => {
+  private read(ev: Json, data: string): boolean {
     switch (ev.type) {
       case 'message_start':
-        if (!isRecord(ev.message)) return false;
-        meter.kept(data);
-        message = ev.message;
-        usage = isRecord(ev.message.usage) ? { ...ev.message.usage } : {};
-        return true;
-      case 'content_block_start': {
-        if (typeof ev.index !== 'number' || !isRecord(ev.content_block)) return false;
-        const block = { ...ev.content_block };
-        if (block.type === 'tool_use' && !blocks.has(ev.index)) meter.call(ev.index);
-        meter.kept(data);
-        if (block.type === 'tool_use') block.input = '';
-        if (block.type === 'text' && typeof block.text !== 'string') block.text = '';
-        blocks.set(ev.index, block);
-        return true;
-      }
+        return this.messageStarted(ev, data);
+      case 'content_block_start':
+        return this.blockStarted(ev, data);
       case 'content_block_delta': {
-        const block = typeof ev.index === 'number' ? blocks.get(ev.index) : undefined;
-        return Boolean(block) && isRecord(ev.delta) && addDelta(block!, ev.index as number, ev.delta, sink, meter);
+        const block = typeof ev.index === 'number' ? this.blocks.get(ev.index) : undefined;
+        return Boolean(block) && isRecord(ev.delta) && addDelta(block!, ev.index as number, ev.delta, this.sink, this.meter);
       }
       case 'message_delta':
         // its usage is merged into what came before: counted, or an endless run of new keys would grow it
-        meter.kept(data);
-        if (isRecord(ev.delta)) stop = ev.delta;
-        if (isRecord(ev.usage)) usage = { ...usage, ...ev.usage };
+        this.meter.kept(data);
+        if (isRecord(ev.delta)) this.stop = ev.delta;
+        if (isRecord(ev.usage)) this.usage = { ...this.usage, ...ev.usage };
         return true;
       case 'content_block_stop': case 'message_stop': case 'ping':
         return true;
       default:
         return false;
     }
-  };
+  }
 
-  return {
-    event(data, name) {
-      let ev: unknown;
-      try {
-        ev = JSON.parse(data);
-      } catch {
-        ev = undefined;
-      }
-      if (isRecord(ev) && read(ev, data)) return;
-      meter.kept(data);
-      passed.push(`${name ? `event: ${name}\n` : ''}data: ${data}\n\n`);
-    },
-    end() {
-      const content = [...blocks.entries()].sort(([a], [b]) => a - b).map(([, block]) => block);
-      const whole = { ...message, content, stop_reason: stop.stop_reason ?? null, stop_sequence: stop.stop_sequence ?? null, usage };
-      const events = anthropicEventsOf(whole);
-      // what was not understood goes before the end, where the provider package reads it as it would have
-      return [...events.slice(0, -1), ...passed, ...events.slice(-1)];
-    },
-  };
+  private messageStarted(ev: Json, data: string): boolean {
+    if (!isRecord(ev.message)) return false;
+    this.meter.kept(data);
+    this.message = ev.message;
+    this.usage = isRecord(ev.message.usage) ? { ...ev.message.usage } : {};
+    return true;
+  }
+
+  private blockStarted(ev: Json, data: string): boolean {
+    if (typeof ev.index !== 'number' || !isRecord(ev.content_block)) return false;
+    const block = { ...ev.content_block };
+    if (block.type === 'tool_use' && !this.blocks.has(ev.index)) this.meter.call(ev.index);
+    this.meter.kept(data);
+    if (block.type === 'tool_use') block.input = '';
+    if (block.type === 'text' && typeof block.text !== 'string') block.text = '';
+    this.blocks.set(ev.index, block);
+    return true;
+  }
 }

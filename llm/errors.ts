@@ -31,7 +31,9 @@ export class LlmAnswerTooLarge extends Error {
 export const MAX_RETRY_AFTER_MS = 5 * 60_000;
 
 // OpenAI, vLLM, Anthropic, llama.cpp server, Azure and LiteLLM phrasings of "the prompt does not fit".
-const CONTEXT_LENGTH = /context[_ ]length|maximum context|context window|context size|prompt is too long|too many tokens|exceed_context_size/i;
+const CONTEXT_LENGTH = new RegExp([
+  'context[_ ]length', 'maximum context', 'context window', 'context size', 'prompt is too long', 'too many tokens', 'exceed_context_size',
+].join('|'), 'i');
 
 export function classifyLlmError(err: unknown): LlmFailure {
   if (err instanceof LlmConfigError) return { type: 'LlmConfigError', message: err.message, retryable: false };

@@ -37,7 +37,8 @@ export function anthropicEventsOf(message: Json): string[] {
   const ev = (type: string, data: Json) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
   const { content, stop_reason: stopReason, stop_sequence: stopSequence, usage, ...rest } = message;
   const used = isRecord(usage) ? usage : {};
-  const out = [ev('message_start', { message: { ...rest, content: [], stop_reason: null, stop_sequence: null, usage: { ...used, output_tokens: 0 } } })];
+  const start = { ...rest, content: [], stop_reason: null, stop_sequence: null, usage: { ...used, output_tokens: 0 } };
+  const out = [ev('message_start', { message: start })];
   (Array.isArray(content) ? content.filter(isRecord) : []).forEach((block, index) => {
     if (block.type === 'tool_use') {
       out.push(ev('content_block_start', { index, content_block: { ...block, input: {} } }));
@@ -50,7 +51,10 @@ export function anthropicEventsOf(message: Json): string[] {
     }
     out.push(ev('content_block_stop', { index }));
   });
-  out.push(ev('message_delta', { delta: { stop_reason: stopReason === undefined ? 'end_turn' : stopReason, stop_sequence: stopSequence ?? null }, usage: { output_tokens: used.output_tokens ?? 0 } }));
+  out.push(ev('message_delta', {
+    delta: { stop_reason: stopReason === undefined ? 'end_turn' : stopReason, stop_sequence: stopSequence ?? null },
+    usage: { output_tokens: used.output_tokens ?? 0 },
+  }));
   out.push(ev('message_stop', {}));
   return out;
 }

@@ -80,7 +80,9 @@ function answerReading(wire: 'openai' | 'anthropic', sink: LiveSink, bounds: Llm
 async function checkedJsonAnswer(response: Response, wire: 'openai' | 'anthropic', bounds: LlmAnswerBounds): Promise<Response> {
   if (!response.ok) return response;
   const whole = await jsonAnswerAsStream(response.clone());
-  if ((whole.headers.get('content-type') ?? '').includes('text/event-stream')) answerReading(wire, {}, bounds).parser.feed(await whole.text());
+  if ((whole.headers.get('content-type') ?? '').includes('text/event-stream')) {
+    answerReading(wire, {}, bounds).parser.feed(await whole.text());
+  }
   return response;
 }
 

@@ -1,5 +1,7 @@
 import type { LanguageModel, ModelMessage, ToolSet } from 'ai';
-import { asLanguageModelUsage, convertToLanguageModelPrompt, prepareCallSettings, prepareToolsAndToolChoice, standardizePrompt } from 'ai/internal';
+import {
+  asLanguageModelUsage, convertToLanguageModelPrompt, prepareCallSettings, prepareToolsAndToolChoice, standardizePrompt,
+} from 'ai/internal';
 import type { ToolCall, Usage } from '../core/messages';
 import type { LlmResponse } from './types';
 import { fromSdkToolCalls } from './wire-messages';
@@ -25,10 +27,14 @@ export interface StreamSettings {
  */
 export async function streamModel(model: StreamingModel, settings: StreamSettings): Promise<LlmResponse> {
   const standardized = await standardizePrompt({ messages: settings.messages, allowSystemInMessages: true });
-  const prompt = await convertToLanguageModelPrompt({ prompt: standardized, supportedUrls: await model.supportedUrls, download: undefined, abortSignal: settings.abortSignal });
+  const prompt = await convertToLanguageModelPrompt({
+    prompt: standardized, supportedUrls: await model.supportedUrls, download: undefined, abortSignal: settings.abortSignal,
+  });
   const { tools, toolChoice } = await prepareToolsAndToolChoice({ tools: settings.tools, toolChoice: undefined, activeTools: undefined });
   const call = prepareCallSettings({ temperature: settings.temperature, maxOutputTokens: settings.maxOutputTokens });
-  const { stream } = await model.doStream({ ...call, prompt, tools, toolChoice, abortSignal: settings.abortSignal, includeRawChunks: false });
+  const { stream } = await model.doStream({
+    ...call, prompt, tools, toolChoice, abortSignal: settings.abortSignal, includeRawChunks: false,
+  });
   let text = '';
   const calls: { toolCallId: string; toolName: string; input: unknown }[] = [];
   let usage: Usage = { inputTokens: 0, outputTokens: 0 };

@@ -6,7 +6,10 @@ interface CallSoFar { id?: unknown; type?: unknown; name?: string; args: string 
 
 const optionalString = (v: unknown) => v === undefined || v === null || typeof v === 'string';
 
-/** A chunk of the shape this reading knows (`choices[0].delta` with text and tool-call pieces); anything else goes to the provider package as it came. */
+/**
+ * A chunk of the shape this reading knows (`choices[0].delta` with text and tool-call pieces);
+ * anything else goes to the provider package as it came.
+ */
 function knownChunk(chunk: unknown): chunk is Json & { choices?: Json[] } {
   if (!isRecord(chunk) || 'error' in chunk) return false;
   if (chunk.choices === undefined) return true;
@@ -108,7 +111,9 @@ export function openAiStreamReading(sink: LiveSink, meter: AnswerMeter): StreamR
     end() {
       const toolCalls = calls.whole();
       const message = { role: 'assistant', content: text, ...(toolCalls.length ? { tool_calls: toolCalls } : {}) };
-      const completion = { ...base, choices: [{ index: 0, message, finish_reason: finish ?? null }], ...(usage === undefined ? {} : { usage }) };
+      const completion = {
+        ...base, choices: [{ index: 0, message, finish_reason: finish ?? null }], ...(usage === undefined ? {} : { usage }),
+      };
       return [...openAiChunksOf(completion).slice(0, -1), ...passed, 'data: [DONE]\n\n'];
     },
   };

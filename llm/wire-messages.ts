@@ -22,7 +22,9 @@ export function toModelMessages(messages: ChatMessage[]): ModelMessage[] {
         ],
       });
     } else {
-      const part = { type: 'tool-result' as const, toolCallId: m.toolCallId, toolName: m.name, output: { type: 'text' as const, value: m.content } };
+      const part = {
+        type: 'tool-result' as const, toolCallId: m.toolCallId, toolName: m.name, output: { type: 'text' as const, value: m.content },
+      };
       // The results of one turn's parallel calls travel together: Anthropic needs them in one user turn.
       const last = out[out.length - 1];
       if (last?.role === 'tool') last.content.push(part);

@@ -5,7 +5,7 @@ import type { Logger } from '../platform/logger';
 import type { NetworkPolicy } from '../platform/net/address-guard';
 import { initTracing } from '../platform/tracing/setup';
 import { oauthRecords } from '../store/integrations/oauth';
-import { eraVerdicts } from '../store/integrations/protocol-verdicts';
+import { eraProbeStore } from '../store/integrations/era-probes';
 import type { Db } from '../store/pool';
 import { listenForAnswers } from '../store/runs/change-feed';
 import { startMcpPool } from './mcp-lifecycle';
@@ -23,7 +23,7 @@ export interface WorkerDeps {
  * the LISTEN connection that wakes tool calls waiting for answers to MCP servers' questions.
  */
 export async function openWorkerDeps(config: AppConfig, db: Db, logger: Logger, network: NetworkPolicy = config.networkPolicy): Promise<WorkerDeps> {
-  const mcpPool = await startMcpPool(logger, { groupsDir: config.mcpGroupsDir, network, oauth: { records: oauthRecords(db), logger }, eras: eraVerdicts(db),
+  const mcpPool = await startMcpPool(logger, { groupsDir: config.mcpGroupsDir, network, oauth: { records: oauthRecords(db), logger }, eras: eraProbeStore(db),
   });
   const tracing = initTracing(config.langfuse, logger);
   const runChanges = listenForAnswers(db, logger);

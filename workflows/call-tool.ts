@@ -1,13 +1,16 @@
 import { ActivityFailure, isCancellation, proxyActivities, sleep, TimeoutFailure, workflowInfo } from '@temporalio/workflow';
 import type { ToolActivityInput } from '../activities/tool-handler';
-import { toolTaskQueue, type BusyIntegration, type InputWait, type ParkedTask, type ToolAvailability, type ToolCallRef, type ToolOutcome, type ToolTask } from '../core/tool-call';
+import {
+  toolTaskQueue, type BusyIntegration, type InputWait, type McpToolRoute, type ParkedTask, type ToolAvailability, type ToolCallRef,
+  type ToolOutcome, type ToolTask,
+} from '../core/tool-call';
 import { DEFAULT_TOOL_TIMEOUT_MS } from '../core/integration';
 import { toolResultText } from '../core/tool-texts';
 import type { ApprovalGate, ApprovalSeqs } from './approval-gate';
-import type { InputVerdict, InputWaits } from './input-wait';
+import type { InputAnswers, InputWaits } from './input-wait';
 import { answerSamplings, countSampledDuringCall, type ModelLedger } from './sampling-steps';
 import { awaitToolTask } from './task-wait';
-import { routeToolCall } from './tool-kinds';
+import { routeToolCall, type RoutedCall } from './tool-kinds';
 import { runChild, type Family } from './sub-agent';
 import { describeFailure } from './failures';
 import { recording } from './recording';
@@ -35,101 +38,173 @@ export interface TaskWaits {
 }
 
 
+/** What the run gives a call: its waits, its line for the Web UI, its approval events' numbers, its part in the turn. */
+interface CallOptions {
+  waits: Waits;
+  summary?: string;
+  approvalSeqs: ApprovalSeqs;
+  tasks: TaskWaits;
+}
+
+type CallEnd = ToolOutcome | { parked: ParkedTask };
+
 /**
- * One tool call, dispatched by its kind. A tool that fails, or whose activity gave up, answers the LLM with text.
- * A tool whose integration asks for approval waits for it first; denied or timed out, the LLM reads why.
- * A call whose 2026-era server asks questions waits for the answers, then runs again with them (a
- * new activity per round). Not an async function: every promise made in workflow code costs the
- * SDK a stack trace (its stack-trace query), so the usual call is its activity's promise and one
- * handler, nothing more.
+ * One tool call, dispatched by its kind. A tool that fails, or whose activity gave up, answers the
+ * LLM with text. A tool whose integration asks for approval waits for it first; denied or timed
+ * out, the LLM reads why. A call whose 2026-era server asks questions waits for the answers, then
+ * runs again with them (a new activity per round). Not an async function: every promise made in
+ * workflow code costs the SDK a stack trace (its stack-trace query), so the usual call is its
+ * activity's promise and one handler, nothing more.
  */
-export function callTool(
-  ref: Omit<ToolCallRef, 'type'>, tools: ToolAvailability,
-  { waits, summary, approvalSeqs, tasks }: { waits: Waits; summary?: string; approvalSeqs: ApprovalSeqs; tasks: TaskWaits },
-): Promise<ToolOutcome | { parked: ParkedTask }> {
+export function callTool(ref: Omit<ToolCallRef, 'type'>, tools: ToolAvailability, options: CallOptions): Promise<CallEnd> {
   const { type, kind, route, subAgent } = routeToolCall(ref.name, tools);
-  const input = { ...ref, type, ...(route ? { route } : {}), ...(subAgent ? { subAgent: { ...subAgent, rootRunId: waits.family.rootRunId, maxDescendants: waits.family.maxDescendants() } } : {}) };
-  const { activity, options } = kind;
-  if (!activity || !options) {
+  const { waits, approvalSeqs, tasks } = options;
+  const family = waits.family;
+  const input: ToolActivityInput = {
+    ...ref, type, ...(route ? { route } : {}),
+    ...(subAgent ? { subAgent: { ...subAgent, rootRunId: family.rootRunId, maxDescendants: family.maxDescendants() } } : {}),
+  };
+  if (!kind.activity || !kind.options) {
     return recording.recordToolResult({ ...input, status: 'error', content: kind.failureText('', ref.name) });
   }
-  const failed = (err: unknown) => {
+  const call = new DispatchedCall(input, { ...kind, activity: kind.activity, options: kind.options }, options);
+  if (tasks.resume) return call.waitOnTask(tasks.resume.task, tasks.resume);
+  if (!route?.approval) return call.run();
+  return waits.gate.awaitDecision({ ...ref, type }, route.integrationId, route.approval, approvalSeqs).then(
+    (gate) => (gate.approved ? call.run() : recording.recordToolResult({ ...input, status: 'error', content: gate.content })),
+  ).catch(call.failed);
+}
+
+/**
+ * A call whose kind has an activity, from its first dispatch to its end: its rounds of questions,
+ * its waits for a turn among the integration's calls, its task, its sub-agent's run. Methods chain
+ * promises, never wrap them (see callTool).
+ */
+class DispatchedCall {
+  private readonly route?: McpToolRoute;
+
+  constructor(
+    private readonly input: ToolActivityInput,
+    private readonly kind: RoutedCall['kind'] & Required<Pick<RoutedCall['kind'], 'activity' | 'options'>>,
+    private readonly options: CallOptions,
+  ) {
+    this.route = input.route;
+  }
+
+  /** The activity gave up or the call failed otherwise: the LLM reads the kind's text. */
+  readonly failed = (err: unknown): Promise<ToolOutcome> => {
     if (isCancellation(err)) throw err;
-    return recording.recordToolResult({ ...input, status: 'error', content: kind.failureText(describeFailure(err).message, ref.name) });
+    const content = this.kind.failureText(describeFailure(err).message, this.input.name);
+    return recording.recordToolResult({ ...this.input, status: 'error', content });
   };
-  const run = (resume?: InputWait, turnWait?: TurnWait): Promise<ToolOutcome | { parked: ParkedTask }> => {
-    const opts = options({ ...ref, summary }, route);
+
+  /** One dispatch of the call's activity: the first, a round with answers, or a try after waiting its turn. */
+  run(resume?: InputWait, turnWait?: TurnWait): Promise<CallEnd> {
+    const { input, options: { waits } } = this;
+    const opts = this.kind.options({ ...input, summary: this.options.summary }, this.route);
     opts.taskQueue ??= toolTaskQueue(workflowInfo().taskQueue);
     // Each round's call is an activity of its own, and so is each try of a call that waits its turn.
     if (resume && opts.activityId) opts.activityId = `${opts.activityId}:${resume.round}`;
     if (turnWait && opts.activityId) opts.activityId = `${opts.activityId}:w${turnWait.tries}`;
-    waits.inputs.activityStarted(ref.toolCallId);
-    return proxyActivities<ToolActivities>(opts)[activity]({ ...input, step: waits.ledger.steps, ...(resume ? { resume: { roundId: resume.roundId } } : {}) }).then(
-      (outcome) => {
-        waits.inputs.activityEnded(ref.toolCallId);
-        if (outcome.busy) return waitForTurn(outcome.busy, resume, turnWait);
-        countSampledDuringCall(waits.ledger, outcome.sampled);
-        if (outcome.task) return waitOnTask(outcome.task);
-        if (outcome.child) return runChild(input, outcome.child, waits.family).catch(failed);
-        return outcome.waiting ? answered(outcome.waiting) : outcome;
-      }, (err: unknown) => {
-        waits.inputs.activityEnded(ref.toolCallId);
-        return type === 'mcp_tool' && workerLost(err) ? recovered(err, resume ? resume.round + 1 : 1) : failed(err);
+    waits.inputs.activityStarted(input.toolCallId);
+    const dispatched = { ...input, step: waits.ledger.steps, ...(resume ? { resume: { roundId: resume.roundId } } : {}) };
+    return proxyActivities<ToolActivities>(opts)[this.kind.activity](dispatched).then(
+      (outcome) => this.ended(outcome, resume, turnWait),
+      (err: unknown) => {
+        waits.inputs.activityEnded(input.toolCallId);
+        return input.type === 'mcp_tool' && workerLost(err) ? this.recovered(err, resume ? resume.round + 1 : 1) : this.failed(err);
       },
     );
-  };
-  // The worker runs as many calls of the integration as it may: the call is dispatched again after
-  // a pause (any worker may take it), until it has waited as long as one request may take.
-  const waitForTurn = (busy: BusyIntegration, resume: InputWait | undefined, before?: TurnWait) => {
+  }
+
+  /** What the activity's end asks for next: nothing (its outcome), another try, a task, a sub-agent, answers. */
+  private ended(outcome: ToolOutcome, resume: InputWait | undefined, turnWait: TurnWait | undefined): Promise<CallEnd> | CallEnd {
+    const { waits } = this.options;
+    waits.inputs.activityEnded(this.input.toolCallId);
+    if (outcome.busy) return this.waitForTurn(outcome.busy, resume, turnWait);
+    countSampledDuringCall(waits.ledger, outcome.sampled);
+    if (outcome.task) return this.waitOnTask(outcome.task);
+    if (outcome.child) return runChild(this.input, outcome.child, waits.family).catch(this.failed);
+    return outcome.waiting ? this.answered(outcome.waiting) : outcome;
+  }
+
+  /**
+   * The worker runs as many calls of the integration as it may: the call is dispatched again after
+   * a pause (any worker may take it), until it has waited as long as one request may take.
+   */
+  private waitForTurn(busy: BusyIntegration, resume: InputWait | undefined, before?: TurnWait): Promise<CallEnd> {
     const since = before?.since ?? Date.now();
     const waitedMs = Date.now() - since;
-    const boundMs = route?.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
+    const boundMs = this.route?.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
     if (waitedMs >= boundMs) {
       const message = toolResultText.waitedForTurn(waitedMs, busy.integrationName, busy.maxConcurrentCalls);
-      return recording.recordToolResult({ ...input, status: 'error', content: kind.notRunText?.(message) ?? kind.failureText(message, ref.name) });
+      const content = this.kind.notRunText?.(message) ?? this.kind.failureText(message, this.input.name);
+      return recording.recordToolResult({ ...this.input, status: 'error', content });
     }
     const tries = (before?.tries ?? 0) + 1;
-    return sleep(Math.min(turnPause(tries), boundMs - waitedMs)).then(() => run(resume, { since, tries }));
-  };
-  // Its worker died after the activity stored its server's questions (or the task it runs the
-  // call as), before Temporal heard it end: what it stored is what it would have returned.
-  const recovered = (err: unknown, round: number) => recording.findCallWait({
-    runId: ref.runId, toolCallId: ref.toolCallId, turn: ref.turn, index: ref.index, round, ...(route?.task ? { taskTimeoutMs: route.task.timeoutMs } : {}),
-  }).then(({ wait, task }) => (wait ? answered(wait) : task ? waitOnTask(task) : failed(err)), failed);
-  // The round's questions first (a reviewer's decisions on its sampling requests among them), then its sampling steps.
-  const settled = (wait: InputWait): Promise<InputVerdict> => (wait.inputIds.length > 0 ? waits.inputs.awaitAnswers(ref.name, wait) : Promise.resolve<InputVerdict>({ answered: true }))
-    .then((verdict) => (verdict.answered && wait.samplings?.length ? answerSamplings(waits.ledger, ref, wait) : verdict));
-  // While it waits on its task, the call counts as one that would let the run continue-as-new.
-  // (Not while its questions wait for a person: the turn then goes on in this execution.)
-  const settledOnTask = (wait: InputWait) => {
-    tasks.turn.onTasks--;
-    const back = () => { tasks.turn.onTasks++; };
-    return settled(wait).then((verdict) => {
+    return sleep(Math.min(turnPause(tries), boundMs - waitedMs)).then(() => this.run(resume, { since, tries }));
+  }
+
+  /**
+   * Its worker died after the activity stored its server's questions (or the task it runs the
+   * call as), before Temporal heard it end: what it stored is what it would have returned.
+   */
+  private recovered(err: unknown, round: number): Promise<CallEnd> {
+    const { runId, toolCallId, turn, index } = this.input;
+    const task = this.route?.task;
+    return recording.findCallWait({ runId, toolCallId, turn, index, round, ...(task ? { taskTimeoutMs: task.timeoutMs } : {}) }).then(
+      ({ wait, task: started }) => (wait ? this.answered(wait) : started ? this.waitOnTask(started) : this.failed(err)),
+      this.failed,
+    );
+  }
+
+  /** The round's questions first (a reviewer's decisions on its sampling requests among them), then its sampling steps. */
+  private settled(wait: InputWait): Promise<InputAnswers> {
+    const { waits } = this.options;
+    const questions = wait.inputIds.length > 0
+      ? waits.inputs.awaitAnswers(this.input.name, wait)
+      : Promise.resolve<InputAnswers>({ answered: true });
+    return questions.then((answers) => (
+      answers.answered && wait.samplings?.length ? answerSamplings(waits.ledger, this.input, wait) : answers));
+  }
+
+  /**
+   * While it waits on its task, the call counts as one that would let the run continue-as-new.
+   * (Not while its questions wait for a person: the turn then goes on in this execution.)
+   */
+  private readonly settledOnTask = (wait: InputWait): Promise<InputAnswers> => {
+    const { turn } = this.options.tasks;
+    turn.onTasks--;
+    const back = () => { turn.onTasks++; };
+    return this.settled(wait).then((answers) => {
       back();
-      return verdict;
+      return answers;
     }, (err: unknown) => {
       back();
       throw err;
     });
   };
-  const waitOnTask = (task: ToolTask, resume?: ParkedTask) => {
+
+  waitOnTask(task: ToolTask, resume?: ParkedTask): Promise<CallEnd> {
+    const { tasks, waits } = this.options;
     tasks.turn.onTasks++;
-    return awaitToolTask(input, task, settledOnTask, { park: tasks.park, resume, asking: waits.inputs }).then((end) => {
+    return awaitToolTask(this.input, task, this.settledOnTask, { park: tasks.park, resume, asking: waits.inputs }).then((end) => {
       tasks.turn.onTasks--;
       return end;
     }, (err: unknown) => {
       tasks.turn.onTasks--;
-      return failed(err);
+      return this.failed(err);
     });
-  };
-  const answered = (wait: InputWait) => settled(wait).then(
-    (verdict) => (verdict.answered ? run(wait) : recording.recordToolResult({ ...input, status: 'error', content: verdict.content })),
-  ).catch(failed);
-  if (tasks.resume) return waitOnTask(tasks.resume.task, tasks.resume);
-  if (!route?.approval) return run();
-  return waits.gate.awaitDecision({ ...ref, type }, route.integrationId, route.approval, approvalSeqs).then(
-    (verdict) => (verdict.approved ? run() : recording.recordToolResult({ ...input, status: 'error', content: verdict.content })),
-  ).catch(failed);
+  }
+
+  /** The call's server asked: once answered, the call runs again with the answers; else the LLM reads why not. */
+  private answered(wait: InputWait): Promise<CallEnd> {
+    return this.settled(wait).then(
+      (answers) => (answers.answered
+        ? this.run(wait)
+        : recording.recordToolResult({ ...this.input, status: 'error', content: answers.content })),
+    ).catch(this.failed);
+  }
 }
 
 /** A call waiting its turn (activities/tool-slots.ts): since when, in workflow time, and how many times it found no slot. */

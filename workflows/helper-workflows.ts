@@ -55,8 +55,11 @@ const oauthActivities = (taskQueue: string | undefined) => proxyActivities<Activ
  */
 
 /** POST /v1/integrations/:id/authorize: the id of the authorization begun. */
-export async function authorizeIntegrationWorkflow(input: { integrationId: string; redirectUrl: string; taskQueue?: string }): Promise<{ stateId: string; expiresAt: string }> {
-  return oauthActivities(input.taskQueue).beginIntegrationAuthorization({ integrationId: input.integrationId, redirectUrl: input.redirectUrl });
+export async function authorizeIntegrationWorkflow(
+  input: { integrationId: string; redirectUrl: string; taskQueue?: string },
+): Promise<{ stateId: string; expiresAt: string }> {
+  const { integrationId, redirectUrl } = input;
+  return oauthActivities(input.taskQueue).beginIntegrationAuthorization({ integrationId, redirectUrl });
 }
 
 /** GET /oauth/callback, once its state is claimed and its code stored. */
@@ -65,6 +68,8 @@ export async function completeAuthorizationWorkflow(input: { stateId: string; ta
 }
 
 /** DELETE /v1/integrations/:id/authorization. */
-export async function revokeAuthorizationWorkflow(input: { integrationId: string; taskQueue?: string }): Promise<{ revokedAtServer: boolean }> {
+export async function revokeAuthorizationWorkflow(
+  input: { integrationId: string; taskQueue?: string },
+): Promise<{ revokedAtServer: boolean }> {
   return oauthActivities(input.taskQueue).revokeIntegrationAuthorization({ integrationId: input.integrationId });
 }

@@ -8,7 +8,7 @@ import { recording } from './recording';
 
 
 /** What the wait answers: call again with the answers, or tell the LLM why not. */
-export type InputVerdict = { answered: true } | { answered: false; content: string };
+export type InputAnswers = { answered: true } | { answered: false; content: string };
 
 /** Input ids are ours (`inp_` and 32 hex digits); anything longer is not one and is not kept. */
 const MAX_INPUT_ID_LENGTH = 64;
@@ -47,7 +47,7 @@ export function installInputWait(listing: WaitingAttribute) {
     sync();
   });
 
-  async function awaitAnswers(name: string, wait: InputWait): Promise<InputVerdict> {
+  async function awaitAnswers(name: string, wait: InputWait): Promise<InputAnswers> {
     waitingRounds++;
     sync();
     try {

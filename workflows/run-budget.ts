@@ -15,7 +15,8 @@ import { recording } from './recording';
  * start, in workflow time). A stopped run ends completed, stopReason "budget", with the limit it reached.
  */
 
-const timeUp = (limits: EffectiveLimits, state: RunState) => limits.maxDurationMs !== undefined && Date.now() - state.startedAtMs >= limits.maxDurationMs;
+const timeUp = (limits: EffectiveLimits, state: RunState) =>
+  limits.maxDurationMs !== undefined && Date.now() - state.startedAtMs >= limits.maxDurationMs;
 
 /** The run's tokens and its sub-agents': one budget. */
 const spentTokens = (state: RunState) => addUsage(state.usage, state.childUsage);
@@ -52,12 +53,17 @@ export function budgetLeft(state: RunState, limits: EffectiveLimits | undefined)
 }
 
 /** How many of a turn's calls the budget lets the run make, in the LLM's order; the limit that stops the others. */
-function callsAllowed(state: RunState, limits: EffectiveLimits | undefined, requested: number): { allowed: number; limit?: LimitName; text?: string } {
+function callsAllowed(
+  state: RunState, limits: EffectiveLimits | undefined, requested: number,
+): { allowed: number; limit?: LimitName; text?: string } {
   if (!limits) return { allowed: requested };
-  if (timeUp(limits, state)) return { allowed: 0, limit: 'maxDuration', text: durationOverBudgetText(formatDuration(limits.maxDurationMs!)) };
+  if (timeUp(limits, state)) {
+    return { allowed: 0, limit: 'maxDuration', text: durationOverBudgetText(formatDuration(limits.maxDurationMs!)) };
+  }
   if (limits.maxToolCalls === undefined) return { allowed: requested };
   const left = Math.max(0, limits.maxToolCalls - state.toolCallCount);
-  return left >= requested ? { allowed: requested } : { allowed: left, limit: 'maxToolCalls', text: toolCallOverBudgetText(limits.maxToolCalls) };
+  if (left >= requested) return { allowed: requested };
+  return { allowed: left, limit: 'maxToolCalls', text: toolCallOverBudgetText(limits.maxToolCalls) };
 }
 
 export interface BudgetedCall {
@@ -67,12 +73,15 @@ export interface BudgetedCall {
 }
 
 /** Marks the calls past the budget as not made, recording what the LLM reads for each (the turn stays whole for the thread). */
-export async function holdCallsOverBudget(state: RunState, limits: EffectiveLimits | undefined, tools: ToolAvailability, calls: BudgetedCall[]): Promise<void> {
+export async function holdCallsOverBudget(
+  state: RunState, limits: EffectiveLimits | undefined, tools: ToolAvailability, calls: BudgetedCall[],
+): Promise<void> {
   const { allowed, limit, text } = callsAllowed(state, limits, calls.length);
   if (!limit || !text) return;
   await Promise.all(calls.slice(allowed).map(async (call) => {
     call.notMade = limit;
-    call.outcome = await recording.recordToolResult({ ...call.ref, type: routeToolCall(call.ref.name, tools).type, status: 'error', content: text });
+    const type = routeToolCall(call.ref.name, tools).type;
+    call.outcome = await recording.recordToolResult({ ...call.ref, type, status: 'error', content: text });
   }));
 }
 

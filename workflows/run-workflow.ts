@@ -53,7 +53,9 @@ const preparing = (discovers: boolean | undefined) => proxyActivities<Activities
 /** The final commit must happen, even after a cancel: more attempts, never cancelled. */
 const finishing = proxyLocalActivities<Activities>({
   startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 30, nonRetryableErrorTypes: ['RunNotFound'] },
+  retry: {
+    initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 30, nonRetryableErrorTypes: ['RunNotFound'],
+  },
 });
 
 export async function runWorkflow(input: RunWorkflowInput): Promise<RunOutcome> {
@@ -159,13 +161,15 @@ async function loop(
     if (spent) return stopForBudget(state, spent);
     // Preparation played step 0 when it ran the first turn.
     const step = waits.ledger.steps++;
-    const reply = first && 'reply' in first ? first.reply : await proxyActivities<Activities>({ ...llmOptions, summary: `LLM turn ${turn}` }).llmTurn({
-      runId: input.runId, threadId: context.threadId, agentId: context.agentId, turn, step,
-      nativeTools: offeredNativeTools(tools), hasDataSources: tools.hasDataSources, eventSeq: first?.eventSeq ?? allocateEvents(state, 2),
-      usageBefore: state.usage, ...turnMaxTokens(state, context.limits),
-      ...(state.childUsage ? { childUsage: state.childUsage } : {}), ...(tools.subAgents ? { subAgents: tools.subAgents } : {}),
-      ...(context.limits?.maxToolCallsPerTurn ? { maxToolCallsPerTurn: context.limits.maxToolCallsPerTurn } : {}),
-    });
+    const reply = first && 'reply' in first
+      ? first.reply
+      : await proxyActivities<Activities>({ ...llmOptions, summary: `LLM turn ${turn}` }).llmTurn({
+        runId: input.runId, threadId: context.threadId, agentId: context.agentId, turn, step,
+        nativeTools: offeredNativeTools(tools), hasDataSources: tools.hasDataSources, eventSeq: first?.eventSeq ?? allocateEvents(state, 2),
+        usageBefore: state.usage, ...turnMaxTokens(state, context.limits),
+        ...(state.childUsage ? { childUsage: state.childUsage } : {}), ...(tools.subAgents ? { subAgents: tools.subAgents } : {}),
+        ...(context.limits?.maxToolCallsPerTurn ? { maxToolCallsPerTurn: context.limits.maxToolCallsPerTurn } : {}),
+      });
     state.turns = turn;
     state.usage = addUsage(state.usage, reply.usage);
     state.lastTextPreview = reply.textPreview;
@@ -204,13 +208,16 @@ async function loop(
  */
 function shouldContinue(input: RunWorkflowInput, boundary: boolean): boolean {
   const info = workflowInfo();
-  return (info.historySize >= (input.continueAsNewAtHistoryBytes ?? DEFAULT_CONTINUE_AS_NEW_BYTES) || info.continueAsNewSuggested || (boundary && upgradeDue(input)))
-    && !CancellationScope.current().consideredCancelled;
+  const long = info.historySize >= (input.continueAsNewAtHistoryBytes ?? DEFAULT_CONTINUE_AS_NEW_BYTES) || info.continueAsNewSuggested;
+  return (long || (boundary && upgradeDue(input))) && !CancellationScope.current().consideredCancelled;
 }
 
 const continuationOf = (state: RunState, waits: Waits, run: Run): RunContinuation => {
   const { turns, eventSeq, usage, toolCallCount, lastTextPreview, startedAtMs, childUsage } = state;
-  return { turns, eventSeq, usage, toolCallCount, lastTextPreview, llmSteps: waits.ledger.steps, run, startedAtMs, ...(childUsage ? { childUsage } : {}) };
+  return {
+    turns, eventSeq, usage, toolCallCount, lastTextPreview, llmSteps: waits.ledger.steps, run, startedAtMs,
+    ...(childUsage ? { childUsage } : {}),
+  };
 };
 
 /**
@@ -226,7 +233,8 @@ async function endTurn(
   const ends = await Promise.all(calls.map((call) => {
     if (call.outcome) return call.outcome;
     turn.running++;
-    return callTool(call.ref, run.tools, { waits, summary: call.summary, approvalSeqs: call.approvalSeqs ?? { requested: 0, resolved: 0 }, tasks: { turn, park, resume: call.parked } })
+    const approvalSeqs = call.approvalSeqs ?? { requested: 0, resolved: 0 };
+    return callTool(call.ref, run.tools, { waits, summary: call.summary, approvalSeqs, tasks: { turn, park, resume: call.parked } })
       .then((end) => {
         turn.running--;
         return end;
@@ -235,7 +243,10 @@ async function endTurn(
   if (ends.some((end) => 'parked' in end)) {
     const open = calls.map(({ ref, summary, notMade }, i) => {
       const end = ends[i];
-      return { ref, ...(summary ? { summary } : {}), ...(notMade ? { notMade } : {}), ...('parked' in end ? { parked: end.parked } : { outcome: end }) };
+      return {
+        ref, ...(summary ? { summary } : {}), ...(notMade ? { notMade } : {}),
+        ...('parked' in end ? { parked: end.parked } : { outcome: end }),
+      };
     });
     return { ...continuationOf(state, waits, run), openTurn: { calls: open } };
   }

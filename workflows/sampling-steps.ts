@@ -2,7 +2,7 @@ import { proxyActivities } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
 import { addUsage, type Usage } from '../core/messages';
 import type { InputWait, SampledDuringCall } from '../core/tool-call';
-import type { InputVerdict } from './input-wait';
+import type { InputAnswers } from './input-wait';
 // A sampling answer asks the model like a turn does: the same bounds and retries.
 import { llmOptions } from './llm-options';
 
@@ -24,7 +24,9 @@ export interface ModelLedger {
  * requests approved, with `approve`): each is a step of the workflow, an activity of its own, in
  * the server's order. One that cannot be answered (denied, or the model failed for good) ends the call.
  */
-export async function answerSamplings(ledger: ModelLedger, ref: { runId: string; turn: number; name: string }, wait: InputWait): Promise<InputVerdict> {
+export async function answerSamplings(
+  ledger: ModelLedger, ref: { runId: string; turn: number; name: string }, wait: InputWait,
+): Promise<InputAnswers> {
   for (const { samplingId } of wait.samplings ?? []) {
     const out = await proxyActivities<Activities>({ ...llmOptions, summary: `sampling for ${ref.name} (${samplingId})` })
       .sampleMessage({ runId: ref.runId, turn: ref.turn, samplingId, step: ledger.steps });

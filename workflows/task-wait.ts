@@ -2,7 +2,7 @@ import { CancellationScope, isCancellation, proxyActivities, sleep, workflowInfo
 import type { createActivities } from '../activities';
 import type { ToolActivityInput } from '../activities/tool-handler';
 import { toolTaskQueue, type InputWait, type ParkedTask, type ToolOutcome, type ToolTask } from '../core/tool-call';
-import type { InputVerdict, InputWaits } from './input-wait';
+import type { InputAnswers, InputWaits } from './input-wait';
 
 type Activities = ReturnType<typeof createActivities>;
 
@@ -19,6 +19,30 @@ export interface TaskWaitOptions {
 const FIRST_DELAY_MS = 1_000;
 const MAX_DELAY_MS = 60_000;
 
+/** The activities a task's wait runs: short polls and answers (`acts`), and the relay of a 2025-era task's questions (`live`). */
+function taskActivities(input: ToolActivityInput, task: ToolTask) {
+  const route = input.route;
+  const toolTimeoutMs = route?.toolTimeoutMs ?? 60_000;
+  const taskQueue = route?.taskQueue ?? toolTaskQueue(workflowInfo().taskQueue);
+  const acts = proxyActivities<Activities>({
+    // Each poll is one request to the server, bounded like a tool call's.
+    startToCloseTimeout: toolTimeoutMs + 30_000,
+    retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 5 },
+    taskQueue,
+    summary: `poll the task of ${input.name}`,
+  });
+  // A 2025-era task's questions are relayed while tasks/result is held (task-live-questions.ts): as
+  // long as a person may take to answer, with heartbeats, so that a lost worker is noticed.
+  const live = proxyActivities<Activities>({
+    startToCloseTimeout: Math.min(route?.elicitationTimeoutMs ?? 600_000, task.timeoutMs) + 2 * toolTimeoutMs + 60_000,
+    heartbeatTimeout: '60s',
+    retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 3 },
+    taskQueue,
+    summary: `relay the questions of the task of ${input.name}`,
+  });
+  return { acts, live };
+}
+
 /**
  * A tool call its server runs as a task (activities/tools/mcp-task.ts): polled from here with short
  * activities, at the server's suggested interval but never more often than a backoff from 1 s
@@ -32,25 +56,10 @@ const MAX_DELAY_MS = 60_000;
  * the run's history.
  */
 export async function awaitToolTask(
-  input: ToolActivityInput, task: ToolTask, settle: (wait: InputWait) => Promise<InputVerdict>, { park, resume, asking }: TaskWaitOptions = {},
+  input: ToolActivityInput, task: ToolTask, settle: (wait: InputWait) => Promise<InputAnswers>,
+  { park, resume, asking }: TaskWaitOptions = {},
 ): Promise<ToolOutcome | { parked: ParkedTask }> {
-  const route = input.route;
-  const acts = proxyActivities<Activities>({
-    // Each poll is one request to the server, bounded like a tool call's.
-    startToCloseTimeout: (route?.toolTimeoutMs ?? 60_000) + 30_000,
-    retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 5 },
-    taskQueue: route?.taskQueue ?? toolTaskQueue(workflowInfo().taskQueue),
-    summary: `poll the task of ${input.name}`,
-  });
-  // A 2025-era task's questions are relayed while tasks/result is held (task-live-questions.ts): as
-  // long as a person may take to answer, with heartbeats, so that a lost worker is noticed.
-  const live = proxyActivities<Activities>({
-    startToCloseTimeout: Math.min(route?.elicitationTimeoutMs ?? 600_000, task.timeoutMs) + 2 * (route?.toolTimeoutMs ?? 60_000) + 60_000,
-    heartbeatTimeout: '60s',
-    retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 3 },
-    taskQueue: route?.taskQueue ?? toolTaskQueue(workflowInfo().taskQueue),
-    summary: `relay the questions of the task of ${input.name}`,
-  });
+  const { acts, live } = taskActivities(input, task);
   const ref = { ...input, taskRefId: task.taskRefId };
   const deadline = resume?.deadline ?? Date.now() + task.timeoutMs;
   let backoff = resume?.backoff ?? FIRST_DELAY_MS;
@@ -78,10 +87,10 @@ export async function awaitToolTask(
       }
       if (poll.waiting) {
         // The task's questions wait as a call's do (its round stored, no activity running), then go to the task.
-        const verdict = await settle(poll.waiting);
-        const answered = verdict.answered
+        const answers = await settle(poll.waiting);
+        const answered = answers.answered
           ? await acts.answerMcpTask({ ...ref, roundId: poll.waiting.roundId })
-          : await acts.cancelMcpTask({ ...ref, reason: 'abandon', text: verdict.content, timeoutMs: task.timeoutMs });
+          : await acts.cancelMcpTask({ ...ref, reason: 'abandon', text: answers.content, timeoutMs: task.timeoutMs });
         if (answered.outcome) return answered.outcome;
         backoff = FIRST_DELAY_MS;
         continue;
@@ -90,7 +99,9 @@ export async function awaitToolTask(
       backoff = Math.min(backoff * 2, MAX_DELAY_MS);
     }
   } catch (err) {
-    if (isCancellation(err)) await CancellationScope.nonCancellable(() => acts.cancelMcpTask({ ...ref, reason: 'cancel', timeoutMs: task.timeoutMs }));
+    if (isCancellation(err)) {
+      await CancellationScope.nonCancellable(() => acts.cancelMcpTask({ ...ref, reason: 'cancel', timeoutMs: task.timeoutMs }));
+    }
     throw err;
   }
 }

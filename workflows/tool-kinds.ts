@@ -48,7 +48,8 @@ const fixedKinds = {
   sub_agent: {
     activity: 'startSubAgent',
     options: (call) => ({
-      activityId: `agent:${call.turn}:${call.index}`, summary: `sub-agent ${call.name}`, startToCloseTimeout: '1 minute', heartbeatTimeout: '10s', retry: readRetry,
+      activityId: `agent:${call.turn}:${call.index}`, summary: `sub-agent ${call.name}`,
+      startToCloseTimeout: '1 minute', heartbeatTimeout: '10s', retry: readRetry,
     }),
     failureText: (message, name) => subAgentText.failed(name, message),
   },
@@ -84,6 +85,9 @@ export function routeToolCall(name: string, tools: ToolAvailability): RoutedCall
   if (native) return { type: native[0], kind: native[1] };
   // A tool of a server whose tools could not be listed for want of authorization: say so, not "not found".
   const locked = tools.unauthorized?.find((u) => name.startsWith(u.prefix));
-  if (locked) return { type: 'mcp_tool', kind: { failureText: () => toolResultText.mcpToolFailed(toolResultText.needsAuthorization(locked.integrationName)) } };
+  if (locked) {
+    const text = toolResultText.mcpToolFailed(toolResultText.needsAuthorization(locked.integrationName));
+    return { type: 'mcp_tool', kind: { failureText: () => text } };
+  }
   return { type: 'unknown', kind: fixedKinds.unknown };
 }

@@ -3,7 +3,7 @@ import { ElicitRequestSchema } from '@modelcontextprotocol/core';
 import { toolResultText } from '../../core/tool-texts';
 import { MAX_INPUT_ROUNDS, type RoundReply } from '../../mcp-client/tool-calls/input-rounds';
 import { clearRoundAnswers, insertInputRound, readRoundAnswers, type RoundQuestion } from '../../store/runs/input-rounds';
-import type { ToolRun, Verdict } from '../tool-handler';
+import type { ToolRun, ToolResult } from '../tool-handler';
 import type { Integration } from '../../core/integration';
 import { MAX_SAMPLINGS_PER_CALL, samplingText, type SamplingRef, type SamplingRequest } from '../../core/sampling';
 import { inTransaction } from '../../store/pool';
@@ -15,7 +15,7 @@ import { parseSamplingRequest } from './sampling';
  * stores the round (its requestState byte for byte, each elicitation as a pending input of the
  * run) and ends; the workflow waits for the answers with no activity running (workflows/input-wait.ts);
  * a new activity, on any worker, reads the answers and calls again with them (roundReply), and
- * clears them once that call has its verdict (answersDelivered).
+ * clears them once that call has its result (answersDelivered).
  */
 
 /** A question larger than this is not stored: it would be shown to every reader of the run. */
@@ -45,7 +45,9 @@ function question(key: string, rawParams: unknown): RoundQuestion | string {
 /** Who stores a round: a tool call's activity, or a poll of its task (which has no call running). */
 export type RoundAsker = Pick<ToolRun, 'input' | 'deps' | 'log'>;
 
-export async function storeQuestions(run: RoundAsker, integration: Integration, asked: InputRequiredResult, round: number): Promise<Verdict> {
+export async function storeQuestions(
+  run: RoundAsker, integration: Integration, asked: InputRequiredResult, round: number,
+): Promise<ToolResult> {
   if (round > MAX_INPUT_ROUNDS) return { status: 'error', content: toolResultText.mcpTooManyRounds(MAX_INPUT_ROUNDS) };
   const { runId, toolCallId, name } = run.input;
   const timeoutMs = integration.elicitationTimeoutMs;
@@ -71,34 +73,41 @@ export async function storeQuestions(run: RoundAsker, integration: Integration, 
     const refs: SamplingRef[] = [];
     for (const s of samplings) {
       const row = await insertSampling(tx, {
-        runId, toolCallId, turn: run.input.turn, name, integrationId: integration.id, roundId: r.roundId, requestKey: s.key, request: s.request, needsApproval, waitMs: timeoutMs,
+        runId, toolCallId, turn: run.input.turn, name, integrationId: integration.id, roundId: r.roundId,
+        requestKey: s.key, request: s.request, needsApproval, waitMs: timeoutMs,
       });
       refs.push({ samplingId: row.samplingId, needsApproval });
     }
     return { ...r, samplings: refs };
   });
   const inputIds = [...stored.inputIds, ...stored.samplings.filter((s) => s.needsApproval).map((s) => s.samplingId)];
-  run.log.info({ roundId: stored.roundId, round, inputIds, samplings: stored.samplings.length }, 'the MCP server asks for input; the call waits durably');
+  const { roundId, samplings: refs } = stored;
+  run.log.info({ roundId, round, inputIds, samplings: refs.length }, 'the MCP server asks for input; the call waits durably');
   return {
     status: 'ok', content: '',
-    waiting: { roundId: stored.roundId, inputIds, round, timeoutMs, ...(stored.samplings.length > 0 ? { samplings: stored.samplings } : {}) },
+    waiting: { roundId, inputIds, round, timeoutMs, ...(refs.length > 0 ? { samplings: refs } : {}) },
   };
 }
 
 /** The answers of a round, for the call that carries them back. */
-export async function roundReply(run: ToolRun, roundId: string): Promise<ResumedRound | Verdict> {
+export async function roundReply(run: ToolRun, roundId: string): Promise<ResumedRound | ToolResult> {
   const answers = await readRoundAnswers(run.deps.db, roundId);
-  if (!answers.answered) return { status: 'error', content: toolResultText.mcpToolUnexpected(`the answers of round ${roundId} are missing`) };
+  if (!answers.answered) {
+    return { status: 'error', content: toolResultText.mcpToolUnexpected(`the answers of round ${roundId} are missing`) };
+  }
   run.log.info({ roundId, round: answers.round, keys: Object.keys(answers.responses) }, 'input relayed to the MCP server');
   return {
     round: answers.round,
     // Elicit results: the content was checked against the requested schema when it was answered.
-    reply: { inputResponses: answers.responses as InputResponses, ...(answers.requestState !== undefined ? { requestState: answers.requestState } : {}) },
+    reply: {
+      inputResponses: answers.responses as InputResponses,
+      ...(answers.requestState !== undefined ? { requestState: answers.requestState } : {}),
+    },
   };
 }
 
 /**
- * The call that carried the answers has its verdict: their content goes. Not before, so that a
+ * The call that carried the answers has its result: their content goes. Not before, so that a
  * retry after a crash (a tool safe to repeat) carries them again.
  */
 export async function answersDelivered(run: ToolRun, roundId: string): Promise<void> {

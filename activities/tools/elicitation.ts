@@ -84,7 +84,10 @@ function awaitAnswer(run: ToolRun, input: RunInput, deadline: number, signal: Ab
   return waitForRow<ElicitResult>(run, deadline, signal, {
     read: async () => {
       const outcome = await takeRunInputAnswer(db, input.inputId);
-      if (outcome.status === 'accept') return { action: 'accept', ...('content' in outcome && outcome.content ? { content: outcome.content as ElicitResult['content'] } : {}) };
+      if (outcome.status === 'accept') {
+        const content = 'content' in outcome && outcome.content ? { content: outcome.content as ElicitResult['content'] } : {};
+        return { action: 'accept', ...content };
+      }
       if (outcome.status === 'decline' || outcome.status === 'cancel') return { action: outcome.status };
       return outcome.status === 'expired' ? { action: 'decline' } : undefined;
     },
@@ -115,7 +118,9 @@ export function elicitationHandler(run: ToolRun, clock: CallClock, callSignal: A
     try {
       const input = await insertRunInput(run.deps.db, {
         runId: run.input.runId, toolCallId: run.input.toolCallId, message: params.message, waitMs,
-        ...(params.mode === 'url' ? { mode: 'url', url: params.url } : { mode: 'form', requestedSchema: params.requestedSchema as Record<string, unknown> }),
+        ...(params.mode === 'url'
+          ? { mode: 'url', url: params.url }
+          : { mode: 'form', requestedSchema: params.requestedSchema as Record<string, unknown> }),
       });
       run.log.info({ inputId: input.inputId, mode: input.mode, waitMs }, 'the MCP server asks for input');
       const result = await awaitAnswer(run, input, Date.now() + waitMs, signal);

@@ -1,3 +1,4 @@
+import { NATIVE_TOOL_KINDS, type NativeToolActivity, type NativeToolKind } from '../../core/native-tool-kinds';
 import type { AnyToolHandler } from '../tool-handler';
 import { mcpTool } from './mcp-tool';
 import { promptExecution } from './prompt';
@@ -5,18 +6,25 @@ import { resourceExecution } from './resource';
 import { sourceQueryExecution } from './source-query';
 import { subAgentCall } from './sub-agent';
 
-/** The native tools' executions: a new native tool is its declaration (core/native-tools.ts), its execution, and one line here. */
-const nativeHandlers: AnyToolHandler[] = [
-  resourceExecution,
-  promptExecution,
-  sourceQueryExecution,
-];
-
-/** The tool activities, by the name each kind's declaration gives its activity (MCP tools: workflows/tool-kinds.ts). */
-export const toolHandlers: Record<string, AnyToolHandler> = {
+/**
+ * The tool activities, by the name each kind gives its activity: MCP tools' and sub-agents' in
+ * workflows/tool-kinds.ts, the native tools' in their kinds (core/native-tool-kinds.ts). A native
+ * tool's execution is registered here in one line, and the compiler asks for every kind's.
+ */
+export const toolHandlers = {
   callMcpTool: mcpTool,
   startSubAgent: subAgentCall,
-  ...Object.fromEntries(nativeHandlers.map((h) => [h.native!.tool.activity, h])),
-};
+  retrieveResource: resourceExecution,
+  retrievePrompt: promptExecution,
+  sourceQuery: sourceQueryExecution,
+} satisfies Record<NativeToolActivity | 'callMcpTool' | 'startSubAgent', AnyToolHandler>;
 
-export const nativeTools = nativeHandlers.map((h) => h.native!);
+/** The execution registered for a native tool's kind, which must be that tool's. */
+function nativeExecution(kind: NativeToolKind & { activity: NativeToolActivity }) {
+  const native = toolHandlers[kind.activity].native;
+  if (native?.tool.name !== kind.name) throw new Error(`the activity ${kind.activity} is registered with another tool's execution`);
+  return native;
+}
+
+/** The native tools' declarations and descriptions, in the order the LLM sees them. */
+export const nativeTools = NATIVE_TOOL_KINDS.map(nativeExecution);

@@ -41,7 +41,8 @@ export function startLiveCsv(resolved: ResolvedUri, integrationId: string, run: 
   const loading = watch.spool.then((s) => {
     spool = s;
     return importCsvStream(run.deps.db, {
-      threadId: run.input.threadId, uri: resolved.uri, integrationId, signal: stop.signal, onProgress: run.heartbeat, confirm: () => decided,
+      threadId: run.input.threadId, uri: resolved.uri, integrationId, signal: stop.signal, onProgress: run.heartbeat,
+      confirm: () => decided,
       onWidened: (types) => {
         widened = types;
       },
@@ -81,7 +82,9 @@ export function startLiveCsv(resolved: ResolvedUri, integrationId: string, run: 
  * when neither could: import the text whole (importCsv), which also names an error's line and makes
  * a column PostgreSQL refuses text.
  */
-export async function importArrivedCsv(live: LiveCsv | undefined, csv: ReadContent, integrationId: string, uri: string, run: ToolRun): Promise<DataSource | undefined> {
+export async function importArrivedCsv(
+  live: LiveCsv | undefined, csv: ReadContent, integrationId: string, uri: string, run: ToolRun,
+): Promise<DataSource | undefined> {
   const arrived = await live?.take(csv);
   if (arrived?.source) return arrived.source;
   const path = csv.spool?.field === 'text' ? csv.spool.path : undefined;
@@ -90,6 +93,7 @@ export async function importArrivedCsv(live: LiveCsv | undefined, csv: ReadConte
   const types = arrived?.types ?? await csvTypes(pieces(), run.heartbeat, run.signal);
   if (!types) return undefined;
   return importCsvStream(run.deps.db, {
-    threadId: run.input.threadId, uri, integrationId, signal: run.signal, onProgress: run.heartbeat, types, confirm: () => Promise.resolve(true),
+    threadId: run.input.threadId, uri, integrationId, signal: run.signal, onProgress: run.heartbeat, types,
+    confirm: () => Promise.resolve(true),
   }, pieces());
 }

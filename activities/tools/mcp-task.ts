@@ -1,22 +1,13 @@
-import { Context } from '@temporalio/activity';
 import type { InputWait, McpToolRoute, ToolOutcome } from '../../core/tool-call';
-import { formatDuration } from '../../core/duration';
 import type { Integration } from '../../core/integration';
-import { mcpErrorText } from '../../core/mcp-error-text';
-import { toolResultText } from '../../core/tool-texts';
-import { decodeReference } from '../../mcp-client/tool-calls/task-reference';
-import {
-  AsksBeforeTask, answerToolTask, cancelToolTask, pollToolTask, startToolTask, TaskReferenceError,
-} from '../../mcp-client/tool-calls/tasks';
-import { clearRoundAnswers, readRoundAnswers } from '../../store/runs/input-rounds';
-import { askedAlready, storeTaskQuestions } from './task-questions';
+import { AsksBeforeTask, startToolTask } from '../../mcp-client/tool-calls/tasks';
 import { findIntegration } from '../../store/integrations/integrations';
 import { findToolCallAndRequest } from '../../store/runs/tool-calls';
-import { findToolTask, insertToolTask, recordToolTaskPoll, type StoredToolTask } from '../../store/runs/tool-tasks';
+import { findToolTask, insertToolTask, type StoredToolTask } from '../../store/runs/tool-tasks';
 import type { ActivityDeps } from '../deps';
 import { storeToolResult } from '../tool-call';
-import type { ToolActivityInput, ToolRun, Verdict } from '../tool-handler';
-import { failureVerdict, resultVerdict, unexpected } from './mcp-verdicts';
+import type { ToolActivityInput, ToolRun, ToolResult } from '../tool-handler';
+import { resultOfFailure, resultOfCall } from './mcp-results';
 
 /**
  * Long tool calls as tasks (MCP tasks). The call's activity asks the server for a task, stores its
@@ -27,7 +18,7 @@ import { failureVerdict, resultVerdict, unexpected } from './mcp-verdicts';
  */
 
 /** Each request to the server, a poll included, is bounded like a tool call's request (60 s by default). */
-const requestTimeout = (integration: Integration) => Math.min(integration.toolTimeoutMs, 60_000);
+export const requestTimeout = (integration: Integration) => Math.min(integration.toolTimeoutMs, 60_000);
 
 /** Whether an error, or one it was caused by, is the server asking before it starts a task. */
 function asksFirst(err: unknown): boolean {
@@ -39,25 +30,35 @@ function asksFirst(err: unknown): boolean {
  * Starts the call as a task. `asks first`: the server wants answers before it starts one (2026 era),
  * and the caller makes the call the usual way, where its questions wait durably.
  */
-export async function startTaskCall(integration: Integration, route: McpToolRoute, args: Record<string, unknown>, run: ToolRun): Promise<Verdict | 'asks first'> {
+export async function startTaskCall(
+  integration: Integration, route: McpToolRoute, args: Record<string, unknown>, run: ToolRun,
+): Promise<ToolResult | 'asks first'> {
   const { input } = run;
   // As the integration's connections declare them (2026: each request carries its own): so the server may ask.
   const clientCapabilities = {
-    ...(integration.elicitation ? { elicitation: { form: {}, url: {} } } : {}), ...(integration.sampling !== 'never' ? { sampling: {} } : {}),
+    ...(integration.elicitation ? { elicitation: { form: {}, url: {} } } : {}),
+    ...(integration.sampling !== 'never' ? { sampling: {} } : {}),
+  };
+  const options = {
+    endpointId: integration.id, maxResultBytes: integration.maxResultBytes, requestTimeoutMs: requestTimeout(integration),
+    signal: run.signal, clientCapabilities,
   };
   try {
-    const started = await run.deps.mcpPool.withClient(integration, (client) => startToolTask(client, { name: route.toolName, arguments: args }, {
-      endpointId: integration.id, maxResultBytes: integration.maxResultBytes, requestTimeoutMs: requestTimeout(integration), signal: run.signal, clientCapabilities,
-    }));
+    const started = await run.deps.mcpPool.withClient(
+      integration, (client) => startToolTask(client, { name: route.toolName, arguments: args }, options),
+    );
     // The server chose to answer at once.
-    if ('result' in started) return resultVerdict(started.result, integration);
+    if ('result' in started) return resultOfCall(started.result, integration);
     const stored = await insertToolTask(run.deps.db, {
-      runId: input.runId, toolCallId: input.toolCallId, turn: input.turn, slot: input.index + 1, integrationId: integration.id, reference: started.reference,
+      runId: input.runId, toolCallId: input.toolCallId, turn: input.turn, slot: input.index + 1, integrationId: integration.id,
+      reference: started.reference,
     });
-    run.log.info({ taskRefId: stored.taskRefId, pollIntervalMs: started.pollIntervalMs }, 'the MCP server runs the call as a task; the workflow polls it');
+    const { pollIntervalMs } = started;
+    run.log.info({ taskRefId: stored.taskRefId, pollIntervalMs }, 'the MCP server runs the call as a task; the workflow polls it');
+    const timeoutMs = route.task?.timeoutMs ?? integration.taskTimeoutMs;
     return {
       status: 'ok', content: '',
-      task: { taskRefId: stored.taskRefId, timeoutMs: route.task?.timeoutMs ?? integration.taskTimeoutMs, ...(started.pollIntervalMs ? { pollIntervalMs: started.pollIntervalMs } : {}) },
+      task: { taskRefId: stored.taskRefId, timeoutMs, ...(pollIntervalMs ? { pollIntervalMs } : {}) },
     };
   } catch (err) {
     if (run.signal.aborted) throw run.signal.reason ?? err;
@@ -65,7 +66,7 @@ export async function startTaskCall(integration: Integration, route: McpToolRout
       run.log.info('the MCP server asks for input before it starts a task; the call is made the usual way');
       return 'asks first';
     }
-    return failureVerdict(err, requestTimeout(integration));
+    return resultOfFailure(err, requestTimeout(integration));
   }
 }
 
@@ -73,7 +74,10 @@ export interface TaskPollInput extends ToolActivityInput {
   taskRefId: string;
 }
 
-/** What a poll found: the call's outcome once the task has ended (its result stored), its questions to wait for, or when to ask again. */
+/**
+ * What a poll found: the call's outcome once the task has ended (its result stored), its questions
+ * to wait for, or when to ask again.
+ */
 export interface TaskPoll {
   outcome?: ToolOutcome;
   waiting?: InputWait;
@@ -94,95 +98,23 @@ export interface TaskCancelInput extends TaskPollInput {
   text?: string;
 }
 
-export async function storeVerdict(deps: ActivityDeps, input: ToolActivityInput, task: StoredToolTask, verdict: Verdict): Promise<ToolOutcome> {
+export async function storeTaskResult(
+  deps: ActivityDeps, input: ToolActivityInput, task: StoredToolTask, result: ToolResult,
+): Promise<ToolOutcome> {
   const durationMs = Date.now() - Date.parse(task.createdAt);
-  return storeToolResult(deps.db, input, { status: verdict.status, content: verdict.content, integrationId: task.integrationId, durationMs });
+  return storeToolResult(deps.db, input, {
+    status: result.status, content: result.content, integrationId: task.integrationId, durationMs,
+  });
 }
 
-const isLegacyTask = (task: StoredToolTask, integration: Integration) => decodeReference(task.reference, integration.id).generation === 'v1';
-
 /** The task and its integration; a result stored already (a poll whose worker died after storing) is the outcome. */
-export async function loadTask(deps: ActivityDeps, input: TaskPollInput): Promise<{ outcome: ToolOutcome } | { task: StoredToolTask; integration?: Integration }> {
+export async function loadTask(
+  deps: ActivityDeps, input: TaskPollInput,
+): Promise<{ outcome: ToolOutcome } | { task: StoredToolTask; integration?: Integration }> {
   const { stored } = await findToolCallAndRequest(deps.db, input.runId, input.turn, input.index + 1);
   if (stored) return { outcome: { status: stored.status, resultBytes: stored.resultBytes } };
   const task = await findToolTask(deps.db, input.runId, input.taskRefId);
   if (!task) throw new Error(`task ${input.taskRefId} of run ${input.runId} is not stored`);
   const integration = await findIntegration(deps.db, task.integrationId);
   return { task, ...(integration?.enabled ? { integration } : {}) };
-}
-
-export function createMcpTaskActivities(deps: ActivityDeps) {
-  const load = (input: TaskPollInput) => loadTask(deps, input);
-
-  /** Best effort: a server that refuses (the task ended meanwhile) or cannot be reached leaves nothing to do. */
-  const cancelQuietly = (integration: Integration, task: StoredToolTask) => deps.mcpPool.withClient(integration, (client) => cancelToolTask(client, task.reference, {
-    endpointId: integration.id, requestTimeoutMs: requestTimeout(integration),
-  })).catch((err: Error) => deps.logger.warn({ runId: task.runId, taskRefId: task.taskRefId, err: err.message }, 'cancelling an MCP task failed'));
-
-  return {
-    async pollMcpTask(input: TaskPollInput): Promise<TaskPoll> {
-      const loaded = await load(input);
-      if ('outcome' in loaded) return loaded;
-      const { task, integration } = loaded;
-      if (!integration) return { outcome: await storeVerdict(deps, input, task, unexpected('the integration no longer exists or is disabled')) };
-      const signal = Context.current().cancellationSignal;
-      let verdict: Verdict;
-      try {
-        const polled = await deps.mcpPool.withClient(integration, (client) => pollToolTask(client, task.reference, {
-          endpointId: integration.id, maxResultBytes: integration.maxResultBytes, requestTimeoutMs: requestTimeout(integration), signal,
-        }));
-        await recordToolTaskPoll(deps.db, task.taskRefId, polled.status);
-        if (polled.status === 'input_required' && polled.inputRequests && !askedAlready(task, polled.inputRequests)) {
-          const asked = await storeTaskQuestions(deps, input, task, integration, polled.inputRequests);
-          if (asked.waiting) return { waiting: asked.waiting };
-          // Questions the call cannot relay: the task is cancelled, and the LLM reads why.
-          await cancelQuietly(integration, task);
-          return { outcome: await storeVerdict(deps, input, task, asked) };
-        }
-        // A 2025-era task asks only over a held tasks/result, where a question can be relayed only when the integration relays questions.
-        if (polled.status === 'input_required' && !polled.inputRequests && integration.elicitation && isLegacyTask(task, integration)) return { asksLive: true };
-        if (polled.status === 'working' || polled.status === 'input_required') return polled.pollIntervalMs ? { pollIntervalMs: polled.pollIntervalMs } : {};
-        verdict = polled.status === 'completed' ? resultVerdict(polled.result, integration)
-          : polled.status === 'failed' ? { status: 'error', content: toolResultText.mcpToolFailed(polled.message) }
-            : { status: 'error', content: toolResultText.mcpToolFailed('the MCP server cancelled the task') };
-      } catch (err) {
-        // A reference the server no longer knows, or one this engine cannot use: polling again cannot help.
-        if (!(err instanceof TaskReferenceError)) throw err;
-        verdict = unexpected(mcpErrorText(err));
-      }
-      deps.logger.info({ runId: input.runId, toolCallId: input.toolCallId, taskRefId: task.taskRefId, polls: task.polls + 1, status: verdict.status }, 'MCP task ended');
-      return { outcome: await storeVerdict(deps, input, task, verdict) };
-    },
-
-    /** Asks the server to cancel the task; for a task past its timeout, the LLM is told. Best effort toward the server. */
-    async cancelMcpTask(input: TaskCancelInput): Promise<TaskPoll> {
-      const loaded = await load(input);
-      if ('outcome' in loaded) return loaded;
-      const { task, integration } = loaded;
-      if (integration) await cancelQuietly(integration, task);
-      await recordToolTaskPoll(deps.db, task.taskRefId, input.reason === 'timeout' ? 'timed_out' : 'cancelled');
-      if (input.reason === 'cancel') return {};
-      const text = input.reason === 'abandon' && input.text ? input.text
-        : toolResultText.mcpToolFailed(`the task did not finish within ${formatDuration(input.timeoutMs)}`);
-      return { outcome: await storeVerdict(deps, input, task, { status: 'error', content: text }) };
-    },
-
-    /** The answers to a task's questions, once the workflow has them all: sent to the task (tasks/update), then cleared. */
-    async answerMcpTask(input: TaskPollInput & { roundId: string }): Promise<TaskPoll> {
-      const loaded = await load(input);
-      if ('outcome' in loaded) return loaded;
-      const { task, integration } = loaded;
-      const answers = await readRoundAnswers(deps.db, input.roundId);
-      if (!integration || !answers.answered) {
-        const missing = unexpected(!integration ? 'the integration no longer exists or is disabled' : `the answers of round ${input.roundId} are missing`);
-        return { outcome: await storeVerdict(deps, input, task, missing) };
-      }
-      await deps.mcpPool.withClient(integration, (client) => answerToolTask(client, task.reference, answers.responses, {
-        endpointId: integration.id, requestTimeoutMs: requestTimeout(integration), signal: Context.current().cancellationSignal,
-      }));
-      await clearRoundAnswers(deps.db, input.roundId);
-      deps.logger.info({ runId: input.runId, taskRefId: task.taskRefId, roundId: input.roundId }, 'answers relayed to the MCP task');
-      return {};
-    },
-  };
 }

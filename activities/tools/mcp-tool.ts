@@ -7,13 +7,13 @@ import { callToolInRounds, callToolRound, type RoundsOutcome } from '../../mcp-c
 import type { ToolDefinition } from '../../core/messages';
 import { mcpToolSpanName } from '../../platform/tracing/run-trace';
 import type { DiscoverySnapshot } from '../run-snapshots';
-import type { ToolHandler, ToolRun, Verdict } from '../tool-handler';
+import type { ToolHandler, ToolRun, ToolResult } from '../tool-handler';
 import type { Integration } from '../../core/integration';
 import { callClock, elicitationHandler, requestTimedOut } from './elicitation';
 import { samplingHandler, type SamplingLedger } from './sampling';
 import { answersDelivered, roundReply, storeQuestions, type ResumedRound } from './durable-questions';
 import { integrationUsable } from './usable-integration';
-import { failureVerdict, resultVerdict, unexpected } from './mcp-verdicts';
+import { resultOfFailure, resultOfCall, unexpected } from './mcp-results';
 import { startTaskCall } from './mcp-task';
 
 /** Spawn or connect failures happen before the request is sent, so retrying them cannot repeat a side effect. */
@@ -25,7 +25,7 @@ interface DuringCall {
   sampling?: SamplingLedger;
 }
 
-async function callTool(route: McpToolRoute, args: Record<string, unknown>, run: ToolRun): Promise<Verdict> {
+async function callTool(route: McpToolRoute, args: Record<string, unknown>, run: ToolRun): Promise<ToolResult> {
   const integration = integrationUsable(run.integration, route.integrationId, { pinnedAllowed: true });
   if (typeof integration === 'string') return unexpected(integration);
   // Read once, before any connect attempt.
@@ -35,19 +35,20 @@ async function callTool(route: McpToolRoute, args: Record<string, unknown>, run:
   const asTask = route.task && !resumed ? await startTaskCall(integration, route, args, run) : undefined;
   if (asTask && asTask !== 'asks first') return asTask;
   const during: DuringCall = {};
-  const verdict = await callWithRetries(integration, route, args, run, resumed, during);
+  const result = await callWithRetries(integration, route, args, run, resumed, during);
   // A throw (the worker's end, a cancel) keeps them: a retry of a tool safe to repeat carries them again.
   if (run.input.resume) await answersDelivered(run, run.input.resume.roundId);
   const ledger = during.sampling;
-  if (!ledger || (ledger.steps === 0 && !ledger.refusal)) return verdict;
+  if (!ledger || (ledger.steps === 0 && !ledger.refusal)) return result;
   const sampled = { usage: ledger.usage, steps: ledger.steps };
   // A reviewer's denial, or a model that failed for good, is what the LLM reads, whatever the server made of it.
-  return ledger.refusal ? { status: 'error', content: ledger.refusal, sampled } : { ...verdict, sampled };
+  return ledger.refusal ? { status: 'error', content: ledger.refusal, sampled } : { ...result, sampled };
 }
 
 async function callWithRetries(
-  integration: Integration, route: McpToolRoute, args: Record<string, unknown>, run: ToolRun, resumed: ResumedRound | undefined, during: DuringCall,
-): Promise<Verdict> {
+  integration: Integration, route: McpToolRoute, args: Record<string, unknown>, run: ToolRun,
+  resumed: ResumedRound | undefined, during: DuringCall,
+): Promise<ToolResult> {
   const { signal } = run;
   // Progress notifications restart the per-request timer; it must never outlast the whole-call bound.
   const requestTimeoutMs = Math.min(route.toolTimeoutMs, route.totalTimeoutMs);
@@ -67,9 +68,9 @@ async function callWithRetries(
       const outcome = integration.elicitation || integration.sampling !== 'never'
         ? await callWithAsks(integration, route, args, run, () => { sent = true; }, { resumed, during })
         : await run.deps.mcpPool.withClient(integration, send);
-      if ('verdict' in outcome) return outcome.verdict;
+      if ('toolResult' in outcome) return outcome.toolResult;
       if ('abandoned' in outcome) return { status: 'error', content: outcome.abandoned };
-      return resultVerdict(outcome.result, integration);
+      return resultOfCall(outcome.result, integration);
     } catch (err) {
       // A cancel and a timeout both surface as -32001: the signal tells them apart.
       if (signal.aborted) throw signal.reason ?? err;
@@ -78,7 +79,7 @@ async function callWithRetries(
         await new Promise((r) => setTimeout(r, CONNECT_BACKOFF_MS * attempt));
         continue;
       }
-      return failureVerdict(err, requestTimeoutMs, Boolean(resumed));
+      return resultOfFailure(err, requestTimeoutMs, Boolean(resumed));
     }
   }
 }
@@ -96,7 +97,7 @@ async function callWithRetries(
 async function callWithAsks(
   integration: Integration, route: McpToolRoute, args: Record<string, unknown>, run: ToolRun, onSent: () => void,
   { resumed, during }: { resumed?: ResumedRound; during: DuringCall },
-): Promise<RoundsOutcome | { verdict: Verdict }> {
+): Promise<RoundsOutcome | { toolResult: ToolResult }> {
   const budgetMs = Math.min(route.elicitationTimeoutMs ?? 0, integration.elicitationTimeoutMs);
   const requestTimeoutMs = Math.min(route.toolTimeoutMs, route.totalTimeoutMs);
   const timedOut = new AbortController();
@@ -116,12 +117,13 @@ async function callWithAsks(
   };
   const params = { name: route.toolName, arguments: args };
   try {
-    return await run.deps.mcpPool.withCallClient(integration, { elicit: onElicit, sample: sampling?.handler }, async (client): Promise<RoundsOutcome | { verdict: Verdict }> => {
+    const asks = { elicit: onElicit, sample: sampling?.handler };
+    return await run.deps.mcpPool.withCallClient(integration, asks, async (client): Promise<RoundsOutcome | { toolResult: ToolResult }> => {
       onSent();
       if (client.getProtocolEra() !== 'modern') return callToolInRounds(client, params, options, onElicit);
       const outcome = await callToolRound(client, params, options, resumed?.reply, { sampling: Boolean(sampling) });
       if (!('asked' in outcome)) return outcome;
-      return { verdict: await storeQuestions(run, integration, outcome.asked, (resumed?.round ?? 0) + 1) };
+      return { toolResult: await storeQuestions(run, integration, outcome.asked, (resumed?.round ?? 0) + 1) };
     });
   } finally {
     clock.stop();
@@ -134,7 +136,8 @@ export const mcpTool: ToolHandler<{ route: McpToolRoute; args: Record<string, un
   check: async (args, input) => {
     if (!input.route?.integrationId) return { status: 'error', content: toolResultText.mcpToolMissingIntegration() };
     const { route } = input;
-    return { request: { route, args }, integrationId: route.integrationId, about: { toolName: route.toolName, exposedName: input.name, toolType: 'mcp' } };
+    const logFields = { toolName: route.toolName, exposedName: input.name, toolType: 'mcp' };
+    return { request: { route, args }, integrationId: route.integrationId, logFields };
   },
   execute: ({ route, args }, run) => callTool(route, args, run),
 };

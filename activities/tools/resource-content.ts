@@ -23,7 +23,10 @@ export function blobBytes(base64: string): number {
 
 export function contentBytes(contents: Content[]): number {
   // Buffer.byteLength is native: a 256 MiB text is measured in milliseconds.
-  return contents.reduce((n, c) => n + ('text' in c && typeof c.text === 'string' ? Buffer.byteLength(c.text) : blobBytes(String((c as { blob?: string }).blob ?? ''))), 0);
+  const bytes = (c: Content) => ('text' in c && typeof c.text === 'string'
+    ? Buffer.byteLength(c.text)
+    : blobBytes(String((c as { blob?: string }).blob ?? '')));
+  return contents.reduce((n, c) => n + bytes(c), 0);
 }
 
 const SNIFF_BYTES = 8192;
@@ -61,7 +64,8 @@ export function csvText(content: Content): { text: string; transcoded: boolean }
   return decodeCsvBytes(Buffer.from(String((content as { blob: string }).blob), 'base64'));
 }
 
-const described = (c: Content, bytes: number) => `[binary resource ${c.uri}: ${c.mimeType ?? 'unknown type'}, ${bytes} bytes; its content is not shown]`;
+const described = (c: Content, bytes: number) =>
+  `[binary resource ${c.uri}: ${c.mimeType ?? 'unknown type'}, ${bytes} bytes; its content is not shown]`;
 
 /** The text the LLM gets for non-CSV contents: texts joined, blobs described, never raw base64. */
 export function textResult(contents: Content[]): string {

@@ -4,7 +4,9 @@ import { CreateMessageRequestSchema } from '@modelcontextprotocol/core';
 import type { Integration } from '../../core/integration';
 import { addUsage, type Usage } from '../../core/messages';
 import { MAX_SAMPLINGS_PER_CALL, samplingRequest, samplingText, type SamplingRequest } from '../../core/sampling';
-import { callSamplingCount, closeSampling, findSampling, insertSampling, recordSamplingAnswer, type SamplingRecord } from '../../store/runs/samplings';
+import {
+  callSamplingCount, closeSampling, findSampling, insertSampling, recordSamplingAnswer, type SamplingRecord,
+} from '../../store/runs/samplings';
 import type { SampleHandler } from '../../mcp-client/connections/connect';
 import { askModel, SamplingFailed } from '../sampling';
 import type { ToolRun } from '../tool-handler';
@@ -50,7 +52,9 @@ function awaitDecision(run: ToolRun, samplingId: string, deadline: number, signa
 
 const refuse = (message: string) => new ProtocolError(-1, message);
 
-export function samplingHandler(run: ToolRun, integration: Integration, clock: CallClock, callSignal: AbortSignal): { handler: SampleHandler; ledger: SamplingLedger } {
+export function samplingHandler(
+  run: ToolRun, integration: Integration, clock: CallClock, callSignal: AbortSignal,
+): { handler: SampleHandler; ledger: SamplingLedger } {
   const ledger: SamplingLedger = { usage: { inputTokens: 0, outputTokens: 0 }, steps: 0 };
   const { input } = run;
   const handler: SampleHandler = async (rawParams: CreateMessageRequest['params'], requestSignal) => {
@@ -67,13 +71,16 @@ export function samplingHandler(run: ToolRun, integration: Integration, clock: C
     try {
       const waitMs = Math.max(1, clock.budgetMs());
       const row = await insertSampling(run.deps.db, {
-        runId: input.runId, toolCallId: input.toolCallId, turn: input.turn, name: input.name, integrationId: integration.id, request, needsApproval, waitMs,
+        runId: input.runId, toolCallId: input.toolCallId, turn: input.turn, name: input.name, integrationId: integration.id,
+        request, needsApproval, waitMs,
       });
       run.log.info({ samplingId: row.samplingId, needsApproval }, 'the MCP server asks to sample the model');
       if (needsApproval) {
         const status = await awaitDecision(run, row.samplingId, Date.now() + waitMs, signal);
         if (status === 'denied') ledger.refusal = samplingText.denied();
-        if (status !== 'approved') throw refuse(status === 'denied' ? samplingText.denied() : `Sampling request ${status.replace('_', ' ')}`);
+        if (status !== 'approved') {
+          throw refuse(status === 'denied' ? samplingText.denied() : `Sampling request ${status.replace('_', ' ')}`);
+        }
       }
       const step = (input.step ?? input.turn) + ledger.steps;
       try {

@@ -21,9 +21,9 @@ export const subAgentCall: ToolHandler<Request> = {
     if (typeof text !== 'string' || !text.trim() || text.length > MAX_RUN_INPUT_CHARS) {
       return { status: 'error', content: subAgentText.badInput(input.name) };
     }
-    return { request: { input: text }, about: { subAgent: input.subAgent?.agentName } };
+    return { request: { input: text }, logFields: { subAgent: input.subAgent?.agentName } };
   },
-  about: () => ({}),
+  logFields: () => ({}),
   async execute({ input: text }, { input, deps }) {
     const route = input.subAgent;
     if (!route) return { status: 'error', content: subAgentText.failed(input.name, 'not a sub-agent of this run') };
@@ -33,7 +33,10 @@ export const subAgentCall: ToolHandler<Request> = {
       maxDescendants: route.maxDescendants ?? MAX_DESCENDANTS,
     });
     if ('refused' in child) {
-      return { status: 'error', content: child.refused === 'full' ? subAgentText.tooMany(route.maxDescendants ?? MAX_DESCENDANTS) : subAgentText.failed(route.agentName, 'the agent is disabled') };
+      const content = child.refused === 'full'
+        ? subAgentText.tooMany(route.maxDescendants ?? MAX_DESCENDANTS)
+        : subAgentText.failed(route.agentName, 'the agent is disabled');
+      return { status: 'error', content };
     }
     // Between the call's tool_call_started and tool_call_ended (core/tool-call.ts endedSeqOf).
     if (input.childEvents) {

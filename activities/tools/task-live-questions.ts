@@ -1,15 +1,19 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Context } from '@temporalio/activity';
 import { z } from 'zod';
+import type { Client } from '@modelcontextprotocol/client';
+import type { Integration } from '../../core/integration';
 import type { ElicitHandler } from '../../mcp-client/connections/connect';
+import type { Logger } from '../../platform/logger';
+import type { StoredToolTask } from '../../store/runs/tool-tasks';
 import { decodeReference } from '../../mcp-client/tool-calls/task-reference';
 import { pollToolTask } from '../../mcp-client/tool-calls/tasks';
 import type { ActivityDeps } from '../deps';
 import { personWaits } from '../person-waits';
 import type { ToolRun } from '../tool-handler';
-import { callClock, elicitationHandler } from './elicitation';
-import { loadTask, storeVerdict, type TaskPoll, type TaskPollInput } from './mcp-task';
-import { unexpected } from './mcp-verdicts';
+import { callClock, elicitationHandler, type CallClock } from './elicitation';
+import { loadTask, storeTaskResult, type TaskPoll, type TaskPollInput } from './mcp-task';
+import { unexpected } from './mcp-results';
 
 /**
  * A 2025-era task that asks (`input_required`): the 2025-11-25 protocol sends its questions only
@@ -38,60 +42,92 @@ export function createTaskLiveQuestionActivities(deps: ActivityDeps) {
       const loaded = await loadTask(deps, input);
       if ('outcome' in loaded) return loaded;
       const { task, integration } = loaded;
-      if (!integration) return { outcome: await storeVerdict(deps, input, task, unexpected('the integration no longer exists or is disabled')) };
-      const context = Context.current();
-      const untilDeadline = Math.max(0, input.deadline - Date.now());
-      const budgetMs = Math.min(integration.elicitationTimeoutMs, untilDeadline);
-      const requestTimeoutMs = Math.min(integration.toolTimeoutMs, 60_000);
-      const held = new AbortController();
-      const signal = AbortSignal.any([context.cancellationSignal, held.signal]);
-      const log = deps.logger.child({ runId: input.runId, toolCallId: input.toolCallId, taskRefId: task.taskRefId });
-      const run: ToolRun = { input, deps, log, signal, heartbeat: () => context.heartbeat(), waitingForPerson: personWaits(context, input.toolCallId, log) };
-      // Only the questions' waits count against the budget: the clock runs out only at the task's deadline.
-      const clock = callClock(untilDeadline + 1, untilDeadline + 1, budgetMs, () => held.abort());
-      let asked = false;
-      let movedOn = false;
-      const relay = elicitationHandler(run, clock, signal);
-      const elicit: ElicitHandler = (params, requestSignal) => {
-        asked = true;
-        return relay(params, requestSignal);
-      };
-      const { taskId } = decodeReference(task.reference, integration.id);
-      const started = Date.now();
-      try {
-        await deps.mcpPool.withCallClient(integration, { elicit }, async (client) => {
-          const result = client.request({ method: 'tasks/result', params: { taskId } }, z.looseObject({}), { signal, timeout: untilDeadline + 1 })
-            .then(() => 'ended' as const, () => 'ended' as const);
-          for (;;) {
-            const woke = await Promise.race([result, sleep(STATUS_EVERY_MS, 'look' as const, { signal }).catch(() => 'ended' as const)]);
-            context.heartbeat();
-            if (signal.aborted) return;
-            // tasks/result answered: the task has ended (the next poll reads how).
-            if (woke === 'ended') {
-              movedOn = asked;
-              return;
-            }
-            const status = await pollToolTask(client, task.reference, {
-              endpointId: integration.id, maxResultBytes: integration.maxResultBytes, requestTimeoutMs, signal,
-            });
-            if (status.status !== 'input_required') {
-              movedOn = asked;
-              return;
-            }
-            if (!asked && Date.now() - started > QUESTION_GRACE_MS) {
-              log.info('the MCP task asks, but sent no question over tasks/result; polling goes on');
-              return;
-            }
-          }
-        });
-      } catch (err) {
-        if (context.cancellationSignal.aborted) throw err;
-        log.warn({ err: (err as Error).message }, 'holding tasks/result for the task\'s questions failed; polling goes on');
-      } finally {
-        held.abort();
-        clock.stop();
+      if (!integration) {
+        return { outcome: await storeTaskResult(deps, input, task, unexpected('the integration no longer exists or is disabled')) };
       }
-      return movedOn ? { answered: true } : {};
+      return new HeldTaskResult(deps, input, task, integration).relay();
     },
   };
+}
+
+/** One hold of a task's tasks/result: the questions it relays, and whether the task moved on after them. */
+class HeldTaskResult {
+  private readonly context = Context.current();
+  private readonly untilDeadline: number;
+  private readonly held = new AbortController();
+  private readonly signal: AbortSignal;
+  private readonly log: Logger;
+  private readonly clock: CallClock;
+  private readonly relayQuestion: ElicitHandler;
+  private readonly started = Date.now();
+  private asked = false;
+  private movedOn = false;
+
+  constructor(
+    private readonly deps: ActivityDeps, input: TaskLiveQuestionsInput,
+    private readonly task: StoredToolTask, private readonly integration: Integration,
+  ) {
+    const { context } = this;
+    this.untilDeadline = Math.max(0, input.deadline - Date.now());
+    const budgetMs = Math.min(integration.elicitationTimeoutMs, this.untilDeadline);
+    this.signal = AbortSignal.any([context.cancellationSignal, this.held.signal]);
+    this.log = deps.logger.child({ runId: input.runId, toolCallId: input.toolCallId, taskRefId: task.taskRefId });
+    const run: ToolRun = {
+      input, deps, log: this.log, signal: this.signal, heartbeat: () => context.heartbeat(),
+      waitingForPerson: personWaits(context, input.toolCallId, this.log),
+    };
+    // Only the questions' waits count against the budget: the clock runs out only at the task's deadline.
+    this.clock = callClock(this.untilDeadline + 1, this.untilDeadline + 1, budgetMs, () => this.held.abort());
+    this.relayQuestion = elicitationHandler(run, this.clock, this.signal);
+  }
+
+  private readonly elicit: ElicitHandler = (params, requestSignal) => {
+    this.asked = true;
+    return this.relayQuestion(params, requestSignal);
+  };
+
+  /** Holds tasks/result while the task asks; a failure leaves the task to the polls. */
+  async relay(): Promise<TaskPoll> {
+    const { taskId } = decodeReference(this.task.reference, this.integration.id);
+    try {
+      await this.deps.mcpPool.withCallClient(this.integration, { elicit: this.elicit }, (client) => this.watch(client, taskId));
+    } catch (err) {
+      if (this.context.cancellationSignal.aborted) throw err;
+      this.log.warn({ err: (err as Error).message }, 'holding tasks/result for the task\'s questions failed; polling goes on');
+    } finally {
+      this.held.abort();
+      this.clock.stop();
+    }
+    return this.movedOn ? { answered: true } : {};
+  }
+
+  /** Until tasks/result answers, the task's status moves on, or no question came within the grace period. */
+  private async watch(client: Client, taskId: string): Promise<void> {
+    const { signal, integration } = this;
+    const result = client.request({ method: 'tasks/result', params: { taskId } }, z.looseObject({}), {
+      signal, timeout: this.untilDeadline + 1,
+    }).then(() => 'ended' as const, () => 'ended' as const);
+    const requestTimeoutMs = Math.min(integration.toolTimeoutMs, 60_000);
+    for (;;) {
+      const woke = await Promise.race([result, sleep(STATUS_EVERY_MS, 'look' as const, { signal }).catch(() => 'ended' as const)]);
+      this.context.heartbeat();
+      if (signal.aborted) return;
+      // tasks/result answered: the task has ended (the next poll reads how).
+      if (woke === 'ended') {
+        this.movedOn = this.asked;
+        return;
+      }
+      const status = await pollToolTask(client, this.task.reference, {
+        endpointId: integration.id, maxResultBytes: integration.maxResultBytes, requestTimeoutMs, signal,
+      });
+      if (status.status !== 'input_required') {
+        this.movedOn = this.asked;
+        return;
+      }
+      if (!this.asked && Date.now() - this.started > QUESTION_GRACE_MS) {
+        this.log.info('the MCP task asks, but sent no question over tasks/result; polling goes on');
+        return;
+      }
+    }
+  }
 }

@@ -6,7 +6,7 @@ import { refusal } from '../../mcp-client/tool-calls/input-rounds';
 import { callRoundCount } from '../../store/runs/input-rounds';
 import { recordToolTaskAsked, type StoredToolTask } from '../../store/runs/tool-tasks';
 import type { ActivityDeps } from '../deps';
-import type { ToolActivityInput, Verdict } from '../tool-handler';
+import type { ToolActivityInput, ToolResult } from '../tool-handler';
 import { storeQuestions } from './durable-questions';
 
 /**
@@ -23,7 +23,7 @@ export const askedAlready = (task: StoredToolTask, requests: Record<string, unkn
 
 export async function storeTaskQuestions(
   deps: ActivityDeps, input: ToolActivityInput, task: StoredToolTask, integration: Integration, requests: Record<string, unknown>,
-): Promise<Verdict> {
+): Promise<ToolResult> {
   const asked = { resultType: 'input_required', inputRequests: requests } as unknown as InputRequiredResult;
   const refused = refusal(asked, { sampling: integration.sampling !== 'never' });
   if (refused) return { status: 'error', content: refused };
@@ -31,8 +31,8 @@ export async function storeTaskQuestions(
   if (elicits && !integration.elicitation) return { status: 'error', content: toolResultText.mcpQuestionUnsupported('elicitation/create') };
   const log = deps.logger.child({ runId: input.runId, toolCallId: input.toolCallId, taskRefId: task.taskRefId });
   const round = (await callRoundCount(deps.db, input.runId, input.toolCallId)) + 1;
-  const verdict = await storeQuestions({ input, deps, log }, integration, asked, round);
-  if (verdict.waiting) await recordToolTaskAsked(deps.db, task.taskRefId, digest(requests));
-  return verdict;
+  const result = await storeQuestions({ input, deps, log }, integration, asked, round);
+  if (result.waiting) await recordToolTaskAsked(deps.db, task.taskRefId, digest(requests));
+  return result;
 }
 

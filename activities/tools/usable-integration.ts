@@ -7,7 +7,9 @@ import type { Queryable } from '../../store/pool';
  * deleted since the run started. Only workers of a pinned integration's queue may start its
  * server, and only its tools are routed there, so its resources and prompts are refused.
  */
-export function integrationUsable(integration: Integration | undefined, id: string, opts: { pinnedAllowed: boolean }): Integration | string {
+export function integrationUsable(
+  integration: Integration | undefined, id: string, opts: { pinnedAllowed: boolean },
+): Integration | string {
   if (!integration) return `integration ${id} does not exist`;
   if (!integration.enabled) return `integration ${integration.name} is disabled`;
   if (integration.taskQueue && !opts.pinnedAllowed) {

@@ -3,7 +3,7 @@ import {
 } from '@modelcontextprotocol/client';
 import type { Transport, CreateMessageRequest, CreateMessageResult, ElicitRequest, ElicitResult } from '@modelcontextprotocol/client';
 import type { Integration } from '../../core/integration';
-import type { EraVerdicts } from '../../core/protocol-era';
+import type { EraProbeStore } from '../../core/protocol-era';
 import type { Logger } from '../../platform/logger';
 import { guardedFetch, type GuardedFetch } from '../../platform/net/address-guard';
 import { eraOutcome, eraPlan, LEGACY_PLAN, PROBE_TIMEOUT_MS, type EraPlan } from './era';
@@ -33,7 +33,7 @@ export interface ConnectOptions {
   /** where OAuth-protected servers' tokens are kept (the worker's database); without it, no server gets a token */
   oauth?: OAuthFetchOptions;
   /** where negotiated protocol eras are kept (the worker's database); without it, `auto` probes on every connection */
-  eras?: EraVerdicts;
+  eras?: EraProbeStore;
 }
 
 /** Answers a server's question (elicitation/create) asked during a request of this connection. */

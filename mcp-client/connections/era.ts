@@ -1,6 +1,6 @@
 import type { Client, DiscoverResult, PriorDiscovery, VersionNegotiationMode } from '@modelcontextprotocol/client';
 import type { Integration } from '../../core/integration';
-import type { EraOutcome, EraVerdict } from '../../core/protocol-era';
+import type { EraOutcome, EraProbe } from '../../core/protocol-era';
 
 /**
  * How a connection settles its protocol era (docs/integrations.md, "Protocol eras"). A pinned
@@ -8,7 +8,7 @@ import type { EraOutcome, EraVerdict } from '../../core/protocol-era';
  * fresh, and otherwise probes (`server/discover`, falling back to `initialize`) and keeps the outcome.
  * A kept 2025 verdict would pass silently against a server upgraded since, so it is trusted for a day.
  */
-export const VERDICT_HORIZON_MS = 24 * 3_600_000;
+export const PROBE_HORIZON_MS = 24 * 3_600_000;
 
 /**
  * Bound on the probe. Over stdio a server silent this long is taken for a 2025 one (the SDK's
@@ -27,10 +27,10 @@ export interface EraPlan {
 
 export const LEGACY_PLAN: EraPlan = { mode: 'legacy', prior: { kind: 'legacy' }, probes: false };
 
-export function eraPlan(integration: Pick<Integration, 'protocol'>, verdict: EraVerdict | undefined, now = Date.now()): EraPlan {
+export function eraPlan(integration: Pick<Integration, 'protocol'>, verdict: EraProbe | undefined, now = Date.now()): EraPlan {
   if (integration.protocol === '2025-11-25') return LEGACY_PLAN;
   if (integration.protocol === '2026-07-28') return { mode: { pin: '2026-07-28' }, probes: false };
-  if (!verdict || now - Date.parse(verdict.probedAt) >= VERDICT_HORIZON_MS) return { mode: 'auto', probes: true };
+  if (!verdict || now - Date.parse(verdict.probedAt) >= PROBE_HORIZON_MS) return { mode: 'auto', probes: true };
   if (verdict.era === '2025-11-25') return { ...LEGACY_PLAN, mode: 'auto' };
   if (!verdict.discover) return { mode: 'auto', probes: true };
   return { mode: 'auto', prior: { kind: 'modern', discover: verdict.discover as unknown as DiscoverResult }, probes: false };

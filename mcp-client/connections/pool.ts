@@ -1,6 +1,6 @@
 import type { Client } from '@modelcontextprotocol/client';
 import type { Integration } from '../../core/integration';
-import type { EraVerdicts } from '../../core/protocol-era';
+import type { EraProbeStore } from '../../core/protocol-era';
 import type { Logger } from '../../platform/logger';
 import { integrationFetch, type GuardedFetch, type NetworkPolicy } from '../../platform/net/address-guard';
 import { connectIntegration, type ConnectOptions, type ServerAsks } from './connect';
@@ -43,7 +43,7 @@ export interface McpPoolOptions {
   /** where OAuth tokens are kept: the worker's database */
   oauth?: OAuthFetchOptions;
   /** where negotiated protocol eras are kept: the worker's database */
-  eras?: EraVerdicts;
+  eras?: EraProbeStore;
 }
 
 export const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;

@@ -59,7 +59,7 @@ const boundedError = (message: string) => shortened(message, MAX_ERROR_CHARS + 1
 const isServerError = (err: unknown): err is { message: string; code: string } =>
   typeof (err as { code?: unknown })?.code === 'string' && /^[0-9A-Z]{5}$/.test((err as { code: string }).code);
 
-/** The rows to show: the call's limit (checked by the tool's schema, core/native-tools.ts), capped, or the default. */
+/** The rows to show: the call's limit (checked by the tool's schema, activities/tools/source-query.ts), capped, or the default. */
 const rowLimit = (limit: number | undefined, o: Required<SourceQueryOptions>) => Math.min(limit ?? o.defaultRows, o.maxRows);
 
 /*

@@ -7,7 +7,7 @@ import { logger, startBenchInfra } from './bench-stack';
 import { cpuDelta, percentile, readParts, startNode, stopChild, waitUntil } from './load-processes';
 import { createEngineWorker } from '../../worker/create-worker';
 import { startMcpPool } from '../../worker/mcp-lifecycle';
-import { eraVerdicts } from '../../store/integrations/protocol-verdicts';
+import { eraProbeStore } from '../../store/integrations/era-probes';
 import { freePort } from '../../platform/ports';
 import { Session } from 'node:inspector/promises';
 import fs from 'node:fs/promises';
@@ -99,7 +99,7 @@ async function main(): Promise<void> {
     // The endpoint is on loopback, as a local model server is: no key, and loopback allowed.
     const providers = { ...createProviders({ readApiKey: () => undefined, allowedKeyEnvs: [], logger, networkPolicy: { blockPrivateNetworks: false } }), scripted: createScriptedProvider() };
     const taskQueue = 'bench-stream';
-    const mcpPool = await startMcpPool(logger, { groupsDir: path.join(infra.tmpDir, 'mcp-groups'), eras: eraVerdicts(infra.db) });
+    const mcpPool = await startMcpPool(logger, { groupsDir: path.join(infra.tmpDir, 'mcp-groups'), eras: eraProbeStore(infra.db) });
     infra.onClose(() => mcpPool.closeAll());
     const worker = await createEngineWorker({ connection: infra.env.nativeConnection, namespace: 'default', taskQueue, deps: { db: infra.db, logger, providers, mcpPool } });
     const running = worker.run();

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { buildApp } from '../../api/app';
 import type { ActivityDeps } from '../../activities/deps';
-import { eraVerdicts } from '../../store/integrations/protocol-verdicts';
+import { eraProbeStore } from '../../store/integrations/era-probes';
 import { createPool } from '../../store/pool';
 import { createEngineWorker } from '../../worker/create-worker';
 import { startMcpPool } from '../../worker/mcp-lifecycle';
@@ -16,7 +16,7 @@ export async function startWorkerAndApi(
   infra: BenchInfra, taskQueue: string, deps: Pick<ActivityDeps, 'providers' | 'runChanges'>,
 ): Promise<{ apiUrl: string }> {
   const mcpPool = await startMcpPool(logger, {
-    groupsDir: path.join(infra.tmpDir, 'mcp-groups'), eras: eraVerdicts(infra.db),
+    groupsDir: path.join(infra.tmpDir, 'mcp-groups'), eras: eraProbeStore(infra.db),
     // The bench's servers listen on loopback, as under `npm start` without keys.
     network: { blockPrivateNetworks: false, privateNetworksForAll: true },
   });

@@ -1,14 +1,20 @@
 import { nativeTools, toolHandlers } from '../../activities/tools';
-import { NATIVE_TOOLS, parseToolArguments, promptTool, resourceTool, sourceQueryTool, toolInputSchema } from '../../core/native-tools';
+import { parseToolArguments, toolInputSchema } from '../../activities/tools/native-tool';
+import { promptTool } from '../../activities/tools/prompt';
+import { resourceTool } from '../../activities/tools/resource';
+import { sourceQueryTool } from '../../activities/tools/source-query';
 import { NATIVE_TOOL_KINDS, offeredNativeTools, TOOL_TYPES } from '../../core/native-tool-kinds';
 import type { ToolAvailability } from '../../core/tool-call';
 import { toolResultText } from '../../core/tool-texts';
 import { truncateUtf8, utf8Length } from '../../core/truncated-text';
 import { routeToolCall, toolKinds } from '../../workflows/tool-kinds';
 
+/** The native tools as their executions declare them (activities/tools/). */
+const declaredTools = nativeTools.map((t) => t.tool);
+
 /*
  * The tool-kind table through its entry points: what a turn offers and what a native tool takes
- * (core/native-tools.ts), where a call goes and what the LLM reads when it fails
+ * (activities/tools/), where a call goes and what the LLM reads when it fails
  * (workflows/tool-kinds.ts), and which activities execute them (activities/tools/). Expected texts
  * and schemas are the contract (docs/tools.md), written out.
  */
@@ -33,7 +39,7 @@ describe('the native tools a turn offers', () => {
   });
 
   test('the native tools take the contract schemas', async () => {
-    const schemaOf = async (name: string) => toolInputSchema(NATIVE_TOOLS.find((t) => t.name === name)!);
+    const schemaOf = async (name: string) => toolInputSchema(declaredTools.find((t) => t.name === name)!);
     expect(await schemaOf('retrieve_mcp_resource')).toMatchObject({
       type: 'object', required: ['integrationId', 'resourceUri'],
       properties: { integrationId: { type: 'string' }, resourceUri: { type: 'string' }, parameters: { type: 'object' } },
@@ -142,9 +148,9 @@ describe('the activity around each kind', () => {
   });
 
   test('the workflow\'s native tool kinds are the declared tools\', in the same order, and nothing else', () => {
-    expect(NATIVE_TOOLS.map((t) => t.name)).toEqual(NATIVE_TOOL_KINDS.map((k) => k.name));
+    expect(declaredTools.map((t) => t.name)).toEqual(NATIVE_TOOL_KINDS.map((k) => k.name));
     for (const [i, kind] of NATIVE_TOOL_KINDS.entries()) {
-      const tool = NATIVE_TOOLS[i];
+      const tool = declaredTools[i];
       expect({ type: tool.type, activity: tool.activity, offered: tool.offered, options: tool.options }).toEqual({ type: kind.type, activity: kind.activity, offered: kind.offered, options: kind.options });
       expect(tool.failureText('x')).toBe(kind.failureText('x'));
     }

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { ActivityDeps } from '../../activities/deps';
-import { sourceQueryExecution } from '../../activities/tools/source-query';
-import { parseToolArguments, sourceQueryTool } from '../../core/native-tools';
+import { parseToolArguments } from '../../activities/tools/native-tool';
+import { sourceQueryExecution, sourceQueryTool } from '../../activities/tools/source-query';
 import { importCsv, threadSchemaName } from '../../sources/csv/import-csv';
 import { insertAgent } from '../../store/agents';
 import { createPool, type Db } from '../../store/pool';
@@ -82,7 +82,7 @@ describe.each(['embedded', 'external'] as const)('source_query on the %s Postgre
   test('the limit argument caps the rows, and the note counts what was left out', async () => {
     const result = await query('TABLE sales', { limit: 1 });
     expect(result.ok && result.text.split('\n').slice(1)).toEqual([expect.stringMatching(/^(north|south|east) \|/), '… 2 more rows']);
-    // The arguments are checked against the tool's schema before the query runs (core/native-tools.ts).
+    // The arguments are checked against the tool's schema before the query runs (activities/tools/source-query.ts).
     expect(parseToolArguments(sourceQueryTool, { sql: 'SELECT 1', limit: 0 })).toEqual({ ok: false, message: 'limit must be a positive integer' });
     expect(parseToolArguments(sourceQueryTool, { sql: '   ' })).toEqual({ ok: false, message: 'sql parameter is required' });
     expect(parseToolArguments(sourceQueryTool, { sql: 'SELECT 1', limit: null })).toEqual({ ok: true, args: { sql: 'SELECT 1' } });

@@ -25,7 +25,7 @@ import { testStack } from './stack-env';
 import { testLogSink, testLogger } from './test-log';
 import { trackTemporalCalls } from './temporal-calls';
 import { oauthRecords } from '../../store/integrations/oauth';
-import { eraVerdicts } from '../../store/integrations/protocol-verdicts';
+import { eraProbeStore } from '../../store/integrations/era-probes';
 import type { WorkerVersion } from '../../core/worker-version';
 
 export type DatabaseKind = 'embedded' | 'external';
@@ -137,7 +137,7 @@ export async function startEngine(database: DatabaseKind = 'embedded', options: 
       // The registry lives in this run's dir: jest workers of other runs on the machine keep theirs.
       const workerDb = options.workerDatabaseUrl ? createPool(options.workerDatabaseUrl, logger) : db;
       const mcpPool = await startMcpPool(logger, {
-        groupsDir: path.join(stack.tmpDir, 'mcp-groups'), oauth: { records: oauthRecords(workerDb), logger }, eras: eraVerdicts(workerDb),
+        groupsDir: path.join(stack.tmpDir, 'mcp-groups'), oauth: { records: oauthRecords(workerDb), logger }, eras: eraProbeStore(workerDb),
         network: options.network ?? { blockPrivateNetworks: false, privateNetworksForAll: true },
       });
       const runChanges = listenForAnswers(workerDb, logger);

@@ -3,7 +3,7 @@ import { RESERVED_INTEGRATION_NAME } from '../../core/sub-agents';
 import { isUniqueViolation } from '../../store/agents';
 import { findIntegration, listIntegrations, toPublic } from '../../store/integrations/integrations';
 import { authorizationView, authorizationViews, type AuthorizationView } from '../../store/integrations/oauth';
-import { readVerdicts } from '../../store/integrations/protocol-verdicts';
+import { readEraProbes } from '../../store/integrations/era-probes';
 import { eraInUse, type ProtocolEra } from '../../core/protocol-era';
 import type { Db } from '../../store/pool';
 import { resolveRef } from '../../store/refs';
@@ -31,14 +31,14 @@ export async function loadIntegration(db: Db, ref: string): Promise<Integration>
 }
 
 export async function integrationView(db: Db, integration: Integration): Promise<IntegrationView> {
-  const [authorization, verdicts] = await Promise.all([authorizationView(db, integration), readVerdicts(db, [integration])]);
-  return { ...toPublic(integration), ...authorization, protocolEra: eraInUse(integration.protocol, verdicts.get(integration.id)) };
+  const [authorization, probes] = await Promise.all([authorizationView(db, integration), readEraProbes(db, [integration])]);
+  return { ...toPublic(integration), ...authorization, protocolEra: eraInUse(integration.protocol, probes.get(integration.id)) };
 }
 
 export async function listIntegrationViews(db: Db): Promise<IntegrationView[]> {
   const integrations = await listIntegrations(db);
-  const [views, verdicts] = await Promise.all([authorizationViews(db, integrations), readVerdicts(db, integrations)]);
-  return integrations.map((i) => ({ ...toPublic(i), ...views.get(i.id)!, protocolEra: eraInUse(i.protocol, verdicts.get(i.id)) }));
+  const [views, probes] = await Promise.all([authorizationViews(db, integrations), readEraProbes(db, integrations)]);
+  return integrations.map((i) => ({ ...toPublic(i), ...views.get(i.id)!, protocolEra: eraInUse(i.protocol, probes.get(i.id)) }));
 }
 
 /**

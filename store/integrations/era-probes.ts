@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { EraOutcome, EraTransport, EraVerdict, EraVerdicts, ProtocolEra } from '../../core/protocol-era';
+import type { EraOutcome, EraTransport, EraProbe, EraProbeStore, ProtocolEra } from '../../core/protocol-era';
 import type { Queryable } from '../pool';
 
 /** A server/discover answer larger than this is not kept: the next connection probes again. */
@@ -13,26 +13,26 @@ export function transportFingerprint(transport: EraTransport): string {
 
 interface Row { id: string; era: ProtocolEra; discover: Record<string, unknown> | null; fingerprint: string; probed_at: Date }
 
-const toVerdict = (r: Row): EraVerdict => ({ era: r.era, ...(r.discover ? { discover: r.discover } : {}), probedAt: r.probed_at.toISOString() });
+const toProbe = (r: Row): EraProbe => ({ era: r.era, ...(r.discover ? { discover: r.discover } : {}), probedAt: r.probed_at.toISOString() });
 
-/** The verdicts of these integrations that still match their transports, by integration id. */
-export async function readVerdicts(db: Queryable, integrations: { id: string; transport: EraTransport }[]): Promise<Map<string, EraVerdict>> {
+/** The kept probes of these integrations that still match their transports, by integration id. */
+export async function readEraProbes(db: Queryable, integrations: { id: string; transport: EraTransport }[]): Promise<Map<string, EraProbe>> {
   if (integrations.length === 0) return new Map();
   const { rows } = await db.query<Row>('SELECT * FROM integration_protocol WHERE id = ANY($1)', [integrations.map((i) => i.id)]);
   const byId = new Map(rows.map((r) => [r.id, r]));
-  const verdicts = new Map<string, EraVerdict>();
+  const probes = new Map<string, EraProbe>();
   for (const i of integrations) {
     const row = byId.get(i.id);
-    if (row && row.fingerprint === transportFingerprint(i.transport)) verdicts.set(i.id, toVerdict(row));
+    if (row && row.fingerprint === transportFingerprint(i.transport)) probes.set(i.id, toProbe(row));
   }
-  return verdicts;
+  return probes;
 }
 
-async function saveVerdict(db: Queryable, integration: { id: string; transport: EraTransport }, outcome: EraOutcome): Promise<void> {
+async function saveEraProbe(db: Queryable, integration: { id: string; transport: EraTransport }, outcome: EraOutcome): Promise<void> {
   const discover = outcome.discover ? JSON.stringify(outcome.discover) : null;
-  // Without its answer a 2026 verdict cannot skip the probe: not kept, probed again next time.
+  // Without its answer a 2026 era cannot skip the probe: not kept, probed again next time.
   if (outcome.era === '2026-07-28' && (!discover || Buffer.byteLength(discover) > MAX_DISCOVER_BYTES)) {
-    await clearVerdict(db, integration.id);
+    await clearEraProbe(db, integration.id);
     return;
   }
   // An integration deleted meanwhile has no row to refer to: nothing is kept.
@@ -44,15 +44,15 @@ async function saveVerdict(db: Queryable, integration: { id: string; transport: 
   );
 }
 
-async function clearVerdict(db: Queryable, integrationId: string): Promise<void> {
+async function clearEraProbe(db: Queryable, integrationId: string): Promise<void> {
   await db.query('DELETE FROM integration_protocol WHERE id = $1', [integrationId]);
 }
 
 /** The negotiated eras as the worker's MCP pool reads and records them (core/protocol-era.ts). */
-export function eraVerdicts(db: Queryable): EraVerdicts {
+export function eraProbeStore(db: Queryable): EraProbeStore {
   return {
-    read: async (integration) => (await readVerdicts(db, [integration])).get(integration.id),
-    save: (integration, outcome) => saveVerdict(db, integration, outcome),
-    clear: (integrationId) => clearVerdict(db, integrationId),
+    read: async (integration) => (await readEraProbes(db, [integration])).get(integration.id),
+    save: (integration, outcome) => saveEraProbe(db, integration, outcome),
+    clear: (integrationId) => clearEraProbe(db, integrationId),
   };
 }
