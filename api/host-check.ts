@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { isLoopbackHost } from '../platform/config';
-import { HttpProblem } from '../use-cases/problem';
+import { HttpProblem } from './problem';
 
 /**
  * The one Host and Origin check, for every route (REST, SSE, /mcp, /docs). A page on evil.example

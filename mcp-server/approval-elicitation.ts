@@ -4,8 +4,8 @@ import { toolCallArguments } from '../store/approvals';
 import type { Db } from '../store/pool';
 import type { RunEvent } from '../store/runs/events';
 import type { Logger } from '../platform/logger';
-import { HttpProblem } from '../use-cases/problem';
 import { shortened } from '../core/truncated-text';
+import { settledElsewhere } from './engine-errors';
 
 /**
  * Deciding a run's approvals through the MCP client that started it: over stdio (`agent-engine
@@ -65,7 +65,7 @@ export async function askForApproval(
     await deps.apply({ runId, toolCallId, ...answer });
   } catch (err) {
     // Decided meanwhile (through the API, the CLI or the timeout), or the call ended and no longer asks.
-    if ((err instanceof HttpProblem && err.status === 409) || signal.aborted) return;
+    if (settledElsewhere(err) || signal.aborted) return;
     deps.logger.warn({ runId, toolCallId, err: (err as Error).message }, 'asking the MCP client about an approval failed; the call waits for another decision');
   }
 }

@@ -1,14 +1,14 @@
 import {
-  CLIENT_CAPABILITIES_META_KEY, createRequestStateCodec, inputRequired, inputResponse, ProtocolError, ProtocolErrorCode,
+  CLIENT_CAPABILITIES_META_KEY, createRequestStateCodec, inputRequired, inputResponse,
 } from '@modelcontextprotocol/server';
 import type { ClientCapabilities, InputRequiredResult, ServerContext } from '@modelcontextprotocol/server';
 import type { ApprovalDecision } from '../core/approval';
 import { pendingApprovals } from '../store/approvals';
 import type { Db } from '../store/pool';
-import { HttpProblem } from '../use-cases/problem';
 import { decideApproval } from '../use-cases/runs/approvals';
 import type { Client } from '@temporalio/client';
 import { approvalForm, decisionOf } from './approval-elicitation';
+import { clientError } from './engine-errors';
 
 /**
  * Approvals asked of a 2026-era client (multi-round-trip requests): the call returns `input_required`
@@ -68,10 +68,7 @@ export function approvalQuestions(deps: { db: Db; client: Client }, key: Buffer,
       try {
         await decideApproval(deps, { runId: state.runId, toolCallId: state.toolCallId, ...bounded(answer), keyKind: 'mcp_client' });
       } catch (err) {
-        if (err instanceof HttpProblem && (err.status === 409 || err.status === 404)) {
-          throw new ProtocolError(ProtocolErrorCode.InvalidParams, err.message, { reason: err.code, ...err.extensions });
-        }
-        throw err;
+        throw clientError(err);
       }
       return true;
     },

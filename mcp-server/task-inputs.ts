@@ -1,10 +1,10 @@
 import { ProtocolError, ProtocolErrorCode, type ElicitResult } from '@modelcontextprotocol/server';
 import type { RunView } from '../core/run-view';
-import { HttpProblem } from '../use-cases/problem';
 import { decideApproval } from '../use-cases/runs/approvals';
 import { answerInput } from '../use-cases/runs/run-inputs';
 import type { AgentCallDeps } from './agent-call';
 import { decisionOf } from './approval-elicitation';
+import { clientError } from './engine-errors';
 
 /**
  * A 2026-era client's answers to a task's questions (tasks/update): each key names what the task
@@ -48,8 +48,7 @@ export async function answerTaskInputs(deps: AgentCallDeps, run: RunView, respon
         throw invalid(`The task does not ask ${key.slice(0, 200)}`, { reason: 'not_asked' });
       }
     } catch (err) {
-      if (err instanceof HttpProblem && err.status < 500) throw invalid(err.message, { reason: err.code });
-      throw err;
+      throw clientError(err);
     }
   }
 }

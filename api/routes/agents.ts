@@ -16,7 +16,7 @@ import { idParams, jsonResponse, problemResponse } from '../schemas';
 import { agentSchema } from '../../core/agent';
 import { agentContextSchema, agentListSchema, contextQuery } from './agent-schemas';
 import { findThread } from '../../store/threads/threads';
-import { HttpProblem } from '../../use-cases/problem';
+import { EngineError } from '../../core/engine-error';
 
 export interface AgentRouteDeps {
   db: Db;
@@ -104,7 +104,7 @@ export const agentRoutes: FastifyPluginAsyncZod<AgentRouteDeps> = async (app, de
   }, async (request, reply) => {
     const agent = await loadAgent(db, request.params.id);
     const { threadId } = request.query;
-    if (threadId !== undefined && !(await findThread(db, threadId))) throw new HttpProblem(404, `Thread ${threadId} does not exist`, 'not_found');
+    if (threadId !== undefined && !(await findThread(db, threadId))) throw new EngineError('not_found', `Thread ${threadId} does not exist`);
     const waitMs = contextWaitMs ?? DEFAULT_CONTEXT_PREVIEW_WAIT_MS;
     return previewContext({ client, taskQueue, logger: request.log, waitMs, callerGone: callerGoneSignal(reply, closing) }, agent.id, threadId);
   });

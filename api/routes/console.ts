@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { CONSOLE_FILES, type ConsoleFile } from '../../console/files';
 import { projectRoot } from '../../platform/paths';
-import { HttpProblem } from '../../use-cases/problem';
+import { HttpProblem } from '../problem';
 
 /**
  * The console (docs/console.md): its page and static files, outside /v1 and without a key, after

@@ -5,7 +5,9 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { Db } from '../../store/pool';
 import type { Logger } from '../../platform/logger';
 import type { AdminPolicy } from '../auth';
-import { completeAuthorizationRedirect, revokeAuthorization, startAuthorization } from '../../use-cases/integrations/integration-authorization';
+import {
+  completeAuthorizationRedirect, revokeAuthorization, startAuthorization, type RedirectOutcome,
+} from '../../use-cases/integrations/integration-authorization';
 import { idParams, problemResponse, timestamp } from '../schemas';
 import { authorizationFields } from './integration-schemas';
 
@@ -50,6 +52,9 @@ function page(reply: FastifyReply, status: number, title: string, detail: string
       + `<body><h1>${escapeHtml(title)}</h1><p>${escapeHtml(detail)}</p><p>You can close this window.</p></body></html>`);
 }
 
+/** The page's status for each outcome of the redirect. */
+const PAGE_STATUS: Record<RedirectOutcome['kind'], number> = { authorized: 200, refused: 400, failed: 502, no_answer: 504 };
+
 const htmlPage = (description: string) => ({ description, content: { 'text/html': { schema: z.string() } } });
 
 const callbackQuery = z.looseObject({
@@ -69,7 +74,7 @@ export const oauthCallbackRoutes: FastifyPluginAsyncZod<Omit<OAuthRoutesOptions,
     },
   }, async (request, reply) => {
     const outcome = await completeAuthorizationRedirect(deps, request.query, request.log);
-    return page(reply, outcome.status, outcome.title, outcome.detail);
+    return page(reply, PAGE_STATUS[outcome.kind], outcome.title, outcome.detail);
   });
 };
 

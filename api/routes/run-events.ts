@@ -14,7 +14,7 @@ import { followRunEvents, samplingView } from '../../use-cases/runs/follow-event
 import { EventCursor } from '../../use-cases/runs/event-cursor';
 import { followTurnText } from '../../use-cases/runs/follow-text';
 import { pendingInputView } from '../../use-cases/runs/runs';
-import { runNotFound } from '../../use-cases/problem';
+import { runNotFound } from '../../use-cases/runs/runs';
 import { openSse, type SseStream } from '../sse';
 import { idParams, problemResponse } from '../schemas';
 import { closingSignal } from '../closing-signal';

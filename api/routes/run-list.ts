@@ -5,7 +5,7 @@ import type { Db } from '../../store/pool';
 import { resolveRef } from '../../store/refs';
 import { listRuns } from '../../use-cases/runs/list-runs';
 import { listRunsOfBuild } from '../../use-cases/runs/list-runs-by-build';
-import { HttpProblem } from '../../use-cases/problem';
+import { EngineError } from '../../core/engine-error';
 import { problemResponse, queryBoolean, queryInteger, timestamp } from '../schemas';
 import { runStatus } from '../../core/run-view';
 
@@ -48,11 +48,11 @@ export const runListRoutes: FastifyPluginAsyncZod<{ db: Db; client: Client }> = 
   }, async (request) => {
     const { agentId: agentRef, buildId, ...filters } = request.query;
     const agentId = agentRef === undefined ? undefined : await resolveRef(deps.db, 'agents', agentRef);
-    if (agentRef !== undefined && !agentId) throw new HttpProblem(404, `Agent ${agentRef} does not exist`, 'not_found');
+    if (agentRef !== undefined && !agentId) throw new EngineError('not_found', `Agent ${agentRef} does not exist`);
     const filtered = { ...filters, ...(agentId ? { agentId } : {}) };
     if (buildId === undefined) return listRuns(deps, filtered);
     // The build a run's turns ran on is in the database, not in Temporal visibility, which knows who waits.
-    if (filters.waiting !== undefined) throw new HttpProblem(400, 'buildId and waiting cannot be combined: list a build\'s runs, then read each', 'validation');
+    if (filters.waiting !== undefined) throw new EngineError('validation', 'buildId and waiting cannot be combined: list a build\'s runs, then read each');
     const { waiting: _waiting, ...byBuild } = filtered;
     return listRunsOfBuild(deps.db, { ...byBuild, buildId });
   });

@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { Db } from '../../store/pool';
 import { MESSAGE_PREVIEW_CHARS } from '../../store/threads/thread-messages';
 import { pageRunMessages } from '../../store/runs/transcript-page';
-import { runNotFound } from '../../use-cases/problem';
+import { runNotFound } from '../../use-cases/runs/runs';
 import { idParams, problemResponse, queryInteger } from '../schemas';
 import { messagePreviewFields } from './thread-schemas';
 

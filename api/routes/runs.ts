@@ -7,7 +7,7 @@ import type { Db } from '../../store/pool';
 import type { RunChangeFeed } from '../../store/runs/change-feed';
 import { cancelRun, readRunWhenEnded } from '../../use-cases/runs/runs';
 import { runAccepted, startRun } from '../../use-cases/runs/start-run';
-import { runNotFound } from '../../use-cases/problem';
+import { runNotFound } from '../../use-cases/runs/runs';
 import type { RunViewCache } from '../../use-cases/runs/run-view-cache';
 import type { SearchAttributeGuard } from '../../platform/temporal/search-attributes';
 import { closingSignal } from '../closing-signal';

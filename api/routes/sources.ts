@@ -3,7 +3,7 @@ import type { Db } from '../../store/pool';
 import { findThread } from '../../store/threads/threads';
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { HttpProblem } from '../../use-cases/problem';
+import { EngineError } from '../../core/engine-error';
 import { idParams, problemResponse, timestamp } from '../schemas';
 
 const dataSourceSchema = z.object({
@@ -31,7 +31,7 @@ export const sourceRoutes: FastifyPluginAsyncZod<{ db: Db }> = async (app, { db 
       },
     },
   }, async (request) => {
-    if (!(await findThread(db, request.params.id))) throw new HttpProblem(404, `Thread ${request.params.id} does not exist`, 'not_found');
+    if (!(await findThread(db, request.params.id))) throw new EngineError('not_found', `Thread ${request.params.id} does not exist`);
     const sources = await listDataSources(db, request.params.id);
     return { sources: sources.map(({ threadId: _t, schemaName: _s, ...source }) => source) };
   });

@@ -3,7 +3,7 @@ import { agentDisabledText, findAgentByRef } from '../../store/agents';
 import type { Db } from '../../store/pool';
 import { pageThreadMessages } from '../../store/threads/thread-messages';
 import { findThread, insertThread, listThreads, updateThreadMetadata } from '../../store/threads/threads';
-import { HttpProblem } from '../../use-cases/problem';
+import { EngineError } from '../../core/engine-error';
 import { idParams, problemResponse } from '../schemas';
 import { changeThreadBody, createThreadBody, messagePageSchema, messagesQuery, threadPageSchema, threadSchema, threadsQuery } from './thread-schemas';
 
@@ -19,8 +19,8 @@ export const threadRoutes: FastifyPluginAsyncZod<{ db: Db }> = async (app, { db 
     },
   }, async (request, reply) => {
     const agent = await findAgentByRef(db, request.body.agentId);
-    if (!agent) throw new HttpProblem(404, `Agent ${request.body.agentId} does not exist`, 'not_found');
-    if (agent.disabledAt) throw new HttpProblem(409, agentDisabledText(agent), 'agent_disabled');
+    if (!agent) throw new EngineError('not_found', `Agent ${request.body.agentId} does not exist`);
+    if (agent.disabledAt) throw new EngineError('agent_disabled', agentDisabledText(agent));
     return reply.code(201).send(await insertThread(db, agent.id, request.body.metadata));
   });
 
@@ -33,7 +33,7 @@ export const threadRoutes: FastifyPluginAsyncZod<{ db: Db }> = async (app, { db 
     const { agentId: agentRef, ...page } = request.query;
     if (agentRef === undefined) return listThreads(db, page);
     const agent = await findAgentByRef(db, agentRef);
-    if (!agent) throw new HttpProblem(404, `Agent ${agentRef} does not exist`, 'not_found');
+    if (!agent) throw new EngineError('not_found', `Agent ${agentRef} does not exist`);
     return listThreads(db, { ...page, agentId: agent.id });
   });
 
@@ -44,7 +44,7 @@ export const threadRoutes: FastifyPluginAsyncZod<{ db: Db }> = async (app, { db 
     },
   }, async (request) => {
     const thread = await findThread(db, request.params.id);
-    if (!thread) throw new HttpProblem(404, `Thread ${request.params.id} does not exist`, 'not_found');
+    if (!thread) throw new EngineError('not_found', `Thread ${request.params.id} does not exist`);
     return thread;
   });
 
@@ -55,7 +55,7 @@ export const threadRoutes: FastifyPluginAsyncZod<{ db: Db }> = async (app, { db 
     },
   }, async (request) => {
     const thread = await updateThreadMetadata(db, request.params.id, request.body.metadata);
-    if (!thread) throw new HttpProblem(404, `Thread ${request.params.id} does not exist`, 'not_found');
+    if (!thread) throw new EngineError('not_found', `Thread ${request.params.id} does not exist`);
     return thread;
   });
 
@@ -67,7 +67,7 @@ export const threadRoutes: FastifyPluginAsyncZod<{ db: Db }> = async (app, { db 
       response: { 200: messagePageSchema, 400: problemResponse('Invalid request'), 404: problemResponse('No such thread') },
     },
   }, async (request) => {
-    if (!(await findThread(db, request.params.id))) throw new HttpProblem(404, `Thread ${request.params.id} does not exist`, 'not_found');
+    if (!(await findThread(db, request.params.id))) throw new EngineError('not_found', `Thread ${request.params.id} does not exist`);
     return pageThreadMessages(db, request.params.id, request.query);
   });
 };

@@ -1,5 +1,5 @@
 import { updateIntegration } from '../../store/integrations/integrations';
-import type { Caller } from '../caller';
+import { requireAdmin, type Caller } from '../caller';
 import { adminFieldsChanged, adminSettingsChanged, requireAdminForSettings } from './integration-admin';
 import { patchTransport } from './integration-input';
 import { storedSettings, type ChangeIntegrationRequest } from './integration-requests';
@@ -18,10 +18,10 @@ export async function changeIntegration(
   const { transport: transportPatch, ...changes } = storedSettings(request);
   refuseReservedNames([changes.name]);
   const current = await loadIntegration(deps.db, ref);
-  if (changes.name !== undefined && changes.name !== current.name) caller.requireAdmin('body.name', RENAME_REASON);
+  if (changes.name !== undefined && changes.name !== current.name) requireAdmin(caller, 'body.name', RENAME_REASON);
   const transport = transportPatch && patchTransport(current.transport, transportPatch);
   const decisive = transport ? adminFieldsChanged(current.transport, transport) : [];
-  if (decisive.length > 0) caller.requireAdmin(decisive.map((f) => `body.transport.${f}`).join(', '));
+  if (decisive.length > 0) requireAdmin(caller, decisive.map((f) => `body.transport.${f}`).join(', '));
   requireAdminForSettings(caller, adminSettingsChanged(changes, current).map((f) => `body.${f}`));
   const updated = await unlessNameTaken(
     () => updateIntegration(deps.db, current.id, { ...changes, ...(transport ? { transport } : {}) }), () => [changes.name ?? current.name]);

@@ -1,7 +1,7 @@
 import { deleteUnreferencedIntegration } from '../../store/integrations/integrations';
 import { inTransaction } from '../../store/pool';
 import type { Caller } from '../caller';
-import { HttpProblem } from '../problem';
+import { EngineError } from '../../core/engine-error';
 import { requireAdminForIntegrationName } from './integration-admin';
 import { integrationNotFound, loadIntegration, type IntegrationDeps } from './integrations';
 
@@ -13,6 +13,6 @@ export async function deleteIntegration(deps: IntegrationDeps, caller: Caller, r
   if (outcome.status === 'not_found') throw integrationNotFound(ref);
   if (outcome.status === 'referenced') {
     const agents = outcome.agents.map((a) => `${a.name} (${a.id})`).join(', ');
-    throw new HttpProblem(409, `Integration ${ref} is used by agents ${agents}: remove it from them first`, 'in_use');
+    throw new EngineError('in_use', `Integration ${ref} is used by agents ${agents}: remove it from them first`);
   }
 }

@@ -1,7 +1,7 @@
 import type { Integration } from '../../core/integration';
 import { insertIntegration, takenIntegrationNames } from '../../store/integrations/integrations';
 import { inTransaction } from '../../store/pool';
-import type { Caller } from '../caller';
+import { requireAdmin, type Caller } from '../caller';
 import { adminSettingsChanged, requireAdminForIntegrationName, requireAdminForSettings, requireAdminForStdio } from './integration-admin';
 import type { ImportIntegrationsRequest } from './integration-requests';
 import { nameTaken, refuseReservedNames, unlessNameTaken, type IntegrationDeps } from './integrations';
@@ -18,7 +18,7 @@ export interface ImportDeps extends IntegrationDeps {
  * in one transaction, or none when a name is taken.
  */
 export async function importIntegrations(deps: ImportDeps, caller: Caller, request: ImportIntegrationsRequest): Promise<Integration[]> {
-  const servers = readMcpConfig(request, { env: deps.env, authorizeExpansion: (field) => caller.requireAdmin(field) });
+  const servers = readMcpConfig(request, { env: deps.env, authorizeExpansion: (field) => requireAdmin(caller, field) });
   // readMcpConfig has checked that the document has exactly one of them.
   requireOperatorDecisions(deps, caller, request.mcpServers !== undefined ? 'mcpServers' : 'servers', servers);
   const names = servers.map((s) => s.name);

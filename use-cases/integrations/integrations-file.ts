@@ -7,7 +7,7 @@ import { holdTransactionLock, inTransaction, type Db } from '../../store/pool';
 import type { Logger } from '../../platform/logger';
 import { readMcpConfig, type Environment, type ImportedServer } from './mcp-config-import';
 import { IMPORTED_DURATION_FIELDS, IMPORTED_SETTINGS } from './integration-input';
-import { HttpProblem } from '../problem';
+import { EngineError } from '../../core/engine-error';
 
 const LOAD_LOCK_KEY = 0x696e_7466; // "intf": one load at a time across API processes
 
@@ -36,7 +36,7 @@ export async function loadIntegrationsFile(opts: { db: Db; file: string; env: En
   try {
     servers = readMcpConfig(doc as Record<string, unknown>, { env: opts.env });
   } catch (err) {
-    if (err instanceof HttpProblem) throw new ConfigError(`INTEGRATIONS_FILE ${opts.file}: ${err.message.replace(/\bbody\./g, '')}`);
+    if (err instanceof EngineError) throw new ConfigError(`INTEGRATIONS_FILE ${opts.file}: ${err.message.replace(/\bbody\./g, '')}`);
     throw err;
   }
   const report: IntegrationsFileReport = { created: [], updated: [], unchanged: [] };

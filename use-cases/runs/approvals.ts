@@ -6,8 +6,8 @@ import {
 import { findApproval, type ApprovalRecord } from '../../store/approvals';
 import type { Db } from '../../store/pool';
 import { findRun } from '../../store/runs/runs';
-import { HttpProblem, runNotFound } from '../problem';
-import { readRun } from './runs';
+import { EngineError } from '../../core/engine-error';
+import { readRun, runNotFound } from './runs';
 import { type RunView } from '../../core/run-view';
 import { decideSamplingApproval } from './sampling-approvals';
 
@@ -25,14 +25,14 @@ export interface DecideApprovalRequest {
 const DECISION_OF: Partial<Record<ApprovalStatus, ApprovalDecision>> = { approved: 'approve', denied: 'deny' };
 const WORDS: Record<ApprovalStatus, string> = { ...APPROVAL_STATUS_WORDS, timed_out: `${APPROVAL_STATUS_WORDS.timed_out} (it timed out)` };
 
-function alreadyDecided(toolCallId: string, status: ApprovalStatus, reason?: string | null): HttpProblem {
+function alreadyDecided(toolCallId: string, status: ApprovalStatus, reason?: string | null): EngineError {
   const decision = DECISION_OF[status] ?? null;
-  return new HttpProblem(409, `Tool call ${toolCallId} was already ${WORDS[status]}${reason ? `: ${reason}` : ''}`, 'already_decided',
+  return new EngineError('already_decided', `Tool call ${toolCallId} was already ${WORDS[status]}${reason ? `: ${reason}` : ''}`,
     { approvalStatus: status, decision });
 }
 
 const notWaiting = (runId: string, toolCallId: string) =>
-  new HttpProblem(404, `Run ${runId} has no tool call ${toolCallId} that waits for approval`, 'not_found');
+  new EngineError('not_found', `Run ${runId} has no tool call ${toolCallId} that waits for approval`);
 
 /**
  * Decides a pending approval: checked against PostgreSQL first (an unknown call is a 404, a
@@ -76,7 +76,7 @@ async function explainFailure(db: Db, req: DecideApprovalRequest, err: unknown):
   const settled = settledStatus(now);
   if (settled) return alreadyDecided(req.toolCallId, settled, now?.reason);
   if (err instanceof WorkflowNotFoundError) return alreadyDecided(req.toolCallId, 'cancelled');
-  if (isDeadline(err)) return new HttpProblem(503, 'No worker took the decision in time; the run waits on, try again shortly', 'unavailable');
+  if (isDeadline(err)) return new EngineError('unavailable', 'No worker took the decision in time; the run waits on, try again shortly');
   return err;
 }
 

@@ -8,6 +8,10 @@ import { findStoredRun, runningChildRuns, type StoredRun } from '../../store/run
 import { pendingRunInputs, type RunInput } from '../../store/runs/inputs';
 import type { ToolCallRecord } from '../../store/runs/tool-calls';
 import type { PendingInputView, RunView } from '../../core/run-view';
+import { EngineError } from '../../core/engine-error';
+
+/** The one not_found for a run id that names no run. */
+export const runNotFound = (runId: string) => new EngineError('not_found', `Run ${runId} does not exist`);
 
 /*
  * The run use cases behind the API and the MCP endpoint once a run exists: reading it from
