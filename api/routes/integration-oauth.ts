@@ -2,11 +2,10 @@ import type { Client } from '@temporalio/client';
 import { z } from 'zod';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import type { Db } from '../../store/pool';
 import type { Logger } from '../../platform/logger';
 import type { AdminPolicy } from '../auth';
 import {
-  completeAuthorizationRedirect, revokeAuthorization, startAuthorization, type RedirectOutcome,
+  completeAuthorizationRedirect, revokeAuthorization, startAuthorization, type AuthorizationDeps, type RedirectOutcome,
 } from '../../use-cases/integrations/integration-authorization';
 import { idParams, problemResponse, timestamp } from '../schemas';
 import { authorizationFields } from './integration-schemas';
@@ -21,7 +20,7 @@ import { authorizationFields } from './integration-schemas';
 export const OAUTH_CALLBACK_PATH = '/oauth/callback';
 
 export interface OAuthRoutesOptions {
-  db: Db;
+  db: AuthorizationDeps['db'];
   client: Client;
   taskQueue: string;
   logger: Logger;

@@ -1,8 +1,6 @@
 import { z } from 'zod';
-import type { Client } from '@temporalio/client';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import type { Db } from '../../store/pool';
-import { answerInput } from '../../use-cases/runs/run-inputs';
+import { answerInput, type AnswerDeps } from '../../use-cases/runs/run-inputs';
 import type { RunViewCache } from '../../use-cases/runs/run-view-cache';
 import { id, problemResponse, timestamp } from '../schemas';
 
@@ -19,7 +17,11 @@ const answerBody = z.strictObject({
 
 const answeredInput = z.object({ inputId: id, runId: id, toolCallId: z.string(), status: actions, answeredAt: timestamp });
 
-export const runInputRoutes: FastifyPluginAsyncZod<{ db: Db; client: Client; views: RunViewCache }> = async (app, { db, client, views }) => {
+export interface RunInputRouteDeps extends Omit<AnswerDeps, 'onSignalFailed'> {
+  views: RunViewCache;
+}
+
+export const runInputRoutes: FastifyPluginAsyncZod<RunInputRouteDeps> = async (app, { db, client, views }) => {
   app.post('/runs/:id/inputs/:inputId', {
     schema: {
       tags: ['runs'], summary: "Answer a question an MCP server asked during one of the run's tool calls (one of its pendingInputs)",

@@ -1,11 +1,6 @@
-import type { Client } from '@temporalio/client';
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import type { Db } from '../../store/pool';
-import { resolveRef } from '../../store/refs';
-import { listRuns } from '../../use-cases/runs/list-runs';
-import { listRunsOfBuild } from '../../use-cases/runs/list-runs-by-build';
-import { EngineError } from '../../core/engine-error';
+import { findRuns, type FindRunsDeps } from '../../use-cases/runs/find-runs';
 import { problemResponse, queryBoolean, queryInteger, timestamp } from '../schemas';
 import { runStatus } from '../../core/run-view';
 
@@ -33,7 +28,7 @@ const runSummary = z.object({
   endedAt: timestamp.nullable(),
 });
 
-export const runListRoutes: FastifyPluginAsyncZod<{ db: Db; client: Client }> = async (app, deps) => {
+export const runListRoutes: FastifyPluginAsyncZod<FindRunsDeps> = async (app, deps) => {
   app.get('/runs', {
     schema: {
       tags: ['runs'],
@@ -46,14 +41,7 @@ export const runListRoutes: FastifyPluginAsyncZod<{ db: Db; client: Client }> = 
       },
     },
   }, async (request) => {
-    const { agentId: agentRef, buildId, ...filters } = request.query;
-    const agentId = agentRef === undefined ? undefined : await resolveRef(deps.db, 'agents', agentRef);
-    if (agentRef !== undefined && !agentId) throw new EngineError('not_found', `Agent ${agentRef} does not exist`);
-    const filtered = { ...filters, ...(agentId ? { agentId } : {}) };
-    if (buildId === undefined) return listRuns(deps, filtered);
-    // The build a run's turns ran on is in the database, not in Temporal visibility, which knows who waits.
-    if (filters.waiting !== undefined) throw new EngineError('validation', 'buildId and waiting cannot be combined: list a build\'s runs, then read each');
-    const { waiting: _waiting, ...byBuild } = filtered;
-    return listRunsOfBuild(deps.db, { ...byBuild, buildId });
+    const { agentId: agentRef, ...query } = request.query;
+    return findRuns(deps, { ...query, agentRef });
   });
 };

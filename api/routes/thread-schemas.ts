@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { MESSAGE_PREVIEW_CHARS } from '../../store/threads/thread-messages';
+import { MESSAGE_PREVIEW_CHARS } from '../../use-cases/threads/threads';
 import { id, queryInteger, timestamp } from '../schemas';
 import { threadMetadataSchema } from '../../core/prompt-conditions';
 

@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { ModelConfig } from '../../core/agent-model';
 import { apiKeyEnvProblem } from '../../core/llm-keys';
-import { findAgentByRef } from '../../store/agents';
+import { findAgentByRef, listAgents as listStoredAgents } from '../../store/agents';
 import type { Agent } from '../../core/agent';
 import type { Db, Queryable } from '../../store/pool';
 import { idsOfRefs, resolveRefs } from '../../store/refs';
@@ -23,7 +23,10 @@ export interface AgentDeps {
   llmKeyEnvs: readonly string[];
 }
 
-/** By id or by name; a 404 otherwise. */
+/** Every agent, oldest first; deleted agents kept for their threads are left out. */
+export const listAgents = (db: Db): Promise<Agent[]> => listStoredAgents(db);
+
+/** By id or by name; not_found otherwise. */
 export async function loadAgent(db: Db, ref: string): Promise<Agent> {
   const agent = await findAgentByRef(db, ref);
   if (!agent) throw new EngineError('not_found', `Agent ${ref} does not exist`);

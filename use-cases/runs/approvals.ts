@@ -3,16 +3,21 @@ import { ApplicationFailure } from '@temporalio/common';
 import {
   APPROVAL_FAILURE, APPROVAL_STATUS_WORDS, DECIDE_APPROVAL_UPDATE, type ApprovalDecision, type ApprovalKeyKind, type ApprovalStatus, type DecideApprovalInput,
 } from '../../core/approval';
-import { findApproval, type ApprovalRecord } from '../../store/approvals';
-import type { Db } from '../../store/pool';
-import { findRun } from '../../store/runs/runs';
+import { findApproval, pendingApprovals, toolCallArguments, type ApprovalRecord, type PendingApproval } from '../../store/approvals';
+import type { Db, Queryable } from '../../store/pool';
+import type { RunEvent } from '../../store/runs/events';
 import { EngineError } from '../../core/engine-error';
-import { readRun, runNotFound } from './runs';
+import { readRun, requireRun, runNotFound } from './runs';
 import { type RunView } from '../../core/run-view';
 import { decideSamplingApproval } from './sampling-approvals';
 
 /** A decision waits this long for a worker to take it; a run whose workers are all down answers 503 after it. */
 const DECISION_DEADLINE_MS = 60_000;
+
+export interface ApprovalDeps {
+  db: Db;
+  client: Client;
+}
 
 export interface DecideApprovalRequest {
   runId: string;
@@ -40,9 +45,9 @@ const notWaiting = (runId: string, toolCallId: string) =>
  * validator decides races: of two concurrent decisions exactly one wins, the other is a 409.
  * Answers with the run as it is once the decision is recorded.
  */
-export async function decideApproval(deps: { db: Db; client: Client }, req: DecideApprovalRequest): Promise<RunView> {
+export async function decideApproval(deps: ApprovalDeps, req: DecideApprovalRequest): Promise<RunView> {
   const { db } = deps;
-  if (!(await findRun(db, req.runId))) throw runNotFound(req.runId);
+  await requireRun(db, req.runId);
   if (req.toolCallId.startsWith('samp_') && await decideSamplingApproval(deps, req)) {
     return (await readRun(db, req.runId)) ?? Promise.reject(runNotFound(req.runId));
   }
@@ -84,3 +89,13 @@ const settledStatus = (row: ApprovalRecord | undefined): ApprovalStatus | undefi
   row && row.status !== 'pending' ? row.status : undefined;
 
 const isDeadline = (err: unknown) => /deadline/i.test((err as Error)?.message ?? '') || (err as { code?: number })?.code === 4;
+
+/** The arguments of the tool call an approval_requested event asks about, from the transcript: a reviewer judges the call by them. */
+export function requestedArguments(db: Queryable, runId: string, event: RunEvent): Promise<unknown> {
+  return toolCallArguments(db, runId, event.data);
+}
+
+/** The run's first tool call that waits for approval, other than `skip`. */
+export async function firstPendingApproval(db: Queryable, runId: string, skip?: string): Promise<PendingApproval | undefined> {
+  return (await pendingApprovals(db, runId)).find((a) => a.toolCallId !== skip);
+}

@@ -2,10 +2,9 @@ import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { INPUT_ANSWERED_SIGNAL } from '../../core/run';
 import { answerRunInput, findRunInput, type InputAction, type RunInput } from '../../store/runs/inputs';
 import type { Queryable } from '../../store/pool';
-import { findRun } from '../../store/runs/runs';
 import { elicitationContentProblem } from './elicitation-content';
 import { EngineError } from '../../core/engine-error';
-import { runNotFound } from './runs';
+import { requireRun } from './runs';
 
 /**
  * Answering a question an MCP server asked during a run's tool call: check → record (one
@@ -53,7 +52,7 @@ export interface AnswerDeps {
 
 export async function answerInput(deps: AnswerDeps, runId: string, inputId: string, answer: InputAnswer): Promise<AnsweredInput> {
   const { db } = deps;
-  if (!(await findRun(db, runId))) throw runNotFound(runId);
+  await requireRun(db, runId);
   const input = await findRunInput(db, runId, inputId);
   if (!input) throw new EngineError('not_found', `Input ${inputId} of run ${runId} does not exist`);
   const content = checkContent(input, answer);

@@ -6,12 +6,18 @@ import { pendingApprovals } from '../../store/approvals';
 import { pendingSamplingApprovals, type SamplingRecord } from '../../store/runs/samplings';
 import { findStoredRun, runningChildRuns, type StoredRun } from '../../store/runs/stored-runs';
 import { pendingRunInputs, type RunInput } from '../../store/runs/inputs';
+import { findRun } from '../../store/runs/runs';
 import type { ToolCallRecord } from '../../store/runs/tool-calls';
 import type { PendingInputView, RunView } from '../../core/run-view';
 import { EngineError } from '../../core/engine-error';
 
 /** The one not_found for a run id that names no run. */
 export const runNotFound = (runId: string) => new EngineError('not_found', `Run ${runId} does not exist`);
+
+/** not_found unless the run is recorded (running or ended). */
+export async function requireRun(db: Queryable, runId: string): Promise<void> {
+  if (!(await findRun(db, runId))) throw runNotFound(runId);
+}
 
 /*
  * The run use cases behind the API and the MCP endpoint once a run exists: reading it from
@@ -60,11 +66,13 @@ export async function readRun(db: Queryable, runId: string): Promise<RunView | u
 /** Run objects that show their running sub-agents' waits: changes to those runs do not announce this one's, so such an object is never cached. */
 const showsChildren = new WeakSet<RunView>();
 
+export type ChildrenWaits = Pick<RunView, 'pendingApprovals' | 'pendingInputs'> & { running: boolean };
+
 /**
  * What the run's sub-agent runs wait for, each item with the run that waits (where it is decided
  * or answered): their own and, through them, their children's. The depth is bounded (MAX_SUB_AGENT_DEPTH).
  */
-export async function childrenWaits(db: Queryable, runId: string): Promise<Pick<RunView, 'pendingApprovals' | 'pendingInputs'> & { running: boolean }> {
+export async function childrenWaits(db: Queryable, runId: string): Promise<ChildrenWaits> {
   const children = await runningChildRuns(db, runId);
   const views = await Promise.all(children.map((id) => readRun(db, id)));
   const waits = views.filter((v): v is RunView => v !== undefined);
