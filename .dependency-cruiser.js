@@ -17,7 +17,7 @@ const MAY_IMPORT = {
   // Values from core/ only; activities as types (for proxyActivities): see the rule below.
   workflows: ['core', 'activities'],
   'use-cases': ['core', 'platform', 'store', 'workflows'],
-  'mcp-server': ['core', 'platform', 'store', 'use-cases'],
+  'mcp-server': ['core', 'platform', 'use-cases'],
   api: ['core', 'platform', 'store', 'use-cases', 'mcp-server', 'workflows', 'console'],
   worker: ['core', 'platform', 'store', 'llm', 'mcp-client', 'sources', 'activities', 'workflows'],
   cli: ['core', 'platform', 'store', 'use-cases', 'mcp-server'],
@@ -51,6 +51,13 @@ module.exports = {
       from: { path: `^${folder}/` },
       to: { path: any(FOLDERS), pathNot: any([folder, ...MAY_IMPORT[folder]]) },
     })),
+    {
+      name: 'routes-call-use-cases',
+      severity: 'error',
+      comment: 'Route handlers call use cases, which own their reads and writes: api/routes/ imports nothing of store/, types included.',
+      from: { path: '^api/routes/' },
+      to: { path: '^store/' },
+    },
     {
       name: 'workflows-import-activity-types-only',
       severity: 'error',

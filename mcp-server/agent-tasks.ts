@@ -1,10 +1,14 @@
-import { MissingRequiredClientCapabilityError, ProtocolError, ProtocolErrorCode, type CallToolResult, type ElicitRequestParams, type Server, type ServerContext } from '@modelcontextprotocol/server';
+import {
+  MissingRequiredClientCapabilityError, ProtocolError, ProtocolErrorCode, type CallToolResult, type ElicitRequestParams, type Server,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
 import type { ExtTasks } from '../platform/ext-tasks';
-import { findAgentTask, insertAgentTask, listAgentTasks, type AgentTask, type TaskScope } from '../store/agent-tasks';
-import type { ExposedAgent } from '../store/agent-files/file-agents';
+import type { ExposedAgent } from '../use-cases/agents/exposed-agents';
+import { findTaskRun, pageTaskRuns, recordAgentTask, type AgentTask, type TaskRun, type TaskScope } from '../use-cases/runs/agent-tasks';
 import type { RunView } from '../core/run-view';
 import { readRun, readRunWhenEnded, cancelRun } from '../use-cases/runs/runs';
-import { beginAgentRun, resumeAgentCall, runOutcome, cancelWorkflow, type AgentCallContext, type AgentCallDeps } from './agent-call';
+import { beginAgentRun, resumeAgentCall, runOutcome, cancelWorkflow } from './agent-call';
+import type { AgentCallContext, AgentCallDeps } from './call-context';
 import { approvalForm } from './approval-elicitation';
 import { requestCapabilities } from './approval-input';
 import { shortened } from '../core/truncated-text';
@@ -152,7 +156,7 @@ export async function startAgentTask(
     ? Math.min(MAX_TTL_MS, Math.max(MIN_TTL_MS, Math.round(requestedTtl))) : DEFAULT_TTL_MS;
   let task: AgentTask;
   try {
-    task = await insertAgentTask(deps.db, { runId: started.runId, scope: options.scope, ttlMs, pollMs: POLL_MS });
+    task = await recordAgentTask(deps.db, { runId: started.runId, scope: options.scope, ttlMs, pollMs: POLL_MS });
   } catch (err) {
     // A run no client can find would go on unseen.
     await cancelWorkflow(deps, started.runId);
@@ -172,12 +176,10 @@ export async function startAgentTask(
     : { resultType: 'task', ...body };
 }
 
-async function taskAndRun(deps: AgentCallDeps, scope: TaskScope, taskId: string): Promise<{ task: AgentTask; run: RunView }> {
-  if (taskId.length > 128) throw unknownTask();
-  const task = await findAgentTask(deps.db, taskId, scope);
-  const run = task && await readRun(deps.db, taskId);
-  if (!task || !run) throw unknownTask();
-  return { task, run };
+async function taskAndRun(deps: AgentCallDeps, scope: TaskScope, taskId: string): Promise<TaskRun> {
+  const found = taskId.length > 128 ? undefined : await findTaskRun(deps.db, scope, taskId);
+  if (!found) throw unknownTask();
+  return found;
 }
 
 /** 2025: a task that has ended is refused (-32602); 2026: the cancel of an ended task is acknowledged as any other. */
@@ -253,13 +255,8 @@ export function registerTaskHandlers(
     return taskBody(task, run, 'legacy');
   });
   server.setRequestHandler('tasks/list', { params: v1.ListTasksRequestV1Schema.shape.params }, async (params) => {
-    const page = await listAgentTasks(deps.db, scope, LIST_PAGE + 1, afterCursor(params?.cursor));
-    const shown = page.slice(0, LIST_PAGE);
-    const tasks = [];
-    for (const task of shown) {
-      const run = await readRun(deps.db, task.runId);
-      if (run) tasks.push(taskBody(task, run, 'legacy'));
-    }
-    return { tasks, ...(page.length > LIST_PAGE ? { nextCursor: cursorOf(shown[shown.length - 1]) } : {}) };
+    const page = await pageTaskRuns(deps.db, scope, LIST_PAGE, afterCursor(params?.cursor));
+    const tasks = page.tasks.map(({ task, run }) => taskBody(task, run, 'legacy'));
+    return { tasks, ...(page.more && page.last ? { nextCursor: cursorOf(page.last) } : {}) };
   });
 }

@@ -1,9 +1,8 @@
 import type { ElicitRequestFormParams, ElicitResult } from '@modelcontextprotocol/server';
 import type { ApprovalDecision } from '../core/approval';
-import { toolCallArguments } from '../store/approvals';
-import type { Db } from '../store/pool';
-import type { RunEvent } from '../store/runs/events';
 import type { Logger } from '../platform/logger';
+import { requestedArguments, type ApprovalDeps } from '../use-cases/runs/approvals';
+import type { RunEvent } from '../use-cases/runs/follow-events';
 import { shortened } from '../core/truncated-text';
 import { settledElsewhere } from './engine-errors';
 
@@ -55,11 +54,11 @@ export function decisionOf(result: ElicitResult): { decision: ApprovalDecision; 
  * meanwhile elsewhere (409), a client that cannot answer, or one that went away leave the run as it is.
  */
 export async function askForApproval(
-  deps: { db: Db; logger: Logger; ask: AskClient; apply: ApplyDecision }, runId: string, event: RunEvent, signal: AbortSignal,
+  deps: { db: ApprovalDeps['db']; logger: Logger; ask: AskClient; apply: ApplyDecision }, runId: string, event: RunEvent, signal: AbortSignal,
 ): Promise<void> {
-  const { toolCallId, name, turn, index } = event.data as { toolCallId: string; name: string; turn?: unknown; index?: unknown };
+  const { toolCallId, name } = event.data as { toolCallId: string; name: string };
   try {
-    const args = await toolCallArguments(deps.db, runId, { turn, index });
+    const args = await requestedArguments(deps.db, runId, event);
     const answer = decisionOf(await deps.ask(approvalForm(name, args), signal));
     if (!answer || signal.aborted) return;
     await deps.apply({ runId, toolCallId, ...answer });

@@ -3,10 +3,7 @@ import {
 } from '@modelcontextprotocol/server';
 import type { ClientCapabilities, InputRequiredResult, ServerContext } from '@modelcontextprotocol/server';
 import type { ApprovalDecision } from '../core/approval';
-import { pendingApprovals } from '../store/approvals';
-import type { Db } from '../store/pool';
-import { decideApproval } from '../use-cases/runs/approvals';
-import type { Client } from '@temporalio/client';
+import { decideApproval, firstPendingApproval, type ApprovalDeps } from '../use-cases/runs/approvals';
 import { approvalForm, decisionOf } from './approval-elicitation';
 import { clientError } from './engine-errors';
 
@@ -43,14 +40,14 @@ export interface ApprovalQuestions {
  * `keyKind` names who may echo the state back (the API key kind over HTTP): a state is bound to it
  * and to the method, so that it is refused when echoed with another key or on another method.
  */
-export function approvalQuestions(deps: { db: Db; client: Client }, key: Buffer, keyKind: string): ApprovalQuestions {
+export function approvalQuestions(deps: ApprovalDeps, key: Buffer, keyKind: string): ApprovalQuestions {
   const bind = (ctx: ServerContext) => `${keyKind}\0${ctx.mcpReq.method}`;
   const verifier = createRequestStateCodec<ApprovalState>({ key, bind });
   return {
     verify: (state, ctx) => verifier.verify(state, ctx),
 
     async ask(runId, ctx, skip) {
-      const pending = (await pendingApprovals(deps.db, runId)).find((a) => a.toolCallId !== skip);
+      const pending = await firstPendingApproval(deps.db, runId, skip);
       if (!pending) return undefined;
       // Valid at least as long as the approval can still be decided.
       const ttlSeconds = Math.max(0, Math.ceil((Date.parse(pending.expiresAt) - Date.now()) / 1000)) + TTL_MARGIN_S;

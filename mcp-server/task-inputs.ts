@@ -2,7 +2,7 @@ import { ProtocolError, ProtocolErrorCode, type ElicitResult } from '@modelconte
 import type { RunView } from '../core/run-view';
 import { decideApproval } from '../use-cases/runs/approvals';
 import { answerInput } from '../use-cases/runs/run-inputs';
-import type { AgentCallDeps } from './agent-call';
+import type { AgentCallDeps } from './call-context';
 import { decisionOf } from './approval-elicitation';
 import { clientError } from './engine-errors';
 

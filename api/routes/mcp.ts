@@ -2,13 +2,14 @@ import { createMcpHandler, isLegacyRequest, type AuthInfo } from '@modelcontextp
 import { toNodeHandler, toWebRequest } from '@modelcontextprotocol/node';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { hasApiKey, requireApiKey } from '../auth';
-import type { AgentCallDeps } from '../../mcp-server/agent-call';
 import { createAgentMcpServer } from '../../mcp-server/agent-server';
 import { approvalQuestions } from '../../mcp-server/approval-input';
+import type { AgentCallDeps } from '../../mcp-server/call-context';
+import type { TaskScope } from '../../use-cases/runs/agent-tasks';
+import { dbCallRegistry } from '../../use-cases/runs/call-registry';
 import { closingSignal } from '../closing-signal';
 import { legacyMcpLeg } from './mcp-legacy';
 import { extTasks } from '../../platform/ext-tasks';
-import type { TaskScope } from '../../store/agent-tasks';
 
 export interface McpHttpDeps extends AgentCallDeps {
   /** when set, /mcp requires `Authorization: Bearer <apiKey>` (or the admin key) like /v1 */
@@ -43,7 +44,7 @@ export const mcpHttpRoutes: FastifyPluginAsync<McpHttpDeps> = async (app, deps) 
   const ext = deps.agentTasks === false ? undefined : await extTasks();
   // Calls in flight would otherwise hold a shutdown until their runs end; their runs go on regardless.
   const closing = closingSignal(app);
-  const legacy = legacyMcpLeg(deps.db, (registry, request) => createAgentMcpServer(deps, {
+  const legacy = legacyMcpLeg((sessionId) => dbCallRegistry(deps.db, sessionId), (registry, request) => createAgentMcpServer(deps, {
     era: 'legacy', registry, stop: closing, tasks: ext && { ext, scope: scopeOf(keyKind(request)) },
   }));
   const modern = createMcpHandler(({ authInfo }) => createAgentMcpServer(deps, {

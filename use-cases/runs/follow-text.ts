@@ -17,12 +17,17 @@ export type TextItem =
   | { event: 'text_reset'; data: { turn: number; attempt: number } }
   | { event: 'tool_input_delta'; data: { turn: number; attempt: number; toolCallId: string; text: string } };
 
+export interface TextFollowDeps {
+  db: Queryable;
+  changes: RunChangeFeed;
+}
+
 interface Seen { attempt: number; covered: number }
 
 const chars = (text: string) => [...text];
 
 export function followTurnText(
-  deps: { db: Queryable; changes: RunChangeFeed }, runId: string, send: (item: TextItem) => Promise<unknown>,
+  deps: TextFollowDeps, runId: string, send: (item: TextItem) => Promise<unknown>,
   options: { resumed?: boolean } = {},
 ): { close(): void } {
   // A resumed follower's turns are as good as seen, with nothing of them known to be shown.
