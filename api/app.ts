@@ -3,7 +3,9 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Client } from '@temporalio/client';
 import { serializerCompiler } from 'fastify-type-provider-zod';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync, type FastifyRequest } from 'fastify';
+import Fastify, {
+  LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync, type FastifyRequest,
+} from 'fastify';
 import type { ApprovalKeyKind } from '../core/approval';
 import type { Db } from '../store/pool';
 import { listenForRunChanges, type RunChangeFeed } from '../store/runs/change-feed';
@@ -111,7 +113,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = createFastify(deps.logger);
   await app.register(problemHandlers);
   // First of all hooks: a request from a rebinding page is refused before authentication or any work.
-  await app.register(hostCheck, { listenHost: deps.listenHost ?? '127.0.0.1', allowedHosts: deps.allowedHosts, corsOrigins: deps.corsOrigins ?? [] });
+  await app.register(hostCheck, {
+    listenHost: deps.listenHost ?? '127.0.0.1', allowedHosts: deps.allowedHosts, corsOrigins: deps.corsOrigins ?? [],
+  });
   await app.register(requestGuard);
   await app.register(swagger, swaggerOptions(Boolean(deps.apiKey)));
   await app.register(swaggerUi, swaggerUiOptions);
@@ -163,7 +167,8 @@ interface RunWatch {
 function watchRuns(app: FastifyInstance, deps: AppDeps): RunWatch {
   const changes = deps.changes ?? listenForRunChanges(deps.db, deps.logger);
   const views = createRunViewCache(changes);
-  const searchAttributes = deps.searchAttributes ?? new SearchAttributeGuard(deps.client.connection, deps.client.options.namespace, deps.logger);
+  const searchAttributes = deps.searchAttributes
+    ?? new SearchAttributeGuard(deps.client.connection, deps.client.options.namespace, deps.logger);
   const reconciler = startRunReconciler(deps, deps.reconcile);
   app.addHook('onClose', async () => {
     await reconciler.close();
@@ -202,7 +207,9 @@ function v1Routes(deps: AppDeps & RunWatch): FastifyPluginAsync {
     await v1.register(threadRoutes, { db: deps.db });
     await v1.register(consoleSettingsRoutes, { temporalUiUrl: deps.temporalUiUrl, namespace: deps.client.options.namespace });
     await v1.register(sourceRoutes, { db: deps.db });
-    const starts = { db: deps.db, client: deps.client, taskQueue: deps.taskQueue, views: deps.views, searchAttributes: deps.searchAttributes };
+    const starts = {
+      db: deps.db, client: deps.client, taskQueue: deps.taskQueue, views: deps.views, searchAttributes: deps.searchAttributes,
+    };
     await v1.register(runRoutes, { ...starts, reads: deps.reads ?? deps.db, changes: deps.changes, keyKind });
     await v1.register(oneShotRunRoutes, starts);
     await v1.register(runListRoutes, { db: deps.db, client: deps.client });

@@ -39,11 +39,12 @@ export async function openStdioEngine(env: NodeJS.ProcessEnv = process.env): Pro
   const target = await engineToServe(config);
   const logger = createLogger(config.logLevel, 'mcp-stdio');
   const db = createPool(target.databaseUrl, logger, 4);
-  const from = `(from the ${target.source})`;
+  const cannot = (what: string) => (err: Error) =>
+    Promise.reject(new Error(`agent-engine mcp cannot ${what} (from the ${target.source}): ${err.message}`));
   try {
-    await migrate(db).catch((err: Error) => Promise.reject(new Error(`agent-engine mcp cannot use the engine's database ${from}: ${err.message}`)));
+    await migrate(db).catch(cannot('use the engine\'s database'));
     const connection = await Connection.connect({ ...config.temporalConnect.connectionOptions, address: target.temporalAddress })
-      .catch((err: Error) => Promise.reject(new Error(`agent-engine mcp cannot reach Temporal at ${target.temporalAddress} ${from}: ${err.message}`)));
+      .catch(cannot(`reach Temporal at ${target.temporalAddress}`));
     const client = new Client({ connection, namespace: target.temporalNamespace });
     // One process serves every round of this connection's questions, so a key of its own verifies
     // them all when the engine's configuration gives none.

@@ -71,7 +71,8 @@ export async function beginAgentRun(
   const meta = { runId, threadId, agentId: agent.id, ...(threadOwner ? { threadAgentId: threadOwner.id } : {}) };
   const ownerNote = threadOwner ? [{
     type: 'text' as const,
-    text: `Note: thread ${threadId} belongs to the agent ${threadOwner.name}; this turn was run by ${agent.name}, which sees the thread's messages.`,
+    text: `Note: thread ${threadId} belongs to the agent ${threadOwner.name}; `
+      + `this turn was run by ${agent.name}, which sees the thread's messages.`,
   }] : [];
   return { runId, meta, ownerNote };
 }
@@ -101,7 +102,9 @@ interface FollowedCall {
 }
 
 /** Reports the run's events as progress until it ends (its answer) or an approval is to be asked of a 2026-era client. */
-async function followCall(deps: AgentCallDeps, call: FollowedCall, ctx: AgentCallContext, progress: ProgressReporter): Promise<AgentCallResult> {
+async function followCall(
+  deps: AgentCallDeps, call: FollowedCall, ctx: AgentCallContext, progress: ProgressReporter,
+): Promise<AgentCallResult> {
   const { runId, meta } = call;
   // Watched before the first read, so that nothing written meanwhile goes unheard.
   const watch = deps.changes.watch(runId, ['event', 'progress', 'ended']);

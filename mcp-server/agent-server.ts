@@ -164,6 +164,8 @@ function serveTasks(server: AgentServer, deps: AgentCallDeps, options: AgentServ
   };
 }
 
+const INPUT_ARGUMENT = 'Fills {{input}} in the template, or follows it as the last user message';
+
 /** prompts/list and prompts/get: each agent's template a prompt. */
 function servePrompts(server: Server, deps: AgentCallDeps): void {
   server.setRequestHandler('prompts/list', async () => ({
@@ -171,7 +173,7 @@ function servePrompts(server: Server, deps: AgentCallDeps): void {
       name: toolNameOf(agent.name),
       title: agent.name,
       description: agent.description ?? `The template of the agent "${agent.name}"`,
-      arguments: [{ name: 'input', description: 'Fills {{input}} in the template, or follows it as the last user message', required: false }],
+      arguments: [{ name: 'input', description: INPUT_ARGUMENT, required: false }],
     })),
   }));
   server.setRequestHandler('prompts/get', async (request) => {
@@ -191,7 +193,9 @@ function callContext(server: Server, options: AgentServerOptions, ctx: ServerCon
     requestId: ctx.mcpReq.id, signal: options.stop ? AbortSignal.any([ctx.mcpReq.signal, options.stop]) : ctx.mcpReq.signal,
     registry: options.registry,
     // A person may take their time: no request timeout, only the call's end withdraws the question.
-    ask: canAsk ? (params, signal) => server.elicitInput(params, { signal, relatedRequestId: ctx.mcpReq.id, timeout: 2 ** 31 - 1 }) : undefined,
+    ask: canAsk
+      ? (params, signal) => server.elicitInput(params, { signal, relatedRequestId: ctx.mcpReq.id, timeout: 2 ** 31 - 1 })
+      : undefined,
     questions: approvals ? (runId, skip) => approvals.ask(runId, ctx, skip) : undefined,
     // Not when the server itself is closing: its calls stop following, their runs go on.
     clientCancelled: options.streamCloseCancels ? () => ctx.mcpReq.signal.aborted && !options.stop?.aborted : undefined,

@@ -91,10 +91,14 @@ function statusMessage(run: RunView): string | undefined {
 }
 
 
+type InputRequest = { method: 'elicitation/create'; params: ElicitRequestParams };
+
 /** What a 2026-era client is asked: each pending approval (a decision form) and each server's question, by key. */
-export function inputRequestsOf(run: RunView): Record<string, { method: 'elicitation/create'; params: ElicitRequestParams }> {
-  const requests: Record<string, { method: 'elicitation/create'; params: ElicitRequestParams }> = {};
-  for (const a of run.pendingApprovals) requests[`approval:${a.toolCallId}`] = { method: 'elicitation/create', params: approvalForm(a.name, a.arguments) };
+export function inputRequestsOf(run: RunView): Record<string, InputRequest> {
+  const requests: Record<string, InputRequest> = {};
+  for (const a of run.pendingApprovals) {
+    requests[`approval:${a.toolCallId}`] = { method: 'elicitation/create', params: approvalForm(a.name, a.arguments) };
+  }
   for (const i of run.pendingInputs) {
     requests[`input:${i.inputId}`] = {
       method: 'elicitation/create',
@@ -109,7 +113,10 @@ export function inputRequestsOf(run: RunView): Record<string, { method: 'elicita
 function taskBody(task: AgentTask, run: RunView, era: Era) {
   const status = statusOf(run, era);
   const message = statusMessage(run);
-  const base = { taskId: task.runId, status, createdAt: task.createdAt, lastUpdatedAt: lastUpdatedAt(task, run), ...(message ? { statusMessage: message } : {}) };
+  const base = {
+    taskId: task.runId, status, createdAt: task.createdAt, lastUpdatedAt: lastUpdatedAt(task, run),
+    ...(message ? { statusMessage: message } : {}),
+  };
   if (era === 'legacy') return { ...base, ttl: task.ttlMs, pollInterval: task.pollMs };
   return { ...base, ttlMs: task.ttlMs, pollIntervalMs: task.pollMs };
 }
@@ -148,7 +155,8 @@ async function sendStatusChanges(server: Server, deps: AgentCallDeps, task: Agen
  * plain error result, as a call without a task would: no run, so no task.
  */
 export async function startAgentTask(
-  server: Server, deps: AgentCallDeps, agent: ExposedAgent, args: Record<string, unknown>, era: Era, options: AgentTaskOptions, requestedTtl?: unknown,
+  server: Server, deps: AgentCallDeps, agent: ExposedAgent, args: Record<string, unknown>, era: Era, options: AgentTaskOptions,
+  requestedTtl?: unknown,
 ): Promise<Record<string, unknown>> {
   const started = await beginAgentRun(deps, agent, args);
   if ('refused' in started) return started.refused;
@@ -243,10 +251,11 @@ export function registerTaskHandlers(
     const live = follow(ctx);
     const ask = live.ask;
     const related = { [RELATED_TASK_META]: { taskId } };
+    const naming: Partial<AgentCallContext> = ask
+      ? { ask: (params, signal) => ask({ ...params, _meta: { ...params._meta, ...related } }, signal) }
+      : {};
     const result: CallToolResult = run.status === 'running'
-      ? await resumeAgentCall(deps, taskId, {
-        ...live, progress: undefined, ...(ask ? { ask: (params, signal) => ask({ ...params, _meta: { ...params._meta, ...related } }, signal) } : {}),
-      }) as CallToolResult
+      ? await resumeAgentCall(deps, taskId, { ...live, progress: undefined, ...naming }) as CallToolResult
       : runOutcome(run, metaOf(run));
     return { ...result, _meta: { ...result._meta, ...related } };
   });

@@ -31,7 +31,10 @@ export function approvalForm(name: string, args: unknown): ElicitRequestFormPara
     requestedSchema: {
       type: 'object',
       properties: {
-        decision: { type: 'string', title: 'Decision', enum: ['approve', 'deny'], description: 'approve runs the tool; deny tells the agent it may not' },
+        decision: {
+          type: 'string', title: 'Decision', enum: ['approve', 'deny'],
+          description: 'approve runs the tool; deny tells the agent it may not',
+        },
         reason: { type: 'string', title: 'Reason', description: 'Optional; with deny the agent reads it', maxLength: 1_000 },
       },
       required: ['decision'],
@@ -54,7 +57,8 @@ export function decisionOf(result: ElicitResult): { decision: ApprovalDecision; 
  * meanwhile elsewhere (409), a client that cannot answer, or one that went away leave the run as it is.
  */
 export async function askForApproval(
-  deps: { db: ApprovalDeps['db']; logger: Logger; ask: AskClient; apply: ApplyDecision }, runId: string, event: RunEvent, signal: AbortSignal,
+  deps: { db: ApprovalDeps['db']; logger: Logger; ask: AskClient; apply: ApplyDecision }, runId: string, event: RunEvent,
+  signal: AbortSignal,
 ): Promise<void> {
   const { toolCallId, name } = event.data as { toolCallId: string; name: string };
   try {
@@ -65,6 +69,7 @@ export async function askForApproval(
   } catch (err) {
     // Decided meanwhile (through the API, the CLI or the timeout), or the call ended and no longer asks.
     if (settledElsewhere(err) || signal.aborted) return;
-    deps.logger.warn({ runId, toolCallId, err: (err as Error).message }, 'asking the MCP client about an approval failed; the call waits for another decision');
+    deps.logger.warn({ runId, toolCallId, err: (err as Error).message },
+      'asking the MCP client about an approval failed; the call waits for another decision');
   }
 }

@@ -60,7 +60,8 @@ export function approvalQuestions(deps: ApprovalDeps, key: Buffer, keyKind: stri
 
     async answer(state, ctx) {
       const view = inputResponse(ctx.mcpReq.inputResponses, FORM_KEY);
-      const answer = view.kind === 'elicit' ? decisionOf({ action: view.action, content: view.content as Record<string, string> | undefined }) : undefined;
+      const content = view.kind === 'elicit' ? view.content as Record<string, string> | undefined : undefined;
+      const answer = view.kind === 'elicit' ? decisionOf({ action: view.action, content }) : undefined;
       if (!answer) return false;
       try {
         await decideApproval(deps, { runId: state.runId, toolCallId: state.toolCallId, ...bounded(answer), keyKind: 'mcp_client' });

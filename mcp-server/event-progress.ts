@@ -9,7 +9,8 @@ export function describeEvent(runId: string, event: RunEvent, asksClient: boolea
     case 'tool_call_started': return `Calling ${String(d.name)}`;
     case 'tool_call_ended': return `${String(d.name)} ${d.status === 'ok' ? 'returned' : 'failed'} after ${String(d.durationMs)} ms`;
     case 'approval_requested': {
-      const where = `POST /v1/runs/${runId}/approvals/${String(d.toolCallId)} or agent-engine approve|deny ${runId} ${String(d.toolCallId)}`;
+      const toolCallId = String(d.toolCallId);
+      const where = `POST /v1/runs/${runId}/approvals/${toolCallId} or agent-engine approve|deny ${runId} ${toolCallId}`;
       return asksClient
         ? `Waiting for approval of ${String(d.name)}: answer the question, or decide with ${where}`
         : `Waiting for approval of ${String(d.name)}: the run waits until it is decided with ${where}`;

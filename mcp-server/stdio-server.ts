@@ -91,7 +91,8 @@ export async function serveStartFailure(reason: string): Promise<void> {
     server.setRequestHandler('tools/call', fail);
     server.setRequestHandler('prompts/list', fail);
     server.setRequestHandler('prompts/get', fail);
-    server.oninitialized = () => void server.sendLoggingMessage({ level: 'error', logger: 'agent-engine', data: reason }).catch(() => undefined);
+    const logReason = () => server.sendLoggingMessage({ level: 'error', logger: 'agent-engine', data: reason });
+    server.oninitialized = () => void logReason().catch(() => undefined);
     return server;
   };
   await serveUntilStdinEnds(factory);

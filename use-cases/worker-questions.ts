@@ -65,7 +65,8 @@ async function askWorker<W extends Workflow>(deps: WorkerQuestionDeps, q: Questi
   } catch (err) {
     if (abort.signal.aborted) {
       // Nobody will read a late answer (or any: the caller went away): stop the workflow rather than leave it for the execution timeout.
-      await handle.terminate('the API stopped waiting').catch((e: Error) => deps.logger.debug({ err: e.message }, 'terminating a helper workflow failed'));
+      await handle.terminate('the API stopped waiting')
+        .catch((e: Error) => deps.logger.debug({ err: e.message }, 'terminating a helper workflow failed'));
       throw new EngineError('timeout', `No worker ${q.what} within ${deps.waitMs} ms`);
     }
     if (!(err instanceof WorkflowFailedError)) throw err;

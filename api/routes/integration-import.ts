@@ -11,7 +11,8 @@ const NEEDS_ADMIN = "Stdio servers, variables, admin-only settings and names the
 export const integrationImportRoutes: FastifyPluginAsyncZod<IntegrationRoutesOptions> = async (app, opts) => {
   app.post('/integrations/import', {
     schema: {
-      tags: ['integrations'], summary: 'Import a Claude Desktop or VS Code MCP server list, all or nothing', body: importIntegrationsRequest,
+      tags: ['integrations'], summary: 'Import a Claude Desktop or VS Code MCP server list, all or nothing',
+      body: importIntegrationsRequest,
       response: {
         201: integrationListSchema,
         400: problemResponse('Invalid document, or a variable not set'),

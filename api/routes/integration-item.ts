@@ -8,7 +8,8 @@ import { idParams, jsonResponse, problemResponse } from '../schemas';
 import { integrationSchema } from './integration-schemas';
 import type { IntegrationRoutesOptions } from './route-deps';
 
-const CHANGE_NEEDS_ADMIN = 'Changing what runs, the URL, the OAuth client (transport.auth), the name or an admin-only setting needs the admin key';
+const CHANGE_NEEDS_ADMIN = 'Changing what runs, the URL, the OAuth client (transport.auth), the name or an admin-only setting '
+  + 'needs the admin key';
 
 /** GET, PATCH and DELETE /v1/integrations/:id (an id or a name). */
 export const integrationItemRoutes: FastifyPluginAsyncZod<IntegrationRoutesOptions> = async (app, opts) => {

@@ -68,8 +68,12 @@ export const oauthCallbackRoutes: FastifyPluginAsyncZod<Omit<OAuthRoutesOptions,
 
   app.get(OAUTH_CALLBACK_PATH, {
     schema: {
-      tags: ['integrations'], summary: "The authorization server's redirect back: a page for the person's browser, not JSON", querystring: callbackQuery,
-      response: { 200: htmlPage('Authorized'), 400: htmlPage('Refused, unknown, used or expired'), 502: htmlPage('The exchange failed'), 504: htmlPage('No worker answered') },
+      tags: ['integrations'], summary: "The authorization server's redirect back: a page for the person's browser, not JSON",
+      querystring: callbackQuery,
+      response: {
+        200: htmlPage('Authorized'), 400: htmlPage('Refused, unknown, used or expired'), 502: htmlPage('The exchange failed'),
+        504: htmlPage('No worker answered'),
+      },
     },
   }, async (request, reply) => {
     const outcome = await completeAuthorizationRedirect(deps, request.query, request.log);
@@ -82,10 +86,12 @@ export const integrationOAuthRoutes: FastifyPluginAsyncZod<OAuthRoutesOptions> =
 
   app.post('/integrations/:id/authorize', {
     schema: {
-      tags: ['integrations'], summary: 'Start the OAuth authorization of an HTTP integration (admin): returns the URL a person opens', params: idParams,
+      tags: ['integrations'], summary: 'Start the OAuth authorization of an HTTP integration (admin): returns the URL a person opens',
+      params: idParams,
       response: {
         200: z.object({ authorizationUrl: z.string(), expiresAt: timestamp, redirectUrl: z.string() }),
-        400: problemResponse('Not an HTTP integration'), 403: problemResponse('Needs the admin key'), 404: problemResponse('No such integration'),
+        400: problemResponse('Not an HTTP integration'), 403: problemResponse('Needs the admin key'),
+        404: problemResponse('No such integration'),
         502: problemResponse('The server or its authorization server failed'), 504: problemResponse('No worker answered in time'),
       },
     },
@@ -96,7 +102,8 @@ export const integrationOAuthRoutes: FastifyPluginAsyncZod<OAuthRoutesOptions> =
       tags: ['integrations'], summary: 'Revoke (at the server when it offers revocation) and forget the tokens (admin)', params: idParams,
       response: {
         200: z.object({ ...authorizationFields, revokedAtServer: z.boolean() }),
-        400: problemResponse('Not an HTTP integration'), 403: problemResponse('Needs the admin key'), 404: problemResponse('No such integration'),
+        400: problemResponse('Not an HTTP integration'), 403: problemResponse('Needs the admin key'),
+        404: problemResponse('No such integration'),
         502: problemResponse('The worker failed'), 504: problemResponse('No worker answered in time'),
       },
     },

@@ -25,6 +25,8 @@ const jsonRpcError = (reply: FastifyReply, status: number, message: string, code
   reply.code(status).type('application/json')
     .send({ jsonrpc: '2.0', error: { code, message }, id });
 
+const LISTEN_REFUSED = 'subscriptions/listen is not offered: list tools and prompts again to see changes';
+
 const isListen = (body: unknown) => (body as { method?: unknown } | null)?.method === 'subscriptions/listen';
 
 /**
@@ -63,13 +65,14 @@ export const mcpHttpRoutes: FastifyPluginAsync<McpHttpDeps> = async (app, deps) 
     if (Array.isArray(body) && body.length === 0) return jsonRpcError(reply, 400, 'Invalid Request: an empty batch', -32600);
     if (await isLegacyRequest(await toWebRequest(request.raw, body), body)) return legacy.serve(request, reply);
     // Change notifications would have to reach listeners on every API process; agents are read per request instead.
-    if (isListen(body)) return jsonRpcError(reply, 200, 'subscriptions/listen is not offered: list tools and prompts again to see changes', -32601, (body as { id?: unknown }).id ?? null);
+    if (isListen(body)) return jsonRpcError(reply, 200, LISTEN_REFUSED, -32601, (body as { id?: unknown }).id ?? null);
     reply.hijack();
     const authInfo: AuthInfo = { token: '', clientId: keyKind(request), scopes: [] };
     await serveModern(Object.assign(request.raw, { auth: authInfo }), reply.raw, body);
   });
 
   // Stateless: no standalone SSE stream to open and no session to end (the spec allows 405 for both).
-  app.get('/mcp', { schema: { hide: true } }, async (_request, reply) => jsonRpcError(reply.header('allow', 'POST'), 405, 'Method not allowed: this server is stateless; POST requests only'));
-  app.delete('/mcp', { schema: { hide: true } }, async (_request, reply) => jsonRpcError(reply.header('allow', 'POST'), 405, 'Method not allowed: this server keeps no sessions'));
+  const postOnly = (reply: FastifyReply, why: string) => jsonRpcError(reply.header('allow', 'POST'), 405, `Method not allowed: ${why}`);
+  app.get('/mcp', { schema: { hide: true } }, async (_request, reply) => postOnly(reply, 'this server is stateless; POST requests only'));
+  app.delete('/mcp', { schema: { hide: true } }, async (_request, reply) => postOnly(reply, 'this server keeps no sessions'));
 };

@@ -15,7 +15,8 @@ export const runApprovalRoutes: FastifyPluginAsyncZod<RunRouteDeps> = async (app
       params: approvalParams,
       body: decideApprovalBody,
       response: {
-        200: runViewSchema, 400: problemResponse('Invalid request'), 404: problemResponse('No such run, or no such call waiting for approval'),
+        200: runViewSchema, 400: problemResponse('Invalid request'),
+        404: problemResponse('No such run, or no such call waiting for approval'),
         409: problemResponse(DECIDED),
         503: problemResponse('No worker took the decision in time'),
       },

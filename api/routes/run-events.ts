@@ -15,7 +15,8 @@ export interface RunEventRouteDeps extends FollowRunDeps {
 const DEFAULT_HEARTBEAT_MS = 15_000;
 
 /** An event's id: the events a stream had sent (`12`: up to 12; `12,14-15`: and 14 and 15, which came ahead of 13). */
-const cursor = z.string().refine((text) => EventCursor.parse(text) !== undefined, 'must be an event id of this stream, such as 12 or 12,14-15');
+const cursor = z.string()
+  .refine((text) => EventCursor.parse(text) !== undefined, 'must be an event id of this stream, such as 12 or 12,14-15');
 
 const eventsQuery = z.strictObject({
   after: cursor.optional().describe('like Last-Event-ID, for clients that cannot set headers'),
@@ -62,7 +63,10 @@ const FRAMES: { [K in RunStreamItem['kind']]: FrameOf<K> } = {
   text: ({ text }, runId) => ({ event: text.event, data: { type: text.event, runId, ...text.data } }),
 };
 
-const frameOf = (item: RunStreamItem, runId: string): SseFrame => (FRAMES[item.kind] as FrameOf<RunStreamItem['kind']>)(item as never, runId);
+function frameOf(item: RunStreamItem, runId: string): SseFrame {
+  const frame = FRAMES[item.kind] as (item: RunStreamItem, runId: string) => SseFrame;
+  return frame(item, runId);
+}
 
 export const runEventRoutes: FastifyPluginAsyncZod<RunEventRouteDeps> = async (app, deps) => {
   // Open streams would otherwise hold a shutdown until their runs end.

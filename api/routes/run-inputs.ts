@@ -11,7 +11,9 @@ const answerBody = z.strictObject({
   // Each value is checked against the input's requestedSchema, without coercion; here only the size.
   content: z.record(z.string(), z.unknown())
     .refine((content) => Object.keys(content).length <= 100, 'at most 100 fields')
-    .meta({ maxProperties: 100, description: 'with accept, for a form-mode input: the fields, checked against the input\'s requestedSchema' })
+    .meta({
+      maxProperties: 100, description: 'with accept, for a form-mode input: the fields, checked against the input\'s requestedSchema',
+    })
     .optional(),
 });
 
@@ -35,7 +37,8 @@ export const runInputRoutes: FastifyPluginAsyncZod<RunInputRouteDeps> = async (a
       },
     },
   }, async (request) => {
-    const onSignalFailed = (err: unknown) => request.log.warn({ err: (err as Error)?.message }, 'the answer is stored; the run was not told of it');
+    const onSignalFailed = (err: unknown) => request.log.warn({ err: (err as Error)?.message },
+      'the answer is stored; the run was not told of it');
     const input = await answerInput({ db, client, onSignalFailed }, request.params.id, request.params.inputId, request.body);
     views.forget(input.runId);
     return { inputId: input.inputId, runId: input.runId, toolCallId: input.toolCallId, status: input.status, answeredAt: input.answeredAt };

@@ -13,9 +13,12 @@ const listRunsQuery = z.strictObject({
   agentId: z.string().min(1).max(128).regex(/^[A-Za-z0-9_.-]+$/).optional().describe('an agent id or name'),
   status: runStatus.optional(),
   waiting: queryBoolean.optional()
-    .describe('true: only runs waiting for a person: a tool call waiting for approval, an MCP server\'s question, or a reviewer\'s decision on its sampling request, of either protocol era (the waitingFor search attribute); false: only runs without'),
+    .describe('true: only runs waiting for a person: a tool call waiting for approval, an MCP server\'s question, '
+      + 'or a reviewer\'s decision on its sampling request, of either protocol era (the waitingFor search attribute); '
+      + 'false: only runs without'),
   buildId: z.string().min(1).max(200).regex(/^[A-Za-z0-9_.+-]+$/).optional()
-    .describe('only the runs whose last turn ran on this Worker Deployment build (the run object\'s version.buildId), newest first; not with waiting'),
+    .describe('only the runs whose last turn ran on this Worker Deployment build (the run object\'s version.buildId), newest first; '
+      + 'not with waiting'),
   cursor: z.string().min(1).max(4096).regex(/^[A-Za-z0-9_.-]+$/).optional().describe('nextCursor of the previous page'),
   limit: queryInteger(1, 100).default(20),
 });
@@ -32,7 +35,8 @@ export const runListRoutes: FastifyPluginAsyncZod<FindRunsDeps> = async (app, de
   app.get('/runs', {
     schema: {
       tags: ['runs'],
-      summary: 'List runs from Temporal visibility: running runs first (newest first), then ended runs, most recently ended first; ?waiting=true lists runs waiting for a person (approval or input)',
+      summary: 'List runs from Temporal visibility: running runs first (newest first), then ended runs, most recently ended first; '
+        + '?waiting=true lists runs waiting for a person (approval or input)',
       querystring: listRunsQuery,
       response: {
         200: z.object({ runs: z.array(runSummary), nextCursor: z.string().nullable() }),

@@ -35,8 +35,8 @@ export const runMessageRoutes: FastifyPluginAsyncZod<TranscriptDeps> = async (ap
   app.get('/runs/:id/messages', {
     schema: {
       tags: ['runs'],
-      summary: 'Read a run\'s conversation so far, in order, while it runs and after: its input, the model\'s replies with their tool calls, '
-        + 'and the tool results; long texts are cut, with their full size',
+      summary: 'Read a run\'s conversation so far, in order, while it runs and after: its input, '
+        + 'the model\'s replies with their tool calls, and the tool results; long texts are cut, with their full size',
       params: idParams, querystring: runMessagesQuery,
       response: { 200: runMessagePageSchema, 400: problemResponse('Invalid request'), 404: problemResponse('No such run') },
     },

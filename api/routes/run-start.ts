@@ -5,7 +5,8 @@ import { runAcceptedSchema } from '../../core/run-view';
 import { startRunBody, startRunHeaders, threadRunParams } from './run-schemas';
 import type { RunRouteDeps } from './route-deps';
 
-const CONFLICTS = 'The thread is busy with another run (code thread_busy), or the Idempotency-Key was used with another body (code conflict)';
+const CONFLICTS = 'The thread is busy with another run (code thread_busy), '
+  + 'or the Idempotency-Key was used with another body (code conflict)';
 
 /** POST /v1/threads/:threadId/runs. */
 export const runStartRoutes: FastifyPluginAsyncZod<RunRouteDeps> = async (app, deps) => {

@@ -5,7 +5,10 @@ import type { Caller } from '../caller';
 import { EngineError } from '../../core/engine-error';
 import { promptOrderWithin } from '../../core/prompt-order';
 import { promptWhenWithin } from '../../core/prompt-conditions';
-import { agentNameTaken, checkModel, loadChangeableAgent, lockIntegrations, requireAdminForAgentName, resolvePromptOrder, resolvePromptWhen, type AgentDeps } from './agents';
+import {
+  agentNameTaken, checkModel, loadChangeableAgent, lockIntegrations, requireAdminForAgentName, resolvePromptOrder, resolvePromptWhen,
+  type AgentDeps,
+} from './agents';
 import type { ChangeAgentRequest } from './agent-requests';
 import { resolveSubAgents } from './sub-agents';
 
@@ -32,7 +35,8 @@ export async function changeAgent(deps: AgentDeps, caller: Caller, ref: string, 
         ? await resolvePromptWhen(tx, changes.promptWhen, integrationIds ?? agent.integrationIds)
         : integrationIds && promptWhenWithin(agent.promptWhen, integrationIds);
       return (await updateAgent(tx, agent.id, {
-        ...changes, ...(integrationIds ? { integrationIds } : {}), ...(promptOrder ? { promptOrder } : {}), ...(promptWhen ? { promptWhen } : {}), ...(subAgentIds ? { subAgentIds } : {}),
+        ...changes, ...(integrationIds ? { integrationIds } : {}), ...(promptOrder ? { promptOrder } : {}),
+        ...(promptWhen ? { promptWhen } : {}), ...(subAgentIds ? { subAgentIds } : {}),
       }))!;
     });
   } catch (err) {

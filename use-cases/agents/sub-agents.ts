@@ -31,6 +31,7 @@ export async function resolveSubAgents(tx: Queryable, refs: string[], agentId?: 
 export async function refuseIfListed(db: Queryable, agentId: string, agentName: string): Promise<void> {
   const listing = await agentsListing(db, agentId);
   if (listing.length > 0) {
-    throw new EngineError('agent_in_use', `Agent ${agentName} is a sub-agent of ${listing.join(', ')}: remove it from their subAgents first`);
+    const listers = listing.join(', ');
+    throw new EngineError('agent_in_use', `Agent ${agentName} is a sub-agent of ${listers}: remove it from their subAgents first`);
   }
 }

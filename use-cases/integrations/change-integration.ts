@@ -3,7 +3,9 @@ import { requireAdmin, type Caller } from '../caller';
 import { adminFieldsChanged, adminSettingsChanged, requireAdminForSettings } from './integration-admin';
 import { patchTransport } from './integration-input';
 import { storedSettings, type ChangeIntegrationRequest } from './integration-requests';
-import { integrationNotFound, integrationView, loadIntegration, refuseReservedNames, unlessNameTaken, type IntegrationDeps, type IntegrationView } from './integrations';
+import {
+  integrationNotFound, integrationView, loadIntegration, refuseReservedNames, unlessNameTaken, type IntegrationDeps, type IntegrationView,
+} from './integrations';
 
 const RENAME_REASON = 'agent files and INTEGRATIONS_FILE find integrations by name, so renaming one changes what they find';
 
@@ -24,7 +26,9 @@ export async function changeIntegration(
   if (decisive.length > 0) requireAdmin(caller, decisive.map((f) => `body.transport.${f}`).join(', '));
   requireAdminForSettings(caller, adminSettingsChanged(changes, current).map((f) => `body.${f}`));
   const updated = await unlessNameTaken(
-    () => updateIntegration(deps.db, current.id, { ...changes, ...(transport ? { transport } : {}) }), () => [changes.name ?? current.name]);
+    () => updateIntegration(deps.db, current.id, { ...changes, ...(transport ? { transport } : {}) }),
+    () => [changes.name ?? current.name],
+  );
   if (!updated) throw integrationNotFound(current.id);
   return integrationView(deps.db, updated);
 }

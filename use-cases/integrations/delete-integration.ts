@@ -5,7 +5,10 @@ import { EngineError } from '../../core/engine-error';
 import { requireAdminForIntegrationName } from './integration-admin';
 import { integrationNotFound, loadIntegration, type IntegrationDeps } from './integrations';
 
-/** Deleting an integration no agent uses (a 409 names the agents that do); freeing a name the operator's files refer to is the operator's act. */
+/**
+ * Deleting an integration no agent uses (in_use names the agents that do); freeing a name the
+ * operator's files refer to is the operator's act.
+ */
 export async function deleteIntegration(deps: IntegrationDeps, caller: Caller, ref: string): Promise<void> {
   const { id, name } = await loadIntegration(deps.db, ref);
   requireAdminForIntegrationName(caller, deps.operatorNames, name, `integration ${name}`);

@@ -17,7 +17,9 @@ export interface ImportDeps extends IntegrationDeps {
  * variable is expanded only for the operator) → the operator's decisions → store every server
  * in one transaction, or none when a name is taken. The integrations as callers see them (no secret).
  */
-export async function importIntegrations(deps: ImportDeps, caller: Caller, request: ImportIntegrationsRequest): Promise<PublicIntegration[]> {
+export async function importIntegrations(
+  deps: ImportDeps, caller: Caller, request: ImportIntegrationsRequest,
+): Promise<PublicIntegration[]> {
   const servers = readMcpConfig(request, { env: deps.env, authorizeExpansion: (field) => requireAdmin(caller, field) });
   // readMcpConfig has checked that the document has exactly one of them.
   requireOperatorDecisions(deps, caller, request.mcpServers !== undefined ? 'mcpServers' : 'servers', servers);

@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import {
-  CONCURRENT_CALLS, DEFAULT_ELICITATION_TIMEOUT_MS, DEFAULT_MAX_TOTAL_TIMEOUT_MS, DEFAULT_TASK_TIMEOUT_MS, DEFAULT_TOOL_TIMEOUT_MS, SIZE_BOUNDS,
-  type Integration, type IntegrationTransport,
+  CONCURRENT_CALLS, DEFAULT_ELICITATION_TIMEOUT_MS, DEFAULT_MAX_TOTAL_TIMEOUT_MS, DEFAULT_TASK_TIMEOUT_MS, DEFAULT_TOOL_TIMEOUT_MS,
+  SIZE_BOUNDS, type Integration, type IntegrationTransport,
 } from '../../core/integration';
 import type { OperatorNames } from '../../platform/operator-names';
 import { DEFAULT_SAMPLING_MAX_TOKENS } from '../../core/sampling';
@@ -32,7 +32,8 @@ export function adminFieldsChanged(current: IntegrationTransport, next: Integrat
 /** Whether setting `next` over `current` (undefined while the integration is being created) needs the admin key. */
 type Widens<K extends keyof Integration> = (next: Integration[K], current: Integration[K] | undefined) => boolean;
 
-type NumericSetting = 'maxResultBytes' | 'maxResourceBytes' | 'toolTimeoutMs' | 'elicitationTimeoutMs' | 'maxConcurrentCalls' | 'taskTimeoutMs';
+type NumericSetting =
+  | 'maxResultBytes' | 'maxResourceBytes' | 'toolTimeoutMs' | 'elicitationTimeoutMs' | 'maxConcurrentCalls' | 'taskTimeoutMs';
 
 const raisesAboveDefault = (bound: { default: number }): Widens<NumericSetting> =>
   (next, current) => next > Math.max(current ?? 0, bound.default);

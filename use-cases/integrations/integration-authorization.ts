@@ -39,7 +39,9 @@ export async function startAuthorization(deps: AuthorizationDeps, caller: Caller
 }
 
 /** Revokes the tokens at the server when it offers revocation, and forgets them. */
-export async function revokeAuthorization(deps: AuthorizationDeps, caller: Caller, ref: string): Promise<AuthorizationView & { revokedAtServer: boolean }> {
+export async function revokeAuthorization(
+  deps: AuthorizationDeps, caller: Caller, ref: string,
+): Promise<AuthorizationView & { revokedAtServer: boolean }> {
   requireAdmin(caller, 'revoking an integration\'s authorization');
   const integration = await loadAuthorizable(deps.db, ref);
   const { revokedAtServer } = await revokeIntegrationAuthorization(deps, integration);

@@ -8,7 +8,9 @@ import { loadIntegration } from './integrations';
  * An integration's tools, resources, templates and prompts, as a worker lists them, with its
  * OAuth state. A server that turns out to want authorization is a 409 saying so, not a 502.
  */
-export async function integrationCapabilities(deps: WorkerQuestionDeps & { db: Db }, ref: string): Promise<Capabilities & AuthorizationView> {
+export async function integrationCapabilities(
+  deps: WorkerQuestionDeps & { db: Db }, ref: string,
+): Promise<Capabilities & AuthorizationView> {
   const integration = await loadIntegration(deps.db, ref);
   try {
     const listed = await fetchCapabilities(deps, integration);

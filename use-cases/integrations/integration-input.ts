@@ -148,7 +148,8 @@ export function readImportedDurations(raw: Record<string, unknown>, where: strin
 }
 
 // Not z.int(): past 2^53 it adds a second complaint, about safe integers, to the one about the cap.
-const sizeBound = (bound: { max: number }) => z.number().min(1).max(bound.max, { error: `must be at most ${bound.max} (${bound.max / 1024 / 1024} MiB)` })
+const sizeBound = (bound: { max: number }) => z.number().min(1)
+  .max(bound.max, { error: `must be at most ${bound.max} (${bound.max / 1024 / 1024} MiB)` })
   .refine(Number.isInteger, 'must be an integer');
 
 /** Settings of the engine's own that an imported server (and INTEGRATIONS_FILE) may carry beside its transport. */
@@ -156,7 +157,8 @@ const importedSettingsSchema = z.object({
   elicitation: z.boolean().optional(),
   trustAnnotations: z.boolean().optional(),
   allowPrivateNetwork: z.boolean().optional(),
-  taskQueue: z.string().regex(TASK_QUEUE_PATTERN, 'must be a task queue name (letters, digits, "_", "-", "." up to 200)').nullable().optional(),
+  taskQueue: z.string().regex(TASK_QUEUE_PATTERN, 'must be a task queue name (letters, digits, "_", "-", "." up to 200)')
+    .nullable().optional(),
   maxResultBytes: sizeBound(SIZE_BOUNDS.maxResultBytes).optional(),
   maxResourceBytes: sizeBound(SIZE_BOUNDS.maxResourceBytes).optional(),
   protocol: z.enum(PROTOCOL_CHOICES).optional(),

@@ -24,14 +24,18 @@ export interface IntegrationsFileReport {
  * transport replaced, by name; integrations the file does not name are left alone. `${VAR}` is
  * expanded into env and headers values from the API's environment, as on import.
  */
-export async function loadIntegrationsFile(opts: { db: Db; file: string; env: Environment; logger: Logger }): Promise<IntegrationsFileReport> {
+export async function loadIntegrationsFile(
+  opts: { db: Db; file: string; env: Environment; logger: Logger },
+): Promise<IntegrationsFileReport> {
   let doc: unknown;
   try {
     doc = JSON.parse(await readFile(opts.file, 'utf8'));
   } catch (err) {
     throw new ConfigError(`INTEGRATIONS_FILE ${opts.file} cannot be read as JSON: ${(err as Error).message}`);
   }
-  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new ConfigError(`INTEGRATIONS_FILE ${opts.file} must hold a JSON object`);
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) {
+    throw new ConfigError(`INTEGRATIONS_FILE ${opts.file} must hold a JSON object`);
+  }
   let servers;
   try {
     servers = readMcpConfig(doc as Record<string, unknown>, { env: opts.env });

@@ -82,12 +82,15 @@ function variablesIn(value: unknown): string[] {
  * Expands env and headers values (after asking authorizeExpansion), and reports a variable in any
  * other field as a problem naming the field and the variable (its name, never a value).
  */
-function expandFields(fields: Record<string, unknown>, where: string, opts: ImportOptions, found: Expansion, problems: string[]): Record<string, unknown> {
+function expandFields(
+  fields: Record<string, unknown>, where: string, opts: ImportOptions, found: Expansion, problems: string[],
+): Record<string, unknown> {
   return Object.fromEntries(Object.entries(fields).map(([field, value]) => {
     if (!SECRET_FIELDS.has(field) || !isRecord(value)) {
       const variables = variablesIn(value);
       if (variables.length > 0) {
-        problems.push(`${where}.${field}: variables are expanded only in env and headers values, found ${[...new Set(variables)].join(', ')}`);
+        const named = [...new Set(variables)].join(', ');
+        problems.push(`${where}.${field}: variables are expanded only in env and headers values, found ${named}`);
       }
       return [field, value];
     }
@@ -112,7 +115,9 @@ function transportType(entry: Record<string, unknown>): 'stdio' | 'http' | strin
   return `unknown type ${JSON.stringify(entry.type)}`;
 }
 
-function readEntry(key: string, name: string, raw: unknown, opts: ImportOptions, found: Expansion, problems: string[]): ImportedServer | undefined {
+function readEntry(
+  key: string, name: string, raw: unknown, opts: ImportOptions, found: Expansion, problems: string[],
+): ImportedServer | undefined {
   const where = `${key}.${name}`;
   const nameProblem = integrationNameProblem(name);
   if (nameProblem || name.length > 64) problems.push(`${where}: the name ${nameProblem ?? 'must be at most 64 characters'}`);
@@ -125,7 +130,9 @@ function readEntry(key: string, name: string, raw: unknown, opts: ImportOptions,
     problems.push(`${where}: has ${type}; give "command" for a stdio server or "url" for an HTTP one`);
     return undefined;
   }
-  if ('envFile' in raw) problems.push(`${where}: envFile is not supported; list the variables in env (with \${VAR} to take them from the API's environment)`);
+  if ('envFile' in raw) {
+    problems.push(`${where}: envFile is not supported; list the variables in env (with \${VAR} to take them from the API's environment)`);
+  }
   const allowed = type === 'stdio' ? STDIO_FIELDS : HTTP_FIELDS;
   const extra = Object.keys(raw).filter((k) => !allowed.has(k) && !IGNORED_FIELDS.has(k) && !ENGINE_FIELDS.has(k) && k !== 'envFile');
   const settings = readSettings(raw, ['body', key, name], found, problems);
@@ -147,7 +154,9 @@ function readEntry(key: string, name: string, raw: unknown, opts: ImportOptions,
   }
 }
 
-function readSettings(raw: Record<string, unknown>, where: string[], found: Expansion, problems: string[]): Omit<ImportedServer, 'name' | 'transport' | 'approval'> {
+function readSettings(
+  raw: Record<string, unknown>, where: string[], found: Expansion, problems: string[],
+): Omit<ImportedServer, 'name' | 'transport' | 'approval'> {
   let settings: ImportedSettings = {};
   try {
     settings = parseImportedSettings(raw, where);
@@ -173,7 +182,9 @@ export function readMcpConfig(doc: Record<string, unknown>, opts: ImportOptions)
   if (!isRecord(servers)) throw new EngineError('validation', `body.${key} must be an object of servers keyed by name`);
   const entries = Object.entries(servers);
   if (entries.length === 0) throw new EngineError('validation', `body.${key} lists no servers`);
-  if (entries.length > MAX_IMPORTED_SERVERS) throw new EngineError('validation', `body.${key} lists more than ${MAX_IMPORTED_SERVERS} servers`);
+  if (entries.length > MAX_IMPORTED_SERVERS) {
+    throw new EngineError('validation', `body.${key} lists more than ${MAX_IMPORTED_SERVERS} servers`);
+  }
 
   const found: Expansion = { unset: new Set(), unsupported: new Set(), badFields: [] };
   const problems: string[] = [];

@@ -1,7 +1,8 @@
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import {
-  APPROVAL_FAILURE, APPROVAL_STATUS_WORDS, DECIDE_APPROVAL_UPDATE, type ApprovalDecision, type ApprovalKeyKind, type ApprovalStatus, type DecideApprovalInput,
+  APPROVAL_FAILURE, APPROVAL_STATUS_WORDS, DECIDE_APPROVAL_UPDATE, type ApprovalDecision, type ApprovalKeyKind, type ApprovalStatus,
+  type DecideApprovalInput,
 } from '../../core/approval';
 import { findApproval, pendingApprovals, toolCallArguments, type ApprovalRecord, type PendingApproval } from '../../store/approvals';
 import type { Db, Queryable } from '../../store/pool';

@@ -22,15 +22,17 @@ export interface InputAnswer {
 /** An input once answered: its status is the answer's action, and it has a time. */
 export type AnsweredInput = RunInput & { status: InputAction; answeredAt: string };
 
+const contentRefused = (message: string) => new EngineError('validation', message, { field: 'content' });
+
 /** Names the first field the content gets wrong; the field name is in `field` too, for programs. */
 function checkContent(input: RunInput, answer: InputAnswer): Record<string, unknown> | undefined {
   if (answer.action !== 'accept') {
-    if (answer.content !== undefined) throw new EngineError('validation', 'body.content is sent only with action "accept"', { field: 'content' });
+    if (answer.content !== undefined) throw contentRefused('body.content is sent only with action "accept"');
     return undefined;
   }
   if (input.mode === 'url') {
     if (answer.content !== undefined) {
-      throw new EngineError('validation', 'body.content is not sent for a url-mode input: the user completes it at its url', { field: 'content' });
+      throw contentRefused('body.content is not sent for a url-mode input: the user completes it at its url');
     }
     return undefined;
   }

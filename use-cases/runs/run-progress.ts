@@ -22,7 +22,8 @@ export async function storedProgress(db: Queryable, runId: string): Promise<RunP
 export async function runProgress(deps: { db: Queryable; client: Client }, runId: string): Promise<RunProgress> {
   if (await findRunResult(deps.db, runId)) return 'ended';
   try {
-    const description = await deps.client.withDeadline(Date.now() + DESCRIBE_DEADLINE_MS, () => deps.client.workflow.getHandle(runId).describe());
+    const handle = deps.client.workflow.getHandle(runId);
+    const description = await deps.client.withDeadline(Date.now() + DESCRIBE_DEADLINE_MS, () => handle.describe());
     if (description.status.name === 'RUNNING') return 'running';
   } catch {
     return 'running';

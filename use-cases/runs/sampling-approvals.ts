@@ -15,7 +15,8 @@ import { EngineError } from '../../core/engine-error';
  */
 
 const AS_APPROVAL: Record<SamplingStatus, ApprovalStatus> = {
-  pending: 'cancelled', approved: 'approved', answered: 'approved', failed: 'approved', denied: 'denied', timed_out: 'timed_out', cancelled: 'cancelled',
+  pending: 'cancelled', approved: 'approved', answered: 'approved', failed: 'approved', denied: 'denied', timed_out: 'timed_out',
+  cancelled: 'cancelled',
 };
 
 export async function decideSamplingApproval(
