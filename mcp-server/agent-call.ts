@@ -19,7 +19,7 @@ const IDLE_CHECK_MS = 5_000;
 
 export type AgentCallResult = CallToolResult | InputRequiredResult;
 
-export const errorResult = (text: string, meta?: Record<string, unknown>): CallToolResult => ({
+const errorResult = (text: string, meta?: Record<string, unknown>): CallToolResult => ({
   isError: true, content: [{ type: 'text', text }], ...(meta ? { _meta: meta } : {}),
 });
 
