@@ -17,7 +17,7 @@ const MAY_IMPORT = {
   // Values from core/ only; activities as types (for proxyActivities): see the rule below.
   workflows: ['core', 'activities'],
   'use-cases': ['core', 'platform', 'store', 'workflows'],
-  'mcp-server': ['core', 'platform', 'store', 'use-cases'],
+  'mcp-server': ['core', 'platform', 'use-cases'],
   api: ['core', 'platform', 'store', 'use-cases', 'mcp-server', 'workflows', 'console'],
   worker: ['core', 'platform', 'store', 'llm', 'mcp-client', 'sources', 'activities', 'workflows'],
   cli: ['core', 'platform', 'store', 'use-cases', 'mcp-server'],
@@ -76,6 +76,13 @@ module.exports = {
       from: { path: `^mcp-client/${sub}/` },
       to: { path: '^mcp-client/', pathNot: `^mcp-client/(${[sub, ...MCP_CLIENT_MAY_IMPORT[sub]].join('|')})/` },
     })),
+    {
+      name: 'routes-call-use-cases',
+      severity: 'error',
+      comment: 'Route handlers call use cases, which own their reads and writes: api/routes/ imports nothing of store/, types included.',
+      from: { path: '^api/routes/' },
+      to: { path: '^store/' },
+    },
     {
       name: 'workflows-import-activity-types-only',
       severity: 'error',

@@ -3,7 +3,9 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Client } from '@temporalio/client';
 import { serializerCompiler } from 'fastify-type-provider-zod';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync, type FastifyRequest } from 'fastify';
+import Fastify, {
+  LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync, type FastifyRequest,
+} from 'fastify';
 import type { ApprovalKeyKind } from '../core/approval';
 import type { Db } from '../store/pool';
 import { listenForRunChanges, type RunChangeFeed } from '../store/runs/change-feed';
@@ -33,7 +35,8 @@ import { runRoutes } from './routes/runs';
 import { sourceRoutes } from './routes/sources';
 import { threadRoutes } from './routes/threads';
 import { integrationOAuthRoutes, oauthCallbackRoutes } from './routes/integration-oauth';
-import { openapiTransforms, swaggerUiOptions } from './openapi';
+import { swaggerOptions, swaggerUiOptions } from './openapi';
+import { rateLimitOptions } from './rate-limit';
 import { zodValidatorCompiler } from './validation';
 import type { Environment } from '../use-cases/integrations/mcp-config-import';
 import { DEFAULT_LLM_KEY_ENVS } from '../core/llm-keys';
@@ -107,8 +110,37 @@ class QuietLogController extends LogController {
 
 /** Builds the API without listening, so that tests can use app.inject(). */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const app = createFastify(deps.logger);
+  await app.register(problemHandlers);
+  // First of all hooks: a request from a rebinding page is refused before authentication or any work.
+  await app.register(hostCheck, {
+    listenHost: deps.listenHost ?? '127.0.0.1', allowedHosts: deps.allowedHosts, corsOrigins: deps.corsOrigins ?? [],
+  });
+  await app.register(requestGuard);
+  await app.register(swagger, swaggerOptions(Boolean(deps.apiKey)));
+  await app.register(swaggerUi, swaggerUiOptions);
+  const perMinute = deps.rateLimitPerMinute ?? 600;
+  if (perMinute > 0) await app.register(rateLimit, rateLimitOptions(perMinute, deps));
+  const runs = watchRuns(app, deps);
+  const { searchAttributes } = runs;
+  await app.register(healthRoutes, { db: deps.db, client: deps.client, taskQueue: deps.taskQueue, searchAttributes });
+  // Outside /v1 and without a key, like /docs: the page and its files hold no data (docs/console.md).
+  await app.register(consoleRoutes, { dir: deps.consoleDir });
+  await app.register(v1Routes({ ...deps, ...runs }), { prefix: '/v1' });
+  const worker = { db: deps.db, client: deps.client, taskQueue: deps.taskQueue, logger: deps.logger };
+  // Outside /v1: the authorization server's redirect carries no API key; its single-use state authenticates it.
+  await app.register(oauthCallbackRoutes, { ...worker, waitMs: deps.capabilitiesWaitMs ?? 30_000 });
+  await app.register(mcpHttpRoutes, {
+    ...worker, changes: runs.changes, searchAttributes, apiKey: deps.apiKey, adminApiKey: deps.adminApiKey,
+    requestStateKey: requestStateKey(deps.mcpRequestStateKey, secretKeys().current), agentTasks: deps.mcpAgentTasks,
+  });
+  return app;
+}
+
+/** Fastify with the engine's logging, bounds and schema compilers. */
+function createFastify(logger: Logger): FastifyInstance {
   const app = Fastify({
-    loggerInstance: deps.logger as FastifyBaseLogger,
+    loggerInstance: logger as FastifyBaseLogger,
     logController: new QuietLogController(),
     bodyLimit: BODY_LIMIT_BYTES,
     requestTimeout: REQUEST_TIMEOUT_MS,
@@ -119,66 +151,34 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.setValidatorCompiler(zodValidatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   acceptEmptyJsonBodies(app);
-  await app.register(problemHandlers);
-  // First of all hooks: a request from a rebinding page is refused before authentication or any work.
-  await app.register(hostCheck, { listenHost: deps.listenHost ?? '127.0.0.1', allowedHosts: deps.allowedHosts, corsOrigins: deps.corsOrigins ?? [] });
-  await app.register(requestGuard);
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: { title: 'Durable agent engine', version: '0.1.0', description: 'Agents, threads and durable runs on Temporal.' },
-      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
-      ...(deps.apiKey ? { security: [{ bearerAuth: [] }] } : {}),
-    },
-    ...openapiTransforms,
-  });
-  await app.register(swaggerUi, swaggerUiOptions);
-  const perMinute = deps.rateLimitPerMinute ?? 600;
-  const holdsAdminKey = deps.adminApiKey ? hasApiKey(deps.adminApiKey) : undefined;
-  const holdsApiKey = deps.apiKey ? hasApiKey(deps.apiKey) : undefined;
-  if (perMinute > 0) {
-    await app.register(rateLimit, {
-      max: perMinute,
-      timeWindow: 60_000,
-      // Holders of the API key share one budget, and the operator has one of its own, so that a
-      // user's flood cannot lock the operator out; anyone else is counted by address, so that
-      // inventing Authorization headers cannot buy a fresh budget. (With an API key set, requests
-      // without it are refused by the /v1 auth hook, which runs first and does no other work.)
-      keyGenerator: (request) => {
-        if (holdsAdminKey?.(request)) return 'admin-key';
-        return holdsApiKey?.(request) ? 'api-key' : `ip:${request.ip}`;
-      },
-      // Becomes a 429 problem+json through the shared error handler; the plugin adds Retry-After.
-      errorResponseBuilder: (_request, context) => Object.assign(
-        new Error(`Rate limit exceeded: ${context.max} requests per minute; retry after ${Math.ceil(context.ttl / 1000)} s`),
-        { statusCode: 429, code: 'rate_limited' },
-      ),
-    });
-  }
-  // One LISTEN connection and one reconciliation per API process, however many requests wait on runs.
+  return app;
+}
+
+interface RunWatch {
+  changes: RunChangeFeed;
+  views: RunViewCache;
+  searchAttributes: SearchAttributeGuard;
+}
+
+/**
+ * One LISTEN connection and one reconciliation per API process, however many requests wait on
+ * runs, and the run objects it has read; stopped when the app closes.
+ */
+function watchRuns(app: FastifyInstance, deps: AppDeps): RunWatch {
   const changes = deps.changes ?? listenForRunChanges(deps.db, deps.logger);
   const views = createRunViewCache(changes);
-  const searchAttributes = deps.searchAttributes ?? new SearchAttributeGuard(deps.client.connection, deps.client.options.namespace, deps.logger);
+  const searchAttributes = deps.searchAttributes
+    ?? new SearchAttributeGuard(deps.client.connection, deps.client.options.namespace, deps.logger);
   const reconciler = startRunReconciler(deps, deps.reconcile);
   app.addHook('onClose', async () => {
     await reconciler.close();
     views.close();
     if (!deps.changes) await changes.close();
   });
-  await app.register(healthRoutes, { db: deps.db, client: deps.client, taskQueue: deps.taskQueue, searchAttributes });
-  // Outside /v1 and without a key, like /docs: the page and its files hold no data (docs/console.md).
-  await app.register(consoleRoutes, { dir: deps.consoleDir });
-  await app.register(v1Routes({ ...deps, changes, views, searchAttributes }), { prefix: '/v1' });
-  // Outside /v1: the authorization server's redirect carries no API key; its single-use state authenticates it.
-  await app.register(oauthCallbackRoutes, { db: deps.db, client: deps.client, taskQueue: deps.taskQueue, logger: deps.logger, waitMs: deps.capabilitiesWaitMs ?? 30_000 });
-  await app.register(mcpHttpRoutes, {
-    db: deps.db, client: deps.client, taskQueue: deps.taskQueue, logger: deps.logger, changes, searchAttributes, apiKey: deps.apiKey, adminApiKey: deps.adminApiKey,
-    requestStateKey: requestStateKey(deps.mcpRequestStateKey, secretKeys().current), agentTasks: deps.mcpAgentTasks,
-  });
-  return app;
+  return { changes, views, searchAttributes };
 }
 
-function v1Routes(deps: AppDeps & { changes: RunChangeFeed; views: RunViewCache; searchAttributes: SearchAttributeGuard }): FastifyPluginAsync {
+function v1Routes(deps: AppDeps & RunWatch): FastifyPluginAsync {
   const admin = createAdminPolicy({ adminApiKey: deps.adminApiKey, listenHost: deps.listenHost ?? '127.0.0.1' });
   const operatorNames = deps.operatorNames ?? createOperatorNames();
   const llmKeyEnvs = deps.llmKeyEnvs ?? DEFAULT_LLM_KEY_ENVS;
@@ -207,7 +207,9 @@ function v1Routes(deps: AppDeps & { changes: RunChangeFeed; views: RunViewCache;
     await v1.register(threadRoutes, { db: deps.db });
     await v1.register(consoleSettingsRoutes, { temporalUiUrl: deps.temporalUiUrl, namespace: deps.client.options.namespace });
     await v1.register(sourceRoutes, { db: deps.db });
-    const starts = { db: deps.db, client: deps.client, taskQueue: deps.taskQueue, views: deps.views, searchAttributes: deps.searchAttributes };
+    const starts = {
+      db: deps.db, client: deps.client, taskQueue: deps.taskQueue, views: deps.views, searchAttributes: deps.searchAttributes,
+    };
     await v1.register(runRoutes, { ...starts, reads: deps.reads ?? deps.db, changes: deps.changes, keyKind });
     await v1.register(oneShotRunRoutes, starts);
     await v1.register(runListRoutes, { db: deps.db, client: deps.client });

@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { everyCallerIsOperator } from '../platform/config';
 import type { Caller } from '../use-cases/caller';
-import { HttpProblem } from '../use-cases/problem';
+import { HttpProblem } from './problem';
 
 // Hashing first gives equal-length buffers, so timingSafeEqual leaks neither the key nor its length.
 const digest = (value: string) => createHash('sha256').update(value).digest();
@@ -42,20 +42,15 @@ export function requireApiKey(...keys: (string | undefined)[]): onRequestAsyncHo
  * ADMIN_API_KEY. Without one, everybody on a loopback-only API (local development), nobody otherwise.
  */
 export interface AdminPolicy {
-  /** The request's sender as use cases see it: its requireAdmin throws a 403 naming the field unless the request is the operator's. */
+  /** The request's sender as use cases see it: whether it is the operator, and how a request would be. */
   caller(request: FastifyRequest): Caller;
 }
 
 export function createAdminPolicy(opts: { adminApiKey?: string; listenHost: string }): AdminPolicy {
   const holdsAdminKey = opts.adminApiKey ? hasApiKey(opts.adminApiKey) : undefined;
   const openToAll = everyCallerIsOperator({ adminApiKey: opts.adminApiKey, host: opts.listenHost });
-  const isAdmin = (request: FastifyRequest) => openToAll || (holdsAdminKey?.(request) ?? false);
-  const requireAdmin = (request: FastifyRequest, field: string, alternative?: string) => {
-    if (isAdmin(request)) return;
-    const how = holdsAdminKey
-      ? 'send the admin key ("Authorization: Bearer <ADMIN_API_KEY>")'
-      : 'this API listens on a non-loopback address and has no ADMIN_API_KEY, so nobody may do it through the API';
-    throw new HttpProblem(403, `${field}: only the operator may set this; ${how}${alternative ? `; ${alternative}` : ''}`, 'admin_required', { field });
-  };
-  return { caller: (request) => ({ requireAdmin: (field, alternative) => requireAdmin(request, field, alternative) }) };
+  const operatorHint = holdsAdminKey
+    ? 'send the admin key ("Authorization: Bearer <ADMIN_API_KEY>")'
+    : 'this API listens on a non-loopback address and has no ADMIN_API_KEY, so nobody may do it through the API';
+  return { caller: (request) => ({ isOperator: openToAll || (holdsAdminKey?.(request) ?? false), operatorHint }) };
 }

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { isLoopbackHost } from '../platform/config';
-import { HttpProblem } from '../use-cases/problem';
+import { HttpProblem } from './problem';
 
 /**
  * The one Host and Origin check, for every route (REST, SSE, /mcp, /docs). A page on evil.example
@@ -34,26 +34,33 @@ function parseHost(value: string): { name: string; withPort: string } | undefine
 const CORS_ALLOW_HEADERS = 'authorization, content-type, idempotency-key, last-event-id, mcp-session-id, mcp-protocol-version';
 const CORS_EXPOSE_HEADERS = 'mcp-session-id, retry-after, location';
 
-export function createHostCheck(options: HostCheckOptions) {
-  const loopbackOnly = isLoopbackHost(options.listenHost);
-  const allowed = options.allowedHosts && new Set(options.allowedHosts.map((h) => h.toLowerCase()));
-  const corsOrigins = new Set(options.corsOrigins.map((o) => o.toLowerCase().replace(/\/$/, '')));
+/** Which Host and Origin headers this API answers, and which origins get CORS headers. */
+class HostRules {
+  readonly loopbackOnly: boolean;
+  private readonly allowed: ReadonlySet<string> | undefined;
+  private readonly corsOrigins: ReadonlySet<string>;
 
-  const acceptedHost = (value: string): boolean => {
+  constructor(options: HostCheckOptions) {
+    this.loopbackOnly = isLoopbackHost(options.listenHost);
+    this.allowed = options.allowedHosts && new Set(options.allowedHosts.map((h) => h.toLowerCase()));
+    this.corsOrigins = new Set(options.corsOrigins.map((o) => o.toLowerCase().replace(/\/$/, '')));
+  }
+
+  acceptsHost(value: string): boolean {
     const host = parseHost(value);
     if (!host) return false;
     if (LOOPBACK_NAMES.has(host.name)) return true;
-    if (loopbackOnly) return false;
-    return !allowed || allowed.has(host.name) || allowed.has(host.withPort);
-  };
+    if (this.loopbackOnly) return false;
+    return !this.allowed || this.allowed.has(host.name) || this.allowed.has(host.withPort);
+  }
 
   /**
    * An Origin passes when it names a loopback host, an ALLOWED_HOSTS entry or the request's own
    * Host (same origin), or is listed in CORS_ORIGINS. `null` (sandboxed frames, file: pages) never does.
    */
-  const acceptedOrigin = (origin: string, requestHost: string): boolean => {
+  acceptsOrigin(origin: string, requestHost: string): boolean {
     const normalised = origin.toLowerCase();
-    if (corsOrigins.has(normalised)) return true;
+    if (this.corsOrigins.has(normalised)) return true;
     let url: URL;
     try {
       url = new URL(normalised);
@@ -62,26 +69,34 @@ export function createHostCheck(options: HostCheckOptions) {
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') return false;
     if (LOOPBACK_NAMES.has(url.hostname)) return true;
-    if (loopbackOnly) return false;
-    if (allowed) return allowed.has(url.hostname) || allowed.has(url.host);
+    if (this.loopbackOnly) return false;
+    if (this.allowed) return this.allowed.has(url.hostname) || this.allowed.has(url.host);
     // Same host name: a page served by this API itself (the /docs UI behind a proxy, say).
     return url.hostname === parseHost(requestHost)?.name;
-  };
+  }
 
+  /** Whether browsers on `origin` get CORS headers. */
+  sharesWith(origin: string): boolean {
+    return this.corsOrigins.has(origin.toLowerCase());
+  }
+}
+
+export function createHostCheck(options: HostCheckOptions) {
+  const rules = new HostRules(options);
   return async function checkHostAndOrigin(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
     const host = request.headers.host;
-    if (host === undefined || !acceptedHost(host)) {
-      throw new HttpProblem(403, loopbackOnly
+    if (host === undefined || !rules.acceptsHost(host)) {
+      throw new HttpProblem(403, rules.loopbackOnly
         ? 'Forbidden: this API listens on loopback and answers only requests whose Host is localhost, 127.0.0.1 or [::1]'
         : 'Forbidden: the Host header names a host this API does not serve (ALLOWED_HOSTS)', 'forbidden_host');
     }
     const origin = request.headers.origin;
     if (origin === undefined) return undefined;
-    if (!acceptedOrigin(origin, host)) {
-      throw new HttpProblem(403, 'Forbidden: requests from this Origin are not accepted (CORS_ORIGINS lists the origins browsers may call from)',
-        'forbidden_origin');
+    if (!rules.acceptsOrigin(origin, host)) {
+      const why = 'Forbidden: requests from this Origin are not accepted (CORS_ORIGINS lists the origins browsers may call from)';
+      throw new HttpProblem(403, why, 'forbidden_origin');
     }
-    if (!corsOrigins.has(origin.toLowerCase())) return undefined;
+    if (!rules.sharesWith(origin)) return undefined;
     reply.header('access-control-allow-origin', origin).header('vary', 'Origin')
       .header('access-control-expose-headers', CORS_EXPOSE_HEADERS);
     // A preflight carries no credentials, so it is answered here, before authentication.

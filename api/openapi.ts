@@ -1,4 +1,4 @@
-import type { SwaggerTransformObject } from '@fastify/swagger';
+import type { SwaggerOptions, SwaggerTransformObject } from '@fastify/swagger';
 import type { FastifySwaggerUiOptions } from '@fastify/swagger-ui';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
 
@@ -60,7 +60,20 @@ const transformObject: SwaggerTransformObject = (input) => {
   return tidyComponents(jsonSchemaTransformObject(input) as Json, before);
 };
 
-export const openapiTransforms = { transform: jsonSchemaTransform, transformObject };
+const openapiTransforms = { transform: jsonSchemaTransform, transformObject };
+
+/** The document's header, and its transforms; `secured`: every operation needs the bearer key unless it says otherwise. */
+export function swaggerOptions(secured: boolean): SwaggerOptions {
+  return {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'Durable agent engine', version: '0.1.0', description: 'Agents, threads and durable runs on Temporal.' },
+      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
+      ...(secured ? { security: [{ bearerAuth: [] }] } : {}),
+    },
+    ...openapiTransforms,
+  };
+}
 
 /**
  * The one inline style Swagger UI writes: the <style> of its top bar's logo (in

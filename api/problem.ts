@@ -5,7 +5,6 @@ import { isUnreachableDb } from '../store/pool';
 import { isUnreachableTemporal } from '../platform/temporal/unreachable';
 import { EngineError, type EngineErrorCode } from '../core/engine-error';
 import { SecretsKeyMissingError } from '../platform/secrets/secret-box';
-import { HttpProblem } from '../use-cases/problem';
 
 /** RFC 9457 problem details. `code` tells apart problems that share a status (a busy thread vs a key reuse). */
 export interface Problem {
@@ -19,8 +18,24 @@ export interface Problem {
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
-const engineStatus: Record<EngineErrorCode, number> = {
-  not_found: 404, conflict: 409, thread_busy: 409, agent_disabled: 409, invalid: 400, search_attributes_missing: 503,
+/** A refusal of the API's own, before any use case: a missing key, a foreign Host, a file the console lacks. */
+export class HttpProblem extends Error {
+  override name = 'HttpProblem';
+  constructor(readonly status: number, detail: string, readonly code?: string) {
+    super(detail);
+  }
+}
+
+/** The status of each code use cases throw; the problem carries the code, the message and the details as they are. */
+const STATUS_OF: Record<EngineErrorCode, number> = {
+  validation: 400, invalid: 400, not_authorizable: 400, unset_variable: 400,
+  admin_required: 403,
+  not_found: 404,
+  conflict: 409, thread_busy: 409, agent_disabled: 409, agent_busy: 409, agent_in_use: 409, defined_by_file: 409,
+  sub_agent_cycle: 409, in_use: 409, already_decided: 409, input_closed: 409, authorization_required: 409,
+  unreachable: 502, authorization_failed: 502, preview_failed: 502,
+  unavailable: 503, search_attributes_missing: 503,
+  timeout: 504,
 };
 
 export function problem(status: number, detail: string, code?: string, extensions: Record<string, unknown> = {}): Problem {
@@ -33,8 +48,8 @@ export function sendProblem(reply: FastifyReply, body: Problem): FastifyReply {
 
 /** Maps any error to a problem; only 4xx keep their message, because 5xx messages may carry internals. */
 export function toProblem(err: unknown): Problem {
-  if (err instanceof HttpProblem) return problem(err.status, err.message, err.code, err.extensions);
-  if (err instanceof EngineError) return problem(engineStatus[err.code], err.message, err.code);
+  if (err instanceof EngineError) return problem(STATUS_OF[err.code], err.message, err.code, err.details);
+  if (err instanceof HttpProblem) return problem(err.status, err.message, err.code);
   const fastifyError = err as Partial<FastifyError> | undefined;
   const message = fastifyError?.message ?? '';
   if (fastifyError?.validation) {

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { findUnacceptable } from '../store/storable-text';
-import { HttpProblem } from '../use-cases/problem';
+import { HttpProblem } from './problem';
 
 async function guardRequest(request: FastifyRequest): Promise<void> {
   for (const [root, value] of [['params', request.params], ['querystring', request.query], ['body', request.body]] as const) {

@@ -28,9 +28,11 @@ export const problemSchema = z.object({
   code: z.string().optional().describe('machine-readable cause, e.g. thread_busy, conflict, validation'),
   checks: z.record(z.string(), z.string()).optional(),
   featuresOff: z.array(z.string()).optional().describe('with code not_ready: what is off until the operator configures it'),
-  field: z.string().optional().describe('with code admin_required: the field only the operator may set; with validation: the field at fault'),
+  field: z.string().optional()
+    .describe('with code admin_required: the field only the operator may set; with validation: the field at fault'),
   approvalStatus: z.string().optional().describe('with code already_decided: approved, denied, timed_out or cancelled'),
-  decision: z.string().nullable().optional().describe('with code already_decided: the earlier decision (approve or deny), null when none was made'),
+  decision: z.string().nullable().optional()
+    .describe('with code already_decided: the earlier decision (approve or deny), null when none was made'),
   authorization: z.string().optional().describe('with code authorization_required: required or expired'),
 }).meta({ id: 'Problem', description: 'RFC 9457 problem details' });
 

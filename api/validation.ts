@@ -11,6 +11,8 @@ export const zodValidatorCompiler: FastifySchemaCompiler<z.ZodType> = ({ schema,
   const parsed = schema.safeParse(data);
   if (parsed.success) return { value: parsed.data };
   const issues = fieldIssues(parsed.error.issues, [httpPart ?? 'body']);
-  const error = Object.assign(new Error(issues.map((i) => i.line).join('; ')), { validation: parsed.error.issues, field: issues[0]?.field });
+  const error = Object.assign(new Error(issues.map((i) => i.line).join('; ')), {
+    validation: parsed.error.issues, field: issues[0]?.field,
+  });
   return { error };
 };

@@ -2,7 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { ConfigError } from '../platform/config';
-import { openStdioEngine, serveAgentsOverStdio, serveStartFailure, type StdioEngine } from '../mcp-server/stdio-server';
+import { serveStartFailure } from '../mcp-server/stdio-server';
+import { openStdioEngine, serveEngineOverStdio, type StdioEngine } from './mcp-engine';
 import { ApiError, createApiClient } from './api-client';
 import {
   agentsListCommand, EXIT, integrationsImportCommand, runCommand, runsListCommand, runsShowCommand, UsageError, type CliContext,
@@ -145,7 +146,7 @@ async function mcpCommand(stderr: Output, interactive: boolean): Promise<number>
     await serveStartFailure(reason);
     return err instanceof ConfigError ? EXIT.usage : EXIT.api;
   }
-  await serveAgentsOverStdio(engine);
+  await serveEngineOverStdio(engine);
   return EXIT.ok;
 }
 

@@ -1,11 +1,11 @@
 import { Server, ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
 import type { GetPromptResult, JSONRPCRequest, PromptMessage, Result, ServerContext, Tool } from '@modelcontextprotocol/server';
-import { renderTemplate } from '../store/agent-files/parse-chatmd';
-import { listExposedAgents, type ExposedAgent } from '../store/agent-files/file-agents';
 import { mcpRequestError } from '../core/mcp-error-text';
-import { callAgent, cancelWorkflow, resumeAgentCall, type AgentCallContext, type AgentCallDeps } from './agent-call';
+import { listExposedAgents, promptMessages, type ExposedAgent } from '../use-cases/agents/exposed-agents';
+import type { CallRegistry } from '../use-cases/runs/call-registry';
+import { callAgent, cancelWorkflow, resumeAgentCall } from './agent-call';
 import { declaresFormElicitation, type ApprovalQuestions, type ApprovalState } from './approval-input';
-import type { CallRegistry } from './call-registry';
+import type { AgentCallContext, AgentCallDeps } from './call-context';
 import { asksForTask, registerTaskHandlers, startAgentTask, TASKS_EXTENSION, type AgentTaskOptions } from './agent-tasks';
 
 export const SERVER_INFO = { name: 'agent-engine', version: '0.1.0' };
@@ -87,11 +87,27 @@ const toTool = (agent: ExposedAgent, taskSupport: boolean): Tool => ({
  * agents come and go (files synced by another process, agents created through the API).
  */
 export function createAgentMcpServer(deps: AgentCallDeps, options: AgentServerOptions = {}): Server {
+  const server = newAgentServer(options);
+  serveTools(server, deps, options);
+  if (options.tasks) serveTasks(server, deps, options, options.tasks);
+  servePrompts(server, deps);
+  // Replaces the SDK's own handler, which only aborts the handler's signal: a cancel must reach the
+  // workflow, and over stateless HTTP it arrives on another request (perhaps another process).
+  server.setNotificationHandler('notifications/cancelled', async (notification) => {
+    const requestId = notification.params.requestId;
+    if (requestId === undefined || !options.registry) return;
+    const runId = await options.registry.requestCancel(requestId);
+    if (runId) await cancelWorkflow(deps, runId);
+  });
+  return server;
+}
+
+/** The server and what it declares: tools and prompts, and tasks as its era offers them. */
+function newAgentServer(options: AgentServerOptions): AgentServer {
   const listChanged = options.listChanged ?? false;
   const modern = options.era === 'modern';
-  const era = modern ? 'modern' : 'legacy';
-  const tasks = options.tasks;
-  const server = new AgentServer(SERVER_INFO, {
+  const { tasks } = options;
+  return new AgentServer(SERVER_INFO, {
     capabilities: {
       tools: { listChanged }, prompts: { listChanged },
       ...(tasks && modern ? { extensions: { [TASKS_EXTENSION]: {} } } : {}),
@@ -103,25 +119,17 @@ export function createAgentMcpServer(deps: AgentCallDeps, options: AgentServerOp
     inputRequired: { legacyShim: false },
     ...(options.approvals ? { requestState: { verify: options.approvals.verify } } : {}),
   });
+}
 
-  server.setRequestHandler('tools/list', async () => ({ tools: (await listExposedAgents(deps.db)).map((a) => toTool(a, Boolean(tasks) && !modern)) }));
-
-  if (tasks) {
-    registerTaskHandlers(server, deps, era, tasks, (ctx) => callContext(server, options, ctx, modern));
-    server.taskCall = async (request, ctx) => {
-      const params = request.params as { name?: unknown; arguments?: unknown; task?: { ttl?: unknown } } | undefined;
-      if (!asksForTask(era, params, ctx) || typeof params?.name !== 'string') return undefined;
-      const agent = await findByToolName(deps, params.name);
-      // An unknown tool, or an agent that is never a task: the plain call answers.
-      if (!agent?.mcpTasks) return undefined;
-      const args = typeof params.arguments === 'object' && params.arguments !== null && !Array.isArray(params.arguments) ? params.arguments as Record<string, unknown> : {};
-      return startAgentTask(server, deps, agent, args, era, tasks, params.task?.ttl) as Promise<Result>;
-    };
-  }
-
+/** tools/list and tools/call: each agent a tool; a 2026-era retry that answers an approval follows its run on. */
+function serveTools(server: Server, deps: AgentCallDeps, options: AgentServerOptions): void {
+  const modern = options.era === 'modern';
+  server.setRequestHandler('tools/list', async () => ({
+    tools: (await listExposedAgents(deps.db)).map((a) => toTool(a, Boolean(options.tasks) && !modern)),
+  }));
   server.setRequestHandler('tools/call', async (request, ctx) => {
     try {
-      const callCtx = callContext(server, options, ctx, modern);
+      const callCtx = callContext(server, options, ctx);
       const state = modern ? ctx.mcpReq.requestState<ApprovalState>() : undefined;
       if (state !== undefined) {
         // Verified (signed by us, unexpired, bound to this key kind and method) before this handler ran.
@@ -138,42 +146,56 @@ export function createAgentMcpServer(deps: AgentCallDeps, options: AgentServerOp
       return { isError: true, content: [{ type: 'text', text: `The agent call failed unexpectedly: ${(err as Error).message}` }] };
     }
   });
+}
 
+/** The task methods of the era, and a tools/call that asks for a task answered with one. */
+function serveTasks(server: AgentServer, deps: AgentCallDeps, options: AgentServerOptions, tasks: AgentTaskOptions): void {
+  const era = options.era === 'modern' ? 'modern' : 'legacy';
+  registerTaskHandlers(server, deps, era, tasks, (ctx) => callContext(server, options, ctx));
+  server.taskCall = async (request, ctx) => {
+    const params = request.params as { name?: unknown; arguments?: unknown; task?: { ttl?: unknown } } | undefined;
+    if (!asksForTask(era, params, ctx) || typeof params?.name !== 'string') return undefined;
+    const agent = await findByToolName(deps, params.name);
+    // An unknown tool, or an agent that is never a task: the plain call answers.
+    if (!agent?.mcpTasks) return undefined;
+    const args = typeof params.arguments === 'object' && params.arguments !== null && !Array.isArray(params.arguments)
+      ? params.arguments as Record<string, unknown> : {};
+    return startAgentTask(server, deps, agent, args, era, tasks, params.task?.ttl) as Promise<Result>;
+  };
+}
+
+const INPUT_ARGUMENT = 'Fills {{input}} in the template, or follows it as the last user message';
+
+/** prompts/list and prompts/get: each agent's template a prompt. */
+function servePrompts(server: Server, deps: AgentCallDeps): void {
   server.setRequestHandler('prompts/list', async () => ({
     prompts: (await listExposedAgents(deps.db)).map((agent) => ({
       name: toolNameOf(agent.name),
       title: agent.name,
       description: agent.description ?? `The template of the agent "${agent.name}"`,
-      arguments: [{ name: 'input', description: 'Fills {{input}} in the template, or follows it as the last user message', required: false }],
+      arguments: [{ name: 'input', description: INPUT_ARGUMENT, required: false }],
     })),
   }));
-
   server.setRequestHandler('prompts/get', async (request) => {
     const agent = await findByToolName(deps, request.params.name);
     if (!agent) throw mcpRequestError(ProtocolErrorCode.InvalidParams, `Unknown prompt: ${request.params.name}`);
     return promptOf(agent, request.params.arguments?.input);
   });
-
-  // Replaces the SDK's own handler, which only aborts the handler's signal: a cancel must reach the
-  // workflow, and over stateless HTTP it arrives on another request (perhaps another process).
-  server.setNotificationHandler('notifications/cancelled', async (notification) => {
-    const requestId = notification.params.requestId;
-    if (requestId === undefined || !options.registry) return;
-    const runId = await options.registry.requestCancel(requestId);
-    if (runId) await cancelWorkflow(deps, runId);
-  });
-  return server;
 }
 
 /** How one tools/call reaches its client: progress, cancel, and how approvals are asked (by era). */
-function callContext(server: Server, options: AgentServerOptions, ctx: ServerContext, modern: boolean): AgentCallContext {
+function callContext(server: Server, options: AgentServerOptions, ctx: ServerContext): AgentCallContext {
+  const modern = options.era === 'modern';
   const token = ctx.mcpReq._meta?.progressToken;
   const canAsk = !modern && options.askApprovals && server.getClientCapabilities()?.elicitation?.form !== undefined;
   const approvals = modern && declaresFormElicitation(ctx) ? options.approvals : undefined;
   return {
-    requestId: ctx.mcpReq.id, signal: options.stop ? AbortSignal.any([ctx.mcpReq.signal, options.stop]) : ctx.mcpReq.signal, registry: options.registry,
+    requestId: ctx.mcpReq.id, signal: options.stop ? AbortSignal.any([ctx.mcpReq.signal, options.stop]) : ctx.mcpReq.signal,
+    registry: options.registry,
     // A person may take their time: no request timeout, only the call's end withdraws the question.
-    ask: canAsk ? (params, signal) => server.elicitInput(params, { signal, relatedRequestId: ctx.mcpReq.id, timeout: 2 ** 31 - 1 }) : undefined,
+    ask: canAsk
+      ? (params, signal) => server.elicitInput(params, { signal, relatedRequestId: ctx.mcpReq.id, timeout: 2 ** 31 - 1 })
+      : undefined,
     questions: approvals ? (runId, skip) => approvals.ask(runId, ctx, skip) : undefined,
     // Not when the server itself is closing: its calls stop following, their runs go on.
     clientCancelled: options.streamCloseCancels ? () => ctx.mcpReq.signal.aborted && !options.stop?.aborted : undefined,
@@ -185,13 +207,7 @@ function callContext(server: Server, options: AgentServerOptions, ctx: ServerCon
 
 export function promptOf(agent: ExposedAgent, input: string | undefined): GetPromptResult {
   const text = (role: PromptMessage['role'], t: string): PromptMessage => ({ role, content: { type: 'text', text: t } });
-  const messages: PromptMessage[] = [];
-  if (agent.instructions) messages.push(text('user', `${SYSTEM_LABEL}\n${agent.instructions}`));
-  if (input === undefined) {
-    messages.push(...agent.template.map((m) => text(m.role, m.content)));
-  } else {
-    const rendered = renderTemplate(agent.template, input);
-    messages.push(...rendered.history.map((m) => text(m.role, m.content)), text('user', rendered.input));
-  }
+  const instructions = agent.instructions ? [text('user', `${SYSTEM_LABEL}\n${agent.instructions}`)] : [];
+  const messages = [...instructions, ...promptMessages(agent, input).map((m) => text(m.role, m.content))];
   return { description: agent.description ?? undefined, messages };
 }

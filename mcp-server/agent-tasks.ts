@@ -1,10 +1,14 @@
-import { MissingRequiredClientCapabilityError, ProtocolError, ProtocolErrorCode, type CallToolResult, type ElicitRequestParams, type Server, type ServerContext } from '@modelcontextprotocol/server';
+import {
+  MissingRequiredClientCapabilityError, ProtocolError, ProtocolErrorCode, type CallToolResult, type ElicitRequestParams, type Server,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
 import type { ExtTasks } from '../platform/ext-tasks';
-import { findAgentTask, insertAgentTask, listAgentTasks, type AgentTask, type TaskScope } from '../store/agent-tasks';
-import type { ExposedAgent } from '../store/agent-files/file-agents';
+import type { ExposedAgent } from '../use-cases/agents/exposed-agents';
+import { findTaskRun, pageTaskRuns, recordAgentTask, type AgentTask, type TaskRun, type TaskScope } from '../use-cases/runs/agent-tasks';
 import type { RunView } from '../core/run-view';
 import { readRun, readRunWhenEnded, cancelRun } from '../use-cases/runs/runs';
-import { beginAgentRun, resumeAgentCall, runOutcome, cancelWorkflow, type AgentCallContext, type AgentCallDeps } from './agent-call';
+import { beginAgentRun, resumeAgentCall, runOutcome, cancelWorkflow } from './agent-call';
+import type { AgentCallContext, AgentCallDeps } from './call-context';
 import { approvalForm } from './approval-elicitation';
 import { requestCapabilities } from './approval-input';
 import { shortened } from '../core/truncated-text';
@@ -87,10 +91,14 @@ function statusMessage(run: RunView): string | undefined {
 }
 
 
+type InputRequest = { method: 'elicitation/create'; params: ElicitRequestParams };
+
 /** What a 2026-era client is asked: each pending approval (a decision form) and each server's question, by key. */
-export function inputRequestsOf(run: RunView): Record<string, { method: 'elicitation/create'; params: ElicitRequestParams }> {
-  const requests: Record<string, { method: 'elicitation/create'; params: ElicitRequestParams }> = {};
-  for (const a of run.pendingApprovals) requests[`approval:${a.toolCallId}`] = { method: 'elicitation/create', params: approvalForm(a.name, a.arguments) };
+export function inputRequestsOf(run: RunView): Record<string, InputRequest> {
+  const requests: Record<string, InputRequest> = {};
+  for (const a of run.pendingApprovals) {
+    requests[`approval:${a.toolCallId}`] = { method: 'elicitation/create', params: approvalForm(a.name, a.arguments) };
+  }
   for (const i of run.pendingInputs) {
     requests[`input:${i.inputId}`] = {
       method: 'elicitation/create',
@@ -105,7 +113,10 @@ export function inputRequestsOf(run: RunView): Record<string, { method: 'elicita
 function taskBody(task: AgentTask, run: RunView, era: Era) {
   const status = statusOf(run, era);
   const message = statusMessage(run);
-  const base = { taskId: task.runId, status, createdAt: task.createdAt, lastUpdatedAt: lastUpdatedAt(task, run), ...(message ? { statusMessage: message } : {}) };
+  const base = {
+    taskId: task.runId, status, createdAt: task.createdAt, lastUpdatedAt: lastUpdatedAt(task, run),
+    ...(message ? { statusMessage: message } : {}),
+  };
   if (era === 'legacy') return { ...base, ttl: task.ttlMs, pollInterval: task.pollMs };
   return { ...base, ttlMs: task.ttlMs, pollIntervalMs: task.pollMs };
 }
@@ -144,7 +155,8 @@ async function sendStatusChanges(server: Server, deps: AgentCallDeps, task: Agen
  * plain error result, as a call without a task would: no run, so no task.
  */
 export async function startAgentTask(
-  server: Server, deps: AgentCallDeps, agent: ExposedAgent, args: Record<string, unknown>, era: Era, options: AgentTaskOptions, requestedTtl?: unknown,
+  server: Server, deps: AgentCallDeps, agent: ExposedAgent, args: Record<string, unknown>, era: Era, options: AgentTaskOptions,
+  requestedTtl?: unknown,
 ): Promise<Record<string, unknown>> {
   const started = await beginAgentRun(deps, agent, args);
   if ('refused' in started) return started.refused;
@@ -152,7 +164,7 @@ export async function startAgentTask(
     ? Math.min(MAX_TTL_MS, Math.max(MIN_TTL_MS, Math.round(requestedTtl))) : DEFAULT_TTL_MS;
   let task: AgentTask;
   try {
-    task = await insertAgentTask(deps.db, { runId: started.runId, scope: options.scope, ttlMs, pollMs: POLL_MS });
+    task = await recordAgentTask(deps.db, { runId: started.runId, scope: options.scope, ttlMs, pollMs: POLL_MS });
   } catch (err) {
     // A run no client can find would go on unseen.
     await cancelWorkflow(deps, started.runId);
@@ -172,12 +184,10 @@ export async function startAgentTask(
     : { resultType: 'task', ...body };
 }
 
-async function taskAndRun(deps: AgentCallDeps, scope: TaskScope, taskId: string): Promise<{ task: AgentTask; run: RunView }> {
-  if (taskId.length > 128) throw unknownTask();
-  const task = await findAgentTask(deps.db, taskId, scope);
-  const run = task && await readRun(deps.db, taskId);
-  if (!task || !run) throw unknownTask();
-  return { task, run };
+async function taskAndRun(deps: AgentCallDeps, scope: TaskScope, taskId: string): Promise<TaskRun> {
+  const found = taskId.length > 128 ? undefined : await findTaskRun(deps.db, scope, taskId);
+  if (!found) throw unknownTask();
+  return found;
 }
 
 /** 2025: a task that has ended is refused (-32602); 2026: the cancel of an ended task is acknowledged as any other. */
@@ -241,10 +251,11 @@ export function registerTaskHandlers(
     const live = follow(ctx);
     const ask = live.ask;
     const related = { [RELATED_TASK_META]: { taskId } };
+    const naming: Partial<AgentCallContext> = ask
+      ? { ask: (params, signal) => ask({ ...params, _meta: { ...params._meta, ...related } }, signal) }
+      : {};
     const result: CallToolResult = run.status === 'running'
-      ? await resumeAgentCall(deps, taskId, {
-        ...live, progress: undefined, ...(ask ? { ask: (params, signal) => ask({ ...params, _meta: { ...params._meta, ...related } }, signal) } : {}),
-      }) as CallToolResult
+      ? await resumeAgentCall(deps, taskId, { ...live, progress: undefined, ...naming }) as CallToolResult
       : runOutcome(run, metaOf(run));
     return { ...result, _meta: { ...result._meta, ...related } };
   });
@@ -253,13 +264,8 @@ export function registerTaskHandlers(
     return taskBody(task, run, 'legacy');
   });
   server.setRequestHandler('tasks/list', { params: v1.ListTasksRequestV1Schema.shape.params }, async (params) => {
-    const page = await listAgentTasks(deps.db, scope, LIST_PAGE + 1, afterCursor(params?.cursor));
-    const shown = page.slice(0, LIST_PAGE);
-    const tasks = [];
-    for (const task of shown) {
-      const run = await readRun(deps.db, task.runId);
-      if (run) tasks.push(taskBody(task, run, 'legacy'));
-    }
-    return { tasks, ...(page.length > LIST_PAGE ? { nextCursor: cursorOf(shown[shown.length - 1]) } : {}) };
+    const page = await pageTaskRuns(deps.db, scope, LIST_PAGE, afterCursor(params?.cursor));
+    const tasks = page.tasks.map(({ task, run }) => taskBody(task, run, 'legacy'));
+    return { tasks, ...(page.more && page.last ? { nextCursor: cursorOf(page.last) } : {}) };
   });
 }

@@ -1,11 +1,10 @@
 import type { ElicitRequestFormParams, ElicitResult } from '@modelcontextprotocol/server';
 import type { ApprovalDecision } from '../core/approval';
-import { toolCallArguments } from '../store/approvals';
-import type { Db } from '../store/pool';
-import type { RunEvent } from '../store/runs/events';
 import type { Logger } from '../platform/logger';
-import { HttpProblem } from '../use-cases/problem';
+import { requestedArguments, type ApprovalDeps } from '../use-cases/runs/approvals';
+import type { RunEvent } from '../use-cases/runs/follow-events';
 import { shortened } from '../core/truncated-text';
+import { settledElsewhere } from './engine-errors';
 
 /**
  * Deciding a run's approvals through the MCP client that started it: over stdio (`agent-engine
@@ -32,7 +31,10 @@ export function approvalForm(name: string, args: unknown): ElicitRequestFormPara
     requestedSchema: {
       type: 'object',
       properties: {
-        decision: { type: 'string', title: 'Decision', enum: ['approve', 'deny'], description: 'approve runs the tool; deny tells the agent it may not' },
+        decision: {
+          type: 'string', title: 'Decision', enum: ['approve', 'deny'],
+          description: 'approve runs the tool; deny tells the agent it may not',
+        },
         reason: { type: 'string', title: 'Reason', description: 'Optional; with deny the agent reads it', maxLength: 1_000 },
       },
       required: ['decision'],
@@ -55,17 +57,19 @@ export function decisionOf(result: ElicitResult): { decision: ApprovalDecision; 
  * meanwhile elsewhere (409), a client that cannot answer, or one that went away leave the run as it is.
  */
 export async function askForApproval(
-  deps: { db: Db; logger: Logger; ask: AskClient; apply: ApplyDecision }, runId: string, event: RunEvent, signal: AbortSignal,
+  deps: { db: ApprovalDeps['db']; logger: Logger; ask: AskClient; apply: ApplyDecision }, runId: string, event: RunEvent,
+  signal: AbortSignal,
 ): Promise<void> {
-  const { toolCallId, name, turn, index } = event.data as { toolCallId: string; name: string; turn?: unknown; index?: unknown };
+  const { toolCallId, name } = event.data as { toolCallId: string; name: string };
   try {
-    const args = await toolCallArguments(deps.db, runId, { turn, index });
+    const args = await requestedArguments(deps.db, runId, event);
     const answer = decisionOf(await deps.ask(approvalForm(name, args), signal));
     if (!answer || signal.aborted) return;
     await deps.apply({ runId, toolCallId, ...answer });
   } catch (err) {
     // Decided meanwhile (through the API, the CLI or the timeout), or the call ended and no longer asks.
-    if ((err instanceof HttpProblem && err.status === 409) || signal.aborted) return;
-    deps.logger.warn({ runId, toolCallId, err: (err as Error).message }, 'asking the MCP client about an approval failed; the call waits for another decision');
+    if (settledElsewhere(err) || signal.aborted) return;
+    deps.logger.warn({ runId, toolCallId, err: (err as Error).message },
+      'asking the MCP client about an approval failed; the call waits for another decision');
   }
 }

@@ -1,14 +1,11 @@
 import {
-  CLIENT_CAPABILITIES_META_KEY, createRequestStateCodec, inputRequired, inputResponse, ProtocolError, ProtocolErrorCode,
+  CLIENT_CAPABILITIES_META_KEY, createRequestStateCodec, inputRequired, inputResponse,
 } from '@modelcontextprotocol/server';
 import type { ClientCapabilities, InputRequiredResult, ServerContext } from '@modelcontextprotocol/server';
 import type { ApprovalDecision } from '../core/approval';
-import { pendingApprovals } from '../store/approvals';
-import type { Db } from '../store/pool';
-import { HttpProblem } from '../use-cases/problem';
-import { decideApproval } from '../use-cases/runs/approvals';
-import type { Client } from '@temporalio/client';
+import { decideApproval, firstPendingApproval, type ApprovalDeps } from '../use-cases/runs/approvals';
 import { approvalForm, decisionOf } from './approval-elicitation';
+import { clientError } from './engine-errors';
 
 /**
  * Approvals asked of a 2026-era client (multi-round-trip requests): the call returns `input_required`
@@ -43,14 +40,14 @@ export interface ApprovalQuestions {
  * `keyKind` names who may echo the state back (the API key kind over HTTP): a state is bound to it
  * and to the method, so that it is refused when echoed with another key or on another method.
  */
-export function approvalQuestions(deps: { db: Db; client: Client }, key: Buffer, keyKind: string): ApprovalQuestions {
+export function approvalQuestions(deps: ApprovalDeps, key: Buffer, keyKind: string): ApprovalQuestions {
   const bind = (ctx: ServerContext) => `${keyKind}\0${ctx.mcpReq.method}`;
   const verifier = createRequestStateCodec<ApprovalState>({ key, bind });
   return {
     verify: (state, ctx) => verifier.verify(state, ctx),
 
     async ask(runId, ctx, skip) {
-      const pending = (await pendingApprovals(deps.db, runId)).find((a) => a.toolCallId !== skip);
+      const pending = await firstPendingApproval(deps.db, runId, skip);
       if (!pending) return undefined;
       // Valid at least as long as the approval can still be decided.
       const ttlSeconds = Math.max(0, Math.ceil((Date.parse(pending.expiresAt) - Date.now()) / 1000)) + TTL_MARGIN_S;
@@ -63,15 +60,13 @@ export function approvalQuestions(deps: { db: Db; client: Client }, key: Buffer,
 
     async answer(state, ctx) {
       const view = inputResponse(ctx.mcpReq.inputResponses, FORM_KEY);
-      const answer = view.kind === 'elicit' ? decisionOf({ action: view.action, content: view.content as Record<string, string> | undefined }) : undefined;
+      const content = view.kind === 'elicit' ? view.content as Record<string, string> | undefined : undefined;
+      const answer = view.kind === 'elicit' ? decisionOf({ action: view.action, content }) : undefined;
       if (!answer) return false;
       try {
         await decideApproval(deps, { runId: state.runId, toolCallId: state.toolCallId, ...bounded(answer), keyKind: 'mcp_client' });
       } catch (err) {
-        if (err instanceof HttpProblem && (err.status === 409 || err.status === 404)) {
-          throw new ProtocolError(ProtocolErrorCode.InvalidParams, err.message, { reason: err.code, ...err.extensions });
-        }
-        throw err;
+        throw clientError(err);
       }
       return true;
     },

@@ -1,10 +1,10 @@
 import { ProtocolError, ProtocolErrorCode, type ElicitResult } from '@modelcontextprotocol/server';
 import type { RunView } from '../core/run-view';
-import { HttpProblem } from '../use-cases/problem';
 import { decideApproval } from '../use-cases/runs/approvals';
 import { answerInput } from '../use-cases/runs/run-inputs';
-import type { AgentCallDeps } from './agent-call';
+import type { AgentCallDeps } from './call-context';
 import { decisionOf } from './approval-elicitation';
+import { clientError } from './engine-errors';
 
 /**
  * A 2026-era client's answers to a task's questions (tasks/update): each key names what the task
@@ -18,10 +18,16 @@ const REASON_CHARS = 1_000;
 
 const invalid = (message: string, data?: Record<string, unknown>) => new ProtocolError(ProtocolErrorCode.InvalidParams, message, data);
 
+const notAsked = (key: string) => invalid(`The task does not ask ${key}`, { reason: 'not_asked' });
+
 function asElicitResult(value: unknown, key: string): ElicitResult {
   const v = value as { action?: unknown; content?: unknown } | null;
-  if (!v || typeof v !== 'object' || !['accept', 'decline', 'cancel'].includes(String(v.action))) throw invalid(`inputResponses.${key} must be an elicitation result (action accept, decline or cancel)`);
-  if (v.content !== undefined && (typeof v.content !== 'object' || v.content === null || Array.isArray(v.content))) throw invalid(`inputResponses.${key}.content must be an object`);
+  if (!v || typeof v !== 'object' || !['accept', 'decline', 'cancel'].includes(String(v.action))) {
+    throw invalid(`inputResponses.${key} must be an elicitation result (action accept, decline or cancel)`);
+  }
+  if (v.content !== undefined && (typeof v.content !== 'object' || v.content === null || Array.isArray(v.content))) {
+    throw invalid(`inputResponses.${key}.content must be an object`);
+  }
   return v as ElicitResult;
 }
 
@@ -32,24 +38,32 @@ export async function answerTaskInputs(deps: AgentCallDeps, run: RunView, respon
   for (const key of keys) {
     const result = asElicitResult(responses[key], key);
     try {
-      if (key.startsWith('approval:')) {
-        const toolCallId = key.slice('approval:'.length);
-        if (!run.pendingApprovals.some((a) => a.toolCallId === toolCallId)) throw invalid(`The task does not ask ${key}`, { reason: 'not_asked' });
-        const decision = decisionOf(result);
-        if (!decision) continue;
-        const reason = decision.reason?.slice(0, REASON_CHARS);
-        await decideApproval(deps, { runId: run.id, toolCallId, decision: decision.decision, ...(reason ? { reason } : {}), keyKind: 'mcp_client' });
-      } else if (key.startsWith('input:')) {
-        const inputId = key.slice('input:'.length);
-        if (!run.pendingInputs.some((i) => i.inputId === inputId)) throw invalid(`The task does not ask ${key}`, { reason: 'not_asked' });
-        await answerInput({ ...deps, onSignalFailed: (err) => deps.logger.warn({ err, runId: run.id }, 'an answer did not reach its run; its wait finds it') },
-          run.id, inputId, { action: result.action, ...(result.content ? { content: result.content as Record<string, unknown> } : {}) });
-      } else {
-        throw invalid(`The task does not ask ${key.slice(0, 200)}`, { reason: 'not_asked' });
-      }
+      if (key.startsWith('approval:')) await decideAsked(deps, run, key, result);
+      else if (key.startsWith('input:')) await answerAsked(deps, run, key, result);
+      else throw notAsked(key.slice(0, 200));
     } catch (err) {
-      if (err instanceof HttpProblem && err.status < 500) throw invalid(err.message, { reason: err.code });
-      throw err;
+      throw clientError(err);
     }
   }
+}
+
+/** An answer to an approval form: the decision it names (a dismissed form decides nothing). */
+async function decideAsked(deps: AgentCallDeps, run: RunView, key: string, result: ElicitResult): Promise<void> {
+  const toolCallId = key.slice('approval:'.length);
+  if (!run.pendingApprovals.some((a) => a.toolCallId === toolCallId)) throw notAsked(key);
+  const decision = decisionOf(result);
+  if (!decision) return;
+  const reason = decision.reason?.slice(0, REASON_CHARS);
+  await decideApproval(deps, {
+    runId: run.id, toolCallId, decision: decision.decision, ...(reason ? { reason } : {}), keyKind: 'mcp_client',
+  });
+}
+
+/** An answer to an MCP server's question, as POST /v1/runs/:id/inputs/:inputId takes it. */
+async function answerAsked(deps: AgentCallDeps, run: RunView, key: string, result: ElicitResult): Promise<void> {
+  const inputId = key.slice('input:'.length);
+  if (!run.pendingInputs.some((i) => i.inputId === inputId)) throw notAsked(key);
+  const onSignalFailed = (err: unknown) => deps.logger.warn({ err, runId: run.id }, 'an answer did not reach its run; its wait finds it');
+  const content = result.content ? { content: result.content as Record<string, unknown> } : {};
+  await answerInput({ ...deps, onSignalFailed }, run.id, inputId, { action: result.action, ...content });
 }

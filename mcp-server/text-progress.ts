@@ -1,6 +1,4 @@
-import type { Queryable } from '../store/pool';
-import type { RunChangeFeed } from '../store/runs/change-feed';
-import { followTurnText } from '../use-cases/runs/follow-text';
+import { followTurnText, type TextFollowDeps } from '../use-cases/runs/follow-text';
 
 /**
  * The model's words for an MCP client that asked for progress: each notification's message holds
@@ -11,7 +9,7 @@ const EVERY_MS = 250;
 const MESSAGE_CHARS = 1_000;
 
 export function textProgress(
-  deps: { db: Queryable; changes: RunChangeFeed }, runId: string, report: (message: string) => Promise<unknown>,
+  deps: TextFollowDeps, runId: string, report: (message: string) => Promise<unknown>,
 ): { close(): void } {
   const texts = new Map<number, string>();
   let turn = 0;

@@ -1,3 +1,4 @@
+import { EngineError } from '../core/engine-error';
 import type { NamedKind, OperatorNames } from '../platform/operator-names';
 
 /**
@@ -6,15 +7,25 @@ import type { NamedKind, OperatorNames } from '../platform/operator-names';
  * API decides it from the request's key (api/auth.ts AdminPolicy).
  */
 export interface Caller {
-  /** Throws a 403 naming `field` unless the caller is the operator; `alternative` says where else it can be done. */
-  requireAdmin(field: string, alternative?: string): void;
+  readonly isOperator: boolean;
+  /** what a caller who is not the operator is told to do instead (the API: send the admin key) */
+  readonly operatorHint: string;
+}
+
+/** Refuses (admin_required, naming `field`) unless the caller is the operator; `alternative` says where else it can be done. */
+export function requireAdmin(caller: Caller, field: string, alternative?: string): void {
+  if (caller.isOperator) return;
+  const elsewhere = alternative ? `; ${alternative}` : '';
+  throw new EngineError('admin_required', `${field}: only the operator may set this; ${caller.operatorHint}${elsewhere}`, { field });
 }
 
 /**
- * A 403 naming `field` unless the caller is the operator, when the operator's files refer to
+ * Refuses naming `field` unless the caller is the operator, when the operator's files refer to
  * `name` (platform/operator-names.ts): whoever takes or frees such a name decides what they find.
  */
-export function requireAdminForName(caller: Caller, names: OperatorNames, named: { kind: NamedKind; name: string; field: string }): void {
+export function requireAdminForName(
+  caller: Caller, names: OperatorNames, named: { kind: NamedKind; name: string; field: string },
+): void {
   const by = names.referrers(named.kind, named.name);
-  if (by.length > 0) caller.requireAdmin(named.field, `the ${named.kind} name ${named.name} is referred to by ${by.join(', ')}`);
+  if (by.length > 0) requireAdmin(caller, named.field, `the ${named.kind} name ${named.name} is referred to by ${by.join(', ')}`);
 }

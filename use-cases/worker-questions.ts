@@ -10,7 +10,7 @@ import type { DiscoveredIntegration } from '../core/discovery';
 import type {
   authorizeIntegrationWorkflow, capabilitiesWorkflow, completeAuthorizationWorkflow, contextPreviewWorkflow, revokeAuthorizationWorkflow,
 } from '../workflows/helper-workflows';
-import { HttpProblem } from './problem';
+import { EngineError } from '../core/engine-error';
 
 /*
  * Questions only a worker can answer (only workers talk to MCP servers): the API starts a short
@@ -40,7 +40,7 @@ interface Question<W extends Workflow> {
   /** "listed the capabilities of integration x": what no worker did in time */
   what: string;
   /** the failure of a worker's answer, by the failure type its activity threw */
-  failed: (type: string | undefined, message: string) => HttpProblem;
+  failed: (type: string | undefined, message: string) => EngineError;
 }
 
 async function askWorker<W extends Workflow>(deps: WorkerQuestionDeps, q: Question<W>): Promise<Awaited<ReturnType<W>>> {
@@ -65,8 +65,9 @@ async function askWorker<W extends Workflow>(deps: WorkerQuestionDeps, q: Questi
   } catch (err) {
     if (abort.signal.aborted) {
       // Nobody will read a late answer (or any: the caller went away): stop the workflow rather than leave it for the execution timeout.
-      await handle.terminate('the API stopped waiting').catch((e: Error) => deps.logger.debug({ err: e.message }, 'terminating a helper workflow failed'));
-      throw new HttpProblem(504, `No worker ${q.what} within ${deps.waitMs} ms`, 'timeout');
+      await handle.terminate('the API stopped waiting')
+        .catch((e: Error) => deps.logger.debug({ err: e.message }, 'terminating a helper workflow failed'));
+      throw new EngineError('timeout', `No worker ${q.what} within ${deps.waitMs} ms`);
     }
     if (!(err instanceof WorkflowFailedError)) throw err;
     // The activity failure wraps the application failure that carries the type.
@@ -95,11 +96,11 @@ export async function fetchCapabilities(deps: WorkerQuestionDeps, integration: I
     what: `listed the capabilities of integration ${integration.name}`,
     // Deleted between the API's check and the worker's read.
     failed: (type, message) => (type === 'IntegrationNotFound'
-      ? new HttpProblem(404, `Integration ${integration.id} does not exist`, 'not_found')
-      : new HttpProblem(502, `Listing the capabilities of integration ${integration.name} failed: ${message}`, 'unreachable')),
+      ? new EngineError('not_found', `Integration ${integration.id} does not exist`)
+      : new EngineError('unreachable', `Listing the capabilities of integration ${integration.name} failed: ${message}`)),
   });
   if (listed.status === 'unreachable') {
-    throw new HttpProblem(502, `Integration ${integration.name} is unreachable: ${listed.error ?? 'no reason given'}`, 'unreachable');
+    throw new EngineError('unreachable', `Integration ${integration.name} is unreachable: ${listed.error ?? 'no reason given'}`);
   }
   return { tools: listed.tools, resources: listed.resources, resourceTemplates: listed.resourceTemplates, prompts: listed.prompts };
 }
@@ -113,16 +114,16 @@ export function previewContext(deps: WorkerQuestionDeps, agentId: string, thread
     summary: `context preview of agent ${agentId}`,
     what: `built the context of agent ${agentId}`,
     failed: (type, message) => (type === 'AgentNotFound' || type === 'ThreadNotFound'
-      ? new HttpProblem(404, message, 'not_found')
-      : new HttpProblem(502, `Building the context of agent ${agentId} failed: ${message}`, 'preview_failed')),
+      ? new EngineError('not_found', message)
+      : new EngineError('preview_failed', `Building the context of agent ${agentId} failed: ${message}`)),
   });
 }
 
 
 const oauthFailure = (integration: IntegrationTarget, doing: string) => (type: string | undefined, message: string) => {
-  if (type === 'IntegrationNotFound') return new HttpProblem(404, `Integration ${integration.id} does not exist`, 'not_found');
-  if (type === 'NotAuthorizable') return new HttpProblem(400, message, 'not_authorizable');
-  return new HttpProblem(502, `${doing} ${integration.name} failed: ${message}`, 'authorization_failed');
+  if (type === 'IntegrationNotFound') return new EngineError('not_found', `Integration ${integration.id} does not exist`);
+  if (type === 'NotAuthorizable') return new EngineError('not_authorizable', message);
+  return new EngineError('authorization_failed', `${doing} ${integration.name} failed: ${message}`);
 };
 
 /** Discovery and registration on a worker; the id of the authorization, whose URL PostgreSQL keeps. */

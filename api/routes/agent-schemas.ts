@@ -19,7 +19,8 @@ const contextMessage = z.object({
 });
 
 export const contextQuery = z.strictObject({
-  threadId: z.string().min(1).max(128).optional().describe('a thread whose metadata the agent\'s promptWhen conditions are tested against; without it, no thread metadata matches'),
+  threadId: z.string().min(1).max(128).optional()
+    .describe('a thread whose metadata the agent\'s promptWhen conditions are tested against; without it, no thread metadata matches'),
 });
 
 const promptDecision = z.object({
@@ -31,8 +32,11 @@ const promptDecision = z.object({
 
 export const agentContextSchema = z.object({
   messages: z.array(contextMessage),
-  decisions: z.array(promptDecision).describe('why each conventional prompt was or was not injected, integration by integration in prefix order'),
+  decisions: z.array(promptDecision)
+    .describe('why each conventional prompt was or was not injected, integration by integration in prefix order'),
   totalTokens: z.int().describe('the sum of the messages\' tokens, without the few tokens a provider adds around each message'),
-  tokensEstimated: z.boolean().describe('true: counted (in whole or in part) as 4 characters a token, the model having no exact tokenizer here'),
-  tokenizer: z.enum(['o200k_base', 'cl100k_base', 'chars/4']).describe('how tokens were counted: the OpenAI encoding of the agent\'s model, or the estimate'),
+  tokensEstimated: z.boolean()
+    .describe('true: counted (in whole or in part) as 4 characters a token, the model having no exact tokenizer here'),
+  tokenizer: z.enum(['o200k_base', 'cl100k_base', 'chars/4'])
+    .describe('how tokens were counted: the OpenAI encoding of the agent\'s model, or the estimate'),
 });

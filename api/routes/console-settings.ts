@@ -8,8 +8,10 @@ export interface ConsoleSettings {
 }
 
 const consoleSettingsSchema = z.object({
-  temporalUiUrl: z.string().nullable().describe('the Temporal Web UI\'s base URL; null: none is configured (TEMPORAL_UI_URL), and the console links no run there'),
-  namespace: z.string().describe('the Temporal namespace of the runs: a run\'s workflow is {temporalUiUrl}/namespaces/{namespace}/workflows/{run id}'),
+  temporalUiUrl: z.string().nullable()
+    .describe('the Temporal Web UI\'s base URL; null: none is configured (TEMPORAL_UI_URL), and the console links no run there'),
+  namespace: z.string()
+    .describe('the Temporal namespace of the runs: a run\'s workflow is {temporalUiUrl}/namespaces/{namespace}/workflows/{run id}'),
 });
 
 /** What the console needs besides the API's data: where a run's workflow can be looked at. */

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { CONSOLE_FILES, type ConsoleFile } from '../../console/files';
 import { projectRoot } from '../../platform/paths';
-import { HttpProblem } from '../../use-cases/problem';
+import { HttpProblem } from '../problem';
 
 /**
  * The console (docs/console.md): its page and static files, outside /v1 and without a key, after
@@ -59,7 +59,8 @@ async function readBuild(dir: string): Promise<Build> {
   for (const file of Object.keys(CONSOLE_FILES) as ConsoleFile[]) {
     const content = await fs.readFile(path.join(dir, file)).catch(() => undefined);
     if (!content) {
-      throw new HttpProblem(503, `The console is not built (console/dist has no ${file}): run npm run build (npm start builds it too)`, 'console_not_built');
+      const how = 'run npm run build (npm start builds it too)';
+      throw new HttpProblem(503, `The console is not built (console/dist has no ${file}): ${how}`, 'console_not_built');
     }
     files.set(file, content);
   }

@@ -2,10 +2,11 @@ import type { Client } from '@temporalio/client';
 import { z } from 'zod';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import type { Db } from '../../store/pool';
 import type { Logger } from '../../platform/logger';
 import type { AdminPolicy } from '../auth';
-import { completeAuthorizationRedirect, revokeAuthorization, startAuthorization } from '../../use-cases/integrations/integration-authorization';
+import {
+  completeAuthorizationRedirect, revokeAuthorization, startAuthorization, type AuthorizationDeps, type RedirectOutcome,
+} from '../../use-cases/integrations/integration-authorization';
 import { idParams, problemResponse, timestamp } from '../schemas';
 import { authorizationFields } from './integration-schemas';
 
@@ -19,7 +20,7 @@ import { authorizationFields } from './integration-schemas';
 export const OAUTH_CALLBACK_PATH = '/oauth/callback';
 
 export interface OAuthRoutesOptions {
-  db: Db;
+  db: AuthorizationDeps['db'];
   client: Client;
   taskQueue: string;
   logger: Logger;
@@ -50,6 +51,9 @@ function page(reply: FastifyReply, status: number, title: string, detail: string
       + `<body><h1>${escapeHtml(title)}</h1><p>${escapeHtml(detail)}</p><p>You can close this window.</p></body></html>`);
 }
 
+/** The page's status for each outcome of the redirect. */
+const PAGE_STATUS: Record<RedirectOutcome['kind'], number> = { authorized: 200, refused: 400, failed: 502, no_answer: 504 };
+
 const htmlPage = (description: string) => ({ description, content: { 'text/html': { schema: z.string() } } });
 
 const callbackQuery = z.looseObject({
@@ -64,12 +68,16 @@ export const oauthCallbackRoutes: FastifyPluginAsyncZod<Omit<OAuthRoutesOptions,
 
   app.get(OAUTH_CALLBACK_PATH, {
     schema: {
-      tags: ['integrations'], summary: "The authorization server's redirect back: a page for the person's browser, not JSON", querystring: callbackQuery,
-      response: { 200: htmlPage('Authorized'), 400: htmlPage('Refused, unknown, used or expired'), 502: htmlPage('The exchange failed'), 504: htmlPage('No worker answered') },
+      tags: ['integrations'], summary: "The authorization server's redirect back: a page for the person's browser, not JSON",
+      querystring: callbackQuery,
+      response: {
+        200: htmlPage('Authorized'), 400: htmlPage('Refused, unknown, used or expired'), 502: htmlPage('The exchange failed'),
+        504: htmlPage('No worker answered'),
+      },
     },
   }, async (request, reply) => {
     const outcome = await completeAuthorizationRedirect(deps, request.query, request.log);
-    return page(reply, outcome.status, outcome.title, outcome.detail);
+    return page(reply, PAGE_STATUS[outcome.kind], outcome.title, outcome.detail);
   });
 };
 
@@ -78,10 +86,12 @@ export const integrationOAuthRoutes: FastifyPluginAsyncZod<OAuthRoutesOptions> =
 
   app.post('/integrations/:id/authorize', {
     schema: {
-      tags: ['integrations'], summary: 'Start the OAuth authorization of an HTTP integration (admin): returns the URL a person opens', params: idParams,
+      tags: ['integrations'], summary: 'Start the OAuth authorization of an HTTP integration (admin): returns the URL a person opens',
+      params: idParams,
       response: {
         200: z.object({ authorizationUrl: z.string(), expiresAt: timestamp, redirectUrl: z.string() }),
-        400: problemResponse('Not an HTTP integration'), 403: problemResponse('Needs the admin key'), 404: problemResponse('No such integration'),
+        400: problemResponse('Not an HTTP integration'), 403: problemResponse('Needs the admin key'),
+        404: problemResponse('No such integration'),
         502: problemResponse('The server or its authorization server failed'), 504: problemResponse('No worker answered in time'),
       },
     },
@@ -92,7 +102,8 @@ export const integrationOAuthRoutes: FastifyPluginAsyncZod<OAuthRoutesOptions> =
       tags: ['integrations'], summary: 'Revoke (at the server when it offers revocation) and forget the tokens (admin)', params: idParams,
       response: {
         200: z.object({ ...authorizationFields, revokedAtServer: z.boolean() }),
-        400: problemResponse('Not an HTTP integration'), 403: problemResponse('Needs the admin key'), 404: problemResponse('No such integration'),
+        400: problemResponse('Not an HTTP integration'), 403: problemResponse('Needs the admin key'),
+        404: problemResponse('No such integration'),
         502: problemResponse('The worker failed'), 504: problemResponse('No worker answered in time'),
       },
     },

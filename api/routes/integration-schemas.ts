@@ -20,7 +20,8 @@ const publicTransport = z.object({
 /** An integration's OAuth state (store/integrations/oauth.ts): never a token. */
 export const authorizationFields = {
   authorization: z.enum(['not_required', 'required', 'authorized', 'expired'])
-    .describe('required: an operator must authorize it (POST /v1/integrations/{id}/authorize); expired: authorized once, no longer renewable'),
+    .describe('required: an operator must authorize it (POST /v1/integrations/{id}/authorize); '
+      + 'expired: authorized once, no longer renewable'),
   expiresAt: timestamp.describe("the access token's expiry; workers refresh it before").optional(),
   scopes: strings.optional(),
   authorizedAt: timestamp.optional(),
@@ -36,9 +37,11 @@ export const integrationSchema = z.object({
   }).shape,
   elicitationTimeout: z.string().optional(),
   taskTimeout: z.string().optional(),
-  promptCacheTtl: z.string().nullable().describe('how long a worker keeps the conventional prompts it fetched; null: none are kept').optional(),
+  promptCacheTtl: z.string().nullable()
+    .describe('how long a worker keeps the conventional prompts it fetched; null: none are kept').optional(),
   protocolEra: z.enum(PROTOCOL_ERAS).nullable()
-    .describe('the era the engine speaks with this server: the pinned one, or the one negotiated last (null: not yet connected)').optional(),
+    .describe('the era the engine speaks with this server: the pinned one, or the one negotiated last (null: not yet connected)')
+    .optional(),
   ...optionalAuthorization,
   createdAt: timestamp, updatedAt: timestamp,
 });
@@ -53,9 +56,13 @@ export const capabilitiesSchema = z.object({
     name: z.string(), title: z.string().optional(), description: z.string().optional(), inputSchema: open, annotations: open.optional(),
   })),
   resources: z.array(z.object({ uri: z.string(), name: z.string(), description: z.string().optional(), mimeType: z.string().optional() })),
-  resourceTemplates: z.array(z.object({ uriTemplate: z.string(), name: z.string(), description: z.string().optional(), mimeType: z.string().optional() })),
+  resourceTemplates: z.array(z.object({
+    uriTemplate: z.string(), name: z.string(), description: z.string().optional(), mimeType: z.string().optional(),
+  })),
   prompts: z.array(z.object({
     name: z.string(), description: z.string().optional(),
-    arguments: z.array(z.object({ name: z.string().optional(), description: z.string().optional(), required: z.boolean().optional() })).optional(),
+    arguments: z.array(z.object({
+      name: z.string().optional(), description: z.string().optional(), required: z.boolean().optional(),
+    })).optional(),
   })),
 });

@@ -2,8 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { isInitializeRequest, type Server } from '@modelcontextprotocol/server';
 import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { dbCallRegistry, type CallRegistry } from '../../mcp-server/call-registry';
-import type { Db } from '../../store/pool';
+import type { CallRegistry } from '../../use-cases/runs/call-registry';
 
 /**
  * The 2025 era of /mcp, stateless: each request gets its own Server (from the same builder as the
@@ -13,7 +12,9 @@ import type { Db } from '../../store/pool';
  * notification (a POST of its own, perhaps to another process) can be paired with its call
  * through mcp_calls.
  */
-export function legacyMcpLeg(db: Db, build: (registry: CallRegistry | undefined, request: FastifyRequest) => Server) {
+export function legacyMcpLeg(
+  registryOf: (sessionId: string) => CallRegistry, build: (registry: CallRegistry | undefined, request: FastifyRequest) => Server,
+) {
   const open = new Set<NodeStreamableHTTPServerTransport>();
 
   const serve = async (request: FastifyRequest, reply: FastifyReply) => {
@@ -24,7 +25,7 @@ export function legacyMcpLeg(db: Db, build: (registry: CallRegistry | undefined,
     const transport = new NodeStreamableHTTPServerTransport({
       sessionIdGenerator: initializing ? () => `mcps_${randomUUID().replace(/-/g, '')}` : undefined,
     });
-    const server = build(sessionId ? dbCallRegistry(db, sessionId) : undefined, request);
+    const server = build(sessionId ? registryOf(sessionId) : undefined, request);
     open.add(transport);
     transport.onerror = (err) => request.log.debug({ err }, 'MCP transport error');
     // The SDK writes the response itself; Fastify must not touch it.

@@ -2,13 +2,14 @@ import { createMcpHandler, isLegacyRequest, type AuthInfo } from '@modelcontextp
 import { toNodeHandler, toWebRequest } from '@modelcontextprotocol/node';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { hasApiKey, requireApiKey } from '../auth';
-import type { AgentCallDeps } from '../../mcp-server/agent-call';
 import { createAgentMcpServer } from '../../mcp-server/agent-server';
 import { approvalQuestions } from '../../mcp-server/approval-input';
+import type { AgentCallDeps } from '../../mcp-server/call-context';
+import type { TaskScope } from '../../use-cases/runs/agent-tasks';
+import { dbCallRegistry } from '../../use-cases/runs/call-registry';
 import { closingSignal } from '../closing-signal';
 import { legacyMcpLeg } from './mcp-legacy';
 import { extTasks } from '../../platform/ext-tasks';
-import type { TaskScope } from '../../store/agent-tasks';
 
 export interface McpHttpDeps extends AgentCallDeps {
   /** when set, /mcp requires `Authorization: Bearer <apiKey>` (or the admin key) like /v1 */
@@ -23,6 +24,8 @@ export interface McpHttpDeps extends AgentCallDeps {
 const jsonRpcError = (reply: FastifyReply, status: number, message: string, code = -32000, id: unknown = null) =>
   reply.code(status).type('application/json')
     .send({ jsonrpc: '2.0', error: { code, message }, id });
+
+const LISTEN_REFUSED = 'subscriptions/listen is not offered: list tools and prompts again to see changes';
 
 const isListen = (body: unknown) => (body as { method?: unknown } | null)?.method === 'subscriptions/listen';
 
@@ -43,7 +46,7 @@ export const mcpHttpRoutes: FastifyPluginAsync<McpHttpDeps> = async (app, deps) 
   const ext = deps.agentTasks === false ? undefined : await extTasks();
   // Calls in flight would otherwise hold a shutdown until their runs end; their runs go on regardless.
   const closing = closingSignal(app);
-  const legacy = legacyMcpLeg(deps.db, (registry, request) => createAgentMcpServer(deps, {
+  const legacy = legacyMcpLeg((sessionId) => dbCallRegistry(deps.db, sessionId), (registry, request) => createAgentMcpServer(deps, {
     era: 'legacy', registry, stop: closing, tasks: ext && { ext, scope: scopeOf(keyKind(request)) },
   }));
   const modern = createMcpHandler(({ authInfo }) => createAgentMcpServer(deps, {
@@ -62,13 +65,14 @@ export const mcpHttpRoutes: FastifyPluginAsync<McpHttpDeps> = async (app, deps) 
     if (Array.isArray(body) && body.length === 0) return jsonRpcError(reply, 400, 'Invalid Request: an empty batch', -32600);
     if (await isLegacyRequest(await toWebRequest(request.raw, body), body)) return legacy.serve(request, reply);
     // Change notifications would have to reach listeners on every API process; agents are read per request instead.
-    if (isListen(body)) return jsonRpcError(reply, 200, 'subscriptions/listen is not offered: list tools and prompts again to see changes', -32601, (body as { id?: unknown }).id ?? null);
+    if (isListen(body)) return jsonRpcError(reply, 200, LISTEN_REFUSED, -32601, (body as { id?: unknown }).id ?? null);
     reply.hijack();
     const authInfo: AuthInfo = { token: '', clientId: keyKind(request), scopes: [] };
     await serveModern(Object.assign(request.raw, { auth: authInfo }), reply.raw, body);
   });
 
   // Stateless: no standalone SSE stream to open and no session to end (the spec allows 405 for both).
-  app.get('/mcp', { schema: { hide: true } }, async (_request, reply) => jsonRpcError(reply.header('allow', 'POST'), 405, 'Method not allowed: this server is stateless; POST requests only'));
-  app.delete('/mcp', { schema: { hide: true } }, async (_request, reply) => jsonRpcError(reply.header('allow', 'POST'), 405, 'Method not allowed: this server keeps no sessions'));
+  const postOnly = (reply: FastifyReply, why: string) => jsonRpcError(reply.header('allow', 'POST'), 405, `Method not allowed: ${why}`);
+  app.get('/mcp', { schema: { hide: true } }, async (_request, reply) => postOnly(reply, 'this server is stateless; POST requests only'));
+  app.delete('/mcp', { schema: { hide: true } }, async (_request, reply) => postOnly(reply, 'this server keeps no sessions'));
 };

@@ -22,9 +22,8 @@ export const oneShotRunRoutes: FastifyPluginAsyncZod<StartRunDeps> = async (app,
       },
     },
   }, async (request, reply) => {
-    const started = await startRunOnNewThread(deps, {
-      agentRef: request.body.agentId, input: request.body.input, limits: request.body.limits, idempotencyKey: request.headers['idempotency-key'],
-    });
+    const { agentId: agentRef, input, limits } = request.body;
+    const started = await startRunOnNewThread(deps, { agentRef, input, limits, idempotencyKey: request.headers['idempotency-key'] });
     return reply.code(202).send(await runAccepted(deps.db, started));
   });
 };

@@ -1,8 +1,6 @@
 import { z } from 'zod';
-import type { Client } from '@temporalio/client';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import type { Db } from '../../store/pool';
-import { answerInput } from '../../use-cases/runs/run-inputs';
+import { answerInput, type AnswerDeps } from '../../use-cases/runs/run-inputs';
 import type { RunViewCache } from '../../use-cases/runs/run-view-cache';
 import { id, problemResponse, timestamp } from '../schemas';
 
@@ -13,13 +11,19 @@ const answerBody = z.strictObject({
   // Each value is checked against the input's requestedSchema, without coercion; here only the size.
   content: z.record(z.string(), z.unknown())
     .refine((content) => Object.keys(content).length <= 100, 'at most 100 fields')
-    .meta({ maxProperties: 100, description: 'with accept, for a form-mode input: the fields, checked against the input\'s requestedSchema' })
+    .meta({
+      maxProperties: 100, description: 'with accept, for a form-mode input: the fields, checked against the input\'s requestedSchema',
+    })
     .optional(),
 });
 
 const answeredInput = z.object({ inputId: id, runId: id, toolCallId: z.string(), status: actions, answeredAt: timestamp });
 
-export const runInputRoutes: FastifyPluginAsyncZod<{ db: Db; client: Client; views: RunViewCache }> = async (app, { db, client, views }) => {
+export interface RunInputRouteDeps extends Omit<AnswerDeps, 'onSignalFailed'> {
+  views: RunViewCache;
+}
+
+export const runInputRoutes: FastifyPluginAsyncZod<RunInputRouteDeps> = async (app, { db, client, views }) => {
   app.post('/runs/:id/inputs/:inputId', {
     schema: {
       tags: ['runs'], summary: "Answer a question an MCP server asked during one of the run's tool calls (one of its pendingInputs)",
@@ -33,7 +37,8 @@ export const runInputRoutes: FastifyPluginAsyncZod<{ db: Db; client: Client; vie
       },
     },
   }, async (request) => {
-    const onSignalFailed = (err: unknown) => request.log.warn({ err: (err as Error)?.message }, 'the answer is stored; the run was not told of it');
+    const onSignalFailed = (err: unknown) => request.log.warn({ err: (err as Error)?.message },
+      'the answer is stored; the run was not told of it');
     const input = await answerInput({ db, client, onSignalFailed }, request.params.id, request.params.inputId, request.body);
     views.forget(input.runId);
     return { inputId: input.inputId, runId: input.runId, toolCallId: input.toolCallId, status: input.status, answeredAt: input.answeredAt };

@@ -1,11 +1,6 @@
-import type { Client } from '@temporalio/client';
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import type { Db } from '../../store/pool';
-import { resolveRef } from '../../store/refs';
-import { listRuns } from '../../use-cases/runs/list-runs';
-import { listRunsOfBuild } from '../../use-cases/runs/list-runs-by-build';
-import { HttpProblem } from '../../use-cases/problem';
+import { findRuns, type FindRunsDeps } from '../../use-cases/runs/find-runs';
 import { problemResponse, queryBoolean, queryInteger, timestamp } from '../schemas';
 import { runStatus } from '../../core/run-view';
 
@@ -18,9 +13,12 @@ const listRunsQuery = z.strictObject({
   agentId: z.string().min(1).max(128).regex(/^[A-Za-z0-9_.-]+$/).optional().describe('an agent id or name'),
   status: runStatus.optional(),
   waiting: queryBoolean.optional()
-    .describe('true: only runs waiting for a person: a tool call waiting for approval, an MCP server\'s question, or a reviewer\'s decision on its sampling request, of either protocol era (the waitingFor search attribute); false: only runs without'),
+    .describe('true: only runs waiting for a person: a tool call waiting for approval, an MCP server\'s question, '
+      + 'or a reviewer\'s decision on its sampling request, of either protocol era (the waitingFor search attribute); '
+      + 'false: only runs without'),
   buildId: z.string().min(1).max(200).regex(/^[A-Za-z0-9_.+-]+$/).optional()
-    .describe('only the runs whose last turn ran on this Worker Deployment build (the run object\'s version.buildId), newest first; not with waiting'),
+    .describe('only the runs whose last turn ran on this Worker Deployment build (the run object\'s version.buildId), newest first; '
+      + 'not with waiting'),
   cursor: z.string().min(1).max(4096).regex(/^[A-Za-z0-9_.-]+$/).optional().describe('nextCursor of the previous page'),
   limit: queryInteger(1, 100).default(20),
 });
@@ -33,11 +31,12 @@ const runSummary = z.object({
   endedAt: timestamp.nullable(),
 });
 
-export const runListRoutes: FastifyPluginAsyncZod<{ db: Db; client: Client }> = async (app, deps) => {
+export const runListRoutes: FastifyPluginAsyncZod<FindRunsDeps> = async (app, deps) => {
   app.get('/runs', {
     schema: {
       tags: ['runs'],
-      summary: 'List runs from Temporal visibility: running runs first (newest first), then ended runs, most recently ended first; ?waiting=true lists runs waiting for a person (approval or input)',
+      summary: 'List runs from Temporal visibility: running runs first (newest first), then ended runs, most recently ended first; '
+        + '?waiting=true lists runs waiting for a person (approval or input)',
       querystring: listRunsQuery,
       response: {
         200: z.object({ runs: z.array(runSummary), nextCursor: z.string().nullable() }),
@@ -46,14 +45,7 @@ export const runListRoutes: FastifyPluginAsyncZod<{ db: Db; client: Client }> = 
       },
     },
   }, async (request) => {
-    const { agentId: agentRef, buildId, ...filters } = request.query;
-    const agentId = agentRef === undefined ? undefined : await resolveRef(deps.db, 'agents', agentRef);
-    if (agentRef !== undefined && !agentId) throw new HttpProblem(404, `Agent ${agentRef} does not exist`, 'not_found');
-    const filtered = { ...filters, ...(agentId ? { agentId } : {}) };
-    if (buildId === undefined) return listRuns(deps, filtered);
-    // The build a run's turns ran on is in the database, not in Temporal visibility, which knows who waits.
-    if (filters.waiting !== undefined) throw new HttpProblem(400, 'buildId and waiting cannot be combined: list a build\'s runs, then read each', 'validation');
-    const { waiting: _waiting, ...byBuild } = filtered;
-    return listRunsOfBuild(deps.db, { ...byBuild, buildId });
+    const { agentId: agentRef, ...query } = request.query;
+    return findRuns(deps, { ...query, agentRef });
   });
 };

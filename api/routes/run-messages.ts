@@ -1,9 +1,7 @@
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import type { Db } from '../../store/pool';
-import { MESSAGE_PREVIEW_CHARS } from '../../store/threads/thread-messages';
-import { pageRunMessages } from '../../store/runs/transcript-page';
-import { runNotFound } from '../../use-cases/problem';
+import { pageRunConversation, type TranscriptDeps } from '../../use-cases/runs/run-messages';
+import { MESSAGE_PREVIEW_CHARS } from '../../use-cases/threads/threads';
 import { idParams, problemResponse, queryInteger } from '../schemas';
 import { messagePreviewFields } from './thread-schemas';
 
@@ -33,19 +31,19 @@ const runMessagePageSchema = z.object({
  * GET /v1/runs/:id/messages: a run's conversation so far, while it runs and after, from its own
  * transcript (the thread's messages receive it only when the run ends). The console's run page reads it.
  */
-export const runMessageRoutes: FastifyPluginAsyncZod<{ db: Db }> = async (app, { db }) => {
+export const runMessageRoutes: FastifyPluginAsyncZod<TranscriptDeps> = async (app, { db }) => {
   app.get('/runs/:id/messages', {
     schema: {
       tags: ['runs'],
-      summary: 'Read a run\'s conversation so far, in order, while it runs and after: its input, the model\'s replies with their tool calls, '
-        + 'and the tool results; long texts are cut, with their full size',
+      summary: 'Read a run\'s conversation so far, in order, while it runs and after: its input, '
+        + 'the model\'s replies with their tool calls, and the tool results; long texts are cut, with their full size',
       params: idParams, querystring: runMessagesQuery,
       response: { 200: runMessagePageSchema, 400: problemResponse('Invalid request'), 404: problemResponse('No such run') },
     },
   }, async (request) => {
     const [, turn, slot] = PLACE.exec(request.query.after)!;
-    const page = await pageRunMessages(db, request.params.id, { after: { turn: Number(turn), slot: Number(slot) }, limit: request.query.limit });
-    if (!page) throw runNotFound(request.params.id);
+    const after = { turn: Number(turn), slot: Number(slot) };
+    const page = await pageRunConversation(db, request.params.id, { after, limit: request.query.limit });
     return { input: page.input, messages: page.messages, nextAfter: page.next ? `${page.next.turn}.${page.next.slot}` : null };
   });
 };

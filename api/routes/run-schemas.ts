@@ -8,19 +8,21 @@ import { runLimitsSchema } from '../../core/run-limits';
 /** The runs endpoints' requests and small answers; the run object itself is core/run-view.ts's. */
 
 const input = z.string().min(1).max(MAX_RUN_INPUT_CHARS);
-const runLimits = runLimitsSchema.optional().describe('this run\'s budget: each limit is the smaller of this and the agent\'s (a run can tighten its agent\'s budget, never widen it)');
+const runLimits = runLimitsSchema.optional().describe('this run\'s budget: each limit is the smaller of this and the agent\'s '
+  + '(a run can tighten its agent\'s budget, never widen it)');
 
 export const startRunBody = z.strictObject({
   input,
-  agentId: id.optional().describe('runs this turn of the thread with another agent (id or name), which sees the thread\'s messages; the run and '
-    + 'its messages record that agent, the thread keeps its own, and a run without agentId is the thread\'s own agent\'s'),
+  agentId: id.optional().describe('runs this turn of the thread with another agent (id or name), which sees the thread\'s messages; '
+    + 'the run and its messages record that agent, the thread keeps its own, and a run without agentId is the thread\'s own agent\'s'),
   limits: runLimits,
 });
 
 export const startOneShotRunBody = z.strictObject({ agentId: id.describe('an agent id or name'), input, limits: runLimits });
 
 export const startRunHeaders = z.looseObject({
-  'idempotency-key': z.string().min(1).max(255).optional().describe('the same key with the same body gives the same run; with another body, 409'),
+  'idempotency-key': z.string().min(1).max(255).optional()
+    .describe('the same key with the same body gives the same run; with another body, 409'),
 });
 
 export const threadRunParams = z.strictObject({ threadId: id });

@@ -1,9 +1,6 @@
-import { listDataSources } from '../../store/data-sources';
-import type { Db } from '../../store/pool';
-import { findThread } from '../../store/threads/threads';
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { HttpProblem } from '../../use-cases/problem';
+import { listThreadSources, type ThreadDeps } from '../../use-cases/threads/threads';
 import { idParams, problemResponse, timestamp } from '../schemas';
 
 const dataSourceSchema = z.object({
@@ -21,7 +18,7 @@ const dataSourceSchema = z.object({
 });
 
 /** GET /v1/threads/:id/sources (contract): the CSV resources imported into the thread. */
-export const sourceRoutes: FastifyPluginAsyncZod<{ db: Db }> = async (app, { db }) => {
+export const sourceRoutes: FastifyPluginAsyncZod<ThreadDeps> = async (app, { db }) => {
   app.get('/threads/:id/sources', {
     schema: {
       tags: ['threads'], summary: "List a thread's data sources (imported CSV resources)", params: idParams,
@@ -30,9 +27,5 @@ export const sourceRoutes: FastifyPluginAsyncZod<{ db: Db }> = async (app, { db 
         404: problemResponse('No such thread'),
       },
     },
-  }, async (request) => {
-    if (!(await findThread(db, request.params.id))) throw new HttpProblem(404, `Thread ${request.params.id} does not exist`, 'not_found');
-    const sources = await listDataSources(db, request.params.id);
-    return { sources: sources.map(({ threadId: _t, schemaName: _s, ...source }) => source) };
-  });
+  }, async (request) => ({ sources: await listThreadSources(db, request.params.id) }));
 };

@@ -1,9 +1,10 @@
 import { z } from 'zod';
-import { MESSAGE_PREVIEW_CHARS } from '../../store/threads/thread-messages';
+import { MESSAGE_PREVIEW_CHARS } from '../../use-cases/threads/threads';
 import { id, queryInteger, timestamp } from '../schemas';
 import { threadMetadataSchema } from '../../core/prompt-conditions';
 
-const metadataOut = z.record(z.string(), z.string()).describe('set by callers (POST and PATCH); an agent\'s promptWhen conditions may test it');
+const metadataOut = z.record(z.string(), z.string())
+  .describe('set by callers (POST and PATCH); an agent\'s promptWhen conditions may test it');
 
 export const threadSchema = z.object({ id, agentId: id, metadata: metadataOut, createdAt: timestamp }).meta({ id: 'Thread' });
 
@@ -12,7 +13,9 @@ export const createThreadBody = z.strictObject({
   metadata: threadMetadataSchema.optional(),
 });
 
-export const changeThreadBody = z.strictObject({ metadata: threadMetadataSchema.describe('replaces the thread\'s metadata whole; {} clears it') });
+export const changeThreadBody = z.strictObject({
+  metadata: threadMetadataSchema.describe('replaces the thread\'s metadata whole; {} clears it'),
+});
 
 export const threadsQuery = z.strictObject({
   agentId: id.optional().describe('an agent id or name'),

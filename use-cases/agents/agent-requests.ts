@@ -22,14 +22,16 @@ const agentFields = {
     .refine((refs) => new Set(refs).size === refs.length, 'must not name an integration twice')
     .meta({
       uniqueItems: true,
-      description: 'integration ids or names, each one of the agent\'s integrations: their conventional prompts come first in the prompt prefix, '
-        + 'in this order, the others after in integrationIds order; stored as ids. [] clears it; new integrationIds alone keep the entries still among them',
+      description: 'integration ids or names, each one of the agent\'s integrations: their conventional prompts come first '
+        + 'in the prompt prefix, in this order, the others after in integrationIds order; stored as ids. [] clears it; '
+        + 'new integrationIds alone keep the entries still among them',
     }),
   promptWhen: z.record(integrationRef, promptConditionSchema)
     .refine((when) => Object.keys(when).length <= 100, 'at most 100 integrations')
     .meta({
-      description: 'integration id or name (each one of the agent\'s integrations) to the condition on its optional conventional prompts: '
-        + 'all but system_prompt, which is always injected; stored by id. {} clears it; new integrationIds alone keep the entries still among them',
+      description: 'integration id or name (each one of the agent\'s integrations) to the condition on its optional '
+        + 'conventional prompts: all but system_prompt, which is always injected; stored by id. {} clears it; '
+        + 'new integrationIds alone keep the entries still among them',
     }),
   maxTurns: z.int().min(1).max(1000),
   maxToolResultBytes: z.int().min(1024).max(16 * 1024 * 1024)
@@ -37,8 +39,12 @@ const agentFields = {
   mcpTasks: z.boolean().describe('false: MCP clients always call the agent as a plain tool, never as a task (default true)'),
   subAgents: z.array(z.string().min(1).max(128)).max(MAX_SUB_AGENTS)
     .refine((refs) => new Set(refs).size === refs.length, 'must not name an agent twice')
-    .meta({ uniqueItems: true, description: 'agent ids or names, resolved to ids when saved: its runs may call each as a tool `agent__<name>` (a child run)' }),
-  limits: runLimitsSchema.describe('the budget of each run: tool calls (in all, and per turn), input and output tokens, duration; a run stopped by one ends completed, stopReason "budget"'),
+    .meta({
+      uniqueItems: true,
+      description: 'agent ids or names, resolved to ids when saved: its runs may call each as a tool `agent__<name>` (a child run)',
+    }),
+  limits: runLimitsSchema.describe('the budget of each run: tool calls (in all, and per turn), input and output tokens, duration; '
+    + 'a run stopped by one ends completed, stopReason "budget"'),
 };
 
 export const createAgentRequest = z.strictObject({

@@ -1,15 +1,15 @@
 import type { Client } from '@temporalio/client';
 import type { ModelConfig } from '../../core/agent-model';
 import { apiKeyEnvProblem } from '../../core/llm-keys';
-import { findAgentByRef } from '../../store/agents';
+import { findAgentByRef, listAgents as listStoredAgents } from '../../store/agents';
 import type { Agent } from '../../core/agent';
 import type { Db, Queryable } from '../../store/pool';
 import { idsOfRefs, resolveRefs } from '../../store/refs';
 import { promptOrderProblem } from '../../core/prompt-order';
 import type { PromptWhen } from '../../core/prompt-conditions';
 import type { OperatorNames } from '../../platform/operator-names';
-import { requireAdminForName, type Caller } from '../caller';
-import { HttpProblem } from '../problem';
+import { requireAdmin, requireAdminForName, type Caller } from '../caller';
+import { EngineError } from '../../core/engine-error';
 import { runningRunOfAgent } from '../runs/agent-runs';
 
 /** What the agent use cases read and write, and the rules the operator set for them. */
@@ -23,10 +23,13 @@ export interface AgentDeps {
   llmKeyEnvs: readonly string[];
 }
 
-/** By id or by name; a 404 otherwise. */
+/** Every agent, oldest first; deleted agents kept for their threads are left out. */
+export const listAgents = (db: Db): Promise<Agent[]> => listStoredAgents(db);
+
+/** By id or by name; not_found otherwise. */
 export async function loadAgent(db: Db, ref: string): Promise<Agent> {
   const agent = await findAgentByRef(db, ref);
-  if (!agent) throw new HttpProblem(404, `Agent ${ref} does not exist`, 'not_found');
+  if (!agent) throw new EngineError('not_found', `Agent ${ref} does not exist`);
   return agent;
 }
 
@@ -34,10 +37,12 @@ export async function loadAgent(db: Db, ref: string): Promise<Agent> {
 export async function loadChangeableAgent(deps: AgentDeps, ref: string, verb: 'edit' | 'delete'): Promise<Agent> {
   const agent = await loadAgent(deps.db, ref);
   if (agent.sourceFile) {
-    throw new HttpProblem(409, `Agent ${agent.name} is defined by the file ${agent.sourceFile}: ${verb} the file instead`, 'defined_by_file');
+    throw new EngineError('defined_by_file', `Agent ${agent.name} is defined by the file ${agent.sourceFile}: ${verb} the file instead`);
   }
   const running = await runningRunOfAgent(deps, agent.id);
-  if (running) throw new HttpProblem(409, `Agent ${agent.name} has a running run ${running}: wait for it to end or cancel it first`, 'agent_busy');
+  if (running) {
+    throw new EngineError('agent_busy', `Agent ${agent.name} has a running run ${running}: wait for it to end or cancel it first`);
+  }
   return agent;
 }
 
@@ -48,10 +53,10 @@ export function requireAdminForAgentName(caller: Caller, names: OperatorNames, n
 /** A model as the API may store it: a key variable the operator allowed, and an endpoint only the operator may choose. */
 export function checkModel(deps: AgentDeps, caller: Caller, model: ModelConfig): void {
   const refused = apiKeyEnvProblem(model, deps.llmKeyEnvs);
-  if (refused) throw new HttpProblem(400, `body.model.${refused}`, 'validation');
+  if (refused) throw new EngineError('validation', `body.model.${refused}`);
   // Where requests go and which key they carry is the operator's decision: a key sent elsewhere is a key given away.
   const decisive = model.provider === 'scripted' ? [] : (['baseUrl', 'apiKeyEnv'] as const).filter((f) => model[f] !== undefined);
-  if (decisive.length > 0) caller.requireAdmin(decisive.map((f) => `body.model.${f}`).join(', '));
+  if (decisive.length > 0) requireAdmin(caller, decisive.map((f) => `body.model.${f}`).join(', '));
 }
 
 /**
@@ -60,7 +65,7 @@ export function checkModel(deps: AgentDeps, caller: Caller, model: ModelConfig):
  */
 export async function lockIntegrations(tx: Queryable, refs: string[]): Promise<string[]> {
   const { ids, unknown } = await resolveRefs(tx, 'integrations', refs, { lockForKeyShare: true });
-  if (unknown.length > 0) throw new HttpProblem(400, `Unknown integrationIds: ${unknown.join(', ')}`, 'validation');
+  if (unknown.length > 0) throw new EngineError('validation', `Unknown integrationIds: ${unknown.join(', ')}`);
   return ids;
 }
 
@@ -68,7 +73,7 @@ export async function lockIntegrations(tx: Queryable, refs: string[]): Promise<s
 export async function resolvePromptOrder(tx: Queryable, refs: string[], integrationIds: string[]): Promise<string[]> {
   const found = await idsOfRefs(tx, 'integrations', refs);
   const problem = promptOrderProblem(refs, found, integrationIds);
-  if (problem) throw new HttpProblem(400, `body.promptOrder: ${problem}`, 'validation');
+  if (problem) throw new EngineError('validation', `body.promptOrder: ${problem}`);
   return found as string[];
 }
 
@@ -77,8 +82,8 @@ export async function resolvePromptWhen(tx: Queryable, when: PromptWhen, integra
   const refs = Object.keys(when);
   const found = await idsOfRefs(tx, 'integrations', refs);
   const problem = promptOrderProblem(refs, found, integrationIds);
-  if (problem) throw new HttpProblem(400, `body.promptWhen: ${problem}`, 'validation');
+  if (problem) throw new EngineError('validation', `body.promptWhen: ${problem}`);
   return Object.fromEntries(refs.map((ref, i) => [found[i] as string, when[ref]]));
 }
 
-export const agentNameTaken = (name: string | undefined) => new HttpProblem(409, `An agent named ${name} already exists`, 'conflict');
+export const agentNameTaken = (name: string | undefined) => new EngineError('conflict', `An agent named ${name} already exists`);

@@ -2,10 +2,13 @@ import { agentDisabledText, isUniqueViolation, updateAgent } from '../../store/a
 import type { Agent } from '../../core/agent';
 import { inTransaction } from '../../store/pool';
 import type { Caller } from '../caller';
-import { HttpProblem } from '../problem';
+import { EngineError } from '../../core/engine-error';
 import { promptOrderWithin } from '../../core/prompt-order';
 import { promptWhenWithin } from '../../core/prompt-conditions';
-import { agentNameTaken, checkModel, loadChangeableAgent, lockIntegrations, requireAdminForAgentName, resolvePromptOrder, resolvePromptWhen, type AgentDeps } from './agents';
+import {
+  agentNameTaken, checkModel, loadChangeableAgent, lockIntegrations, requireAdminForAgentName, resolvePromptOrder, resolvePromptWhen,
+  type AgentDeps,
+} from './agents';
 import type { ChangeAgentRequest } from './agent-requests';
 import { resolveSubAgents } from './sub-agents';
 
@@ -15,7 +18,7 @@ import { resolveSubAgents } from './sub-agents';
  */
 export async function changeAgent(deps: AgentDeps, caller: Caller, ref: string, changes: ChangeAgentRequest): Promise<Agent> {
   const agent = await loadChangeableAgent(deps, ref, 'edit');
-  if (agent.disabledAt) throw new HttpProblem(409, agentDisabledText(agent), 'agent_disabled');
+  if (agent.disabledAt) throw new EngineError('agent_disabled', agentDisabledText(agent));
   if (changes.name !== undefined && changes.name !== agent.name) {
     for (const name of [agent.name, changes.name]) requireAdminForAgentName(caller, deps.operatorNames, name, 'body.name');
   }
@@ -32,7 +35,8 @@ export async function changeAgent(deps: AgentDeps, caller: Caller, ref: string, 
         ? await resolvePromptWhen(tx, changes.promptWhen, integrationIds ?? agent.integrationIds)
         : integrationIds && promptWhenWithin(agent.promptWhen, integrationIds);
       return (await updateAgent(tx, agent.id, {
-        ...changes, ...(integrationIds ? { integrationIds } : {}), ...(promptOrder ? { promptOrder } : {}), ...(promptWhen ? { promptWhen } : {}), ...(subAgentIds ? { subAgentIds } : {}),
+        ...changes, ...(integrationIds ? { integrationIds } : {}), ...(promptOrder ? { promptOrder } : {}),
+        ...(promptWhen ? { promptWhen } : {}), ...(subAgentIds ? { subAgentIds } : {}),
       }))!;
     });
   } catch (err) {

@@ -1,7 +1,7 @@
 import { subAgentToolName } from '../../core/sub-agents';
 import type { Queryable } from '../../store/pool';
 import { agentsListing, closesSubAgentCycle, resolveAgentRefs } from '../../store/sub-agents';
-import { HttpProblem } from '../problem';
+import { EngineError } from '../../core/engine-error';
 
 /**
  * An agent's `subAgents` as it is saved: names or ids → ids, each an enabled agent, their tools'
@@ -10,19 +10,19 @@ import { HttpProblem } from '../problem';
  */
 export async function resolveSubAgents(tx: Queryable, refs: string[], agentId?: string): Promise<string[]> {
   const { found, unknown } = await resolveAgentRefs(tx, refs);
-  if (unknown.length > 0) throw new HttpProblem(400, `body.subAgents: unknown agents ${unknown.join(', ')}`, 'validation');
+  if (unknown.length > 0) throw new EngineError('validation', `body.subAgents: unknown agents ${unknown.join(', ')}`);
   const disabled = found.filter((a) => a.disabled);
-  if (disabled.length > 0) throw new HttpProblem(400, `body.subAgents: ${disabled.map((a) => a.name).join(', ')} disabled`, 'validation');
+  if (disabled.length > 0) throw new EngineError('validation', `body.subAgents: ${disabled.map((a) => a.name).join(', ')} disabled`);
   const tools = new Map<string, string>();
   for (const a of found) {
     const tool = subAgentToolName(a.name);
     const other = tools.get(tool);
-    if (other && other !== a.id) throw new HttpProblem(400, `body.subAgents: two sub-agents would both be the tool ${tool}`, 'validation');
+    if (other && other !== a.id) throw new EngineError('validation', `body.subAgents: two sub-agents would both be the tool ${tool}`);
     tools.set(tool, a.id);
   }
   const ids = [...new Set(found.map((a) => a.id))];
   if (agentId && (ids.includes(agentId) || await closesSubAgentCycle(tx, agentId, ids))) {
-    throw new HttpProblem(409, 'body.subAgents: the agent would reach itself through its sub-agents (a cycle)', 'sub_agent_cycle');
+    throw new EngineError('sub_agent_cycle', 'body.subAgents: the agent would reach itself through its sub-agents (a cycle)');
   }
   return ids;
 }
@@ -31,6 +31,7 @@ export async function resolveSubAgents(tx: Queryable, refs: string[], agentId?: 
 export async function refuseIfListed(db: Queryable, agentId: string, agentName: string): Promise<void> {
   const listing = await agentsListing(db, agentId);
   if (listing.length > 0) {
-    throw new HttpProblem(409, `Agent ${agentName} is a sub-agent of ${listing.join(', ')}: remove it from their subAgents first`, 'agent_in_use');
+    const listers = listing.join(', ');
+    throw new EngineError('agent_in_use', `Agent ${agentName} is a sub-agent of ${listers}: remove it from their subAgents first`);
   }
 }

@@ -8,7 +8,9 @@ import { integrationView, refuseReservedNames, unlessNameTaken, type Integration
  * Registering an MCP server: the operator's decisions first (a name their files refer to, a
  * command a worker would run, the settings only they may set), then the integration is stored.
  */
-export async function createIntegration(deps: IntegrationDeps, caller: Caller, request: CreateIntegrationRequest): Promise<IntegrationView> {
+export async function createIntegration(
+  deps: IntegrationDeps, caller: Caller, request: CreateIntegrationRequest,
+): Promise<IntegrationView> {
   const { transport, ...settings } = storedSettings(request);
   refuseReservedNames([request.name]);
   requireAdminForIntegrationName(caller, deps.operatorNames, request.name, 'body.name');

@@ -1,11 +1,14 @@
 import { deleteUnreferencedIntegration } from '../../store/integrations/integrations';
 import { inTransaction } from '../../store/pool';
 import type { Caller } from '../caller';
-import { HttpProblem } from '../problem';
+import { EngineError } from '../../core/engine-error';
 import { requireAdminForIntegrationName } from './integration-admin';
 import { integrationNotFound, loadIntegration, type IntegrationDeps } from './integrations';
 
-/** Deleting an integration no agent uses (a 409 names the agents that do); freeing a name the operator's files refer to is the operator's act. */
+/**
+ * Deleting an integration no agent uses (in_use names the agents that do); freeing a name the
+ * operator's files refer to is the operator's act.
+ */
 export async function deleteIntegration(deps: IntegrationDeps, caller: Caller, ref: string): Promise<void> {
   const { id, name } = await loadIntegration(deps.db, ref);
   requireAdminForIntegrationName(caller, deps.operatorNames, name, `integration ${name}`);
@@ -13,6 +16,6 @@ export async function deleteIntegration(deps: IntegrationDeps, caller: Caller, r
   if (outcome.status === 'not_found') throw integrationNotFound(ref);
   if (outcome.status === 'referenced') {
     const agents = outcome.agents.map((a) => `${a.name} (${a.id})`).join(', ');
-    throw new HttpProblem(409, `Integration ${ref} is used by agents ${agents}: remove it from them first`, 'in_use');
+    throw new EngineError('in_use', `Integration ${ref} is used by agents ${agents}: remove it from them first`);
   }
 }

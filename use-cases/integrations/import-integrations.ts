@@ -1,7 +1,7 @@
-import type { Integration } from '../../core/integration';
-import { insertIntegration, takenIntegrationNames } from '../../store/integrations/integrations';
+import type { Integration, PublicIntegration } from '../../core/integration';
+import { insertIntegration, takenIntegrationNames, toPublic } from '../../store/integrations/integrations';
 import { inTransaction } from '../../store/pool';
-import type { Caller } from '../caller';
+import { requireAdmin, type Caller } from '../caller';
 import { adminSettingsChanged, requireAdminForIntegrationName, requireAdminForSettings, requireAdminForStdio } from './integration-admin';
 import type { ImportIntegrationsRequest } from './integration-requests';
 import { nameTaken, refuseReservedNames, unlessNameTaken, type IntegrationDeps } from './integrations';
@@ -15,22 +15,25 @@ export interface ImportDeps extends IntegrationDeps {
 /**
  * Importing a Claude Desktop or VS Code server list, all or nothing: read the document (a
  * variable is expanded only for the operator) → the operator's decisions → store every server
- * in one transaction, or none when a name is taken.
+ * in one transaction, or none when a name is taken. The integrations as callers see them (no secret).
  */
-export async function importIntegrations(deps: ImportDeps, caller: Caller, request: ImportIntegrationsRequest): Promise<Integration[]> {
-  const servers = readMcpConfig(request, { env: deps.env, authorizeExpansion: (field) => caller.requireAdmin(field) });
+export async function importIntegrations(
+  deps: ImportDeps, caller: Caller, request: ImportIntegrationsRequest,
+): Promise<PublicIntegration[]> {
+  const servers = readMcpConfig(request, { env: deps.env, authorizeExpansion: (field) => requireAdmin(caller, field) });
   // readMcpConfig has checked that the document has exactly one of them.
   requireOperatorDecisions(deps, caller, request.mcpServers !== undefined ? 'mcpServers' : 'servers', servers);
   const names = servers.map((s) => s.name);
   refuseReservedNames(names);
   // Another request may take a name between the check and the inserts: then the unique index refuses it.
-  return unlessNameTaken(() => inTransaction(deps.db, async (tx) => {
+  const created = await unlessNameTaken(() => inTransaction(deps.db, async (tx) => {
     const taken = await takenIntegrationNames(tx, names);
     if (taken.length > 0) throw nameTaken(taken);
     const inserted: Integration[] = [];
     for (const server of servers) inserted.push(await insertIntegration(tx, server));
     return inserted;
   }), () => takenIntegrationNames(deps.db, names));
+  return created.map(toPublic);
 }
 
 /** Stdio servers, names the operator's files refer to and admin-only settings, each named as the document places it. */

@@ -1,11 +1,11 @@
 import { isDeepStrictEqual } from 'node:util';
 import {
-  CONCURRENT_CALLS, DEFAULT_ELICITATION_TIMEOUT_MS, DEFAULT_MAX_TOTAL_TIMEOUT_MS, DEFAULT_TASK_TIMEOUT_MS, DEFAULT_TOOL_TIMEOUT_MS, SIZE_BOUNDS,
-  type Integration, type IntegrationTransport,
+  CONCURRENT_CALLS, DEFAULT_ELICITATION_TIMEOUT_MS, DEFAULT_MAX_TOTAL_TIMEOUT_MS, DEFAULT_TASK_TIMEOUT_MS, DEFAULT_TOOL_TIMEOUT_MS,
+  SIZE_BOUNDS, type Integration, type IntegrationTransport,
 } from '../../core/integration';
 import type { OperatorNames } from '../../platform/operator-names';
 import { DEFAULT_SAMPLING_MAX_TOKENS } from '../../core/sampling';
-import { requireAdminForName, type Caller } from '../caller';
+import { requireAdmin, requireAdminForName, type Caller } from '../caller';
 
 /**
  * What only the operator may decide about an integration (use-cases/caller.ts): what a worker
@@ -32,7 +32,8 @@ export function adminFieldsChanged(current: IntegrationTransport, next: Integrat
 /** Whether setting `next` over `current` (undefined while the integration is being created) needs the admin key. */
 type Widens<K extends keyof Integration> = (next: Integration[K], current: Integration[K] | undefined) => boolean;
 
-type NumericSetting = 'maxResultBytes' | 'maxResourceBytes' | 'toolTimeoutMs' | 'elicitationTimeoutMs' | 'maxConcurrentCalls' | 'taskTimeoutMs';
+type NumericSetting =
+  | 'maxResultBytes' | 'maxResourceBytes' | 'toolTimeoutMs' | 'elicitationTimeoutMs' | 'maxConcurrentCalls' | 'taskTimeoutMs';
 
 const raisesAboveDefault = (bound: { default: number }): Widens<NumericSetting> =>
   (next, current) => next > Math.max(current ?? 0, bound.default);
@@ -88,12 +89,12 @@ const STDIO_ELSEWHERE = "stdio servers can also be listed in the operator's INTE
 
 /** One 403 naming every admin-only setting (`fields`, as the request names them) that a request would change. */
 export function requireAdminForSettings(caller: Caller, fields: string[]): void {
-  if (fields.length > 0) caller.requireAdmin(fields.join(', '), SETTINGS_ELSEWHERE);
+  if (fields.length > 0) requireAdmin(caller, fields.join(', '), SETTINGS_ELSEWHERE);
 }
 
 /** A stdio server is a command a worker runs: only the operator decides that. `what` names it in the 403. */
 export function requireAdminForStdio(caller: Caller, what: string): void {
-  caller.requireAdmin(what, STDIO_ELSEWHERE);
+  requireAdmin(caller, what, STDIO_ELSEWHERE);
 }
 
 export function requireAdminForIntegrationName(caller: Caller, names: OperatorNames, name: string, field: string): void {

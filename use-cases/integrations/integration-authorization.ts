@@ -3,8 +3,8 @@ import { authorizationView, type AuthorizationView } from '../../store/integrati
 import { claimAuthorizationState, readAuthorizationUrl, saveAuthorizationCode } from '../../store/integrations/oauth-states';
 import { findIntegration } from '../../store/integrations/integrations';
 import type { Db } from '../../store/pool';
-import type { Caller } from '../caller';
-import { HttpProblem } from '../problem';
+import { requireAdmin, type Caller } from '../caller';
+import { EngineError } from '../../core/engine-error';
 import {
   beginIntegrationAuthorization, completeIntegrationAuthorization, revokeIntegrationAuthorization, type WorkerQuestionDeps,
 } from '../worker-questions';
@@ -21,32 +21,39 @@ export type AuthorizationDeps = WorkerQuestionDeps & { db: Db };
 async function loadAuthorizable(db: Db, ref: string): Promise<Integration> {
   const integration = await loadIntegration(db, ref);
   if (integration.transport.type !== 'http') {
-    throw new HttpProblem(400, `Integration ${integration.name} is a stdio server: only HTTP servers use OAuth`, 'not_authorizable');
+    throw new EngineError('not_authorizable', `Integration ${integration.name} is a stdio server: only HTTP servers use OAuth`);
   }
   return integration;
 }
 
 /** The URL a person opens to authorize the integration; the authorization server sends the browser back to `redirectUrl`. */
 export async function startAuthorization(deps: AuthorizationDeps, caller: Caller, ref: string, redirectUrl: string) {
-  caller.requireAdmin('authorizing an integration');
+  requireAdmin(caller, 'authorizing an integration');
   const integration = await loadAuthorizable(deps.db, ref);
   const { stateId, expiresAt } = await beginIntegrationAuthorization(deps, integration, redirectUrl);
   const authorizationUrl = await readAuthorizationUrl(deps.db, stateId);
-  if (!authorizationUrl) throw new HttpProblem(502, `Starting the authorization of ${integration.name} failed: its record is gone`, 'authorization_failed');
+  if (!authorizationUrl) {
+    throw new EngineError('authorization_failed', `Starting the authorization of ${integration.name} failed: its record is gone`);
+  }
   return { authorizationUrl, expiresAt, redirectUrl };
 }
 
 /** Revokes the tokens at the server when it offers revocation, and forgets them. */
-export async function revokeAuthorization(deps: AuthorizationDeps, caller: Caller, ref: string): Promise<AuthorizationView & { revokedAtServer: boolean }> {
-  caller.requireAdmin('revoking an integration\'s authorization');
+export async function revokeAuthorization(
+  deps: AuthorizationDeps, caller: Caller, ref: string,
+): Promise<AuthorizationView & { revokedAtServer: boolean }> {
+  requireAdmin(caller, 'revoking an integration\'s authorization');
   const integration = await loadAuthorizable(deps.db, ref);
   const { revokedAtServer } = await revokeIntegrationAuthorization(deps, integration);
   return { ...(await authorizationView(deps.db, integration)), revokedAtServer };
 }
 
-/** What the browser is shown after the redirect. */
+/**
+ * What the browser is shown after the redirect: authorized; refused (the redirect cannot be
+ * honoured, or the authorization server said no); failed (the exchange failed); or no worker answered.
+ */
 export interface RedirectOutcome {
-  status: 200 | 400 | 502 | 504;
+  kind: 'authorized' | 'refused' | 'failed' | 'no_answer';
   title: string;
   detail: string;
 }
@@ -66,7 +73,7 @@ const UNCLAIMED = {
   expired: 'This authorization expired (after 10 minutes). Start it again.',
 } as const;
 
-const failed = (detail: string): RedirectOutcome => ({ status: 400, title: 'Authorization failed', detail });
+const failed = (detail: string): RedirectOutcome => ({ kind: 'refused', title: 'Authorization failed', detail });
 
 /**
  * The authorization server's redirect back: its single-use `state` is what authenticates it (the
@@ -84,16 +91,16 @@ export async function completeAuthorizationRedirect(
   if (!integration) return failed('The integration of this authorization no longer exists.');
   if (error) {
     const answered = `The authorization server answered ${error}${description ? `: ${description}` : ''}`;
-    return { status: 400, title: 'Authorization refused', detail: `${answered}. Integration ${integration.name} is not authorized.` };
+    return { kind: 'refused', title: 'Authorization refused', detail: `${answered}. Integration ${integration.name} is not authorized.` };
   }
   if (!code) return failed('The authorization server sent no code.');
   try {
     await saveAuthorizationCode(deps.db, claim.stateId, code, iss);
     await completeIntegrationAuthorization(deps, integration, { stateId: claim.stateId });
   } catch (err) {
-    const detail = err instanceof HttpProblem ? err.message : 'the engine could not complete it';
+    const detail = err instanceof EngineError ? err.message : 'the engine could not complete it';
     log.warn({ integrationId: integration.id, err: detail }, 'OAuth callback failed');
-    return { status: err instanceof HttpProblem && err.status === 504 ? 504 : 502, title: 'Authorization failed', detail };
+    return { kind: err instanceof EngineError && err.code === 'timeout' ? 'no_answer' : 'failed', title: 'Authorization failed', detail };
   }
-  return { status: 200, title: 'Authorized', detail: `Integration ${integration.name} is authorized: runs can use its tools now.` };
+  return { kind: 'authorized', title: 'Authorized', detail: `Integration ${integration.name} is authorized: runs can use its tools now.` };
 }

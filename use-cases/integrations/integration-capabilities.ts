@@ -1,6 +1,6 @@
 import type { Db } from '../../store/pool';
 import { authorizationView, type AuthorizationView } from '../../store/integrations/oauth';
-import { HttpProblem } from '../problem';
+import { EngineError } from '../../core/engine-error';
 import { fetchCapabilities, type Capabilities, type WorkerQuestionDeps } from '../worker-questions';
 import { loadIntegration } from './integrations';
 
@@ -8,17 +8,19 @@ import { loadIntegration } from './integrations';
  * An integration's tools, resources, templates and prompts, as a worker lists them, with its
  * OAuth state. A server that turns out to want authorization is a 409 saying so, not a 502.
  */
-export async function integrationCapabilities(deps: WorkerQuestionDeps & { db: Db }, ref: string): Promise<Capabilities & AuthorizationView> {
+export async function integrationCapabilities(
+  deps: WorkerQuestionDeps & { db: Db }, ref: string,
+): Promise<Capabilities & AuthorizationView> {
   const integration = await loadIntegration(deps.db, ref);
   try {
     const listed = await fetchCapabilities(deps, integration);
     return { ...(await authorizationView(deps.db, integration)), ...listed };
   } catch (err) {
-    if (!(err instanceof HttpProblem) || err.status !== 502) throw err;
+    if (!(err instanceof EngineError) || err.code !== 'unreachable') throw err;
     // The worker may just have learnt that the server wants authorization (a 401 with resource metadata).
     const view = await authorizationView(deps.db, integration);
     if (view.authorization !== 'required' && view.authorization !== 'expired') throw err;
-    throw new HttpProblem(409, `Integration ${integration.name} needs authorization; an operator must authorize it (POST /v1/integrations/${integration.id}/authorize)`,
-      'authorization_required', { ...view });
+    const how = `an operator must authorize it (POST /v1/integrations/${integration.id}/authorize)`;
+    throw new EngineError('authorization_required', `Integration ${integration.name} needs authorization; ${how}`, { ...view });
   }
 }

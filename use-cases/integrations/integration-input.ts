@@ -4,7 +4,7 @@ import { CONCURRENT_CALLS, MAX_TASK_TIMEOUT_MS, SIZE_BOUNDS, TASK_QUEUE_PATTERN,
 import { PROTOCOL_CHOICES } from '../../core/protocol-era';
 import { SAMPLING_MODES } from '../../core/sampling';
 import { DURATION_PATTERN, parseDuration } from '../../core/duration';
-import { HttpProblem } from '../problem';
+import { EngineError } from '../../core/engine-error';
 import { describeIssues, formatPath } from '../validation';
 
 /**
@@ -46,7 +46,7 @@ export const transportSchema = z.discriminatedUnion('type', [stdioTransportSchem
 export function parseTransport(value: unknown, path: PropertyKey[] = ['body', 'transport']): IntegrationTransport {
   const parsed = transportSchema.safeParse(value);
   if (parsed.success) return parsed.data;
-  throw new HttpProblem(400, `Invalid transport: ${describeIssues(parsed.error.issues, path).join('; ')}`, 'validation');
+  throw new EngineError('validation', `Invalid transport: ${describeIssues(parsed.error.issues, path).join('; ')}`);
 }
 
 /**
@@ -77,7 +77,7 @@ export function parseApproval(value: unknown, path: PropertyKey[] = ['body', 'ap
   if (value === undefined || value === null) return value;
   const parsed = approvalPolicySchema.safeParse(value);
   if (parsed.success) return parsed.data;
-  throw new HttpProblem(400, `Invalid approval policy: ${describeIssues(parsed.error.issues, path).join('; ')}`, 'validation');
+  throw new EngineError('validation', `Invalid approval policy: ${describeIssues(parsed.error.issues, path).join('; ')}`);
 }
 
 /** The longest a tool call may wait for answers: it lengthens the call's activity by as much. */
@@ -148,7 +148,8 @@ export function readImportedDurations(raw: Record<string, unknown>, where: strin
 }
 
 // Not z.int(): past 2^53 it adds a second complaint, about safe integers, to the one about the cap.
-const sizeBound = (bound: { max: number }) => z.number().min(1).max(bound.max, { error: `must be at most ${bound.max} (${bound.max / 1024 / 1024} MiB)` })
+const sizeBound = (bound: { max: number }) => z.number().min(1)
+  .max(bound.max, { error: `must be at most ${bound.max} (${bound.max / 1024 / 1024} MiB)` })
   .refine(Number.isInteger, 'must be an integer');
 
 /** Settings of the engine's own that an imported server (and INTEGRATIONS_FILE) may carry beside its transport. */
@@ -156,7 +157,8 @@ const importedSettingsSchema = z.object({
   elicitation: z.boolean().optional(),
   trustAnnotations: z.boolean().optional(),
   allowPrivateNetwork: z.boolean().optional(),
-  taskQueue: z.string().regex(TASK_QUEUE_PATTERN, 'must be a task queue name (letters, digits, "_", "-", "." up to 200)').nullable().optional(),
+  taskQueue: z.string().regex(TASK_QUEUE_PATTERN, 'must be a task queue name (letters, digits, "_", "-", "." up to 200)')
+    .nullable().optional(),
   maxResultBytes: sizeBound(SIZE_BOUNDS.maxResultBytes).optional(),
   maxResourceBytes: sizeBound(SIZE_BOUNDS.maxResourceBytes).optional(),
   protocol: z.enum(PROTOCOL_CHOICES).optional(),
@@ -173,5 +175,5 @@ export function parseImportedSettings(raw: Record<string, unknown>, path: Proper
   const parsed = importedSettingsSchema.safeParse(raw);
   if (parsed.success) return parsed.data;
   const field = [...new Set(parsed.error.issues.map((issue) => formatPath([...path, ...issue.path])))].join(', ');
-  throw new HttpProblem(400, describeIssues(parsed.error.issues, path).join('; '), 'validation', { field });
+  throw new EngineError('validation', describeIssues(parsed.error.issues, path).join('; '), { field });
 }

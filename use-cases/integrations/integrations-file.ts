@@ -7,7 +7,7 @@ import { holdTransactionLock, inTransaction, type Db } from '../../store/pool';
 import type { Logger } from '../../platform/logger';
 import { readMcpConfig, type Environment, type ImportedServer } from './mcp-config-import';
 import { IMPORTED_DURATION_FIELDS, IMPORTED_SETTINGS } from './integration-input';
-import { HttpProblem } from '../problem';
+import { EngineError } from '../../core/engine-error';
 
 const LOAD_LOCK_KEY = 0x696e_7466; // "intf": one load at a time across API processes
 
@@ -24,19 +24,23 @@ export interface IntegrationsFileReport {
  * transport replaced, by name; integrations the file does not name are left alone. `${VAR}` is
  * expanded into env and headers values from the API's environment, as on import.
  */
-export async function loadIntegrationsFile(opts: { db: Db; file: string; env: Environment; logger: Logger }): Promise<IntegrationsFileReport> {
+export async function loadIntegrationsFile(
+  opts: { db: Db; file: string; env: Environment; logger: Logger },
+): Promise<IntegrationsFileReport> {
   let doc: unknown;
   try {
     doc = JSON.parse(await readFile(opts.file, 'utf8'));
   } catch (err) {
     throw new ConfigError(`INTEGRATIONS_FILE ${opts.file} cannot be read as JSON: ${(err as Error).message}`);
   }
-  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new ConfigError(`INTEGRATIONS_FILE ${opts.file} must hold a JSON object`);
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) {
+    throw new ConfigError(`INTEGRATIONS_FILE ${opts.file} must hold a JSON object`);
+  }
   let servers;
   try {
     servers = readMcpConfig(doc as Record<string, unknown>, { env: opts.env });
   } catch (err) {
-    if (err instanceof HttpProblem) throw new ConfigError(`INTEGRATIONS_FILE ${opts.file}: ${err.message.replace(/\bbody\./g, '')}`);
+    if (err instanceof EngineError) throw new ConfigError(`INTEGRATIONS_FILE ${opts.file}: ${err.message.replace(/\bbody\./g, '')}`);
     throw err;
   }
   const report: IntegrationsFileReport = { created: [], updated: [], unchanged: [] };

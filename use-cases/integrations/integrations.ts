@@ -8,7 +8,7 @@ import { eraInUse, type ProtocolEra } from '../../core/protocol-era';
 import type { Db } from '../../store/pool';
 import { resolveRef } from '../../store/refs';
 import type { OperatorNames } from '../../platform/operator-names';
-import { HttpProblem } from '../problem';
+import { EngineError } from '../../core/engine-error';
 
 /** What the integration use cases read and write, and the names the operator's files refer to. */
 export interface IntegrationDeps {
@@ -20,7 +20,7 @@ export interface IntegrationDeps {
 /** An integration as callers see it: no secret, its OAuth state (never a token), and the protocol era the engine speaks with it. */
 export type IntegrationView = PublicIntegration & AuthorizationView & { protocolEra: ProtocolEra | null };
 
-export const integrationNotFound = (ref: string) => new HttpProblem(404, `Integration ${ref} does not exist`, 'not_found');
+export const integrationNotFound = (ref: string) => new EngineError('not_found', `Integration ${ref} does not exist`);
 
 /** By id or by name; a 404 otherwise. */
 export async function loadIntegration(db: Db, ref: string): Promise<Integration> {
@@ -57,8 +57,9 @@ export async function unlessNameTaken<T>(store: () => Promise<T>, taken: () => s
 /** `agent` is reserved: the LLM sees a run's sub-agents as the tools `agent__<name>`. */
 export function refuseReservedNames(names: (string | undefined)[]): void {
   if (names.includes(RESERVED_INTEGRATION_NAME)) {
-    throw new HttpProblem(409, `The integration name ${RESERVED_INTEGRATION_NAME} is reserved: sub-agents are the tools ${RESERVED_INTEGRATION_NAME}__<name>`, 'conflict');
+    throw new EngineError('conflict', `The integration name ${RESERVED_INTEGRATION_NAME} is reserved: `
+      + `sub-agents are the tools ${RESERVED_INTEGRATION_NAME}__<name>`);
   }
 }
 
-export const nameTaken = (names: string[]) => new HttpProblem(409, `An integration named ${names.join(', ')} already exists`, 'conflict');
+export const nameTaken = (names: string[]) => new EngineError('conflict', `An integration named ${names.join(', ')} already exists`);

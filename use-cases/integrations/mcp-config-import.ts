@@ -1,5 +1,5 @@
 import { integrationNameProblem, type IntegrationTransport } from '../../core/integration';
-import { HttpProblem } from '../problem';
+import { EngineError } from '../../core/engine-error';
 import type { ApprovalPolicy } from '../../core/approval';
 import {
   IMPORTED_DURATION_NAMES, IMPORTED_SETTINGS, parseApproval, parseImportedSettings, parseTransport, readImportedDurations,
@@ -82,12 +82,15 @@ function variablesIn(value: unknown): string[] {
  * Expands env and headers values (after asking authorizeExpansion), and reports a variable in any
  * other field as a problem naming the field and the variable (its name, never a value).
  */
-function expandFields(fields: Record<string, unknown>, where: string, opts: ImportOptions, found: Expansion, problems: string[]): Record<string, unknown> {
+function expandFields(
+  fields: Record<string, unknown>, where: string, opts: ImportOptions, found: Expansion, problems: string[],
+): Record<string, unknown> {
   return Object.fromEntries(Object.entries(fields).map(([field, value]) => {
     if (!SECRET_FIELDS.has(field) || !isRecord(value)) {
       const variables = variablesIn(value);
       if (variables.length > 0) {
-        problems.push(`${where}.${field}: variables are expanded only in env and headers values, found ${[...new Set(variables)].join(', ')}`);
+        const named = [...new Set(variables)].join(', ');
+        problems.push(`${where}.${field}: variables are expanded only in env and headers values, found ${named}`);
       }
       return [field, value];
     }
@@ -112,7 +115,9 @@ function transportType(entry: Record<string, unknown>): 'stdio' | 'http' | strin
   return `unknown type ${JSON.stringify(entry.type)}`;
 }
 
-function readEntry(key: string, name: string, raw: unknown, opts: ImportOptions, found: Expansion, problems: string[]): ImportedServer | undefined {
+function readEntry(
+  key: string, name: string, raw: unknown, opts: ImportOptions, found: Expansion, problems: string[],
+): ImportedServer | undefined {
   const where = `${key}.${name}`;
   const nameProblem = integrationNameProblem(name);
   if (nameProblem || name.length > 64) problems.push(`${where}: the name ${nameProblem ?? 'must be at most 64 characters'}`);
@@ -125,7 +130,9 @@ function readEntry(key: string, name: string, raw: unknown, opts: ImportOptions,
     problems.push(`${where}: has ${type}; give "command" for a stdio server or "url" for an HTTP one`);
     return undefined;
   }
-  if ('envFile' in raw) problems.push(`${where}: envFile is not supported; list the variables in env (with \${VAR} to take them from the API's environment)`);
+  if ('envFile' in raw) {
+    problems.push(`${where}: envFile is not supported; list the variables in env (with \${VAR} to take them from the API's environment)`);
+  }
   const allowed = type === 'stdio' ? STDIO_FIELDS : HTTP_FIELDS;
   const extra = Object.keys(raw).filter((k) => !allowed.has(k) && !IGNORED_FIELDS.has(k) && !ENGINE_FIELDS.has(k) && k !== 'envFile');
   const settings = readSettings(raw, ['body', key, name], found, problems);
@@ -137,24 +144,26 @@ function readEntry(key: string, name: string, raw: unknown, opts: ImportOptions,
   try {
     approval = parseApproval(raw.approval, ['body', key, name, 'approval']) ?? undefined;
   } catch (err) {
-    problems.push(err instanceof HttpProblem ? err.message.replace(/^Invalid approval policy: /, '') : String(err));
+    problems.push(err instanceof EngineError ? err.message.replace(/^Invalid approval policy: /, '') : String(err));
   }
   try {
     return { name, transport: parseTransport({ ...expanded, type }, ['body', key, name]), ...settings, ...(approval ? { approval } : {}) };
   } catch (err) {
-    problems.push(err instanceof HttpProblem ? err.message.replace(/^Invalid transport: /, '') : String(err));
+    problems.push(err instanceof EngineError ? err.message.replace(/^Invalid transport: /, '') : String(err));
     return undefined;
   }
 }
 
-function readSettings(raw: Record<string, unknown>, where: string[], found: Expansion, problems: string[]): Omit<ImportedServer, 'name' | 'transport' | 'approval'> {
+function readSettings(
+  raw: Record<string, unknown>, where: string[], found: Expansion, problems: string[],
+): Omit<ImportedServer, 'name' | 'transport' | 'approval'> {
   let settings: ImportedSettings = {};
   try {
     settings = parseImportedSettings(raw, where);
   } catch (err) {
-    if (!(err instanceof HttpProblem)) throw err;
+    if (!(err instanceof EngineError)) throw err;
     problems.push(err.message);
-    found.badFields.push(String(err.extensions.field));
+    found.badFields.push(String(err.details.field));
   }
   return { ...settings, ...readImportedDurations(raw, where.join('.'), problems) };
 }
@@ -166,28 +175,31 @@ export function readMcpConfig(doc: Record<string, unknown>, opts: ImportOptions)
     const found = keys.length === 0
       ? 'The document has neither "mcpServers" (Claude Desktop) nor "servers" (VS Code)'
       : 'The document has both "mcpServers" (Claude Desktop) and "servers" (VS Code)';
-    throw new HttpProblem(400, `${found}: give exactly one of them`, 'validation');
+    throw new EngineError('validation', `${found}: give exactly one of them`);
   }
   const key = keys[0];
   const servers = doc[key];
-  if (!isRecord(servers)) throw new HttpProblem(400, `body.${key} must be an object of servers keyed by name`, 'validation');
+  if (!isRecord(servers)) throw new EngineError('validation', `body.${key} must be an object of servers keyed by name`);
   const entries = Object.entries(servers);
-  if (entries.length === 0) throw new HttpProblem(400, `body.${key} lists no servers`, 'validation');
-  if (entries.length > MAX_IMPORTED_SERVERS) throw new HttpProblem(400, `body.${key} lists more than ${MAX_IMPORTED_SERVERS} servers`, 'validation');
+  if (entries.length === 0) throw new EngineError('validation', `body.${key} lists no servers`);
+  if (entries.length > MAX_IMPORTED_SERVERS) {
+    throw new EngineError('validation', `body.${key} lists more than ${MAX_IMPORTED_SERVERS} servers`);
+  }
 
   const found: Expansion = { unset: new Set(), unsupported: new Set(), badFields: [] };
   const problems: string[] = [];
   const imported = entries.flatMap(([name, raw]) => readEntry(key, name, raw, opts, found, problems) ?? []);
   if (found.unset.size > 0) {
     const names = [...found.unset].sort();
-    throw new HttpProblem(400, `Environment variable${names.length > 1 ? 's' : ''} not set in the API's environment: ${names.join(', ')}`,
-      'unset_variable');
+    throw new EngineError('unset_variable',
+      `Environment variable${names.length > 1 ? 's' : ''} not set in the API's environment: ${names.join(', ')}`);
   }
   if (found.unsupported.size > 0) {
     problems.unshift(`unsupported variables ${[...found.unsupported].join(', ')}: only \${VAR} and \${env:VAR} are expanded`);
   }
   if (problems.length > 0) {
-    throw new HttpProblem(400, `Invalid ${key}: ${problems.join('; ')}`, 'validation', found.badFields.length > 0 ? { field: found.badFields.join(', ') } : {});
+    const field = found.badFields.length > 0 ? { field: found.badFields.join(', ') } : {};
+    throw new EngineError('validation', `Invalid ${key}: ${problems.join('; ')}`, field);
   }
   return imported;
 }

@@ -1,18 +1,24 @@
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import {
-  APPROVAL_FAILURE, APPROVAL_STATUS_WORDS, DECIDE_APPROVAL_UPDATE, type ApprovalDecision, type ApprovalKeyKind, type ApprovalStatus, type DecideApprovalInput,
+  APPROVAL_FAILURE, APPROVAL_STATUS_WORDS, DECIDE_APPROVAL_UPDATE, type ApprovalDecision, type ApprovalKeyKind, type ApprovalStatus,
+  type DecideApprovalInput,
 } from '../../core/approval';
-import { findApproval, type ApprovalRecord } from '../../store/approvals';
-import type { Db } from '../../store/pool';
-import { findRun } from '../../store/runs/runs';
-import { HttpProblem, runNotFound } from '../problem';
-import { readRun } from './runs';
+import { findApproval, pendingApprovals, toolCallArguments, type ApprovalRecord, type PendingApproval } from '../../store/approvals';
+import type { Db, Queryable } from '../../store/pool';
+import type { RunEvent } from '../../store/runs/events';
+import { EngineError } from '../../core/engine-error';
+import { readRun, requireRun, runNotFound } from './runs';
 import { type RunView } from '../../core/run-view';
 import { decideSamplingApproval } from './sampling-approvals';
 
 /** A decision waits this long for a worker to take it; a run whose workers are all down answers 503 after it. */
 const DECISION_DEADLINE_MS = 60_000;
+
+export interface ApprovalDeps {
+  db: Db;
+  client: Client;
+}
 
 export interface DecideApprovalRequest {
   runId: string;
@@ -25,14 +31,14 @@ export interface DecideApprovalRequest {
 const DECISION_OF: Partial<Record<ApprovalStatus, ApprovalDecision>> = { approved: 'approve', denied: 'deny' };
 const WORDS: Record<ApprovalStatus, string> = { ...APPROVAL_STATUS_WORDS, timed_out: `${APPROVAL_STATUS_WORDS.timed_out} (it timed out)` };
 
-function alreadyDecided(toolCallId: string, status: ApprovalStatus, reason?: string | null): HttpProblem {
+function alreadyDecided(toolCallId: string, status: ApprovalStatus, reason?: string | null): EngineError {
   const decision = DECISION_OF[status] ?? null;
-  return new HttpProblem(409, `Tool call ${toolCallId} was already ${WORDS[status]}${reason ? `: ${reason}` : ''}`, 'already_decided',
+  return new EngineError('already_decided', `Tool call ${toolCallId} was already ${WORDS[status]}${reason ? `: ${reason}` : ''}`,
     { approvalStatus: status, decision });
 }
 
 const notWaiting = (runId: string, toolCallId: string) =>
-  new HttpProblem(404, `Run ${runId} has no tool call ${toolCallId} that waits for approval`, 'not_found');
+  new EngineError('not_found', `Run ${runId} has no tool call ${toolCallId} that waits for approval`);
 
 /**
  * Decides a pending approval: checked against PostgreSQL first (an unknown call is a 404, a
@@ -40,9 +46,9 @@ const notWaiting = (runId: string, toolCallId: string) =>
  * validator decides races: of two concurrent decisions exactly one wins, the other is a 409.
  * Answers with the run as it is once the decision is recorded.
  */
-export async function decideApproval(deps: { db: Db; client: Client }, req: DecideApprovalRequest): Promise<RunView> {
+export async function decideApproval(deps: ApprovalDeps, req: DecideApprovalRequest): Promise<RunView> {
   const { db } = deps;
-  if (!(await findRun(db, req.runId))) throw runNotFound(req.runId);
+  await requireRun(db, req.runId);
   if (req.toolCallId.startsWith('samp_') && await decideSamplingApproval(deps, req)) {
     return (await readRun(db, req.runId)) ?? Promise.reject(runNotFound(req.runId));
   }
@@ -76,7 +82,7 @@ async function explainFailure(db: Db, req: DecideApprovalRequest, err: unknown):
   const settled = settledStatus(now);
   if (settled) return alreadyDecided(req.toolCallId, settled, now?.reason);
   if (err instanceof WorkflowNotFoundError) return alreadyDecided(req.toolCallId, 'cancelled');
-  if (isDeadline(err)) return new HttpProblem(503, 'No worker took the decision in time; the run waits on, try again shortly', 'unavailable');
+  if (isDeadline(err)) return new EngineError('unavailable', 'No worker took the decision in time; the run waits on, try again shortly');
   return err;
 }
 
@@ -84,3 +90,13 @@ const settledStatus = (row: ApprovalRecord | undefined): ApprovalStatus | undefi
   row && row.status !== 'pending' ? row.status : undefined;
 
 const isDeadline = (err: unknown) => /deadline/i.test((err as Error)?.message ?? '') || (err as { code?: number })?.code === 4;
+
+/** The arguments of the tool call an approval_requested event asks about, from the transcript: a reviewer judges the call by them. */
+export function requestedArguments(db: Queryable, runId: string, event: RunEvent): Promise<unknown> {
+  return toolCallArguments(db, runId, event.data);
+}
+
+/** The run's first tool call that waits for approval, other than `skip`. */
+export async function firstPendingApproval(db: Queryable, runId: string, skip?: string): Promise<PendingApproval | undefined> {
+  return (await pendingApprovals(db, runId)).find((a) => a.toolCallId !== skip);
+}

@@ -6,6 +6,9 @@ import type { Usage } from '../../core/messages';
 import { EventCursor } from './event-cursor';
 import type { SamplingStatus } from '../../core/sampling';
 
+/** The numbered events of a run's log, as followers are given them. */
+export type { RunEvent };
+
 /**
  * Following a run's event log (run_events) as it grows.
  *

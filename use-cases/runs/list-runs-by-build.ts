@@ -1,7 +1,6 @@
 import type { Db } from '../../store/pool';
 import { runsOfBuild, type BuildFilter } from '../../store/runs/listing';
-import { EngineError } from '../../core/engine-error';
-import type { RunPage } from './list-runs';
+import { foreignCursor, type RunPage } from './list-runs';
 
 /**
  * `GET /v1/runs?buildId=`: the runs whose last turn ran on a Worker Deployment build, from the
@@ -22,9 +21,10 @@ export async function listRunsOfBuild(db: Db, req: BuildFilter & { cursor?: stri
 function decodePosition(cursor: string): { createdAt: string; id: string } {
   try {
     const [createdAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
-    if (typeof createdAt === 'string' && !Number.isNaN(Date.parse(createdAt)) && typeof id === 'string' && id.length <= 128) return { createdAt, id };
+    const isTime = typeof createdAt === 'string' && !Number.isNaN(Date.parse(createdAt));
+    if (isTime && typeof id === 'string' && id.length <= 128) return { createdAt, id };
   } catch {
     // falls through to the error below
   }
-  throw new EngineError('invalid', 'The cursor does not belong to this listing: use the nextCursor of a previous page with the same filters');
+  throw foreignCursor();
 }

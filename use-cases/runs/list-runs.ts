@@ -39,6 +39,10 @@ export interface RunPage {
   nextCursor: string | null;
 }
 
+/** A cursor that is not one this listing gave out for these filters. */
+export const foreignCursor = () =>
+  new EngineError('invalid', 'The cursor does not belong to this listing: use the nextCursor of a previous page with the same filters');
+
 /** Values reach the visibility query as string literals; ids never hold quotes, but a filter must not break out. */
 export const literal = (value: string) => `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 
@@ -125,7 +129,7 @@ function decodeCursor(cursor: string, query: string): Buffer {
   const [encoded = '', check, ...rest] = cursor.split('.');
   const token = Buffer.from(encoded, 'base64url');
   if (rest.length > 0 || token.length === 0 || check !== cursorCheck(token, query)) {
-    throw new EngineError('invalid', 'The cursor does not belong to this listing: use the nextCursor of a previous page with the same filters');
+    throw foreignCursor();
   }
   return token;
 }

@@ -2,9 +2,9 @@ import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { INPUT_ANSWERED_SIGNAL } from '../../core/run';
 import { answerRunInput, findRunInput, type InputAction, type RunInput } from '../../store/runs/inputs';
 import type { Queryable } from '../../store/pool';
-import { findRun } from '../../store/runs/runs';
 import { elicitationContentProblem } from './elicitation-content';
-import { HttpProblem, runNotFound } from '../problem';
+import { EngineError } from '../../core/engine-error';
+import { requireRun } from './runs';
 
 /**
  * Answering a question an MCP server asked during a run's tool call: check → record (one
@@ -22,21 +22,25 @@ export interface InputAnswer {
 /** An input once answered: its status is the answer's action, and it has a time. */
 export type AnsweredInput = RunInput & { status: InputAction; answeredAt: string };
 
+const contentRefused = (message: string) => new EngineError('validation', message, { field: 'content' });
+
 /** Names the first field the content gets wrong; the field name is in `field` too, for programs. */
 function checkContent(input: RunInput, answer: InputAnswer): Record<string, unknown> | undefined {
   if (answer.action !== 'accept') {
-    if (answer.content !== undefined) throw new HttpProblem(400, 'body.content is sent only with action "accept"', 'validation', { field: 'content' });
+    if (answer.content !== undefined) throw contentRefused('body.content is sent only with action "accept"');
     return undefined;
   }
   if (input.mode === 'url') {
-    if (answer.content !== undefined) throw new HttpProblem(400, 'body.content is not sent for a url-mode input: the user completes it at its url', 'validation', { field: 'content' });
+    if (answer.content !== undefined) {
+      throw contentRefused('body.content is not sent for a url-mode input: the user completes it at its url');
+    }
     return undefined;
   }
   const content = answer.content ?? {};
   const problem = elicitationContentProblem(input.requestedSchema ?? { type: 'object', properties: {} }, content);
   if (problem) {
     const field = /^content(?:\.(\S+))?/.exec(problem)?.[1] ?? /property '([^']+)'/.exec(problem)?.[1];
-    throw new HttpProblem(400, `Invalid content: ${problem}`, 'validation', field ? { field: `content.${field}` } : {});
+    throw new EngineError('validation', `Invalid content: ${problem}`, field ? { field: `content.${field}` } : {});
   }
   return content;
 }
@@ -50,15 +54,15 @@ export interface AnswerDeps {
 
 export async function answerInput(deps: AnswerDeps, runId: string, inputId: string, answer: InputAnswer): Promise<AnsweredInput> {
   const { db } = deps;
-  if (!(await findRun(db, runId))) throw runNotFound(runId);
+  await requireRun(db, runId);
   const input = await findRunInput(db, runId, inputId);
-  if (!input) throw new HttpProblem(404, `Input ${inputId} of run ${runId} does not exist`, 'not_found');
+  if (!input) throw new EngineError('not_found', `Input ${inputId} of run ${runId} does not exist`);
   const content = checkContent(input, answer);
   const answered = await answerRunInput(db, runId, inputId, answer.action, content);
   if (!answered) {
     const now = (await findRunInput(db, runId, inputId))?.status ?? input.status;
     const why = now === 'pending' ? 'its tool call has ended' : now === 'expired' ? 'it expired' : `it was already answered (${now})`;
-    throw new HttpProblem(409, `Input ${inputId} no longer waits for an answer: ${why}`, 'input_closed');
+    throw new EngineError('input_closed', `Input ${inputId} no longer waits for an answer: ${why}`);
   }
   if (answered.roundId) {
     try {

@@ -6,8 +6,18 @@ import { pendingApprovals } from '../../store/approvals';
 import { pendingSamplingApprovals, type SamplingRecord } from '../../store/runs/samplings';
 import { findStoredRun, runningChildRuns, type StoredRun } from '../../store/runs/stored-runs';
 import { pendingRunInputs, type RunInput } from '../../store/runs/inputs';
+import { findRun } from '../../store/runs/runs';
 import type { ToolCallRecord } from '../../store/runs/tool-calls';
 import type { PendingInputView, RunView } from '../../core/run-view';
+import { EngineError } from '../../core/engine-error';
+
+/** The one not_found for a run id that names no run. */
+export const runNotFound = (runId: string) => new EngineError('not_found', `Run ${runId} does not exist`);
+
+/** not_found unless the run is recorded (running or ended). */
+export async function requireRun(db: Queryable, runId: string): Promise<void> {
+  if (!(await findRun(db, runId))) throw runNotFound(runId);
+}
 
 /*
  * The run use cases behind the API and the MCP endpoint once a run exists: reading it from
@@ -46,21 +56,28 @@ export async function readRun(db: Queryable, runId: string): Promise<RunView | u
   const view = runView(run);
   const read: RunView = {
     ...view, toolCalls: view.toolCalls.map((c) => ({ ...c, ...args.get(c.id) })),
-    pendingApprovals: [...approvals.map(({ runId: _run, ...p }) => p), ...samplings.map(samplingApprovalView), ...(children?.pendingApprovals ?? [])],
+    pendingApprovals: [
+      ...approvals.map(({ runId: _run, ...p }) => p), ...samplings.map(samplingApprovalView), ...(children?.pendingApprovals ?? []),
+    ],
     pendingInputs: [...inputs.map(pendingInputView), ...(children?.pendingInputs ?? [])],
   };
   if (children) showsChildren.add(read);
   return read;
 }
 
-/** Run objects that show their running sub-agents' waits: changes to those runs do not announce this one's, so such an object is never cached. */
+/**
+ * Run objects that show their running sub-agents' waits: changes to those runs do not announce
+ * this one's, so such an object is never cached.
+ */
 const showsChildren = new WeakSet<RunView>();
+
+export type ChildrenWaits = Pick<RunView, 'pendingApprovals' | 'pendingInputs'> & { running: boolean };
 
 /**
  * What the run's sub-agent runs wait for, each item with the run that waits (where it is decided
  * or answered): their own and, through them, their children's. The depth is bounded (MAX_SUB_AGENT_DEPTH).
  */
-export async function childrenWaits(db: Queryable, runId: string): Promise<Pick<RunView, 'pendingApprovals' | 'pendingInputs'> & { running: boolean }> {
+export async function childrenWaits(db: Queryable, runId: string): Promise<ChildrenWaits> {
   const children = await runningChildRuns(db, runId);
   const views = await Promise.all(children.map((id) => readRun(db, id)));
   const waits = views.filter((v): v is RunView => v !== undefined);
@@ -80,6 +97,8 @@ export function newRunView(run: Pick<StoredRun, 'id' | 'threadId' | 'agentId' | 
   };
 }
 
+const noUsage = () => ({ inputTokens: 0, outputTokens: 0 });
+
 function runView(run: StoredRun): Omit<RunView, 'pendingApprovals' | 'pendingInputs'> {
   const { result, progress } = run;
   const parent = {
@@ -89,13 +108,15 @@ function runView(run: StoredRun): Omit<RunView, 'pendingApprovals' | 'pendingInp
   if (result) {
     return {
       ...parent, id: run.id, threadId: result.threadId, agentId: result.agentId, status: result.status, stopReason: result.stopReason,
-      limitReached: result.limitReached ?? null, output: result.output, error: result.error, turns: result.turns, usage: result.usage, usageWithChildren: result.usageWithChildren ?? result.usage,
+      limitReached: result.limitReached ?? null, output: result.output, error: result.error, turns: result.turns, usage: result.usage,
+      usageWithChildren: result.usageWithChildren ?? result.usage,
       toolCalls: result.toolCalls.map(toView), createdAt: result.createdAt, endedAt: result.endedAt,
     };
   }
   return {
-    ...parent, id: run.id, threadId: run.threadId, agentId: run.agentId, status: 'running', stopReason: null, limitReached: null, output: null, error: null,
-    turns: progress?.turns ?? 0, usage: progress?.usage ?? { inputTokens: 0, outputTokens: 0 }, usageWithChildren: progress?.usage ?? { inputTokens: 0, outputTokens: 0 },
+    ...parent, id: run.id, threadId: run.threadId, agentId: run.agentId, status: 'running', stopReason: null, limitReached: null,
+    output: null, error: null, turns: progress?.turns ?? 0,
+    usage: progress?.usage ?? noUsage(), usageWithChildren: progress?.usage ?? noUsage(),
     toolCalls: (progress?.toolCalls ?? []).map(toView), createdAt: run.createdAt, endedAt: null,
   };
 }
@@ -103,7 +124,8 @@ function runView(run: StoredRun): Omit<RunView, 'pendingApprovals' | 'pendingInp
 function toView(c: Omit<ToolCallRecord, 'slot'>): RunView['toolCalls'][number] {
   return {
     id: c.id, turn: c.turn, name: c.name, type: c.type, ...(c.integrationId ? { integrationId: c.integrationId } : {}),
-    status: c.status, durationMs: c.durationMs, result: c.result, resultBytes: c.resultBytes, ...(c.childRunId ? { childRunId: c.childRunId } : {}),
+    status: c.status, durationMs: c.durationMs, result: c.result, resultBytes: c.resultBytes,
+    ...(c.childRunId ? { childRunId: c.childRunId } : {}),
   };
 }
 
@@ -123,7 +145,8 @@ export interface RunControlDeps {
 export async function readRunWhenEnded(
   deps: Pick<RunControlDeps, 'db' | 'changes'> & { views?: RunViewCache }, runId: string, waitMs: number, stop?: AbortSignal,
 ): Promise<RunView | undefined> {
-  const read = () => (deps.views ? deps.views.read(runId, () => readRun(deps.db, runId), (v) => !showsChildren.has(v)) : readRun(deps.db, runId));
+  const load = () => readRun(deps.db, runId);
+  const read = () => (deps.views ? deps.views.read(runId, load, (v) => !showsChildren.has(v)) : load());
   if (waitMs <= 0) return read();
   const deadline = Date.now() + waitMs;
   const watch = deps.changes.watch(runId, ['ended']);

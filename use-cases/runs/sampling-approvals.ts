@@ -4,7 +4,7 @@ import { INPUT_ANSWERED_SIGNAL } from '../../core/run';
 import type { SamplingStatus } from '../../core/sampling';
 import type { Db } from '../../store/pool';
 import { decideSampling, findSampling } from '../../store/runs/samplings';
-import { HttpProblem } from '../problem';
+import { EngineError } from '../../core/engine-error';
 
 /**
  * A reviewer's decision on an MCP server's sampling request (integration sampling `approve`), by
@@ -15,7 +15,8 @@ import { HttpProblem } from '../problem';
  */
 
 const AS_APPROVAL: Record<SamplingStatus, ApprovalStatus> = {
-  pending: 'cancelled', approved: 'approved', answered: 'approved', failed: 'approved', denied: 'denied', timed_out: 'timed_out', cancelled: 'cancelled',
+  pending: 'cancelled', approved: 'approved', answered: 'approved', failed: 'approved', denied: 'denied', timed_out: 'timed_out',
+  cancelled: 'cancelled',
 };
 
 export async function decideSamplingApproval(
@@ -32,8 +33,10 @@ export async function decideSamplingApproval(
   if (!decided) {
     const now = (await findSampling(db, req.runId, req.toolCallId)) ?? before;
     const status = AS_APPROVAL[now.status];
-    throw new HttpProblem(409, `Sampling request ${req.toolCallId} was already ${APPROVAL_STATUS_WORDS[status]}${now.reason ? `: ${now.reason}` : ''}`,
-      'already_decided', { approvalStatus: status, decision: status === 'approved' ? 'approve' : status === 'denied' ? 'deny' : null });
+    const why = now.reason ? `: ${now.reason}` : '';
+    const decision = status === 'approved' ? 'approve' : status === 'denied' ? 'deny' : null;
+    throw new EngineError('already_decided', `Sampling request ${req.toolCallId} was already ${APPROVAL_STATUS_WORDS[status]}${why}`,
+      { approvalStatus: status, decision });
   }
   if (!decided.roundId) return true;
   try {

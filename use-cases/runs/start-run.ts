@@ -71,7 +71,9 @@ export async function startRun(deps: StartRunDeps, req: StartRunRequest): Promis
   if (!agent) throw new EngineError('not_found', `Agent ${req.agentId ?? found.thread.agentId} does not exist`);
   if (agent.disabledAt) throw new EngineError('conflict', agentDisabledText(agent));
   // The thread is held by a run without a result: it may still run, or have closed from outside.
-  const run = found.run ?? await claimAndInsert(deps, { id: runId, threadId: found.thread.id, agentId: agent.id, input: req.input, idempotencyKey: null, requestHash: null });
+  const run = found.run ?? await claimAndInsert(deps, {
+    id: runId, threadId: found.thread.id, agentId: agent.id, input: req.input, idempotencyKey: null, requestHash: null,
+  });
   if (!run) throw new EngineError('conflict', `Run ${runId} could not be recorded; retry`);
   await startWorkflowOrUndo(deps, run, req, agent);
   return { run, created: true };
@@ -105,7 +107,9 @@ export async function startRunOnNewThread(deps: StartRunDeps, req: StartOnNewThr
     if (!(await ensureThread(deps.db, threadId, agent.id))) throw new EngineError('agent_disabled', agentDisabledText(agent));
     return startIdempotentRunOf(deps, agent, { threadId, input: req.input, agentId: agent.id, limits: req.limits }, req.idempotencyKey);
   }
-  const { agent, run } = await insertRunOnNewThread(deps.db, { runId: newId('run'), threadId: newId('thr'), agentRef: req.agentRef, input: req.input });
+  const { agent, run } = await insertRunOnNewThread(deps.db, {
+    runId: newId('run'), threadId: newId('thr'), agentRef: req.agentRef, input: req.input,
+  });
   if (!agent) throw new EngineError('not_found', `Agent ${req.agentRef} does not exist`);
   if (!run) throw new EngineError('agent_disabled', agentDisabledText(agent));
   await startWorkflowOrUndo(deps, run, { threadId: run.threadId, input: req.input, limits: req.limits }, agent, { newThread: true });
@@ -130,7 +134,9 @@ async function startIdempotentRunOf(deps: StartRunDeps, agent: Agent, req: Start
   if (existing) return replay(deps, existing, hash, req);
   if (agent.disabledAt) throw new EngineError('conflict', agentDisabledText(agent));
 
-  const run = await claimAndInsert(deps, { id: runId, threadId: req.threadId, agentId, input: req.input, idempotencyKey: key, requestHash: hash });
+  const run = await claimAndInsert(deps, {
+    id: runId, threadId: req.threadId, agentId, input: req.input, idempotencyKey: key, requestHash: hash,
+  });
   if (!run) {
     // A concurrent request with the same Idempotency-Key inserted the run first; it owns the thread claim.
     const winner = await findRun(db, runId);

@@ -1,5 +1,5 @@
-import { markCallCancelled, pairCallWithRun } from '../store/mcp-calls';
-import type { Db } from '../store/pool';
+import { markCallCancelled, pairCallWithRun } from '../../store/mcp-calls';
+import type { Db } from '../../store/pool';
 
 /**
  * Which run a client's request started, so that `notifications/cancelled` can cancel it. Either
