@@ -13,10 +13,14 @@ export function transportFingerprint(transport: EraTransport): string {
 
 interface Row { id: string; era: ProtocolEra; discover: Record<string, unknown> | null; fingerprint: string; probed_at: Date }
 
-const toVerdict = (r: Row): EraVerdict => ({ era: r.era, ...(r.discover ? { discover: r.discover } : {}), probedAt: r.probed_at.toISOString() });
+const toVerdict = (r: Row): EraVerdict => ({
+  era: r.era, ...(r.discover ? { discover: r.discover } : {}), probedAt: r.probed_at.toISOString(),
+});
 
 /** The verdicts of these integrations that still match their transports, by integration id. */
-export async function readVerdicts(db: Queryable, integrations: { id: string; transport: EraTransport }[]): Promise<Map<string, EraVerdict>> {
+export async function readVerdicts(
+  db: Queryable, integrations: { id: string; transport: EraTransport }[],
+): Promise<Map<string, EraVerdict>> {
   if (integrations.length === 0) return new Map();
   const { rows } = await db.query<Row>('SELECT * FROM integration_protocol WHERE id = ANY($1)', [integrations.map((i) => i.id)]);
   const byId = new Map(rows.map((r) => [r.id, r]));
