@@ -133,20 +133,23 @@ async function main(argv: string[]): Promise<number> {
       process.stderr.write(`replay-gate: the replay could not go on: ${(err as Error).stack ?? err}\n`);
       return 2;
     }
-    const failed = outcomes.filter((o) => o.result === 'fail');
-    const gone = outcomes.filter((o) => o.result === 'gone').length;
-    const nondeterministic = failed.filter((o) => o.nondeterminism).length;
-    const ok = outcomes.length - failed.length - gone;
-    out(`${ok} ok, ${failed.length} failed (${nondeterministic} nondeterministic)${gone ? `, ${gone} gone` : ''}`);
-    if (failed.length > 0) {
-      out('A run that failed would break under this workflow code: the change needs a new worker build, '
-        + 'and the runs open now must stay on the old one.');
-      return 1;
-    }
-    return 0;
+    return reportOutcomes(outcomes, out);
   } finally {
     await connection?.close();
   }
+}
+
+/** The tally of the outcomes, and the gate's exit code: 1 when a run failed to replay. */
+function reportOutcomes(outcomes: ReplayOutcome[], out: (line: string) => void): number {
+  const failed = outcomes.filter((o) => o.result === 'fail');
+  const gone = outcomes.filter((o) => o.result === 'gone').length;
+  const nondeterministic = failed.filter((o) => o.nondeterminism).length;
+  const ok = outcomes.length - failed.length - gone;
+  out(`${ok} ok, ${failed.length} failed (${nondeterministic} nondeterministic)${gone ? `, ${gone} gone` : ''}`);
+  if (failed.length === 0) return 0;
+  out('A run that failed would break under this workflow code: the change needs a new worker build, '
+    + 'and the runs open now must stay on the old one.');
+  return 1;
 }
 
 main(process.argv.slice(2)).then(
