@@ -38,7 +38,9 @@ async function demoAgent(api: ApiClient): Promise<DemoAgent | undefined> {
  * Prints the run as it goes from its event log, which is in order and complete: a snapshot of the
  * run object shows only where the run is when it is read, and one read may span several turns.
  */
-export async function runDemo(baseUrl: string, print: (line: string) => void, opts: { apiKey?: string; signal: AbortSignal }): Promise<RunView | undefined> {
+export async function runDemo(
+  baseUrl: string, print: (line: string) => void, opts: { apiKey?: string; signal: AbortSignal },
+): Promise<RunView | undefined> {
   const api = createApiClient({ baseUrl, apiKey: opts.apiKey });
   const agent = await demoAgent(api);
   if (!agent) {

@@ -14,8 +14,12 @@ import { keyRing } from '../platform/secrets/secret-box';
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel, 'secrets-rotate');
-  if (!config.databaseUrl) throw new ConfigError('DATABASE_URL is required: the rotation works on the database directly, not through the API.');
-  if (!config.secretKeys.current) throw new ConfigError('SECRETS_KEY must be set to the new key (and SECRETS_KEY_PREVIOUS to the old one).');
+  if (!config.databaseUrl) {
+    throw new ConfigError('DATABASE_URL is required: the rotation works on the database directly, not through the API.');
+  }
+  if (!config.secretKeys.current) {
+    throw new ConfigError('SECRETS_KEY must be set to the new key (and SECRETS_KEY_PREVIOUS to the old one).');
+  }
   const ring = keyRing(config.secretKeys.current, config.secretKeys.previous);
   installSecretKeys(ring);
   const db = createPool(config.databaseUrl, logger, 2);
@@ -25,7 +29,8 @@ async function main(): Promise<void> {
     const report = await rotateSecrets(db, ring, say);
     say(`done: ${report.resealed} row(s) sealed again with key ${ring.current!.id}, ${report.sealedPlain} plain-text row(s) sealed`);
     if (report.remaining > 0) {
-      say(`${report.remaining} row(s) are still under another key: a process still runs with the old SECRETS_KEY. Restart it with the new one, then run this again.`);
+      say(`${report.remaining} row(s) are still under another key: a process still runs with the old SECRETS_KEY. `
+        + 'Restart it with the new one, then run this again.');
       process.exitCode = 2;
     }
   } finally {

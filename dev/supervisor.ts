@@ -1,31 +1,30 @@
-import path from 'node:path';
 import { Client } from '@temporalio/client';
-import { startApiServer } from '../api/server';
-import { checkApiExposure, ConfigError, everyCallerIsOperator, loadConfig } from '../platform/config';
-import { DataDirBusyError, lockDataDir } from '../platform/data-dir-lock';
-import { startEmbeddedPostgres } from '../store/embedded-postgres';
+import { startApiServer, type ApiServer } from '../api/server';
+import { checkApiExposure, ConfigError, everyCallerIsOperator, loadConfig, type AppConfig } from '../platform/config';
+import { DataDirBusyError, lockDataDir, type DataDirLock } from '../platform/data-dir-lock';
 import { migrate } from '../store/migrations';
-import { createPool } from '../store/pool';
+import { createPool, type Db } from '../store/pool';
 import { loadOrCreateKeyFile } from '../platform/secrets/key-file';
 import { openSecretStore } from '../store/secrets/open-secret-store';
 import { removeEngineState, writeEngineState } from '../platform/engine-state';
-import { createLogger } from '../platform/logger';
-import { resolveTemporalCli } from '../platform/temporal/cli';
-import { freePort, pickPort } from '../platform/ports';
-import { startDevServer } from '../platform/temporal/dev-server';
+import { createLogger, type Logger } from '../platform/logger';
 import { connectTemporal, installTemporalRuntime } from '../platform/temporal/native-connection';
 import { createEngineWorker } from '../worker/create-worker';
 import { runDemo } from './demo';
 import { openWorkerDeps } from '../worker/worker-deps';
-import { workflowCode } from '../worker/versioning';
+import { workflowCode, type WorkflowCode } from '../worker/versioning';
 import { makeBuildCurrent } from '../platform/temporal/deployments';
 import { buildConsole, consoleIsStale, consoleSourceDir } from '../console/build';
+import { Shutdown } from './shutdown';
+import { startDevServices, type DevServices } from './services';
 
 /** The Worker Deployment of `npm start`'s worker, unless WORKER_DEPLOYMENT_NAME names another. */
 const DEV_DEPLOYMENT = 'agent-engine';
 
-/** Ctrl-C must end `npm start` promptly in any phase; a step that overruns its own bound is given up on. */
-const SHUTDOWN_DEADLINE_MS = 14_000;
+const say = (line: string) => process.stdout.write(`${line}\n`);
+
+/** Where the services answer: started by this process or named by the config. */
+interface Services { started: DevServices; databaseUrl: string; temporalAddress: string }
 
 /**
  * `npm start`: the whole engine on embedded defaults, in one process. Brings up the Temporal
@@ -36,98 +35,109 @@ async function main(): Promise<void> {
   const config = loadConfig();
   checkApiExposure(config);
   const logger = createLogger(config.logLevel, 'engine');
-  const say = (line: string) => process.stdout.write(`${line}\n`);
   installTemporalRuntime();
-
-  let lock: Awaited<ReturnType<typeof lockDataDir>>;
+  const lock = await lockOrExit(config.dataDir);
+  const shutdown = new Shutdown(logger, say);
+  shutdown.onStop('data dir lock', () => lock.release());
+  process.on('SIGINT', () => void shutdown.run());
+  process.on('SIGTERM', () => void shutdown.run());
   try {
-    lock = await lockDataDir(config.dataDir);
+    await new Supervisor(config, logger, lock, shutdown).start();
   } catch (err) {
-    // Another engine owns the data dir: touch nothing of it.
+    if (!shutdown.begun) {
+      process.stderr.write(`${describeFailure(err)}\n`);
+      process.exitCode = 1;
+      await shutdown.run();
+    }
+  }
+}
+
+/** Another engine owns the data dir: touch nothing of it. */
+async function lockOrExit(dataDir: string): Promise<DataDirLock> {
+  try {
+    return await lockDataDir(dataDir);
+  } catch (err) {
     process.stderr.write(`${err instanceof DataDirBusyError ? err.message : String(err)}\n`);
     process.exit(1);
   }
+}
 
-  const stops: { name: string; stop: () => Promise<unknown> }[] = [{ name: 'data dir lock', stop: () => lock.release() }];
-  const onStop = (name: string, stop: () => Promise<unknown>) => stops.push({ name, stop });
-  // Services still starting when Ctrl-C comes stop themselves and settle this before the stops run.
-  const starting = new AbortController();
-  let services: Promise<unknown> = Promise.resolve();
-  let stopping: Promise<void> | undefined;
-  const shutdown = () => {
-    stopping ??= (async () => {
-      say('\nshutting down…');
-      setTimeout(() => {
-        say('stopped (some steps did not finish in time; a next start cleans up what they left).');
-        process.exit(1);
-      }, SHUTDOWN_DEADLINE_MS).unref();
-      starting.abort();
-      await services.catch(() => undefined);
-      for (const { name, stop } of stops.reverse()) {
-        const began = Date.now();
-        await stop().catch((err: unknown) => logger.error({ err, step: name }, 'shutdown step failed'));
-        if (Date.now() - began > 3_000) logger.warn({ step: name, ms: Date.now() - began }, 'shutdown step was slow');
-      }
-      say('stopped.');
-      // Everything this process started is closed above; the native runtime alone may linger.
-      process.exit();
-    })();
-    return stopping;
-  };
-  process.on('SIGINT', () => void shutdown());
-  process.on('SIGTERM', () => void shutdown());
+/** `npm start`'s phases in order; each thing started is handed to the shutdown before the next phase. */
+class Supervisor {
+  constructor(
+    private readonly config: AppConfig,
+    private readonly logger: Logger,
+    private readonly lock: DataDirLock,
+    private readonly shutdown: Shutdown,
+  ) {}
 
-  try {
-    say(`data dir: ${config.dataDir}`);
-    // A fresh clone has no console build, and a pulled change makes it stale: built before the API serves it.
+  async start(): Promise<void> {
+    say(`data dir: ${this.config.dataDir}`);
+    await this.buildConsoleIfStale();
+    const started = await this.startServices();
+    if (this.shutdown.signal.aborted) return;
+    const services: Services = {
+      started,
+      temporalAddress: this.config.temporalAddress ?? started.temporal!.address,
+      databaseUrl: this.config.databaseUrl ?? started.postgres!.url,
+    };
+    const db = await this.openDatabase(services.databaseUrl);
+    say('bundling workflows and starting the worker…');
+    const client = await this.startWorker(db, services.temporalAddress);
+    const api = await this.startApi(db, client, services);
+    this.printAddresses(services, api);
+    await runDemo(api.url, say, { apiKey: this.config.apiKey, signal: this.shutdown.signal });
+    if (this.shutdown.signal.aborted) return;
+    say('');
+    say('The engine is running. Press Ctrl-C to stop.');
+  }
+
+  /** A fresh clone has no console build, and a pulled change makes it stale: built before the API serves it. */
+  private async buildConsoleIfStale(): Promise<void> {
     const consoleDir = consoleSourceDir();
-    if (await consoleIsStale(consoleDir)) {
-      say('building the console…');
-      await buildConsole(consoleDir);
-    }
-    const { signal } = starting;
-    const started = Promise.allSettled([
-      config.temporalAddress ? undefined : resolveTemporalCli({ cliPath: config.temporalCliPath, logger, onBuild: say, signal }).then((cliPath) => startDevServer({
-        cliPath, dataDir: path.join(config.dataDir, 'temporal'), namespace: config.temporalNamespace,
-        port: config.temporalPort ? { set: config.temporalPort, setting: 'TEMPORAL_PORT' } : { preferred: 7233 },
-        uiPort: config.temporalUiPort ? { set: config.temporalUiPort, setting: 'TEMPORAL_UI_PORT' } : { preferred: 8233 },
-        retention: config.temporalRetention, logger, signal,
-        // Runs' execution yields to this process, which answers the API's requests.
-        nice: config.workerNice,
-      })),
-      config.databaseUrl ? undefined : (config.postgresPort ? pickPort({ set: config.postgresPort, setting: 'POSTGRES_PORT' }) : freePort())
-        .then((port) => startEmbeddedPostgres({ dataDir: config.dataDir, port, logger, signal })),
-    ]);
-    services = started;
-    // Each service that came up is stopped on the way out, even when the other failed.
-    const [temporalOutcome, postgresOutcome] = await started;
-    const temporal = temporalOutcome.status === 'fulfilled' ? temporalOutcome.value : undefined;
-    const postgres = postgresOutcome.status === 'fulfilled' ? postgresOutcome.value : undefined;
-    // Independent of each other: stopped side by side, after everything that uses them.
-    onStop('Temporal dev server and PostgreSQL', () => Promise.all([temporal?.stop(), postgres?.stop()]));
-    for (const outcome of [temporalOutcome, postgresOutcome]) if (outcome.status === 'rejected') throw outcome.reason;
-    if (signal.aborted) return;
-    const temporalAddress = config.temporalAddress ?? temporal!.address;
+    if (!(await consoleIsStale(consoleDir))) return;
+    say('building the console…');
+    await buildConsole(consoleDir);
+  }
 
-    const db = createPool(config.databaseUrl ?? postgres!.url, logger);
-    onStop('database pool', () => db.end());
+  private async startServices(): Promise<DevServices> {
+    const starting = startDevServices(this.config, this.logger, say, this.shutdown.signal);
+    this.shutdown.whileStarting(starting);
+    const services = await starting;
+    // Independent of each other: stopped side by side, after everything that uses them.
+    this.shutdown.onStop('Temporal dev server and PostgreSQL', () => Promise.all([services.temporal?.stop(), services.postgres?.stop()]));
+    if (services.failed) throw services.failed.reason;
+    return services;
+  }
+
+  /** Migrated, with the secret store open. */
+  private async openDatabase(url: string): Promise<Db> {
+    const db = createPool(url, this.logger);
+    this.shutdown.onStop('database pool', () => db.end());
     await migrate(db);
     // Secrets at rest: SECRETS_KEY when set, else a key kept in the data dir, made on the first start.
-    const keyFile = config.secretKeys.current ? undefined : await loadOrCreateKeyFile(config.dataDir);
+    const { secretKeys } = this.config;
+    const keyFile = secretKeys.current ? undefined : await loadOrCreateKeyFile(this.config.dataDir);
     if (keyFile?.created) say(`created the secrets key: ${keyFile.file} (keep it: it opens the stored integration secrets)`);
-    await openSecretStore(db, { current: config.secretKeys.current ?? keyFile?.key, previous: config.secretKeys.previous }, logger);
+    await openSecretStore(db, { current: secretKeys.current ?? keyFile?.key, previous: secretKeys.previous }, this.logger);
+    return db;
+  }
 
-    say('bundling workflows and starting the worker…');
+  /** The worker, polling, with its build current; returns the client the API starts runs with. */
+  private async startWorker(db: Db, temporalAddress: string): Promise<Client> {
+    const { config } = this;
     // One connection for the worker and the API's client; closed after both have stopped.
     const connection = await connectTemporal(config, temporalAddress);
-    onStop('Temporal connection', () => connection.close());
+    this.shutdown.onStop('Temporal connection', () => connection.close());
     // Where every caller of this API is the operator, any integration may reach private networks, as they could all flag it.
     const network = { ...config.networkPolicy, privateNetworksForAll: everyCallerIsOperator(config) };
-    const workerDeps = await openWorkerDeps(config, db, logger, network);
+    const workerDeps = await openWorkerDeps(config, db, this.logger, network);
     // Stops run in reverse: the MCP servers, tracing and the listener close after the worker below has stopped.
-    onStop('worker dependencies', workerDeps.close);
+    this.shutdown.onStop('worker dependencies', workerDeps.close);
     // Versioned, as a deploy is (worker/versioning.ts): its build is made current once its worker polls.
-    const code = await workflowCode({ deployment: config.workerDeployment ?? { name: DEV_DEPLOYMENT }, workflowBundlePath: config.workflowBundlePath });
+    const code = await workflowCode({
+      deployment: config.workerDeployment ?? { name: DEV_DEPLOYMENT }, workflowBundlePath: config.workflowBundlePath,
+    });
     const worker = await createEngineWorker({
       connection, namespace: config.temporalNamespace, taskQueue: config.taskQueue,
       deps: workerDeps.deps, code, toolSlots: config.toolCallSlots,
@@ -135,42 +145,44 @@ async function main(): Promise<void> {
       shutdown: { grace: '2s', force: '4s' },
     });
     const running = worker.run();
-    onStop('worker', async () => {
+    this.shutdown.onStop('worker', async () => {
       worker.shutdown();
       await running;
     });
-
     const client = new Client({ connection, namespace: config.temporalNamespace });
-    // Before the API takes runs: a run started with no current build would wait for an unversioned worker.
-    await makeBuildCurrent(client, code.version!, { signal });
-    const temporalUiUrl = config.temporalUiUrl ?? temporal?.uiUrl;
-    const api = await startApiServer(config, { db, client, logger, temporalUiUrl });
-    onStop('API', api.close);
-    await lock.setUrl(api.url);
+    await this.makeCurrent(client, code);
+    return client;
+  }
+
+  /** Before the API takes runs: a run started with no current build would wait for an unversioned worker. */
+  private makeCurrent(client: Client, code: WorkflowCode): Promise<unknown> {
+    return makeBuildCurrent(client, code.version!, { signal: this.shutdown.signal });
+  }
+
+  /** The API, and the engine state file through which `agent-engine mcp` finds it. */
+  private async startApi(db: Db, client: Client, { started, databaseUrl, temporalAddress }: Services): Promise<ApiServer> {
+    const { config } = this;
+    const temporalUiUrl = config.temporalUiUrl ?? started.temporal?.uiUrl;
+    const api = await startApiServer(config, { db, client, logger: this.logger, temporalUiUrl });
+    this.shutdown.onStop('API', api.close);
+    await this.lock.setUrl(api.url);
     // `agent-engine mcp` finds this engine through the data dir (ports and password change every start).
     await writeEngineState(config.dataDir, {
-      pid: process.pid, apiUrl: api.url, databaseUrl: config.databaseUrl ?? postgres!.url, temporalAddress,
+      pid: process.pid, apiUrl: api.url, databaseUrl, temporalAddress,
       temporalNamespace: config.temporalNamespace, taskQueue: config.taskQueue, startedAt: new Date().toISOString(),
     });
-    onStop('engine state file', () => removeEngineState(config.dataDir));
+    this.shutdown.onStop('engine state file', () => removeEngineState(config.dataDir));
+    return api;
+  }
 
+  private printAddresses({ started, databaseUrl, temporalAddress }: Services, api: ApiServer): void {
     say('');
     say(`Console:          ${api.url}/console`);
     say(`API:              ${api.url}  (OpenAPI: ${api.url}/docs)`);
-    if (temporal) say(`Temporal Web UI:  ${temporal.uiUrl}/namespaces/${config.temporalNamespace}/workflows`);
+    if (started.temporal) say(`Temporal Web UI:  ${started.temporal.uiUrl}/namespaces/${this.config.temporalNamespace}/workflows`);
     say(`Temporal server:  ${temporalAddress}`);
-    say(`PostgreSQL:       ${withoutPassword(config.databaseUrl ?? postgres!.url)}`);
+    say(`PostgreSQL:       ${withoutPassword(databaseUrl)}`);
     say('');
-    await runDemo(api.url, say, { apiKey: config.apiKey, signal });
-    if (signal.aborted) return;
-    say('');
-    say('The engine is running. Press Ctrl-C to stop.');
-  } catch (err) {
-    if (!stopping) {
-      process.stderr.write(`${err instanceof ConfigError ? err.message : err instanceof Error ? err.stack : String(err)}\n`);
-      process.exitCode = 1;
-      await shutdown();
-    }
   }
 }
 
@@ -181,8 +193,12 @@ function withoutPassword(url: string): string {
   return shown.toString();
 }
 
+function describeFailure(err: unknown): string {
+  return err instanceof ConfigError ? err.message : err instanceof Error ? String(err.stack) : String(err);
+}
+
 main().catch((err: unknown) => {
   // Configuration refused before anything started (bad values, an exposed API without a key).
-  process.stderr.write(`${err instanceof ConfigError ? err.message : err instanceof Error ? err.stack : String(err)}\n`);
+  process.stderr.write(`${describeFailure(err)}\n`);
   process.exit(1);
 });

@@ -1,81 +1,10 @@
 import os from 'node:os';
 import path from 'node:path';
-import { z } from 'zod';
 import { loadClientConnectConfig, type ClientConnectConfig } from '@temporalio/envconfig';
 import { DEFAULT_LLM_KEY_ENVS } from '../core/llm-keys';
-import { DEFAULT_LLM_ANSWER_BOUNDS, type LlmAnswerBounds } from '../core/llm-answer-bounds';
+import type { LlmAnswerBounds } from '../core/llm-answer-bounds';
 import type { NetworkPolicy } from './net/address-guard';
-
-/**
- * The one configuration schema. It is parsed once, at start-up, by a composition root
- * (worker main, API server, dev supervisor). Nothing else reads process.env.
- */
-const emptyToUndefined = (value: unknown) => (value === '' ? undefined : value);
-const optionalString = z.preprocess(emptyToUndefined, z.string().optional());
-/** 32 bytes, base64 (openssl rand -base64 32) */
-const secretsKey = z.preprocess(emptyToUndefined, z.string()
-  .refine((v) => /^[A-Za-z0-9+/]+={0,2}$/.test(v.trim()) && Buffer.from(v.trim(), 'base64').length === 32,
-    'must be 32 bytes in base64 (openssl rand -base64 32)')
-  .transform((v) => Buffer.from(v.trim(), 'base64')).optional());
-
-/** A bound in bytes on a model's answer: 1 KiB to 256 MiB. */
-const answerBound = (fallback: number) => z.preprocess(emptyToUndefined, z.coerce.number().int().min(1024).max(256 * 1024 * 1024).default(fallback));
-/** A port npm start's own services must take (unset: it picks them) */
-const port = z.preprocess(emptyToUndefined, z.coerce.number().int().min(1).max(65535).optional());
-
-const envSchema = z.object({
-  TEMPORAL_ADDRESS: optionalString,
-  TEMPORAL_NAMESPACE: z.preprocess(emptyToUndefined, z.string().default('default')),
-  TEMPORAL_CLI_PATH: optionalString,
-  TASK_QUEUE: z.preprocess(emptyToUndefined, z.string().regex(/^[\w.-]+$/, 'letters, digits, ".", "_" or "-"').default('agent-runs')),
-  DATABASE_URL: z.preprocess(
-    emptyToUndefined,
-    z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL').optional(),
-  ),
-  DATA_DIR: z.preprocess(emptyToUndefined, z.string().default('.data')),
-  PORT: z.preprocess(emptyToUndefined, z.coerce.number().int().min(0).max(65535).default(3000)),
-  HOST: z.preprocess(emptyToUndefined, z.string().default('127.0.0.1')),
-  LOG_LEVEL: z.preprocess(
-    emptyToUndefined,
-    z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  ),
-  API_KEY: z.preprocess(emptyToUndefined, z.string().min(16, 'must be at least 16 characters').optional()),
-  ADMIN_API_KEY: z.preprocess(emptyToUndefined, z.string().min(16, 'must be at least 16 characters').optional()),
-  ALLOWED_HOSTS: z.preprocess(emptyToUndefined, z.string().regex(/^[A-Za-z0-9.:[\]-]+(,[A-Za-z0-9.:[\]-]+)*$/, 'comma-separated host names, each optionally with :port').optional()),
-  PUBLIC_URL: z.preprocess(emptyToUndefined, z.url({ protocol: /^https?$/, error: 'must be the http(s) URL browsers reach the API at, such as https://agents.example.com' }).optional()),
-  CORS_ORIGINS: z.preprocess(emptyToUndefined, z.string().regex(/^https?:\/\/[^,/\s]+(,https?:\/\/[^,/\s]+)*$/, 'comma-separated origins such as https://app.example.com').optional()),
-  LLM_KEY_ENVS: z.preprocess(emptyToUndefined, z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*(,[A-Za-z_][A-Za-z0-9_]*)*$/, 'comma-separated environment variable names').optional()),
-  LLM_MAX_TEXT_BYTES: answerBound(DEFAULT_LLM_ANSWER_BOUNDS.textBytes),
-  LLM_MAX_TOOL_ARGUMENT_BYTES: answerBound(DEFAULT_LLM_ANSWER_BOUNDS.toolArgumentBytes),
-  LLM_MAX_ANSWER_BYTES: answerBound(DEFAULT_LLM_ANSWER_BOUNDS.answerBytes),
-  LLM_MAX_TOOL_CALLS_PER_ANSWER: z.preprocess(emptyToUndefined, z.coerce.number().int().min(1).max(100_000).default(DEFAULT_LLM_ANSWER_BOUNDS.toolCalls)),
-  INTEGRATIONS_FILE: optionalString,
-  WORKFLOW_BUNDLE_PATH: optionalString,
-  TEMPORAL_PORT: port,
-  TEMPORAL_UI_PORT: port,
-  POSTGRES_PORT: port,
-  TEMPORAL_UI_URL: z.preprocess(emptyToUndefined, z.url({ protocol: /^https?$/, error: 'must be the http(s) URL of the Temporal Web UI, such as https://temporal.example.com' }).optional()),
-  MCP_TASK_QUEUES: z.preprocess(emptyToUndefined, z.string().regex(/^[A-Za-z0-9_.-]+(,[A-Za-z0-9_.-]+)*$/, 'comma-separated task queue names').optional()),
-  RATE_LIMIT_PER_MINUTE: z.preprocess(emptyToUndefined, z.coerce.number().int().min(0).default(600)),
-  TEMPORAL_RETENTION: z.preprocess(emptyToUndefined, z.string().regex(/^\d+[hd]$/, 'like 72h or 7d').default('7d')),
-  AGENTS_DIR: z.preprocess(emptyToUndefined, z.string().default('agents')),
-  LANGFUSE_PUBLIC_KEY: optionalString,
-  LANGFUSE_SECRET_KEY: optionalString,
-  LANGFUSE_BASE_URL: z.preprocess(emptyToUndefined, z.url().optional()),
-  LANGFUSE_HOST: z.preprocess(emptyToUndefined, z.url().optional()),
-  SECRETS_KEY: secretsKey,
-  SECRETS_KEY_PREVIOUS: secretsKey,
-  MCP_REQUEST_STATE_KEY: z.preprocess(emptyToUndefined, z.string()
-    .refine((v) => Buffer.byteLength(v, 'utf8') >= 32, 'must be at least 32 bytes (openssl rand -base64 32)')
-    .transform((v) => Buffer.from(v, 'utf8')).optional()),
-  BLOCK_PRIVATE_NETWORKS: z.preprocess(emptyToUndefined, z.enum(['true', 'false'], 'true or false').default('false')),
-  MCP_AGENT_TASKS: z.preprocess(emptyToUndefined, z.enum(['true', 'false'], 'true or false').default('true')),
-  WORKER_DEPLOYMENT_NAME: z.preprocess(emptyToUndefined, z.string().regex(/^[A-Za-z0-9_-]{1,200}$/, 'letters, digits, "_" or "-"').optional()),
-  WORKER_BUILD_ID: z.preprocess(emptyToUndefined, z.string().regex(/^[A-Za-z0-9_.+-]{1,200}$/, 'letters, digits, ".", "_", "+" or "-"').optional()),
-  WORKER_NICE: z.preprocess(emptyToUndefined, z.coerce.number().int().min(0).max(19).default(10)),
-  TOOL_CALL_SLOTS: z.preprocess(emptyToUndefined, z.coerce.number().int().min(1).max(10_000).default(100)),
-  XDG_RUNTIME_DIR: optionalString,
-});
+import { emptyToUndefined, envSchema, type Env } from './env-schema';
 
 export interface AppConfig {
   /** Absent: the dev supervisor starts an embedded Temporal dev server. */
@@ -90,7 +19,7 @@ export interface AppConfig {
   dataDir: string;
   port: number;
   host: string;
-  logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
+  logLevel: Env['LOG_LEVEL'];
   apiKey?: string;
   /** the operator's key: may decide what workers execute and where stored secrets go */
   adminApiKey?: string;
@@ -98,7 +27,10 @@ export interface AppConfig {
   allowedHosts?: string[];
   /** origins (scheme://host[:port]) that browsers may call the API from, with CORS headers */
   corsOrigins: string[];
-  /** where browsers reach the API (behind a proxy); OAuth redirects come back to PUBLIC_URL/oauth/callback. Absent: the address a request came to */
+  /**
+   * where browsers reach the API (behind a proxy); OAuth redirects come back to PUBLIC_URL/oauth/callback.
+   * Absent: the address a request came to
+   */
   publicUrl?: string;
   /** the environment variables an agent's model.apiKeyEnv may name (the provider defaults plus LLM_KEY_ENVS) */
   llmKeyEnvs: string[];
@@ -129,7 +61,10 @@ export interface AppConfig {
   workerDeployment?: { name: string; buildId?: string };
   /** how many tool activities (calls, discovery, questions to MCP servers) a worker runs at once, beside as many LLM turns */
   toolCallSlots: number;
-  /** the scheduling niceness (0 to 19) of the runs' execution: a stand-alone worker (and the MCP servers it starts), and the Temporal dev server `npm start` starts */
+  /**
+   * the scheduling niceness (0 to 19) of the runs' execution: a stand-alone worker (and the MCP servers
+   * it starts), and the Temporal dev server `npm start` starts
+   */
   workerNice: number;
   /** where a worker records its stdio MCP servers' process groups: a directory of this user's alone (platform/private-files.ts) */
   mcpGroupsDir: string;
@@ -158,34 +93,14 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
+/** The engine's configuration, read from the environment by the schema (env-schema.ts); a ConfigError names what is wrong. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
-  const parsed = envSchema.safeParse(env);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
-    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
-  }
-  const e = parsed.data;
-  if (e.ADMIN_API_KEY && e.ADMIN_API_KEY === e.API_KEY) {
-    throw new ConfigError('Invalid configuration:\n  ADMIN_API_KEY must differ from API_KEY: holders of the API key must not be operators');
-  }
-  if (e.WORKER_BUILD_ID && !e.WORKER_DEPLOYMENT_NAME) {
-    throw new ConfigError('Invalid configuration:\n  WORKER_BUILD_ID needs WORKER_DEPLOYMENT_NAME: a build id belongs to a Worker Deployment');
-  }
+  const e = parseEnv(env);
   const llmKeyEnvs = [...new Set([...DEFAULT_LLM_KEY_ENVS, ...list(e.LLM_KEY_ENVS)])];
-  let temporalConnect: ClientConnectConfig;
-  try {
-    temporalConnect = loadClientConnectConfig({
-      overrideEnvVars: Object.fromEntries(
-        Object.entries(env).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
-      ),
-    });
-  } catch (err) {
-    throw new ConfigError(`Invalid Temporal client configuration: ${(err as Error).message}`);
-  }
   return {
     temporalAddress: e.TEMPORAL_ADDRESS,
     temporalNamespace: e.TEMPORAL_NAMESPACE,
-    temporalConnect,
+    temporalConnect: temporalConnectConfig(env),
     temporalCliPath: e.TEMPORAL_CLI_PATH,
     taskQueue: e.TASK_QUEUE,
     databaseUrl: e.DATABASE_URL,
@@ -200,7 +115,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     publicUrl: e.PUBLIC_URL,
     llmKeyEnvs,
     llmAnswerBounds: {
-      textBytes: e.LLM_MAX_TEXT_BYTES, toolArgumentBytes: e.LLM_MAX_TOOL_ARGUMENT_BYTES, answerBytes: e.LLM_MAX_ANSWER_BYTES, toolCalls: e.LLM_MAX_TOOL_CALLS_PER_ANSWER,
+      textBytes: e.LLM_MAX_TEXT_BYTES, toolArgumentBytes: e.LLM_MAX_TOOL_ARGUMENT_BYTES, answerBytes: e.LLM_MAX_ANSWER_BYTES,
+      toolCalls: e.LLM_MAX_TOOL_CALLS_PER_ANSWER,
     },
     integrationsFile: e.INTEGRATIONS_FILE ? path.resolve(e.INTEGRATIONS_FILE) : undefined,
     workflowBundlePath: e.WORKFLOW_BUNDLE_PATH,
@@ -214,7 +130,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     mcpTaskQueues: e.MCP_TASK_QUEUES ? e.MCP_TASK_QUEUES.split(',') : [],
     workerNice: e.WORKER_NICE,
     toolCallSlots: e.TOOL_CALL_SLOTS,
-    ...(e.WORKER_DEPLOYMENT_NAME ? { workerDeployment: { name: e.WORKER_DEPLOYMENT_NAME, ...(e.WORKER_BUILD_ID ? { buildId: e.WORKER_BUILD_ID } : {}) } } : {}),
+    ...workerDeployment(e),
     mcpGroupsDir: mcpGroupsDir(e.XDG_RUNTIME_DIR),
     langfuse: langfuseConfig(e),
     secretKeys: { current: e.SECRETS_KEY, previous: e.SECRETS_KEY_PREVIOUS },
@@ -224,6 +140,42 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     // The second wall behind the agent checks: whatever an agent names, only allowed variables are read.
     readSecret: (envName) => (llmKeyEnvs.includes(envName) ? emptyToUndefined(env[envName]) as string | undefined : undefined),
   };
+}
+
+/** The environment checked against the schema, and the rules that tie two variables together. */
+function parseEnv(env: NodeJS.ProcessEnv): Env {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  if (e.ADMIN_API_KEY && e.ADMIN_API_KEY === e.API_KEY) {
+    throw new ConfigError('Invalid configuration:\n  ADMIN_API_KEY must differ from API_KEY: holders of the API key must not be operators');
+  }
+  if (e.WORKER_BUILD_ID && !e.WORKER_DEPLOYMENT_NAME) {
+    throw new ConfigError('Invalid configuration:\n'
+      + '  WORKER_BUILD_ID needs WORKER_DEPLOYMENT_NAME: a build id belongs to a Worker Deployment');
+  }
+  return e;
+}
+
+/** Connection options from @temporalio/envconfig's variables (TEMPORAL_TLS_*, TEMPORAL_API_KEY, …). */
+function temporalConnectConfig(env: NodeJS.ProcessEnv): ClientConnectConfig {
+  try {
+    return loadClientConnectConfig({
+      overrideEnvVars: Object.fromEntries(
+        Object.entries(env).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
+      ),
+    });
+  } catch (err) {
+    throw new ConfigError(`Invalid Temporal client configuration: ${(err as Error).message}`);
+  }
+}
+
+function workerDeployment(e: Env): Pick<AppConfig, 'workerDeployment'> {
+  if (!e.WORKER_DEPLOYMENT_NAME) return {};
+  return { workerDeployment: { name: e.WORKER_DEPLOYMENT_NAME, ...(e.WORKER_BUILD_ID ? { buildId: e.WORKER_BUILD_ID } : {}) } };
 }
 
 /**
@@ -238,7 +190,7 @@ function mcpGroupsDir(runtimeDir: string | undefined): string {
   return path.join(base, 'mcp-groups');
 }
 
-function langfuseConfig(e: z.infer<typeof envSchema>): AppConfig['langfuse'] {
+function langfuseConfig(e: Env): AppConfig['langfuse'] {
   if (!e.LANGFUSE_PUBLIC_KEY && !e.LANGFUSE_SECRET_KEY) return undefined;
   if (!e.LANGFUSE_PUBLIC_KEY || !e.LANGFUSE_SECRET_KEY) {
     throw new ConfigError('Invalid configuration:\n  LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY must be set together');

@@ -19,7 +19,8 @@ export class DataDirBusyError extends Error {
   override name = 'DataDirBusyError';
   constructor(readonly dataDir: string, readonly holder: LockHolder) {
     super(`An engine is already running on the data dir ${dataDir}: PID ${holder.pid}`
-      + `${holder.url ? `, API ${holder.url}` : ' (still starting)'}. Stop it first (Ctrl-C in its terminal, or kill ${holder.pid}), or choose another DATA_DIR.`);
+      + `${holder.url ? `, API ${holder.url}` : ' (still starting)'}. `
+      + `Stop it first (Ctrl-C in its terminal, or kill ${holder.pid}), or choose another DATA_DIR.`);
   }
 }
 

@@ -42,7 +42,9 @@ async function ancestorProblem(dir: string): Promise<string | undefined> {
     if (link.isSymbolicLink() && !trustedOwner(link.uid)) return `${current} is a symbolic link of uid ${link.uid}`;
     const st = await fs.stat(current);
     if (!trustedOwner(st.uid)) return `${current} belongs to uid ${st.uid}, not to this user (uid ${myUid()}) or root`;
-    if ((st.mode & 0o022) !== 0 && (st.mode & 0o1000) === 0) return `${current} is writable by group or others (mode ${(st.mode & 0o777).toString(8)})`;
+    if ((st.mode & 0o022) !== 0 && (st.mode & 0o1000) === 0) {
+      return `${current} is writable by group or others (mode ${(st.mode & 0o777).toString(8)})`;
+    }
     if (current === path.dirname(current)) return undefined;
   }
 }

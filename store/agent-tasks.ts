@@ -46,7 +46,9 @@ export async function findAgentTask(db: Queryable, runId: string, scope: TaskSco
 }
 
 /** One page of a scope's live tasks, newest first, after `after` (the previous page's last task's position and run id). */
-export async function listAgentTasks(db: Queryable, scope: TaskScope, limit: number, after?: { position: string; runId: string }): Promise<AgentTask[]> {
+export async function listAgentTasks(
+  db: Queryable, scope: TaskScope, limit: number, after?: { position: string; runId: string },
+): Promise<AgentTask[]> {
   const { rows } = await db.query<Row>(
     `SELECT ${COLUMNS} FROM agent_tasks WHERE scope = $1 AND ${LIVE}
        AND ($2::bigint IS NULL OR ((extract(epoch FROM created_at) * 1000000)::bigint, run_id) < ($2::bigint, $3::text))

@@ -46,7 +46,10 @@ export async function insertPendingApproval(db: Queryable, a: NewApproval): Prom
      VALUES ($1, $2, $3, $4, $5, $6, now() + $7 * interval '1 millisecond') ON CONFLICT (run_id, turn, slot) DO NOTHING`,
     [a.runId, a.turn, a.slot, storableText(a.toolCallId), storableText(a.name), a.integrationId, a.timeoutMs],
   );
-  const { rows } = await db.query<ApprovalRow>('SELECT * FROM run_approvals WHERE run_id = $1 AND turn = $2 AND slot = $3', [a.runId, a.turn, a.slot]);
+  const { rows } = await db.query<ApprovalRow>(
+    'SELECT * FROM run_approvals WHERE run_id = $1 AND turn = $2 AND slot = $3',
+    [a.runId, a.turn, a.slot],
+  );
   return toApproval(rows[0]);
 }
 
@@ -58,13 +61,18 @@ export interface ApprovalResolution {
 }
 
 /** Resolves a pending approval; a resolved one keeps its first resolution. Returns the row as it is now. */
-export async function resolveApproval(db: Queryable, runId: string, turn: number, slot: number, r: ApprovalResolution): Promise<ApprovalRecord | undefined> {
+export async function resolveApproval(
+  db: Queryable, runId: string, turn: number, slot: number, r: ApprovalResolution,
+): Promise<ApprovalRecord | undefined> {
   await db.query(
     `UPDATE run_approvals SET status = $4, reason = $5, resolved_by = $6, key_kind = $7, resolved_at = now()
      WHERE run_id = $1 AND turn = $2 AND slot = $3 AND status = 'pending'`,
     [runId, turn, slot, r.status, r.reason == null ? null : storableText(r.reason), r.resolvedBy, r.keyKind ?? null],
   );
-  const { rows } = await db.query<ApprovalRow>('SELECT * FROM run_approvals WHERE run_id = $1 AND turn = $2 AND slot = $3', [runId, turn, slot]);
+  const { rows } = await db.query<ApprovalRow>(
+    'SELECT * FROM run_approvals WHERE run_id = $1 AND turn = $2 AND slot = $3',
+    [runId, turn, slot],
+  );
   return rows[0] && toApproval(rows[0]);
 }
 
@@ -101,7 +109,10 @@ const toPending = (r: ApprovalRow & { arguments: unknown }): PendingApproval => 
 });
 
 export async function pendingApprovals(db: Queryable, runId: string): Promise<PendingApproval[]> {
-  const { rows } = await db.query<ApprovalRow & { arguments: unknown }>(`${PENDING_SQL} AND a.run_id = $1 ORDER BY a.turn, a.slot`, [runId]);
+  const { rows } = await db.query<ApprovalRow & { arguments: unknown }>(
+    `${PENDING_SQL} AND a.run_id = $1 ORDER BY a.turn, a.slot`,
+    [runId],
+  );
   return rows.map(toPending);
 }
 

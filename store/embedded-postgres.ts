@@ -30,7 +30,10 @@ export interface EmbeddedPostgresOptions {
   signal?: AbortSignal;
 }
 
-/** Fast shutdown takes well under a second; past this, Ctrl-C would wait too long (a kill is recovered from at the next start). */
+/**
+ * Fast shutdown takes well under a second; past this, Ctrl-C would wait too long (a kill is
+ * recovered from at the next start).
+ */
 const STOP_GRACE_MS = 5_000;
 
 const SUPERUSER = 'postgres';
@@ -41,7 +44,8 @@ function binaryDir(): string {
   try {
     entry = require.resolve(pkg);
   } catch {
-    throw new Error(`Embedded PostgreSQL binaries for ${os.platform()}-${os.arch()} are missing (${pkg}). Run "npm ci", or set DATABASE_URL.`);
+    throw new Error(`Embedded PostgreSQL binaries for ${os.platform()}-${os.arch()} are missing (${pkg}). `
+      + 'Run "npm ci", or set DATABASE_URL.');
   }
   return path.join(path.dirname(entry), '..', 'native', 'bin');
 }
@@ -52,7 +56,8 @@ async function postgresOsUser(): Promise<{ uid: number; gid: number } | undefine
   const passwd = await fs.readFile('/etc/passwd', 'utf8');
   const line = passwd.split('\n').find((l) => l.startsWith(`${SUPERUSER}:`));
   if (!line) {
-    throw new Error('Running as root, PostgreSQL needs a "postgres" system user: create one (useradd --system postgres), run as a normal user, or set DATABASE_URL.');
+    throw new Error('Running as root, PostgreSQL needs a "postgres" system user: create one (useradd --system postgres), '
+      + 'run as a normal user, or set DATABASE_URL.');
   }
   const [, , uid, gid] = line.split(':');
   return { uid: Number(uid), gid: Number(gid) };
@@ -62,7 +67,9 @@ async function postgresOsUser(): Promise<{ uid: number; gid: number } | undefine
  * The first directory on the way to `dir` that the postgres OS user may not enter. Checked on the
  * mode bits with its primary group alone: a process started with a uid gets no supplementary groups.
  */
-async function firstUnreachable(dir: string, ids: { uid: number; gid: number }): Promise<{ dir: string; mode: number; uid: number } | undefined> {
+async function firstUnreachable(
+  dir: string, ids: { uid: number; gid: number },
+): Promise<{ dir: string; mode: number; uid: number } | undefined> {
   const chain: string[] = [];
   for (let current = path.resolve(dir); ; current = path.dirname(current)) {
     chain.unshift(current);
@@ -128,69 +135,106 @@ async function waitUntilReady(url: string, child: ChildProcess, timeoutMs: numbe
 }
 
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
-  const { logger } = options;
+  const { logger, port } = options;
   const bin = binaryDir();
   const ids = await postgresOsUser();
   const pgData = path.join(options.dataDir, 'postgres');
-  const passwordFile = path.join(options.dataDir, 'postgres.password');
   await fs.mkdir(options.dataDir, { recursive: true });
   // Said at once and plainly, not as initdb's "Permission denied" on a file it was handed.
   if (ids) await assertReachable(options.dataDir, ids);
-
-  let password = (await fs.readFile(passwordFile, 'utf8').catch(() => '')).trim();
-  const initialised = await fs.stat(path.join(pgData, 'PG_VERSION')).then(() => true, () => false);
-  if (!initialised) {
-    await fs.rm(pgData, { recursive: true, force: true });
-    await fs.mkdir(pgData, { recursive: true, mode: 0o700 });
-    if (ids) await fs.chown(pgData, ids.uid, ids.gid);
-    password = randomBytes(18).toString('base64url');
-    await fs.writeFile(passwordFile, password + '\n', { mode: 0o600 });
-    // initdb reads the password from a file that the postgres user must be able to read.
-    const pwfile = path.join(pgData, '..', `.pw-${process.pid}`);
-    await fs.writeFile(pwfile, password + '\n', { mode: 0o600 });
-    if (ids) await fs.chown(pwfile, ids.uid, ids.gid);
-    try {
-      logger.info({ pgData }, 'initialising embedded PostgreSQL');
-      await run(path.join(bin, 'initdb'), [
-        `--pgdata=${pgData}`, `--username=${SUPERUSER}`, `--pwfile=${pwfile}`,
-        '--auth=scram-sha-256', '--encoding=UTF8', '--no-locale',
-      ], ids);
-    } finally {
-      await fs.rm(pwfile, { force: true });
-    }
-  }
+  const password = await ensureCluster({ bin, ids, dataDir: options.dataDir, pgData, logger });
   await stopLeftoverPostmaster(pgData, logger);
   options.signal?.throwIfAborted();
 
-  const child = spawn(path.join(bin, 'postgres'), [
-    '-D', pgData, '-p', String(options.port),
-    '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=',
-    '-c', 'max_connections=200',
-  // Its own process group: a terminal's Ctrl-C must reach the supervisor only, which stops the
-  // worker (whose activities still write) before the database.
-  ], { ...ids, stdio: ['ignore', 'ignore', 'pipe'], detached: true });
-  let stderrTail = '';
-  child.stderr?.on('data', (d: Buffer) => {
-    stderrTail = (stderrTail + d.toString()).slice(-4000);
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const stop = async () => {
+  const postmaster = new Postmaster(bin, ids, pgData, port);
+  const adminUrl = `postgres://${SUPERUSER}:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
+  try {
+    await waitUntilReady(adminUrl, postmaster.child, 30_000, options.signal);
+  } catch (err) {
+    await postmaster.stop();
+    throw new Error(`${(err as Error).message}\n${postmaster.stderrTail}`, { cause: err });
+  }
+  const database = options.database ?? 'engine';
+  await ensureDatabase(adminUrl, database);
+  logger.info({ port }, 'embedded PostgreSQL ready');
+  return {
+    url: `postgres://${SUPERUSER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`,
+    port,
+    stop: () => postmaster.stop(),
+  };
+}
+
+interface ClusterPlace {
+  bin: string;
+  ids: { uid: number; gid: number } | undefined;
+  dataDir: string;
+  pgData: string;
+  logger: Logger;
+}
+
+/** The superuser's password: kept beside the cluster, made with it when the data dir holds none yet. */
+async function ensureCluster(place: ClusterPlace): Promise<string> {
+  const passwordFile = path.join(place.dataDir, 'postgres.password');
+  const initialised = await fs.stat(path.join(place.pgData, 'PG_VERSION')).then(() => true, () => false);
+  if (initialised) return (await fs.readFile(passwordFile, 'utf8').catch(() => '')).trim();
+  const { pgData, ids } = place;
+  await fs.rm(pgData, { recursive: true, force: true });
+  await fs.mkdir(pgData, { recursive: true, mode: 0o700 });
+  if (ids) await fs.chown(pgData, ids.uid, ids.gid);
+  const password = randomBytes(18).toString('base64url');
+  await fs.writeFile(passwordFile, password + '\n', { mode: 0o600 });
+  await initCluster(place, password);
+  return password;
+}
+
+async function initCluster({ bin, ids, pgData, logger }: ClusterPlace, password: string): Promise<void> {
+  // initdb reads the password from a file that the postgres user must be able to read.
+  const pwfile = path.join(pgData, '..', `.pw-${process.pid}`);
+  await fs.writeFile(pwfile, password + '\n', { mode: 0o600 });
+  if (ids) await fs.chown(pwfile, ids.uid, ids.gid);
+  try {
+    logger.info({ pgData }, 'initialising embedded PostgreSQL');
+    await run(path.join(bin, 'initdb'), [
+      `--pgdata=${pgData}`, `--username=${SUPERUSER}`, `--pwfile=${pwfile}`,
+      '--auth=scram-sha-256', '--encoding=UTF8', '--no-locale',
+    ], ids);
+  } finally {
+    await fs.rm(pwfile, { force: true });
+  }
+}
+
+/** The postgres server process, with the end of what it wrote to stderr (for a failed start's message). */
+class Postmaster {
+  readonly child: ChildProcess;
+  stderrTail = '';
+  private readonly exited: Promise<void>;
+
+  constructor(bin: string, ids: { uid: number; gid: number } | undefined, pgData: string, port: number) {
+    this.child = spawn(path.join(bin, 'postgres'), [
+      '-D', pgData, '-p', String(port),
+      '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=',
+      '-c', 'max_connections=200',
+    // Its own process group: a terminal's Ctrl-C must reach the supervisor only, which stops the
+    // worker (whose activities still write) before the database.
+    ], { ...ids, stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+    this.child.stderr?.on('data', (d: Buffer) => {
+      this.stderrTail = (this.stderrTail + d.toString()).slice(-4000);
+    });
+    this.exited = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
+  }
+
+  async stop(): Promise<void> {
+    const { child } = this;
     if (child.exitCode !== null || child.signalCode !== null) return;
     // SIGINT is PostgreSQL's "fast shutdown": it ends sessions and checkpoints.
     child.kill('SIGINT');
     const timer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
-    await exited;
+    await this.exited;
     clearTimeout(timer);
-  };
-
-  const adminUrl = `postgres://${SUPERUSER}:${encodeURIComponent(password)}@127.0.0.1:${options.port}/postgres`;
-  try {
-    await waitUntilReady(adminUrl, child, 30_000, options.signal);
-  } catch (err) {
-    await stop();
-    throw new Error(`${(err as Error).message}\n${stderrTail}`, { cause: err });
   }
-  const database = options.database ?? 'engine';
+}
+
+async function ensureDatabase(adminUrl: string, database: string): Promise<void> {
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   try {
@@ -199,10 +243,4 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   } finally {
     await admin.end();
   }
-  logger.info({ port: options.port }, 'embedded PostgreSQL ready');
-  return {
-    url: `postgres://${SUPERUSER}:${encodeURIComponent(password)}@127.0.0.1:${options.port}/${database}`,
-    port: options.port,
-    stop,
-  };
 }

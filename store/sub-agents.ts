@@ -18,12 +18,16 @@ export interface ResolvedAgent {
 interface AgentRefRow { id: string; name: string; description: string | null; disabled_at: Date | null; has_integrations?: boolean }
 
 const toResolved = (r: AgentRefRow): ResolvedAgent => ({
-  id: r.id, name: r.name, description: r.description, disabled: r.disabled_at !== null, ...(r.has_integrations ? { hasIntegrations: true } : {}),
+  id: r.id, name: r.name, description: r.description, disabled: r.disabled_at !== null,
+  ...(r.has_integrations ? { hasIntegrations: true } : {}),
 });
 
 export async function resolveAgentRefs(db: Queryable, refs: string[]): Promise<{ found: ResolvedAgent[]; unknown: string[] }> {
   if (refs.length === 0) return { found: [], unknown: [] };
-  const { rows } = await db.query<AgentRefRow>('SELECT id, name, description, disabled_at FROM agents WHERE id = ANY($1) OR name = ANY($1)', [refs]);
+  const { rows } = await db.query<AgentRefRow>(
+    'SELECT id, name, description, disabled_at FROM agents WHERE id = ANY($1) OR name = ANY($1)',
+    [refs],
+  );
   const found: ResolvedAgent[] = [];
   const unknown: string[] = [];
   for (const ref of refs) {
@@ -55,7 +59,9 @@ export async function agentsListing(db: Queryable, agentId: string): Promise<str
 export async function subAgentsByIds(db: Queryable, ids: string[]): Promise<ResolvedAgent[]> {
   if (ids.length === 0) return [];
   const { rows } = await db.query<AgentRefRow>(
-    'SELECT id, name, description, disabled_at, cardinality(integration_ids) > 0 AS has_integrations FROM agents WHERE id = ANY($1)', [ids]);
+    'SELECT id, name, description, disabled_at, cardinality(integration_ids) > 0 AS has_integrations FROM agents WHERE id = ANY($1)',
+    [ids],
+  );
   return ids.flatMap((id) => {
     const r = rows.find((row) => row.id === id);
     return r ? [toResolved(r)] : [];
@@ -79,7 +85,9 @@ export interface NewChildRun {
  * unless the root run has its most descendants already (full) or the agent is disabled. Ids
  * come from the parent's call, so a retried activity finds the run it recorded before.
  */
-export async function insertChildRun(db: Db, c: NewChildRun): Promise<{ runId: string; threadId: string; agentId: string } | { refused: 'full' | 'disabled' }> {
+export async function insertChildRun(
+  db: Db, c: NewChildRun,
+): Promise<{ runId: string; threadId: string; agentId: string } | { refused: 'full' | 'disabled' }> {
   // One child of a tree at a time: siblings started at once must not both see room for one.
   const { rows } = await inTransaction(db, async (tx) => {
     await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`sub-agents:${c.rootRunId}`]);
@@ -94,7 +102,8 @@ export async function insertChildRun(db: Db, c: NewChildRun): Promise<{ runId: s
      run AS (
        INSERT INTO runs (id, thread_id, agent_id, input, parent_run_id, parent_tool_call_id, root_run_id)
        SELECT $1, thread.id, thread.agent_id, $7, $3, $4, $5 FROM thread RETURNING id, thread_id, agent_id)
-     SELECT (SELECT row_to_json(x) FROM (SELECT * FROM run UNION ALL SELECT * FROM existing) x LIMIT 1) AS run, (SELECT ok FROM room) AS room`,
+     SELECT (SELECT row_to_json(x) FROM (SELECT * FROM run UNION ALL SELECT * FROM existing) x LIMIT 1) AS run,
+       (SELECT ok FROM room) AS room`,
     [c.runId, c.threadId, c.parentRunId, c.parentToolCallId, c.rootRunId, c.agentId, c.input, c.maxDescendants],
   );
   });
@@ -107,7 +116,9 @@ export async function insertChildRun(db: Db, c: NewChildRun): Promise<{ runId: s
 export async function childRunEnd(db: Queryable, runId: string): Promise<{
   status: string; stopReason: string | null; output: string | null; error: { message: string } | null; durationMs: number;
 } | undefined> {
-  const { rows } = await db.query<{ status: string; stop_reason: string | null; output: string | null; error: { message: string } | null; ms: number }>(
+  const { rows } = await db.query<{
+    status: string; stop_reason: string | null; output: string | null; error: { message: string } | null; ms: number;
+  }>(
     `SELECT status, stop_reason, output, error, (extract(epoch FROM ended_at - created_at) * 1000)::int AS ms
      FROM run_results WHERE run_id = $1`, [runId]);
   const r = rows[0];

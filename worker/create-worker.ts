@@ -33,7 +33,9 @@ export async function createEngineWorker(options: EngineWorkerOptions): Promise<
   await warnIfSourceQueryDisabled(options.deps);
   const code = options.code ?? await workflowCode({ workflowBundlePath: options.workflowBundlePath });
   // One set of activities for both: a process counts an integration's calls once (activities/tool-slots.ts).
-  const activities = createActivities({ ...options.deps, toolSlots: options.deps.toolSlots ?? new ToolSlots(), ...(code.version ? { version: code.version } : {}) });
+  const activities = createActivities({
+    ...options.deps, toolSlots: options.deps.toolSlots ?? new ToolSlots(), ...(code.version ? { version: code.version } : {}),
+  });
   const common = {
     connection: options.connection,
     namespace: options.namespace,
@@ -52,9 +54,12 @@ export async function createEngineWorker(options: EngineWorkerOptions): Promise<
 
 export const DEFAULT_TOOL_SLOTS = 100;
 
-/** Temporal workers that start, run and stop as one: one that ends (a fatal error) stops the others. */
+/** What an EngineWorker runs: Temporal's workers, or engine workers (a process with pinned queues runs them all as one). */
+type Runnable = Pick<Worker, 'run' | 'shutdown' | 'getState'>;
+
+/** Workers that start, run and stop as one: one that ends (a fatal error) stops the others. */
 export class EngineWorker {
-  constructor(private readonly workers: Worker[]) {}
+  constructor(private readonly workers: Runnable[]) {}
 
   /** Until every worker has stopped; rejects with the first fatal error. */
   async run(): Promise<void> {
@@ -88,7 +93,9 @@ export class EngineWorker {
  * A worker for the task queue of pinned integrations: activities only (discovery and tool calls
  * of integrations whose servers need this machine), no workflows.
  */
-export async function createPinnedMcpWorker(options: Omit<EngineWorkerOptions, 'workflowBundlePath' | 'code'> & { version?: WorkerVersion }): Promise<Worker> {
+export async function createPinnedMcpWorker(
+  options: Omit<EngineWorkerOptions, 'workflowBundlePath' | 'code'> & { version?: WorkerVersion },
+): Promise<Worker> {
   return Worker.create({
     connection: options.connection,
     namespace: options.namespace,

@@ -1,5 +1,7 @@
 import { setFlagsFromString } from 'node:v8';
-import { loadConfig } from '../platform/config';
+import type { NativeConnection } from '@temporalio/worker';
+import type { ActivityDeps } from '../activities/deps';
+import { loadConfig, type AppConfig } from '../platform/config';
 import { migrate } from '../store/migrations';
 import { createPool } from '../store/pool';
 import { openSecretStore } from '../store/secrets/open-secret-store';
@@ -7,7 +9,7 @@ import { connectTemporal, installTemporalRuntime } from '../platform/temporal/na
 import { createLogger, type Logger } from '../platform/logger';
 import { SearchAttributeGuard } from '../platform/temporal/search-attributes';
 import { lowerPriority } from '../platform/processes';
-import { createEngineWorker, createPinnedMcpWorker } from './create-worker';
+import { createEngineWorker, createPinnedMcpWorker, EngineWorker } from './create-worker';
 import { openWorkerDeps } from './worker-deps';
 import { workflowCode } from './versioning';
 
@@ -22,18 +24,7 @@ async function main(): Promise<void> {
   lowerPriority(config.workerNice, logger);
   if (!config.databaseUrl) throw new Error('DATABASE_URL is required for a stand-alone worker (npm start runs an embedded one).');
   installTemporalRuntime();
-
-  // From the start: an orchestrator may stop a worker that is still starting. It then finishes its
-  // start-up steps, runs nothing, and closes what it opened, exiting 0 like any clean stop.
-  let stopRequested = false;
-  let stopAll = () => {};
-  const stop = (signal: string) => {
-    logger.info({ signal }, 'shutting down the worker');
-    stopRequested = true;
-    stopAll();
-  };
-  process.once('SIGINT', () => stop('SIGINT'));
-  process.once('SIGTERM', () => stop('SIGTERM'));
+  const stop = new StopRequest(logger);
   logger.info({ pid: process.pid }, 'worker starting');
 
   const db = createPool(config.databaseUrl, logger);
@@ -42,29 +33,11 @@ async function main(): Promise<void> {
   const connection = await connectTemporal(config);
   await addSearchAttributes(new SearchAttributeGuard(connection, config.temporalNamespace, logger), logger);
   const { deps, close: closeDeps } = await openWorkerDeps(config, db, logger);
-  const code = await workflowCode({ deployment: config.workerDeployment, workflowBundlePath: config.workflowBundlePath });
-  if (code.version) logger.info({ ...code.version }, 'worker versioned: runs it starts are pinned to this build');
-  const worker = await createEngineWorker({
-    connection, namespace: config.temporalNamespace, taskQueue: config.taskQueue, deps, code, toolSlots: config.toolCallSlots,
-  });
-  // Pinned integrations' discovery and tool calls come on their own queues (MCP_TASK_QUEUES).
-  const pinnedWorkers = await Promise.all(config.mcpTaskQueues.map((taskQueue) =>
-    createPinnedMcpWorker({ connection, namespace: config.temporalNamespace, taskQueue, deps, ...(code.version ? { version: code.version } : {}) })));
-  const workers = [worker, ...pinnedWorkers];
-  stopAll = () => {
-    for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
-  };
+  const workers = await createWorkers(config, connection, deps, logger);
   try {
-    if (stopRequested) {
-      // A worker that was made must be shut down to let go of the connection: started and stopped at once.
-      await Promise.all(workers.map((w) => w.runUntil(Promise.resolve())));
-    } else {
+    await stop.runUntilStopped(workers, () => {
       logger.info({ taskQueue: config.taskQueue, mcpTaskQueues: config.mcpTaskQueues, pid: process.pid }, 'worker started');
-      // One worker ending (a fatal error) ends the others too, so that the process exits whole.
-      const ended = await Promise.allSettled(workers.map((w) => w.run().finally(stopAll)));
-      const failure = ended.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-      if (failure) throw failure.reason;
-    }
+    });
   } finally {
     // After the worker: its last activities may still be calling MCP tools during the grace time.
     await closeDeps();
@@ -72,6 +45,51 @@ async function main(): Promise<void> {
     await db.end();
     logger.info('worker stopped');
   }
+}
+
+/**
+ * SIGINT and SIGTERM, heard from the start: an orchestrator may stop a worker that is still starting.
+ * It then finishes its start-up steps, runs nothing, and closes what it opened, exiting 0 like any clean stop.
+ */
+class StopRequest {
+  private requested = false;
+  private workers: EngineWorker | undefined;
+
+  constructor(private readonly logger: Logger) {
+    process.once('SIGINT', () => this.stop('SIGINT'));
+    process.once('SIGTERM', () => this.stop('SIGTERM'));
+  }
+
+  /** Runs the workers until a stop, or a fatal error of one of them (it rejects then). */
+  async runUntilStopped(workers: EngineWorker, onStarted: () => void): Promise<void> {
+    this.workers = workers;
+    if (this.requested) {
+      // A worker that was made must be shut down to let go of the connection: started and stopped at once.
+      await workers.runUntil(Promise.resolve());
+      return;
+    }
+    onStarted();
+    await workers.run();
+  }
+
+  private stop(signal: string): void {
+    this.logger.info({ signal }, 'shutting down the worker');
+    this.requested = true;
+    this.workers?.shutdown();
+  }
+}
+
+/** The engine's worker, and one for each queue of pinned integrations' discovery and tool calls (MCP_TASK_QUEUES). */
+async function createWorkers(config: AppConfig, connection: NativeConnection, deps: ActivityDeps, logger: Logger): Promise<EngineWorker> {
+  const code = await workflowCode({ deployment: config.workerDeployment, workflowBundlePath: config.workflowBundlePath });
+  if (code.version) logger.info({ ...code.version }, 'worker versioned: runs it starts are pinned to this build');
+  const { temporalNamespace: namespace } = config;
+  const worker = await createEngineWorker({
+    connection, namespace, taskQueue: config.taskQueue, deps, code, toolSlots: config.toolCallSlots,
+  });
+  const pinnedWorkers = await Promise.all(config.mcpTaskQueues.map((taskQueue) =>
+    createPinnedMcpWorker({ connection, namespace, taskQueue, deps, ...(code.version ? { version: code.version } : {}) })));
+  return new EngineWorker([worker, ...pinnedWorkers]);
 }
 
 /**
@@ -92,7 +110,8 @@ async function addSearchAttributes(guard: SearchAttributeGuard, logger: Logger):
  */
 function keepHeapNearLiveSize(): void {
   // Only the command line can carry it: Node refuses V8's heap flags in NODE_OPTIONS.
-  if (!process.execArgv.some((a) => a.replace(/_/g, '-').startsWith('--heap-growing-percent'))) setFlagsFromString('--heap-growing-percent=30');
+  const own = process.execArgv.some((a) => a.replace(/_/g, '-').startsWith('--heap-growing-percent'));
+  if (!own) setFlagsFromString('--heap-growing-percent=30');
 }
 
 main().catch((err) => {

@@ -52,7 +52,9 @@ function parseGateArgs(argv: string[]): GateArgs | 'help' {
   }
   if (parsed.help) return 'help';
   const limit = parsed.limit === undefined ? DEFAULT_LIMIT : Number(parsed.limit);
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) throw new UsageError(`--limit must be a whole number from 1 to ${MAX_LIMIT}`);
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
+    throw new UsageError(`--limit must be a whole number from 1 to ${MAX_LIMIT}`);
+  }
   if (parsed.query !== undefined && !parsed.query.trim()) throw new UsageError('--query is empty');
   if (parsed.bundle && parsed.workflows) throw new UsageError('give --bundle or --workflows, not both');
   let code: ReplayCode;
@@ -73,7 +75,9 @@ function parseGateArgs(argv: string[]): GateArgs | 'help' {
     code = { workflowsPath };
     codeName = `${path.relative(process.cwd(), workflowsPath) || workflowsPath} (bundled now)`;
   }
-  return { limit, code, codeName, ...(parsed.query ? { query: parsed.query } : {}), ...(parsed.out ? { outDir: path.resolve(parsed.out) } : {}) };
+  return {
+    limit, code, codeName, ...(parsed.query ? { query: parsed.query } : {}), ...(parsed.out ? { outDir: path.resolve(parsed.out) } : {}),
+  };
 }
 
 /** One line per run: what an operator reads, and what a CI log keeps. */
@@ -114,7 +118,8 @@ async function main(argv: string[]): Promise<number> {
     } catch (err) {
       // The client wraps the server's answer (a bad query says what is wrong in it) as the cause.
       const cause = (err as { cause?: Error }).cause?.message;
-      process.stderr.write(`replay-gate: could not list the runs of namespace ${config.temporalNamespace}: ${(err as Error).message}${cause ? `: ${cause}` : ''}\n`);
+      process.stderr.write(`replay-gate: could not list the runs of namespace ${config.temporalNamespace}: `
+        + `${(err as Error).message}${cause ? `: ${cause}` : ''}\n`);
       return 2;
     }
     const open = runs.filter((r) => r.status === 'running').length;
@@ -128,18 +133,23 @@ async function main(argv: string[]): Promise<number> {
       process.stderr.write(`replay-gate: the replay could not go on: ${(err as Error).stack ?? err}\n`);
       return 2;
     }
-    const failed = outcomes.filter((o) => o.result === 'fail');
-    const gone = outcomes.filter((o) => o.result === 'gone').length;
-    const nondeterministic = failed.filter((o) => o.nondeterminism).length;
-    out(`${outcomes.length - failed.length - gone} ok, ${failed.length} failed (${nondeterministic} nondeterministic)${gone ? `, ${gone} gone` : ''}`);
-    if (failed.length > 0) {
-      out('A run that failed would break under this workflow code: the change needs a new worker build, and the runs open now must stay on the old one.');
-      return 1;
-    }
-    return 0;
+    return reportOutcomes(outcomes, out);
   } finally {
     await connection?.close();
   }
+}
+
+/** The tally of the outcomes, and the gate's exit code: 1 when a run failed to replay. */
+function reportOutcomes(outcomes: ReplayOutcome[], out: (line: string) => void): number {
+  const failed = outcomes.filter((o) => o.result === 'fail');
+  const gone = outcomes.filter((o) => o.result === 'gone').length;
+  const nondeterministic = failed.filter((o) => o.nondeterminism).length;
+  const ok = outcomes.length - failed.length - gone;
+  out(`${ok} ok, ${failed.length} failed (${nondeterministic} nondeterministic)${gone ? `, ${gone} gone` : ''}`);
+  if (failed.length === 0) return 0;
+  out('A run that failed would break under this workflow code: the change needs a new worker build, '
+    + 'and the runs open now must stay on the old one.');
+  return 1;
 }
 
 main(process.argv.slice(2)).then(

@@ -22,10 +22,16 @@ export interface WorkflowCode {
  * (WORKER_BUILD_ID), or else the first 16 hex digits of the bundle's SHA-256: the same code, the same
  * build. Bundling here (not in Worker.create) lets the hash be taken of exactly what runs.
  */
-export async function workflowCode(options: { deployment?: { name: string; buildId?: string }; workflowBundlePath?: string }): Promise<WorkflowCode> {
+export async function workflowCode(
+  options: { deployment?: { name: string; buildId?: string }; workflowBundlePath?: string },
+): Promise<WorkflowCode> {
   const { deployment, workflowBundlePath } = options;
   if (!deployment) {
-    return { workflows: workflowBundlePath ? { workflowBundle: { codePath: workflowBundlePath } } : { workflowsPath: require.resolve('../workflows') } };
+    return {
+      workflows: workflowBundlePath
+        ? { workflowBundle: { codePath: workflowBundlePath } }
+        : { workflowsPath: require.resolve('../workflows') },
+    };
   }
   const code = workflowBundlePath
     ? await fs.readFile(workflowBundlePath, 'utf8')

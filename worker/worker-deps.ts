@@ -19,16 +19,21 @@ export interface WorkerDeps {
 
 /**
  * What a worker's activities need, built the same way by every composition root (`npm run worker`,
- * `npm start`): the LLM providers, the MCP pool (with the database's OAuth records and negotiated protocol eras), tracing, and
- * the LISTEN connection that wakes tool calls waiting for answers to MCP servers' questions.
+ * `npm start`): the LLM providers, the MCP pool (with the database's OAuth records and negotiated
+ * protocol eras), tracing, and the LISTEN connection that wakes tool calls waiting for answers to MCP
+ * servers' questions.
  */
-export async function openWorkerDeps(config: AppConfig, db: Db, logger: Logger, network: NetworkPolicy = config.networkPolicy): Promise<WorkerDeps> {
-  const mcpPool = await startMcpPool(logger, { groupsDir: config.mcpGroupsDir, network, oauth: { records: oauthRecords(db), logger }, eras: eraProbeStore(db),
+export async function openWorkerDeps(
+  config: AppConfig, db: Db, logger: Logger, network: NetworkPolicy = config.networkPolicy,
+): Promise<WorkerDeps> {
+  const mcpPool = await startMcpPool(logger, {
+    groupsDir: config.mcpGroupsDir, network, oauth: { records: oauthRecords(db), logger }, eras: eraProbeStore(db),
   });
   const tracing = initTracing(config.langfuse, logger);
   const runChanges = listenForAnswers(db, logger);
   const providers = createProviders({
-    readApiKey: config.readSecret, allowedKeyEnvs: config.llmKeyEnvs, logger, networkPolicy: config.networkPolicy, answerBounds: config.llmAnswerBounds,
+    readApiKey: config.readSecret, allowedKeyEnvs: config.llmKeyEnvs, logger, networkPolicy: config.networkPolicy,
+    answerBounds: config.llmAnswerBounds,
   });
   return {
     // One count of each integration's calls for the whole process: its engine worker and its pinned queues' alike.

@@ -105,14 +105,18 @@ export function guardedFetch(policy: NetworkPolicy = DEFAULT_NETWORK_POLICY): Gu
  * far less per chunk than fetch's web stream, for bodies read as they come (a model's event
  * stream). It follows no redirect: a redirect's answer is the answer.
  */
-export type GuardedRequest = (url: string, options: { method: string; headers: Record<string, string>; body?: string; signal?: AbortSignal }) => Promise<Dispatcher.ResponseData>;
+export type GuardedRequest = (
+  url: string, options: { method: string; headers: Record<string, string>; body?: string; signal?: AbortSignal },
+) => Promise<Dispatcher.ResponseData>;
 
 /** fetch and request over one guarded dispatcher (one pool of connections). */
 export function guardedHttp(policy: NetworkPolicy = DEFAULT_NETWORK_POLICY): { fetch: GuardedFetch; request: GuardedRequest } {
   const dispatcher = guardedAgent(policy.blockPrivateNetworks ? BLOCKED : undefined);
   return {
     fetch: fetchOver(dispatcher),
-    request: (url, { method, headers, body, signal }) => undiciRequest(url, { method: method as Dispatcher.HttpMethod, headers, body, signal, dispatcher }),
+    request: (url, { method, headers, body, signal }) => undiciRequest(url, {
+      method: method as Dispatcher.HttpMethod, headers, body, signal, dispatcher,
+    }),
   };
 }
 

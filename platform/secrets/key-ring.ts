@@ -19,5 +19,7 @@ export function secretKeys(): KeyRing {
 /** What cannot work while no SECRETS_KEY is installed (secrets are never stored in plain text); empty when one is. */
 export function featuresOffWithoutKey(): string[] {
   if (installed.current) return [];
-  return ['SECRETS_KEY is not set: integrations with env or header values (OAuth client secrets too), and OAuth authorization of integrations'];
+  return [
+    'SECRETS_KEY is not set: integrations with env or header values (OAuth client secrets too), and OAuth authorization of integrations',
+  ];
 }

@@ -71,7 +71,8 @@ export function open(ring: KeyRing, sealed: Sealed, context: string): string {
     const known = [ring.current, ring.previous].filter(Boolean).map((k) => k!.id);
     throw new SecretsKeyError(known.length === 0
       ? `a stored secret (${context}) is sealed with key ${sealed.kid}, and SECRETS_KEY is not set`
-      : `a stored secret (${context}) is sealed with key ${sealed.kid}, which is neither SECRETS_KEY nor SECRETS_KEY_PREVIOUS (${known.join(', ')})`);
+      : `a stored secret (${context}) is sealed with key ${sealed.kid}, which is neither SECRETS_KEY nor SECRETS_KEY_PREVIOUS `
+        + `(${known.join(', ')})`);
   }
   try {
     const decipher = createDecipheriv('aes-256-gcm', key.key, Buffer.from(sealed.iv, 'base64'));

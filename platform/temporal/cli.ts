@@ -45,7 +45,9 @@ export async function resolveTemporalCli(
   options: { cliPath?: string; logger?: Logger; build?: boolean; onBuild?: (message: string) => void; signal?: AbortSignal } = {},
 ): Promise<string> {
   if (options.cliPath) {
-    if (!isExecutable(options.cliPath)) throw new Error(`TEMPORAL_CLI_PATH=${options.cliPath} is not an executable file.\n${HOW_TO_GET_IT}`);
+    if (!isExecutable(options.cliPath)) {
+      throw new Error(`TEMPORAL_CLI_PATH=${options.cliPath} is not an executable file.\n${HOW_TO_GET_IT}`);
+    }
     return options.cliPath;
   }
   const fromPath = onPath('temporal');
@@ -72,7 +74,8 @@ export async function resolveTemporalCli(
       signal: options.signal,
     });
   } catch (err) {
-    throw new Error(`Building the Temporal CLI failed: ${(err as { stderr?: string }).stderr ?? (err as Error).message}\n${HOW_TO_GET_IT}`, { cause: err });
+    const said = (err as { stderr?: string }).stderr ?? (err as Error).message;
+    throw new Error(`Building the Temporal CLI failed: ${said}\n${HOW_TO_GET_IT}`, { cause: err });
   }
   if (!isExecutable(cached)) throw new Error(`go install finished but ${cached} is missing.\n${HOW_TO_GET_IT}`);
   return cached;

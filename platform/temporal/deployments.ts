@@ -8,7 +8,9 @@ import type { WorkerVersion } from '../../core/worker-version';
  * The version exists only once a worker of that build has polled: until then (up to `timeoutMs`)
  * the call is retried.
  */
-export async function makeBuildCurrent(client: Client, version: WorkerVersion, options: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<void> {
+export async function makeBuildCurrent(
+  client: Client, version: WorkerVersion, options: { timeoutMs?: number; signal?: AbortSignal } = {},
+): Promise<void> {
   const deadline = Date.now() + (options.timeoutMs ?? 60_000);
   for (;;) {
     try {
@@ -18,7 +20,8 @@ export async function makeBuildCurrent(client: Client, version: WorkerVersion, o
       return;
     } catch (err) {
       if (Date.now() > deadline || options.signal?.aborted) {
-        throw new Error(`could not make build ${version.buildId} current in Worker Deployment ${version.deploymentName}: ${(err as Error).message}`, { cause: err });
+        const what = `build ${version.buildId} current in Worker Deployment ${version.deploymentName}`;
+        throw new Error(`could not make ${what}: ${(err as Error).message}`, { cause: err });
       }
       await new Promise((resolve) => setTimeout(resolve, 250));
     }

@@ -117,7 +117,8 @@ async function launch(options: DevServerOptions, pidFile: string, port: number, 
   const stop = async () => {
     const running = child.exitCode === null && child.signalCode === null;
     if (running) process.kill(-child.pid!, 'SIGTERM');
-    const timer = running ? setTimeout(() => child.pid && isAlive(child.pid) && process.kill(-child.pid, 'SIGKILL'), STOP_GRACE_MS) : undefined;
+    const kill = () => child.pid && isAlive(child.pid) && process.kill(-child.pid, 'SIGKILL');
+    const timer = running ? setTimeout(kill, STOP_GRACE_MS) : undefined;
     await closed;
     clearTimeout(timer);
     await fs.rm(pidFile, { force: true });
@@ -140,7 +141,9 @@ async function launch(options: DevServerOptions, pidFile: string, port: number, 
 }
 
 /** Waits until the frontend at `address` answers, or `child` exits. */
-export async function waitForFrontend(address: string, child: { exitCode: number | null }, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+export async function waitForFrontend(
+  address: string, child: { exitCode: number | null }, timeoutMs: number, signal?: AbortSignal,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   while (Date.now() < deadline) {

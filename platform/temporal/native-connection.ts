@@ -27,7 +27,9 @@ export function installTemporalRuntime(level: Extract<LogLevel, 'WARN' | 'ERROR'
 const NO_WORKFLOWS = 'No workflows registered, not polling for workflow tasks';
 
 /** A connection to the configured Temporal server (TEMPORAL_ADDRESS, or the envconfig profile's address). */
-export function connectTemporal(config: Pick<AppConfig, 'temporalConnect' | 'temporalAddress'>, address?: string): Promise<NativeConnection> {
+export function connectTemporal(
+  config: Pick<AppConfig, 'temporalConnect' | 'temporalAddress'>, address?: string,
+): Promise<NativeConnection> {
   return NativeConnection.connect({
     ...config.temporalConnect.connectionOptions,
     address: address ?? config.temporalAddress ?? config.temporalConnect.connectionOptions.address ?? 'localhost:7233',

@@ -43,7 +43,9 @@ export function missingAttributesText(namespace: string, keys: readonly Attribut
 /** A start refused because the namespace has no mapping for an attribute it carries (INVALID_ARGUMENT). */
 export function isUnmappedSearchAttribute(err: unknown): boolean {
   for (let e = err; e instanceof Error; e = e.cause) {
-    if (isGrpcServiceError(e)) return e.code === INVALID_ARGUMENT && /no mapping defined for search attribute/i.test(e.details || e.message);
+    if (isGrpcServiceError(e)) {
+      return e.code === INVALID_ARGUMENT && /no mapping defined for search attribute/i.test(e.details || e.message);
+    }
   }
   return false;
 }
@@ -87,7 +89,8 @@ export class SearchAttributeGuard {
     try {
       return await start();
     } catch (err) {
-      throw isUnmappedSearchAttribute(err) ? new EngineError('search_attributes_missing', missingAttributesText(this.namespace, runSearchAttributeKeys)) : err;
+      if (!isUnmappedSearchAttribute(err)) throw err;
+      throw new EngineError('search_attributes_missing', missingAttributesText(this.namespace, runSearchAttributeKeys));
     }
   }
 

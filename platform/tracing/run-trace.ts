@@ -51,7 +51,9 @@ export async function traceToolCall<V extends Verdict>(
     return verdict;
   } catch (err) {
     const message = (err as Error)?.message ?? String(err);
-    span.update({ level: 'ERROR', statusMessage: message, metadata: { ...metadata, status: 'interrupted', isError: true, error: message } });
+    span.update({
+      level: 'ERROR', statusMessage: message, metadata: { ...metadata, status: 'interrupted', isError: true, error: message },
+    });
     throw err;
   } finally {
     span.end();

@@ -11,7 +11,9 @@ const PROGRESS_CHARS = 8 << 20;
  * The text from `from` on, in UTF-8 chunks that never split a surrogate pair; `beforeEach(end)` runs
  * before the chunk that ends at text offset `end` goes.
  */
-export function* verbatimChunks(text: string, from: number, onProgress?: () => void, beforeEach?: (end: number) => void): Generator<Buffer> {
+export function* verbatimChunks(
+  text: string, from: number, onProgress?: () => void, beforeEach?: (end: number) => void,
+): Generator<Buffer> {
   let sinceProgress = 0;
   for (let start = from; start < text.length;) {
     let end = Math.min(start + CHUNK_CHARS, text.length);

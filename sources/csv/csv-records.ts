@@ -38,6 +38,9 @@ export class CsvRecords {
   partial = false;
   private pos: number;
   private line = 1;
+  /** The cursor while a record is read: pos and line move to it once the whole record is. */
+  private at = 0;
+  private atLine = 1;
 
   constructor(readonly text: string, capacity: number) {
     this.pos = text.charCodeAt(0) === 0xfeff ? 1 : 0;
@@ -53,91 +56,127 @@ export class CsvRecords {
 
   /** Reads the next record; false at the end of the text. A blank line is no record (not a row of NULLs). */
   next(): boolean {
-    const { text, starts, ends, flags } = this;
-    const n = text.length;
-    const capacity = starts.length;
+    if (!this.skipBlankLines()) return false;
+    const recordStart = this.at;
+    this.recordLine = this.atLine;
+    let field = 0;
+    for (;;) {
+      if (this.text.charCodeAt(this.at) !== QUOTE) this.unquotedField(field);
+      else if (!this.quotedField(field)) return this.unread(recordStart);
+      field++;
+      // The text ends inside the record, and more is to come: the record is read whole from there.
+      if (this.partial && this.at >= this.text.length) return this.unread(recordStart);
+      if (!this.separator(field)) break;
+    }
+    this.count = field;
+    this.pos = this.at;
+    this.line = this.atLine;
+    return true;
+  }
+
+  /** Puts the cursor where the next record starts, past blank lines; false at the end of the text. */
+  private skipBlankLines(): boolean {
+    const { text } = this;
     let i = this.pos;
     let line = this.line;
     for (;;) {
-      if (i >= n) {
+      if (i >= text.length) {
         this.pos = i;
         return false;
       }
       const c = text.charCodeAt(i);
       if (c !== LF && c !== CR) break;
-      i += c === CR && text.charCodeAt(i + 1) === LF ? 2 : 1;
-      if (c === CR) this.sawCr = true;
+      i = this.pastLineBreak(i, c);
       line++;
       this.blankLines++;
     }
-    this.recordLine = line;
-    const recordStart = i;
-    let field = 0;
+    this.at = i;
+    this.atLine = line;
+    return true;
+  }
+
+  /** Field `field` at the cursor, without quotes; a quote in it is refused. */
+  private unquotedField(field: number): void {
+    const { text } = this;
+    const n = text.length;
+    const start = this.at;
+    let i = start;
+    for (; i < n; i++) {
+      const c = text.charCodeAt(i);
+      if (c === COMMA || c === LF || c === CR) break;
+      if (c === QUOTE) {
+        throw new CsvImportError(`invalid CSV: line ${this.atLine} has a quote inside an unquoted field (field ${field + 1}); `
+          + 'quote the whole field and double the quotes in it');
+      }
+    }
+    this.keep(field, start, i, 0);
+    this.at = i;
+  }
+
+  /** Field `field`, whose opening quote is at the cursor; false when the text ends inside it and more is to come. */
+  private quotedField(field: number): boolean {
+    const { text } = this;
+    const n = text.length;
+    const start = this.at + 1;
+    let i = start;
+    let line = this.atLine;
+    let flag = QUOTED;
     for (;;) {
-      let start: number;
-      let end: number;
-      let flag = 0;
-      if (text.charCodeAt(i) === QUOTE) {
-        flag = QUOTED;
-        start = ++i;
-        for (;;) {
-          if (i >= n) {
-            if (this.partial) return this.unread(recordStart);
-            throw new CsvImportError(`invalid CSV: the quoted field in the record starting on line ${this.recordLine} is never closed`);
-          }
-          const c = text.charCodeAt(i);
-          if (c === QUOTE) {
-            if (text.charCodeAt(i + 1) !== QUOTE) break;
-            flag = QUOTED | ESCAPED;
-            i += 2;
-            continue;
-          }
-          if (c === LF) line++;
-          else if (c === CR) {
-            this.sawCr = true;
-            if (text.charCodeAt(i + 1) !== LF) line++;
-          }
-          i++;
-        }
-        end = i++;
-      } else {
-        start = i;
-        for (; i < n; i++) {
-          const c = text.charCodeAt(i);
-          if (c === COMMA || c === LF || c === CR) break;
-          if (c === QUOTE) {
-            throw new CsvImportError(`invalid CSV: line ${line} has a quote inside an unquoted field (field ${field + 1}); quote the whole field and double the quotes in it`);
-          }
-        }
-        end = i;
-      }
-      if (field < capacity) {
-        starts[field] = start;
-        ends[field] = end;
-        flags[field] = flag;
-      }
-      field++;
       if (i >= n) {
-        if (this.partial) return this.unread(recordStart);
-        break;
+        if (this.partial) return false;
+        throw new CsvImportError(`invalid CSV: the quoted field in the record starting on line ${this.recordLine} is never closed`);
       }
       const c = text.charCodeAt(i);
-      if (c === COMMA) {
-        i++;
+      if (c === QUOTE) {
+        if (text.charCodeAt(i + 1) !== QUOTE) break;
+        flag = QUOTED | ESCAPED;
+        i += 2;
         continue;
       }
-      if (c === LF || c === CR) {
-        if (c === CR) this.sawCr = true;
-        i += c === CR && text.charCodeAt(i + 1) === LF ? 2 : 1;
-        line++;
-        break;
+      if (c === LF) line++;
+      else if (c === CR) {
+        this.sawCr = true;
+        if (text.charCodeAt(i + 1) !== LF) line++;
       }
-      throw new CsvImportError(`invalid CSV: line ${line} has text after the closing quote of field ${field}; double a quote that belongs to the value`);
+      i++;
     }
-    this.count = field;
-    this.pos = i;
-    this.line = line;
+    this.keep(field, start, i, flag);
+    this.at = i + 1;
+    this.atLine = line;
     return true;
+  }
+
+  /** Moves the cursor past what follows field `field` (1-based): true for a comma, false at the record's end. */
+  private separator(field: number): boolean {
+    const i = this.at;
+    if (i >= this.text.length) return false;
+    const c = this.text.charCodeAt(i);
+    if (c === COMMA) {
+      this.at = i + 1;
+      return true;
+    }
+    if (c !== LF && c !== CR) {
+      throw new CsvImportError(`invalid CSV: line ${this.atLine} has text after the closing quote of field ${field}; `
+        + 'double a quote that belongs to the value');
+    }
+    this.at = this.pastLineBreak(i, c);
+    this.atLine++;
+    return false;
+  }
+
+  /** Where the line break `c` at `i` ends (CR LF is one). */
+  private pastLineBreak(i: number, c: number): number {
+    if (c !== CR) return i + 1;
+    this.sawCr = true;
+    return this.text.charCodeAt(i + 1) === LF ? i + 2 : i + 1;
+  }
+
+  /** The field's range, if within the capacity. */
+  private keep(field: number, start: number, end: number, flag: number): void {
+    if (field >= this.starts.length) return;
+    this.starts[field] = start;
+    this.ends[field] = end;
+    this.flags[field] = flag;
   }
 
   /** Leaves the record that starts at `start` for the text that will hold all of it. */

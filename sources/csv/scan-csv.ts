@@ -54,7 +54,8 @@ export class CsvScan {
     const records = this.records;
     if (!records.next()) throw new CsvImportError('invalid CSV: the file is empty (no header row)');
     if (records.count > MAX_COLUMNS) {
-      throw new CsvImportError(`invalid CSV: line ${records.recordLine} has ${records.count} columns; PostgreSQL allows at most ${MAX_COLUMNS}`);
+      throw new CsvImportError(`invalid CSV: line ${records.recordLine} has ${records.count} columns; `
+        + `PostgreSQL allows at most ${MAX_COLUMNS}`);
     }
     this.names = columnNames(Array.from({ length: records.count }, (_, k) => records.value(k)));
     this.dataStart = records.offset;

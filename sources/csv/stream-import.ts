@@ -97,7 +97,9 @@ async function* decoded(bytes: AsyncIterable<Buffer>, counted: { bytes: number }
  * The head of the text: at least `guessChars` of whole records (all of it when shorter), for the
  * header and the types; and the text after it, which starts at a record's start.
  */
-async function readHead(texts: AsyncGenerator<Text>, guessChars: number, from: Text = { text: '', ascii: true }): Promise<{ head: string; rest: Text; done: boolean }> {
+async function readHead(
+  texts: AsyncGenerator<Text>, guessChars: number, from: Text = { text: '', ascii: true },
+): Promise<{ head: string; rest: Text; done: boolean }> {
   let { text: pending, ascii } = from;
   for (;;) {
     const next = await texts.next();
@@ -116,7 +118,9 @@ async function readHead(texts: AsyncGenerator<Text>, guessChars: number, from: T
  * no type; the header alone when the types are known. Then each further text of whole records,
  * scanned (its rows counted, its values checked and typed) before it is given.
  */
-async function scanned(texts: AsyncGenerator<Text>, guessChars: number, typesKnown: boolean): Promise<{ head: string; scan: CsvScan; pieces: AsyncGenerator<Text> }> {
+async function scanned(
+  texts: AsyncGenerator<Text>, guessChars: number, typesKnown: boolean,
+): Promise<{ head: string; scan: CsvScan; pieces: AsyncGenerator<Text> }> {
   let { head, rest, done } = await readHead(texts, guessChars);
   for (;;) {
     if (!head && done) throw new NotAsItArrives();
@@ -187,7 +191,9 @@ async function typesOfRest(scan: CsvScan, pieces: AsyncGenerator<Text>, signal?:
 }
 
 /** The types of a whole CSV read from `bytes`, one piece in memory at a time; undefined when it cannot go to COPY as it is. */
-export async function csvTypes(bytes: AsyncIterable<Buffer>, onProgress?: () => void, signal?: AbortSignal): Promise<ColumnType[] | undefined> {
+export async function csvTypes(
+  bytes: AsyncIterable<Buffer>, onProgress?: () => void, signal?: AbortSignal,
+): Promise<ColumnType[] | undefined> {
   const texts = decoded(bytes, { bytes: 0 }, onProgress);
   try {
     const { scan, pieces } = await scanned(texts, GUESS_CHARS, false);

@@ -132,7 +132,9 @@ export async function executeAsThreadRole(
   } catch (err) {
     if (isServerError(err) && !broken) return { ok: false, message: boundedError(err.message) };
     if (err instanceof ReadTooLargeError) return { ok: false, message: VALUE_TOO_LARGE };
-    if (err instanceof DriverReadError) return { ok: false, message: `the database's answer could not be read: ${boundedError(err.message)}` };
+    if (err instanceof DriverReadError) {
+      return { ok: false, message: `the database's answer could not be read: ${boundedError(err.message)}` };
+    }
     throw err;
   } finally {
     client.off('error', onError);
@@ -218,7 +220,8 @@ export async function runSourceQuery(
   // A slot per statement, so that slow queries never take every connection the database allows.
   const release = await processQuerySlots(o.concurrency).acquire(o.slotWaitMs);
   if (!release) {
-    return { ok: false, message: `the worker is running ${o.concurrency} source queries already and none ended within ${o.slotWaitMs / 1000} s; try again later` };
+    const busy = `the worker is running ${o.concurrency} source queries already and none ended within ${o.slotWaitMs / 1000} s`;
+    return { ok: false, message: `${busy}; try again later` };
   }
   try {
     return await executeAsThreadRole(db, target, verdict.statement, checked.limit, o);

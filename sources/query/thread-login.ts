@@ -62,7 +62,8 @@ export async function ensureThreadLogin(tx: Queryable, login: string, reader: st
   if (exists.rowCount === 0) {
     await tx.query('SAVEPOINT create_login');
     try {
-      await tx.query(`CREATE ROLE ${l} LOGIN NOINHERIT NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS CONNECTION LIMIT ${CONNECTION_LIMIT} ${password}`);
+      await tx.query(`CREATE ROLE ${l} LOGIN NOINHERIT NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS `
+        + `CONNECTION LIMIT ${CONNECTION_LIMIT} ${password}`);
     } catch (err) {
       if (!DUPLICATE.has((err as { code?: string }).code ?? '')) throw err;
       await tx.query('ROLLBACK TO SAVEPOINT create_login');
@@ -72,7 +73,8 @@ export async function ensureThreadLogin(tx: Queryable, login: string, reader: st
   }
   const version = Number((await tx.query<{ v: string }>('SHOW server_version_num')).rows[0].v);
   // The login may SET ROLE to the reader and inherits nothing from it; the attribute NOINHERIT says the same before 16.
-  await tx.query(version >= 160000 ? `GRANT ${quoteIdent(reader)} TO ${l} WITH INHERIT FALSE, SET TRUE` : `GRANT ${quoteIdent(reader)} TO ${l}`);
+  const grant = `GRANT ${quoteIdent(reader)} TO ${l}`;
+  await tx.query(version >= 160000 ? `${grant} WITH INHERIT FALSE, SET TRUE` : grant);
 }
 
 /** Sets the derived password again (after the login secret or the role changed under us). */

@@ -44,11 +44,14 @@ export async function findAgentOriginByName(db: Queryable, name: string): Promis
 
 /** Inserts or updates the agent of a file; returns whether anything changed. */
 export async function upsertFileAgent(db: Queryable, a: FileAgentFields, existingId?: string): Promise<boolean> {
-  const values = [a.name, a.description, a.instructions, JSON.stringify(a.model), a.integrationIds, a.maxTurns, JSON.stringify(a.template), a.sourceFile, a.mcpTasks ?? true,
-    a.limits ? JSON.stringify(a.limits) : null, a.promptOrder ?? [], JSON.stringify(a.promptWhen ?? {})];
+  const values = [
+    a.name, a.description, a.instructions, JSON.stringify(a.model), a.integrationIds, a.maxTurns, JSON.stringify(a.template), a.sourceFile,
+    a.mcpTasks ?? true, a.limits ? JSON.stringify(a.limits) : null, a.promptOrder ?? [], JSON.stringify(a.promptWhen ?? {}),
+  ];
   if (!existingId) {
     await db.query(
-      `INSERT INTO agents (id, name, description, instructions, model, integration_ids, max_turns, template, source_file, mcp_tasks, limits, prompt_order, prompt_when)
+      `INSERT INTO agents (id, name, description, instructions, model, integration_ids, max_turns, template, source_file, mcp_tasks, limits,
+                           prompt_order, prompt_when)
        VALUES ($13, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
       [...values, newId('agt')],
     );
@@ -57,9 +60,13 @@ export async function upsertFileAgent(db: Queryable, a: FileAgentFields, existin
   // IS DISTINCT FROM keeps updated_at still when nothing changed, so list_changed fires only on real edits.
   const { rowCount } = await db.query(
     `UPDATE agents SET name = $1, description = $2, instructions = $3, model = $4, integration_ids = $5, max_turns = $6,
-       template = $7, source_file = $8, mcp_tasks = $9, limits = $10, prompt_order = $11, prompt_when = $12, disabled_at = NULL, updated_at = now()
-     WHERE id = $13 AND (name, description, instructions, model, integration_ids, max_turns, template, source_file, mcp_tasks, limits, prompt_order, prompt_when, disabled_at)
-       IS DISTINCT FROM ($1, $2, $3, $4::jsonb, $5::text[], $6::integer, $7::jsonb, $8, $9::boolean, $10::jsonb, $11::text[], $12::jsonb, NULL::timestamptz)`,
+       template = $7, source_file = $8, mcp_tasks = $9, limits = $10, prompt_order = $11, prompt_when = $12, disabled_at = NULL,
+       updated_at = now()
+     WHERE id = $13
+       AND (name, description, instructions, model, integration_ids, max_turns, template, source_file, mcp_tasks, limits, prompt_order,
+            prompt_when, disabled_at)
+       IS DISTINCT FROM ($1, $2, $3, $4::jsonb, $5::text[], $6::integer, $7::jsonb, $8, $9::boolean, $10::jsonb, $11::text[], $12::jsonb,
+                         NULL::timestamptz)`,
     [...values, existingId],
   );
   return (rowCount ?? 0) > 0;

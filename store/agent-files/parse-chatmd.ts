@@ -7,8 +7,9 @@ import { promptConditionSchema, type PromptWhen } from '../../core/prompt-condit
 
 /**
  * ChatMD agent files: `<system>`, `<user>` and `<assistant>` blocks, as in ochat, plus one optional
- * `<config>` block holding JSON (model, integrations, promptOrder, promptWhen, subAgents, description, maxTurns, mcpTasks, limits). JSON rather than XML
- * attributes because a model is a nested object (a scripted model carries a whole script).
+ * `<config>` block holding JSON (model, integrations, promptOrder, promptWhen, subAgents, description,
+ * maxTurns, mcpTasks, limits). JSON rather than XML attributes because a model is a nested object
+ * (a scripted model carries a whole script).
  *
  * Block bodies are raw text up to the matching close tag: no nesting and no escaping, so a prompt
  * may hold any markup except its own close tag. `<!-- … -->` comments between blocks are ignored.
@@ -120,7 +121,8 @@ export function parseChatmd(file: string, text: string): AgentFileDefinition {
   const instructions = systems[0] ? trimBlock(systems[0].body) : undefined;
   return {
     description: config.description, instructions: instructions || undefined, model: config.model,
-    integrations: config.integrations, promptOrder: config.promptOrder, promptWhen: config.promptWhen, subAgents: config.subAgents, maxTurns: config.maxTurns, mcpTasks: config.mcpTasks, limits: config.limits, template, configLine: configs[0].line,
+    integrations: config.integrations, promptOrder: config.promptOrder, promptWhen: config.promptWhen, subAgents: config.subAgents,
+    maxTurns: config.maxTurns, mcpTasks: config.mcpTasks, limits: config.limits, template, configLine: configs[0].line,
   };
 }
 

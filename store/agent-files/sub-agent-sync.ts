@@ -50,7 +50,9 @@ export async function syncFileSubAgents(tx: Queryable, agents: FileSubAgents[], 
       continue;
     }
     const { rowCount } = await tx.query(
-      'UPDATE agents SET sub_agent_ids = $2, updated_at = now() WHERE id = $1 AND sub_agent_ids IS DISTINCT FROM $2::text[]', [a.agentId, ids]);
+      'UPDATE agents SET sub_agent_ids = $2, updated_at = now() WHERE id = $1 AND sub_agent_ids IS DISTINCT FROM $2::text[]',
+      [a.agentId, ids],
+    );
     if ((rowCount ?? 0) > 0) changed.push(a.name);
   }
   return changed;

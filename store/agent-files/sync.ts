@@ -4,10 +4,11 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { removeAgent } from '../agents';
 import { findAgentOriginByName, listFileAgentsUnder, upsertFileAgent } from './file-agents';
-import { inTransaction, type Db } from '../pool';
+import { inTransaction, type Db, type Queryable } from '../pool';
 import { apiKeyEnvProblem, DEFAULT_LLM_KEY_ENVS } from '../../core/llm-keys';
 import { idsOfRefs, resolveRefs } from '../refs';
 import { promptOrderProblem } from '../../core/prompt-order';
+import type { PromptWhen } from '../../core/prompt-conditions';
 import type { Logger } from '../../platform/logger';
 import type { NameReference } from '../../platform/operator-names';
 import { AgentFileError, parseChatmd, type AgentFileDefinition } from './parse-chatmd';
@@ -29,6 +30,12 @@ export interface SyncReport {
   references: NameReference[];
 }
 
+/** A file that parsed, with its agent's name (the file's stem). */
+interface ParsedFile { file: string; name: string; def: AgentFileDefinition }
+
+/** An agent's integrations, as ids, in the forms the agent row stores. */
+interface ResolvedIntegrations { ids: string[]; promptOrder: string[]; promptWhen: PromptWhen }
+
 /**
  * Makes the agents defined by `dir`'s *.chatmd files match the files. Only agents whose file lies in
  * this directory are touched: an API-defined agent with the same name is a conflict, never
@@ -37,66 +44,18 @@ export interface SyncReport {
 export async function syncAgentFiles(db: Db, dirInput: string, llmKeyEnvs: readonly string[] = DEFAULT_LLM_KEY_ENVS): Promise<SyncReport> {
   const dir = path.resolve(dirInput);
   const report: SyncReport = { changed: [], unchanged: [], removed: [], disabled: [], errors: [], references: [] };
-  const files = (await readdir(dir, { withFileTypes: true }))
-    .filter((e) => e.isFile() && e.name.endsWith(AGENT_FILE_EXTENSION))
-    .map((e) => path.join(dir, e.name))
-    .sort();
-  const parsed: { file: string; name: string; def: AgentFileDefinition }[] = [];
+  const files = await listAgentFiles(dir);
+  const parsed: ParsedFile[] = [];
   for (const file of files) {
-    const name = path.basename(file, AGENT_FILE_EXTENSION);
-    const by = `agent file ${path.basename(file)}`;
-    try {
-      if (!AGENT_NAME.test(name)) throw new AgentFileError(file, 1, `the file name "${name}" is not a valid agent name (letters, digits, "_", "-", "." up to 64)`);
-      // Before parsing: a file the operator is still fixing keeps its name.
-      report.references.push({ kind: 'agent', name, by });
-      const def = parseChatmd(file, await readFile(file, 'utf8'));
-      report.references.push(...def.integrations.map((ref) => ({ kind: 'integration' as const, name: ref, by })));
-      report.references.push(...def.subAgents.map((ref) => ({ kind: 'agent' as const, name: ref, by })));
-      // Files are the operator's, but a key name they did not allow is still refused (the worker refuses it too).
-      const refused = apiKeyEnvProblem(def.model, llmKeyEnvs);
-      if (refused) throw new AgentFileError(file, def.configLine, `model.${refused}`);
-      parsed.push({ file, name, def });
-    } catch (err) {
-      if (!(err instanceof AgentFileError)) throw err;
-      report.errors.push(err);
-    }
+    const one = await parseAgentFile(file, llmKeyEnvs, report);
+    if (one) parsed.push(one);
   }
   await inTransaction(db, async (tx) => {
     await tx.query('SELECT pg_advisory_xact_lock($1)', [SYNC_LOCK_KEY]);
     const withSubAgents: FileSubAgents[] = [];
-    for (const { file, name, def } of parsed) {
-      const { ids, unknown } = await resolveRefs(tx, 'integrations', def.integrations);
-      if (unknown.length > 0) {
-        report.errors.push(new AgentFileError(file, def.configLine, `unknown integration(s): ${unknown.join(', ')}`));
-        continue;
-      }
-      const promptOrder = await idsOfRefs(tx, 'integrations', def.promptOrder);
-      const misordered = promptOrderProblem(def.promptOrder, promptOrder, ids);
-      if (misordered) {
-        report.errors.push(new AgentFileError(file, def.configLine, `promptOrder: ${misordered}`));
-        continue;
-      }
-      const whenRefs = Object.keys(def.promptWhen);
-      const whenIds = await idsOfRefs(tx, 'integrations', whenRefs);
-      const misplaced = promptOrderProblem(whenRefs, whenIds, ids);
-      if (misplaced) {
-        report.errors.push(new AgentFileError(file, def.configLine, `promptWhen: ${misplaced}`));
-        continue;
-      }
-      const promptWhen = Object.fromEntries(whenRefs.map((ref, i) => [whenIds[i] as string, def.promptWhen[ref]]));
-      const existing = await findAgentOriginByName(tx, name);
-      if (existing && existing.sourceFile !== file) {
-        const owner = existing.sourceFile ? `by ${existing.sourceFile}` : 'through the API';
-        report.errors.push(new AgentFileError(file, 1, `an agent named "${name}" is already defined ${owner}; this file is skipped`));
-        continue;
-      }
-      const changed = await upsertFileAgent(tx, {
-        name, sourceFile: file, description: def.description ?? null, instructions: def.instructions ?? null, model: def.model,
-        integrationIds: ids, promptOrder: promptOrder as string[], promptWhen, maxTurns: def.maxTurns ?? 20, mcpTasks: def.mcpTasks, limits: def.limits, template: def.template,
-      }, existing?.id);
-      (changed ? report.changed : report.unchanged).push(name);
-      const stored = existing ?? await findAgentOriginByName(tx, name);
-      if (stored) withSubAgents.push({ file, agentId: stored.id, name, configLine: def.configLine, refs: def.subAgents });
+    for (const one of parsed) {
+      const stored = await storeFileAgent(tx, one, report);
+      if (stored) withSubAgents.push(stored);
     }
     // Once every file agent is stored: a file may name an agent another file defines.
     for (const name of await syncFileSubAgents(tx, withSubAgents, report.errors)) {
@@ -105,16 +64,92 @@ export async function syncAgentFiles(db: Db, dirInput: string, llmKeyEnvs: reado
         report.unchanged = report.unchanged.filter((n) => n !== name);
       }
     }
-    const present = new Set(files);
-    for (const agent of await listFileAgentsUnder(tx, dir)) {
-      if (present.has(agent.sourceFile!)) continue;
-      // Disabled, not deleted, while threads or runs refer to it.
-      const outcome = await removeAgent(tx, agent.id);
-      if (outcome === 'removed') report.removed.push(agent.name);
-      if (outcome === 'disabled') report.disabled.push(agent.name);
-    }
+    await removeAgentsOfGoneFiles(tx, dir, files, report);
   });
   return report;
+}
+
+async function listAgentFiles(dir: string): Promise<string[]> {
+  return (await readdir(dir, { withFileTypes: true }))
+    .filter((e) => e.isFile() && e.name.endsWith(AGENT_FILE_EXTENSION))
+    .map((e) => path.join(dir, e.name))
+    .sort();
+}
+
+/** The file's agent, with the names it refers to in the report; undefined (an error reported) for a bad file. */
+async function parseAgentFile(file: string, llmKeyEnvs: readonly string[], report: SyncReport): Promise<ParsedFile | undefined> {
+  const name = path.basename(file, AGENT_FILE_EXTENSION);
+  const by = `agent file ${path.basename(file)}`;
+  try {
+    if (!AGENT_NAME.test(name)) {
+      throw new AgentFileError(file, 1, `the file name "${name}" is not a valid agent name (letters, digits, "_", "-", "." up to 64)`);
+    }
+    // Before parsing: a file the operator is still fixing keeps its name.
+    report.references.push({ kind: 'agent', name, by });
+    const def = parseChatmd(file, await readFile(file, 'utf8'));
+    report.references.push(...def.integrations.map((ref) => ({ kind: 'integration' as const, name: ref, by })));
+    report.references.push(...def.subAgents.map((ref) => ({ kind: 'agent' as const, name: ref, by })));
+    // Files are the operator's, but a key name they did not allow is still refused (the worker refuses it too).
+    const refused = apiKeyEnvProblem(def.model, llmKeyEnvs);
+    if (refused) throw new AgentFileError(file, def.configLine, `model.${refused}`);
+    return { file, name, def };
+  } catch (err) {
+    if (!(err instanceof AgentFileError)) throw err;
+    report.errors.push(err);
+    return undefined;
+  }
+}
+
+/**
+ * Creates or updates the file's agent, unless its integrations are wrong or an agent of another
+ * origin has its name (an error reported). Returns what its sub-agents are synced from.
+ */
+async function storeFileAgent(tx: Queryable, { file, name, def }: ParsedFile, report: SyncReport): Promise<FileSubAgents | undefined> {
+  const integrations = await resolveIntegrations(tx, file, def);
+  if (integrations instanceof AgentFileError) {
+    report.errors.push(integrations);
+    return undefined;
+  }
+  const existing = await findAgentOriginByName(tx, name);
+  if (existing && existing.sourceFile !== file) {
+    const owner = existing.sourceFile ? `by ${existing.sourceFile}` : 'through the API';
+    report.errors.push(new AgentFileError(file, 1, `an agent named "${name}" is already defined ${owner}; this file is skipped`));
+    return undefined;
+  }
+  const changed = await upsertFileAgent(tx, {
+    name, sourceFile: file, description: def.description ?? null, instructions: def.instructions ?? null, model: def.model,
+    integrationIds: integrations.ids, promptOrder: integrations.promptOrder, promptWhen: integrations.promptWhen,
+    maxTurns: def.maxTurns ?? 20, mcpTasks: def.mcpTasks, limits: def.limits, template: def.template,
+  }, existing?.id);
+  (changed ? report.changed : report.unchanged).push(name);
+  const stored = existing ?? await findAgentOriginByName(tx, name);
+  return stored ? { file, agentId: stored.id, name, configLine: def.configLine, refs: def.subAgents } : undefined;
+}
+
+/** The integrations the file names, as ids; an error when one is unknown, or promptOrder or promptWhen names one the agent lacks. */
+async function resolveIntegrations(tx: Queryable, file: string, def: AgentFileDefinition): Promise<ResolvedIntegrations | AgentFileError> {
+  const { ids, unknown } = await resolveRefs(tx, 'integrations', def.integrations);
+  if (unknown.length > 0) return new AgentFileError(file, def.configLine, `unknown integration(s): ${unknown.join(', ')}`);
+  const promptOrder = await idsOfRefs(tx, 'integrations', def.promptOrder);
+  const misordered = promptOrderProblem(def.promptOrder, promptOrder, ids);
+  if (misordered) return new AgentFileError(file, def.configLine, `promptOrder: ${misordered}`);
+  const whenRefs = Object.keys(def.promptWhen);
+  const whenIds = await idsOfRefs(tx, 'integrations', whenRefs);
+  const misplaced = promptOrderProblem(whenRefs, whenIds, ids);
+  if (misplaced) return new AgentFileError(file, def.configLine, `promptWhen: ${misplaced}`);
+  const promptWhen = Object.fromEntries(whenRefs.map((ref, i) => [whenIds[i] as string, def.promptWhen[ref]]));
+  return { ids, promptOrder: promptOrder as string[], promptWhen };
+}
+
+/** The agents of this directory's files that are gone: removed, or disabled while threads or runs refer to them. */
+async function removeAgentsOfGoneFiles(tx: Queryable, dir: string, files: string[], report: SyncReport): Promise<void> {
+  const present = new Set(files);
+  for (const agent of await listFileAgentsUnder(tx, dir)) {
+    if (present.has(agent.sourceFile!)) continue;
+    const outcome = await removeAgent(tx, agent.id);
+    if (outcome === 'removed') report.removed.push(agent.name);
+    if (outcome === 'disabled') report.disabled.push(agent.name);
+  }
 }
 
 export interface AgentFileSync {

@@ -13,10 +13,14 @@ export function transportFingerprint(transport: EraTransport): string {
 
 interface Row { id: string; era: ProtocolEra; discover: Record<string, unknown> | null; fingerprint: string; probed_at: Date }
 
-const toProbe = (r: Row): EraProbe => ({ era: r.era, ...(r.discover ? { discover: r.discover } : {}), probedAt: r.probed_at.toISOString() });
+const toProbe = (r: Row): EraProbe => ({
+  era: r.era, ...(r.discover ? { discover: r.discover } : {}), probedAt: r.probed_at.toISOString(),
+});
 
 /** The kept probes of these integrations that still match their transports, by integration id. */
-export async function readEraProbes(db: Queryable, integrations: { id: string; transport: EraTransport }[]): Promise<Map<string, EraProbe>> {
+export async function readEraProbes(
+  db: Queryable, integrations: { id: string; transport: EraTransport }[],
+): Promise<Map<string, EraProbe>> {
   if (integrations.length === 0) return new Map();
   const { rows } = await db.query<Row>('SELECT * FROM integration_protocol WHERE id = ANY($1)', [integrations.map((i) => i.id)]);
   const byId = new Map(rows.map((r) => [r.id, r]));

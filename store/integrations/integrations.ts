@@ -18,18 +18,22 @@ export interface IntegrationRow {
   created_at: Date | string; updated_at: Date | string;
   prompt_injection: boolean; disabled_prompts: string[]; prompt_arguments: Record<string, Record<string, string>>;
   task_queue: string | null; secrets: unknown; approval: ApprovalPolicy | null; elicitation: boolean; elicitation_timeout_ms: number;
-  allow_private_network: boolean; protocol: IntegrationProtocol; sampling: SamplingMode; sampling_max_tokens: number; task_timeout_ms: number;
+  allow_private_network: boolean; protocol: IntegrationProtocol; sampling: SamplingMode; sampling_max_tokens: number;
+  task_timeout_ms: number;
   prompt_cache_ttl_ms: number | null; max_concurrent_calls?: number;
 }
 
 export const toIntegration = (r: IntegrationRow): Integration => ({
-  id: r.id, name: r.name, transport: openTransport(secretKeys(), r.id, r.transport, r.secrets), toolTimeoutMs: r.tool_timeout_ms, maxTotalTimeoutMs: r.max_total_timeout_ms,
+  id: r.id, name: r.name, transport: openTransport(secretKeys(), r.id, r.transport, r.secrets),
+  toolTimeoutMs: r.tool_timeout_ms, maxTotalTimeoutMs: r.max_total_timeout_ms,
   // bigint arrives as a string. A row stored before the caps existed is held to them here.
   maxResourceBytes: Math.min(Number(r.max_resource_bytes), SIZE_BOUNDS.maxResourceBytes.max),
-  maxResultBytes: Math.min(Number(r.max_result_bytes), SIZE_BOUNDS.maxResultBytes.max), trustAnnotations: r.trust_annotations, enabled: r.enabled,
+  maxResultBytes: Math.min(Number(r.max_result_bytes), SIZE_BOUNDS.maxResultBytes.max),
+  trustAnnotations: r.trust_annotations, enabled: r.enabled,
   promptInjection: r.prompt_injection, disabledPrompts: r.disabled_prompts, promptArguments: r.prompt_arguments,
   taskQueue: r.task_queue, approval: r.approval, elicitation: r.elicitation, elicitationTimeoutMs: r.elicitation_timeout_ms,
-  allowPrivateNetwork: r.allow_private_network, protocol: r.protocol, sampling: r.sampling, samplingMaxTokens: r.sampling_max_tokens, taskTimeoutMs: r.task_timeout_ms,
+  allowPrivateNetwork: r.allow_private_network, protocol: r.protocol, sampling: r.sampling, samplingMaxTokens: r.sampling_max_tokens,
+  taskTimeoutMs: r.task_timeout_ms,
   promptCacheTtlMs: r.prompt_cache_ttl_ms ?? null, maxConcurrentCalls: r.max_concurrent_calls ?? CONCURRENT_CALLS.default,
   createdAt: new Date(r.created_at).toISOString(), updatedAt: new Date(r.updated_at).toISOString(),
 });
@@ -57,16 +61,18 @@ export async function insertIntegration(db: Queryable, integration: NewIntegrati
   const stored = sealTransport(secretKeys(), id, integration.transport);
   const { rows } = await db.query<IntegrationRow>(
     `INSERT INTO integrations (id, name, transport, tool_timeout_ms, max_total_timeout_ms, max_resource_bytes, trust_annotations, enabled,
-       prompt_injection, disabled_prompts, prompt_arguments, task_queue, secrets, max_result_bytes, approval, elicitation, elicitation_timeout_ms,
-       allow_private_network, protocol, sampling, sampling_max_tokens, task_timeout_ms, prompt_cache_ttl_ms, max_concurrent_calls)
+       prompt_injection, disabled_prompts, prompt_arguments, task_queue, secrets, max_result_bytes, approval, elicitation,
+       elicitation_timeout_ms, allow_private_network, protocol, sampling, sampling_max_tokens, task_timeout_ms, prompt_cache_ttl_ms,
+       max_concurrent_calls)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24) RETURNING *`,
     [id, integration.name, JSON.stringify(stored.transport), integration.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
       integration.maxTotalTimeoutMs ?? null, integration.maxResourceBytes ?? SIZE_BOUNDS.maxResourceBytes.default,
       integration.trustAnnotations ?? false, integration.enabled ?? true,
       integration.promptInjection ?? true, integration.disabledPrompts ?? [], JSON.stringify(integration.promptArguments ?? {}),
-      integration.taskQueue ?? null, stored.secrets && JSON.stringify(stored.secrets), integration.maxResultBytes ?? SIZE_BOUNDS.maxResultBytes.default,
-      integration.approval ? JSON.stringify(integration.approval) : null,
-      integration.elicitation ?? false, integration.elicitationTimeoutMs ?? DEFAULT_ELICITATION_TIMEOUT_MS, integration.allowPrivateNetwork ?? false,
+      integration.taskQueue ?? null, stored.secrets && JSON.stringify(stored.secrets),
+      integration.maxResultBytes ?? SIZE_BOUNDS.maxResultBytes.default, integration.approval ? JSON.stringify(integration.approval) : null,
+      integration.elicitation ?? false, integration.elicitationTimeoutMs ?? DEFAULT_ELICITATION_TIMEOUT_MS,
+      integration.allowPrivateNetwork ?? false,
       integration.protocol ?? 'auto', integration.sampling ?? 'never', integration.samplingMaxTokens ?? DEFAULT_SAMPLING_MAX_TOKENS,
       integration.taskTimeoutMs ?? DEFAULT_TASK_TIMEOUT_MS, integration.promptCacheTtlMs ?? null,
       integration.maxConcurrentCalls ?? CONCURRENT_CALLS.default],
@@ -106,7 +112,8 @@ const patchColumns: Record<keyof IntegrationPatch, string> = {
   maxResourceBytes: 'max_resource_bytes', maxResultBytes: 'max_result_bytes', trustAnnotations: 'trust_annotations', enabled: 'enabled',
   promptInjection: 'prompt_injection', disabledPrompts: 'disabled_prompts', promptArguments: 'prompt_arguments',
   taskQueue: 'task_queue', approval: 'approval', elicitation: 'elicitation', elicitationTimeoutMs: 'elicitation_timeout_ms',
-  allowPrivateNetwork: 'allow_private_network', protocol: 'protocol', sampling: 'sampling', samplingMaxTokens: 'sampling_max_tokens', taskTimeoutMs: 'task_timeout_ms',
+  allowPrivateNetwork: 'allow_private_network', protocol: 'protocol', sampling: 'sampling', samplingMaxTokens: 'sampling_max_tokens',
+  taskTimeoutMs: 'task_timeout_ms',
   promptCacheTtlMs: 'prompt_cache_ttl_ms', maxConcurrentCalls: 'max_concurrent_calls',
 };
 const jsonbFields = new Set<keyof IntegrationPatch>(['transport', 'promptArguments', 'approval']);

@@ -26,7 +26,9 @@ interface StateSecrets {
 
 const stateId = (state: string) => createHash('sha256').update(state).digest('hex');
 
-async function readSecrets(db: Queryable, id: string): Promise<{ integrationId: string; redirectUrl: string; secrets: StateSecrets } | undefined> {
+async function readSecrets(
+  db: Queryable, id: string,
+): Promise<{ integrationId: string; redirectUrl: string; secrets: StateSecrets } | undefined> {
   const { rows } = await db.query<{ integration_id: string; sealed: unknown; redirect_url: string }>(
     'SELECT integration_id, sealed, redirect_url FROM oauth_states WHERE id = $1', [id]);
   const row = rows[0];
@@ -48,7 +50,8 @@ export async function saveAuthorizationState(
   const secrets: StateSecrets = { codeVerifier: input.codeVerifier, authorizationUrl: input.authorizationUrl };
   const sealed = seal(secretKeys(), JSON.stringify(secrets), oauthStateContext(id));
   await db.query(
-    `INSERT INTO oauth_states (id, integration_id, sealed, redirect_url, expires_at) VALUES ($1, $2, $3, $4, now() + $5 * interval '1 millisecond')`,
+    `INSERT INTO oauth_states (id, integration_id, sealed, redirect_url, expires_at)
+     VALUES ($1, $2, $3, $4, now() + $5 * interval '1 millisecond')`,
     [id, input.integrationId, JSON.stringify(sealed), input.redirectUrl, STATE_TTL_MS],
   );
   // Abandoned attempts leave rows behind; a day later nobody needs them to explain a replay.
@@ -88,7 +91,9 @@ export async function readAuthorizationState(
   const row = await readSecrets(db, id);
   if (!row) return undefined;
   const { codeVerifier, code, iss } = row.secrets;
-  return { integrationId: row.integrationId, redirectUrl: row.redirectUrl, codeVerifier, ...(code ? { code } : {}), ...(iss ? { iss } : {}) };
+  return {
+    integrationId: row.integrationId, redirectUrl: row.redirectUrl, codeVerifier, ...(code ? { code } : {}), ...(iss ? { iss } : {}),
+  };
 }
 
 /** After the exchange: the code works once, and the URL is of no more use. */

@@ -26,7 +26,9 @@ interface Row {
   authorized_at: Date | null;
 }
 
-export async function readOAuthRecord(db: Queryable, integrationId: string): Promise<{ status: StoredStatus; record: OAuthRecord } | undefined> {
+export async function readOAuthRecord(
+  db: Queryable, integrationId: string,
+): Promise<{ status: StoredStatus; record: OAuthRecord } | undefined> {
   const { rows } = await db.query<Row>('SELECT status, sealed FROM integration_oauth WHERE id = $1', [integrationId]);
   if (!rows[0]) return undefined;
   const { sealed } = rows[0];
@@ -67,13 +69,19 @@ export async function recordChallenge(db: Queryable, integrationId: string, chal
 }
 
 export async function readChallenge(db: Queryable, integrationId: string): Promise<AuthChallenge | undefined> {
-  const { rows } = await db.query<{ challenge: AuthChallenge | null }>('SELECT challenge FROM integration_oauth WHERE id = $1', [integrationId]);
+  const { rows } = await db.query<{ challenge: AuthChallenge | null }>(
+    'SELECT challenge FROM integration_oauth WHERE id = $1',
+    [integrationId],
+  );
   return rows[0]?.challenge ?? undefined;
 }
 
 /** The tokens no longer work and could not be refreshed: an operator must authorize again. */
 export async function markAuthorizationExpired(db: Queryable, integrationId: string): Promise<void> {
-  await db.query(`UPDATE integration_oauth SET status = 'expired', updated_at = now() WHERE id = $1 AND status = 'authorized'`, [integrationId]);
+  await db.query(
+    `UPDATE integration_oauth SET status = 'expired', updated_at = now() WHERE id = $1 AND status = 'authorized'`,
+    [integrationId],
+  );
 }
 
 export async function hasOAuthRow(db: Queryable, integrationId: string): Promise<boolean> {
@@ -95,7 +103,9 @@ export function withRefreshLock<T>(db: Db, integrationId: string, fn: (tx: Query
 
 export async function authorizationViews(db: Queryable, integrations: Integration[]): Promise<Map<string, AuthorizationView>> {
   const { rows } = await db.query<Row & { id: string }>(
-    'SELECT id, status, scopes, expires_at, has_refresh_token, authorized_at FROM integration_oauth WHERE id = ANY($1)', [integrations.map((i) => i.id)]);
+    'SELECT id, status, scopes, expires_at, has_refresh_token, authorized_at FROM integration_oauth WHERE id = ANY($1)',
+    [integrations.map((i) => i.id)],
+  );
   const byId = new Map(rows.map((r) => [r.id, r]));
   const views = new Map<string, AuthorizationView>();
   const now = Date.now();

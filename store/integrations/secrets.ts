@@ -30,7 +30,8 @@ export function sealTransport(ring: KeyRing, id: string, transport: Transport): 
     (rest as { auth?: OAuthSettings }).auth = publicAuth;
   }
   const secrets: TransportSecrets = { ...(env ? { env } : {}), ...(headers ? { headers } : {}), ...(clientSecret ? { clientSecret } : {}) };
-  if (Object.keys(env ?? {}).length === 0 && Object.keys(headers ?? {}).length === 0 && !clientSecret) return { transport: rest as Transport, secrets: null };
+  const none = Object.keys(env ?? {}).length === 0 && Object.keys(headers ?? {}).length === 0 && !clientSecret;
+  if (none) return { transport: rest as Transport, secrets: null };
   return { transport: rest as Transport, secrets: seal(ring, JSON.stringify(secrets), integrationSecretsContext(id)) };
 }
 

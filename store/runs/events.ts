@@ -14,7 +14,9 @@ export const eventWrite = (runId: string, seq: number, type: RunEventType, data:
   values: [runId, seq, type, storableJsonText(data)],
 });
 
-export async function appendEvent(db: Queryable, runId: string, seq: number, type: RunEventType, data: Record<string, unknown> = {}): Promise<void> {
+export async function appendEvent(
+  db: Queryable, runId: string, seq: number, type: RunEventType, data: Record<string, unknown> = {},
+): Promise<void> {
   await writeTogether(db, [eventWrite(runId, seq, type, data)]);
 }
 

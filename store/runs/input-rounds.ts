@@ -49,7 +49,8 @@ export async function insertInputRound(db: Queryable, round: NewInputRound): Pro
   }));
   // One statement: the round and its questions are stored together or not at all.
   await db.query(
-    `WITH r AS (INSERT INTO run_input_rounds (round_id, run_id, tool_call_id, round, request_state) VALUES ($1, $2, $3, $4, $5) RETURNING round_id)
+    `WITH r AS (
+       INSERT INTO run_input_rounds (round_id, run_id, tool_call_id, round, request_state) VALUES ($1, $2, $3, $4, $5) RETURNING round_id)
      INSERT INTO run_inputs (input_id, run_id, tool_call_id, mode, message, requested_schema, url, expires_at, round_id, request_key)
      SELECT x.input_id, $2, $3, x.mode, x.message, x.requested_schema, x.url,
        now() + make_interval(secs => $6::double precision / 1000), r.round_id, x.request_key
@@ -102,7 +103,9 @@ export async function clearRoundAnswers(db: Queryable, roundId: string): Promise
 export async function closeInputRound(db: Queryable, roundId: string): Promise<boolean> {
   await db.query("UPDATE run_inputs SET status = 'expired', answered_at = now() WHERE round_id = $1 AND status = 'pending'", [roundId]);
   await db.query(
-    "UPDATE run_samplings SET status = 'timed_out', resolved_at = now() WHERE round_id = $1 AND status = 'pending' AND needs_approval", [roundId]);
+    "UPDATE run_samplings SET status = 'timed_out', resolved_at = now() WHERE round_id = $1 AND status = 'pending' AND needs_approval",
+    [roundId],
+  );
   const { rows } = await db.query<{ open: number }>(
     `SELECT (SELECT count(*) FROM run_inputs WHERE round_id = $1 AND status NOT IN ('accept', 'decline', 'cancel'))
       + (SELECT count(*) FROM run_samplings WHERE round_id = $1 AND needs_approval AND status = 'timed_out') AS open`, [roundId]);
@@ -111,7 +114,10 @@ export async function closeInputRound(db: Queryable, roundId: string): Promise<b
 
 /** How many rounds of questions a tool call has asked. */
 export async function callRoundCount(db: Queryable, runId: string, toolCallId: string): Promise<number> {
-  const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM run_input_rounds WHERE run_id = $1 AND tool_call_id = $2', [runId, toolCallId]);
+  const { rows } = await db.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM run_input_rounds WHERE run_id = $1 AND tool_call_id = $2',
+    [runId, toolCallId],
+  );
   return rows[0].n;
 }
 
@@ -122,13 +128,16 @@ export async function callRoundCount(db: Queryable, runId: string, toolCallId: s
  */
 export async function findCallRound(db: Queryable, runId: string, toolCallId: string, round: number): Promise<InputWait | undefined> {
   const { rows } = await db.query<{ round_id: string; inputs: string[]; samplings: SamplingRef[]; left_ms: string | null }>(
-    `WITH r AS (SELECT round_id FROM run_input_rounds WHERE run_id = $1 AND tool_call_id = $2 AND round = $3 ORDER BY created_at DESC LIMIT 1)
+    `WITH r AS (
+       SELECT round_id FROM run_input_rounds WHERE run_id = $1 AND tool_call_id = $2 AND round = $3 ORDER BY created_at DESC LIMIT 1)
      SELECT r.round_id,
        (SELECT coalesce(json_agg(i.input_id ORDER BY i.input_id), '[]') FROM run_inputs i WHERE i.round_id = r.round_id) AS inputs,
-       (SELECT coalesce(json_agg(json_build_object('samplingId', s.sampling_id, 'needsApproval', s.needs_approval) ORDER BY s.request_key), '[]')
+       (SELECT coalesce(json_agg(json_build_object('samplingId', s.sampling_id, 'needsApproval', s.needs_approval)
+                                 ORDER BY s.request_key), '[]')
           FROM run_samplings s WHERE s.round_id = r.round_id) AS samplings,
        (SELECT GREATEST(0, floor(EXTRACT(EPOCH FROM (min(e.expires_at) - now())) * 1000))::bigint
-          FROM (SELECT expires_at FROM run_inputs WHERE round_id = r.round_id UNION ALL SELECT expires_at FROM run_samplings WHERE round_id = r.round_id) e) AS left_ms
+          FROM (SELECT expires_at FROM run_inputs WHERE round_id = r.round_id
+                UNION ALL SELECT expires_at FROM run_samplings WHERE round_id = r.round_id) e) AS left_ms
      FROM r`,
     [runId, toolCallId, round],
   );

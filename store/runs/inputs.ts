@@ -113,7 +113,10 @@ export type InputOutcome =
 
 /** The answer, once: a relayed answer's content is cleared, so that it is kept no longer than needed. */
 export async function takeRunInputAnswer(db: Queryable, inputId: string): Promise<InputOutcome> {
-  const { rows } = await db.query<{ status: InputStatus; answer: unknown }>('SELECT status, answer FROM run_inputs WHERE input_id = $1', [inputId]);
+  const { rows } = await db.query<{ status: InputStatus; answer: unknown }>(
+    'SELECT status, answer FROM run_inputs WHERE input_id = $1',
+    [inputId],
+  );
   const row = rows[0];
   if (!row || row.status === 'expired') return { status: 'expired' };
   if (row.status === 'pending') return { status: 'pending' };

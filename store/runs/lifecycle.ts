@@ -59,9 +59,9 @@ export async function insertRunOnThread(db: Queryable, r: { runId: string; threa
  * A run on a thread made for it, in one statement: the agent (by id or name), the thread (held by
  * the run from the start) and the run's row, written only when the agent exists and is enabled.
  */
-export async function insertRunOnNewThread(db: Queryable, r: { runId: string; threadId: string; agentRef: string; input: string }): Promise<{
-  agent?: Agent; run?: RunRecord;
-}> {
+export async function insertRunOnNewThread(
+  db: Queryable, r: { runId: string; threadId: string; agentRef: string; input: string },
+): Promise<{ agent?: Agent; run?: RunRecord }> {
   const text = `WITH a AS ${rowByRef('agents', '$1')},
     thread AS (
       INSERT INTO threads (id, agent_id, active_run_id) SELECT $2, a.id, $3 FROM a WHERE a.disabled_at IS NULL RETURNING id, agent_id),
@@ -115,20 +115,24 @@ export async function runToPrepare(db: Queryable, runId: string, kinds: string[]
   integrations: Integration[];
 }> {
   const text = `SELECT row_to_json(r) AS run, row_to_json(a) AS agent,
-      (SELECT COALESCE(json_agg(i ORDER BY array_position(a.integration_ids, i.id)), '[]') FROM integrations i WHERE i.id = ANY(a.integration_ids)) AS integrations,
+      (SELECT COALESCE(json_agg(i ORDER BY array_position(a.integration_ids, i.id)), '[]')
+        FROM integrations i WHERE i.id = ANY(a.integration_ids)) AS integrations,
       EXISTS (SELECT 1 FROM data_sources WHERE thread_id = r.thread_id) AS has_data_sources,
       (SELECT metadata FROM threads WHERE id = r.thread_id) AS thread_metadata,
       ${threadHistoryOf('r.thread_id')} AS history,
-      (SELECT json_object_agg(kind, json_build_object('data', data, 'bytes', bytes)) FROM run_snapshots WHERE run_id = $1 AND kind = ANY($2)) AS snapshots
+      (SELECT json_object_agg(kind, json_build_object('data', data, 'bytes', bytes))
+        FROM run_snapshots WHERE run_id = $1 AND kind = ANY($2)) AS snapshots
     FROM runs r LEFT JOIN agents a ON a.id = r.agent_id WHERE r.id = $1`;
   const { rows } = await db.query<{
-    run: RunRow; agent: AgentRow | null; integrations: IntegrationRow[]; has_data_sources: boolean; thread_metadata: ThreadMetadata | null; history: { data: ChatMessage[]; bytes: number };
+    run: RunRow; agent: AgentRow | null; integrations: IntegrationRow[]; has_data_sources: boolean; thread_metadata: ThreadMetadata | null;
+    history: { data: ChatMessage[]; bytes: number };
     snapshots: Record<string, { data: unknown; bytes: number }> | null;
   }>({ name: statementName(text), text, values: [runId, kinds] });
   const r = rows[0];
   if (!r) return { hasDataSources: false, threadMetadata: {}, history: { data: [], bytes: 0 }, snapshots: {}, integrations: [] };
   return {
-    run: toRun(r.run), ...(r.agent ? { agent: toAgent(r.agent) } : {}), hasDataSources: r.has_data_sources, threadMetadata: r.thread_metadata ?? {}, history: r.history, snapshots: r.snapshots ?? {},
+    run: toRun(r.run), ...(r.agent ? { agent: toAgent(r.agent) } : {}), hasDataSources: r.has_data_sources,
+    threadMetadata: r.thread_metadata ?? {}, history: r.history, snapshots: r.snapshots ?? {},
     integrations: r.integrations.map(toIntegration),
   };
 }
@@ -140,14 +144,15 @@ export type StoredOutcome = Pick<RunResult, 'status' | 'stopReason' | 'limitReac
 export async function runToFinish(db: Queryable, runId: string): Promise<
   { ended: StoredOutcome } | { ended?: undefined; run?: RunRecord; transcript: StoredRunMessage[]; toolCalls: ToolCallRecord[] }
 > {
-  const text = `SELECT (SELECT json_build_object('status', status, 'stopReason', stop_reason, 'limitReached', limit_reached, 'error', error, 'turns', turns, 'usage', usage)
+  const text = `SELECT (SELECT json_build_object('status', status, 'stopReason', stop_reason, 'limitReached', limit_reached, 'error', error,
+                                    'turns', turns, 'usage', usage)
         FROM run_results WHERE run_id = $1) AS ended,
       (SELECT row_to_json(r) FROM runs r WHERE id = $1) AS run,
       ${transcriptOf('run_id = $1')} AS transcript,
       (SELECT COALESCE(json_agg(c ORDER BY turn, slot), '[]') FROM run_tool_calls c WHERE run_id = $1) AS tool_calls`;
-  const { rows } = await db.query<{ ended: StoredOutcome | null; run: RunRow | null; transcript: StoredRunMessage[]; tool_calls: ToolCallRow[] }>({
-    name: statementName(text), text, values: [runId],
-  });
+  const { rows } = await db.query<{
+    ended: StoredOutcome | null; run: RunRow | null; transcript: StoredRunMessage[]; tool_calls: ToolCallRow[];
+  }>({ name: statementName(text), text, values: [runId] });
   const r = rows[0];
   if (r.ended) return { ended: r.ended };
   return { ...(r.run ? { run: toRun(r.run) } : {}), transcript: r.transcript, toolCalls: r.tool_calls.map(toToolCall) };
@@ -177,7 +182,8 @@ async function endRun(
   const text = `WITH ${[...ctes, `result AS (${result})`].join(', ')},
     thread_messages AS (
       INSERT INTO messages (thread_id, seq, run_id, message)
-      SELECT res.thread_id, (SELECT COALESCE(MAX(seq), 0) FROM messages WHERE thread_id = res.thread_id) + row_number() OVER (ORDER BY m.ord),
+      SELECT res.thread_id,
+        (SELECT COALESCE(MAX(seq), 0) FROM messages WHERE thread_id = res.thread_id) + row_number() OVER (ORDER BY m.ord),
         ${run}, m.message
       FROM result res, (${messages}) m),
     released AS (
@@ -188,7 +194,8 @@ async function endRun(
     drafts AS (
       DELETE FROM run_turn_drafts WHERE run_id = ${run}),
     event AS (
-      INSERT INTO run_events (run_id, seq, type, data) SELECT ${run}, ${param(ended.seq)}::int, 'run_ended', ${param(storableJsonText(ended.data))}::jsonb FROM result
+      INSERT INTO run_events (run_id, seq, type, data)
+      SELECT ${run}, ${param(ended.seq)}::int, 'run_ended', ${param(storableJsonText(ended.data))}::jsonb FROM result
       ON CONFLICT (run_id, seq) DO NOTHING)
     SELECT thread_id, agent_id, created_at FROM result`;
   const { rows } = await db.query<{ thread_id: string; agent_id: string; created_at: Date }>({ name: statementName(text), text, values });
@@ -201,11 +208,16 @@ export async function writeRunEnd(
   db: Queryable, r: Omit<RunResult, 'endedAt'>, messages: ChatMessage[], ended: { seq: number; data: Record<string, unknown> },
 ): Promise<boolean> {
   const written = await endRun(db, [], r.runId, ended, (param, run) => ({
-    result: `INSERT INTO run_results (run_id, thread_id, agent_id, status, stop_reason, output, error, turns, usage, tool_calls, created_at, limit_reached, usage_with_children)
-      VALUES (${run}, ${[r.threadId, r.agentId, r.status, r.stopReason, storableText(r.output), r.error && storableJsonText(r.error), r.turns,
-    JSON.stringify(r.usage), storableJsonText(r.toolCalls), r.createdAt, r.limitReached ?? null, JSON.stringify(r.usageWithChildren ?? r.usage)].map(param).join(', ')})
+    result: `INSERT INTO run_results (run_id, thread_id, agent_id, status, stop_reason, output, error, turns, usage, tool_calls, created_at,
+                               limit_reached, usage_with_children)
+      VALUES (${run}, ${[
+        r.threadId, r.agentId, r.status, r.stopReason, storableText(r.output), r.error && storableJsonText(r.error), r.turns,
+        JSON.stringify(r.usage), storableJsonText(r.toolCalls), r.createdAt, r.limitReached ?? null,
+        JSON.stringify(r.usageWithChildren ?? r.usage),
+      ].map(param).join(', ')})
       ON CONFLICT (run_id) DO NOTHING RETURNING thread_id, agent_id, created_at`,
-    messages: `SELECT n AS ord, m AS message FROM unnest(${param(messages.map((m) => storableJsonText(m)))}::jsonb[]) WITH ORDINALITY AS t(m, n)`,
+    messages: `SELECT n AS ord, m AS message
+      FROM unnest(${param(messages.map((m) => storableJsonText(m)))}::jsonb[]) WITH ORDINALITY AS t(m, n)`,
   }));
   return written !== undefined;
 }
@@ -236,9 +248,11 @@ export async function writeAnswer(
   return endRun(db, writes, end.runId, ended, (param, run) => {
     const turn = param(end.turn);
     return {
-      result: `INSERT INTO run_results (run_id, thread_id, agent_id, status, stop_reason, output, error, turns, usage, tool_calls, created_at, usage_with_children)
+      result: `INSERT INTO run_results (run_id, thread_id, agent_id, status, stop_reason, output, error, turns, usage, tool_calls,
+                                 created_at, usage_with_children)
         SELECT r.id, r.thread_id, r.agent_id, 'completed', 'answer', ${param(storableText(end.reply.content))}, NULL, ${turn}::int,
-          ${param(JSON.stringify(end.usage))}::jsonb, (SELECT COALESCE(${TOOL_CALLS_JSON}, '[]') FROM run_tool_calls WHERE run_id = r.id), r.created_at,
+          ${param(JSON.stringify(end.usage))}::jsonb, (SELECT COALESCE(${TOOL_CALLS_JSON}, '[]') FROM run_tool_calls WHERE run_id = r.id),
+          r.created_at,
           ${param(JSON.stringify(end.usageWithChildren ?? end.usage))}::jsonb
         FROM runs r WHERE r.id = ${run}
         ON CONFLICT (run_id) DO NOTHING RETURNING thread_id, agent_id, created_at`,

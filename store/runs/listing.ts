@@ -3,7 +3,9 @@ import type { Queryable } from '../pool';
 
 /** Which runs there are, for listings and for the API's reconciliation: small reads across runs. */
 
-export interface StoredFacts { createdAt: string; status?: RunStatus; stopReason: string | null; turns: number | null; endedAt: string | null }
+export interface StoredFacts {
+  createdAt: string; status?: RunStatus; stopReason: string | null; turns: number | null; endedAt: string | null;
+}
 
 /** A run's turns: its result's once ended, else those completed so far in run_turns (as GET /v1/runs/:id reports them). */
 const TURNS_SO_FAR = `COALESCE(rr.turns, (
@@ -57,7 +59,9 @@ export interface BuildRunRow extends Omit<StoredFacts, 'status'> { id: string; t
  * The runs whose last turn ran on this build (migration 22), newest first, after a (createdAt, id)
  * position: a keyset page. A run without a result counts as running.
  */
-export async function runsOfBuild(db: Queryable, f: BuildFilter, after: { createdAt: string; id: string } | undefined, limit: number): Promise<BuildRunRow[]> {
+export async function runsOfBuild(
+  db: Queryable, f: BuildFilter, after: { createdAt: string; id: string } | undefined, limit: number,
+): Promise<BuildRunRow[]> {
   const values: unknown[] = [f.buildId, limit];
   const where = ['r.build_id = $1'];
   const add = (clause: (n: number) => string, value: unknown) => {
@@ -74,7 +78,8 @@ export async function runsOfBuild(db: Queryable, f: BuildFilter, after: { create
     where.push(`(r.created_at, r.id) < ($${values.length - 1}::timestamptz, $${values.length})`);
   }
   const { rows } = await db.query<{
-    id: string; thread_id: string; agent_id: string; created_at: Date; status: RunStatus | null; stop_reason: string | null; turns: number | null; ended_at: Date | null;
+    id: string; thread_id: string; agent_id: string; created_at: Date; status: RunStatus | null; stop_reason: string | null;
+    turns: number | null; ended_at: Date | null;
   }>(
     `SELECT r.id, r.thread_id, r.agent_id, r.created_at, rr.status, rr.stop_reason, rr.ended_at, ${TURNS_SO_FAR}
      FROM runs r LEFT JOIN run_results rr ON rr.run_id = r.id

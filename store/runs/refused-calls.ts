@@ -35,16 +35,20 @@ export function refusedCallWrites(runId: string, turn: number, calls: RefusedCal
        ON CONFLICT (run_id, turn, slot) DO NOTHING`,
     values: [runId, turn, slots, ids, names, content, bytes],
   }, {
-    text: `INSERT INTO run_tool_calls (run_id, turn, slot, tool_call_id, name, type, integration_id, status, duration_ms, result_preview, result_bytes)
+    text: `INSERT INTO run_tool_calls (run_id, turn, slot, tool_call_id, name, type, integration_id, status, duration_ms, result_preview,
+                                  result_bytes)
        SELECT $1, $2, c.slot, c.id, c.name, c.type, c.integration_id, 'error', 0, $8, $9
        FROM unnest($3::int[], $4::text[], $5::text[], $6::text[], $7::text[]) AS c(slot, id, name, type, integration_id)
        ON CONFLICT (run_id, turn, slot) DO NOTHING`,
     values: [runId, turn, slots, ids, names, types, integrations, content, Buffer.byteLength(content)],
   }, {
     text: `INSERT INTO run_events (run_id, seq, type, data)
-       SELECT $1, c.seq + e.n, e.type, jsonb_build_object('turn', $2::int, 'toolCallId', c.id, 'name', c.name, 'toolType', c.type, 'integrationId', c.integration_id) || e.data
+       SELECT $1, c.seq + e.n, e.type,
+         jsonb_build_object('turn', $2::int, 'toolCallId', c.id, 'name', c.name, 'toolType', c.type, 'integrationId', c.integration_id)
+           || e.data
        FROM unnest($3::int[], $4::text[], $5::text[], $6::text[], $7::text[]) AS c(seq, id, name, type, integration_id)
-       CROSS JOIN (VALUES (0, 'tool_call_started', '{}'::jsonb), (1, 'tool_call_ended', '{"status": "error", "durationMs": 0}'::jsonb)) AS e(n, type, data)
+       CROSS JOIN (VALUES (0, 'tool_call_started', '{}'::jsonb),
+                          (1, 'tool_call_ended', '{"status": "error", "durationMs": 0}'::jsonb)) AS e(n, type, data)
        ON CONFLICT (run_id, seq) DO NOTHING`,
     values: [runId, turn, calls.map((c) => c.seq), ids, names, types, integrations],
   }];

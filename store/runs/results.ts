@@ -24,8 +24,9 @@ export interface RunResult {
 }
 
 interface RunResultRow {
-  run_id: string; thread_id: string; agent_id: string; status: RunResult['status']; stop_reason: string | null; limit_reached: string | null;
-  output: string | null; error: RunResult['error']; turns: number; usage: Usage; usage_with_children: Usage | null; tool_calls: RunResult['toolCalls'];
+  run_id: string; thread_id: string; agent_id: string; status: RunResult['status']; stop_reason: string | null;
+  limit_reached: string | null; output: string | null; error: RunResult['error']; turns: number; usage: Usage;
+  usage_with_children: Usage | null; tool_calls: RunResult['toolCalls'];
   created_at: Date; ended_at: Date;
 }
 

@@ -45,5 +45,6 @@ export async function findRun(db: Queryable, id: string): Promise<RunRecord | un
  */
 export async function deleteUnstartedRun(db: Queryable, run: { id: string; threadId: string }, { newThread = false } = {}): Promise<void> {
   await db.query('DELETE FROM runs WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM run_events WHERE run_id = $1)', [run.id]);
-  if (newThread) await db.query('DELETE FROM threads WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM runs WHERE thread_id = $1)', [run.threadId]);
+  if (!newThread) return;
+  await db.query('DELETE FROM threads WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM runs WHERE thread_id = $1)', [run.threadId]);
 }

@@ -35,9 +35,10 @@ export interface SamplingRecord {
 }
 
 interface SamplingRow {
-  sampling_id: string; run_id: string; tool_call_id: string; turn: number; name: string; integration_id: string | null; round_id: string | null;
-  request_key: string | null; request: SamplingRequest; needs_approval: boolean; status: SamplingStatus; reason: string | null;
-  key_kind: ApprovalKeyKind | null; usage: Usage | null; error: string | null; requested_at: Date; expires_at: Date; resolved_at: Date | null;
+  sampling_id: string; run_id: string; tool_call_id: string; turn: number; name: string; integration_id: string | null;
+  round_id: string | null; request_key: string | null; request: SamplingRequest; needs_approval: boolean; status: SamplingStatus;
+  reason: string | null; key_kind: ApprovalKeyKind | null; usage: Usage | null; error: string | null;
+  requested_at: Date; expires_at: Date; resolved_at: Date | null;
 }
 
 const COLUMNS = `sampling_id, run_id, tool_call_id, turn, name, integration_id, round_id, request_key, request, needs_approval, status,
@@ -47,7 +48,8 @@ const toRecord = (r: SamplingRow): SamplingRecord => ({
   samplingId: r.sampling_id, runId: r.run_id, toolCallId: r.tool_call_id, turn: r.turn, name: r.name, integrationId: r.integration_id,
   ...(r.round_id ? { roundId: r.round_id } : {}), ...(r.request_key !== null ? { requestKey: r.request_key } : {}),
   request: r.request, needsApproval: r.needs_approval, status: r.status, reason: r.reason, keyKind: r.key_kind, usage: r.usage,
-  error: r.error, requestedAt: r.requested_at.toISOString(), expiresAt: r.expires_at.toISOString(), resolvedAt: r.resolved_at?.toISOString() ?? null,
+  error: r.error, requestedAt: r.requested_at.toISOString(), expiresAt: r.expires_at.toISOString(),
+  resolvedAt: r.resolved_at?.toISOString() ?? null,
 });
 
 export interface NewSampling {
@@ -68,7 +70,8 @@ export const newSamplingId = () => `samp_${randomUUID().replace(/-/g, '')}`;
 
 export async function insertSampling(db: Queryable, s: NewSampling & { samplingId?: string }): Promise<SamplingRecord> {
   const { rows } = await db.query<SamplingRow>(
-    `INSERT INTO run_samplings (sampling_id, run_id, tool_call_id, turn, name, integration_id, round_id, request_key, request, needs_approval, expires_at)
+    `INSERT INTO run_samplings (sampling_id, run_id, tool_call_id, turn, name, integration_id, round_id, request_key, request,
+                               needs_approval, expires_at)
      VALUES ($1, $2, $3, $11, $4, $5, $6, $7, $8, $9, now() + make_interval(secs => $10::double precision / 1000)) RETURNING ${COLUMNS}`,
     [s.samplingId ?? newSamplingId(), s.runId, storableText(s.toolCallId), storableText(s.name), s.integrationId, s.roundId ?? null,
       s.requestKey === undefined ? null : storableText(s.requestKey), storableJsonText(s.request), s.needsApproval, s.waitMs, s.turn],
@@ -78,12 +81,18 @@ export async function insertSampling(db: Queryable, s: NewSampling & { samplingI
 
 /** How many sampling requests a tool call has made, in all its rounds. */
 export async function callSamplingCount(db: Queryable, runId: string, toolCallId: string): Promise<number> {
-  const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM run_samplings WHERE run_id = $1 AND tool_call_id = $2', [runId, toolCallId]);
+  const { rows } = await db.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM run_samplings WHERE run_id = $1 AND tool_call_id = $2',
+    [runId, toolCallId],
+  );
   return rows[0].n;
 }
 
 export async function findSampling(db: Queryable, runId: string, samplingId: string): Promise<SamplingRecord | undefined> {
-  const { rows } = await db.query<SamplingRow>(`SELECT ${COLUMNS} FROM run_samplings WHERE sampling_id = $1 AND run_id = $2`, [samplingId, runId]);
+  const { rows } = await db.query<SamplingRow>(
+    `SELECT ${COLUMNS} FROM run_samplings WHERE sampling_id = $1 AND run_id = $2`,
+    [samplingId, runId],
+  );
   return rows[0] && toRecord(rows[0]);
 }
 
@@ -106,7 +115,9 @@ export async function decideSampling(
 
 /** The model's answer; only a request that may still be answered takes it (false otherwise). */
 /** `answer` null: it went straight back to the server, and only the status and usage are kept. */
-export async function recordSamplingAnswer(db: Queryable, samplingId: string, answer: SamplingAnswer | null, usage: Usage): Promise<boolean> {
+export async function recordSamplingAnswer(
+  db: Queryable, samplingId: string, answer: SamplingAnswer | null, usage: Usage,
+): Promise<boolean> {
   const { rowCount } = await db.query(
     `UPDATE run_samplings SET status = 'answered', answer = $2, usage = $3, resolved_at = now()
      WHERE sampling_id = $1 AND (status = 'approved' OR (status = 'pending' AND NOT needs_approval))`,
@@ -116,7 +127,9 @@ export async function recordSamplingAnswer(db: Queryable, samplingId: string, an
 }
 
 /** Ends a request that was not answered: the model failed, the wait timed out, or its call ended. */
-export async function closeSampling(db: Queryable, samplingId: string, status: 'failed' | 'timed_out' | 'cancelled', error?: string): Promise<boolean> {
+export async function closeSampling(
+  db: Queryable, samplingId: string, status: 'failed' | 'timed_out' | 'cancelled', error?: string,
+): Promise<boolean> {
   const { rowCount } = await db.query(
     `UPDATE run_samplings SET status = $2, error = $3, resolved_at = now() WHERE sampling_id = $1 AND status IN ('pending', 'approved')`,
     [samplingId, status, error === undefined ? null : storableText(error.slice(0, 2000))],

@@ -29,7 +29,10 @@ export async function getSnapshot<T>(db: Queryable, runId: string, kind: string)
 }
 
 export async function getSnapshotWithBytes<T>(db: Queryable, runId: string, kind: string): Promise<{ data: T; bytes: number } | undefined> {
-  const { rows } = await db.query<{ data: T; bytes: number }>('SELECT data, bytes FROM run_snapshots WHERE run_id = $1 AND kind = $2', [runId, kind]);
+  const { rows } = await db.query<{ data: T; bytes: number }>(
+    'SELECT data, bytes FROM run_snapshots WHERE run_id = $1 AND kind = $2',
+    [runId, kind],
+  );
   return rows[0];
 }
 

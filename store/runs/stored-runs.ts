@@ -30,8 +30,9 @@ export interface StoredRun {
 interface StoredRunRow {
   id: string; thread_id: string; agent_id: string; created_at: Date; parent_run_id: string | null; parent_tool_call_id: string | null;
   deployment_name: string | null; build_id: string | null;
-  rr_thread_id: string | null; rr_agent_id: string | null; status: RunResult['status'] | null; stop_reason: string | null; limit_reached: string | null;
-  output: string | null; error: RunResult['error']; turns: number | null; usage: Usage | null; usage_with_children: Usage | null; tool_calls: RunResult['toolCalls'] | null;
+  rr_thread_id: string | null; rr_agent_id: string | null; status: RunResult['status'] | null; stop_reason: string | null;
+  limit_reached: string | null; output: string | null; error: RunResult['error']; turns: number | null; usage: Usage | null;
+  usage_with_children: Usage | null; tool_calls: RunResult['toolCalls'] | null;
   rr_created_at: Date | null; ended_at: Date | null;
   live_turns: number | null; live_input_tokens: number | null; live_output_tokens: number | null;
   live_tool_calls: RunResult['toolCalls'] | null;
@@ -65,7 +66,8 @@ LEFT JOIN LATERAL (
 ) t ON true
 -- The model's answers to MCP servers' sampling requests count in the run's usage too.
 LEFT JOIN LATERAL (
-  SELECT coalesce(sum((usage->>'inputTokens')::int), 0)::int AS input_tokens, coalesce(sum((usage->>'outputTokens')::int), 0)::int AS output_tokens
+  SELECT coalesce(sum((usage->>'inputTokens')::int), 0)::int AS input_tokens,
+    coalesce(sum((usage->>'outputTokens')::int), 0)::int AS output_tokens
   FROM run_samplings WHERE run_id = r.id AND rr.run_id IS NULL AND usage IS NOT NULL
 ) su ON true
 LEFT JOIN LATERAL (
@@ -73,7 +75,9 @@ LEFT JOIN LATERAL (
   FROM run_tool_calls WHERE run_id = r.id AND rr.run_id IS NULL
 ) tc ON true
 LEFT JOIN LATERAL (
-  SELECT json_agg(json_build_object('id', c->>'id', 'arguments', left((c->'arguments')::text, $2), 'bytes', octet_length((c->'arguments')::text))) AS arguments
+  SELECT json_agg(json_build_object(
+    'id', c->>'id', 'arguments', left((c->'arguments')::text, $2), 'bytes', octet_length((c->'arguments')::text)
+  )) AS arguments
   FROM run_messages m,
     jsonb_array_elements(CASE WHEN jsonb_typeof(m.message->'toolCalls') = 'array' THEN m.message->'toolCalls' ELSE '[]' END) AS c
   WHERE m.run_id = r.id AND m.slot = 0
@@ -81,14 +85,18 @@ LEFT JOIN LATERAL (
 WHERE r.id = $1`;
 
 export async function findStoredRun(db: Queryable, runId: string): Promise<StoredRun | undefined> {
-  const { rows } = await db.query<StoredRunRow>({ name: statementName(STORED_RUN_SQL), text: STORED_RUN_SQL, values: [runId, MESSAGE_PREVIEW_CHARS] });
+  const { rows } = await db.query<StoredRunRow>({
+    name: statementName(STORED_RUN_SQL), text: STORED_RUN_SQL, values: [runId, MESSAGE_PREVIEW_CHARS],
+  });
   const r = rows[0];
   if (!r) return undefined;
   const base = {
     id: r.id, threadId: r.thread_id, agentId: r.agent_id, createdAt: r.created_at.toISOString(),
     ...(r.parent_run_id ? { parent: { runId: r.parent_run_id, toolCallId: r.parent_tool_call_id ?? '' } } : {}),
     ...(r.deployment_name && r.build_id ? { version: { deploymentName: r.deployment_name, buildId: r.build_id } } : {}),
-    ...(typeof r.prefix?.tokens === 'number' ? { prefix: { tokens: r.prefix.tokens, tokensEstimated: r.prefix.tokensEstimated === true } } : {}),
+    ...(typeof r.prefix?.tokens === 'number'
+      ? { prefix: { tokens: r.prefix.tokens, tokensEstimated: r.prefix.tokensEstimated === true } }
+      : {}),
     toolCallArguments: new Map((r.arguments ?? []).map((c) => [c.id, { arguments: c.arguments ?? '{}', argumentsBytes: c.bytes ?? 2 }])),
     mayWait: { approvals: r.pending_approvals, inputs: r.pending_inputs, ...(r.running_children ? { children: true } : {}) },
   };

@@ -23,7 +23,8 @@ export interface ToolCallRecord {
 }
 
 export const toolCallWrite = (runId: string, rec: ToolCallRecord): Write => ({
-  text: `INSERT INTO run_tool_calls (run_id, turn, slot, tool_call_id, name, type, integration_id, status, duration_ms, result_preview, result_bytes, child_run_id)
+  text: `INSERT INTO run_tool_calls (run_id, turn, slot, tool_call_id, name, type, integration_id, status, duration_ms, result_preview,
+                                result_bytes, child_run_id)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
      ON CONFLICT (run_id, turn, slot) DO UPDATE SET status = EXCLUDED.status, duration_ms = EXCLUDED.duration_ms,
        result_preview = EXCLUDED.result_preview, result_bytes = EXCLUDED.result_bytes`,
@@ -71,7 +72,10 @@ export async function findToolCallAndRequest(
     values: [runId, turn, slot, started?.seq ?? 0, started ? storableJsonText(started.data) : null, integrationId ?? null],
   });
   const { stored, assistant, integration } = rows[0];
-  return { ...(stored ? { stored: toToolCall(stored) } : {}), ...(assistant ? { assistant } : {}), ...(integration ? { integration: toIntegration(integration) } : {}) };
+  return {
+    ...(stored ? { stored: toToolCall(stored) } : {}), ...(assistant ? { assistant } : {}),
+    ...(integration ? { integration: toIntegration(integration) } : {}),
+  };
 }
 
 export async function listToolCalls(db: Queryable, runId: string): Promise<ToolCallRecord[]> {

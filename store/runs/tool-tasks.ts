@@ -44,7 +44,10 @@ export async function insertToolTask(db: Queryable, t: NewToolTask): Promise<Sto
      VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (run_id, turn, slot) DO NOTHING`,
     [`tsk_${randomUUID().replace(/-/g, '')}`, t.runId, storableText(t.toolCallId), t.turn, t.slot, t.integrationId, t.reference],
   );
-  const { rows } = await db.query<Row>('SELECT * FROM run_tool_tasks WHERE run_id = $1 AND turn = $2 AND slot = $3', [t.runId, t.turn, t.slot]);
+  const { rows } = await db.query<Row>(
+    'SELECT * FROM run_tool_tasks WHERE run_id = $1 AND turn = $2 AND slot = $3',
+    [t.runId, t.turn, t.slot],
+  );
   return toTask(rows[0]);
 }
 
@@ -55,7 +58,10 @@ export async function findToolTask(db: Queryable, runId: string, taskRefId: stri
 
 /** What the last poll found. */
 export async function recordToolTaskPoll(db: Queryable, taskRefId: string, status: ToolTaskStatus): Promise<void> {
-  await db.query('UPDATE run_tool_tasks SET status = $2, polls = polls + 1, updated_at = now() WHERE task_ref_id = $1', [taskRefId, status]);
+  await db.query(
+    'UPDATE run_tool_tasks SET status = $2, polls = polls + 1, updated_at = now() WHERE task_ref_id = $1',
+    [taskRefId, status],
+  );
 }
 
 /** The task's questions were stored as a round for a person: the same questions seen again are not asked twice. */
@@ -64,7 +70,9 @@ export async function recordToolTaskAsked(db: Queryable, taskRefId: string, dige
 }
 
 /** The task a call's activity stored before its worker was lost, with its integration's taskTimeout (ms). */
-export async function findCallToolTask(db: Queryable, runId: string, turn: number, slot: number): Promise<{ taskRefId: string; taskTimeoutMs: number } | undefined> {
+export async function findCallToolTask(
+  db: Queryable, runId: string, turn: number, slot: number,
+): Promise<{ taskRefId: string; taskTimeoutMs: number } | undefined> {
   const { rows } = await db.query<{ task_ref_id: string; task_timeout_ms: number }>(
     `SELECT t.task_ref_id, i.task_timeout_ms FROM run_tool_tasks t JOIN integrations i ON i.id = t.integration_id
      WHERE t.run_id = $1 AND t.turn = $2 AND t.slot = $3`, [runId, turn, slot]);

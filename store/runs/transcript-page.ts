@@ -1,5 +1,7 @@
 import type { Queryable } from '../pool';
-import { MESSAGE_PREVIEW_CHARS, messagePreviewColumns, toMessagePreview, type MessagePreview, type MessagePreviewRow } from '../threads/thread-messages';
+import {
+  MESSAGE_PREVIEW_CHARS, messagePreviewColumns, toMessagePreview, type MessagePreview, type MessagePreviewRow,
+} from '../threads/thread-messages';
 
 /**
  * A run's own conversation as a person reads it, while it runs and after: its input and its

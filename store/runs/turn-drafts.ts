@@ -42,9 +42,10 @@ export async function publishTextPieces(db: Queryable, written: Omit<TextPiece, 
   if (written.length === 0) return;
   const pieces = written.map((p) => ({ ...p, text: storableText(p.text) }));
   const column = <T>(pick: (p: Omit<TextPiece, 'reset'>) => T) => pieces.map(pick);
-  await db.query({ name: statementName(PUBLISH_SQL), text: PUBLISH_SQL, values:
-    [column((p) => p.runId), column((p) => p.turn), column((p) => p.attempt), column((p) => p.offset), column((p) => p.text), column((p) => p.toolCallId ?? null), payloadsOf(pieces)],
-  });
+  await db.query({ name: statementName(PUBLISH_SQL), text: PUBLISH_SQL, values: [
+    column((p) => p.runId), column((p) => p.turn), column((p) => p.attempt), column((p) => p.offset), column((p) => p.text),
+    column((p) => p.toolCallId ?? null), payloadsOf(pieces),
+  ] });
 }
 
 /** The notifications' payloads: the pieces in order, as JSON arrays, each under the limit. */
@@ -112,7 +113,8 @@ export function parseTextPieces(payload: string): TextPiece[] {
     return [];
   }
   return (Array.isArray(parsed) ? parsed : [parsed]).flatMap((p: Partial<TextPiece>) => {
-    if (!p || typeof p.runId !== 'string' || typeof p.turn !== 'number' || typeof p.attempt !== 'number' || typeof p.offset !== 'number' || typeof p.text !== 'string') return [];
+    if (!p || typeof p.runId !== 'string' || typeof p.turn !== 'number' || typeof p.attempt !== 'number') return [];
+    if (typeof p.offset !== 'number' || typeof p.text !== 'string') return [];
     return [{
       runId: p.runId, turn: p.turn, attempt: p.attempt, offset: p.offset, text: p.text,
       ...(p.reset ? { reset: true } : {}), ...(typeof p.toolCallId === 'string' && p.toolCallId ? { toolCallId: p.toolCallId } : {}),

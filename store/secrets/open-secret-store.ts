@@ -18,7 +18,11 @@ export async function openSecretStore(db: Db, keys: { current?: Buffer; previous
     throw new StoredSecretsError(`Stored OAuth secrets do not open with this process's keys: ${unopenable.join(', ')}. `
       + 'Start with the SECRETS_KEY that sealed them (as SECRETS_KEY_PREVIOUS during a rotation).');
   }
-  if (sealedPlain > 0) logger.info({ rows: sealedPlain, keyId: ring.current?.id }, 'sealed integration secrets that were stored in plain text');
+  if (sealedPlain > 0) {
+    logger.info({ rows: sealedPlain, keyId: ring.current?.id }, 'sealed integration secrets that were stored in plain text');
+  }
   const featuresOff = featuresOffWithoutKey();
-  if (featuresOff.length > 0) logger.warn({ featuresOff }, `SECRETS_KEY is not set: these are off until it is set: ${featuresOff.join('; ')}`);
+  if (featuresOff.length > 0) {
+    logger.warn({ featuresOff }, `SECRETS_KEY is not set: these are off until it is set: ${featuresOff.join('; ')}`);
+  }
 }

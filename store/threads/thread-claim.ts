@@ -6,11 +6,13 @@ import type { Queryable } from '../pool';
  * The one statement that records a run on a thread (runs/lifecycle.ts) and claimThread below
  * both ask this, with the thread's alias and the run's parameter.
  */
-export const threadFreeFor = (thread: string, runId: string) =>
-  `(${thread}.active_run_id IS NULL OR ${thread}.active_run_id = ${runId} OR EXISTS (SELECT 1 FROM run_results WHERE run_id = ${thread}.active_run_id))`;
+export const threadFreeFor = (thread: string, runId: string) => `(${thread}.active_run_id IS NULL OR ${thread}.active_run_id = ${runId}`
+  + ` OR EXISTS (SELECT 1 FROM run_results WHERE run_id = ${thread}.active_run_id))`;
 
 /** Claims the thread for the run; when it cannot, names the run that holds it (a run without a result). */
-export async function claimThread(db: Queryable, threadId: string, runId: string): Promise<{ claimed: true } | { claimed: false; holder?: string }> {
+export async function claimThread(
+  db: Queryable, threadId: string, runId: string,
+): Promise<{ claimed: true } | { claimed: false; holder?: string }> {
   const { rows } = await db.query<{ claimed: boolean; holder: string | null }>(
     `WITH claim AS (UPDATE threads t SET active_run_id = $2 WHERE t.id = $1 AND ${threadFreeFor('t', '$2')} RETURNING id)
      SELECT EXISTS (SELECT 1 FROM claim) AS claimed, (SELECT active_run_id FROM threads WHERE id = $1) AS holder`,

@@ -48,7 +48,9 @@ export interface MessagePage {
 }
 
 /** What a person reads of a stored message (a ChatMessage), whoever wrote it: a thread's or a run's transcript. */
-export type MessagePreview = Pick<MessageView, 'role' | 'content' | 'contentBytes' | 'contentTruncated' | 'toolCalls' | 'toolCallId' | 'toolName' | 'createdAt'>;
+export type MessagePreview = Pick<
+  MessageView, 'role' | 'content' | 'contentBytes' | 'contentTruncated' | 'toolCalls' | 'toolCallId' | 'toolName' | 'createdAt'
+>;
 
 export interface MessagePreviewRow {
   role: MessageView['role']; content: string | null; content_chars: number | null; content_bytes: number | null;
@@ -66,7 +68,8 @@ export const messagePreviewColumns = (alias: string, chars: string) => `${alias}
        ${alias}.message->>'toolCallId' AS tool_call_id, ${alias}.message->>'name' AS tool_name,
        (SELECT jsonb_agg(jsonb_build_object('id', c->>'id', 'name', c->>'name', 'arguments', left((c->'arguments')::text, ${chars}),
                  'chars', char_length((c->'arguments')::text), 'bytes', octet_length((c->'arguments')::text)) ORDER BY n)
-          FROM jsonb_array_elements(CASE WHEN jsonb_typeof(${alias}.message->'toolCalls') = 'array' THEN ${alias}.message->'toolCalls' ELSE '[]' END)
+          FROM jsonb_array_elements(
+                 CASE WHEN jsonb_typeof(${alias}.message->'toolCalls') = 'array' THEN ${alias}.message->'toolCalls' ELSE '[]' END)
             WITH ORDINALITY AS t(c, n)) AS tool_calls`;
 
 interface Row extends MessagePreviewRow { seq: number; run_id: string; agent_id: string; agent_name: string }
@@ -95,7 +98,8 @@ export function toMessagePreview(r: MessagePreviewRow): MessagePreview {
   };
   if (r.tool_calls?.length) {
     view.toolCalls = r.tool_calls.map((c) => ({
-      id: c.id, name: c.name, arguments: c.arguments ?? '{}', argumentsBytes: c.bytes ?? 2, argumentsTruncated: c.chars > MESSAGE_PREVIEW_CHARS,
+      id: c.id, name: c.name, arguments: c.arguments ?? '{}', argumentsBytes: c.bytes ?? 2,
+      argumentsTruncated: c.chars > MESSAGE_PREVIEW_CHARS,
     }));
   }
   if (r.role === 'tool') {

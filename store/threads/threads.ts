@@ -34,7 +34,8 @@ export async function updateThreadMetadata(db: Queryable, id: string, metadata: 
 /** The thread `id` for the agent, unless it exists already (or the agent is disabled); whether it exists now. */
 export async function ensureThread(db: Queryable, id: string, agentId: string): Promise<boolean> {
   const made = await db.query(
-    'INSERT INTO threads (id, agent_id) SELECT $1, id FROM agents WHERE id = $2 AND disabled_at IS NULL ON CONFLICT (id) DO NOTHING RETURNING id',
+    'INSERT INTO threads (id, agent_id) SELECT $1, id FROM agents WHERE id = $2 AND disabled_at IS NULL '
+      + 'ON CONFLICT (id) DO NOTHING RETURNING id',
     [id, agentId],
   );
   if (made.rowCount === 1) return true;
@@ -55,7 +56,9 @@ const HISTORY_SQL = `SELECT ${threadHistoryOf('$1')} AS history`;
 
 /** The thread's messages in order, with their stored size (for a bounded cache). */
 export async function threadHistoryWithBytes(db: Queryable, threadId: string): Promise<{ data: ChatMessage[]; bytes: number }> {
-  const { rows } = await db.query<{ history: { data: ChatMessage[]; bytes: number } }>({ name: statementName(HISTORY_SQL), text: HISTORY_SQL, values: [threadId] });
+  const { rows } = await db.query<{ history: { data: ChatMessage[]; bytes: number } }>({
+    name: statementName(HISTORY_SQL), text: HISTORY_SQL, values: [threadId],
+  });
   return rows[0].history;
 }
 
@@ -82,7 +85,8 @@ export interface ThreadPage {
 export async function listThreads(db: Queryable, req: { agentId?: string; cursor?: string; limit: number }): Promise<ThreadPage> {
   const after = req.cursor === undefined ? undefined : decodeThreadCursor(req.cursor);
   const { rows } = await db.query<{
-    id: string; agent_id: string; agent_name: string; metadata: ThreadMetadata; created_at: Date; micros: string; message_count: number; last_message_at: Date | null;
+    id: string; agent_id: string; agent_name: string; metadata: ThreadMetadata; created_at: Date; micros: string; message_count: number;
+    last_message_at: Date | null;
   }>(
     `SELECT t.id, t.agent_id, a.name AS agent_name, t.metadata, t.created_at,
        (extract(epoch FROM t.created_at) * 1000000)::bigint::text AS micros,

@@ -1,0 +1,31 @@
+import { TEXT_CHANNEL } from './turn-drafts';
+import type { RunChange } from './run-changes';
+
+/**
+ * The PostgreSQL channel of each kind of run change (the triggers of migrations 5, 7 and 9):
+ * `event`: an event that changes the run object (a turn or tool call ended, an approval, a question);
+ * `progress`: one that does not (a step started: migration 9); `ended`: the run's result was written;
+ * `input`: a run input (elicitation) was answered or closed; workers waiting for answers watch it;
+ * `text`: pieces of turns' texts as the model writes them (turn-drafts.ts): its payload is the pieces.
+ */
+const CHANNEL_OF: Record<RunChange, string> = {
+  event: 'engine_run_event',
+  progress: 'engine_run_progress',
+  ended: 'engine_run_ended',
+  input: 'engine_run_input',
+  text: TEXT_CHANNEL,
+};
+
+/** every kind of run change, in the order status() lists them */
+export const RUN_CHANGES = Object.keys(CHANNEL_OF) as RunChange[];
+
+const KIND_OF = new Map(RUN_CHANGES.map((kind) => [CHANNEL_OF[kind], kind]));
+
+export function changeOfChannel(channel: string): RunChange | undefined {
+  return KIND_OF.get(channel);
+}
+
+/** `LISTEN engine_run_event`, … : one statement per kind */
+export function channelStatements(verb: 'LISTEN' | 'UNLISTEN', kinds: readonly RunChange[]): string[] {
+  return kinds.map((kind) => `${verb} ${CHANNEL_OF[kind]}`);
+}
