@@ -12,16 +12,16 @@ const MAY_IMPORT = {
   store: ['core', 'platform'],
   llm: ['core', 'platform'],
   'mcp-client': ['core', 'platform'],
-  sources: ['core', 'platform', 'store'],
+  sources: ['core', 'store'],
   activities: ['core', 'platform', 'store', 'llm', 'mcp-client', 'sources'],
   // Values from core/ only; activities as types (for proxyActivities): see the rule below.
   workflows: ['core', 'activities'],
   'use-cases': ['core', 'platform', 'store', 'workflows'],
   'mcp-server': ['core', 'platform', 'use-cases'],
-  api: ['core', 'platform', 'store', 'use-cases', 'mcp-server', 'workflows', 'console'],
-  worker: ['core', 'platform', 'store', 'llm', 'mcp-client', 'sources', 'activities', 'workflows'],
-  cli: ['core', 'platform', 'store', 'use-cases', 'mcp-server'],
-  dev: ['core', 'platform', 'store', 'llm', 'mcp-client', 'use-cases', 'api', 'worker', 'cli', 'console'],
+  api: ['core', 'platform', 'store', 'use-cases', 'mcp-server', 'console'],
+  worker: ['core', 'platform', 'store', 'llm', 'mcp-client', 'sources', 'activities'],
+  cli: ['core', 'platform', 'store', 'mcp-server'],
+  dev: ['core', 'platform', 'store', 'api', 'worker', 'cli', 'console'],
 };
 const FOLDERS = Object.keys(MAY_IMPORT);
 const any = (folders) => `^(${folders.join('|')})/`;
