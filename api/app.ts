@@ -16,7 +16,9 @@ import { secretKeys } from '../platform/secrets/key-ring';
 import { requestStateKey } from '../platform/secrets/request-state-key';
 import { startRunReconciler, type ReconcileOptions } from '../use-cases/runs/reconcile-runs';
 import { SearchAttributeGuard } from '../platform/temporal/search-attributes';
-import { createAdminPolicy, hasApiKey, requireApiKey } from './auth';
+import { approvalKeyKind, authenticate } from './auth';
+import { Principals } from './principals';
+import { everyCallerIsOperator } from '../platform/config';
 import { hostCheck } from './host-check';
 import { mcpHttpRoutes } from './routes/mcp';
 import { problemHandlers, routeNotFound, sendProblem, toProblem } from './problem';
@@ -34,6 +36,8 @@ import { runListRoutes } from './routes/run-list';
 import { runRoutes } from './routes/runs';
 import { sourceRoutes } from './routes/sources';
 import { threadRoutes } from './routes/threads';
+import { tenantRoutes } from './routes/tenants';
+import { apiKeyRoutes } from './routes/api-keys';
 import { integrationOAuthRoutes, oauthCallbackRoutes } from './routes/integration-oauth';
 import { swaggerOptions, swaggerUiOptions } from './openapi';
 import { rateLimitOptions } from './rate-limit';
@@ -120,8 +124,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(swagger, swaggerOptions(Boolean(deps.apiKey)));
   await app.register(swaggerUi, swaggerUiOptions);
   const perMinute = deps.rateLimitPerMinute ?? 600;
-  if (perMinute > 0) await app.register(rateLimit, rateLimitOptions(perMinute, deps));
   const runs = watchRuns(app, deps);
+  // After authentication (a preHandler), so that each principal has a budget of its own.
+  if (perMinute > 0) await app.register(rateLimit, rateLimitOptions(perMinute));
   const { searchAttributes } = runs;
   await app.register(healthRoutes, { db: deps.db, client: deps.client, taskQueue: deps.taskQueue, searchAttributes });
   // Outside /v1 and without a key, like /docs: the page and its files hold no data (docs/console.md).
@@ -131,7 +136,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Outside /v1: the authorization server's redirect carries no API key; its single-use state authenticates it.
   await app.register(oauthCallbackRoutes, { ...worker, waitMs: deps.capabilitiesWaitMs ?? 30_000 });
   await app.register(mcpHttpRoutes, {
-    ...worker, changes: runs.changes, searchAttributes, apiKey: deps.apiKey, adminApiKey: deps.adminApiKey,
+    ...worker, changes: runs.changes, searchAttributes, principals: runs.principals,
     requestStateKey: requestStateKey(deps.mcpRequestStateKey, secretKeys().current), agentTasks: deps.mcpAgentTasks,
   });
   return app;
@@ -158,6 +163,8 @@ interface RunWatch {
   changes: RunChangeFeed;
   views: RunViewCache;
   searchAttributes: SearchAttributeGuard;
+  /** who sends each request (its keys checked, kept until a key changes) */
+  principals: Principals;
 }
 
 /**
@@ -170,40 +177,38 @@ function watchRuns(app: FastifyInstance, deps: AppDeps): RunWatch {
   const searchAttributes = deps.searchAttributes
     ?? new SearchAttributeGuard(deps.client.connection, deps.client.options.namespace, deps.logger);
   const reconciler = startRunReconciler(deps, deps.reconcile);
+  const principals = new Principals({
+    db: deps.db, apiKey: deps.apiKey, adminApiKey: deps.adminApiKey, changes,
+    everyCallerIsOperator: everyCallerIsOperator({ adminApiKey: deps.adminApiKey, host: deps.listenHost ?? '127.0.0.1' }),
+  });
   app.addHook('onClose', async () => {
     await reconciler.close();
+    principals.close();
     views.close();
     if (!deps.changes) await changes.close();
   });
-  return { changes, views, searchAttributes };
+  return { changes, views, searchAttributes, principals };
 }
 
 function v1Routes(deps: AppDeps & RunWatch): FastifyPluginAsync {
-  const admin = createAdminPolicy({ adminApiKey: deps.adminApiKey, listenHost: deps.listenHost ?? '127.0.0.1' });
   const operatorNames = deps.operatorNames ?? createOperatorNames();
   const llmKeyEnvs = deps.llmKeyEnvs ?? DEFAULT_LLM_KEY_ENVS;
-  const holdsAdminKey = deps.adminApiKey ? hasApiKey(deps.adminApiKey) : undefined;
-  // The /v1 hook has already refused a request without a valid key when keys are set.
-  const keyKind = (request: FastifyRequest): ApprovalKeyKind => {
-    if (holdsAdminKey?.(request)) return 'admin';
-    return deps.apiKey ? 'api' : 'none';
-  };
+  const keyKind = (request: FastifyRequest): ApprovalKeyKind => approvalKeyKind(request.caller);
   return async (v1) => {
-    if (deps.apiKey) {
-      const authenticate = requireApiKey(deps.apiKey, deps.adminApiKey);
-      v1.addHook('onRequest', authenticate);
-      // Unknown /v1 paths answer 401 too, so that an anonymous caller cannot map the API.
-      v1.setNotFoundHandler({ preHandler: authenticate }, routeNotFound);
-    }
-    await v1.register(agentRoutes, { db: deps.db, client: deps.client, taskQueue: deps.taskQueue, admin, operatorNames, llmKeyEnvs });
+    v1.addHook('onRequest', authenticate(deps.principals));
+    // Unknown /v1 paths answer 401 too, so that an anonymous caller cannot map the API.
+    v1.setNotFoundHandler({ preHandler: authenticate(deps.principals, { checkRole: false }) }, routeNotFound);
+    await v1.register(agentRoutes, { db: deps.db, client: deps.client, taskQueue: deps.taskQueue, operatorNames, llmKeyEnvs });
     await v1.register(integrationRoutes, {
-      db: deps.db, client: deps.client, taskQueue: deps.taskQueue, logger: deps.logger, admin, operatorNames,
+      db: deps.db, client: deps.client, taskQueue: deps.taskQueue, logger: deps.logger, operatorNames,
       env: deps.env ?? {}, capabilitiesWaitMs: deps.capabilitiesWaitMs ?? 30_000,
     });
     await v1.register(integrationOAuthRoutes, {
-      db: deps.db, client: deps.client, taskQueue: deps.taskQueue, logger: deps.logger, admin, publicUrl: deps.publicUrl,
+      db: deps.db, client: deps.client, taskQueue: deps.taskQueue, logger: deps.logger, publicUrl: deps.publicUrl,
       waitMs: deps.capabilitiesWaitMs ?? 30_000,
     });
+    await v1.register(tenantRoutes, { db: deps.db });
+    await v1.register(apiKeyRoutes, { db: deps.db });
     await v1.register(threadRoutes, { db: deps.db });
     await v1.register(consoleSettingsRoutes, { temporalUiUrl: deps.temporalUiUrl, namespace: deps.client.options.namespace });
     await v1.register(sourceRoutes, { db: deps.db });

@@ -1,56 +1,49 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
-import { everyCallerIsOperator } from '../platform/config';
-import type { Caller } from '../use-cases/caller';
+import type { ApprovalKeyKind } from '../core/approval';
+import type { Role } from '../core/tenancy';
+import { requireRole, type Caller } from '../use-cases/caller';
+import type { Principals } from './principals';
 import { HttpProblem } from './problem';
 
-// Hashing first gives equal-length buffers, so timingSafeEqual leaks neither the key nor its length.
-const digest = (value: string) => createHash('sha256').update(value).digest();
-
-function bearerToken(request: FastifyRequest): string | undefined {
-  const header = request.headers.authorization;
-  if (!header) return undefined;
-  const [scheme, token, ...rest] = header.trim().split(/\s+/);
-  return scheme.toLowerCase() === 'bearer' && token && rest.length === 0 ? token : undefined;
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** who sent the request (set by the authenticate hook of /v1 and /mcp) */
+    caller: Caller;
+  }
+  interface FastifyContextConfig {
+    /** the role a route needs; default `read` for GET and HEAD, `run` otherwise */
+    role?: Role;
+  }
 }
 
-/** Whether the request carries one of the keys, compared in constant time. */
-export function hasApiKey(...keys: (string | undefined)[]): (request: FastifyRequest) => boolean {
-  const expected = keys.filter((k): k is string => Boolean(k)).map(digest);
-  return (request) => {
-    const token = bearerToken(request);
-    if (token === undefined) return false;
-    const given = digest(token);
-    // Every key is compared, so the time taken does not tell which one matched.
-    return expected.map((e) => timingSafeEqual(given, e)).includes(true);
-  };
+/** The role a route needs: its own, else `read` to read and `run` to act. */
+export function routeRole(request: FastifyRequest): Role {
+  const role = request.routeOptions.config.role;
+  if (role) return role;
+  return request.method === 'GET' || request.method === 'HEAD' ? 'read' : 'run';
 }
 
-/** An onRequest hook that admits only `Authorization: Bearer <key>` with one of the keys. */
-export function requireApiKey(...keys: (string | undefined)[]): onRequestAsyncHookHandler {
-  const valid = hasApiKey(...keys);
-  return async (request, reply) => {
-    if (valid(request)) return;
-    reply.header('www-authenticate', 'Bearer');
-    throw new HttpProblem(401, 'A valid API key is required: send "Authorization: Bearer <key>"', 'unauthorized');
-  };
-}
+export const unauthorized = () =>
+  new HttpProblem(401, 'A valid API key or token is required: send "Authorization: Bearer <key>"', 'unauthorized');
 
 /**
- * Who may decide what a worker executes or where a stored secret goes (a stdio integration, a
- * changed command or URL, `${VAR}` expansion, an agent's baseUrl or apiKeyEnv): the holder of
- * ADMIN_API_KEY. Without one, everybody on a loopback-only API (local development), nobody otherwise.
+ * An onRequest hook: finds who sends the request (api/principals.ts), refuses them (401) when
+ * nobody, and refuses (403) a route their roles do not reach; `request.caller` is them.
  */
-export interface AdminPolicy {
-  /** The request's sender as use cases see it: whether it is the operator, and how a request would be. */
-  caller(request: FastifyRequest): Caller;
+export function authenticate(principals: Principals, opts: { checkRole: boolean } = { checkRole: true }): onRequestAsyncHookHandler {
+  return async (request, reply) => {
+    const caller = await principals.callerOf(request);
+    if (!caller) {
+      reply.header('www-authenticate', 'Bearer');
+      throw unauthorized();
+    }
+    request.caller = caller;
+    if (opts.checkRole) requireRole(caller, routeRole(request));
+  };
 }
 
-export function createAdminPolicy(opts: { adminApiKey?: string; listenHost: string }): AdminPolicy {
-  const holdsAdminKey = opts.adminApiKey ? hasApiKey(opts.adminApiKey) : undefined;
-  const openToAll = everyCallerIsOperator({ adminApiKey: opts.adminApiKey, host: opts.listenHost });
-  const operatorHint = holdsAdminKey
-    ? 'send the admin key ("Authorization: Bearer <ADMIN_API_KEY>")'
-    : 'this API listens on a non-loopback address and has no ADMIN_API_KEY, so nobody may do it through the API';
-  return { caller: (request) => ({ isOperator: openToAll || (holdsAdminKey?.(request) ?? false), operatorHint }) };
+/** Which kind of credential decided an approval, as approvals record it beside who decided it. */
+export function approvalKeyKind(caller: Caller): ApprovalKeyKind {
+  if (caller.principal.id === 'operator') return caller.principal.name === 'local' ? 'none' : 'admin';
+  return caller.principal.id === 'anonymous' ? 'none' : 'api';
 }

@@ -29,7 +29,7 @@ export class HttpProblem extends Error {
 /** The status of each code use cases throw; the problem carries the code, the message and the details as they are. */
 const STATUS_OF: Record<EngineErrorCode, number> = {
   validation: 400, invalid: 400, not_authorizable: 400, unset_variable: 400,
-  admin_required: 403,
+  admin_required: 403, forbidden: 403,
   not_found: 404,
   conflict: 409, thread_busy: 409, agent_disabled: 409, agent_busy: 409, agent_in_use: 409, defined_by_file: 409,
   sub_agent_cycle: 409, in_use: 409, already_decided: 409, input_closed: 409, authorization_required: 409,

@@ -1,22 +1,19 @@
 import type { RateLimitPluginOptions } from '@fastify/rate-limit';
-import { hasApiKey } from './auth';
 
 /**
- * `perMinute` requests a minute per budget. Holders of the API key share one budget, and the
- * operator has one of its own, so that a user's flood cannot lock the operator out; anyone else is
- * counted by address, so that inventing Authorization headers cannot buy a fresh budget. (With an
- * API key set, requests without it are refused by the /v1 auth hook, which runs first and does no
- * other work.)
+ * `perMinute` requests a minute per budget: one per principal (api/principals.ts: the holder of
+ * API_KEY, the operator, each issued key), so that one caller's flood cannot lock out another or
+ * the operator; anyone else (the console's files, the OAuth callback) is counted by address. It
+ * runs after authentication (a preHandler), so invented credentials are refused before they count.
  */
-export function rateLimitOptions(perMinute: number, keys: { apiKey?: string; adminApiKey?: string }): RateLimitPluginOptions {
-  const holdsAdminKey = keys.adminApiKey ? hasApiKey(keys.adminApiKey) : undefined;
-  const holdsApiKey = keys.apiKey ? hasApiKey(keys.apiKey) : undefined;
+export function rateLimitOptions(perMinute: number): RateLimitPluginOptions {
   return {
     max: perMinute,
     timeWindow: 60_000,
+    hook: 'preHandler',
     keyGenerator: (request) => {
-      if (holdsAdminKey?.(request)) return 'admin-key';
-      return holdsApiKey?.(request) ? 'api-key' : `ip:${request.ip}`;
+      const caller = (request as Partial<typeof request>).caller;
+      return caller ? `principal:${caller.tenantId}:${caller.principal.id}` : `ip:${request.ip}`;
     },
     // Becomes a 429 problem+json through the shared error handler; the plugin adds Retry-After.
     errorResponseBuilder: (_request, context) => Object.assign(

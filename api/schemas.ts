@@ -30,6 +30,7 @@ export const problemSchema = z.object({
   featuresOff: z.array(z.string()).optional().describe('with code not_ready: what is off until the operator configures it'),
   field: z.string().optional()
     .describe('with code admin_required: the field only the operator may set; with validation: the field at fault'),
+  role: z.string().optional().describe('with code forbidden: the role the request needs'),
   approvalStatus: z.string().optional().describe('with code already_decided: approved, denied, timed_out or cancelled'),
   decision: z.string().nullable().optional()
     .describe('with code already_decided: the earlier decision (approve or deny), null when none was made'),

@@ -14,6 +14,8 @@ export type EngineErrorCode =
   | 'invalid'
   /** only the operator may do this (`field` names what they alone may set) */
   | 'admin_required'
+  /** the caller's roles do not allow this (`role` names the one needed) */
+  | 'forbidden'
   | 'thread_busy' | 'agent_disabled' | 'agent_busy' | 'agent_in_use' | 'defined_by_file' | 'sub_agent_cycle'
   /** an integration agents still use */
   | 'in_use'

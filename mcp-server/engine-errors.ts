@@ -15,7 +15,7 @@ type McpAnswer = 'settled' | 'refused' | 'failed';
 
 const ANSWER_OF: Record<EngineErrorCode, McpAnswer> = {
   already_decided: 'settled', input_closed: 'settled',
-  not_found: 'refused', conflict: 'refused', validation: 'refused', invalid: 'refused', admin_required: 'refused',
+  not_found: 'refused', conflict: 'refused', validation: 'refused', invalid: 'refused', admin_required: 'refused', forbidden: 'refused',
   thread_busy: 'refused', agent_disabled: 'refused', agent_busy: 'refused', agent_in_use: 'refused', defined_by_file: 'refused',
   sub_agent_cycle: 'refused', in_use: 'refused', authorization_required: 'refused', not_authorizable: 'refused',
   unset_variable: 'refused',

@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 
-export type IdPrefix = 'agt' | 'thr' | 'run' | 'int';
+export type IdPrefix = 'agt' | 'thr' | 'run' | 'int' | 'ten' | 'key';
 
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${randomUUID().replace(/-/g, '')}`;

@@ -1,15 +1,35 @@
 import { EngineError } from '../core/engine-error';
+import { DEFAULT_TENANT_ID, ROLES, type Principal, type Role } from '../core/tenancy';
 import type { NamedKind, OperatorNames } from '../platform/operator-names';
 
 /**
- * Who asks, as far as a use case needs to know: whether they may do what only the operator may
- * (what a worker executes, where stored secrets go, names the operator's files refer to). The
- * API decides it from the request's key (api/auth.ts AdminPolicy).
+ * Who asks, as far as a use case needs to know: the tenant they act in (every object they see or
+ * make is that tenant's), who they are, their roles, and whether they may do what only the operator
+ * may (what a worker executes, where stored secrets go, names the operator's files refer to). The
+ * API decides it from the request's credentials (api/principals.ts).
  */
 export interface Caller {
+  readonly tenantId: string;
+  readonly principal: Principal;
+  readonly roles: readonly Role[];
+  /** holds `operate` */
   readonly isOperator: boolean;
   /** what a caller who is not the operator is told to do instead (the API: send the admin key) */
   readonly operatorHint: string;
+}
+
+/** The engine acting for the operator, in the tenant `default` unless told otherwise (the CLI, files, tests). */
+export function operatorCaller(tenantId = DEFAULT_TENANT_ID, name = 'operator'): Caller {
+  return { tenantId, principal: { id: 'operator', name }, roles: ROLES, isOperator: true, operatorHint: '' };
+}
+
+/** Whether the caller holds the role (the operator holds every role). */
+export const holdsRole = (caller: Caller, role: Role): boolean => caller.isOperator || caller.roles.includes(role);
+
+/** Refuses (forbidden) unless the caller holds the role. */
+export function requireRole(caller: Caller, role: Role): void {
+  if (holdsRole(caller, role)) return;
+  throw new EngineError('forbidden', `This needs the role ${role}; the caller holds ${caller.roles.join(', ') || 'none'}`, { role });
 }
 
 /** Refuses (admin_required, naming `field`) unless the caller is the operator; `alternative` says where else it can be done. */

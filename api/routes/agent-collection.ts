@@ -13,6 +13,7 @@ const NEEDS_ADMIN = "model.baseUrl, model.apiKeyEnv and a name the operator's fi
 /** POST and GET /v1/agents. */
 export const agentCollectionRoutes: FastifyPluginAsyncZod<AgentRouteDeps> = async (app, deps) => {
   app.post('/agents', {
+    config: { role: 'manage' },
     schema: {
       tags: ['agents'], summary: 'Create an agent', body: createAgentRequest,
       response: {
@@ -20,7 +21,7 @@ export const agentCollectionRoutes: FastifyPluginAsyncZod<AgentRouteDeps> = asyn
         403: problemResponse(NEEDS_ADMIN), 409: problemResponse('The name is taken'),
       },
     },
-  }, async (request, reply) => reply.code(201).send(await createAgent(deps, deps.admin.caller(request), request.body)));
+  }, async (request, reply) => reply.code(201).send(await createAgent(deps, request.caller, request.body)));
 
   app.get('/agents', {
     schema: {

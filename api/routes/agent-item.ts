@@ -23,6 +23,7 @@ export const agentItemRoutes: FastifyPluginAsyncZod<AgentRouteDeps> = async (app
   }, async (request) => loadAgent(deps.db, request.params.id));
 
   app.patch('/agents/:id', {
+    config: { role: 'manage' },
     schema: {
       tags: ['agents'], summary: 'Change an agent (by id or name): only the fields given', params: idParams, body: changeAgentRequest,
       response: {
@@ -31,9 +32,10 @@ export const agentItemRoutes: FastifyPluginAsyncZod<AgentRouteDeps> = async (app
         409: problemResponse(CHANGE_CONFLICTS),
       },
     },
-  }, async (request) => changeAgent(deps, deps.admin.caller(request), request.params.id, request.body));
+  }, async (request) => changeAgent(deps, request.caller, request.params.id, request.body));
 
   app.delete('/agents/:id', {
+    config: { role: 'manage' },
     schema: {
       tags: ['agents'],
       summary: 'Delete an agent (by id or name). While threads or runs refer to it, it is disabled instead: '
@@ -47,7 +49,7 @@ export const agentItemRoutes: FastifyPluginAsyncZod<AgentRouteDeps> = async (app
       },
     },
   }, async (request, reply) => {
-    const disabled = await deleteAgent(deps, deps.admin.caller(request), request.params.id);
+    const disabled = await deleteAgent(deps, request.caller, request.params.id);
     return disabled ?? reply.code(204).send(null);
   });
 };

@@ -11,6 +11,7 @@ const NEEDS_ADMIN = "A stdio server, an admin-only setting, or a name the operat
 /** POST and GET /v1/integrations. */
 export const integrationCollectionRoutes: FastifyPluginAsyncZod<IntegrationRoutesOptions> = async (app, opts) => {
   app.post('/integrations', {
+    config: { role: 'manage' },
     schema: {
       tags: ['integrations'], summary: 'Register an MCP server', body: createIntegrationRequest,
       response: {
@@ -18,7 +19,7 @@ export const integrationCollectionRoutes: FastifyPluginAsyncZod<IntegrationRoute
         403: problemResponse(NEEDS_ADMIN), 409: problemResponse('The name is taken'),
       },
     },
-  }, async (request, reply) => reply.code(201).send(await createIntegration(opts, opts.admin.caller(request), request.body)));
+  }, async (request, reply) => reply.code(201).send(await createIntegration(opts, request.caller, request.body)));
 
   app.get('/integrations', {
     schema: { tags: ['integrations'], summary: 'List integrations, oldest first', response: { 200: integrationListSchema } },

@@ -10,6 +10,7 @@ const NEEDS_ADMIN = "Stdio servers, variables, admin-only settings and names the
 /** POST /v1/integrations/import: a Claude Desktop or VS Code server list, all or nothing. */
 export const integrationImportRoutes: FastifyPluginAsyncZod<IntegrationRoutesOptions> = async (app, opts) => {
   app.post('/integrations/import', {
+    config: { role: 'manage' },
     schema: {
       tags: ['integrations'], summary: 'Import a Claude Desktop or VS Code MCP server list, all or nothing',
       body: importIntegrationsRequest,
@@ -20,7 +21,7 @@ export const integrationImportRoutes: FastifyPluginAsyncZod<IntegrationRoutesOpt
       },
     },
   }, async (request, reply) => {
-    const created = await importIntegrations(opts, opts.admin.caller(request), request.body);
+    const created = await importIntegrations(opts, request.caller, request.body);
     request.log.info({ count: created.length, names: created.map((i) => i.name) }, 'integrations imported');
     return reply.code(201).send({ integrations: created });
   });

@@ -21,6 +21,7 @@ export const integrationItemRoutes: FastifyPluginAsyncZod<IntegrationRoutesOptio
   }, async (request) => integrationView(opts.db, await loadIntegration(opts.db, request.params.id)));
 
   app.patch('/integrations/:id', {
+    config: { role: 'manage' },
     schema: {
       tags: ['integrations'], summary: 'Change an integration; workers reconnect with the new settings',
       params: idParams, body: changeIntegrationRequest,
@@ -30,9 +31,10 @@ export const integrationItemRoutes: FastifyPluginAsyncZod<IntegrationRoutesOptio
         404: problemResponse('No such integration'), 409: problemResponse('The name is taken'),
       },
     },
-  }, async (request) => changeIntegration(opts, opts.admin.caller(request), request.params.id, request.body));
+  }, async (request) => changeIntegration(opts, request.caller, request.params.id, request.body));
 
   app.delete('/integrations/:id', {
+    config: { role: 'manage' },
     schema: {
       tags: ['integrations'], summary: 'Delete an integration (by id or name) no agent uses', params: idParams,
       response: {
@@ -42,7 +44,7 @@ export const integrationItemRoutes: FastifyPluginAsyncZod<IntegrationRoutesOptio
       },
     },
   }, async (request, reply) => {
-    await deleteIntegration(opts, opts.admin.caller(request), request.params.id);
+    await deleteIntegration(opts, request.caller, request.params.id);
     return reply.code(204).send(null);
   });
 };

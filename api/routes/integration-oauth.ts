@@ -3,7 +3,6 @@ import { z } from 'zod';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { Logger } from '../../platform/logger';
-import type { AdminPolicy } from '../auth';
 import {
   completeAuthorizationRedirect, revokeAuthorization, startAuthorization, type AuthorizationDeps, type RedirectOutcome,
 } from '../../use-cases/integrations/integration-authorization';
@@ -24,7 +23,6 @@ export interface OAuthRoutesOptions {
   client: Client;
   taskQueue: string;
   logger: Logger;
-  admin: AdminPolicy;
   /** where browsers reach this API (PUBLIC_URL); absent: the address the request came to */
   publicUrl?: string;
   /** how long the API waits for a worker */
@@ -63,7 +61,7 @@ const callbackQuery = z.looseObject({
   iss: z.string().max(2048).optional(),
 });
 
-export const oauthCallbackRoutes: FastifyPluginAsyncZod<Omit<OAuthRoutesOptions, 'admin' | 'publicUrl'>> = async (app, opts) => {
+export const oauthCallbackRoutes: FastifyPluginAsyncZod<Omit<OAuthRoutesOptions, 'publicUrl'>> = async (app, opts) => {
   const deps = { db: opts.db, client: opts.client, taskQueue: opts.taskQueue, logger: opts.logger, waitMs: opts.waitMs };
 
   app.get(OAUTH_CALLBACK_PATH, {
@@ -85,6 +83,7 @@ export const integrationOAuthRoutes: FastifyPluginAsyncZod<OAuthRoutesOptions> =
   const deps = { db: opts.db, client: opts.client, taskQueue: opts.taskQueue, logger: opts.logger, waitMs: opts.waitMs };
 
   app.post('/integrations/:id/authorize', {
+    config: { role: 'manage' },
     schema: {
       tags: ['integrations'], summary: 'Start the OAuth authorization of an HTTP integration (admin): returns the URL a person opens',
       params: idParams,
@@ -95,9 +94,10 @@ export const integrationOAuthRoutes: FastifyPluginAsyncZod<OAuthRoutesOptions> =
         502: problemResponse('The server or its authorization server failed'), 504: problemResponse('No worker answered in time'),
       },
     },
-  }, async (request) => startAuthorization(deps, opts.admin.caller(request), request.params.id, callbackUrl(request, opts.publicUrl)));
+  }, async (request) => startAuthorization(deps, request.caller, request.params.id, callbackUrl(request, opts.publicUrl)));
 
   app.delete('/integrations/:id/authorization', {
+    config: { role: 'manage' },
     schema: {
       tags: ['integrations'], summary: 'Revoke (at the server when it offers revocation) and forget the tokens (admin)', params: idParams,
       response: {
@@ -107,5 +107,5 @@ export const integrationOAuthRoutes: FastifyPluginAsyncZod<OAuthRoutesOptions> =
         502: problemResponse('The worker failed'), 504: problemResponse('No worker answered in time'),
       },
     },
-  }, async (request) => revokeAuthorization(deps, opts.admin.caller(request), request.params.id));
+  }, async (request) => revokeAuthorization(deps, request.caller, request.params.id));
 };

@@ -1,7 +1,8 @@
 import { createMcpHandler, isLegacyRequest, type AuthInfo } from '@modelcontextprotocol/server';
 import { toNodeHandler, toWebRequest } from '@modelcontextprotocol/node';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { hasApiKey, requireApiKey } from '../auth';
+import { approvalKeyKind, authenticate } from '../auth';
+import type { Principals } from '../principals';
 import { createAgentMcpServer } from '../../mcp-server/agent-server';
 import { approvalQuestions } from '../../mcp-server/approval-input';
 import type { AgentCallDeps } from '../../mcp-server/call-context';
@@ -12,9 +13,8 @@ import { legacyMcpLeg } from './mcp-legacy';
 import { extTasks } from '../../platform/ext-tasks';
 
 export interface McpHttpDeps extends AgentCallDeps {
-  /** when set, /mcp requires `Authorization: Bearer <apiKey>` (or the admin key) like /v1 */
-  apiKey?: string;
-  adminApiKey?: string;
+  /** who sends each request, as for /v1 (api/principals.ts) */
+  principals: Principals;
   /** signs the requestState of approval questions to 2026-era clients; absent, they are not asked */
   requestStateKey?: Buffer;
   /** MCP_AGENT_TASKS: run agents as MCP tasks when a client asks (default true) */
@@ -38,9 +38,9 @@ const isListen = (body: unknown) => (body as { method?: unknown } | null)?.metho
  */
 export const mcpHttpRoutes: FastifyPluginAsync<McpHttpDeps> = async (app, deps) => {
   // Host and Origin are checked for every route by host-check.ts.
-  if (deps.apiKey) app.addHook('onRequest', requireApiKey(deps.apiKey, deps.adminApiKey));
-  const holdsAdminKey = deps.adminApiKey ? hasApiKey(deps.adminApiKey) : undefined;
-  const keyKind = (request: FastifyRequest) => (holdsAdminKey?.(request) ? 'admin' : deps.apiKey ? 'api' : 'none');
+  // The roles each MCP method needs are checked where the method is served.
+  app.addHook('onRequest', authenticate(deps.principals, { checkRole: false }));
+  const keyKind = (request: FastifyRequest) => approvalKeyKind(request.caller);
   // A task is seen only with the kind of key that started it; without keys (loopback only), by local callers.
   const scopeOf = (kind: string | undefined): TaskScope => (kind === 'admin' || kind === 'api' ? kind : 'local');
   const ext = deps.agentTasks === false ? undefined : await extTasks();

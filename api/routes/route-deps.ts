@@ -7,14 +7,11 @@ import type { ImportDeps } from '../../use-cases/integrations/import-integration
 import type { RunControlDeps } from '../../use-cases/runs/runs';
 import type { RunViewCache } from '../../use-cases/runs/run-view-cache';
 import type { StartRunDeps } from '../../use-cases/runs/start-run';
-import type { AdminPolicy } from '../auth';
 
 /** What buildApp gives each group of routes whose endpoints are split over several files. */
 
 export interface AgentRouteDeps extends AgentDeps {
   taskQueue: string;
-  /** who may point an agent at another LLM endpoint or key */
-  admin: AdminPolicy;
   /** bound on GET /agents/:id/context's wait for a worker */
   contextWaitMs?: number;
 }
@@ -23,8 +20,6 @@ export interface IntegrationRoutesOptions extends ImportDeps {
   client: Client;
   taskQueue: string;
   logger: Logger;
-  /** who may create stdio servers, change what runs or where secrets go, and expand variables */
-  admin: AdminPolicy;
   /** how long GET …/capabilities waits for a worker */
   capabilitiesWaitMs: number;
 }

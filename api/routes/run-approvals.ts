@@ -10,6 +10,7 @@ const DECIDED = 'The call was already decided, timed out or cancelled (code alre
 /** POST /v1/runs/:id/approvals/:toolCallId: a reviewer's decision. */
 export const runApprovalRoutes: FastifyPluginAsyncZod<RunRouteDeps> = async (app, deps) => {
   app.post('/runs/:id/approvals/:toolCallId', {
+    config: { role: 'decide' },
     schema: {
       tags: ['runs'], summary: 'Approve or deny a tool call that waits for approval; answers with the run once the decision is recorded',
       params: approvalParams,

@@ -25,6 +25,7 @@ export interface RunInputRouteDeps extends Omit<AnswerDeps, 'onSignalFailed'> {
 
 export const runInputRoutes: FastifyPluginAsyncZod<RunInputRouteDeps> = async (app, { db, client, views }) => {
   app.post('/runs/:id/inputs/:inputId', {
+    config: { role: 'decide' },
     schema: {
       tags: ['runs'], summary: "Answer a question an MCP server asked during one of the run's tool calls (one of its pendingInputs)",
       params: z.strictObject({ id, inputId: id }),

@@ -22,6 +22,7 @@ import { migration as m020 } from './020-prompt-conditions';
 import { migration as m021 } from './021-prompt-cache';
 import { migration as m022 } from './022-run-versions';
 import { migration as m023 } from './023-concurrent-calls';
+import { migration as m024 } from './024-tenants';
 import type { Migration } from './migration';
 
 /**
@@ -53,6 +54,7 @@ export const migrations: Migration[] = [
   m021,
   m022,
   m023,
+  m024,
 ];
 
 const LOCK_KEY = 0x6167_656e; // "agen"

@@ -6,7 +6,8 @@ import type { RunChange } from './run-changes';
  * `event`: an event that changes the run object (a turn or tool call ended, an approval, a question);
  * `progress`: one that does not (a step started: migration 9); `ended`: the run's result was written;
  * `input`: a run input (elicitation) was answered or closed; workers waiting for answers watch it;
- * `text`: pieces of turns' texts as the model writes them (turn-drafts.ts): its payload is the pieces.
+ * `text`: pieces of turns' texts as the model writes them (turn-drafts.ts): its payload is the pieces;
+ * `keys`: an API key was revoked or changed (migration 24): its payload is the key's id, not a run's.
  */
 const CHANNEL_OF: Record<RunChange, string> = {
   event: 'engine_run_event',
@@ -14,6 +15,7 @@ const CHANNEL_OF: Record<RunChange, string> = {
   ended: 'engine_run_ended',
   input: 'engine_run_input',
   text: TEXT_CHANNEL,
+  keys: 'engine_key_change',
 };
 
 /** every kind of run change, in the order status() lists them */

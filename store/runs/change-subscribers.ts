@@ -18,7 +18,7 @@ export class RunChangeSubscribers {
   private readonly listeners = new Map<ChangeListener, readonly RunChange[]>();
   private readonly textListeners = new Map<string, Set<TextListener>>();
   /** how many watches and listeners want each kind */
-  private readonly wanting: Record<RunChange, number> = { event: 0, progress: 0, ended: 0, input: 0, text: 0 };
+  private readonly wanting: Record<RunChange, number> = { event: 0, progress: 0, ended: 0, input: 0, text: 0, keys: 0 };
 
   wantedKinds(): RunChange[] {
     return RUN_CHANGES.filter((kind) => this.wanting[kind] > 0);

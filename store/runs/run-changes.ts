@@ -2,7 +2,7 @@ import type { TextPiece } from './turn-drafts';
 
 /** The kinds of run change a process can wait for, and the feed that tells it of them (change-feed.ts). */
 
-export type RunChange = 'event' | 'progress' | 'ended' | 'input' | 'text';
+export type RunChange = 'event' | 'progress' | 'ended' | 'input' | 'text' | 'keys';
 
 export interface RunWatch {
   /** Resolves on a change of the watched kinds since the last call (at once if one came meanwhile), after `ms`, or on abort. */
@@ -14,7 +14,7 @@ export interface RunChangeFeed {
   /** Watch before reading the run: a change between the read and next() is then not missed. */
   watch(runId: string, kinds: readonly RunChange[]): RunWatch;
   /**
-   * Every change of the given kinds (default: all but `text`) as it is heard: the run's id and the kind of
+   * Every change of the given kinds (default: all but `text` and `keys`) as it is heard: the run's id and the kind of
    * change, or undefined when changes may have been missed (the connection was lost, or has just
    * been made, or has just begun to listen for one of these kinds). Returns the unsubscribe function.
    */

@@ -1,0 +1,132 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyRequest } from 'fastify';
+import { EngineError } from '../core/engine-error';
+import { DEFAULT_TENANT_ID, ROLES, TENANT_ROLES, type Role } from '../core/tenancy';
+import type { Db } from '../store/pool';
+import type { RunChangeFeed } from '../store/runs/change-feed';
+import { findTenant, findValidKey, type ApiKeyRecord } from '../store/tenants';
+import type { Caller } from '../use-cases/caller';
+
+// Hashing first gives equal-length buffers, so timingSafeEqual leaks neither the key nor its length.
+const digest = (value: string) => createHash('sha256').update(value).digest();
+
+export function bearerToken(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization;
+  if (!header) return undefined;
+  const [scheme, token, ...rest] = header.trim().split(/\s+/);
+  return scheme.toLowerCase() === 'bearer' && token && rest.length === 0 ? token : undefined;
+}
+
+/** Whether `token` is `key`, compared in constant time. */
+export function sameKey(key: string | undefined): (token: string) => boolean {
+  const expected = key ? digest(key) : undefined;
+  return (token) => expected !== undefined && timingSafeEqual(digest(token), expected);
+}
+
+export interface PrincipalOptions {
+  db: Db;
+  /** API_KEY: a principal of the tenant `default` with read, run, decide and manage */
+  apiKey?: string;
+  /** ADMIN_API_KEY: the operator */
+  adminApiKey?: string;
+  /** whoever reaches a loopback API without keys is the operator (platform/config.ts everyCallerIsOperator) */
+  everyCallerIsOperator: boolean;
+  /** told of revoked keys (the `keys` change), so that every API process refuses them at once */
+  changes: RunChangeFeed;
+}
+
+/** Keys checked, kept until a key changes anywhere (revocations are rare) or the cache is full. */
+const KEY_CACHE_MAX = 10_000;
+/** A header naming the tenant the operator acts in (an id or a name). */
+const TENANT_HEADER = 'x-tenant-id';
+
+/**
+ * Who sends a request (docs/security.md): the operator (ADMIN_API_KEY, or anyone on a loopback API
+ * without keys), the holder of API_KEY (the tenant `default`), or the holder of a key issued by
+ * POST /v1/keys. Undefined: the credentials are missing or refused (401).
+ */
+export class Principals {
+  private readonly isAdminKey: (token: string) => boolean;
+  private readonly isApiKey: (token: string) => boolean;
+  private readonly keys = new Map<string, ApiKeyRecord>();
+  private readonly tenantIds = new Map<string, string>();
+  private readonly stopListening: () => void;
+  readonly operatorHint: string;
+
+  constructor(private readonly opts: PrincipalOptions) {
+    this.isAdminKey = sameKey(opts.adminApiKey);
+    this.isApiKey = sameKey(opts.apiKey);
+    this.stopListening = opts.changes.onChange(() => this.keys.clear(), ['keys']);
+    this.operatorHint = opts.adminApiKey
+      ? 'send the admin key ("Authorization: Bearer <ADMIN_API_KEY>")'
+      : 'this API listens on a non-loopback address and has no ADMIN_API_KEY, so nobody may do it through the API';
+  }
+
+  /** Whether requests must carry credentials (API_KEY is set). */
+  get keyRequired(): boolean {
+    return Boolean(this.opts.apiKey);
+  }
+
+  async callerOf(request: FastifyRequest): Promise<Caller | undefined> {
+    const token = bearerToken(request);
+    if (token !== undefined && this.isAdminKey(token)) return this.operator(request, 'admin key');
+    // API_KEY keeps its meaning: on a loopback API without ADMIN_API_KEY its holder is the operator too.
+    if (token !== undefined && this.isApiKey(token)) {
+      return this.tenantCaller(DEFAULT_TENANT_ID, { id: 'api_key', name: 'API_KEY' }, TENANT_ROLES, this.opts.everyCallerIsOperator);
+    }
+    if (token !== undefined && token.startsWith('ak_')) return this.issuedKey(request, token);
+    if (this.keyRequired) return undefined;
+    // A loopback API without keys: local development (npm start); a token it does not know is ignored, as before keys.
+    return this.opts.everyCallerIsOperator
+      ? this.operator(request, 'local')
+      : this.tenantCaller(DEFAULT_TENANT_ID, { id: 'anonymous', name: 'anonymous' }, TENANT_ROLES, false);
+  }
+
+  close(): void {
+    this.stopListening();
+  }
+
+  private async issuedKey(request: FastifyRequest, token: string): Promise<Caller | undefined> {
+    const key = await this.validKey(token);
+    if (!key) return undefined;
+    const principal = { id: key.id, name: key.name };
+    if (key.roles.includes('operate')) return { ...await this.operator(request, key.name), principal };
+    return this.tenantCaller(key.tenantId, principal, key.roles, false);
+  }
+
+  private async validKey(token: string): Promise<ApiKeyRecord | undefined> {
+    const cacheKey = digest(token).toString('base64');
+    const cached = this.keys.get(cacheKey);
+    if (cached && (cached.expiresAt === null || Date.parse(cached.expiresAt) > Date.now())) return cached;
+    this.keys.delete(cacheKey);
+    const key = await findValidKey(this.opts.db, token);
+    if (!key) return undefined;
+    if (this.keys.size >= KEY_CACHE_MAX) this.keys.clear();
+    this.keys.set(cacheKey, key);
+    return key;
+  }
+
+  private tenantCaller(tenantId: string, principal: Caller['principal'], roles: readonly Role[], isOperator: boolean): Caller {
+    return { tenantId, principal, roles, isOperator, operatorHint: this.operatorHint };
+  }
+
+  /** The operator acts in the tenant X-Tenant-Id names (an id or a name), `default` without one. */
+  private async operator(request: FastifyRequest, name: string): Promise<Caller> {
+    const tenantId = await this.tenantNamed(request.headers[TENANT_HEADER]);
+    return { tenantId, principal: { id: 'operator', name }, roles: ROLES, isOperator: true, operatorHint: this.operatorHint };
+  }
+
+  private async tenantNamed(header: string | string[] | undefined): Promise<string> {
+    if (header === undefined || header === '') return DEFAULT_TENANT_ID;
+    const ref = Array.isArray(header) ? header[0] : header;
+    const known = this.tenantIds.get(ref);
+    if (known) return known;
+    const tenant = ref.length <= 200 ? await findTenant(this.opts.db, ref) : undefined;
+    if (!tenant) {
+      throw new EngineError('validation', `X-Tenant-Id: no tenant has the id or name ${ref.slice(0, 200)}`, { field: 'X-Tenant-Id' });
+    }
+    // Tenants are never renamed or removed, so what a name meant stays true.
+    if (this.tenantIds.size < KEY_CACHE_MAX) this.tenantIds.set(ref, tenant.id);
+    return tenant.id;
+  }
+}
