@@ -78,8 +78,9 @@ async function httpError(method: string, path: string, res: Response): Promise<A
     problem = undefined;
   }
   const detail = typeof problem?.detail === 'string' ? problem.detail : shortened(text, 200) || res.statusText;
-  // The admin key is accepted wherever the API key is, so an operator runs the CLI with it as API_KEY.
-  const hint = res.status === 401 ? ' (set API_KEY)'
-    : problem?.code === 'admin_required' ? ' (an operator act: set API_KEY to the ADMIN_API_KEY)' : '';
+  // The admin key is accepted wherever the API key is, so an operator runs the CLI with it as AGENT_ENGINE_KEY.
+  const hint = res.status === 401 ? ' (set API_KEY or AGENT_ENGINE_KEY)'
+    : problem?.code === 'admin_required' ? ' (an operator act: set AGENT_ENGINE_KEY to the ADMIN_API_KEY)'
+      : problem?.code === 'forbidden' ? ' (a key with that role is needed)' : '';
   return new ApiError(`${method} ${path.split('?')[0]} failed with ${res.status}: ${detail}${hint}`, res.status, problem);
 }

@@ -37,7 +37,7 @@ usage:
                        (absolute, when an MCP client starts it), or uses DATABASE_URL and TEMPORAL_ADDRESS
 
 options:
-  --url <url>   the API (default: $API_URL, else http://127.0.0.1:3000); $API_KEY is sent as a bearer token
+  --url <url>   the API (default: $API_URL, else http://127.0.0.1:3000); $AGENT_ENGINE_KEY, else $API_KEY, is sent as a bearer token
   --follow      show turns and tool calls live (on stderr), then the answer (on stdout)
   --json        print JSON instead of text
 
@@ -167,7 +167,7 @@ export async function main(argv: string[]): Promise<number> {
     }
     const ctx: CliContext = {
       api: createApiClient({
-        baseUrl: values.url ?? process.env.API_URL ?? 'http://127.0.0.1:3000', apiKey: process.env.API_KEY || undefined,
+        baseUrl: values.url ?? process.env.API_URL ?? 'http://127.0.0.1:3000', apiKey: process.env.AGENT_ENGINE_KEY || process.env.API_KEY || undefined,
       }),
       out: stdout,
       err: stderr,
