@@ -1,13 +1,13 @@
 const esmOnly = '(content-disposition|cookie)';
-/** Loaded with import() by the engine: test/support/commonjs-transform.js says how jest loads it. */
-const importLoaded = '@modelcontextprotocol/ext-tasks';
+/** Loaded with import() by the engine: test/support/commonjs-transform.js says how jest loads them. */
+const importLoaded = '(@modelcontextprotocol/ext-tasks|jose)';
 
 /** What both projects share: where tests are, and how TypeScript and ES-module-only packages load. */
 const shared = {
   rootDir: __dirname,
   roots: ['<rootDir>/test'],
   transform: {
-    '/platform/ext-tasks\\.ts$': '<rootDir>/test/support/commonjs-transform.js',
+    '/platform/(ext-tasks|jose)\\.ts$': '<rootDir>/test/support/commonjs-transform.js',
     [`/node_modules/${importLoaded}/.+\\.js$`]: '<rootDir>/test/support/commonjs-transform.js',
     '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json', diagnostics: false }],
     // Fastify's inject (cookie@1) and @fastify/static for /docs (content-disposition@3) depend on
@@ -17,7 +17,7 @@ const shared = {
   // Everything else in node_modules (judged by the innermost node_modules of the path) is left as it is.
   transformIgnorePatterns: [`/node_modules/(?!.*/node_modules/)(?!${esmOnly}/)(?!${importLoaded}/)`],
   // Its entry points are exported for import only, which jest's require does not resolve.
-  moduleNameMapper: { [`^${importLoaded}/(.+)$`]: `<rootDir>/node_modules/${importLoaded}/dist/$1/index.js` },
+  moduleNameMapper: { '^@modelcontextprotocol/ext-tasks/(.+)$': '<rootDir>/node_modules/@modelcontextprotocol/ext-tasks/dist/$1/index.js' },
 };
 
 /** Pure code: no processes, no network, no database, no Temporal. `npm run test:unit` runs these alone. */

@@ -18,6 +18,9 @@ import { startRunReconciler, type ReconcileOptions } from '../use-cases/runs/rec
 import { SearchAttributeGuard } from '../platform/temporal/search-attributes';
 import { approvalKeyKind, authenticate } from './auth';
 import { Principals } from './principals';
+import { TokenVerifier } from './token-verifier';
+import type { TokenAuthConfig } from '../platform/token-auth-config';
+import { protectedResourceRoutes, resourceMetadataUrl } from './routes/protected-resource';
 import { everyCallerIsOperator } from '../platform/config';
 import { hostCheck } from './host-check';
 import { mcpHttpRoutes } from './routes/mcp';
@@ -71,6 +74,8 @@ export interface AppDeps {
   env?: Environment;
   /** where browsers reach this API (PUBLIC_URL): OAuth redirects come back to PUBLIC_URL/oauth/callback */
   publicUrl?: string;
+  /** tokens from the operator's OpenID Connect provider (AUTH_ISSUER); /mcp is then an OAuth protected resource */
+  tokenAuth?: TokenAuthConfig;
   /** how long GET /v1/integrations/:id/capabilities waits for a worker (default 30 s) */
   capabilitiesWaitMs?: number;
   /** heartbeat interval of run event streams (tests shorten it) */
@@ -128,6 +133,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // After authentication (a preHandler), so that each principal has a budget of its own.
   if (perMinute > 0) await app.register(rateLimit, rateLimitOptions(perMinute));
   const { searchAttributes } = runs;
+  if (deps.tokenAuth && deps.publicUrl) {
+    await app.register(protectedResourceRoutes, { publicUrl: deps.publicUrl, issuer: deps.tokenAuth.issuer });
+  }
   await app.register(healthRoutes, { db: deps.db, client: deps.client, taskQueue: deps.taskQueue, searchAttributes });
   // Outside /v1 and without a key, like /docs: the page and its files hold no data (docs/console.md).
   await app.register(consoleRoutes, { dir: deps.consoleDir });
@@ -179,6 +187,8 @@ function watchRuns(app: FastifyInstance, deps: AppDeps): RunWatch {
   const reconciler = startRunReconciler(deps, deps.reconcile);
   const principals = new Principals({
     db: deps.db, apiKey: deps.apiKey, adminApiKey: deps.adminApiKey, changes,
+    tokens: deps.tokenAuth && new TokenVerifier(deps.tokenAuth),
+    resourceMetadataUrl: deps.tokenAuth && deps.publicUrl ? resourceMetadataUrl(deps.publicUrl) : undefined,
     everyCallerIsOperator: everyCallerIsOperator({ adminApiKey: deps.adminApiKey, host: deps.listenHost ?? '127.0.0.1' }),
   });
   app.addHook('onClose', async () => {

@@ -34,7 +34,7 @@ export function authenticate(principals: Principals, opts: { checkRole: boolean 
   return async (request, reply) => {
     const caller = await principals.callerOf(request);
     if (!caller) {
-      reply.header('www-authenticate', 'Bearer');
+      reply.header('www-authenticate', principals.challenge);
       throw unauthorized();
     }
     request.caller = caller;

@@ -6,6 +6,7 @@ import type { Db } from '../store/pool';
 import type { RunChangeFeed } from '../store/runs/change-feed';
 import { findTenant, findValidKey, type ApiKeyRecord } from '../store/tenants';
 import type { Caller } from '../use-cases/caller';
+import type { TokenVerifier } from './token-verifier';
 
 // Hashing first gives equal-length buffers, so timingSafeEqual leaks neither the key nor its length.
 const digest = (value: string) => createHash('sha256').update(value).digest();
@@ -33,6 +34,10 @@ export interface PrincipalOptions {
   everyCallerIsOperator: boolean;
   /** told of revoked keys (the `keys` change), so that every API process refuses them at once */
   changes: RunChangeFeed;
+  /** tokens from the operator's OpenID Connect provider (AUTH_ISSUER) */
+  tokens?: TokenVerifier;
+  /** where a client finds how to get a token (RFC 9728), named in every 401's WWW-Authenticate */
+  resourceMetadataUrl?: string;
 }
 
 /** Keys checked, kept until a key changes anywhere (revocations are rare) or the cache is full. */
@@ -62,9 +67,14 @@ export class Principals {
       : 'this API listens on a non-loopback address and has no ADMIN_API_KEY, so nobody may do it through the API';
   }
 
-  /** Whether requests must carry credentials (API_KEY is set). */
+  /** The WWW-Authenticate of a 401: where a client learns how to sign in, when tokens are on. */
+  get challenge(): string {
+    return this.opts.resourceMetadataUrl ? `Bearer resource_metadata="${this.opts.resourceMetadataUrl}"` : 'Bearer';
+  }
+
+  /** Whether requests must carry credentials (API_KEY or AUTH_ISSUER is set). */
   get keyRequired(): boolean {
-    return Boolean(this.opts.apiKey);
+    return Boolean(this.opts.apiKey) || this.opts.tokens !== undefined;
   }
 
   async callerOf(request: FastifyRequest): Promise<Caller | undefined> {
@@ -75,6 +85,7 @@ export class Principals {
       return this.tenantCaller(DEFAULT_TENANT_ID, { id: 'api_key', name: 'API_KEY' }, TENANT_ROLES, this.opts.everyCallerIsOperator);
     }
     if (token !== undefined && token.startsWith('ak_')) return this.issuedKey(request, token);
+    if (token !== undefined && this.opts.tokens) return this.tokenCaller(request, token, this.opts.tokens);
     if (this.keyRequired) return undefined;
     // A loopback API without keys: local development (npm start); a token it does not know is ignored, as before keys.
     return this.opts.everyCallerIsOperator
@@ -92,6 +103,30 @@ export class Principals {
     const principal = { id: key.id, name: key.name };
     if (key.roles.includes('operate')) return { ...await this.operator(request, key.name), principal };
     return this.tenantCaller(key.tenantId, principal, key.roles, false);
+  }
+
+  /** A token's tenant must be one the engine knows (403 otherwise: the token is good, the tenant is not here). */
+  private async tokenCaller(request: FastifyRequest, token: string, tokens: TokenVerifier): Promise<Caller | undefined> {
+    const identity = await tokens.verify(token);
+    if (!identity) return undefined;
+    const tenant = await this.tenantByName(identity.tenantName);
+    const principal = { id: `sub:${identity.subject}`, name: identity.name };
+    if (identity.roles.includes('operate')) {
+      const header = request.headers[TENANT_HEADER];
+      return { ...await this.operator(request, identity.name), ...(header ? {} : { tenantId: tenant }), principal };
+    }
+    return this.tenantCaller(tenant, principal, identity.roles, false);
+  }
+
+  private async tenantByName(name: string): Promise<string> {
+    const known = this.tenantIds.get(`name:${name}`);
+    if (known) return known;
+    const tenant = name.length <= 200 ? await findTenant(this.opts.db, name) : undefined;
+    if (!tenant || tenant.name !== name) {
+      throw new EngineError('forbidden', `The token's tenant ${name.slice(0, 200)} is not one of this engine's`);
+    }
+    if (this.tenantIds.size < KEY_CACHE_MAX) this.tenantIds.set(`name:${name}`, tenant.id);
+    return tenant.id;
   }
 
   private async validKey(token: string): Promise<ApiKeyRecord | undefined> {

@@ -54,7 +54,7 @@ export async function startApiServer(
   const app = await buildApp({
     ...deps, reads, operatorNames, taskQueue: config.taskQueue, apiKey: config.apiKey, adminApiKey: config.adminApiKey, env: process.env,
     rateLimitPerMinute: config.rateLimitPerMinute, listenHost: config.host, allowedHosts: config.allowedHosts,
-    corsOrigins: config.corsOrigins, llmKeyEnvs: config.llmKeyEnvs, publicUrl: config.publicUrl,
+    corsOrigins: config.corsOrigins, llmKeyEnvs: config.llmKeyEnvs, publicUrl: config.publicUrl, tokenAuth: config.tokenAuth,
     mcpRequestStateKey: config.mcpRequestStateKey, mcpAgentTasks: config.mcpAgentTasks,
     temporalUiUrl: deps.temporalUiUrl ?? config.temporalUiUrl,
   }).catch(async (err: unknown) => {

@@ -1,3 +1,4 @@
+import { tokenAuthConfig, type TokenAuthConfig } from './token-auth-config';
 import os from 'node:os';
 import path from 'node:path';
 import { loadClientConnectConfig, type ClientConnectConfig } from '@temporalio/envconfig';
@@ -32,6 +33,8 @@ export interface AppConfig {
    * Absent: the address a request came to
    */
   publicUrl?: string;
+  /** tokens from the operator's OpenID Connect provider (AUTH_ISSUER); absent, keys alone */
+  tokenAuth?: TokenAuthConfig;
   /** the environment variables an agent's model.apiKeyEnv may name (the provider defaults plus LLM_KEY_ENVS) */
   llmKeyEnvs: string[];
   /** how much of one model answer a worker reads: its text, each tool call's arguments, all of it, its tool calls */
@@ -113,6 +116,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     allowedHosts: e.ALLOWED_HOSTS ? list(e.ALLOWED_HOSTS).map((h) => h.toLowerCase()) : undefined,
     corsOrigins: list(e.CORS_ORIGINS).map((o) => o.toLowerCase()),
     publicUrl: e.PUBLIC_URL,
+    tokenAuth: tokenAuthConfig(e),
     llmKeyEnvs,
     llmAnswerBounds: {
       textBytes: e.LLM_MAX_TEXT_BYTES, toolArgumentBytes: e.LLM_MAX_TOOL_ARGUMENT_BYTES, answerBytes: e.LLM_MAX_ANSWER_BYTES,
@@ -152,6 +156,9 @@ function parseEnv(env: NodeJS.ProcessEnv): Env {
   const e = parsed.data;
   if (e.ADMIN_API_KEY && e.ADMIN_API_KEY === e.API_KEY) {
     throw new ConfigError('Invalid configuration:\n  ADMIN_API_KEY must differ from API_KEY: holders of the API key must not be operators');
+  }
+  if (e.AUTH_ISSUER && !e.PUBLIC_URL) {
+    throw new ConfigError('Invalid configuration:\n  AUTH_ISSUER needs PUBLIC_URL: tokens are checked for the audience PUBLIC_URL/mcp');
   }
   if (e.WORKER_BUILD_ID && !e.WORKER_DEPLOYMENT_NAME) {
     throw new ConfigError('Invalid configuration:\n'
@@ -216,8 +223,9 @@ export function everyCallerIsOperator(config: { adminApiKey?: string; host: stri
  * An API reachable from other machines without a key would let anyone run commands on the
  * workers; it refuses to start instead. Called by every process that starts the API, first thing.
  */
-export function checkApiExposure(config: Pick<AppConfig, 'host' | 'apiKey'>): void {
-  if (isLoopbackHost(config.host) || config.apiKey) return;
+export function checkApiExposure(config: Pick<AppConfig, 'host' | 'apiKey' | 'tokenAuth'>): void {
+  // Tokens from the operator's provider (AUTH_ISSUER) authenticate every request as well as a key does.
+  if (isLoopbackHost(config.host) || config.apiKey || config.tokenAuth) return;
   throw new ConfigError(
     `Refusing to start the API: HOST=${config.host} is not a loopback address and no API_KEY is set, so anyone who can reach `
     + 'this port could create integrations and run commands on the workers. Set API_KEY (at least 16 characters; '

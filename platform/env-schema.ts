@@ -52,6 +52,15 @@ export const envSchema = z.object({
       protocol: /^https?$/, error: 'must be the http(s) URL browsers reach the API at, such as https://agents.example.com',
     }).optional(),
   ),
+  AUTH_ISSUER: z.preprocess(
+    emptyToUndefined,
+    z.url({ protocol: /^https?$/, error: 'must be the http(s) URL of an OpenID Connect issuer, such as https://login.example.com' })
+      .optional(),
+  ),
+  AUTH_AUDIENCE: optionalString,
+  AUTH_TENANT_CLAIM: z.preprocess(emptyToUndefined, z.string().default('tenant')),
+  AUTH_ROLES_CLAIM: z.preprocess(emptyToUndefined, z.string().default('roles')),
+  AUTH_OPERATOR_ROLE: optionalString,
   CORS_ORIGINS: z.preprocess(
     emptyToUndefined,
     z.string().regex(/^https?:\/\/[^,/\s]+(,https?:\/\/[^,/\s]+)*$/, 'comma-separated origins such as https://app.example.com').optional(),
