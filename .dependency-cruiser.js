@@ -20,7 +20,7 @@ const MAY_IMPORT = {
   'mcp-server': ['core', 'platform', 'use-cases'],
   api: ['core', 'platform', 'store', 'use-cases', 'mcp-server', 'console'],
   worker: ['core', 'platform', 'store', 'llm', 'mcp-client', 'sources', 'activities'],
-  cli: ['core', 'platform', 'store', 'mcp-server'],
+  cli: ['core', 'platform', 'store', 'use-cases', 'mcp-server'],
   dev: ['core', 'platform', 'store', 'api', 'worker', 'cli', 'console'],
 };
 const FOLDERS = Object.keys(MAY_IMPORT);

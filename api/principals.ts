@@ -55,13 +55,12 @@ export class Principals {
   private readonly isApiKey: (token: string) => boolean;
   private readonly keys = new Map<string, ApiKeyRecord>();
   private readonly tenantIds = new Map<string, string>();
-  private readonly stopListening: () => void;
+  private stopListening: (() => void) | undefined;
   readonly operatorHint: string;
 
   constructor(private readonly opts: PrincipalOptions) {
     this.isAdminKey = sameKey(opts.adminApiKey);
     this.isApiKey = sameKey(opts.apiKey);
-    this.stopListening = opts.changes.onChange(() => this.keys.clear(), ['keys']);
     this.operatorHint = opts.adminApiKey
       ? 'send the admin key ("Authorization: Bearer <ADMIN_API_KEY>")'
       : 'this API listens on a non-loopback address and has no ADMIN_API_KEY, so nobody may do it through the API';
@@ -94,7 +93,7 @@ export class Principals {
   }
 
   close(): void {
-    this.stopListening();
+    this.stopListening?.();
   }
 
   private async issuedKey(request: FastifyRequest, token: string): Promise<Caller | undefined> {
@@ -137,6 +136,9 @@ export class Principals {
     const key = await findValidKey(this.opts.db, token);
     if (!key) return undefined;
     if (this.keys.size >= KEY_CACHE_MAX) this.keys.clear();
+    // Listened for from the first key kept: an engine of API_KEY and ADMIN_API_KEY alone is not woken
+    // by key changes. Changes missed until the LISTEN begins are reported as such, which clears the cache.
+    this.stopListening ??= this.opts.changes.onChange(() => this.keys.clear(), ['keys']);
     this.keys.set(cacheKey, key);
     return key;
   }

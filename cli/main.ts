@@ -167,7 +167,8 @@ export async function main(argv: string[]): Promise<number> {
     }
     const ctx: CliContext = {
       api: createApiClient({
-        baseUrl: values.url ?? process.env.API_URL ?? 'http://127.0.0.1:3000', apiKey: process.env.AGENT_ENGINE_KEY || process.env.API_KEY || undefined,
+        baseUrl: values.url ?? process.env.API_URL ?? 'http://127.0.0.1:3000',
+        apiKey: process.env.AGENT_ENGINE_KEY || process.env.API_KEY || undefined,
       }),
       out: stdout,
       err: stderr,

@@ -10,6 +10,9 @@ import { migrate } from '../store/migrations';
 import { createPool, type Db } from '../store/pool';
 import { listenForRunChanges } from '../store/runs/change-feed';
 import { serveAgentsOverStdio } from '../mcp-server/stdio-server';
+import { TENANT_ROLES } from '../core/tenancy';
+import { operatorCaller, type Caller } from '../use-cases/caller';
+import { callerOfKey } from '../use-cases/tenants/api-keys';
 
 /*
  * `agent-engine mcp`'s composition root: it finds the engine, opens its database (migrated) and a
@@ -28,6 +31,8 @@ export interface StdioEngine {
   requestStateKey: Buffer;
   /** MCP_AGENT_TASKS */
   agentTasks: boolean;
+  /** whom it serves: the operator, or the tenant and roles of AGENT_ENGINE_KEY */
+  caller: Caller;
 }
 
 /**
@@ -43,6 +48,7 @@ export async function openStdioEngine(env: NodeJS.ProcessEnv = process.env): Pro
     Promise.reject(new Error(`agent-engine mcp cannot ${what} (from the ${target.source}): ${err.message}`));
   try {
     await migrate(db).catch(cannot('use the engine\'s database'));
+    const caller = await stdioCaller(db, config, env.AGENT_ENGINE_KEY);
     const connection = await Connection.connect({ ...config.temporalConnect.connectionOptions, address: target.temporalAddress })
       .catch(cannot(`reach Temporal at ${target.temporalAddress}`));
     const client = new Client({ connection, namespace: target.temporalNamespace });
@@ -51,12 +57,26 @@ export async function openStdioEngine(env: NodeJS.ProcessEnv = process.env): Pro
     const configured = requestStateKey(config.mcpRequestStateKey, config.secretKeys.current && secretKey(config.secretKeys.current));
     return {
       db, connection, client, taskQueue: target.taskQueue, logger, source: target.source,
-      requestStateKey: configured ?? randomBytes(32), agentTasks: config.mcpAgentTasks,
+      requestStateKey: configured ?? randomBytes(32), agentTasks: config.mcpAgentTasks, caller,
     };
   } catch (err) {
     await db.end();
     throw err;
   }
+}
+
+/**
+ * It opens the database itself, so it has the operator's reach; AGENT_ENGINE_KEY only narrows what
+ * it serves to that key's tenant and roles (API_KEY's: the tenant `default`).
+ */
+async function stdioCaller(db: Db, config: AppConfig, key: string | undefined): Promise<Caller> {
+  if (!key || key === config.adminApiKey) return operatorCaller();
+  if (key === config.apiKey) {
+    return { ...operatorCaller(), principal: { id: 'api_key', name: 'API_KEY' }, roles: TENANT_ROLES, isOperator: false };
+  }
+  const caller = await callerOfKey(db, key);
+  if (!caller) throw new Error('agent-engine mcp: AGENT_ENGINE_KEY is not a key of this engine (unknown, revoked or expired)');
+  return caller;
 }
 
 /** Serves the engine's agents on stdin and stdout until the client closes stdin; then lets go of the engine. */

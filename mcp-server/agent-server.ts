@@ -3,6 +3,8 @@ import type { GetPromptResult, JSONRPCRequest, PromptMessage, Result, ServerCont
 import { mcpRequestError } from '../core/mcp-error-text';
 import { listExposedAgents, promptMessages, type ExposedAgent } from '../use-cases/agents/exposed-agents';
 import type { CallRegistry } from '../use-cases/runs/call-registry';
+import type { Caller } from '../use-cases/caller';
+import { requireMethodRole } from './method-roles';
 import { callAgent, cancelWorkflow, resumeAgentCall } from './agent-call';
 import { declaresFormElicitation, type ApprovalQuestions, type ApprovalState } from './approval-input';
 import type { AgentCallContext, AgentCallDeps } from './call-context';
@@ -18,6 +20,8 @@ const INSTRUCTIONS = 'Each tool runs one of the engine\'s agents as a durable ru
   + 'Each prompt is an agent\'s template; its system instructions come as the first user message, labelled "[System instructions]".';
 
 export interface AgentServerOptions {
+  /** who sends the requests this instance serves: their tenant's agents and tasks, and the roles each method needs */
+  caller: Caller;
   /** the protocol era the instance serves (docs/mcp-server.md#protocol-eras); default legacy (2025) */
   era?: 'legacy' | 'modern';
   /** pairs cancel notifications with runs; absent, a cancel is ignored (the run goes on) */
@@ -49,11 +53,20 @@ export interface AgentServerOptions {
  */
 class AgentServer extends Server {
   taskCall?: (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result | undefined>;
+  caller?: Caller;
 
   protected override _wrapHandler(method: string, handler: (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result>) {
     const wrapped = super._wrapHandler(method, handler);
-    if (method !== 'tools/call') return wrapped;
-    return async (request: JSONRPCRequest, ctx: ServerContext) => (await this.taskCall?.(request, ctx)) ?? wrapped(request, ctx);
+    // Every method is checked against the caller's roles before anything else runs.
+    const checked = async (request: JSONRPCRequest, ctx: ServerContext) => {
+      if (this.caller) requireMethodRole(this.caller, method);
+      return wrapped(request, ctx);
+    };
+    if (method !== 'tools/call') return checked;
+    return async (request: JSONRPCRequest, ctx: ServerContext) => {
+      if (this.caller) requireMethodRole(this.caller, method);
+      return (await this.taskCall?.(request, ctx)) ?? wrapped(request, ctx);
+    };
   }
 }
 
@@ -86,8 +99,9 @@ const toTool = (agent: ExposedAgent, taskSupport: boolean): Tool => ({
  * A low-level Server whose tools and prompts are read from the database on every request, since
  * agents come and go (files synced by another process, agents created through the API).
  */
-export function createAgentMcpServer(deps: AgentCallDeps, options: AgentServerOptions = {}): Server {
+export function createAgentMcpServer(deps: AgentCallDeps, options: AgentServerOptions): Server {
   const server = newAgentServer(options);
+  server.caller = options.caller;
   serveTools(server, deps, options);
   if (options.tasks) serveTasks(server, deps, options, options.tasks);
   servePrompts(server, deps);
@@ -134,6 +148,7 @@ function serveTools(server: Server, deps: AgentCallDeps, options: AgentServerOpt
       if (state !== undefined) {
         // Verified (signed by us, unexpired, bound to this key kind and method) before this handler ran.
         if (!options.approvals) throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'This server sent no requestState to echo');
+        requireMethodRole(options.caller, 'tools/call answering a question', 'decide');
         const answered = await options.approvals.answer(state, ctx);
         return await resumeAgentCall(deps, state.runId, callCtx, answered ? undefined : state.toolCallId);
       }

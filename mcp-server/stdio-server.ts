@@ -5,6 +5,8 @@ import { mcpRequestError } from '../core/mcp-error-text';
 import { agentListVersion } from '../use-cases/agents/exposed-agents';
 import { memoryCallRegistry } from '../use-cases/runs/call-registry';
 import { createAgentMcpServer, SERVER_INFO } from './agent-server';
+import type { Caller } from '../use-cases/caller';
+import { callerScope } from './method-roles';
 import { approvalQuestions } from './approval-input';
 import type { AgentCallDeps } from './call-context';
 import { extTasks } from '../platform/ext-tasks';
@@ -19,6 +21,8 @@ export interface StdioServeOptions {
   agentTasks: boolean;
   /** where the engine was found, for the log */
   source: string;
+  /** whom it serves (cli/mcp-engine.ts: the operator, or AGENT_ENGINE_KEY's tenant and roles) */
+  caller: Caller;
 }
 
 /**
@@ -40,7 +44,7 @@ export async function serveAgentsOverStdio(deps: AgentCallDeps, options: StdioSe
 async function connectionServers(deps: AgentCallDeps, options: StdioServeOptions, servers: Set<Server>): Promise<McpServerFactory> {
   // One connection per process: request ids are unique for its lifetime.
   const registry = memoryCallRegistry();
-  const approvals = approvalQuestions(deps, options.requestStateKey, 'stdio');
+  const approvals = approvalQuestions(deps, options.requestStateKey, callerScope(options.caller, 'stdio'));
   // The person at this stdio client is local: their tasks are the local scope's.
   const ext = options.agentTasks ? await extTasks() : undefined;
   return ({ era }) => {
@@ -49,8 +53,10 @@ async function connectionServers(deps: AgentCallDeps, options: StdioServeOptions
     // Closed with the connection: its calls stop following their runs (which go on), its tasks' notices stop.
     const closed = new AbortController();
     const server = createAgentMcpServer(deps, {
-      era, registry, listChanged: true, askApprovals: era === 'legacy', approvals: era === 'modern' ? approvals : undefined,
-      stop: closed.signal, tasks: ext && { ext, scope: 'local', notifyUntil: closed.signal },
+      era, caller: options.caller, registry, listChanged: true, askApprovals: era === 'legacy',
+      approvals: era === 'modern' ? approvals : undefined,
+      stop: closed.signal,
+      tasks: ext && { ext, scope: callerScope(options.caller, 'local'), notifyUntil: closed.signal },
     });
     servers.add(server);
     server.onclose = () => {

@@ -6,7 +6,8 @@ import type { Queryable } from './pool';
  */
 
 /** Who may see a task: the holders of the API key, of the admin key, or local callers without keys (stdio, loopback). */
-export type TaskScope = 'api' | 'admin' | 'local';
+/** `api`, `admin` or `local` (the kind of key) in the tenant `default`; `<tenant id>:<kind>` in another (mcp-server/method-roles.ts) */
+export type TaskScope = string;
 
 export interface AgentTask {
   runId: string;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { ROLES } from '../../core/tenancy';
-import type { Db } from '../../store/pool';
+import type { TenantDeps } from '../../use-cases/tenants/tenants';
 import { issueKey, listKeys, revokeKey } from '../../use-cases/tenants/api-keys';
 import { id, idParams, problemResponse, timestamp } from '../schemas';
 
@@ -18,7 +18,7 @@ const issueBody = z.strictObject({
 });
 
 /** POST, GET and DELETE /v1/keys: a tenant's API keys, managed by its `manage` or the operator. */
-export const apiKeyRoutes: FastifyPluginAsyncZod<{ db: Db }> = async (app, { db }) => {
+export const apiKeyRoutes: FastifyPluginAsyncZod<TenantDeps> = async (app, { db }) => {
   app.post('/keys', {
     config: { role: 'manage' },
     schema: {

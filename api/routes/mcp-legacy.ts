@@ -13,7 +13,8 @@ import type { CallRegistry } from '../../use-cases/runs/call-registry';
  * through mcp_calls.
  */
 export function legacyMcpLeg(
-  registryOf: (sessionId: string) => CallRegistry, build: (registry: CallRegistry | undefined, request: FastifyRequest) => Server,
+  registryOf: (caller: FastifyRequest['caller'], sessionId: string) => CallRegistry,
+  build: (registry: CallRegistry | undefined, request: FastifyRequest) => Server,
 ) {
   const open = new Set<NodeStreamableHTTPServerTransport>();
 
@@ -25,7 +26,7 @@ export function legacyMcpLeg(
     const transport = new NodeStreamableHTTPServerTransport({
       sessionIdGenerator: initializing ? () => `mcps_${randomUUID().replace(/-/g, '')}` : undefined,
     });
-    const server = build(sessionId ? registryOf(sessionId) : undefined, request);
+    const server = build(sessionId ? registryOf(request.caller, sessionId) : undefined, request);
     open.add(transport);
     transport.onerror = (err) => request.log.debug({ err }, 'MCP transport error');
     // The SDK writes the response itself; Fastify must not touch it.

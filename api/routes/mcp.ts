@@ -1,12 +1,14 @@
 import { createMcpHandler, isLegacyRequest, type AuthInfo } from '@modelcontextprotocol/server';
 import { toNodeHandler, toWebRequest } from '@modelcontextprotocol/node';
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { approvalKeyKind, authenticate } from '../auth';
 import type { Principals } from '../principals';
 import { createAgentMcpServer } from '../../mcp-server/agent-server';
 import { approvalQuestions } from '../../mcp-server/approval-input';
 import type { AgentCallDeps } from '../../mcp-server/call-context';
 import type { TaskScope } from '../../use-cases/runs/agent-tasks';
+import type { Caller } from '../../use-cases/caller';
+import { callerScope } from '../../mcp-server/method-roles';
 import { dbCallRegistry } from '../../use-cases/runs/call-registry';
 import { closingSignal } from '../closing-signal';
 import { legacyMcpLeg } from './mcp-legacy';
@@ -40,20 +42,29 @@ export const mcpHttpRoutes: FastifyPluginAsync<McpHttpDeps> = async (app, deps) 
   // Host and Origin are checked for every route by host-check.ts.
   // The roles each MCP method needs are checked where the method is served.
   app.addHook('onRequest', authenticate(deps.principals, { checkRole: false }));
-  const keyKind = (request: FastifyRequest) => approvalKeyKind(request.caller);
-  // A task is seen only with the kind of key that started it; without keys (loopback only), by local callers.
-  const scopeOf = (kind: string | undefined): TaskScope => (kind === 'admin' || kind === 'api' ? kind : 'local');
+  // A task is seen only in its tenant, with the kind of key that started it; without keys (loopback only), by local callers.
+  const scopeOf = (caller: Caller): TaskScope => {
+    const kind = approvalKeyKind(caller);
+    return callerScope(caller, kind === 'admin' || kind === 'api' ? kind : 'local');
+  };
   const ext = deps.agentTasks === false ? undefined : await extTasks();
   // Calls in flight would otherwise hold a shutdown until their runs end; their runs go on regardless.
   const closing = closingSignal(app);
-  const legacy = legacyMcpLeg((sessionId) => dbCallRegistry(deps.db, sessionId), (registry, request) => createAgentMcpServer(deps, {
-    era: 'legacy', registry, stop: closing, tasks: ext && { ext, scope: scopeOf(keyKind(request)) },
+  // A cancel pairs with calls of the caller's tenant only (the session id is not a secret to rely on).
+  const registryOf = (caller: Caller, sessionId: string) => dbCallRegistry(deps.db, callerScope(caller, sessionId).slice(0, 200));
+  const legacy = legacyMcpLeg(registryOf, (registry, request) => createAgentMcpServer(deps, {
+    era: 'legacy', caller: request.caller, registry, stop: closing, tasks: ext && { ext, scope: scopeOf(request.caller) },
   }));
-  const modern = createMcpHandler(({ authInfo }) => createAgentMcpServer(deps, {
-    era: 'modern', stop: closing, streamCloseCancels: true, tasks: ext && { ext, scope: scopeOf(authInfo?.clientId) },
-    // The state is bound to the kind of key the request carried (authInfo, set below from it).
-    approvals: deps.requestStateKey ? approvalQuestions(deps, deps.requestStateKey, authInfo?.clientId ?? 'none') : undefined,
-  }), { legacy: 'reject', onerror: (err) => app.log.debug({ err }, 'MCP request refused or failed') });
+  const modern = createMcpHandler(({ authInfo }) => {
+    // Set below from the request: a request reaches this handler only through the authenticated route.
+    const caller = authInfo!.extra!.caller as Caller;
+    return createAgentMcpServer(deps, {
+      era: 'modern', caller, stop: closing, streamCloseCancels: true, tasks: ext && { ext, scope: scopeOf(caller) },
+      // The state is bound to the caller's tenant and kind of key.
+      approvals: deps.requestStateKey
+        ? approvalQuestions(deps, deps.requestStateKey, callerScope(caller, approvalKeyKind(caller))) : undefined,
+    });
+  }, { legacy: 'reject', onerror: (err) => app.log.debug({ err }, 'MCP request refused or failed') });
   const serveModern = toNodeHandler(modern, { onerror: (err) => app.log.error({ err }, 'MCP request failed') });
   app.addHook('preClose', async () => {
     await Promise.all([legacy.close(), modern.close()]);
@@ -67,7 +78,7 @@ export const mcpHttpRoutes: FastifyPluginAsync<McpHttpDeps> = async (app, deps) 
     // Change notifications would have to reach listeners on every API process; agents are read per request instead.
     if (isListen(body)) return jsonRpcError(reply, 200, LISTEN_REFUSED, -32601, (body as { id?: unknown }).id ?? null);
     reply.hijack();
-    const authInfo: AuthInfo = { token: '', clientId: keyKind(request), scopes: [] };
+    const authInfo: AuthInfo = { token: '', clientId: approvalKeyKind(request.caller), scopes: [], extra: { caller: request.caller } };
     await serveModern(Object.assign(request.raw, { auth: authInfo }), reply.raw, body);
   });
 

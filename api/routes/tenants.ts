@@ -1,13 +1,13 @@
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import type { Db } from '../../store/pool';
+import type { TenantDeps } from '../../use-cases/tenants/tenants';
 import { createTenant, listTenantsFor } from '../../use-cases/tenants/tenants';
 import { problemResponse, timestamp } from '../schemas';
 
 const tenantSchema = z.object({ id: z.string(), name: z.string(), createdAt: timestamp }).meta({ id: 'Tenant' });
 
 /** POST and GET /v1/tenants: the operator makes tenants; a tenant's principals see their own. */
-export const tenantRoutes: FastifyPluginAsyncZod<{ db: Db }> = async (app, { db }) => {
+export const tenantRoutes: FastifyPluginAsyncZod<TenantDeps> = async (app, { db }) => {
   app.post('/tenants', {
     config: { role: 'operate' },
     schema: {

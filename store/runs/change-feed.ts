@@ -51,7 +51,8 @@ class PgRunChangeFeed implements RunChangeFeed {
     return this.subscribed(this.subscribers.onText(runId, listener));
   }
 
-  onChange(listener: ChangeListener, kinds: readonly RunChange[] = RUN_CHANGES.filter((kind) => kind !== 'text' && kind !== 'keys')): () => void {
+  onChange(listener: ChangeListener, kinds: readonly RunChange[] = RUN_CHANGES.filter((kind) => kind !== 'text' && kind !== 'keys')):
+    () => void {
     return this.subscribed(this.subscribers.onChange(listener, kinds));
   }
 

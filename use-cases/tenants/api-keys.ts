@@ -1,7 +1,7 @@
 import { EngineError } from '../../core/engine-error';
 import type { Role } from '../../core/tenancy';
 import type { Db } from '../../store/pool';
-import { insertApiKey, listApiKeys, revokeApiKey, type ApiKeyRecord } from '../../store/tenants';
+import { findValidKey, insertApiKey, listApiKeys, revokeApiKey, type ApiKeyRecord } from '../../store/tenants';
 import { holdsRole, requireRole, type Caller } from '../caller';
 import { tenantFor } from './tenants';
 
@@ -45,4 +45,17 @@ export async function revokeKey(db: Db, caller: Caller, id: string): Promise<voi
   requireRole(caller, 'manage');
   const revoked = await revokeApiKey(db, id, caller.isOperator ? undefined : caller.tenantId);
   if (!revoked) throw new EngineError('not_found', `Key ${id} does not exist`);
+}
+
+/**
+ * Who holds `secret` when a process other than the API is given a key (`agent-engine mcp`'s
+ * AGENT_ENGINE_KEY): an issued key's tenant and roles; undefined when it is unknown, revoked or expired.
+ */
+export async function callerOfKey(db: Db, secret: string): Promise<Caller | undefined> {
+  const key = await findValidKey(db, secret);
+  if (!key) return undefined;
+  return {
+    tenantId: key.tenantId, principal: { id: key.id, name: key.name }, roles: key.roles, isOperator: key.roles.includes('operate'),
+    operatorHint: 'use a key that holds operate',
+  };
 }

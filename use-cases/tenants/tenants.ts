@@ -9,6 +9,11 @@ import { requireRole, type Caller } from '../caller';
  * answers as an unknown one, so a tenant's existence does not leak.
  */
 
+/** What the tenant and key use cases need. */
+export interface TenantDeps {
+  db: Db;
+}
+
 export const tenantNotFound = (ref: string) => new EngineError('not_found', `Tenant ${ref} does not exist`);
 
 export async function createTenant(db: Db, caller: Caller, name: string): Promise<Tenant> {
