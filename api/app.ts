@@ -41,6 +41,8 @@ import { sourceRoutes } from './routes/sources';
 import { threadRoutes } from './routes/threads';
 import { tenantRoutes } from './routes/tenants';
 import { apiKeyRoutes } from './routes/api-keys';
+import { auditRoutes } from './routes/audit';
+import { auditActs } from './audit-hook';
 import { integrationOAuthRoutes, oauthCallbackRoutes } from './routes/integration-oauth';
 import { swaggerOptions, swaggerUiOptions } from './openapi';
 import { rateLimitOptions } from './rate-limit';
@@ -206,6 +208,8 @@ function v1Routes(deps: AppDeps & RunWatch): FastifyPluginAsync {
   const keyKind = (request: FastifyRequest): ApprovalKeyKind => approvalKeyKind(request.caller);
   return async (v1) => {
     v1.addHook('onRequest', authenticate(deps.principals));
+    // Before the routes, so that each of them has it: the acts of manage, decide and operate, recorded before the answer.
+    auditActs(v1, { db: deps.db });
     // Unknown /v1 paths answer 401 too, so that an anonymous caller cannot map the API.
     v1.setNotFoundHandler({ preHandler: authenticate(deps.principals, { checkRole: false }) }, routeNotFound);
     await v1.register(agentRoutes, { db: deps.db, client: deps.client, taskQueue: deps.taskQueue, operatorNames, llmKeyEnvs });
@@ -219,6 +223,7 @@ function v1Routes(deps: AppDeps & RunWatch): FastifyPluginAsync {
     });
     await v1.register(tenantRoutes, { db: deps.db });
     await v1.register(apiKeyRoutes, { db: deps.db });
+    await v1.register(auditRoutes, { db: deps.db });
     await v1.register(threadRoutes, { db: deps.db });
     await v1.register(consoleSettingsRoutes, { temporalUiUrl: deps.temporalUiUrl, namespace: deps.client.options.namespace });
     await v1.register(sourceRoutes, { db: deps.db });
