@@ -1,4 +1,4 @@
-import type { ApprovalKeyKind, ApprovalResolver, ApprovalStatus } from '../core/approval';
+import type { ApprovalKeyKind, ApprovalResolver, ApprovalStatus, DecidedBy } from '../core/approval';
 import type { ToolCallRef } from '../core/tool-call';
 import { insertPendingApproval, resolveApproval } from '../store/approvals';
 import { inTransaction } from '../store/pool';
@@ -22,6 +22,8 @@ export interface ApprovalOutcome extends ApprovalRef {
   reason?: string;
   resolvedBy: ApprovalResolver;
   keyKind?: ApprovalKeyKind;
+  /** the person (the API caller's principal) who decided; absent for timeouts, cancellations and /mcp */
+  decidedBy?: DecidedBy;
 }
 
 /**
@@ -57,6 +59,7 @@ export function createApprovalActivities({ db, logger }: ActivityDeps) {
           reason: row?.reason ?? input.reason ?? null,
           by: row?.resolvedBy ?? input.resolvedBy,
           keyKind: row?.keyKind ?? input.keyKind ?? null,
+          decidedBy: row ? row.decidedBy : input.decidedBy ?? null,
         });
       });
       const { status, resolvedBy: by, keyKind } = input;

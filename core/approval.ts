@@ -46,11 +46,19 @@ export type ApprovalKeyKind = 'api' | 'admin' | 'none' | 'mcp_client';
 /** The run workflow's update that decides a pending approval. */
 export const DECIDE_APPROVAL_UPDATE = 'decideApproval';
 
+/** Who decided an approval or answered a question: the caller's principal (an API key's id and name, the operator, …). */
+export interface DecidedBy {
+  principalId: string;
+  name: string;
+}
+
 export interface DecideApprovalInput {
   toolCallId: string;
   decision: ApprovalDecision;
   reason?: string;
   keyKind: ApprovalKeyKind;
+  /** absent: a decision through /mcp, or from a build that did not send it */
+  decidedBy?: DecidedBy;
 }
 
 /** The failure type the decision update answers with; the API maps it to 409. (An unknown call is the API's 404, from PostgreSQL.) */

@@ -14,6 +14,12 @@ export const runStatus = z.enum(['running', 'completed', 'failed', 'cancelled'] 
 
 export const runAcceptedSchema = z.object({ id, threadId: id, status: runStatus }).meta({ id: 'RunAccepted' });
 
+/** Who decided an approval or answered a question (core/approval.ts DecidedBy). */
+export const decidedBySchema = z.object({
+  principalId: z.string().describe('the id of the principal: an API key\'s id (key_…), api_key for API_KEY, operator'),
+  name: z.string().describe('a name a person recognises: the key\'s name, API_KEY, …'),
+}).meta({ id: 'DecidedBy' });
+
 const waitingRun = z.string().optional().describe('a sub-agent\'s run that waits (answer or decide it there); absent: this run');
 
 export const pendingInputSchema = z.object({

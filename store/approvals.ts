@@ -1,4 +1,4 @@
-import type { ApprovalKeyKind, ApprovalResolver, ApprovalStatus } from '../core/approval';
+import type { ApprovalKeyKind, ApprovalResolver, ApprovalStatus, DecidedBy } from '../core/approval';
 import type { Queryable } from './pool';
 import { storableText } from './storable-text';
 
@@ -18,20 +18,30 @@ export interface ApprovalRecord {
   reason: string | null;
   resolvedBy: ApprovalResolver | null;
   keyKind: ApprovalKeyKind | null;
+  /** who decided (migration 26); null while pending, for timeouts and cancellations, /mcp decisions and older rows */
+  decidedBy: DecidedBy | null;
   requestedAt: string;
   expiresAt: string;
   resolvedAt: string | null;
 }
 
+/** The two columns of migration 26 as one value: both or nothing. */
+export const toDecidedBy = (r: { decided_by_id?: string | null; decided_by_name?: string | null }): DecidedBy | null =>
+  (r.decided_by_id ? { principalId: r.decided_by_id, name: r.decided_by_name ?? '' } : null);
+
+/** The values of decided_by_id and decided_by_name for a decision. */
+export const decidedByValues = (by: DecidedBy | null | undefined): [string | null, string | null] =>
+  (by ? [storableText(by.principalId), storableText(by.name)] : [null, null]);
+
 interface ApprovalRow {
   run_id: string; turn: number; slot: number; tool_call_id: string; name: string; integration_id: string | null;
   status: ApprovalRecord['status']; reason: string | null; resolved_by: ApprovalResolver | null; key_kind: ApprovalKeyKind | null;
-  requested_at: Date; expires_at: Date; resolved_at: Date | null;
+  requested_at: Date; expires_at: Date; resolved_at: Date | null; decided_by_id?: string | null; decided_by_name?: string | null;
 }
 
 const toApproval = (r: ApprovalRow): ApprovalRecord => ({
   runId: r.run_id, turn: r.turn, slot: r.slot, toolCallId: r.tool_call_id, name: r.name, integrationId: r.integration_id,
-  status: r.status, reason: r.reason, resolvedBy: r.resolved_by, keyKind: r.key_kind,
+  status: r.status, reason: r.reason, resolvedBy: r.resolved_by, keyKind: r.key_kind, decidedBy: toDecidedBy(r),
   requestedAt: r.requested_at.toISOString(), expiresAt: r.expires_at.toISOString(), resolvedAt: r.resolved_at?.toISOString() ?? null,
 });
 
@@ -58,6 +68,7 @@ export interface ApprovalResolution {
   reason?: string | null;
   resolvedBy: ApprovalResolver;
   keyKind?: ApprovalKeyKind | null;
+  decidedBy?: DecidedBy | null;
 }
 
 /** Resolves a pending approval; a resolved one keeps its first resolution. Returns the row as it is now. */
@@ -65,9 +76,11 @@ export async function resolveApproval(
   db: Queryable, runId: string, turn: number, slot: number, r: ApprovalResolution,
 ): Promise<ApprovalRecord | undefined> {
   await db.query(
-    `UPDATE run_approvals SET status = $4, reason = $5, resolved_by = $6, key_kind = $7, resolved_at = now()
+    `UPDATE run_approvals SET status = $4, reason = $5, resolved_by = $6, key_kind = $7, resolved_at = now(),
+       decided_by_id = $8, decided_by_name = $9
      WHERE run_id = $1 AND turn = $2 AND slot = $3 AND status = 'pending'`,
-    [runId, turn, slot, r.status, r.reason == null ? null : storableText(r.reason), r.resolvedBy, r.keyKind ?? null],
+    [runId, turn, slot, r.status, r.reason == null ? null : storableText(r.reason), r.resolvedBy, r.keyKind ?? null,
+      ...decidedByValues(r.decidedBy)],
   );
   const { rows } = await db.query<ApprovalRow>(
     'SELECT * FROM run_approvals WHERE run_id = $1 AND turn = $2 AND slot = $3',

@@ -3,7 +3,7 @@ import {
 } from '@temporalio/workflow';
 import {
   APPROVAL_FAILURE, APPROVAL_STATUS_WORDS, approvalText,
-  type ApprovalKeyKind, type ApprovalRequirement, type ApprovalStatus, type DecideApprovalInput,
+  type ApprovalKeyKind, type ApprovalRequirement, type ApprovalStatus, type DecideApprovalInput, type DecidedBy,
 } from '../core/approval';
 import type { ToolCallRef } from '../core/tool-call';
 import { decideApprovalUpdate, type ApprovalDecisionResult } from './definitions';
@@ -23,7 +23,7 @@ export type GateOutcome = { approved: true } | { approved: false; content: strin
 interface Waiting {
   /** approval_requested is recorded: a reviewer can see the call, and the run is listed as waiting */
   requested: boolean;
-  decision?: { status: ApprovalStatus; reason?: string; keyKind?: ApprovalKeyKind };
+  decision?: { status: ApprovalStatus; reason?: string; keyKind?: ApprovalKeyKind; decidedBy?: DecidedBy };
   /** the resolution is in PostgreSQL: the update may answer, and its caller reads the run without this call pending */
   recorded: boolean;
 }
@@ -57,7 +57,7 @@ export class ApprovalGate {
   constructor(private readonly listing: WaitingAttribute) {}
 
   /** A person's decision on a waiting call: the first one wins, and it returns once recorded. */
-  async decide({ toolCallId, decision, reason, keyKind }: DecideApprovalInput): Promise<ApprovalDecisionResult> {
+  async decide({ toolCallId, decision, reason, keyKind, decidedBy }: DecideApprovalInput): Promise<ApprovalDecisionResult> {
     // A decision can arrive before this execution has reached the call again: after a worker crash,
     // the replaying worker may take the update before the events that re-create the wait. The API
     // has checked PostgreSQL (the call was recorded as waiting), so the handler waits for the call.
@@ -66,7 +66,7 @@ export class ApprovalGate {
     if (!entry) throw alreadyDecided(toolCallId, this.settled.get(toolCallId) ?? 'cancelled');
     if (entry.decision) throw alreadyDecided(toolCallId, entry.decision.status);
     const status = decision === 'approve' ? 'approved' : 'denied';
-    entry.decision = { status, ...(reason ? { reason } : {}), keyKind };
+    entry.decision = { status, ...(reason ? { reason } : {}), keyKind, ...(decidedBy ? { decidedBy } : {}) };
     await condition(() => entry.recorded);
     return { toolCallId, status };
   }
@@ -92,9 +92,9 @@ export class ApprovalGate {
       await condition(() => entry.decision !== undefined, requirement.timeoutMs, { summary });
       // A decision that arrived with the timer wins over it.
       entry.decision ??= { status: 'timed_out' };
-      const { status, reason, keyKind } = entry.decision;
+      const { status, reason, keyKind, decidedBy } = entry.decision;
       await recording.recordApprovalOutcome({
-        ...call, status, ...(reason ? { reason } : {}), ...(keyKind ? { keyKind } : {}),
+        ...call, status, ...(reason ? { reason } : {}), ...(keyKind ? { keyKind } : {}), ...(decidedBy ? { decidedBy } : {}),
         resolvedBy: status === 'timed_out' ? 'timeout' : 'api',
       });
       if (status === 'approved') return { approved: true };

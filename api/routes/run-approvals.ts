@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { decideApproval } from '../../use-cases/runs/approvals';
+import { decideApprovalFor } from '../../use-cases/runs/approvals';
 import { problemResponse } from '../schemas';
 import { runViewSchema } from '../../core/run-view';
 import { approvalParams, decideApprovalBody } from './run-schemas';
@@ -23,7 +23,7 @@ export const runApprovalRoutes: FastifyPluginAsyncZod<RunRouteDeps> = async (app
       },
     },
   }, async (request) => {
-    const run = await decideApproval(deps, {
+    const run = await decideApprovalFor(deps, request.caller, {
       runId: request.params.id, toolCallId: request.params.toolCallId, ...request.body, keyKind: deps.keyKind(request),
     });
     deps.views.forget(request.params.id);

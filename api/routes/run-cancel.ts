@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { cancelRun, runNotFound } from '../../use-cases/runs/runs';
+import { cancelRunFor, runNotFound } from '../../use-cases/runs/runs';
 import { idParams, problemResponse } from '../schemas';
 import { cancelledRunSchema } from './run-schemas';
 import type { RunRouteDeps } from './route-deps';
@@ -15,9 +15,9 @@ export const runCancelRoutes: FastifyPluginAsyncZod<RunRouteDeps> = async (app, 
       },
     },
   }, async (request, reply) => {
-    const run = await cancelRun(deps, request.params.id);
-    deps.views.forget(request.params.id);
+    const run = await cancelRunFor(deps, request.caller, request.params.id);
     if (!run) throw runNotFound(request.params.id);
+    deps.views.forget(request.params.id);
     return reply.code(202).send({ id: run.id, status: run.status });
   });
 };

@@ -85,7 +85,7 @@ export const runEventRoutes: FastifyPluginAsyncZod<RunEventRouteDeps> = async (a
     },
   }, async (request, reply) => {
     const runId = request.params.id;
-    await requireRun(deps.db, runId);
+    await requireRun(deps.db, request.caller, runId);
     const given = request.headers['last-event-id'] ?? request.query.after;
     const stream = openSse(request, reply, { heartbeatMs: deps.heartbeatMs ?? DEFAULT_HEARTBEAT_MS, stop: closing });
     const from = { after: EventCursor.parse(given ?? '0')!, resumed: given !== undefined, signal: stream.signal };

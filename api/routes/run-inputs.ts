@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { answerInput, type AnswerDeps } from '../../use-cases/runs/run-inputs';
+import { answerInputFor, type AnswerDeps } from '../../use-cases/runs/run-inputs';
 import type { RunViewCache } from '../../use-cases/runs/run-view-cache';
 import { id, problemResponse, timestamp } from '../schemas';
+import { decidedBySchema } from '../../core/run-view';
 
 const actions = z.enum(['accept', 'decline', 'cancel']);
 
@@ -17,7 +18,10 @@ const answerBody = z.strictObject({
     .optional(),
 });
 
-const answeredInput = z.object({ inputId: id, runId: id, toolCallId: z.string(), status: actions, answeredAt: timestamp });
+const answeredInput = z.object({
+  inputId: id, runId: id, toolCallId: z.string(), status: actions, answeredAt: timestamp,
+  decidedBy: decidedBySchema.nullable().describe('who answered: the principal of the request\'s credentials'),
+});
 
 export interface RunInputRouteDeps extends Omit<AnswerDeps, 'onSignalFailed'> {
   views: RunViewCache;
@@ -40,8 +44,10 @@ export const runInputRoutes: FastifyPluginAsyncZod<RunInputRouteDeps> = async (a
   }, async (request) => {
     const onSignalFailed = (err: unknown) => request.log.warn({ err: (err as Error)?.message },
       'the answer is stored; the run was not told of it');
-    const input = await answerInput({ db, client, onSignalFailed }, request.params.id, request.params.inputId, request.body);
+    const { id: runId, inputId } = request.params;
+    const input = await answerInputFor({ db, client, onSignalFailed }, request.caller, runId, inputId, request.body);
     views.forget(input.runId);
-    return { inputId: input.inputId, runId: input.runId, toolCallId: input.toolCallId, status: input.status, answeredAt: input.answeredAt };
+    const { toolCallId, status, answeredAt, decidedBy } = input;
+    return { inputId: input.inputId, runId: input.runId, toolCallId, status, answeredAt, decidedBy };
   });
 };

@@ -43,7 +43,7 @@ export const runMessageRoutes: FastifyPluginAsyncZod<TranscriptDeps> = async (ap
   }, async (request) => {
     const [, turn, slot] = PLACE.exec(request.query.after)!;
     const after = { turn: Number(turn), slot: Number(slot) };
-    const page = await pageRunConversation(db, request.params.id, { after, limit: request.query.limit });
+    const page = await pageRunConversation(db, request.caller, request.params.id, { after, limit: request.query.limit });
     return { input: page.input, messages: page.messages, nextAfter: page.next ? `${page.next.turn}.${page.next.slot}` : null };
   });
 };

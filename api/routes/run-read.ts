@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { readRunWhenEnded, runNotFound } from '../../use-cases/runs/runs';
+import { readRunFor, runNotFound } from '../../use-cases/runs/runs';
 import { closingSignal } from '../closing-signal';
 import { idParams, problemResponse } from '../schemas';
 import { runViewSchema } from '../../core/run-view';
@@ -17,7 +17,7 @@ export const runReadRoutes: FastifyPluginAsyncZod<RunRouteDeps> = async (app, de
       response: { 200: runViewSchema, 400: problemResponse('Invalid request'), 404: problemResponse('No such run') },
     },
   }, async (request) => {
-    const run = await readRunWhenEnded({ ...deps, db: deps.reads }, request.params.id, request.query.waitMs, closing);
+    const run = await readRunFor({ ...deps, db: deps.reads }, request.caller, request.params.id, request.query.waitMs, closing);
     if (!run) throw runNotFound(request.params.id);
     return run;
   });

@@ -3,6 +3,8 @@ import { secretKeys } from '../../platform/secrets/key-ring';
 import { isSealed, open, seal } from '../../platform/secrets/secret-box';
 import type { Queryable } from '../pool';
 import { storableJsonText, storableText } from '../storable-text';
+import type { DecidedBy } from '../../core/approval';
+import { decidedByValues, toDecidedBy } from '../approvals';
 
 /**
  * Questions MCP servers ask during tool calls (elicitation/create), as a run's pending inputs.
@@ -27,6 +29,8 @@ export interface RunInput {
   requestedAt: string;
   expiresAt: string;
   answeredAt: string | null;
+  /** who answered (migration 26); null while pending, when it expired, for answers through /mcp and older rows */
+  decidedBy: DecidedBy | null;
   /** a 2026-era server's question, waited for by the workflow (store/runs/input-rounds.ts); absent when a call's activity waits */
   roundId?: string;
 }
@@ -35,13 +39,14 @@ interface RunInputRow {
   input_id: string; run_id: string; tool_call_id: string; mode: 'form' | 'url'; message: string;
   requested_schema: Record<string, unknown> | null; url: string | null; status: InputStatus; answer: unknown;
   requested_at: Date; expires_at: Date; answered_at: Date | null; round_id?: string | null;
+  decided_by_id?: string | null; decided_by_name?: string | null;
 }
 
 const toInput = (r: RunInputRow): RunInput => ({
   inputId: r.input_id, runId: r.run_id, toolCallId: r.tool_call_id, mode: r.mode, message: r.message,
   ...(r.requested_schema ? { requestedSchema: r.requested_schema } : {}), ...(r.url ? { url: r.url } : {}),
   status: r.status, requestedAt: r.requested_at.toISOString(), expiresAt: r.expires_at.toISOString(),
-  answeredAt: r.answered_at?.toISOString() ?? null, ...(r.round_id ? { roundId: r.round_id } : {}),
+  answeredAt: r.answered_at?.toISOString() ?? null, decidedBy: toDecidedBy(r), ...(r.round_id ? { roundId: r.round_id } : {}),
 });
 
 /**
@@ -92,16 +97,16 @@ export async function pendingRunInputs(db: Queryable, runId: string): Promise<Ru
  * withdrawn meanwhile (the first answer wins). Content is sealed when the process has a key.
  */
 export async function answerRunInput(
-  db: Queryable, runId: string, inputId: string, action: InputAction, content?: Record<string, unknown>,
+  db: Queryable, runId: string, inputId: string, action: InputAction, content?: Record<string, unknown>, decidedBy?: DecidedBy | null,
 ): Promise<RunInput | undefined> {
   const ring = secretKeys();
   const answer = content === undefined ? null
     : ring.current ? seal(ring, JSON.stringify(content), answerContext(inputId)) : { plain: content };
   const { rows } = await db.query<RunInputRow>(
-    `UPDATE run_inputs SET status = $3, answer = $4, answered_at = now()
+    `UPDATE run_inputs SET status = $3, answer = $4, answered_at = now(), decided_by_id = $5, decided_by_name = $6
      WHERE input_id = $1 AND run_id = $2 AND status = 'pending' AND expires_at > now() AND ${STILL_WAITING.replace(/\bi\./g, 'run_inputs.')}
      RETURNING *`,
-    [inputId, runId, action, answer && JSON.stringify(answer)],
+    [inputId, runId, action, answer && JSON.stringify(answer), ...decidedByValues(decidedBy)],
   );
   return rows[0] && toInput(rows[0]);
 }

@@ -4,6 +4,8 @@ import type { Queryable } from '../pool';
 
 export interface RunRecord {
   id: string;
+  /** the tenant the run belongs to (migration 24) */
+  tenantId: string;
   threadId: string;
   agentId: string;
   input: string;
@@ -13,19 +15,19 @@ export interface RunRecord {
 }
 
 export interface RunRow {
-  id: string; thread_id: string; agent_id: string; input: string; idempotency_key: string | null;
+  id: string; tenant_id: string; thread_id: string; agent_id: string; input: string; idempotency_key: string | null;
   request_hash: string | null;
   /** a Date from the driver, text from row_to_json */
   created_at: Date | string;
 }
 
 export const toRun = (r: RunRow): RunRecord => ({
-  id: r.id, threadId: r.thread_id, agentId: r.agent_id, input: r.input, idempotencyKey: r.idempotency_key,
+  id: r.id, tenantId: r.tenant_id, threadId: r.thread_id, agentId: r.agent_id, input: r.input, idempotencyKey: r.idempotency_key,
   requestHash: r.request_hash, createdAt: new Date(r.created_at).toISOString(),
 });
 
 /** Returns undefined when a run with this id already exists (a concurrent Idempotency-Key request won). */
-export async function insertRun(db: Queryable, run: Omit<RunRecord, 'createdAt'>): Promise<RunRecord | undefined> {
+export async function insertRun(db: Queryable, run: Omit<RunRecord, 'createdAt' | 'tenantId'>): Promise<RunRecord | undefined> {
   const { rows } = await db.query<RunRow>(
     `INSERT INTO runs (id, thread_id, agent_id, input, idempotency_key, request_hash)
      VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING RETURNING *`,
@@ -34,8 +36,11 @@ export async function insertRun(db: Queryable, run: Omit<RunRecord, 'createdAt'>
   return rows[0] && toRun(rows[0]);
 }
 
-export async function findRun(db: Queryable, id: string): Promise<RunRecord | undefined> {
-  const { rows } = await db.query<RunRow>('SELECT * FROM runs WHERE id = $1', [id]);
+/** The run; given a tenant, only if it is that tenant's (another tenant's run is as unknown as no run). */
+export async function findRun(db: Queryable, id: string, tenantId?: string): Promise<RunRecord | undefined> {
+  const { rows } = tenantId === undefined
+    ? await db.query<RunRow>('SELECT * FROM runs WHERE id = $1', [id])
+    : await db.query<RunRow>('SELECT * FROM runs WHERE id = $1 AND tenant_id = $2', [id, tenantId]);
   return rows[0] && toRun(rows[0]);
 }
 

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import type { ApprovalKeyKind } from '../../core/approval';
+import type { ApprovalKeyKind, DecidedBy } from '../../core/approval';
 import type { Usage } from '../../core/messages';
 import type { SamplingAnswer, SamplingRequest, SamplingStatus } from '../../core/sampling';
 import type { Queryable } from '../pool';
 import { storableJsonText, storableText } from '../storable-text';
+import { decidedByValues, toDecidedBy } from '../approvals';
 
 /**
  * MCP servers' requests to sample the run's model (migration 13). Inserted by the activity that got
@@ -27,6 +28,8 @@ export interface SamplingRecord {
   status: SamplingStatus;
   reason: string | null;
   keyKind: ApprovalKeyKind | null;
+  /** the reviewer who decided (migration 26); null otherwise */
+  decidedBy: DecidedBy | null;
   usage: Usage | null;
   error: string | null;
   requestedAt: string;
@@ -38,17 +41,17 @@ interface SamplingRow {
   sampling_id: string; run_id: string; tool_call_id: string; turn: number; name: string; integration_id: string | null;
   round_id: string | null; request_key: string | null; request: SamplingRequest; needs_approval: boolean; status: SamplingStatus;
   reason: string | null; key_kind: ApprovalKeyKind | null; usage: Usage | null; error: string | null;
-  requested_at: Date; expires_at: Date; resolved_at: Date | null;
+  requested_at: Date; expires_at: Date; resolved_at: Date | null; decided_by_id: string | null; decided_by_name: string | null;
 }
 
 const COLUMNS = `sampling_id, run_id, tool_call_id, turn, name, integration_id, round_id, request_key, request, needs_approval, status,
-  reason, key_kind, usage, error, requested_at, expires_at, resolved_at`;
+  reason, key_kind, usage, error, requested_at, expires_at, resolved_at, decided_by_id, decided_by_name`;
 
 const toRecord = (r: SamplingRow): SamplingRecord => ({
   samplingId: r.sampling_id, runId: r.run_id, toolCallId: r.tool_call_id, turn: r.turn, name: r.name, integrationId: r.integration_id,
   ...(r.round_id ? { roundId: r.round_id } : {}), ...(r.request_key !== null ? { requestKey: r.request_key } : {}),
-  request: r.request, needsApproval: r.needs_approval, status: r.status, reason: r.reason, keyKind: r.key_kind, usage: r.usage,
-  error: r.error, requestedAt: r.requested_at.toISOString(), expiresAt: r.expires_at.toISOString(),
+  request: r.request, needsApproval: r.needs_approval, status: r.status, reason: r.reason, keyKind: r.key_kind, decidedBy: toDecidedBy(r),
+  usage: r.usage, error: r.error, requestedAt: r.requested_at.toISOString(), expiresAt: r.expires_at.toISOString(),
   resolvedAt: r.resolved_at?.toISOString() ?? null,
 });
 
@@ -103,12 +106,15 @@ const STILL_WAITING = `status = 'pending' AND needs_approval AND expires_at > no
 
 /** Records a reviewer's decision if the request still waits for one; undefined when it does not (the first decision wins). */
 export async function decideSampling(
-  db: Queryable, runId: string, samplingId: string, d: { approve: boolean; reason?: string; keyKind: ApprovalKeyKind },
+  db: Queryable, runId: string, samplingId: string,
+  d: { approve: boolean; reason?: string; keyKind: ApprovalKeyKind; decidedBy?: DecidedBy | null },
 ): Promise<SamplingRecord | undefined> {
   const { rows } = await db.query<SamplingRow>(
-    `UPDATE run_samplings s SET status = $3, reason = $4, key_kind = $5, resolved_at = CASE WHEN $3 = 'denied' THEN now() END
+    `UPDATE run_samplings s SET status = $3, reason = $4, key_kind = $5, resolved_at = CASE WHEN $3 = 'denied' THEN now() END,
+       decided_by_id = $6, decided_by_name = $7
      WHERE sampling_id = $1 AND run_id = $2 AND ${STILL_WAITING} RETURNING ${COLUMNS}`,
-    [samplingId, runId, d.approve ? 'approved' : 'denied', d.reason ? storableText(d.reason) : null, d.keyKind],
+    [samplingId, runId, d.approve ? 'approved' : 'denied', d.reason ? storableText(d.reason) : null, d.keyKind,
+      ...decidedByValues(d.decidedBy)],
   );
   return rows[0] && toRecord(rows[0]);
 }

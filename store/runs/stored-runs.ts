@@ -82,11 +82,12 @@ LEFT JOIN LATERAL (
     jsonb_array_elements(CASE WHEN jsonb_typeof(m.message->'toolCalls') = 'array' THEN m.message->'toolCalls' ELSE '[]' END) AS c
   WHERE m.run_id = r.id AND m.slot = 0
 ) a ON true
-WHERE r.id = $1`;
+WHERE r.id = $1 AND ($3::text IS NULL OR r.tenant_id = $3)`;
 
-export async function findStoredRun(db: Queryable, runId: string): Promise<StoredRun | undefined> {
+/** The run object's facts; given a tenant, only if the run is that tenant's (another tenant's run reads as no run). */
+export async function findStoredRun(db: Queryable, runId: string, tenantId?: string): Promise<StoredRun | undefined> {
   const { rows } = await db.query<StoredRunRow>({
-    name: statementName(STORED_RUN_SQL), text: STORED_RUN_SQL, values: [runId, MESSAGE_PREVIEW_CHARS],
+    name: statementName(STORED_RUN_SQL), text: STORED_RUN_SQL, values: [runId, MESSAGE_PREVIEW_CHARS, tenantId ?? null],
   });
   const r = rows[0];
   if (!r) return undefined;

@@ -21,13 +21,17 @@ export interface RunMessagePage {
 
 interface InputRow { content: string; chars: number; bytes: number }
 
-/** The run's input and its messages after (turn, slot) `after`, in order; undefined when there is no such run. */
+/**
+ * The run's input and its messages after (turn, slot) `after`, in order; undefined when the tenant
+ * has no such run (another tenant's run included).
+ */
 export async function pageRunMessages(
-  db: Queryable, runId: string, req: { after: { turn: number; slot: number }; limit: number },
+  db: Queryable, runId: string, tenantId: string, req: { after: { turn: number; slot: number }; limit: number },
 ): Promise<RunMessagePage | undefined> {
   const input = await db.query<InputRow>(
-    'SELECT left(input, $2) AS content, char_length(input) AS chars, octet_length(input) AS bytes FROM runs WHERE id = $1',
-    [runId, MESSAGE_PREVIEW_CHARS],
+    `SELECT left(input, $2) AS content, char_length(input) AS chars, octet_length(input) AS bytes FROM runs
+     WHERE id = $1 AND tenant_id = $3`,
+    [runId, MESSAGE_PREVIEW_CHARS, tenantId],
   );
   if (!input.rows[0]) return undefined;
   // Turn 0 is the input again (the first thing the LLM reads), given above from the run's row, which

@@ -2,13 +2,14 @@ import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@
 import { ApplicationFailure } from '@temporalio/common';
 import {
   APPROVAL_FAILURE, APPROVAL_STATUS_WORDS, DECIDE_APPROVAL_UPDATE, type ApprovalDecision, type ApprovalKeyKind, type ApprovalStatus,
-  type DecideApprovalInput,
+  type DecideApprovalInput, type DecidedBy,
 } from '../../core/approval';
 import { findApproval, pendingApprovals, toolCallArguments, type ApprovalRecord, type PendingApproval } from '../../store/approvals';
 import type { Db, Queryable } from '../../store/pool';
 import type { RunEvent } from '../../store/runs/events';
 import { EngineError } from '../../core/engine-error';
-import { readRun, requireRun, runNotFound } from './runs';
+import { readRun, requireRunIn, runNotFound } from './runs';
+import { requireRole, type Caller } from '../caller';
 import { type RunView } from '../../core/run-view';
 import { decideSamplingApproval } from './sampling-approvals';
 
@@ -40,16 +41,40 @@ function alreadyDecided(toolCallId: string, status: ApprovalStatus, reason?: str
 const notWaiting = (runId: string, toolCallId: string) =>
   new EngineError('not_found', `Run ${runId} has no tool call ${toolCallId} that waits for approval`);
 
+/** Who a caller is, as a decision records it. */
+export const decidedByOf = (caller: Caller): DecidedBy => ({ principalId: caller.principal.id, name: caller.principal.name });
+
+/**
+ * Decides a pending approval of a run of the caller's tenant (a tool call's or a sampling
+ * request's), recording the caller as who decided; another tenant's run answers as an unknown one
+ * and is left as it is.
+ */
+export async function decideApprovalFor(deps: ApprovalDeps, caller: Caller, req: DecideApprovalRequest): Promise<RunView> {
+  requireRole(caller, 'decide');
+  return decide(deps, { tenantId: caller.tenantId, decidedBy: decidedByOf(caller) }, req);
+}
+
+/**
+ * decideApprovalFor for the /mcp server's paths (keyKind mcp_client), not scoped by tenant yet:
+ * the run is any tenant's, and nobody is recorded as who decided.
+ */
+export function decideApproval(deps: ApprovalDeps, req: DecideApprovalRequest): Promise<RunView> {
+  return decide(deps, { tenantId: undefined }, req);
+}
+
 /**
  * Decides a pending approval: checked against PostgreSQL first (an unknown call is a 404, a
  * decided one a 409 naming the decision), then sent to the run's workflow as an update whose
  * validator decides races: of two concurrent decisions exactly one wins, the other is a 409.
  * Answers with the run as it is once the decision is recorded.
  */
-export async function decideApproval(deps: ApprovalDeps, req: DecideApprovalRequest): Promise<RunView> {
+async function decide(
+  deps: ApprovalDeps, by: { tenantId: string | undefined; decidedBy?: DecidedBy }, req: DecideApprovalRequest,
+): Promise<RunView> {
   const { db } = deps;
-  await requireRun(db, req.runId);
-  if (req.toolCallId.startsWith('samp_') && await decideSamplingApproval(deps, req)) {
+  await requireRunIn(db, by.tenantId, req.runId);
+  const { decidedBy } = by;
+  if (req.toolCallId.startsWith('samp_') && await decideSamplingApproval(deps, { ...req, ...(decidedBy ? { decidedBy } : {}) })) {
     return (await readRun(db, req.runId)) ?? Promise.reject(runNotFound(req.runId));
   }
   const before = await findApproval(db, req.runId, req.toolCallId);
@@ -58,6 +83,7 @@ export async function decideApproval(deps: ApprovalDeps, req: DecideApprovalRequ
 
   const input: DecideApprovalInput = {
     toolCallId: req.toolCallId, decision: req.decision, keyKind: req.keyKind, ...(req.reason ? { reason: req.reason } : {}),
+    ...(decidedBy ? { decidedBy } : {}),
   };
   try {
     await deps.client.withDeadline(Date.now() + DECISION_DEADLINE_MS, () =>

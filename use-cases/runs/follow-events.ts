@@ -5,6 +5,7 @@ import type { PendingInputView } from '../../core/run-view';
 import type { Usage } from '../../core/messages';
 import { EventCursor } from './event-cursor';
 import type { SamplingStatus } from '../../core/sampling';
+import type { DecidedBy } from '../../core/approval';
 
 /** The numbered events of a run's log, as followers are given them. */
 export type { RunEvent };
@@ -97,6 +98,8 @@ export interface SamplingView {
   needsApproval: boolean;
   status: SamplingStatus;
   usage: Usage | null;
+  /** the reviewer who decided (sampling `approve`); null while it waits, when nobody decided, and for decisions through /mcp */
+  decidedBy: DecidedBy | null;
   /** what the model would get, shown while a reviewer must decide */
   request?: SamplingRecord['request'];
 }
@@ -105,7 +108,7 @@ const OPEN: ReadonlySet<SamplingStatus> = new Set(['pending', 'approved']);
 
 export const samplingView = (s: SamplingRecord): SamplingView => ({
   samplingId: s.samplingId, toolCallId: s.toolCallId, turn: s.turn, name: s.name, integrationId: s.integrationId,
-  needsApproval: s.needsApproval, status: s.status, usage: s.usage,
+  needsApproval: s.needsApproval, status: s.status, usage: s.usage, decidedBy: s.decidedBy,
   ...(s.needsApproval && s.status === 'pending' ? { request: s.request } : {}),
 });
 

@@ -4,7 +4,10 @@ import { answerRunInput, findRunInput, type InputAction, type RunInput } from '.
 import type { Queryable } from '../../store/pool';
 import { elicitationContentProblem } from './elicitation-content';
 import { EngineError } from '../../core/engine-error';
-import { requireRun } from './runs';
+import { requireRunIn } from './runs';
+import { requireRole, type Caller } from '../caller';
+import type { DecidedBy } from '../../core/approval';
+import { decidedByOf } from './approvals';
 
 /**
  * Answering a question an MCP server asked during a run's tool call: check → record (one
@@ -52,13 +55,33 @@ export interface AnswerDeps {
   onSignalFailed: (err: unknown) => void;
 }
 
-export async function answerInput(deps: AnswerDeps, runId: string, inputId: string, answer: InputAnswer): Promise<AnsweredInput> {
+/**
+ * Answers a question of a run of the caller's tenant, recording the caller as who answered;
+ * another tenant's run answers as an unknown one and is left as it is.
+ */
+export async function answerInputFor(
+  deps: AnswerDeps, caller: Caller, runId: string, inputId: string, answer: InputAnswer,
+): Promise<AnsweredInput> {
+  requireRole(caller, 'decide');
+  return recordAnswer(deps, { tenantId: caller.tenantId, decidedBy: decidedByOf(caller) }, { runId, inputId }, answer);
+}
+
+/** answerInputFor for the /mcp server's paths, not scoped by tenant yet: nobody is recorded as who answered. */
+export function answerInput(deps: AnswerDeps, runId: string, inputId: string, answer: InputAnswer): Promise<AnsweredInput> {
+  return recordAnswer(deps, { tenantId: undefined, decidedBy: null }, { runId, inputId }, answer);
+}
+
+interface AnsweredBy { tenantId: string | undefined; decidedBy: DecidedBy | null }
+
+async function recordAnswer(
+  deps: AnswerDeps, by: AnsweredBy, { runId, inputId }: { runId: string; inputId: string }, answer: InputAnswer,
+): Promise<AnsweredInput> {
   const { db } = deps;
-  await requireRun(db, runId);
+  await requireRunIn(db, by.tenantId, runId);
   const input = await findRunInput(db, runId, inputId);
   if (!input) throw new EngineError('not_found', `Input ${inputId} of run ${runId} does not exist`);
   const content = checkContent(input, answer);
-  const answered = await answerRunInput(db, runId, inputId, answer.action, content);
+  const answered = await answerRunInput(db, runId, inputId, answer.action, content, by.decidedBy);
   if (!answered) {
     const now = (await findRunInput(db, runId, inputId))?.status ?? input.status;
     const why = now === 'pending' ? 'its tool call has ended' : now === 'expired' ? 'it expired' : `it was already answered (${now})`;

@@ -1,6 +1,7 @@
 import type { Db } from '../../store/pool';
 import { pageRunMessages, type RunMessagePage } from '../../store/runs/transcript-page';
 import { runNotFound } from './runs';
+import { requireRole, type Caller } from '../caller';
 
 export interface TranscriptDeps {
   /** where runs are read (the API's pool for reads of runs) */
@@ -15,10 +16,14 @@ export interface TranscriptPlace {
 
 /**
  * A run's conversation so far, while it runs and after, from its own transcript (the thread's
- * messages receive it only when the run ends): its input, then its messages after `after`.
+ * messages receive it only when the run ends): its input, then its messages after `after`. Another
+ * tenant's run answers as an unknown one.
  */
-export async function pageRunConversation(db: Db, runId: string, req: { after: TranscriptPlace; limit: number }): Promise<RunMessagePage> {
-  const page = await pageRunMessages(db, runId, req);
+export async function pageRunConversation(
+  db: Db, caller: Caller, runId: string, req: { after: TranscriptPlace; limit: number },
+): Promise<RunMessagePage> {
+  requireRole(caller, 'read');
+  const page = await pageRunMessages(db, runId, caller.tenantId, req);
   if (!page) throw runNotFound(runId);
   return page;
 }

@@ -12,16 +12,26 @@ import type { RunChangeFeed } from '../../store/runs/change-feed';
  * lost or made again (changes may have gone unheard). A read that a change overtakes is not kept.
  * Endpoints that change a run themselves (deciding, answering, cancelling) forget it, so their
  * caller's next read shows what they did, without waiting for the notification.
+ *
+ * Each object is kept with its run's tenant and given only to a read for that tenant: to any other
+ * tenant the run is unknown, as it is to PostgreSQL's tenant-filtered reads (run ids are unique
+ * across tenants, so a kept object of another tenant means the reader's tenant has no such run).
  */
 export interface RunViewCache<V extends object = object> {
-  /** `keep` false: the object is not kept (it shows what other runs' changes change, which this run's notifications do not announce) */
-  read<T extends V>(runId: string, load: () => Promise<T | undefined>, keep?: (view: T) => boolean): Promise<T | undefined>;
   /**
-   * Keeps `view` as the run's, unless a change is heard first; for a run just recorded, whose
-   * workflow has not started: nothing can have changed it yet, and the long poll that follows its
-   * start then costs no query.
+   * The run's object as `tenantId` sees it: `load` reads it for that tenant (undefined: the tenant
+   * has no such run). `keep` false: the object is not kept (it shows what other runs' changes
+   * change, which this run's notifications do not announce).
    */
-  seed(runId: string, view: V): void;
+  read<T extends V>(
+    runId: string, tenantId: string, load: () => Promise<T | undefined>, keep?: (view: T) => boolean,
+  ): Promise<T | undefined>;
+  /**
+   * Keeps `view` as the run's (of tenant `tenantId`), unless a change is heard first; for a run
+   * just recorded, whose workflow has not started: nothing can have changed it yet, and the long
+   * poll that follows its start then costs no query.
+   */
+  seed(runId: string, tenantId: string, view: V): void;
   forget(runId: string): void;
   close(): void;
 }
@@ -29,10 +39,13 @@ export interface RunViewCache<V extends object = object> {
 /** Bounds the memory: the least recently read go first. */
 const MAX_RUNS = 1_000;
 
+interface Kept { tenantId: string; view: object }
+interface Flight<T> { tenantId: string; promise: Promise<T | undefined>; stale: boolean }
+
 export function createRunViewCache(changes: RunChangeFeed, maxRuns = MAX_RUNS): RunViewCache {
-  const views = new Map<string, object>();
+  const views = new Map<string, Kept>();
   /** reads in flight, by run; a change marks them stale, and a stale read is neither kept nor joined */
-  const loading = new Map<string, { promise: Promise<object | undefined>; stale: boolean }>();
+  const loading = new Map<string, Flight<object>>();
 
   const forget = (runId: string | undefined) => {
     if (runId === undefined) {
@@ -47,17 +60,23 @@ export function createRunViewCache(changes: RunChangeFeed, maxRuns = MAX_RUNS): 
   // A step's start (`progress`) changes nothing a run object shows: the cache does not ask to hear of it.
   const unsubscribe = changes.onChange(forget, ['event', 'ended', 'input']);
 
-  function read<T extends object>(runId: string, load: () => Promise<T | undefined>, keep?: (view: T) => boolean): Promise<T | undefined> {
-    // One cache holds one kind of object (the run view); the casts only restore its type.
-    const hit = views.get(runId) as T | undefined;
+  function read<T extends object>(
+    runId: string, tenantId: string, load: () => Promise<T | undefined>, keep?: (view: T) => boolean,
+  ): Promise<T | undefined> {
+    const hit = views.get(runId);
     if (hit) {
+      // Another tenant's run: unknown to this one, and nothing to ask PostgreSQL.
+      if (hit.tenantId !== tenantId) return Promise.resolve(undefined);
       views.delete(runId);
       views.set(runId, hit);
-      return Promise.resolve(hit);
+      // One cache holds one kind of object (the run view); the casts only restore its type.
+      return Promise.resolve(hit.view as T);
     }
     const current = loading.get(runId);
+    // A read for another tenant is its own (its load sees no such run); only the same tenant's is joined.
+    if (current && current.tenantId !== tenantId) return load();
     if (current && !current.stale) return current.promise as Promise<T | undefined>;
-    const flight: { stale: boolean; promise: Promise<T | undefined> } = { stale: false, promise: load() };
+    const flight: Flight<T> = { tenantId, stale: false, promise: load() };
     loading.set(runId, flight);
     const settle = () => {
       if (loading.get(runId) === flight) loading.delete(runId);
@@ -65,7 +84,7 @@ export function createRunViewCache(changes: RunChangeFeed, maxRuns = MAX_RUNS): 
     flight.promise.then((view) => {
       settle();
       if (!view || flight.stale || !changes.status().listening || (keep && !keep(view))) return;
-      views.set(runId, view);
+      views.set(runId, { tenantId, view });
       for (const oldest of views.keys()) {
         if (views.size <= maxRuns) break;
         views.delete(oldest);
@@ -76,8 +95,8 @@ export function createRunViewCache(changes: RunChangeFeed, maxRuns = MAX_RUNS): 
 
   return {
     read,
-    seed(runId, view) {
-      void read(runId, () => Promise.resolve(view));
+    seed(runId, tenantId, view) {
+      void read(runId, tenantId, () => Promise.resolve(view));
     },
     forget,
     close: unsubscribe,

@@ -10,13 +10,23 @@ import { findRun } from '../../store/runs/runs';
 import type { ToolCallRecord } from '../../store/runs/tool-calls';
 import type { PendingInputView, RunView } from '../../core/run-view';
 import { EngineError } from '../../core/engine-error';
+import { requireRole, type Caller } from '../caller';
 
-/** The one not_found for a run id that names no run. */
+/** The one not_found for a run id that names no run, or a run of another tenant (existence does not leak). */
 export const runNotFound = (runId: string) => new EngineError('not_found', `Run ${runId} does not exist`);
 
-/** not_found unless the run is recorded (running or ended). */
-export async function requireRun(db: Queryable, runId: string): Promise<void> {
-  if (!(await findRun(db, runId))) throw runNotFound(runId);
+/**
+ * not_found unless the run is recorded (running or ended) and is the caller's tenant's; `tenantId`
+ * undefined only for the /mcp server's paths, which are not scoped by tenant yet.
+ */
+export async function requireRunIn(db: Queryable, tenantId: string | undefined, runId: string): Promise<void> {
+  if (!(await findRun(db, runId, tenantId))) throw runNotFound(runId);
+}
+
+/** not_found unless the run is recorded and the caller's tenant's (another tenant's run answers as an unknown id). */
+export async function requireRun(db: Queryable, caller: Caller, runId: string): Promise<void> {
+  requireRole(caller, 'read');
+  await requireRunIn(db, caller.tenantId, runId);
 }
 
 /*
@@ -43,10 +53,11 @@ const samplingApprovalView = (s: SamplingRecord): RunView['pendingApprovals'][nu
  * A workflow that closes without writing its result (terminated by an operator) gets one from the
  * API's reconciliation (use-cases/runs/reconcile-runs.ts).
  */
-export async function readRun(db: Queryable, runId: string): Promise<RunView | undefined> {
+export async function readRun(db: Queryable, runId: string, tenantId?: string): Promise<RunView | undefined> {
   // One statement in the usual case; pending approvals and questions are read only when the run
-  // has some (an ended run shows none, whatever its rows say).
-  const run = await findStoredRun(db, runId);
+  // has some (an ended run shows none, whatever its rows say). Given a tenant, another tenant's run
+  // reads as none; its sub-agents' runs are read as part of it.
+  const run = await findStoredRun(db, runId, tenantId);
   if (!run) return undefined;
   const [approvals, samplings, inputs, children] = await Promise.all([
     run.mayWait.approvals ? pendingApprovals(db, runId) : [], run.mayWait.approvals ? pendingSamplingApprovals(db, runId) : [],
@@ -136,17 +147,37 @@ export interface RunControlDeps {
 }
 
 /**
- * The run object, once the run has ended or `waitMs` has passed, whichever comes first; through
- * `views` when given, so that reads of an unchanged run cost no query.
- * It waits on the process's LISTEN connection, which wakes it when the run's result is written,
- * so a waiting request costs nothing between its first read and its last. `stop` ends the wait
- * early (the server is closing) with the run as it is.
+ * The caller's run object (GET /v1/runs/:id), once the run has ended or `waitMs` has passed,
+ * whichever comes first; through `views` when given, so that reads of an unchanged run cost no
+ * query. Undefined for an unknown run and for another tenant's, from PostgreSQL and the cache alike.
  */
-export async function readRunWhenEnded(
-  deps: Pick<RunControlDeps, 'db' | 'changes'> & { views?: RunViewCache }, runId: string, waitMs: number, stop?: AbortSignal,
+export async function readRunFor(
+  deps: Pick<RunControlDeps, 'db' | 'changes'> & { views?: RunViewCache }, caller: Caller, runId: string, waitMs: number,
+  stop?: AbortSignal,
 ): Promise<RunView | undefined> {
-  const load = () => readRun(deps.db, runId);
-  const read = () => (deps.views ? deps.views.read(runId, load, (v) => !showsChildren.has(v)) : load());
+  requireRole(caller, 'read');
+  const { tenantId } = caller;
+  const load = () => readRun(deps.db, runId, tenantId);
+  const read = () => (deps.views ? deps.views.read(runId, tenantId, load, (v) => !showsChildren.has(v)) : load());
+  return untilEnded(deps, runId, read, waitMs, stop);
+}
+
+/** readRunFor for the /mcp server's paths, not scoped by tenant yet (and without the cache). */
+export function readRunWhenEnded(
+  deps: Pick<RunControlDeps, 'db' | 'changes'>, runId: string, waitMs: number, stop?: AbortSignal,
+): Promise<RunView | undefined> {
+  return untilEnded(deps, runId, () => readRun(deps.db, runId), waitMs, stop);
+}
+
+/**
+ * Reads the run until it has ended or `waitMs` has passed. It waits on the process's LISTEN
+ * connection, which wakes it when the run's result is written, so a waiting request costs nothing
+ * between its first read and its last. `stop` ends the wait early (the server is closing) with the
+ * run as it is.
+ */
+async function untilEnded(
+  deps: Pick<RunControlDeps, 'changes'>, runId: string, read: () => Promise<RunView | undefined>, waitMs: number, stop?: AbortSignal,
+): Promise<RunView | undefined> {
   if (waitMs <= 0) return read();
   const deadline = Date.now() + waitMs;
   const watch = deps.changes.watch(runId, ['ended']);
@@ -164,10 +195,21 @@ export async function readRunWhenEnded(
 
 /**
  * Requests cancellation and answers with the run as it is now. A run that has already
- * ended is returned as it is: cancelling it is not an error.
+ * ended is returned as it is: cancelling it is not an error. Undefined for an unknown run and for
+ * another tenant's, which is left as it is.
  */
-export async function cancelRun(deps: RunControlDeps, runId: string): Promise<RunView | undefined> {
-  const run = await readRun(deps.db, runId);
+export async function cancelRunFor(deps: RunControlDeps, caller: Caller, runId: string): Promise<RunView | undefined> {
+  requireRole(caller, 'run');
+  return cancelRunIn(deps, caller.tenantId, runId);
+}
+
+/** cancelRunFor for the /mcp server's paths, not scoped by tenant yet. */
+export function cancelRun(deps: RunControlDeps, runId: string): Promise<RunView | undefined> {
+  return cancelRunIn(deps, undefined, runId);
+}
+
+async function cancelRunIn(deps: RunControlDeps, tenantId: string | undefined, runId: string): Promise<RunView | undefined> {
+  const run = await readRun(deps.db, runId, tenantId);
   if (run?.status !== 'running') return run;
   try {
     await deps.client.workflow.getHandle(runId).cancel();

@@ -1,5 +1,7 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { APPROVAL_STATUS_WORDS, type ApprovalDecision, type ApprovalKeyKind, type ApprovalStatus } from '../../core/approval';
+import {
+  APPROVAL_STATUS_WORDS, type ApprovalDecision, type ApprovalKeyKind, type ApprovalStatus, type DecidedBy,
+} from '../../core/approval';
 import { INPUT_ANSWERED_SIGNAL } from '../../core/run';
 import type { SamplingStatus } from '../../core/sampling';
 import type { Db } from '../../store/pool';
@@ -21,7 +23,7 @@ const AS_APPROVAL: Record<SamplingStatus, ApprovalStatus> = {
 
 export async function decideSamplingApproval(
   deps: { db: Db; client: Client; onSignalFailed?: (err: unknown) => void },
-  req: { runId: string; toolCallId: string; decision: ApprovalDecision; reason?: string; keyKind: ApprovalKeyKind },
+  req: { runId: string; toolCallId: string; decision: ApprovalDecision; reason?: string; keyKind: ApprovalKeyKind; decidedBy?: DecidedBy },
 ): Promise<boolean> {
   const { db } = deps;
   const before = await findSampling(db, req.runId, req.toolCallId);
@@ -29,6 +31,7 @@ export async function decideSamplingApproval(
   if (!before?.needsApproval) return false;
   const decided = await decideSampling(db, req.runId, req.toolCallId, {
     approve: req.decision === 'approve', keyKind: req.keyKind, ...(req.reason ? { reason: req.reason } : {}),
+    decidedBy: req.decidedBy ?? null,
   });
   if (!decided) {
     const now = (await findSampling(db, req.runId, req.toolCallId)) ?? before;

@@ -148,7 +148,7 @@ async function startIdempotentRunOf(deps: StartRunDeps, agent: Agent, req: Start
 }
 
 /** Claims the thread, then records the run; undefined when a run with this id exists already. */
-async function claimAndInsert(deps: StartRunDeps, record: Omit<RunRecord, 'createdAt'>): Promise<RunRecord | undefined> {
+async function claimAndInsert(deps: StartRunDeps, record: Omit<RunRecord, 'createdAt' | 'tenantId'>): Promise<RunRecord | undefined> {
   await claimThreadFor(deps, record.threadId, record.id);
   return insertRun(deps.db, record).catch(async (err: unknown) => {
     await releaseThread(deps.db, record.threadId, record.id);
@@ -161,7 +161,7 @@ async function startWorkflowOrUndo(
   deps: StartRunDeps, run: RunRecord, req: StartRunRequest, agent: StartedAgent, { newThread = false } = {},
 ): Promise<void> {
   // Before the start: once the workflow runs, only a read can tell what it has done.
-  deps.views?.seed(run.id, newRunView(run));
+  deps.views?.seed(run.id, run.tenantId, newRunView(run));
   try {
     await startWorkflow(deps, run, req, agent);
   } catch (err) {
