@@ -23,6 +23,7 @@ import { migration as m021 } from './021-prompt-cache';
 import { migration as m022 } from './022-run-versions';
 import { migration as m023 } from './023-concurrent-calls';
 import { migration as m024 } from './024-tenants';
+import { migration as m025 } from './025-started-by';
 import type { Migration } from './migration';
 
 /**
@@ -55,6 +56,7 @@ export const migrations: Migration[] = [
   m022,
   m023,
   m024,
+  m025,
 ];
 
 const LOCK_KEY = 0x6167_656e; // "agen"
