@@ -42,6 +42,9 @@ export const runViewSchema = z.object({
   id, threadId: id, agentId: id,
   parentRunId: z.string().nullable().describe('a sub-agent\'s run: the run that started it; else null'),
   parentToolCallId: z.string().nullable().describe('a sub-agent\'s run: the tool call of its parent that started it'),
+  startedBy: z.object({ principalId: z.string(), name: z.string() }).nullable()
+    .describe('who started the run: an API key\'s id and name (API_KEY: "api_key"; the operator: "operator"); '
+      + 'a sub-agent\'s run: who started its root; null for runs started before the engine recorded it'),
   status: runStatus, stopReason,
   version: z.object({ deployment: z.string(), buildId: z.string() }).nullable()
     .describe('the Worker Deployment and build the run\'s last turn ran on (WORKER_DEPLOYMENT_NAME); '

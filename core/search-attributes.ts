@@ -4,6 +4,12 @@ import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/commo
 export const threadIdKey = defineSearchAttributeKey('threadId', SearchAttributeType.KEYWORD);
 export const agentIdKey = defineSearchAttributeKey('agentId', SearchAttributeType.KEYWORD);
 export const runStatusKey = defineSearchAttributeKey('RunStatus', SearchAttributeType.KEYWORD);
+/**
+ * The run's tenant, set in the start options of every run, sub-agent run and continuation (never
+ * upserted): `GET /v1/runs` lists the caller's tenant's runs only. Runs started before it have none;
+ * they are the tenant `default`'s (core/tenancy.ts).
+ */
+export const tenantIdKey = defineSearchAttributeKey('TenantId', SearchAttributeType.KEYWORD);
 
 /**
  * What the run waits for from a person: `approval` (a tool call waits for a decision; it wins when
@@ -18,7 +24,7 @@ export const WAITING_FOR_VALUES: WaitingFor[] = ['approval', 'input'];
  * worker and the API register what a namespace lacks (platform/temporal/search-attributes.ts), the
  * dev servers are started with them, docker-compose.yml's setup step lists them (a test checks).
  */
-export const runSearchAttributeKeys = [threadIdKey, agentIdKey, runStatusKey, waitingForKey];
+export const runSearchAttributeKeys = [threadIdKey, agentIdKey, runStatusKey, waitingForKey, tenantIdKey];
 
 const TYPE_NAMES: Record<SearchAttributeType, string> = {
   TEXT: 'Text', KEYWORD: 'Keyword', INT: 'Int', DOUBLE: 'Double', BOOL: 'Bool', DATETIME: 'Datetime', KEYWORD_LIST: 'KeywordList',

@@ -8,6 +8,7 @@ import { lastEventSeq, runProgress } from '../use-cases/runs/run-progress';
 import { readRun } from '../use-cases/runs/runs';
 import type { RunView } from '../core/run-view';
 import { startRun } from '../use-cases/runs/start-run';
+import { operatorCaller, type Caller } from '../use-cases/caller';
 import type { AgentCallContext, AgentCallDeps } from './call-context';
 import { ClientQuestions } from './client-questions';
 import { describeEvent } from './event-progress';
@@ -47,9 +48,11 @@ type Report = (value: number, message: string) => Promise<void>;
 /**
  * The start of an agent call, plain or as a task: the arguments checked, a new thread (or the
  * given one), the run started. An error result when the arguments or the start were refused.
+ * The run is `caller`'s: until /mcp passes its request's caller, the engine's in the tenant `default`.
  */
 export async function beginAgentRun(
   deps: AgentCallDeps, agent: ExposedAgent, args: Record<string, unknown>, report: Report = async () => undefined,
+  caller: Caller = operatorCaller(),
 ): Promise<BegunRun | { refused: CallToolResult }> {
   let call: AgentCallThread;
   try {
@@ -62,7 +65,7 @@ export async function beginAgentRun(
   await report(0, 'Starting agent');
   let runId: string;
   try {
-    runId = (await startRun(deps, { threadId, input: call.input, agentId: agent.id })).run.id;
+    runId = (await startRun(deps, caller, { threadId, input: call.input, agentId: agent.id })).run.id;
   } catch (err) {
     await report(1, 'Failed');
     if (err instanceof EngineError) return { refused: errorResult(err.message, { threadId }) };

@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { DEFAULT_TENANT_ID } from '../core/tenancy';
 
 export type IdPrefix = 'agt' | 'thr' | 'run' | 'int' | 'ten' | 'key';
 
@@ -11,9 +12,14 @@ export function idempotentRunId(threadId: string, key: string): string {
   return `run_${createHash('sha256').update(`${threadId}\u0000${key}`).digest('hex').slice(0, 32)}`;
 }
 
-/** The thread a one-shot run with this Idempotency-Key starts: the same key gives the same thread, and so the same run. */
-export function idempotentThreadId(key: string): string {
-  return `thr_${createHash('sha256').update(`new-thread\u0000${key}`).digest('hex').slice(0, 32)}`;
+/**
+ * The thread a one-shot run with this Idempotency-Key starts in the tenant: the same key gives the
+ * same thread, and so the same run; in another tenant, another thread. The tenant `default`'s ids
+ * derive from the key alone, as before tenants, so that its retries find what they started then.
+ */
+export function idempotentThreadId(key: string, tenantId = DEFAULT_TENANT_ID): string {
+  const scope = tenantId === DEFAULT_TENANT_ID ? '' : `${tenantId}\u0000`;
+  return `thr_${createHash('sha256').update(`new-thread\u0000${scope}${key}`).digest('hex').slice(0, 32)}`;
 }
 
 /** The run (and its thread) a sub-agent call starts: derived from the parent's run and call, so a retry finds the same one. */

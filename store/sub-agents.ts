@@ -81,7 +81,8 @@ export interface NewChildRun {
 }
 
 /**
- * A sub-agent's run on a new thread, in one statement: the thread (held by the run) and the run,
+ * A sub-agent's run on a new thread of its parent's tenant, started by whoever started the parent,
+ * in one statement: the thread (held by the run) and the run,
  * unless the root run has its most descendants already (full) or the agent is disabled. Ids
  * come from the parent's call, so a retried activity finds the run it recorded before.
  */
@@ -94,14 +95,16 @@ export async function insertChildRun(
     return tx.query<{ run: { id: string; thread_id: string; agent_id: string } | null; room: boolean }>(
     `WITH existing AS (SELECT id, thread_id, agent_id FROM runs WHERE id = $1),
      room AS (SELECT count(*) < $8 AS ok FROM runs WHERE root_run_id = $5),
+     parent AS (SELECT tenant_id, started_by FROM runs WHERE id = $3),
      thread AS (
-       INSERT INTO threads (id, agent_id, active_run_id)
-       SELECT $2, a.id, $1 FROM agents a, room
+       INSERT INTO threads (id, agent_id, active_run_id, tenant_id)
+       SELECT $2, a.id, $1, parent.tenant_id FROM agents a, room, parent
        WHERE a.id = $6 AND a.disabled_at IS NULL AND room.ok AND NOT EXISTS (SELECT 1 FROM existing)
        RETURNING id, agent_id),
      run AS (
-       INSERT INTO runs (id, thread_id, agent_id, input, parent_run_id, parent_tool_call_id, root_run_id)
-       SELECT $1, thread.id, thread.agent_id, $7, $3, $4, $5 FROM thread RETURNING id, thread_id, agent_id)
+       INSERT INTO runs (id, thread_id, agent_id, input, parent_run_id, parent_tool_call_id, root_run_id, tenant_id, started_by)
+       SELECT $1, thread.id, thread.agent_id, $7, $3, $4, $5, parent.tenant_id, parent.started_by FROM thread, parent
+       RETURNING id, thread_id, agent_id)
      SELECT (SELECT row_to_json(x) FROM (SELECT * FROM run UNION ALL SELECT * FROM existing) x LIMIT 1) AS run,
        (SELECT ok FROM room) AS room`,
     [c.runId, c.threadId, c.parentRunId, c.parentToolCallId, c.rootRunId, c.agentId, c.input, c.maxDescendants],

@@ -4,6 +4,7 @@ import { addUsage, type Usage } from '../core/messages';
 import { RUN_WORKFLOW_TYPE, type RunOutcome } from '../core/run';
 import type { RunLimits } from '../core/run-limits';
 import { agentIdKey, runStatusKey, threadIdKey } from '../core/search-attributes';
+import { tenantAttribute } from './tenant';
 import type { ChildRun, ToolOutcome } from '../core/tool-call';
 import type { RunWorkflowInput } from './definitions';
 import { describeFailure } from './failures';
@@ -58,7 +59,7 @@ function leavePlace(family: Family): void {
 /**
  * A sub-agent's run as a child workflow of the run that called it (its run recorded by the call's
  * activity, activities/tools/sub-agent.ts): at most maxAtOnce at once per run, with what
- * is left of the parent's budget, one level deeper. Cancelling the parent cancels its children
+ * is left of the parent's budget, one level deeper, in the parent's tenant. Cancelling the parent cancels its children
  * (Temporal cancels the child workflows of a cancelled scope); a child cancelled on its own, or
  * failed, is an error text for the parent's LLM. Its answer is recorded as the call's result.
  */
@@ -75,6 +76,7 @@ export async function runChild(input: ToolActivityInput, child: ChildRun, family
       workflowId: child.runId, args: [args], taskQueue: workflowInfo().taskQueue,
       typedSearchAttributes: [
         { key: threadIdKey, value: child.threadId }, { key: agentIdKey, value: child.agentId }, { key: runStatusKey, value: 'running' },
+        tenantAttribute(),
       ],
       staticSummary: `sub-agent ${input.subAgent?.agentName ?? input.name} of run ${input.runId}`,
     });

@@ -1,6 +1,7 @@
 import { makeContinueAsNewFunc, workflowInfo } from '@temporalio/workflow';
 import type { WorkflowDefinitionOptions } from '@temporalio/common';
 import type { RunContinuation, RunWorkflowInput } from './definitions';
+import { continuationAttributes } from './tenant';
 
 /**
  * Moving a run to a new build of its Worker Deployment (worker/versioning.ts). A versioned run is
@@ -39,14 +40,16 @@ export function upgradeDueOn(now: { targetChanged: boolean; build?: string }, up
 /**
  * Continues the run as new: at a turn boundary of a versioned run, onto the deployment's target
  * build (AUTO_UPGRADE); with an open turn (calls waiting on tasks), on the same build, whose code
- * wrote that turn's state.
+ * wrote that turn's state. It keeps its search attributes, and its tenant (set in the options, never upserted).
  */
 export function continueRun(input: RunWorkflowInput, continuation: RunContinuation): Promise<never> {
   const build = currentBuild();
   const upgrade = Boolean(build) && !continuation.openTurn;
   // Only a move says where it came from: a continuation for a long history must not stop the next execution from moving.
   const moving = upgrade && workflowInfo().targetWorkerDeploymentVersionChanged;
-  return makeContinueAsNewFunc<(i: RunWorkflowInput) => Promise<unknown>>(upgrade ? { initialVersioningBehavior: 'AUTO_UPGRADE' } : {})({
+  const versioning = upgrade ? { initialVersioningBehavior: 'AUTO_UPGRADE' as const } : {};
+  const options = { typedSearchAttributes: continuationAttributes(), ...versioning };
+  return makeContinueAsNewFunc<(i: RunWorkflowInput) => Promise<unknown>>(options)({
     ...input, continued: { ...continuation, ...(moving ? { upgradedFrom: build } : {}) },
   });
 }

@@ -23,7 +23,8 @@ export const oneShotRunRoutes: FastifyPluginAsyncZod<StartRunDeps> = async (app,
     },
   }, async (request, reply) => {
     const { agentId: agentRef, input, limits } = request.body;
-    const started = await startRunOnNewThread(deps, { agentRef, input, limits, idempotencyKey: request.headers['idempotency-key'] });
+    const idempotencyKey = request.headers['idempotency-key'];
+    const started = await startRunOnNewThread(deps, request.caller, { agentRef, input, limits, idempotencyKey });
     return reply.code(202).send(await runAccepted(deps.db, started));
   });
 };

@@ -23,7 +23,7 @@ export const runStartRoutes: FastifyPluginAsyncZod<RunRouteDeps> = async (app, d
       },
     },
   }, async (request, reply) => {
-    const started = await startRun(deps, {
+    const started = await startRun(deps, request.caller, {
       threadId: request.params.threadId, ...request.body, idempotencyKey: request.headers['idempotency-key'],
     });
     return reply.code(202).send(await runAccepted(deps.db, started));

@@ -27,5 +27,5 @@ export const sourceRoutes: FastifyPluginAsyncZod<ThreadDeps> = async (app, { db 
         404: problemResponse('No such thread'),
       },
     },
-  }, async (request) => ({ sources: await listThreadSources(db, request.params.id) }));
+  }, async (request) => ({ sources: await listThreadSources(db, request.caller, request.params.id) }));
 };

@@ -14,7 +14,7 @@ export const threadCollectionRoutes: FastifyPluginAsyncZod<ThreadDeps> = async (
       },
     },
   }, async (request, reply) => {
-    const thread = await createThread(db, { agentRef: request.body.agentId, metadata: request.body.metadata });
+    const thread = await createThread(db, request.caller, { agentRef: request.body.agentId, metadata: request.body.metadata });
     return reply.code(201).send(thread);
   });
 
@@ -25,6 +25,6 @@ export const threadCollectionRoutes: FastifyPluginAsyncZod<ThreadDeps> = async (
     },
   }, async (request) => {
     const { agentId: agentRef, ...page } = request.query;
-    return listThreadsOf(db, { ...page, agentRef });
+    return listThreadsOf(db, request.caller, { ...page, agentRef });
   });
 };

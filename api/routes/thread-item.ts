@@ -10,7 +10,7 @@ export const threadItemRoutes: FastifyPluginAsyncZod<ThreadDeps> = async (app, {
       tags: ['threads'], summary: 'Read a thread', params: idParams,
       response: { 200: threadSchema, 404: problemResponse('No such thread') },
     },
-  }, async (request) => loadThread(db, request.params.id));
+  }, async (request) => loadThread(db, request.caller, request.params.id));
 
   app.patch('/threads/:id', {
     schema: {
@@ -18,5 +18,5 @@ export const threadItemRoutes: FastifyPluginAsyncZod<ThreadDeps> = async (app, {
       params: idParams, body: changeThreadBody,
       response: { 200: threadSchema, 400: problemResponse('Invalid request'), 404: problemResponse('No such thread') },
     },
-  }, async (request) => changeThreadMetadata(db, request.params.id, request.body.metadata));
+  }, async (request) => changeThreadMetadata(db, request.caller, request.params.id, request.body.metadata));
 };

@@ -12,5 +12,5 @@ export const threadMessageRoutes: FastifyPluginAsyncZod<ThreadDeps> = async (app
       params: idParams, querystring: messagesQuery,
       response: { 200: messagePageSchema, 400: problemResponse('Invalid request'), 404: problemResponse('No such thread') },
     },
-  }, async (request) => pageConversation(db, request.params.id, request.query));
+  }, async (request) => pageConversation(db, request.caller, request.params.id, request.query));
 };

@@ -23,6 +23,7 @@ import { migration as m021 } from './021-prompt-cache';
 import { migration as m022 } from './022-run-versions';
 import { migration as m023 } from './023-concurrent-calls';
 import { migration as m024 } from './024-tenants';
+import { migration as m025 } from './025-started-by';
 import { migration as m026 } from './026-decided-by';
 import { migration as m027 } from './027-audit';
 import type { Migration } from './migration';
@@ -57,6 +58,7 @@ export const migrations: Migration[] = [
   m022,
   m023,
   m024,
+  m025,
   m026,
   m027,
 ];

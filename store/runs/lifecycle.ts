@@ -4,11 +4,12 @@ import type { Agent } from '../../core/agent';
 import { toIntegration, type IntegrationRow } from '../integrations/integrations';
 import { type Integration } from '../../core/integration';
 import type { ThreadMetadata } from '../../core/prompt-conditions';
+import { DEFAULT_TENANT_ID } from '../../core/tenancy';
 import { statementName, type Queryable } from '../pool';
 import { type RunResult } from './results';
 import { TOOL_CALLS_JSON, toToolCall, type ToolCallRecord, type ToolCallRow } from './tool-calls';
 import { type StoredRunMessage } from './transcript';
-import { toRun, type RunRecord, type RunRow } from './runs';
+import { toRun, type RunRecord, type RunRow, type StartedBy } from './runs';
 import { PROGRESS_ONLY, asWithQueries, type Write } from './writes';
 import { storableJsonText, storableText } from '../storable-text';
 import { threadFreeFor } from '../threads/thread-claim';
@@ -25,6 +26,19 @@ import { rowByRef } from '../refs';
 const transcriptOf = (where: string) => `(SELECT COALESCE(json_agg(json_build_object('turn', turn, 'slot', slot, 'message', message)
     ORDER BY turn, slot), '[]') FROM run_messages WHERE ${where})`;
 
+/** A run to record on a thread of the tenant `tenantId` (a thread of another tenant is not found), and who starts it. */
+export interface NewRunOnThread {
+  runId: string;
+  threadId: string;
+  agentRef?: string;
+  input: string;
+  /** the tenant `default` unless told (the engine's own callers and tests) */
+  tenantId?: string;
+  startedBy?: StartedBy | null;
+}
+
+const startedByJson = (startedBy: StartedBy | null | undefined) => (startedBy ? JSON.stringify(startedBy) : null);
+
 /**
  * A run's record, in one statement, so one round trip and one commit: the thread, the agent (by
  * id or name; the thread's own when `agentRef` is absent), the thread's claim for the run (free,
@@ -32,21 +46,24 @@ const transcriptOf = (where: string) => `(SELECT COALESCE(json_agg(json_build_ob
  * only when the thread and an enabled agent exist, and only together. Without `run`, the thread is
  * held by a run whose result is not written: the caller decides whether that run has ended.
  */
-export async function insertRunOnThread(db: Queryable, r: { runId: string; threadId: string; agentRef?: string; input: string }): Promise<{
+export async function insertRunOnThread(db: Queryable, r: NewRunOnThread): Promise<{
   thread?: { id: string; agentId: string }; agent?: Agent; run?: RunRecord;
 }> {
-  const text = `WITH t AS (SELECT id, agent_id FROM threads WHERE id = $1),
+  const text = `WITH t AS (SELECT id, agent_id, tenant_id FROM threads WHERE id = $1 AND tenant_id = $5),
     a AS ${rowByRef('agents', 'COALESCE($2, (SELECT agent_id FROM t))')},
     claim AS (
       UPDATE threads th SET active_run_id = $3
-      WHERE th.id = $1 AND EXISTS (SELECT 1 FROM a WHERE disabled_at IS NULL)
+      WHERE th.id = (SELECT id FROM t) AND EXISTS (SELECT 1 FROM a WHERE disabled_at IS NULL)
         AND ${threadFreeFor('th', '$3')}
-      RETURNING th.id),
+      RETURNING th.id, th.tenant_id),
     run AS (
-      INSERT INTO runs (id, thread_id, agent_id, input) SELECT $3, claim.id, a.id, $4 FROM claim, a RETURNING *)
+      INSERT INTO runs (id, thread_id, agent_id, input, tenant_id, started_by)
+      SELECT $3, claim.id, a.id, $4, claim.tenant_id, $6 FROM claim, a RETURNING *)
     SELECT (SELECT row_to_json(t) FROM t) AS thread, (SELECT row_to_json(a) FROM a) AS agent, (SELECT row_to_json(run) FROM run) AS run`;
   const { rows } = await db.query<{ thread: { id: string; agent_id: string } | null; agent: AgentRow | null; run: RunRow | null }>({
-    name: statementName(text), text, values: [r.threadId, r.agentRef ?? null, r.runId, r.input],
+    name: statementName(text), text, values: [
+      r.threadId, r.agentRef ?? null, r.runId, r.input, r.tenantId ?? DEFAULT_TENANT_ID, startedByJson(r.startedBy),
+    ],
   });
   const { thread, agent, run } = rows[0];
   return {
@@ -60,16 +77,19 @@ export async function insertRunOnThread(db: Queryable, r: { runId: string; threa
  * the run from the start) and the run's row, written only when the agent exists and is enabled.
  */
 export async function insertRunOnNewThread(
-  db: Queryable, r: { runId: string; threadId: string; agentRef: string; input: string },
+  db: Queryable, r: Omit<NewRunOnThread, 'agentRef'> & { agentRef: string },
 ): Promise<{ agent?: Agent; run?: RunRecord }> {
   const text = `WITH a AS ${rowByRef('agents', '$1')},
     thread AS (
-      INSERT INTO threads (id, agent_id, active_run_id) SELECT $2, a.id, $3 FROM a WHERE a.disabled_at IS NULL RETURNING id, agent_id),
+      INSERT INTO threads (id, agent_id, active_run_id, tenant_id) SELECT $2, a.id, $3, $5 FROM a WHERE a.disabled_at IS NULL
+      RETURNING id, agent_id, tenant_id),
     run AS (
-      INSERT INTO runs (id, thread_id, agent_id, input) SELECT $3, thread.id, thread.agent_id, $4 FROM thread RETURNING *)
+      INSERT INTO runs (id, thread_id, agent_id, input, tenant_id, started_by)
+      SELECT $3, thread.id, thread.agent_id, $4, thread.tenant_id, $6 FROM thread RETURNING *)
     SELECT (SELECT row_to_json(a) FROM a) AS agent, (SELECT row_to_json(run) FROM run) AS run`;
   const { rows } = await db.query<{ agent: AgentRow | null; run: RunRow | null }>({
-    name: statementName(text), text, values: [r.agentRef, r.threadId, r.runId, r.input],
+    name: statementName(text), text,
+    values: [r.agentRef, r.threadId, r.runId, r.input, r.tenantId ?? DEFAULT_TENANT_ID, startedByJson(r.startedBy)],
   });
   const { agent, run } = rows[0];
   return { ...(agent ? { agent: toAgent(agent) } : {}), ...(run ? { run: toRun(run) } : {}) };

@@ -52,18 +52,20 @@ export async function unendedRunsOlderThan(db: Queryable, minAgeMs: number, limi
   return rows.map((r) => ({ id: r.id, ageMs: r.age_ms }));
 }
 
-export interface BuildFilter { buildId: string; threadId?: string; agentId?: string; parentRunId?: string; status?: RunStatus }
+export interface BuildFilter {
+  buildId: string; tenantId: string; threadId?: string; agentId?: string; parentRunId?: string; status?: RunStatus;
+}
 export interface BuildRunRow extends Omit<StoredFacts, 'status'> { id: string; threadId: string; agentId: string; status: RunStatus }
 
 /**
- * The runs whose last turn ran on this build (migration 22), newest first, after a (createdAt, id)
+ * The tenant's runs whose last turn ran on this build (migration 22), newest first, after a (createdAt, id)
  * position: a keyset page. A run without a result counts as running.
  */
 export async function runsOfBuild(
   db: Queryable, f: BuildFilter, after: { createdAt: string; id: string } | undefined, limit: number,
 ): Promise<BuildRunRow[]> {
-  const values: unknown[] = [f.buildId, limit];
-  const where = ['r.build_id = $1'];
+  const values: unknown[] = [f.buildId, limit, f.tenantId];
+  const where = ['r.build_id = $1', 'r.tenant_id = $3'];
   const add = (clause: (n: number) => string, value: unknown) => {
     values.push(value);
     where.push(clause(values.length));

@@ -2,9 +2,15 @@ import type { Queryable } from '../pool';
 
 /** A run's record (runs): its thread, agent and input, written when it starts. */
 
+/** Who started a run (migration 25): a principal's id and name; null for runs started before. */
+export interface StartedBy {
+  principalId: string;
+  name: string;
+}
+
 export interface RunRecord {
   id: string;
-  /** the tenant the run belongs to (migration 24) */
+  /** the tenant the run belongs to (migration 24): its thread's */
   tenantId: string;
   threadId: string;
   agentId: string;
@@ -12,26 +18,33 @@ export interface RunRecord {
   idempotencyKey: string | null;
   requestHash: string | null;
   createdAt: string;
+  startedBy: StartedBy | null;
 }
 
 export interface RunRow {
-  id: string; tenant_id: string; thread_id: string; agent_id: string; input: string; idempotency_key: string | null;
-  request_hash: string | null;
+  id: string; thread_id: string; agent_id: string; input: string; idempotency_key: string | null;
+  request_hash: string | null; tenant_id: string; started_by: StartedBy | null;
   /** a Date from the driver, text from row_to_json */
   created_at: Date | string;
 }
 
 export const toRun = (r: RunRow): RunRecord => ({
-  id: r.id, tenantId: r.tenant_id, threadId: r.thread_id, agentId: r.agent_id, input: r.input, idempotencyKey: r.idempotency_key,
-  requestHash: r.request_hash, createdAt: new Date(r.created_at).toISOString(),
+  id: r.id, threadId: r.thread_id, agentId: r.agent_id, input: r.input, idempotencyKey: r.idempotency_key,
+  requestHash: r.request_hash, createdAt: new Date(r.created_at).toISOString(), tenantId: r.tenant_id, startedBy: r.started_by ?? null,
 });
 
+/** A run to record: its tenant is its thread's. */
+export type NewRun = Omit<RunRecord, 'createdAt' | 'tenantId' | 'startedBy'> & { startedBy?: StartedBy | null };
+
 /** Returns undefined when a run with this id already exists (a concurrent Idempotency-Key request won). */
-export async function insertRun(db: Queryable, run: Omit<RunRecord, 'createdAt' | 'tenantId'>): Promise<RunRecord | undefined> {
+export async function insertRun(db: Queryable, run: NewRun): Promise<RunRecord | undefined> {
   const { rows } = await db.query<RunRow>(
-    `INSERT INTO runs (id, thread_id, agent_id, input, idempotency_key, request_hash)
-     VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING RETURNING *`,
-    [run.id, run.threadId, run.agentId, run.input, run.idempotencyKey, run.requestHash],
+    `INSERT INTO runs (id, thread_id, agent_id, input, idempotency_key, request_hash, tenant_id, started_by)
+     SELECT $1, t.id, $3, $4, $5, $6, t.tenant_id, $7 FROM threads t WHERE t.id = $2 ON CONFLICT (id) DO NOTHING RETURNING *`,
+    [
+      run.id, run.threadId, run.agentId, run.input, run.idempotencyKey, run.requestHash,
+      run.startedBy ? JSON.stringify(run.startedBy) : null,
+    ],
   );
   return rows[0] && toRun(rows[0]);
 }

@@ -4,6 +4,7 @@ import { statementName, type Queryable } from '../pool';
 import { MESSAGE_PREVIEW_CHARS } from '../threads/thread-messages';
 import { type RunResult } from './results';
 import { TOOL_CALLS_JSON, type ToolCallRecord } from './tool-calls';
+import type { StartedBy } from './runs';
 
 /** What the API shows of a run, read in one round trip: its result once ended, its progress while it runs. */
 export interface StoredRun {
@@ -11,6 +12,8 @@ export interface StoredRun {
   threadId: string;
   agentId: string;
   createdAt: string;
+  /** who started it (a sub-agent's run: who started its root); null for runs started before migration 25 */
+  startedBy: StartedBy | null;
   /** a sub-agent's run: the run and the tool call that started it */
   parent?: { runId: string; toolCallId: string };
   /** the Worker Deployment build its last turn ran on (a versioned worker's; absent: unversioned) */
@@ -29,7 +32,7 @@ export interface StoredRun {
 
 interface StoredRunRow {
   id: string; thread_id: string; agent_id: string; created_at: Date; parent_run_id: string | null; parent_tool_call_id: string | null;
-  deployment_name: string | null; build_id: string | null;
+  deployment_name: string | null; build_id: string | null; started_by: StartedBy | null;
   rr_thread_id: string | null; rr_agent_id: string | null; status: RunResult['status'] | null; stop_reason: string | null;
   limit_reached: string | null; output: string | null; error: RunResult['error']; turns: number | null; usage: Usage | null;
   usage_with_children: Usage | null; tool_calls: RunResult['toolCalls'] | null;
@@ -46,7 +49,7 @@ interface StoredRunRow {
 // pooled connection and one round trip; the pending rows are read apart only when the flags say so.
 // Prepared (named): its plan is made once per connection, not at every GET.
 const STORED_RUN_SQL = `
-SELECT r.id, r.thread_id, r.agent_id, r.created_at, r.parent_run_id, r.parent_tool_call_id, r.deployment_name, r.build_id,
+SELECT r.id, r.thread_id, r.agent_id, r.created_at, r.parent_run_id, r.parent_tool_call_id, r.deployment_name, r.build_id, r.started_by,
   rr.thread_id AS rr_thread_id, rr.agent_id AS rr_agent_id, rr.status, rr.stop_reason, rr.limit_reached, rr.output, rr.error, rr.turns,
   rr.usage, rr.usage_with_children, rr.tool_calls, rr.created_at AS rr_created_at, rr.ended_at,
   t.live_turns, t.live_input_tokens + su.input_tokens AS live_input_tokens, t.live_output_tokens + su.output_tokens AS live_output_tokens,
@@ -92,7 +95,7 @@ export async function findStoredRun(db: Queryable, runId: string, tenantId?: str
   const r = rows[0];
   if (!r) return undefined;
   const base = {
-    id: r.id, threadId: r.thread_id, agentId: r.agent_id, createdAt: r.created_at.toISOString(),
+    id: r.id, threadId: r.thread_id, agentId: r.agent_id, createdAt: r.created_at.toISOString(), startedBy: r.started_by ?? null,
     ...(r.parent_run_id ? { parent: { runId: r.parent_run_id, toolCallId: r.parent_tool_call_id ?? '' } } : {}),
     ...(r.deployment_name && r.build_id ? { version: { deploymentName: r.deployment_name, buildId: r.build_id } } : {}),
     ...(typeof r.prefix?.tokens === 'number'

@@ -2,6 +2,7 @@ import { newId } from '../../platform/ids';
 import type { ChatMessage } from '../../core/messages';
 import { EngineError } from '../../core/engine-error';
 import type { ThreadMetadata } from '../../core/prompt-conditions';
+import { DEFAULT_TENANT_ID } from '../../core/tenancy';
 import { statementName, type Queryable } from '../pool';
 
 export interface Thread {
@@ -18,33 +19,51 @@ const toThread = (r: ThreadRow): Thread => ({
   id: r.id, agentId: r.agent_id, activeRunId: r.active_run_id, metadata: r.metadata ?? {}, createdAt: r.created_at.toISOString(),
 });
 
-export async function insertThread(db: Queryable, agentId: string, metadata: ThreadMetadata = {}): Promise<Thread> {
+/** A new thread of the tenant (the tenant `default` unless told: the engine's own callers and tests). */
+export async function insertThread(
+  db: Queryable, agentId: string, metadata: ThreadMetadata = {}, tenantId = DEFAULT_TENANT_ID,
+): Promise<Thread> {
   const { rows } = await db.query<ThreadRow>(
-    'INSERT INTO threads (id, agent_id, metadata) VALUES ($1, $2, $3) RETURNING *', [newId('thr'), agentId, JSON.stringify(metadata)],
+    'INSERT INTO threads (id, agent_id, metadata, tenant_id) VALUES ($1, $2, $3, $4) RETURNING *',
+    [newId('thr'), agentId, JSON.stringify(metadata), tenantId],
   );
   return toThread(rows[0]);
 }
 
-/** Replaces the thread's metadata; undefined when there is no such thread. */
-export async function updateThreadMetadata(db: Queryable, id: string, metadata: ThreadMetadata): Promise<Thread | undefined> {
-  const { rows } = await db.query<ThreadRow>('UPDATE threads SET metadata = $2 WHERE id = $1 RETURNING *', [id, JSON.stringify(metadata)]);
+/** Replaces the metadata of the tenant's thread; undefined when the tenant has no such thread. */
+export async function updateThreadMetadata(
+  db: Queryable, tenantId: string, id: string, metadata: ThreadMetadata,
+): Promise<Thread | undefined> {
+  const { rows } = await db.query<ThreadRow>(
+    'UPDATE threads SET metadata = $3 WHERE id = $1 AND tenant_id = $2 RETURNING *', [id, tenantId, JSON.stringify(metadata)],
+  );
   return rows[0] && toThread(rows[0]);
 }
 
-/** The thread `id` for the agent, unless it exists already (or the agent is disabled); whether it exists now. */
-export async function ensureThread(db: Queryable, id: string, agentId: string): Promise<boolean> {
+/**
+ * The tenant's thread `id` for the agent, unless it exists already (or the agent is disabled);
+ * whether the tenant has it now (one of another tenant with this id is not the tenant's).
+ */
+export async function ensureThread(db: Queryable, id: string, agentId: string, tenantId: string): Promise<boolean> {
   const made = await db.query(
-    'INSERT INTO threads (id, agent_id) SELECT $1, id FROM agents WHERE id = $2 AND disabled_at IS NULL '
+    'INSERT INTO threads (id, agent_id, tenant_id) SELECT $1, id, $3 FROM agents WHERE id = $2 AND disabled_at IS NULL '
       + 'ON CONFLICT (id) DO NOTHING RETURNING id',
-    [id, agentId],
+    [id, agentId, tenantId],
   );
   if (made.rowCount === 1) return true;
   // A statement of its own: one inserting the same thread meanwhile has committed after the insert's snapshot was taken.
-  return (await findThread(db, id)) !== undefined;
+  return (await findTenantThread(db, tenantId, id)) !== undefined;
 }
 
+/** Any tenant's thread: for the engine's own work (a run's worker), never for a caller's request. */
 export async function findThread(db: Queryable, id: string): Promise<Thread | undefined> {
   const { rows } = await db.query<ThreadRow>('SELECT * FROM threads WHERE id = $1', [id]);
+  return rows[0] && toThread(rows[0]);
+}
+
+/** The tenant's thread: another tenant's answers as none does. */
+export async function findTenantThread(db: Queryable, tenantId: string, id: string): Promise<Thread | undefined> {
+  const { rows } = await db.query<ThreadRow>('SELECT * FROM threads WHERE id = $1 AND tenant_id = $2', [id, tenantId]);
   return rows[0] && toThread(rows[0]);
 }
 
@@ -79,10 +98,12 @@ export interface ThreadPage {
 }
 
 /**
- * A page of threads, newest first, optionally of one agent. The cursor is the last thread's
+ * A page of the tenant's threads, newest first, optionally of one agent. The cursor is the last thread's
  * (creation time in microseconds, id): keyset paging, stable while threads are added.
  */
-export async function listThreads(db: Queryable, req: { agentId?: string; cursor?: string; limit: number }): Promise<ThreadPage> {
+export async function listThreads(
+  db: Queryable, req: { tenantId: string; agentId?: string; cursor?: string; limit: number },
+): Promise<ThreadPage> {
   const after = req.cursor === undefined ? undefined : decodeThreadCursor(req.cursor);
   const { rows } = await db.query<{
     id: string; agent_id: string; agent_name: string; metadata: ThreadMetadata; created_at: Date; micros: string; message_count: number;
@@ -93,10 +114,10 @@ export async function listThreads(db: Queryable, req: { agentId?: string; cursor
        (SELECT count(*)::integer FROM messages m WHERE m.thread_id = t.id) AS message_count,
        (SELECT max(m.created_at) FROM messages m WHERE m.thread_id = t.id) AS last_message_at
      FROM threads t JOIN agents a ON a.id = t.agent_id
-     WHERE ($1::text IS NULL OR t.agent_id = $1)
+     WHERE t.tenant_id = $5 AND ($1::text IS NULL OR t.agent_id = $1)
        AND ($2::bigint IS NULL OR (t.created_at, t.id) < ('epoch'::timestamptz + $2::bigint * interval '1 microsecond', $3::text))
      ORDER BY t.created_at DESC, t.id DESC LIMIT $4`,
-    [req.agentId ?? null, after?.micros ?? null, after?.id ?? null, req.limit + 1],
+    [req.agentId ?? null, after?.micros ?? null, after?.id ?? null, req.limit + 1, req.tenantId],
   );
   const page = rows.slice(0, req.limit);
   const last = page.at(-1);

@@ -8,7 +8,7 @@ import { logger, type Engine } from '../support/engine';
 import { startApiEngine, stopApiEngine } from '../support/api-engine';
 
 const AGENT_KEYS = ['id', 'name', 'description', 'instructions', 'model', 'integrationIds', 'promptOrder', 'promptWhen', 'maxTurns', 'maxToolResultBytes', 'mcpTasks', 'limits', 'subAgents', 'sourceFile', 'disabledAt', 'createdAt', 'updatedAt'];
-const RUN_KEYS = ['id', 'threadId', 'agentId', 'parentRunId', 'parentToolCallId', 'version', 'status', 'stopReason', 'limitReached', 'output', 'error', 'turns', 'usage', 'prefix', 'usageWithChildren', 'toolCalls', 'pendingApprovals', 'pendingInputs', 'createdAt', 'endedAt'];
+const RUN_KEYS = ['id', 'threadId', 'agentId', 'parentRunId', 'parentToolCallId', 'startedBy', 'version', 'status', 'stopReason', 'limitReached', 'output', 'error', 'turns', 'usage', 'prefix', 'usageWithChildren', 'toolCalls', 'pendingApprovals', 'pendingInputs', 'createdAt', 'endedAt'];
 const SLOW: ScriptStep[] = [{ text: 'too late', delayMs: 20_000 }];
 
 let engine: Engine;

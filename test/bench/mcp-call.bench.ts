@@ -11,6 +11,7 @@ import { startRun } from '../../use-cases/runs/start-run';
 import { logger, startBenchStack, type BenchStack } from './bench-stack';
 import { SearchAttributeGuard } from '../../platform/temporal/search-attributes';
 import type { bareMcpCallWorkflow } from './bench-workflows';
+import { operatorCaller } from '../../use-cases/caller';
 
 /**
  * `npm run bench [-- --n=100 --warmup=10]`: the latency of one MCP tool call (`echo` on the
@@ -84,7 +85,7 @@ async function measureOnce(stack: BenchStack, direct: McpClient, agentId: string
   const thread = await insertThread(stack.db, agentId);
   t = now();
   const searchAttributes = new SearchAttributeGuard(stack.client.connection, stack.client.options.namespace, logger);
-  const { run } = await startRun({ db: stack.db, client: stack.client, taskQueue: stack.taskQueue, searchAttributes }, { threadId: thread.id, input: 'go' });
+  const { run } = await startRun({ db: stack.db, client: stack.client, taskQueue: stack.taskQueue, searchAttributes }, operatorCaller(), { threadId: thread.id, input: 'go' });
   const handle = stack.client.workflow.getHandle(run.id);
   await handle.result();
   sample.engineRun = now() - t;

@@ -42,8 +42,19 @@ export function composeService(config: string, name: string): string {
   return lines.slice(start + 1, end < 0 ? undefined : end).join('\n');
 }
 
-/** An environment variable's value in a service block (Compose 2 may quote it). */
+/**
+ * An environment variable's value in a service block (Compose 2 may quote it; Compose 1 folds a
+ * long plain value onto more-indented lines, which YAML reads as one value, joined by spaces).
+ */
 export function composeEnv(service: string, key: string): string | undefined {
-  const match = new RegExp(`^\\s+${key}: (.*)$`, 'm').exec(service);
-  return match?.[1].replace(/^(['"])(.*)\1$/, '$2');
+  const lines = service.split('\n');
+  const at = lines.findIndex((line) => new RegExp(`^\\s+${key}: `).test(line));
+  if (at < 0) return undefined;
+  const indent = /^\s*/.exec(lines[at])![0].length;
+  let value = lines[at].slice(indent + key.length + 2);
+  for (const line of lines.slice(at + 1)) {
+    if (/^\s*/.exec(line)![0].length <= indent || !line.trim()) break;
+    value += ` ${line.trim()}`;
+  }
+  return value.replace(/^(['"])(.*)\1$/, '$2');
 }

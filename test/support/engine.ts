@@ -27,6 +27,7 @@ import { trackTemporalCalls } from './temporal-calls';
 import { oauthRecords } from '../../store/integrations/oauth';
 import { eraProbeStore } from '../../store/integrations/era-probes';
 import type { WorkerVersion } from '../../core/worker-version';
+import { operatorCaller } from '../../use-cases/caller';
 
 export type DatabaseKind = 'embedded' | 'external';
 
@@ -122,7 +123,7 @@ export async function startEngine(database: DatabaseKind = 'embedded', options: 
       return { runId, result: await engine.result(runId) };
     },
     async start(req) {
-      const { run } = await startRun({ db, client, taskQueue, searchAttributes }, req);
+      const { run } = await startRun({ db, client, taskQueue, searchAttributes }, operatorCaller(), req);
       return run.id;
     },
     async result(runId) {

@@ -4,7 +4,8 @@ import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import type { Db } from '../../store/pool';
 import { storedRunFacts } from '../../store/runs/listing';
 import { RUN_WORKFLOW_TYPE, type RunStatus } from '../../core/run';
-import { agentIdKey, runStatusKey, threadIdKey, waitingForKey, WAITING_FOR_VALUES } from '../../core/search-attributes';
+import { agentIdKey, runStatusKey, tenantIdKey, threadIdKey, waitingForKey, WAITING_FOR_VALUES } from '../../core/search-attributes';
+import { DEFAULT_TENANT_ID } from '../../core/tenancy';
 import { EngineError } from '../../core/engine-error';
 
 // A listing is short; without a deadline the client would retry a confused server for a long time.
@@ -22,6 +23,8 @@ export interface RunSummary {
 }
 
 export interface ListRunsRequest {
+  /** the caller's tenant: a listing shows its runs only */
+  tenantId: string;
   threadId?: string;
   agentId?: string;
   /** only the runs this run started as sub-agents (Temporal's ParentWorkflowId) */
@@ -47,12 +50,20 @@ export const foreignCursor = () =>
 export const literal = (value: string) => `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 
 /**
- * The visibility query for a page of runs. The workflow id is the run id, and a run that
- * continued-as-new has one closed `ContinuedAsNew` execution per hand-over and exactly one
+ * The tenant's runs: its TenantId. Runs started before the attribute have none, and are all the
+ * tenant `default`'s (a run of another tenant always starts with it), so `default` lists those too.
+ */
+const tenantClause = (tenantId: string) => (tenantId === DEFAULT_TENANT_ID
+  ? `(${tenantIdKey.name} = ${literal(tenantId)} OR ${tenantIdKey.name} IS NULL)`
+  : `${tenantIdKey.name} = ${literal(tenantId)}`);
+
+/**
+ * The visibility query for a page of the tenant's runs. The workflow id is the run id, and a run
+ * that continued-as-new has one closed `ContinuedAsNew` execution per hand-over and exactly one
  * other (running or closed) execution: excluding the hand-overs lists each run once.
  */
 export function runListQuery(req: Omit<ListRunsRequest, 'cursor' | 'limit'>): string {
-  const clauses = [`WorkflowType = ${literal(RUN_WORKFLOW_TYPE)}`, `ExecutionStatus != 'ContinuedAsNew'`];
+  const clauses = [`WorkflowType = ${literal(RUN_WORKFLOW_TYPE)}`, `ExecutionStatus != 'ContinuedAsNew'`, tenantClause(req.tenantId)];
   if (req.threadId) clauses.push(`${threadIdKey.name} = ${literal(req.threadId)}`);
   if (req.agentId) clauses.push(`${agentIdKey.name} = ${literal(req.agentId)}`);
   if (req.parentRunId) clauses.push(`ParentWorkflowId = ${literal(req.parentRunId)}`);

@@ -100,10 +100,10 @@ export async function childrenWaits(db: Queryable, runId: string): Promise<Child
 }
 
 /** A run as readRun shows it the moment it is recorded, before its workflow has started. */
-export function newRunView(run: Pick<StoredRun, 'id' | 'threadId' | 'agentId' | 'createdAt'>): RunView {
-  const { id, threadId, agentId, createdAt } = run;
+export function newRunView(run: Pick<StoredRun, 'id' | 'threadId' | 'agentId' | 'createdAt' | 'startedBy'>): RunView {
+  const { id, threadId, agentId, createdAt, startedBy } = run;
   return {
-    ...runView({ id, threadId, agentId, createdAt, toolCallArguments: new Map(), mayWait: { approvals: false, inputs: false } }),
+    ...runView({ id, threadId, agentId, createdAt, startedBy, toolCallArguments: new Map(), mayWait: { approvals: false, inputs: false } }),
     pendingApprovals: [], pendingInputs: [],
   };
 }
@@ -114,6 +114,7 @@ function runView(run: StoredRun): Omit<RunView, 'pendingApprovals' | 'pendingInp
   const { result, progress } = run;
   const parent = {
     parentRunId: run.parent?.runId ?? null, parentToolCallId: run.parent?.toolCallId ?? null, prefix: run.prefix ?? null,
+    startedBy: run.startedBy,
     version: run.version ? { deployment: run.version.deploymentName, buildId: run.version.buildId } : null,
   };
   if (result) {

@@ -1,16 +1,16 @@
 import { createHash } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { MAX_RUN_INPUT_CHARS, RUN_WORKFLOW_TYPE, type RunStatus } from '../../core/run';
-import { agentIdKey, runStatusKey, threadIdKey } from '../../core/search-attributes';
+import { agentIdKey, runStatusKey, tenantIdKey, threadIdKey } from '../../core/search-attributes';
 import type { SearchAttributeGuard } from '../../platform/temporal/search-attributes';
 import { agentDisabledText, findAgent, findAgentByRef } from '../../store/agents';
 import type { Agent } from '../../core/agent';
 import type { Db } from '../../store/pool';
 import { insertRunOnNewThread, insertRunOnThread } from '../../store/runs/lifecycle';
 import { findRunResult } from '../../store/runs/results';
-import { deleteUnstartedRun, findRun, insertRun, type RunRecord } from '../../store/runs/runs';
+import { deleteUnstartedRun, findRun, insertRun, type NewRun, type RunRecord, type StartedBy } from '../../store/runs/runs';
 import { claimThread, releaseThread } from '../../store/threads/thread-claim';
-import { ensureThread, findThread } from '../../store/threads/threads';
+import { ensureThread, findTenantThread } from '../../store/threads/threads';
 import { EngineError } from '../../core/engine-error';
 import { idempotentRunId, idempotentThreadId, newId } from '../../platform/ids';
 import type { RunWorkflowInput } from '../../workflows/definitions';
@@ -19,10 +19,13 @@ import { newRunView, readRun } from './runs';
 import { type RunView } from '../../core/run-view';
 import type { RunLimits } from '../../core/run-limits';
 import { shortened } from '../../core/truncated-text';
+import type { Caller } from '../caller';
 
 /*
  * Starting a run, behind the API and the MCP endpoint: idempotency (Stripe's semantics), the
- * one-run-per-thread rule, and the run's workflow. Reading and cancelling runs is runs.ts's.
+ * one-run-per-thread rule, and the run's workflow. Reading and cancelling runs is runs.ts's. A run
+ * starts on a thread of the caller's tenant (another tenant's thread is not found), gets its
+ * thread's tenant, in its row and in its search attribute TenantId, and records who started it.
  */
 
 export { MAX_RUN_INPUT_CHARS };
@@ -54,6 +57,9 @@ export interface StartedRun {
   created: boolean;
 }
 
+/** Who a run's record says started it. */
+const startedByOf = (caller: Caller): StartedBy => ({ principalId: caller.principal.id, name: caller.principal.name });
+
 const requestHash = (r: StartRunRequest) =>
   createHash('sha256').update(JSON.stringify([r.threadId, r.input, r.agentId ?? null, ...(r.limits ? [r.limits] : [])])).digest('hex');
 
@@ -62,17 +68,20 @@ const requestHash = (r: StartRunRequest) =>
  * The workflow id is the run id, so a run that continues-as-new keeps its identity. Without an
  * Idempotency-Key, the first three are one statement.
  */
-export async function startRun(deps: StartRunDeps, req: StartRunRequest): Promise<StartedRun> {
-  if (req.idempotencyKey) return startIdempotentRun(deps, req, req.idempotencyKey);
+export async function startRun(deps: StartRunDeps, caller: Caller, req: StartRunRequest): Promise<StartedRun> {
+  if (req.idempotencyKey) return startIdempotentRun(deps, caller, req, req.idempotencyKey);
   const runId = newId('run');
-  const found = await insertRunOnThread(deps.db, { runId, threadId: req.threadId, agentRef: req.agentId, input: req.input });
+  const startedBy = startedByOf(caller);
+  const found = await insertRunOnThread(deps.db, {
+    runId, threadId: req.threadId, agentRef: req.agentId, input: req.input, tenantId: caller.tenantId, startedBy,
+  });
   if (!found.thread) throw new EngineError('not_found', `Thread ${req.threadId} does not exist`);
   const { agent } = found;
   if (!agent) throw new EngineError('not_found', `Agent ${req.agentId ?? found.thread.agentId} does not exist`);
   if (agent.disabledAt) throw new EngineError('conflict', agentDisabledText(agent));
   // The thread is held by a run without a result: it may still run, or have closed from outside.
   const run = found.run ?? await claimAndInsert(deps, {
-    id: runId, threadId: found.thread.id, agentId: agent.id, input: req.input, idempotencyKey: null, requestHash: null,
+    id: runId, threadId: found.thread.id, agentId: agent.id, input: req.input, idempotencyKey: null, requestHash: null, startedBy,
   });
   if (!run) throw new EngineError('conflict', `Run ${runId} could not be recorded; retry`);
   await startWorkflowOrUndo(deps, run, req, agent);
@@ -98,17 +107,20 @@ export interface StartOnNewThreadRequest {
  * Idempotency-Key, the thread, its claim and the run are one statement. With one, the thread's id
  * derives from the key, so a retry finds the same thread and so the same run.
  */
-export async function startRunOnNewThread(deps: StartRunDeps, req: StartOnNewThreadRequest): Promise<StartedRun> {
+export async function startRunOnNewThread(deps: StartRunDeps, caller: Caller, req: StartOnNewThreadRequest): Promise<StartedRun> {
   if (req.idempotencyKey) {
     const agent = await findAgentByRef(deps.db, req.agentRef);
     if (!agent) throw new EngineError('not_found', `Agent ${req.agentRef} does not exist`);
-    const threadId = idempotentThreadId(req.idempotencyKey);
+    const threadId = idempotentThreadId(req.idempotencyKey, caller.tenantId);
     // A disabled agent gets no new thread; a retry of a request it accepted before is still answered.
-    if (!(await ensureThread(deps.db, threadId, agent.id))) throw new EngineError('agent_disabled', agentDisabledText(agent));
-    return startIdempotentRunOf(deps, agent, { threadId, input: req.input, agentId: agent.id, limits: req.limits }, req.idempotencyKey);
+    const made = await ensureThread(deps.db, threadId, agent.id, caller.tenantId);
+    if (!made) throw new EngineError('agent_disabled', agentDisabledText(agent));
+    const started = { threadId, input: req.input, agentId: agent.id, limits: req.limits };
+    return startIdempotentRunOf(deps, caller, agent, started, req.idempotencyKey);
   }
   const { agent, run } = await insertRunOnNewThread(deps.db, {
-    runId: newId('run'), threadId: newId('thr'), agentRef: req.agentRef, input: req.input,
+    runId: newId('run'), threadId: newId('thr'), agentRef: req.agentRef, input: req.input, tenantId: caller.tenantId,
+    startedBy: startedByOf(caller),
   });
   if (!agent) throw new EngineError('not_found', `Agent ${req.agentRef} does not exist`);
   if (!run) throw new EngineError('agent_disabled', agentDisabledText(agent));
@@ -116,16 +128,18 @@ export async function startRunOnNewThread(deps: StartRunDeps, req: StartOnNewThr
   return { run, created: true };
 }
 
-async function startIdempotentRun(deps: StartRunDeps, req: StartRunRequest, key: string): Promise<StartedRun> {
-  const thread = await findThread(deps.db, req.threadId);
+async function startIdempotentRun(deps: StartRunDeps, caller: Caller, req: StartRunRequest, key: string): Promise<StartedRun> {
+  const thread = await findTenantThread(deps.db, caller.tenantId, req.threadId);
   if (!thread) throw new EngineError('not_found', `Thread ${req.threadId} does not exist`);
   const agent = await findAgentByRef(deps.db, req.agentId ?? thread.agentId);
   if (!agent) throw new EngineError('not_found', `Agent ${req.agentId ?? thread.agentId} does not exist`);
-  return startIdempotentRunOf(deps, agent, { ...req, threadId: thread.id }, key);
+  return startIdempotentRunOf(deps, caller, agent, { ...req, threadId: thread.id }, key);
 }
 
 /** An idempotent start on a thread that exists, of the agent found for it. */
-async function startIdempotentRunOf(deps: StartRunDeps, agent: Agent, req: StartRunRequest, key: string): Promise<StartedRun> {
+async function startIdempotentRunOf(
+  deps: StartRunDeps, caller: Caller, agent: Agent, req: StartRunRequest, key: string,
+): Promise<StartedRun> {
   const { db } = deps;
   const agentId = agent.id;
   const hash = requestHash({ ...req, agentId });
@@ -135,7 +149,7 @@ async function startIdempotentRunOf(deps: StartRunDeps, agent: Agent, req: Start
   if (agent.disabledAt) throw new EngineError('conflict', agentDisabledText(agent));
 
   const run = await claimAndInsert(deps, {
-    id: runId, threadId: req.threadId, agentId, input: req.input, idempotencyKey: key, requestHash: hash,
+    id: runId, threadId: req.threadId, agentId, input: req.input, idempotencyKey: key, requestHash: hash, startedBy: startedByOf(caller),
   });
   if (!run) {
     // A concurrent request with the same Idempotency-Key inserted the run first; it owns the thread claim.
@@ -148,7 +162,7 @@ async function startIdempotentRunOf(deps: StartRunDeps, agent: Agent, req: Start
 }
 
 /** Claims the thread, then records the run; undefined when a run with this id exists already. */
-async function claimAndInsert(deps: StartRunDeps, record: Omit<RunRecord, 'createdAt' | 'tenantId'>): Promise<RunRecord | undefined> {
+async function claimAndInsert(deps: StartRunDeps, record: NewRun): Promise<RunRecord | undefined> {
   await claimThreadFor(deps, record.threadId, record.id);
   return insertRun(deps.db, record).catch(async (err: unknown) => {
     await releaseThread(deps.db, record.threadId, record.id);
@@ -202,6 +216,7 @@ async function startWorkflow(deps: StartRunDeps, run: RunRecord, req: StartRunRe
       { key: threadIdKey, value: run.threadId },
       { key: agentIdKey, value: run.agentId },
       { key: runStatusKey, value: 'running' },
+      { key: tenantIdKey, value: run.tenantId },
     ],
     // The Web UI's run list then reads as a list of conversations.
     staticSummary: `${agent?.name ?? run.agentId}: ${firstLine(run.input)}`,

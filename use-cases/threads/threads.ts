@@ -4,12 +4,16 @@ import { agentDisabledText } from '../../store/agents';
 import { listDataSources, type DataSource } from '../../store/data-sources';
 import type { Db } from '../../store/pool';
 import { MESSAGE_PREVIEW_CHARS, pageThreadMessages, type MessagePage } from '../../store/threads/thread-messages';
-import { findThread, insertThread, listThreads, updateThreadMetadata, type Thread, type ThreadPage } from '../../store/threads/threads';
+import {
+  findTenantThread, insertThread, listThreads, updateThreadMetadata, type Thread, type ThreadPage,
+} from '../../store/threads/threads';
+import type { Caller } from '../caller';
 import { loadAgent } from '../agents/agents';
 
 /*
  * Threads as callers see them: created for an agent (by id or name), listed, read, their metadata
- * replaced, their conversation and data sources read. A thread that does not exist is not_found.
+ * replaced, their conversation and data sources read, each of the caller's tenant only. A thread
+ * that does not exist, or is another tenant's, is not_found.
  */
 
 export interface ThreadDeps {
@@ -21,44 +25,51 @@ export { MESSAGE_PREVIEW_CHARS };
 
 export const threadNotFound = (threadId: string) => new EngineError('not_found', `Thread ${threadId} does not exist`);
 
-/** By id; not_found otherwise. */
-export async function loadThread(db: Db, threadId: string): Promise<Thread> {
-  const thread = await findThread(db, threadId);
+/** The caller's thread, by id; not_found otherwise (another tenant's thread answers as an unknown one). */
+export async function loadThread(db: Db, caller: Caller, threadId: string): Promise<Thread> {
+  const thread = await findTenantThread(db, caller.tenantId, threadId);
   if (!thread) throw threadNotFound(threadId);
   return thread;
 }
 
-/** A new thread for an agent that is not deleted. */
-export async function createThread(db: Db, req: { agentRef: string; metadata?: ThreadMetadata }): Promise<Thread> {
+/** A new thread of the caller's tenant, for an agent that is not deleted. */
+export async function createThread(db: Db, caller: Caller, req: { agentRef: string; metadata?: ThreadMetadata }): Promise<Thread> {
   const agent = await loadAgent(db, req.agentRef);
   if (agent.disabledAt) throw new EngineError('agent_disabled', agentDisabledText(agent));
-  return insertThread(db, agent.id, req.metadata);
+  return insertThread(db, agent.id, req.metadata, caller.tenantId);
 }
 
-/** A page of threads, newest first, of every agent or of one (by id or name). */
-export async function listThreadsOf(db: Db, req: { agentRef?: string; cursor?: string; limit: number }): Promise<ThreadPage> {
+/** A page of the caller's threads, newest first, of every agent or of one (by id or name). */
+export async function listThreadsOf(
+  db: Db, caller: Caller, req: { agentRef?: string; cursor?: string; limit: number },
+): Promise<ThreadPage> {
   const { agentRef, ...page } = req;
-  if (agentRef === undefined) return listThreads(db, page);
+  const tenantId = caller.tenantId;
+  if (agentRef === undefined) return listThreads(db, { ...page, tenantId });
   const agent = await loadAgent(db, agentRef);
-  return listThreads(db, { ...page, agentId: agent.id });
+  return listThreads(db, { ...page, tenantId, agentId: agent.id });
 }
 
-/** Replaces the thread's metadata whole; the thread's next run reads it. */
-export async function changeThreadMetadata(db: Db, threadId: string, metadata: ThreadMetadata): Promise<Thread> {
-  const thread = await updateThreadMetadata(db, threadId, metadata);
+/** Replaces the metadata of the caller's thread whole; the thread's next run reads it. */
+export async function changeThreadMetadata(db: Db, caller: Caller, threadId: string, metadata: ThreadMetadata): Promise<Thread> {
+  const thread = await updateThreadMetadata(db, caller.tenantId, threadId, metadata);
   if (!thread) throw threadNotFound(threadId);
   return thread;
 }
 
-/** A page of the thread's conversation, oldest first, its long texts cut. */
-export async function pageConversation(db: Db, threadId: string, page: { after: number; limit: number }): Promise<MessagePage> {
-  await loadThread(db, threadId);
+/** A page of the caller's thread's conversation, oldest first, its long texts cut. */
+export async function pageConversation(
+  db: Db, caller: Caller, threadId: string, page: { after: number; limit: number },
+): Promise<MessagePage> {
+  await loadThread(db, caller, threadId);
   return pageThreadMessages(db, threadId, page);
 }
 
-/** The CSV resources imported into the thread, without where they live in the database. */
-export async function listThreadSources(db: Db, threadId: string): Promise<Omit<DataSource, 'threadId' | 'schemaName'>[]> {
-  await loadThread(db, threadId);
+/** The CSV resources imported into the caller's thread, without where they live in the database. */
+export async function listThreadSources(
+  db: Db, caller: Caller, threadId: string,
+): Promise<Omit<DataSource, 'threadId' | 'schemaName'>[]> {
+  await loadThread(db, caller, threadId);
   const sources = await listDataSources(db, threadId);
   return sources.map(({ threadId: _t, schemaName: _s, ...source }) => source);
 }
