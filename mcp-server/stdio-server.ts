@@ -3,6 +3,7 @@ import { Server, ProtocolErrorCode, type McpServerFactory } from '@modelcontextp
 import type { Logger } from '../platform/logger';
 import { mcpRequestError } from '../core/mcp-error-text';
 import { agentListVersion } from '../use-cases/agents/exposed-agents';
+import { DEFAULT_TENANT_ID } from '../core/tenancy';
 import { memoryCallRegistry } from '../use-cases/runs/call-registry';
 import { createAgentMcpServer, SERVER_INFO } from './agent-server';
 import { approvalQuestions } from './approval-input';
@@ -63,9 +64,10 @@ async function connectionServers(deps: AgentCallDeps, options: StdioServeOptions
 
 /** Tells the servers' clients whenever the agent list changes; the interval to clear when the connection ends. */
 async function pollAgentList(deps: AgentCallDeps, servers: Set<Server>): Promise<NodeJS.Timeout> {
-  let version = await agentListVersion(deps.db);
+  // The tenant whose agents the servers offer (createAgentMcpServer's default): `default`.
+  let version = await agentListVersion(deps.db, DEFAULT_TENANT_ID);
   return setInterval(() => {
-    agentListVersion(deps.db).then(async (next) => {
+    agentListVersion(deps.db, DEFAULT_TENANT_ID).then(async (next) => {
       if (next === version) return;
       version = next;
       for (const server of servers) {

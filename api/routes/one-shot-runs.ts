@@ -23,7 +23,9 @@ export const oneShotRunRoutes: FastifyPluginAsyncZod<StartRunDeps> = async (app,
     },
   }, async (request, reply) => {
     const { agentId: agentRef, input, limits } = request.body;
-    const started = await startRunOnNewThread(deps, { agentRef, input, limits, idempotencyKey: request.headers['idempotency-key'] });
+    const started = await startRunOnNewThread(deps, {
+      tenantId: request.caller.tenantId, agentRef, input, limits, idempotencyKey: request.headers['idempotency-key'],
+    });
     return reply.code(202).send(await runAccepted(deps.db, started));
   });
 };

@@ -46,6 +46,6 @@ export const runListRoutes: FastifyPluginAsyncZod<FindRunsDeps> = async (app, de
     },
   }, async (request) => {
     const { agentId: agentRef, ...query } = request.query;
-    return findRuns(deps, { ...query, agentRef });
+    return findRuns(deps, { ...query, tenantId: request.caller.tenantId, agentRef });
   });
 };

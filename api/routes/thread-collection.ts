@@ -14,7 +14,8 @@ export const threadCollectionRoutes: FastifyPluginAsyncZod<ThreadDeps> = async (
       },
     },
   }, async (request, reply) => {
-    const thread = await createThread(db, { agentRef: request.body.agentId, metadata: request.body.metadata });
+    const { tenantId } = request.caller;
+    const thread = await createThread(db, { tenantId, agentRef: request.body.agentId, metadata: request.body.metadata });
     return reply.code(201).send(thread);
   });
 
@@ -25,6 +26,6 @@ export const threadCollectionRoutes: FastifyPluginAsyncZod<ThreadDeps> = async (
     },
   }, async (request) => {
     const { agentId: agentRef, ...page } = request.query;
-    return listThreadsOf(db, { ...page, agentRef });
+    return listThreadsOf(db, { ...page, tenantId: request.caller.tenantId, agentRef });
   });
 };

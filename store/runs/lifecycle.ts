@@ -14,6 +14,7 @@ import { storableJsonText, storableText } from '../storable-text';
 import { threadFreeFor } from '../threads/thread-claim';
 import { threadHistoryOf } from '../threads/threads';
 import { rowByRef } from '../refs';
+import { DEFAULT_TENANT_ID } from '../../core/tenancy';
 
 /**
  * The statements that start a run and each of its turns, and end the run: each step reads what it
@@ -27,7 +28,7 @@ const transcriptOf = (where: string) => `(SELECT COALESCE(json_agg(json_build_ob
 
 /**
  * A run's record, in one statement, so one round trip and one commit: the thread, the agent (by
- * id or name; the thread's own when `agentRef` is absent), the thread's claim for the run (free,
+ * id or name, of the thread's tenant; the thread's own when `agentRef` is absent), the thread's claim for the run (free,
  * or held by a run whose result is written) and the run's row. The claim and the row are written
  * only when the thread and an enabled agent exist, and only together. Without `run`, the thread is
  * held by a run whose result is not written: the caller decides whether that run has ended.
@@ -36,7 +37,7 @@ export async function insertRunOnThread(db: Queryable, r: { runId: string; threa
   thread?: { id: string; agentId: string }; agent?: Agent; run?: RunRecord;
 }> {
   const text = `WITH t AS (SELECT id, agent_id FROM threads WHERE id = $1),
-    a AS ${rowByRef('agents', 'COALESCE($2, (SELECT agent_id FROM t))')},
+    a AS ${rowByRef('agents', 'COALESCE($2, (SELECT agent_id FROM t))', '(SELECT tenant_id FROM threads WHERE id = $1)')},
     claim AS (
       UPDATE threads th SET active_run_id = $3
       WHERE th.id = $1 AND EXISTS (SELECT 1 FROM a WHERE disabled_at IS NULL)
@@ -56,20 +57,21 @@ export async function insertRunOnThread(db: Queryable, r: { runId: string; threa
 }
 
 /**
- * A run on a thread made for it, in one statement: the agent (by id or name), the thread (held by
+ * A run on a thread made for it, in one statement: the agent (by id or name, the tenant's), the thread (held by
  * the run from the start) and the run's row, written only when the agent exists and is enabled.
+ * The tenant is `default` when not given.
  */
 export async function insertRunOnNewThread(
-  db: Queryable, r: { runId: string; threadId: string; agentRef: string; input: string },
+  db: Queryable, r: { runId: string; threadId: string; agentRef: string; input: string; tenantId?: string },
 ): Promise<{ agent?: Agent; run?: RunRecord }> {
-  const text = `WITH a AS ${rowByRef('agents', '$1')},
+  const text = `WITH a AS ${rowByRef('agents', '$1', '$5')},
     thread AS (
       INSERT INTO threads (id, agent_id, active_run_id) SELECT $2, a.id, $3 FROM a WHERE a.disabled_at IS NULL RETURNING id, agent_id),
     run AS (
       INSERT INTO runs (id, thread_id, agent_id, input) SELECT $3, thread.id, thread.agent_id, $4 FROM thread RETURNING *)
     SELECT (SELECT row_to_json(a) FROM a) AS agent, (SELECT row_to_json(run) FROM run) AS run`;
   const { rows } = await db.query<{ agent: AgentRow | null; run: RunRow | null }>({
-    name: statementName(text), text, values: [r.agentRef, r.threadId, r.runId, r.input],
+    name: statementName(text), text, values: [r.agentRef, r.threadId, r.runId, r.input, r.tenantId ?? DEFAULT_TENANT_ID],
   });
   const { agent, run } = rows[0];
   return { ...(agent ? { agent: toAgent(agent) } : {}), ...(run ? { run: toRun(run) } : {}) };

@@ -11,6 +11,8 @@ export interface FindRunsDeps {
 }
 
 export interface RunQuery extends Omit<ListRunsRequest, 'agentId'> {
+  /** the caller's tenant, in which `agentRef` is looked up */
+  tenantId: string;
   /** the agent, by id or name */
   agentRef?: string;
   /** only the runs whose last turn ran on this Worker Deployment build */
@@ -22,8 +24,8 @@ export interface RunQuery extends Omit<ListRunsRequest, 'agentId'> {
  * database, which records the build each turn ran on (list-runs-by-build.ts).
  */
 export async function findRuns(deps: FindRunsDeps, query: RunQuery): Promise<RunPage> {
-  const { agentRef, buildId, ...filters } = query;
-  const agentId = agentRef === undefined ? undefined : await resolveRef(deps.db, 'agents', agentRef);
+  const { agentRef, buildId, tenantId, ...filters } = query;
+  const agentId = agentRef === undefined ? undefined : await resolveRef(deps.db, 'agents', tenantId, agentRef);
   if (agentRef !== undefined && !agentId) throw new EngineError('not_found', `Agent ${agentRef} does not exist`);
   const filtered = { ...filters, ...(agentId ? { agentId } : {}) };
   if (buildId === undefined) return listRuns(deps, filtered);

@@ -3,7 +3,7 @@ import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Clien
 import { MAX_RUN_INPUT_CHARS, RUN_WORKFLOW_TYPE, type RunStatus } from '../../core/run';
 import { agentIdKey, runStatusKey, threadIdKey } from '../../core/search-attributes';
 import type { SearchAttributeGuard } from '../../platform/temporal/search-attributes';
-import { agentDisabledText, findAgent, findAgentByRef } from '../../store/agents';
+import { agentDisabledText, findAgent, findAgentByRef, findThreadAgentByRef } from '../../store/agents';
 import type { Agent } from '../../core/agent';
 import type { Db } from '../../store/pool';
 import { insertRunOnNewThread, insertRunOnThread } from '../../store/runs/lifecycle';
@@ -86,6 +86,8 @@ export async function runAccepted(db: Db, { run, created }: StartedRun): Promise
 }
 
 export interface StartOnNewThreadRequest {
+  /** the caller's tenant, whose agent it is */
+  tenantId: string;
   /** the agent, by id or name */
   agentRef: string;
   input: string;
@@ -100,7 +102,7 @@ export interface StartOnNewThreadRequest {
  */
 export async function startRunOnNewThread(deps: StartRunDeps, req: StartOnNewThreadRequest): Promise<StartedRun> {
   if (req.idempotencyKey) {
-    const agent = await findAgentByRef(deps.db, req.agentRef);
+    const agent = await findAgentByRef(deps.db, req.agentRef, req.tenantId);
     if (!agent) throw new EngineError('not_found', `Agent ${req.agentRef} does not exist`);
     const threadId = idempotentThreadId(req.idempotencyKey);
     // A disabled agent gets no new thread; a retry of a request it accepted before is still answered.
@@ -108,7 +110,7 @@ export async function startRunOnNewThread(deps: StartRunDeps, req: StartOnNewThr
     return startIdempotentRunOf(deps, agent, { threadId, input: req.input, agentId: agent.id, limits: req.limits }, req.idempotencyKey);
   }
   const { agent, run } = await insertRunOnNewThread(deps.db, {
-    runId: newId('run'), threadId: newId('thr'), agentRef: req.agentRef, input: req.input,
+    runId: newId('run'), threadId: newId('thr'), agentRef: req.agentRef, input: req.input, tenantId: req.tenantId,
   });
   if (!agent) throw new EngineError('not_found', `Agent ${req.agentRef} does not exist`);
   if (!run) throw new EngineError('agent_disabled', agentDisabledText(agent));
@@ -119,7 +121,7 @@ export async function startRunOnNewThread(deps: StartRunDeps, req: StartOnNewThr
 async function startIdempotentRun(deps: StartRunDeps, req: StartRunRequest, key: string): Promise<StartedRun> {
   const thread = await findThread(deps.db, req.threadId);
   if (!thread) throw new EngineError('not_found', `Thread ${req.threadId} does not exist`);
-  const agent = await findAgentByRef(deps.db, req.agentId ?? thread.agentId);
+  const agent = await findThreadAgentByRef(deps.db, thread.id, req.agentId ?? thread.agentId);
   if (!agent) throw new EngineError('not_found', `Agent ${req.agentId ?? thread.agentId} does not exist`);
   return startIdempotentRunOf(deps, agent, { ...req, threadId: thread.id }, key);
 }

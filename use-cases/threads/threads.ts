@@ -28,18 +28,20 @@ export async function loadThread(db: Db, threadId: string): Promise<Thread> {
   return thread;
 }
 
-/** A new thread for an agent that is not deleted. */
-export async function createThread(db: Db, req: { agentRef: string; metadata?: ThreadMetadata }): Promise<Thread> {
-  const agent = await loadAgent(db, req.agentRef);
+/** A new thread for an agent of the tenant that is not deleted. */
+export async function createThread(db: Db, req: { tenantId: string; agentRef: string; metadata?: ThreadMetadata }): Promise<Thread> {
+  const agent = await loadAgent(db, req.tenantId, req.agentRef);
   if (agent.disabledAt) throw new EngineError('agent_disabled', agentDisabledText(agent));
   return insertThread(db, agent.id, req.metadata);
 }
 
-/** A page of threads, newest first, of every agent or of one (by id or name). */
-export async function listThreadsOf(db: Db, req: { agentRef?: string; cursor?: string; limit: number }): Promise<ThreadPage> {
-  const { agentRef, ...page } = req;
+/** A page of threads, newest first, of every agent or of one (by id or name, the tenant's). */
+export async function listThreadsOf(
+  db: Db, req: { tenantId: string; agentRef?: string; cursor?: string; limit: number },
+): Promise<ThreadPage> {
+  const { agentRef, tenantId, ...page } = req;
   if (agentRef === undefined) return listThreads(db, page);
-  const agent = await loadAgent(db, agentRef);
+  const agent = await loadAgent(db, tenantId, agentRef);
   return listThreads(db, { ...page, agentId: agent.id });
 }
 
