@@ -95,6 +95,18 @@ describe("another tenant's agents", () => {
     expect(((await a.send({ method: 'GET', url: '/v1/agents' })).json().agents as { id: string }[]).map((x) => x.id)).toEqual([agent.id]);
   });
 
+  test("an agent's context is never previewed on another tenant's thread: the thread answers as unknown", async () => {
+    const b = await newTenant();
+    // API_KEY acts in the tenant default.
+    const ofDefault = await as(API_KEY)({ method: 'POST', url: '/v1/agents', payload: { name: unique('agent'), model } });
+    const thread = await as(API_KEY)({ method: 'POST', url: '/v1/threads', payload: { agentId: ofDefault.json().id } });
+    expect(thread.statusCode).toBe(201);
+    const own = await createAgent(b, { name: unique('own') });
+    await expectAnswersAsUnknown(b.send, 'GET', (r) => `/v1/agents/${own.id}/context?threadId=${r}`, thread.json().id);
+    const res = await b.send({ method: 'GET', url: `/v1/agents/${own.id}/context?threadId=${thread.json().id}` });
+    expect(res.json()).toMatchObject({ status: 404, detail: `Thread ${thread.json().id} does not exist` });
+  });
+
   test('the same name in two tenants is two agents; each tenant finds its own by that name', async () => {
     const [a, b] = [await newTenant(), await newTenant()];
     const name = unique('shared');
