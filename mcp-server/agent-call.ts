@@ -8,7 +8,7 @@ import { lastEventSeq, runProgress } from '../use-cases/runs/run-progress';
 import { readRun } from '../use-cases/runs/runs';
 import type { RunView } from '../core/run-view';
 import { startRun } from '../use-cases/runs/start-run';
-import { operatorCaller, type Caller } from '../use-cases/caller';
+import type { Caller } from '../use-cases/caller';
 import type { AgentCallContext, AgentCallDeps } from './call-context';
 import { ClientQuestions } from './client-questions';
 import { describeEvent } from './event-progress';
@@ -29,7 +29,7 @@ export async function callAgent(
   deps: AgentCallDeps, agent: ExposedAgent, args: Record<string, unknown>, ctx: AgentCallContext,
 ): Promise<AgentCallResult> {
   const progress = progressReporter(ctx, deps.logger);
-  const started = await beginAgentRun(deps, agent, args, progress.send);
+  const started = await beginAgentRun(deps, agent, args, progress.send, ctx.caller);
   if ('refused' in started) return started.refused;
   const { runId } = started;
   if (ctx.registry && (await ctx.registry.register(ctx.requestId, runId))) await cancelWorkflow(deps, runId);
@@ -48,15 +48,15 @@ type Report = (value: number, message: string) => Promise<void>;
 /**
  * The start of an agent call, plain or as a task: the arguments checked, a new thread (or the
  * given one), the run started. An error result when the arguments or the start were refused.
- * The run is `caller`'s: until /mcp passes its request's caller, the engine's in the tenant `default`.
+ * The thread and the run are `caller`'s tenant's, and the run says `caller` started it.
  */
 export async function beginAgentRun(
   deps: AgentCallDeps, agent: ExposedAgent, args: Record<string, unknown>, report: Report = async () => undefined,
-  caller: Caller = operatorCaller(),
+  caller: Caller,
 ): Promise<BegunRun | { refused: CallToolResult }> {
   let call: AgentCallThread;
   try {
-    call = await prepareAgentCall(deps.db, agent, args);
+    call = await prepareAgentCall(deps.db, caller.tenantId, agent, args);
   } catch (err) {
     if (err instanceof EngineError) return { refused: errorResult(err.message) };
     throw err;

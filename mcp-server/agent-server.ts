@@ -73,8 +73,11 @@ class AgentServer extends Server {
 /** MCP tool names are [A-Za-z0-9_.-]{1,128}; API-defined agent names may hold other characters. */
 export const toolNameOf = (agentName: string) => agentName.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 128);
 
-const findByToolName = async (deps: AgentCallDeps, name: string): Promise<ExposedAgent | undefined> =>
-  (await listExposedAgents(deps.db)).find((a) => toolNameOf(a.name) === name);
+/** What a server instance was built with, its tenant decided. */
+type ServerOptions = AgentServerOptions & { tenantId: string };
+
+const findByToolName = async (deps: AgentCallDeps, tenantId: string, name: string): Promise<ExposedAgent | undefined> =>
+  (await listExposedAgents(deps.db, tenantId)).find((a) => toolNameOf(a.name) === name);
 
 const toTool = (agent: ExposedAgent, taskSupport: boolean): Tool => ({
   ...(taskSupport && agent.mcpTasks ? { execution: { taskSupport: 'optional' as const } } : {}),
@@ -99,12 +102,14 @@ const toTool = (agent: ExposedAgent, taskSupport: boolean): Tool => ({
  * A low-level Server whose tools and prompts are read from the database on every request, since
  * agents come and go (files synced by another process, agents created through the API).
  */
-export function createAgentMcpServer(deps: AgentCallDeps, options: AgentServerOptions): Server {
+export function createAgentMcpServer(deps: AgentCallDeps, given: AgentServerOptions): Server {
+  // The caller's tenant's agents are the tools and prompts.
+  const options: ServerOptions = { ...given, tenantId: given.caller.tenantId };
   const server = newAgentServer(options);
   server.caller = options.caller;
   serveTools(server, deps, options);
   if (options.tasks) serveTasks(server, deps, options, options.tasks);
-  servePrompts(server, deps);
+  servePrompts(server, deps, options.tenantId);
   // Replaces the SDK's own handler, which only aborts the handler's signal: a cancel must reach the
   // workflow, and over stateless HTTP it arrives on another request (perhaps another process).
   server.setNotificationHandler('notifications/cancelled', async (notification) => {
@@ -136,10 +141,10 @@ function newAgentServer(options: AgentServerOptions): AgentServer {
 }
 
 /** tools/list and tools/call: each agent a tool; a 2026-era retry that answers an approval follows its run on. */
-function serveTools(server: Server, deps: AgentCallDeps, options: AgentServerOptions): void {
+function serveTools(server: Server, deps: AgentCallDeps, options: ServerOptions): void {
   const modern = options.era === 'modern';
   server.setRequestHandler('tools/list', async () => ({
-    tools: (await listExposedAgents(deps.db)).map((a) => toTool(a, Boolean(options.tasks) && !modern)),
+    tools: (await listExposedAgents(deps.db, options.tenantId)).map((a) => toTool(a, Boolean(options.tasks) && !modern)),
   }));
   server.setRequestHandler('tools/call', async (request, ctx) => {
     try {
@@ -152,7 +157,7 @@ function serveTools(server: Server, deps: AgentCallDeps, options: AgentServerOpt
         const answered = await options.approvals.answer(state, ctx);
         return await resumeAgentCall(deps, state.runId, callCtx, answered ? undefined : state.toolCallId);
       }
-      const agent = await findByToolName(deps, request.params.name);
+      const agent = await findByToolName(deps, options.tenantId, request.params.name);
       if (!agent) return { isError: true, content: [{ type: 'text', text: `No agent is exposed as the tool "${request.params.name}"` }] };
       return await callAgent(deps, agent, request.params.arguments ?? {}, callCtx);
     } catch (err) {
@@ -164,27 +169,27 @@ function serveTools(server: Server, deps: AgentCallDeps, options: AgentServerOpt
 }
 
 /** The task methods of the era, and a tools/call that asks for a task answered with one. */
-function serveTasks(server: AgentServer, deps: AgentCallDeps, options: AgentServerOptions, tasks: AgentTaskOptions): void {
+function serveTasks(server: AgentServer, deps: AgentCallDeps, options: ServerOptions, tasks: AgentTaskOptions): void {
   const era = options.era === 'modern' ? 'modern' : 'legacy';
   registerTaskHandlers(server, deps, era, tasks, (ctx) => callContext(server, options, ctx));
   server.taskCall = async (request, ctx) => {
     const params = request.params as { name?: unknown; arguments?: unknown; task?: { ttl?: unknown } } | undefined;
     if (!asksForTask(era, params, ctx) || typeof params?.name !== 'string') return undefined;
-    const agent = await findByToolName(deps, params.name);
+    const agent = await findByToolName(deps, options.tenantId, params.name);
     // An unknown tool, or an agent that is never a task: the plain call answers.
     if (!agent?.mcpTasks) return undefined;
     const args = typeof params.arguments === 'object' && params.arguments !== null && !Array.isArray(params.arguments)
       ? params.arguments as Record<string, unknown> : {};
-    return startAgentTask(server, deps, agent, args, era, tasks, params.task?.ttl) as Promise<Result>;
+    return startAgentTask(server, deps, agent, args, era, tasks, options.caller, params.task?.ttl) as Promise<Result>;
   };
 }
 
 const INPUT_ARGUMENT = 'Fills {{input}} in the template, or follows it as the last user message';
 
 /** prompts/list and prompts/get: each agent's template a prompt. */
-function servePrompts(server: Server, deps: AgentCallDeps): void {
+function servePrompts(server: Server, deps: AgentCallDeps, tenantId: string): void {
   server.setRequestHandler('prompts/list', async () => ({
-    prompts: (await listExposedAgents(deps.db)).map((agent) => ({
+    prompts: (await listExposedAgents(deps.db, tenantId)).map((agent) => ({
       name: toolNameOf(agent.name),
       title: agent.name,
       description: agent.description ?? `The template of the agent "${agent.name}"`,
@@ -192,7 +197,7 @@ function servePrompts(server: Server, deps: AgentCallDeps): void {
     })),
   }));
   server.setRequestHandler('prompts/get', async (request) => {
-    const agent = await findByToolName(deps, request.params.name);
+    const agent = await findByToolName(deps, tenantId, request.params.name);
     if (!agent) throw mcpRequestError(ProtocolErrorCode.InvalidParams, `Unknown prompt: ${request.params.name}`);
     return promptOf(agent, request.params.arguments?.input);
   });
@@ -205,7 +210,8 @@ function callContext(server: Server, options: AgentServerOptions, ctx: ServerCon
   const canAsk = !modern && options.askApprovals && server.getClientCapabilities()?.elicitation?.form !== undefined;
   const approvals = modern && declaresFormElicitation(ctx) ? options.approvals : undefined;
   return {
-    requestId: ctx.mcpReq.id, signal: options.stop ? AbortSignal.any([ctx.mcpReq.signal, options.stop]) : ctx.mcpReq.signal,
+    caller: options.caller, requestId: ctx.mcpReq.id,
+    signal: options.stop ? AbortSignal.any([ctx.mcpReq.signal, options.stop]) : ctx.mcpReq.signal,
     registry: options.registry,
     // A person may take their time: no request timeout, only the call's end withdraws the question.
     ask: canAsk

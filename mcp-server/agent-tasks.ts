@@ -8,6 +8,7 @@ import { findTaskRun, pageTaskRuns, recordAgentTask, type AgentTask, type TaskRu
 import type { RunView } from '../core/run-view';
 import { readRun, readRunWhenEnded, cancelRun } from '../use-cases/runs/runs';
 import { beginAgentRun, resumeAgentCall, runOutcome, cancelWorkflow } from './agent-call';
+import type { Caller } from '../use-cases/caller';
 import type { AgentCallContext, AgentCallDeps } from './call-context';
 import { approvalForm } from './approval-elicitation';
 import { requestCapabilities } from './approval-input';
@@ -156,9 +157,9 @@ async function sendStatusChanges(server: Server, deps: AgentCallDeps, task: Agen
  */
 export async function startAgentTask(
   server: Server, deps: AgentCallDeps, agent: ExposedAgent, args: Record<string, unknown>, era: Era, options: AgentTaskOptions,
-  requestedTtl?: unknown,
+  caller: Caller, requestedTtl?: unknown,
 ): Promise<Record<string, unknown>> {
-  const started = await beginAgentRun(deps, agent, args);
+  const started = await beginAgentRun(deps, agent, args, undefined, caller);
   if ('refused' in started) return started.refused;
   const ttlMs = typeof requestedTtl === 'number' && Number.isFinite(requestedTtl)
     ? Math.min(MAX_TTL_MS, Math.max(MIN_TTL_MS, Math.round(requestedTtl))) : DEFAULT_TTL_MS;

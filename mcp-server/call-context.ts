@@ -4,6 +4,7 @@ import type { CallRegistry } from '../use-cases/runs/call-registry';
 import type { RunControlDeps } from '../use-cases/runs/runs';
 import type { StartRunDeps } from '../use-cases/runs/start-run';
 import type { AskClient } from './approval-elicitation';
+import type { Caller } from '../use-cases/caller';
 
 /** What an agent call needs: it starts a run, follows it on the process's change feed, and may cancel it. */
 export interface AgentCallDeps extends StartRunDeps, RunControlDeps {
@@ -11,6 +12,8 @@ export interface AgentCallDeps extends StartRunDeps, RunControlDeps {
 }
 
 export interface AgentCallContext {
+  /** who calls: the run is their tenant's, and says they started it */
+  caller: Caller;
   requestId: string | number;
   /** aborted when the client goes away: the run goes on (it is durable); only a cancel notification cancels it */
   signal: AbortSignal;

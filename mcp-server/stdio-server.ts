@@ -34,7 +34,7 @@ export async function serveAgentsOverStdio(deps: AgentCallDeps, options: StdioSe
   // The instances serving the connection (serveStdio may build one for a discovery probe first).
   const servers = new Set<Server>();
   const factory = await connectionServers(deps, options, servers);
-  const poll = await pollAgentList(deps, servers);
+  const poll = await pollAgentList(deps, options.caller.tenantId, servers);
   const ready = () => deps.logger.info({ taskQueue: deps.taskQueue, source: options.source }, 'MCP stdio server ready');
   await serveUntilStdinEnds(factory, deps.logger, ready);
   clearInterval(poll);
@@ -68,10 +68,11 @@ async function connectionServers(deps: AgentCallDeps, options: StdioServeOptions
 }
 
 /** Tells the servers' clients whenever the agent list changes; the interval to clear when the connection ends. */
-async function pollAgentList(deps: AgentCallDeps, servers: Set<Server>): Promise<NodeJS.Timeout> {
-  let version = await agentListVersion(deps.db);
+async function pollAgentList(deps: AgentCallDeps, tenantId: string, servers: Set<Server>): Promise<NodeJS.Timeout> {
+  // The tenant whose agents the servers offer (createAgentMcpServer's default): `default`.
+  let version = await agentListVersion(deps.db, tenantId);
   return setInterval(() => {
-    agentListVersion(deps.db).then(async (next) => {
+    agentListVersion(deps.db, tenantId).then(async (next) => {
       if (next === version) return;
       version = next;
       for (const server of servers) {

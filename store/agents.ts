@@ -5,8 +5,11 @@ import { rowByRef } from './refs';
 import type { Agent } from '../core/agent';
 import type { RunLimits } from '../core/run-limits';
 import type { PromptWhen } from '../core/prompt-conditions';
+import { DEFAULT_TENANT_ID } from '../core/tenancy';
 
 export interface NewAgent {
+  /** the tenant the agent belongs to; `default` when absent (the operator's files, tests) */
+  tenantId?: string;
   name: string;
   description?: string;
   instructions?: string;
@@ -48,12 +51,12 @@ export const toAgent = (r: AgentRow): Agent => ({
 export async function insertAgent(db: Queryable, agent: NewAgent): Promise<Agent> {
   const { rows } = await db.query<AgentRow>(
     `INSERT INTO agents (id, name, description, instructions, model, integration_ids, max_turns, max_tool_result_bytes, mcp_tasks, limits,
-                         prompt_order, sub_agent_ids, prompt_when)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING *`,
+                         prompt_order, sub_agent_ids, prompt_when, tenant_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING *`,
     [newId('agt'), agent.name, agent.description ?? null, agent.instructions ?? null, JSON.stringify(agent.model),
       agent.integrationIds ?? [], agent.maxTurns ?? 20, agent.maxToolResultBytes ?? 65_536, agent.mcpTasks ?? true,
       agent.limits ? JSON.stringify(agent.limits) : null,
-      agent.promptOrder ?? [], agent.subAgentIds ?? [], JSON.stringify(agent.promptWhen ?? {})],
+      agent.promptOrder ?? [], agent.subAgentIds ?? [], JSON.stringify(agent.promptWhen ?? {}), agent.tenantId ?? DEFAULT_TENANT_ID],
   );
   return toAgent(rows[0]);
 }
@@ -66,10 +69,17 @@ export async function findAgent(db: Queryable, id: string): Promise<Agent | unde
   return rows[0] && toAgent(rows[0]);
 }
 
-/** The agent named `ref` by its id or its name (refs.ts), in one statement. */
-export async function findAgentByRef(db: Queryable, ref: string): Promise<Agent | undefined> {
-  const text = rowByRef('agents', '$1', AGENT_COLUMNS).slice(1, -1);
-  const { rows } = await db.query<AgentRow>({ name: statementName(text), text, values: [ref] });
+/** The tenant's agent named `ref` by its id or its name (refs.ts), in one statement; another tenant's is not found. */
+export async function findAgentByRef(db: Queryable, ref: string, tenantId = DEFAULT_TENANT_ID): Promise<Agent | undefined> {
+  const text = rowByRef('agents', '$1', '$2', AGENT_COLUMNS).slice(1, -1);
+  const { rows } = await db.query<AgentRow>({ name: statementName(text), text, values: [ref, tenantId] });
+  return rows[0] && toAgent(rows[0]);
+}
+
+/** The agent named `ref` (by id or name) in the tenant of the thread: an agent a run on the thread may be of. */
+export async function findThreadAgentByRef(db: Queryable, threadId: string, ref: string): Promise<Agent | undefined> {
+  const text = rowByRef('agents', '$1', '(SELECT tenant_id FROM threads WHERE id = $2)', AGENT_COLUMNS).slice(1, -1);
+  const { rows } = await db.query<AgentRow>({ name: statementName(text), text, values: [ref, threadId] });
   return rows[0] && toAgent(rows[0]);
 }
 
@@ -78,9 +88,10 @@ export const agentDisabledText = (agent: Pick<Agent, 'name' | 'sourceFile'>) => 
   ? `Agent ${agent.name} is disabled: its file ${agent.sourceFile} was removed; it is kept for the threads that refer to it`
   : `Agent ${agent.name} was deleted; it is kept only for the threads and runs that refer to it`);
 
-/** Unpaged: agents are configuration, counted in tens, not in millions. Disabled (deleted) agents are left out. */
-export async function listAgents(db: Queryable): Promise<Agent[]> {
-  const { rows } = await db.query<AgentRow>('SELECT * FROM agents WHERE disabled_at IS NULL ORDER BY created_at, id');
+/** The tenant's agents, unpaged: agents are configuration, counted in tens, not in millions. Disabled (deleted) agents are left out. */
+export async function listAgents(db: Queryable, tenantId: string): Promise<Agent[]> {
+  const { rows } = await db.query<AgentRow>(
+    'SELECT * FROM agents WHERE tenant_id = $1 AND disabled_at IS NULL ORDER BY created_at, id', [tenantId]);
   return rows.map(toAgent);
 }
 

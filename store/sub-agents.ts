@@ -11,10 +11,6 @@ export interface ResolvedAgent {
   hasIntegrations?: boolean;
 }
 
-/**
- * The agents `refs` name (ids or names; an id wins over an equal name), in the order given;
- * a ref that names none is left out of `found` and listed in `unknown`.
- */
 interface AgentRefRow { id: string; name: string; description: string | null; disabled_at: Date | null; has_integrations?: boolean }
 
 const toResolved = (r: AgentRefRow): ResolvedAgent => ({
@@ -22,11 +18,17 @@ const toResolved = (r: AgentRefRow): ResolvedAgent => ({
   ...(r.has_integrations ? { hasIntegrations: true } : {}),
 });
 
-export async function resolveAgentRefs(db: Queryable, refs: string[]): Promise<{ found: ResolvedAgent[]; unknown: string[] }> {
+/**
+ * The tenant's agents `refs` name (ids or names; an id wins over an equal name), in the order given;
+ * a ref that names none of them (another tenant's included) is left out of `found` and listed in `unknown`.
+ */
+export async function resolveAgentRefs(
+  db: Queryable, tenantId: string, refs: string[],
+): Promise<{ found: ResolvedAgent[]; unknown: string[] }> {
   if (refs.length === 0) return { found: [], unknown: [] };
   const { rows } = await db.query<AgentRefRow>(
-    'SELECT id, name, description, disabled_at FROM agents WHERE id = ANY($1) OR name = ANY($1)',
-    [refs],
+    'SELECT id, name, description, disabled_at FROM agents WHERE tenant_id = $2 AND (id = ANY($1) OR name = ANY($1))',
+    [refs, tenantId],
   );
   const found: ResolvedAgent[] = [];
   const unknown: string[] = [];

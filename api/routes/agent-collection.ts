@@ -28,5 +28,5 @@ export const agentCollectionRoutes: FastifyPluginAsyncZod<AgentRouteDeps> = asyn
       tags: ['agents'], summary: 'List agents, oldest first (deleted agents kept for their threads are left out)',
       response: { 200: agentListSchema },
     },
-  }, async () => ({ agents: await listAgents(deps.db) }));
+  }, async (request) => ({ agents: await listAgents(deps.db, request.caller.tenantId) }));
 };

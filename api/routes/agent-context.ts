@@ -26,6 +26,6 @@ export const agentContextRoutes: FastifyPluginAsyncZod<AgentRouteDeps> = async (
     },
   }, async (request, reply) => {
     const worker = { ...deps, logger: request.log, waitMs, callerGone: callerGoneSignal(reply, closing) };
-    return previewAgentContext(worker, request.params.id, request.query.threadId);
+    return previewAgentContext(worker, request.caller, request.params.id, request.query.threadId);
   });
 };

@@ -20,7 +20,7 @@ export const agentItemRoutes: FastifyPluginAsyncZod<AgentRouteDeps> = async (app
       tags: ['agents'], summary: 'Read an agent (by id or name)', params: idParams,
       response: { 200: agentSchema, 404: problemResponse('No such agent') },
     },
-  }, async (request) => loadAgent(deps.db, request.params.id));
+  }, async (request) => loadAgent(deps.db, request.caller.tenantId, request.params.id));
 
   app.patch('/agents/:id', {
     config: { role: 'manage' },

@@ -19,5 +19,7 @@ export const integrationCapabilityRoutes: FastifyPluginAsyncZod<IntegrationRoute
         502: problemResponse('The MCP server is unreachable'), 504: problemResponse('No worker answered in time'),
       },
     },
-  }, async (request, reply) => integrationCapabilities({ ...workerDeps, callerGone: callerGoneSignal(reply, closing) }, request.params.id));
+  }, async (request, reply) => integrationCapabilities(
+    { ...workerDeps, callerGone: callerGoneSignal(reply, closing) }, request.caller, request.params.id,
+  ));
 };

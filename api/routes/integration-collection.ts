@@ -23,5 +23,5 @@ export const integrationCollectionRoutes: FastifyPluginAsyncZod<IntegrationRoute
 
   app.get('/integrations', {
     schema: { tags: ['integrations'], summary: 'List integrations, oldest first', response: { 200: integrationListSchema } },
-  }, async () => ({ integrations: await listIntegrationViews(opts.db) }));
+  }, async (request) => ({ integrations: await listIntegrationViews(opts.db, request.caller.tenantId) }));
 };

@@ -18,7 +18,7 @@ export const integrationItemRoutes: FastifyPluginAsyncZod<IntegrationRoutesOptio
       tags: ['integrations'], summary: 'Read an integration (by id or name)', params: idParams,
       response: { 200: jsonResponse('The integration', integrationSchema), 404: problemResponse('No such integration') },
     },
-  }, async (request) => integrationView(opts.db, await loadIntegration(opts.db, request.params.id)));
+  }, async (request) => integrationView(opts.db, await loadIntegration(opts.db, request.caller.tenantId, request.params.id)));
 
   app.patch('/integrations/:id', {
     config: { role: 'manage' },

@@ -3,12 +3,17 @@ import type { RunLimits } from '../../core/run-limits';
 import type { PromptWhen } from '../../core/prompt-conditions';
 import type { TemplateMessage } from './parse-chatmd';
 import { newId } from '../../platform/ids';
+import { DEFAULT_TENANT_ID } from '../../core/tenancy';
 import type { Queryable } from '../pool';
 
 /**
  * The parts of agents that only agent files and the MCP server use: where an agent was defined
  * (source_file, NULL for API-defined agents), its prompt template, and whether its file went away.
+ * The operator's files define agents in the tenant `default` (FILE_TENANT_ID).
  */
+
+/** The tenant the agents of AGENTS_DIR belong to. */
+export const FILE_TENANT_ID = DEFAULT_TENANT_ID;
 
 export interface FileAgentFields {
   name: string;
@@ -35,9 +40,10 @@ export interface AgentOrigin {
   disabled: boolean;
 }
 
+/** The agent of that name in the files' tenant, whoever defined it. */
 export async function findAgentOriginByName(db: Queryable, name: string): Promise<AgentOrigin | undefined> {
   const { rows } = await db.query<{ id: string; name: string; source_file: string | null; disabled_at: Date | null }>(
-    'SELECT id, name, source_file, disabled_at FROM agents WHERE name = $1', [name],
+    'SELECT id, name, source_file, disabled_at FROM agents WHERE tenant_id = $2 AND name = $1', [name, FILE_TENANT_ID],
   );
   return rows[0] && { id: rows[0].id, name: rows[0].name, sourceFile: rows[0].source_file, disabled: rows[0].disabled_at !== null };
 }
@@ -51,9 +57,9 @@ export async function upsertFileAgent(db: Queryable, a: FileAgentFields, existin
   if (!existingId) {
     await db.query(
       `INSERT INTO agents (id, name, description, instructions, model, integration_ids, max_turns, template, source_file, mcp_tasks, limits,
-                           prompt_order, prompt_when)
-       VALUES ($13, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-      [...values, newId('agt')],
+                           prompt_order, prompt_when, tenant_id)
+       VALUES ($13, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $14)`,
+      [...values, newId('agt'), FILE_TENANT_ID],
     );
     return true;
   }
@@ -75,7 +81,7 @@ export async function upsertFileAgent(db: Queryable, a: FileAgentFields, existin
 export async function listFileAgentsUnder(db: Queryable, dir: string): Promise<AgentOrigin[]> {
   const prefix = dir.endsWith('/') ? dir : `${dir}/`;
   const { rows } = await db.query<{ id: string; name: string; source_file: string; disabled_at: Date | null }>(
-    'SELECT id, name, source_file, disabled_at FROM agents WHERE starts_with(source_file, $1)', [prefix],
+    'SELECT id, name, source_file, disabled_at FROM agents WHERE tenant_id = $2 AND starts_with(source_file, $1)', [prefix, FILE_TENANT_ID],
   );
   return rows.map((r) => ({ id: r.id, name: r.name, sourceFile: r.source_file, disabled: r.disabled_at !== null }));
 }
@@ -91,17 +97,20 @@ export interface ExposedAgent {
   mcpTasks: boolean;
 }
 
-export async function listExposedAgents(db: Queryable): Promise<ExposedAgent[]> {
+/** The tenant's agents that are not deleted, by name. */
+export async function listExposedAgents(db: Queryable, tenantId: string): Promise<ExposedAgent[]> {
   const { rows } = await db.query<ExposedAgent>(
-    'SELECT id, name, description, instructions, template, mcp_tasks AS "mcpTasks" FROM agents WHERE disabled_at IS NULL ORDER BY name',
+    `SELECT id, name, description, instructions, template, mcp_tasks AS "mcpTasks" FROM agents
+     WHERE tenant_id = $1 AND disabled_at IS NULL ORDER BY name`, [tenantId],
   );
   return rows;
 }
 
-/** Changes whenever an agent is added, edited, disabled or removed; cheap enough to poll. */
-export async function agentListVersion(db: Queryable): Promise<string> {
+/** Changes whenever an agent of the tenant is added, edited, disabled or removed; cheap enough to poll. */
+export async function agentListVersion(db: Queryable, tenantId: string): Promise<string> {
   const { rows } = await db.query<{ v: string }>(
-    "SELECT count(*)::text || ':' || COALESCE(max(updated_at)::text, '') || ':' || COALESCE(sum(hashtext(id))::text, '') AS v FROM agents",
+    `SELECT count(*)::text || ':' || COALESCE(max(updated_at)::text, '') || ':' || COALESCE(sum(hashtext(id))::text, '') AS v
+     FROM agents WHERE tenant_id = $1`, [tenantId],
   );
   return rows[0].v;
 }

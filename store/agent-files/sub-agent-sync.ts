@@ -1,6 +1,7 @@
 import type { Queryable } from '../pool';
 import { closesSubAgentCycle, resolveAgentRefs, subAgentsByIds } from '../sub-agents';
 import { AgentFileError } from './parse-chatmd';
+import { FILE_TENANT_ID } from './file-agents';
 
 /** A file agent stored by this sync, with the sub-agents its file lists. */
 export interface FileSubAgents {
@@ -13,16 +14,16 @@ export interface FileSubAgents {
 
 /**
  * The file agents' `subAgents`, once every file agent of the sync is stored (a file may name an
- * agent another file defines): names or ids → ids. A name that another agent has taken since the
- * last sync is reported, not followed (the agent it named, if it still exists, stays); an unknown
- * or disabled agent, or a cycle, is reported and the agent keeps the sub-agents it had. Returns
- * the names of the agents whose sub-agents changed.
+ * agent another file defines): names or ids of the files' tenant's agents → ids. A name that
+ * another agent has taken since the last sync is reported, not followed (the agent it named, if it
+ * still exists, stays); an unknown or disabled agent, or a cycle, is reported and the agent keeps
+ * the sub-agents it had. Returns the names of the agents whose sub-agents changed.
  */
 export async function syncFileSubAgents(tx: Queryable, agents: FileSubAgents[], errors: AgentFileError[]): Promise<string[]> {
   const changed: string[] = [];
   for (const a of agents) {
     const refused = (detail: string) => errors.push(new AgentFileError(a.file, a.configLine, `subAgents: ${detail}`));
-    const { found, unknown } = await resolveAgentRefs(tx, a.refs);
+    const { found, unknown } = await resolveAgentRefs(tx, FILE_TENANT_ID, a.refs);
     if (unknown.length > 0) {
       refused(`unknown agents ${unknown.join(', ')}`);
       continue;

@@ -3,7 +3,7 @@ import { syncFileSubAgents, type FileSubAgents } from './sub-agent-sync';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { removeAgent } from '../agents';
-import { findAgentOriginByName, listFileAgentsUnder, upsertFileAgent } from './file-agents';
+import { FILE_TENANT_ID, findAgentOriginByName, listFileAgentsUnder, upsertFileAgent } from './file-agents';
 import { inTransaction, type Db, type Queryable } from '../pool';
 import { apiKeyEnvProblem, DEFAULT_LLM_KEY_ENVS } from '../../core/llm-keys';
 import { idsOfRefs, resolveRefs } from '../refs';
@@ -126,15 +126,18 @@ async function storeFileAgent(tx: Queryable, { file, name, def }: ParsedFile, re
   return stored ? { file, agentId: stored.id, name, configLine: def.configLine, refs: def.subAgents } : undefined;
 }
 
-/** The integrations the file names, as ids; an error when one is unknown, or promptOrder or promptWhen names one the agent lacks. */
+/**
+ * The integrations the file names (the files' tenant's), as ids; an error when one is unknown, or
+ * promptOrder or promptWhen names one the agent lacks.
+ */
 async function resolveIntegrations(tx: Queryable, file: string, def: AgentFileDefinition): Promise<ResolvedIntegrations | AgentFileError> {
-  const { ids, unknown } = await resolveRefs(tx, 'integrations', def.integrations);
+  const { ids, unknown } = await resolveRefs(tx, 'integrations', FILE_TENANT_ID, def.integrations);
   if (unknown.length > 0) return new AgentFileError(file, def.configLine, `unknown integration(s): ${unknown.join(', ')}`);
-  const promptOrder = await idsOfRefs(tx, 'integrations', def.promptOrder);
+  const promptOrder = await idsOfRefs(tx, 'integrations', FILE_TENANT_ID, def.promptOrder);
   const misordered = promptOrderProblem(def.promptOrder, promptOrder, ids);
   if (misordered) return new AgentFileError(file, def.configLine, `promptOrder: ${misordered}`);
   const whenRefs = Object.keys(def.promptWhen);
-  const whenIds = await idsOfRefs(tx, 'integrations', whenRefs);
+  const whenIds = await idsOfRefs(tx, 'integrations', FILE_TENANT_ID, whenRefs);
   const misplaced = promptOrderProblem(whenRefs, whenIds, ids);
   if (misplaced) return new AgentFileError(file, def.configLine, `promptWhen: ${misplaced}`);
   const promptWhen = Object.fromEntries(whenRefs.map((ref, i) => [whenIds[i] as string, def.promptWhen[ref]]));

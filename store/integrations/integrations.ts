@@ -10,6 +10,7 @@ import { openTransport, sealTransport } from './secrets';
 import type { Queryable } from '../pool';
 import type { IntegrationProtocol } from '../../core/protocol-era';
 import { DEFAULT_SAMPLING_MAX_TOKENS, type SamplingMode } from '../../core/sampling';
+import { DEFAULT_TENANT_ID } from '../../core/tenancy';
 
 /** A row as the driver reads it, or as row_to_json gives it inside another statement (timestamps as text, bigints as numbers). */
 export interface IntegrationRow {
@@ -54,7 +55,8 @@ export function toPublic(integration: Integration): PublicIntegration {
   };
 }
 
-export async function insertIntegration(db: Queryable, integration: NewIntegration): Promise<Integration> {
+/** Stores a new integration in the tenant (`default` when not given: the operator's file, tests). */
+export async function insertIntegration(db: Queryable, integration: NewIntegration, tenantId = DEFAULT_TENANT_ID): Promise<Integration> {
   const problem = integrationNameProblem(integration.name);
   if (problem) throw new Error(`Invalid integration name "${integration.name}": ${problem}`);
   const id = newId('int');
@@ -63,8 +65,9 @@ export async function insertIntegration(db: Queryable, integration: NewIntegrati
     `INSERT INTO integrations (id, name, transport, tool_timeout_ms, max_total_timeout_ms, max_resource_bytes, trust_annotations, enabled,
        prompt_injection, disabled_prompts, prompt_arguments, task_queue, secrets, max_result_bytes, approval, elicitation,
        elicitation_timeout_ms, allow_private_network, protocol, sampling, sampling_max_tokens, task_timeout_ms, prompt_cache_ttl_ms,
-       max_concurrent_calls)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24) RETURNING *`,
+       max_concurrent_calls, tenant_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25)
+     RETURNING *`,
     [id, integration.name, JSON.stringify(stored.transport), integration.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
       integration.maxTotalTimeoutMs ?? null, integration.maxResourceBytes ?? SIZE_BOUNDS.maxResourceBytes.default,
       integration.trustAnnotations ?? false, integration.enabled ?? true,
@@ -75,18 +78,26 @@ export async function insertIntegration(db: Queryable, integration: NewIntegrati
       integration.allowPrivateNetwork ?? false,
       integration.protocol ?? 'auto', integration.sampling ?? 'never', integration.samplingMaxTokens ?? DEFAULT_SAMPLING_MAX_TOKENS,
       integration.taskTimeoutMs ?? DEFAULT_TASK_TIMEOUT_MS, integration.promptCacheTtlMs ?? null,
-      integration.maxConcurrentCalls ?? CONCURRENT_CALLS.default],
+      integration.maxConcurrentCalls ?? CONCURRENT_CALLS.default, tenantId],
   );
   return toIntegration(rows[0]);
 }
 
+/** By id, whatever its tenant: for workers, which are handed ids the API checked. */
 export async function findIntegration(db: Queryable, id: string): Promise<Integration | undefined> {
   const { rows } = await db.query<IntegrationRow>('SELECT * FROM integrations WHERE id = $1', [id]);
   return rows[0] && toIntegration(rows[0]);
 }
 
-export async function findIntegrationByName(db: Queryable, name: string): Promise<Integration | undefined> {
-  const { rows } = await db.query<IntegrationRow>('SELECT * FROM integrations WHERE name = $1', [name]);
+/** By id, only when it is the tenant's: another tenant's is not found. */
+export async function findTenantIntegration(db: Queryable, tenantId: string, id: string): Promise<Integration | undefined> {
+  const { rows } = await db.query<IntegrationRow>('SELECT * FROM integrations WHERE id = $1 AND tenant_id = $2', [id, tenantId]);
+  return rows[0] && toIntegration(rows[0]);
+}
+
+/** The tenant's integration of that name (names are unique per tenant); `default` when no tenant is given. */
+export async function findIntegrationByName(db: Queryable, name: string, tenantId = DEFAULT_TENANT_ID): Promise<Integration | undefined> {
+  const { rows } = await db.query<IntegrationRow>('SELECT * FROM integrations WHERE name = $1 AND tenant_id = $2', [name, tenantId]);
   return rows[0] && toIntegration(rows[0]);
 }
 
@@ -98,9 +109,9 @@ export async function findIntegrations(db: Queryable, ids: string[]): Promise<In
   return ids.flatMap((id) => (byId.has(id) ? [byId.get(id)!] : []));
 }
 
-/** Unpaged: integrations are configuration, counted in tens. */
-export async function listIntegrations(db: Queryable): Promise<Integration[]> {
-  const { rows } = await db.query<IntegrationRow>('SELECT * FROM integrations ORDER BY created_at, id');
+/** The tenant's integrations (`default` when not given), unpaged: integrations are configuration, counted in tens. */
+export async function listIntegrations(db: Queryable, tenantId = DEFAULT_TENANT_ID): Promise<Integration[]> {
+  const { rows } = await db.query<IntegrationRow>('SELECT * FROM integrations WHERE tenant_id = $1 ORDER BY created_at, id', [tenantId]);
   return rows.map(toIntegration);
 }
 
@@ -149,9 +160,10 @@ export async function updateIntegration(db: Queryable, id: string, patch: Integr
   return rows[0] && toIntegration(rows[0]);
 }
 
-/** The names among `names` that integrations already use. */
-export async function takenIntegrationNames(db: Queryable, names: string[]): Promise<string[]> {
-  const { rows } = await db.query<{ name: string }>('SELECT name FROM integrations WHERE name = ANY($1) ORDER BY name', [names]);
+/** The names among `names` that the tenant's integrations already use. */
+export async function takenIntegrationNames(db: Queryable, tenantId: string, names: string[]): Promise<string[]> {
+  const { rows } = await db.query<{ name: string }>(
+    'SELECT name FROM integrations WHERE tenant_id = $1 AND name = ANY($2) ORDER BY name', [tenantId, names]);
   return rows.map((r) => r.name);
 }
 

@@ -14,8 +14,16 @@ export const oauthStateContext = (id: string) => `oauth_states:${id}`;
 /** How long a `state` handed to a browser stays good. */
 export const STATE_TTL_MS = 10 * 60_000;
 
+/** Who started an authorization: its callback stores tokens only for an integration of this tenant. */
+export interface AuthorizationStarter {
+  tenantId: string;
+  principalId: string;
+}
+
 interface StateSecrets {
   codeVerifier: string;
+  /** set by the API that started it, before anyone is handed the URL (bindAuthorizationState) */
+  startedBy?: AuthorizationStarter;
   /** the URL a person opens, state included */
   authorizationUrl?: string;
   /** what the authorization server sent back, until it is exchanged */
@@ -59,6 +67,22 @@ export async function saveAuthorizationState(
   return id;
 }
 
+/**
+ * Binds the authorization to the tenant and principal that started it, before its URL (the state)
+ * is handed to anyone; false when the row is gone.
+ */
+export async function bindAuthorizationState(db: Queryable, id: string, startedBy: AuthorizationStarter): Promise<boolean> {
+  const row = await readSecrets(db, id);
+  if (!row) return false;
+  await writeSecrets(db, id, { ...row.secrets, startedBy: { tenantId: startedBy.tenantId, principalId: startedBy.principalId } });
+  return true;
+}
+
+/** Who started the authorization (bindAuthorizationState); undefined when nobody bound it. */
+export async function readAuthorizationStarter(db: Queryable, id: string): Promise<AuthorizationStarter | undefined> {
+  return (await readSecrets(db, id))?.secrets.startedBy;
+}
+
 /** The URL a person opens, for the API that started the authorization. */
 export async function readAuthorizationUrl(db: Queryable, id: string): Promise<string | undefined> {
   return (await readSecrets(db, id))?.secrets.authorizationUrl;
@@ -99,5 +123,5 @@ export async function readAuthorizationState(
 /** After the exchange: the code works once, and the URL is of no more use. */
 export async function forgetAuthorizationCode(db: Queryable, id: string): Promise<void> {
   const row = await readSecrets(db, id);
-  if (row) await writeSecrets(db, id, { codeVerifier: row.secrets.codeVerifier });
+  if (row) await writeSecrets(db, id, { codeVerifier: row.secrets.codeVerifier, startedBy: row.secrets.startedBy });
 }

@@ -41,7 +41,7 @@ const startedByJson = (startedBy: StartedBy | null | undefined) => (startedBy ? 
 
 /**
  * A run's record, in one statement, so one round trip and one commit: the thread, the agent (by
- * id or name; the thread's own when `agentRef` is absent), the thread's claim for the run (free,
+ * id or name, of the thread's tenant; the thread's own when `agentRef` is absent), the thread's claim for the run (free,
  * or held by a run whose result is written) and the run's row. The claim and the row are written
  * only when the thread and an enabled agent exist, and only together. Without `run`, the thread is
  * held by a run whose result is not written: the caller decides whether that run has ended.
@@ -50,7 +50,7 @@ export async function insertRunOnThread(db: Queryable, r: NewRunOnThread): Promi
   thread?: { id: string; agentId: string }; agent?: Agent; run?: RunRecord;
 }> {
   const text = `WITH t AS (SELECT id, agent_id, tenant_id FROM threads WHERE id = $1 AND tenant_id = $5),
-    a AS ${rowByRef('agents', 'COALESCE($2, (SELECT agent_id FROM t))')},
+    a AS ${rowByRef('agents', 'COALESCE($2, (SELECT agent_id FROM t))', '$5')},
     claim AS (
       UPDATE threads th SET active_run_id = $3
       WHERE th.id = (SELECT id FROM t) AND EXISTS (SELECT 1 FROM a WHERE disabled_at IS NULL)
@@ -73,13 +73,14 @@ export async function insertRunOnThread(db: Queryable, r: NewRunOnThread): Promi
 }
 
 /**
- * A run on a thread made for it, in one statement: the agent (by id or name), the thread (held by
+ * A run on a thread made for it, in one statement: the agent (by id or name, the tenant's), the thread (held by
  * the run from the start) and the run's row, written only when the agent exists and is enabled.
+ * The tenant is `default` when not given.
  */
 export async function insertRunOnNewThread(
   db: Queryable, r: Omit<NewRunOnThread, 'agentRef'> & { agentRef: string },
 ): Promise<{ agent?: Agent; run?: RunRecord }> {
-  const text = `WITH a AS ${rowByRef('agents', '$1')},
+  const text = `WITH a AS ${rowByRef('agents', '$1', '$5')},
     thread AS (
       INSERT INTO threads (id, agent_id, active_run_id, tenant_id) SELECT $2, a.id, $3, $5 FROM a WHERE a.disabled_at IS NULL
       RETURNING id, agent_id, tenant_id),

@@ -136,3 +136,9 @@ function decodeThreadCursor(cursor: string): { micros: string; id: string } {
   if (!match) throw new EngineError('invalid', 'The cursor is not one this listing gave out: use the nextCursor of a previous page');
   return { micros: match[1], id: match[2] };
 }
+
+/** Whether the thread exists in the tenant: another tenant's thread is as good as none. */
+export async function isTenantThread(db: Queryable, tenantId: string, threadId: string): Promise<boolean> {
+  const { rowCount } = await db.query('SELECT 1 FROM threads WHERE id = $1 AND tenant_id = $2', [threadId, tenantId]);
+  return (rowCount ?? 0) > 0;
+}

@@ -19,8 +19,6 @@ import { waitFor } from '../support/wait';
  * and is left as it was, lists show the caller's tenant's alone, an Idempotency-Key is the
  * tenant's, and a run records who started it and carries its tenant (row and TenantId).
  */
-/** Agents are the tenant `default`'s whoever creates them, until they are per tenant: then this is the one line to change. */
-const AGENTS_PER_TENANT = false;
 
 const API_KEY = `api-${randomUUID()}`;
 const ADMIN_KEY = `admin-${randomUUID()}`;
@@ -50,12 +48,9 @@ async function newTenant(): Promise<Tenant> {
   return { ...tenant, key: issued.json().key, keyId: issued.json().id, keyName };
 }
 
-/**
- * A scripted agent for the tenant whose key this is. Agents are not per tenant yet: POST /v1/agents
- * puts every agent in `default`, and threads of every tenant may use it by id (AGENTS_PER_TENANT).
- */
+/** A scripted agent of the tenant whose key this is. */
 async function scriptedAgent(key: string, script: ScriptStep[], extra: Record<string, unknown> = {}): Promise<{ id: string; name: string }> {
-  const res = await as(AGENTS_PER_TENANT ? key : API_KEY)({
+  const res = await as(key)({
     method: 'POST', url: '/v1/agents', payload: { name: `agent_${randomUUID().slice(0, 8)}`, model: { provider: 'scripted', script }, ...extra },
   });
   expect(res.statusCode).toBe(201);

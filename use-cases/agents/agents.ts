@@ -23,19 +23,19 @@ export interface AgentDeps {
   llmKeyEnvs: readonly string[];
 }
 
-/** Every agent, oldest first; deleted agents kept for their threads are left out. */
-export const listAgents = (db: Db): Promise<Agent[]> => listStoredAgents(db);
+/** Every agent of the tenant, oldest first; deleted agents kept for their threads are left out. */
+export const listAgents = (db: Db, tenantId: string): Promise<Agent[]> => listStoredAgents(db, tenantId);
 
-/** By id or by name; not_found otherwise. */
-export async function loadAgent(db: Db, ref: string): Promise<Agent> {
-  const agent = await findAgentByRef(db, ref);
+/** The tenant's agent, by id or by name; not_found otherwise (another tenant's agent too, in the same words). */
+export async function loadAgent(db: Db, tenantId: string, ref: string): Promise<Agent> {
+  const agent = await findAgentByRef(db, ref, tenantId);
   if (!agent) throw new EngineError('not_found', `Agent ${ref} does not exist`);
   return agent;
 }
 
 /** An agent the API may change: not defined by a file, and with no run running (runs read their agent at every turn). */
-export async function loadChangeableAgent(deps: AgentDeps, ref: string, verb: 'edit' | 'delete'): Promise<Agent> {
-  const agent = await loadAgent(deps.db, ref);
+export async function loadChangeableAgent(deps: AgentDeps, caller: Caller, ref: string, verb: 'edit' | 'delete'): Promise<Agent> {
+  const agent = await loadAgent(deps.db, caller.tenantId, ref);
   if (agent.sourceFile) {
     throw new EngineError('defined_by_file', `Agent ${agent.name} is defined by the file ${agent.sourceFile}: ${verb} the file instead`);
   }
@@ -60,27 +60,30 @@ export function checkModel(deps: AgentDeps, caller: Caller, model: ModelConfig):
 }
 
 /**
- * Integration ids or names to ids; unknown ones are a 400 naming them. The key-share lock keeps the
- * integrations from being deleted before the agent is stored (deleting one refuses while agents use it).
+ * The tenant's integration ids or names to ids; unknown ones (another tenant's too) are a 400 naming
+ * them. The key-share lock keeps the integrations from being deleted before the agent is stored
+ * (deleting one refuses while agents use it).
  */
-export async function lockIntegrations(tx: Queryable, refs: string[]): Promise<string[]> {
-  const { ids, unknown } = await resolveRefs(tx, 'integrations', refs, { lockForKeyShare: true });
+export async function lockIntegrations(tx: Queryable, tenantId: string, refs: string[]): Promise<string[]> {
+  const { ids, unknown } = await resolveRefs(tx, 'integrations', tenantId, refs, { lockForKeyShare: true });
   if (unknown.length > 0) throw new EngineError('validation', `Unknown integrationIds: ${unknown.join(', ')}`);
   return ids;
 }
 
 /** promptOrder's integration ids or names to ids, each one of `integrationIds` (the agent's), named once; a 400 otherwise. */
-export async function resolvePromptOrder(tx: Queryable, refs: string[], integrationIds: string[]): Promise<string[]> {
-  const found = await idsOfRefs(tx, 'integrations', refs);
+export async function resolvePromptOrder(tx: Queryable, tenantId: string, refs: string[], integrationIds: string[]): Promise<string[]> {
+  const found = await idsOfRefs(tx, 'integrations', tenantId, refs);
   const problem = promptOrderProblem(refs, found, integrationIds);
   if (problem) throw new EngineError('validation', `body.promptOrder: ${problem}`);
   return found as string[];
 }
 
 /** promptWhen's keys (integration ids or names) to ids, each one of `integrationIds`, named once; a 400 otherwise. */
-export async function resolvePromptWhen(tx: Queryable, when: PromptWhen, integrationIds: string[]): Promise<PromptWhen> {
+export async function resolvePromptWhen(
+  tx: Queryable, tenantId: string, when: PromptWhen, integrationIds: string[],
+): Promise<PromptWhen> {
   const refs = Object.keys(when);
-  const found = await idsOfRefs(tx, 'integrations', refs);
+  const found = await idsOfRefs(tx, 'integrations', tenantId, refs);
   const problem = promptOrderProblem(refs, found, integrationIds);
   if (problem) throw new EngineError('validation', `body.promptWhen: ${problem}`);
   return Object.fromEntries(refs.map((ref, i) => [found[i] as string, when[ref]]));

@@ -17,7 +17,8 @@ import { resolveSubAgents } from './sub-agents';
  * deleted; renaming takes one name and frees another, so both are checked against the operator's files.
  */
 export async function changeAgent(deps: AgentDeps, caller: Caller, ref: string, changes: ChangeAgentRequest): Promise<Agent> {
-  const agent = await loadChangeableAgent(deps, ref, 'edit');
+  const agent = await loadChangeableAgent(deps, caller, ref, 'edit');
+  const { tenantId } = caller;
   if (agent.disabledAt) throw new EngineError('agent_disabled', agentDisabledText(agent));
   if (changes.name !== undefined && changes.name !== agent.name) {
     for (const name of [agent.name, changes.name]) requireAdminForAgentName(caller, deps.operatorNames, name, 'body.name');
@@ -25,14 +26,14 @@ export async function changeAgent(deps: AgentDeps, caller: Caller, ref: string, 
   if (changes.model) checkModel(deps, caller, changes.model);
   try {
     return await inTransaction(deps.db, async (tx) => {
-      const integrationIds = changes.integrationIds && await lockIntegrations(tx, changes.integrationIds);
-      const subAgentIds = changes.subAgents && await resolveSubAgents(tx, changes.subAgents, agent.id);
+      const integrationIds = changes.integrationIds && await lockIntegrations(tx, tenantId, changes.integrationIds);
+      const subAgentIds = changes.subAgents && await resolveSubAgents(tx, tenantId, changes.subAgents, agent.id);
       // New integrations without a new order keep the order of those the agent still has.
       const promptOrder = changes.promptOrder
-        ? await resolvePromptOrder(tx, changes.promptOrder, integrationIds ?? agent.integrationIds)
+        ? await resolvePromptOrder(tx, tenantId, changes.promptOrder, integrationIds ?? agent.integrationIds)
         : integrationIds && promptOrderWithin(agent.promptOrder, integrationIds);
       const promptWhen = changes.promptWhen
-        ? await resolvePromptWhen(tx, changes.promptWhen, integrationIds ?? agent.integrationIds)
+        ? await resolvePromptWhen(tx, tenantId, changes.promptWhen, integrationIds ?? agent.integrationIds)
         : integrationIds && promptWhenWithin(agent.promptWhen, integrationIds);
       return (await updateAgent(tx, agent.id, {
         ...changes, ...(integrationIds ? { integrationIds } : {}), ...(promptOrder ? { promptOrder } : {}),

@@ -9,19 +9,21 @@ import type { CreateAgentRequest } from './agent-requests';
 import { resolveSubAgents } from './sub-agents';
 
 /**
- * Creating an agent: the operator's decisions (a name their files refer to, the model's endpoint
- * and key) → store it with its integrations and prompt order.
+ * Creating an agent in the caller's tenant: the operator's decisions (a name their files refer to,
+ * the model's endpoint and key) → store it with its integrations, sub-agents and prompt order, each
+ * the tenant's.
  */
 export async function createAgent(deps: AgentDeps, caller: Caller, request: CreateAgentRequest): Promise<Agent> {
   requireAdminForAgentName(caller, deps.operatorNames, request.name, 'body.name');
   checkModel(deps, caller, request.model);
   try {
     return await inTransaction(deps.db, async (tx) => {
-      const integrationIds = await lockIntegrations(tx, request.integrationIds ?? []);
-      const promptOrder = await resolvePromptOrder(tx, request.promptOrder ?? [], integrationIds);
-      const promptWhen = await resolvePromptWhen(tx, request.promptWhen ?? {}, integrationIds);
-      const subAgentIds = await resolveSubAgents(tx, request.subAgents ?? []);
-      return insertAgent(tx, { ...request, integrationIds, promptOrder, promptWhen, subAgentIds });
+      const { tenantId } = caller;
+      const integrationIds = await lockIntegrations(tx, tenantId, request.integrationIds ?? []);
+      const promptOrder = await resolvePromptOrder(tx, tenantId, request.promptOrder ?? [], integrationIds);
+      const promptWhen = await resolvePromptWhen(tx, tenantId, request.promptWhen ?? {}, integrationIds);
+      const subAgentIds = await resolveSubAgents(tx, tenantId, request.subAgents ?? []);
+      return insertAgent(tx, { ...request, tenantId, integrationIds, promptOrder, promptWhen, subAgentIds });
     });
   } catch (err) {
     if (isUniqueViolation(err)) throw agentNameTaken(request.name);

@@ -11,11 +11,11 @@ import type { Queryable } from '../../store/pool';
 
 export type { ExposedAgent, TemplateMessage };
 
-/** Every agent that is not deleted, by name. */
-export const listExposedAgents = (db: Queryable): Promise<ExposedAgent[]> => storedExposedAgents(db);
+/** Every agent of the tenant that is not deleted, by name: another tenant's agents are never offered. */
+export const listExposedAgents = (db: Queryable, tenantId: string): Promise<ExposedAgent[]> => storedExposedAgents(db, tenantId);
 
-/** Changes whenever an agent is added, edited, disabled or removed; cheap enough to poll. */
-export const agentListVersion = (db: Queryable): Promise<string> => storedListVersion(db);
+/** Changes whenever an agent of the tenant is added, edited, disabled or removed; cheap enough to poll. */
+export const agentListVersion = (db: Queryable, tenantId: string): Promise<string> => storedListVersion(db, tenantId);
 
 /**
  * The agent's template as a prompt: as written without `input`; with it, filled in, or followed by

@@ -4,12 +4,12 @@ import { agentsListing, closesSubAgentCycle, resolveAgentRefs } from '../../stor
 import { EngineError } from '../../core/engine-error';
 
 /**
- * An agent's `subAgents` as it is saved: names or ids → ids, each an enabled agent, their tools'
- * names distinct, and no cycle (the agent reachable from its own sub-agents). `agentId` is absent
- * for a new agent, which no agent lists yet.
+ * An agent's `subAgents` as it is saved: names or ids → ids, each an enabled agent of the tenant
+ * (another tenant's is unknown), their tools' names distinct, and no cycle (the agent reachable
+ * from its own sub-agents). `agentId` is absent for a new agent, which no agent lists yet.
  */
-export async function resolveSubAgents(tx: Queryable, refs: string[], agentId?: string): Promise<string[]> {
-  const { found, unknown } = await resolveAgentRefs(tx, refs);
+export async function resolveSubAgents(tx: Queryable, tenantId: string, refs: string[], agentId?: string): Promise<string[]> {
+  const { found, unknown } = await resolveAgentRefs(tx, tenantId, refs);
   if (unknown.length > 0) throw new EngineError('validation', `body.subAgents: unknown agents ${unknown.join(', ')}`);
   const disabled = found.filter((a) => a.disabled);
   if (disabled.length > 0) throw new EngineError('validation', `body.subAgents: ${disabled.map((a) => a.name).join(', ')} disabled`);

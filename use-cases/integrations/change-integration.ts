@@ -19,7 +19,7 @@ export async function changeIntegration(
 ): Promise<IntegrationView> {
   const { transport: transportPatch, ...changes } = storedSettings(request);
   refuseReservedNames([changes.name]);
-  const current = await loadIntegration(deps.db, ref);
+  const current = await loadIntegration(deps.db, caller.tenantId, ref);
   if (changes.name !== undefined && changes.name !== current.name) requireAdmin(caller, 'body.name', RENAME_REASON);
   const transport = transportPatch && patchTransport(current.transport, transportPatch);
   const decisive = transport ? adminFieldsChanged(current.transport, transport) : [];

@@ -5,7 +5,7 @@ import { storedSettings, type CreateIntegrationRequest } from './integration-req
 import { integrationView, refuseReservedNames, unlessNameTaken, type IntegrationDeps, type IntegrationView } from './integrations';
 
 /**
- * Registering an MCP server: the operator's decisions first (a name their files refer to, a
+ * Registering an MCP server in the caller's tenant: the operator's decisions first (a name their files refer to, a
  * command a worker would run, the settings only they may set), then the integration is stored.
  */
 export async function createIntegration(
@@ -16,6 +16,8 @@ export async function createIntegration(
   requireAdminForIntegrationName(caller, deps.operatorNames, request.name, 'body.name');
   if (transport.type === 'stdio') requireAdminForStdio(caller, 'body.transport.type (stdio)');
   requireAdminForSettings(caller, adminSettingsChanged(settings).map((f) => `body.${f}`));
-  const created = await unlessNameTaken(() => insertIntegration(deps.db, { ...settings, transport }), () => [request.name]);
+  const created = await unlessNameTaken(
+    () => insertIntegration(deps.db, { ...settings, transport }, caller.tenantId), () => [request.name],
+  );
   return integrationView(deps.db, created);
 }

@@ -10,7 +10,7 @@ import { integrationNotFound, loadIntegration, type IntegrationDeps } from './in
  * operator's files refer to is the operator's act.
  */
 export async function deleteIntegration(deps: IntegrationDeps, caller: Caller, ref: string): Promise<void> {
-  const { id, name } = await loadIntegration(deps.db, ref);
+  const { id, name } = await loadIntegration(deps.db, caller.tenantId, ref);
   requireAdminForIntegrationName(caller, deps.operatorNames, name, `integration ${name}`);
   const outcome = await inTransaction(deps.db, (tx) => deleteUnreferencedIntegration(tx, id));
   if (outcome.status === 'not_found') throw integrationNotFound(ref);

@@ -15,7 +15,8 @@ export interface ImportDeps extends IntegrationDeps {
 /**
  * Importing a Claude Desktop or VS Code server list, all or nothing: read the document (a
  * variable is expanded only for the operator) → the operator's decisions → store every server
- * in one transaction, or none when a name is taken. The integrations as callers see them (no secret).
+ * in the caller's tenant in one transaction, or none when a name is taken there. The integrations
+ * as callers see them (no secret).
  */
 export async function importIntegrations(
   deps: ImportDeps, caller: Caller, request: ImportIntegrationsRequest,
@@ -27,12 +28,12 @@ export async function importIntegrations(
   refuseReservedNames(names);
   // Another request may take a name between the check and the inserts: then the unique index refuses it.
   const created = await unlessNameTaken(() => inTransaction(deps.db, async (tx) => {
-    const taken = await takenIntegrationNames(tx, names);
+    const taken = await takenIntegrationNames(tx, caller.tenantId, names);
     if (taken.length > 0) throw nameTaken(taken);
     const inserted: Integration[] = [];
-    for (const server of servers) inserted.push(await insertIntegration(tx, server));
+    for (const server of servers) inserted.push(await insertIntegration(tx, server, caller.tenantId));
     return inserted;
-  }), () => takenIntegrationNames(deps.db, names));
+  }), () => takenIntegrationNames(deps.db, caller.tenantId, names));
   return created.map(toPublic);
 }
 

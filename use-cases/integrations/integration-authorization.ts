@@ -1,7 +1,9 @@
 import type { Integration } from '../../core/integration';
 import { authorizationView, type AuthorizationView } from '../../store/integrations/oauth';
-import { claimAuthorizationState, readAuthorizationUrl, saveAuthorizationCode } from '../../store/integrations/oauth-states';
-import { findIntegration } from '../../store/integrations/integrations';
+import {
+  bindAuthorizationState, claimAuthorizationState, readAuthorizationStarter, readAuthorizationUrl, saveAuthorizationCode,
+} from '../../store/integrations/oauth-states';
+import { findTenantIntegration } from '../../store/integrations/integrations';
 import type { Db } from '../../store/pool';
 import { requireAdmin, type Caller } from '../caller';
 import { EngineError } from '../../core/engine-error';
@@ -17,21 +19,26 @@ import { loadIntegration } from './integrations';
 
 export type AuthorizationDeps = WorkerQuestionDeps & { db: Db };
 
-/** By id or name, and an HTTP server: only those use OAuth. */
-async function loadAuthorizable(db: Db, ref: string): Promise<Integration> {
-  const integration = await loadIntegration(db, ref);
+/** The caller's tenant's, by id or name, and an HTTP server: only those use OAuth. */
+async function loadAuthorizable(db: Db, caller: Caller, ref: string): Promise<Integration> {
+  const integration = await loadIntegration(db, caller.tenantId, ref);
   if (integration.transport.type !== 'http') {
     throw new EngineError('not_authorizable', `Integration ${integration.name} is a stdio server: only HTTP servers use OAuth`);
   }
   return integration;
 }
 
-/** The URL a person opens to authorize the integration; the authorization server sends the browser back to `redirectUrl`. */
+/**
+ * The URL a person opens to authorize the integration; the authorization server sends the browser
+ * back to `redirectUrl`. The authorization is bound to the caller's tenant and principal before
+ * its URL (which carries the state) leaves.
+ */
 export async function startAuthorization(deps: AuthorizationDeps, caller: Caller, ref: string, redirectUrl: string) {
   requireAdmin(caller, 'authorizing an integration');
-  const integration = await loadAuthorizable(deps.db, ref);
+  const integration = await loadAuthorizable(deps.db, caller, ref);
   const { stateId, expiresAt } = await beginIntegrationAuthorization(deps, integration, redirectUrl);
-  const authorizationUrl = await readAuthorizationUrl(deps.db, stateId);
+  const bound = await bindAuthorizationState(deps.db, stateId, { tenantId: caller.tenantId, principalId: caller.principal.id });
+  const authorizationUrl = bound ? await readAuthorizationUrl(deps.db, stateId) : undefined;
   if (!authorizationUrl) {
     throw new EngineError('authorization_failed', `Starting the authorization of ${integration.name} failed: its record is gone`);
   }
@@ -43,7 +50,7 @@ export async function revokeAuthorization(
   deps: AuthorizationDeps, caller: Caller, ref: string,
 ): Promise<AuthorizationView & { revokedAtServer: boolean }> {
   requireAdmin(caller, 'revoking an integration\'s authorization');
-  const integration = await loadAuthorizable(deps.db, ref);
+  const integration = await loadAuthorizable(deps.db, caller, ref);
   const { revokedAtServer } = await revokeIntegrationAuthorization(deps, integration);
   return { ...(await authorizationView(deps.db, integration)), revokedAtServer };
 }
@@ -77,7 +84,8 @@ const failed = (detail: string): RedirectOutcome => ({ kind: 'refused', title: '
 
 /**
  * The authorization server's redirect back: its single-use `state` is what authenticates it (the
- * redirect carries no API key). Claim the state → find its integration → exchange the code on a worker.
+ * redirect carries no API key). Claim the state → find its integration in the tenant that started
+ * it → exchange the code on a worker.
  */
 export async function completeAuthorizationRedirect(
   deps: AuthorizationDeps, redirect: AuthorizationRedirect, log: { warn(obj: object, msg: string): void },
@@ -87,7 +95,10 @@ export async function completeAuthorizationRedirect(
   // Claimed before anything else, so a replayed redirect fails even while the first is still exchanging.
   const claim = await claimAuthorizationState(deps.db, state);
   if (claim.status !== 'claimed') return failed(UNCLAIMED[claim.status]);
-  const integration = await findIntegration(deps.db, claim.integrationId);
+  // Tokens go only to the integration of the tenant that started it; an authorization nobody bound is unknown.
+  const startedBy = await readAuthorizationStarter(deps.db, claim.stateId);
+  if (!startedBy) return failed(UNCLAIMED.unknown);
+  const integration = await findTenantIntegration(deps.db, startedBy.tenantId, claim.integrationId);
   if (!integration) return failed('The integration of this authorization no longer exists.');
   if (error) {
     const answered = `The authorization server answered ${error}${description ? `: ${description}` : ''}`;
@@ -99,7 +110,7 @@ export async function completeAuthorizationRedirect(
     await completeIntegrationAuthorization(deps, integration, { stateId: claim.stateId });
   } catch (err) {
     const detail = err instanceof EngineError ? err.message : 'the engine could not complete it';
-    log.warn({ integrationId: integration.id, err: detail }, 'OAuth callback failed');
+    log.warn({ integrationId: integration.id, startedBy: startedBy.principalId, err: detail }, 'OAuth callback failed');
     return { kind: err instanceof EngineError && err.code === 'timeout' ? 'no_answer' : 'failed', title: 'Authorization failed', detail };
   }
   return { kind: 'authorized', title: 'Authorized', detail: `Integration ${integration.name} is authorized: runs can use its tools now.` };

@@ -2,6 +2,7 @@ import type { Db } from '../../store/pool';
 import { authorizationView, type AuthorizationView } from '../../store/integrations/oauth';
 import { EngineError } from '../../core/engine-error';
 import { fetchCapabilities, type Capabilities, type WorkerQuestionDeps } from '../worker-questions';
+import type { Caller } from '../caller';
 import { loadIntegration } from './integrations';
 
 /**
@@ -9,9 +10,9 @@ import { loadIntegration } from './integrations';
  * OAuth state. A server that turns out to want authorization is a 409 saying so, not a 502.
  */
 export async function integrationCapabilities(
-  deps: WorkerQuestionDeps & { db: Db }, ref: string,
+  deps: WorkerQuestionDeps & { db: Db }, caller: Caller, ref: string,
 ): Promise<Capabilities & AuthorizationView> {
-  const integration = await loadIntegration(deps.db, ref);
+  const integration = await loadIntegration(deps.db, caller.tenantId, ref);
   try {
     const listed = await fetchCapabilities(deps, integration);
     return { ...(await authorizationView(deps.db, integration)), ...listed };

@@ -8,8 +8,11 @@ import type { Logger } from '../../platform/logger';
 import { readMcpConfig, type Environment, type ImportedServer } from './mcp-config-import';
 import { IMPORTED_DURATION_FIELDS, IMPORTED_SETTINGS } from './integration-input';
 import { EngineError } from '../../core/engine-error';
+import { DEFAULT_TENANT_ID } from '../../core/tenancy';
 
 const LOAD_LOCK_KEY = 0x696e_7466; // "intf": one load at a time across API processes
+/** The tenant the servers of INTEGRATIONS_FILE belong to: they are found, and made, by name there. */
+const FILE_TENANT_ID = DEFAULT_TENANT_ID;
 
 export interface IntegrationsFileReport {
   created: string[];
@@ -47,9 +50,9 @@ export async function loadIntegrationsFile(
   await inTransaction(opts.db, async (tx) => {
     await holdTransactionLock(tx, LOAD_LOCK_KEY);
     for (const server of servers) {
-      const existing = await findIntegrationByName(tx, server.name);
+      const existing = await findIntegrationByName(tx, server.name, FILE_TENANT_ID);
       if (!existing) {
-        await insertIntegration(tx, server);
+        await insertIntegration(tx, server, FILE_TENANT_ID);
         report.created.push(server.name);
       } else if (!isDeepStrictEqual(existing.transport, server.transport) || settingsChanged(existing, server)
         || !isDeepStrictEqual(existing.approval, server.approval ?? null)) {

@@ -1,7 +1,7 @@
 import type { Integration, PublicIntegration } from '../../core/integration';
 import { RESERVED_INTEGRATION_NAME } from '../../core/sub-agents';
 import { isUniqueViolation } from '../../store/agents';
-import { findIntegration, listIntegrations, toPublic } from '../../store/integrations/integrations';
+import { findTenantIntegration, listIntegrations, toPublic } from '../../store/integrations/integrations';
 import { authorizationView, authorizationViews, type AuthorizationView } from '../../store/integrations/oauth';
 import { readEraProbes } from '../../store/integrations/era-probes';
 import { eraInUse, type ProtocolEra } from '../../core/protocol-era';
@@ -22,10 +22,10 @@ export type IntegrationView = PublicIntegration & AuthorizationView & { protocol
 
 export const integrationNotFound = (ref: string) => new EngineError('not_found', `Integration ${ref} does not exist`);
 
-/** By id or by name; a 404 otherwise. */
-export async function loadIntegration(db: Db, ref: string): Promise<Integration> {
-  const id = await resolveRef(db, 'integrations', ref);
-  const integration = id === undefined ? undefined : await findIntegration(db, id);
+/** The tenant's integration, by id or by name; a 404 otherwise (another tenant's integration too, in the same words). */
+export async function loadIntegration(db: Db, tenantId: string, ref: string): Promise<Integration> {
+  const id = await resolveRef(db, 'integrations', tenantId, ref);
+  const integration = id === undefined ? undefined : await findTenantIntegration(db, tenantId, id);
   if (!integration) throw integrationNotFound(ref);
   return integration;
 }
@@ -35,8 +35,9 @@ export async function integrationView(db: Db, integration: Integration): Promise
   return { ...toPublic(integration), ...authorization, protocolEra: eraInUse(integration.protocol, probes.get(integration.id)) };
 }
 
-export async function listIntegrationViews(db: Db): Promise<IntegrationView[]> {
-  const integrations = await listIntegrations(db);
+/** The tenant's integrations as callers see them, oldest first. */
+export async function listIntegrationViews(db: Db, tenantId: string): Promise<IntegrationView[]> {
+  const integrations = await listIntegrations(db, tenantId);
   const [views, probes] = await Promise.all([authorizationViews(db, integrations), readEraProbes(db, integrations)]);
   return integrations.map((i) => ({ ...toPublic(i), ...views.get(i.id)!, protocolEra: eraInUse(i.protocol, probes.get(i.id)) }));
 }

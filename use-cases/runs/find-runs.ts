@@ -24,7 +24,7 @@ export interface RunQuery extends Omit<ListRunsRequest, 'agentId' | 'tenantId'> 
  */
 export async function findRuns(deps: FindRunsDeps, caller: Caller, query: RunQuery): Promise<RunPage> {
   const { agentRef, buildId, ...filters } = query;
-  const agentId = agentRef === undefined ? undefined : await resolveRef(deps.db, 'agents', agentRef);
+  const agentId = agentRef === undefined ? undefined : await resolveRef(deps.db, 'agents', caller.tenantId, agentRef);
   if (agentRef !== undefined && !agentId) throw new EngineError('not_found', `Agent ${agentRef} does not exist`);
   const filtered = { ...filters, tenantId: caller.tenantId, ...(agentId ? { agentId } : {}) };
   if (buildId === undefined) return listRuns(deps, filtered);

@@ -3,7 +3,7 @@ import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Clien
 import { MAX_RUN_INPUT_CHARS, RUN_WORKFLOW_TYPE, type RunStatus } from '../../core/run';
 import { agentIdKey, runStatusKey, tenantIdKey, threadIdKey } from '../../core/search-attributes';
 import type { SearchAttributeGuard } from '../../platform/temporal/search-attributes';
-import { agentDisabledText, findAgent, findAgentByRef } from '../../store/agents';
+import { agentDisabledText, findAgent, findAgentByRef, findThreadAgentByRef } from '../../store/agents';
 import type { Agent } from '../../core/agent';
 import type { Db } from '../../store/pool';
 import { insertRunOnNewThread, insertRunOnThread } from '../../store/runs/lifecycle';
@@ -109,7 +109,7 @@ export interface StartOnNewThreadRequest {
  */
 export async function startRunOnNewThread(deps: StartRunDeps, caller: Caller, req: StartOnNewThreadRequest): Promise<StartedRun> {
   if (req.idempotencyKey) {
-    const agent = await findAgentByRef(deps.db, req.agentRef);
+    const agent = await findAgentByRef(deps.db, req.agentRef, caller.tenantId);
     if (!agent) throw new EngineError('not_found', `Agent ${req.agentRef} does not exist`);
     const threadId = idempotentThreadId(req.idempotencyKey, caller.tenantId);
     // A disabled agent gets no new thread; a retry of a request it accepted before is still answered.
@@ -131,7 +131,7 @@ export async function startRunOnNewThread(deps: StartRunDeps, caller: Caller, re
 async function startIdempotentRun(deps: StartRunDeps, caller: Caller, req: StartRunRequest, key: string): Promise<StartedRun> {
   const thread = await findTenantThread(deps.db, caller.tenantId, req.threadId);
   if (!thread) throw new EngineError('not_found', `Thread ${req.threadId} does not exist`);
-  const agent = await findAgentByRef(deps.db, req.agentId ?? thread.agentId);
+  const agent = await findThreadAgentByRef(deps.db, thread.id, req.agentId ?? thread.agentId);
   if (!agent) throw new EngineError('not_found', `Agent ${req.agentId ?? thread.agentId} does not exist`);
   return startIdempotentRunOf(deps, caller, agent, { ...req, threadId: thread.id }, key);
 }

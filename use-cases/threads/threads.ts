@@ -34,7 +34,7 @@ export async function loadThread(db: Db, caller: Caller, threadId: string): Prom
 
 /** A new thread of the caller's tenant, for an agent that is not deleted. */
 export async function createThread(db: Db, caller: Caller, req: { agentRef: string; metadata?: ThreadMetadata }): Promise<Thread> {
-  const agent = await loadAgent(db, req.agentRef);
+  const agent = await loadAgent(db, caller.tenantId, req.agentRef);
   if (agent.disabledAt) throw new EngineError('agent_disabled', agentDisabledText(agent));
   return insertThread(db, agent.id, req.metadata, caller.tenantId);
 }
@@ -46,7 +46,7 @@ export async function listThreadsOf(
   const { agentRef, ...page } = req;
   const tenantId = caller.tenantId;
   if (agentRef === undefined) return listThreads(db, { ...page, tenantId });
-  const agent = await loadAgent(db, agentRef);
+  const agent = await loadAgent(db, tenantId, agentRef);
   return listThreads(db, { ...page, tenantId, agentId: agent.id });
 }
 
