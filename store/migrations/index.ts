@@ -26,6 +26,7 @@ import { migration as m024 } from './024-tenants';
 import { migration as m025 } from './025-started-by';
 import { migration as m026 } from './026-decided-by';
 import { migration as m027 } from './027-audit';
+import { migration as m028 } from './028-task-scopes';
 import type { Migration } from './migration';
 
 /**
@@ -61,6 +62,7 @@ export const migrations: Migration[] = [
   m025,
   m026,
   m027,
+  m028,
 ];
 
 const LOCK_KEY = 0x6167_656e; // "agen"

@@ -121,13 +121,15 @@ describe('threads per tenant', () => {
 
   test("a tenant's thread list shows its threads alone, filtered by agent or not", async () => {
     const [a, b] = [await newTenant(), await newTenant()];
+    // An agent of the same name in each tenant (names are unique per tenant), named by each.
     const agent = await scriptedAgent(a.key, [{ text: 'listed' }]);
-    const threadA = await newThread(a.key, agent.id);
-    const threadB = await newThread(b.key, agent.id);
-    const threadDefault = await newThread(API_KEY, agent.id);
+    for (const key of [b.key, API_KEY]) await scriptedAgent(key, [{ text: 'listed' }], { name: agent.name });
+    const threadA = await newThread(a.key, agent.name);
+    const threadB = await newThread(b.key, agent.name);
+    const threadDefault = await newThread(API_KEY, agent.name);
     const listed = async (key: string, query = '') =>
       (await as(key)({ method: 'GET', url: `/v1/threads?limit=100${query}` })).json<{ threads: { id: string }[] }>().threads.map((t) => t.id);
-    for (const query of ['', `&agentId=${agent.id}`]) {
+    for (const query of ['', `&agentId=${agent.name}`]) {
       expect(await listed(a.key, query)).toEqual([threadA]);
       expect(await listed(b.key, query)).toEqual([threadB]);
       const ofDefault = await listed(API_KEY, query);
@@ -168,8 +170,10 @@ describe('runs per tenant', () => {
   test('the same Idempotency-Key in two tenants gives two threads and two runs; in default, the ids of before', async () => {
     const [a, b] = [await newTenant(), await newTenant()];
     const agent = await scriptedAgent(a.key, [{ text: 'once' }]);
+    for (const by of [b.key, API_KEY]) await scriptedAgent(by, [{ text: 'once' }], { name: agent.name });
     const key = randomUUID();
-    const oneShot = (by: string) => as(by)({ method: 'POST', url: '/v1/runs', payload: { agentId: agent.id, input: 'go' }, headers: { 'idempotency-key': key } });
+    const oneShot = (by: string) =>
+      as(by)({ method: 'POST', url: '/v1/runs', payload: { agentId: agent.name, input: 'go' }, headers: { 'idempotency-key': key } });
     const [inA, inB, inDefault] = [await oneShot(a.key), await oneShot(b.key), await oneShot(API_KEY)];
     for (const res of [inA, inB, inDefault]) expect(res.statusCode).toBe(202);
     const ids = [inA, inB, inDefault].map((r) => r.json<{ id: string; threadId: string }>());
@@ -184,7 +188,7 @@ describe('runs per tenant', () => {
     expect(Object.fromEntries(tenants.rows.map((r) => [r.id, r.tenant_id]))).toEqual({ [ids[0].id]: a.id, [ids[1].id]: b.id, [ids[2].id]: 'ten_default' });
 
     // The same key on a thread: each tenant its own run on its own thread.
-    const [threadA, threadB] = [await newThread(a.key, agent.id), await newThread(b.key, agent.id)];
+    const [threadA, threadB] = [await newThread(a.key, agent.name), await newThread(b.key, agent.name)];
     const onThread = (by: string, threadId: string) =>
       as(by)({ method: 'POST', url: `/v1/threads/${threadId}/runs`, payload: { input: 'go' }, headers: { 'idempotency-key': key } });
     const [runA, runB] = [(await onThread(a.key, threadA)).json().id, (await onThread(b.key, threadB)).json().id];
