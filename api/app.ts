@@ -41,6 +41,7 @@ import { sourceRoutes } from './routes/sources';
 import { threadRoutes } from './routes/threads';
 import { tenantRoutes } from './routes/tenants';
 import { apiKeyRoutes } from './routes/api-keys';
+import { meRoutes } from './routes/me';
 import { auditRoutes } from './routes/audit';
 import { auditActs } from './audit-hook';
 import { integrationOAuthRoutes, oauthCallbackRoutes } from './routes/integration-oauth';
@@ -223,6 +224,7 @@ function v1Routes(deps: AppDeps & RunWatch): FastifyPluginAsync {
     });
     await v1.register(tenantRoutes, { db: deps.db });
     await v1.register(apiKeyRoutes, { db: deps.db });
+    await v1.register(meRoutes, { db: deps.db });
     await v1.register(auditRoutes, { db: deps.db });
     await v1.register(threadRoutes, { db: deps.db });
     await v1.register(consoleSettingsRoutes, { temporalUiUrl: deps.temporalUiUrl, namespace: deps.client.options.namespace });

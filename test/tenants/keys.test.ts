@@ -53,6 +53,17 @@ describe('tenants', () => {
     expect((await admin({ method: 'POST', url: '/v1/tenants', payload: { name: 'Not A Name' } })).statusCode).toBe(400);
   });
 
+  test('GET /v1/me says who the caller is: tenant, principal, roles', async () => {
+    const tenant = await newTenant();
+    const issued = await issue(ADMIN_KEY, { tenantId: tenant.id, name: 'who', roles: ['read', 'run'] });
+    expect((await as(issued.key)({ method: 'GET', url: '/v1/me' })).json()).toEqual({
+      tenant: { id: tenant.id, name: tenant.name }, principal: { id: issued.id, name: 'who' }, roles: ['read', 'run'], operator: false,
+    });
+    expect((await as(API_KEY)({ method: 'GET', url: '/v1/me' })).json()).toMatchObject({ tenant: { id: 'ten_default', name: 'default' }, operator: false });
+    const asOperatorInTenant = await admin({ method: 'GET', url: '/v1/me', headers: { 'x-tenant-id': tenant.name } });
+    expect(asOperatorInTenant.json()).toMatchObject({ tenant: { id: tenant.id }, operator: true });
+  });
+
   test('an X-Tenant-Id that names no tenant is a 400, not a silent default', async () => {
     const res = await admin({ method: 'GET', url: '/v1/threads', headers: { 'x-tenant-id': 'no-such-tenant' } });
     expect(res.statusCode).toBe(400);
