@@ -5,7 +5,8 @@ import { routeRole } from './auth';
 
 /*
  * The audit log's one writer (docs/security.md, Audit log). After a successful (2xx) request that
- * changes something and whose route needs manage, decide or operate, or that the operator made, it
+ * changes something and whose route needs manage, decide or operate (not run: a run says who
+ * started it, and a run start stays one write whoever makes it), it
  * records who (tenant, principal), what (the method and the route's pattern), the object's id, the
  * client's address and when. Never a body: a request may carry headers to store, a response the
  * key just issued. The row is written in onSend, awaited, so it exists before the client reads the
@@ -19,7 +20,7 @@ const READS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS']);
 /** Whether the request is an act the log records (its status aside). */
 function audited(request: FastifyRequest): boolean {
   if (READS.has(request.method) || !request.routeOptions.url || !request.caller) return false;
-  return request.caller.isOperator || AUDITED_ROLES.has(routeRole(request));
+  return AUDITED_ROLES.has(routeRole(request));
 }
 
 /** The ids of the objects the responses created, taken before they are serialized (never the rest of the body). */
