@@ -18,6 +18,7 @@ import { insertThread } from '../../store/threads/threads';
 import { logger, startEngine, type Engine } from '../support/engine';
 import { testStack } from '../support/stack-env';
 import { waitFor } from '../support/wait';
+import { acquiresDuring } from '../support/pool-acquires';
 
 // Bodies are checked by assertions, not by the compiler.
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -100,17 +101,7 @@ describe('reading runs never asks Temporal to run a query on a worker', () => {
     return { status: res.status, body: (await res.json()) as Json, elapsedMs: Date.now() - started };
   };
   /** How many connections the apps took to read runs while `fn` ran. */
-  const readsDuring = async (fn: () => Promise<unknown>) => {
-    let acquired = 0;
-    const count = () => { acquired += 1; };
-    readsPool.on('acquire', count);
-    try {
-      await fn();
-    } finally {
-      readsPool.off('acquire', count);
-    }
-    return acquired;
-  };
+  const readsDuring = (fn: () => Promise<unknown>) => acquiresDuring(readsPool, fn);
   const endedAgoMs = async (runId: string) => Date.now() - new Date((await findRunResult(engine.db, runId))!.endedAt).getTime();
 
   test('GET, long polls and the event stream of a running run send no workflow query, and the long poll wakes as the run ends', async () => {

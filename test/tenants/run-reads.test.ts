@@ -13,6 +13,7 @@ import { logger, startEngine, type Engine } from '../support/engine';
 import { ROOT } from '../support/processes';
 import { testStack } from '../support/stack-env';
 import { waitFor } from '../support/wait';
+import { acquiresDuring } from '../support/pool-acquires';
 
 // Bodies are checked by assertions, not by the compiler.
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -150,17 +151,7 @@ describe('one run by its id: tenant-scoped, and who decided', () => {
     const fx = await fixture({ approval: { default: 'always' } });
     const runId = await startRunOfA(fx.id, [{ toolCalls: [{ name: `${fx.name}__echo`, arguments: { text: 'x' } }] }, { text: '{{tool_results}}' }]);
     const run = await waitingRun(runId, 'pendingApprovals');
-    const readsDuring = async (fn: () => Promise<unknown>) => {
-      let acquired = 0;
-      const count = () => { acquired += 1; };
-      readsPool.on('acquire', count);
-      try {
-        await fn();
-      } finally {
-        readsPool.off('acquire', count);
-      }
-      return acquired;
-    };
+    const readsDuring = (fn: () => Promise<unknown>) => acquiresDuring(readsPool, fn);
     // A's reads until one is answered from the cache alone.
     await waitFor(async () => (await readsDuring(() => readAs(API_KEY, runId))) === 0, 10_000, "A's run object kept in the cache");
 
