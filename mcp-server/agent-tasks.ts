@@ -232,7 +232,7 @@ export function registerTaskHandlers(
     server.setRequestHandler('tasks/update', { params: v2.GetTaskRequestV2Schema.shape.params }, async ({ taskId }, ctx) => {
       declaresExtension(ctx);
       const { run } = await taskAndRun(deps, scope, taskId);
-      await answerTaskInputs(deps, run, (ctx.mcpReq.inputResponses ?? {}) as Record<string, unknown>);
+      await answerTaskInputs(deps, follow(ctx).caller, run, (ctx.mcpReq.inputResponses ?? {}) as Record<string, unknown>);
       return { resultType: 'complete' };
     });
     server.setRequestHandler('tasks/cancel', { params: v2.CancelTaskRequestV2Schema.shape.params }, async ({ taskId }, ctx) => {

@@ -3,7 +3,8 @@ import {
 } from '@modelcontextprotocol/server';
 import type { ClientCapabilities, InputRequiredResult, ServerContext } from '@modelcontextprotocol/server';
 import type { ApprovalDecision } from '../core/approval';
-import { decideApproval, firstPendingApproval, type ApprovalDeps } from '../use-cases/runs/approvals';
+import { decideApprovalFor, firstPendingApproval, type ApprovalDeps } from '../use-cases/runs/approvals';
+import type { Caller } from '../use-cases/caller';
 import { approvalForm, decisionOf } from './approval-elicitation';
 import { clientError } from './engine-errors';
 
@@ -37,10 +38,11 @@ export interface ApprovalQuestions {
 }
 
 /**
- * `keyKind` names who may echo the state back (the API key kind over HTTP): a state is bound to it
- * and to the method, so that it is refused when echoed with another key or on another method.
+ * `keyKind` names who may echo the state back (the API key kind over HTTP, within its tenant): a
+ * state is bound to it and to the method, so that it is refused when echoed with another key or on
+ * another method. An answer is recorded as `caller`'s decision.
  */
-export function approvalQuestions(deps: ApprovalDeps, key: Buffer, keyKind: string): ApprovalQuestions {
+export function approvalQuestions(deps: ApprovalDeps, key: Buffer, keyKind: string, caller: Caller): ApprovalQuestions {
   const bind = (ctx: ServerContext) => `${keyKind}\0${ctx.mcpReq.method}`;
   const verifier = createRequestStateCodec<ApprovalState>({ key, bind });
   return {
@@ -64,7 +66,8 @@ export function approvalQuestions(deps: ApprovalDeps, key: Buffer, keyKind: stri
       const answer = view.kind === 'elicit' ? decisionOf({ action: view.action, content }) : undefined;
       if (!answer) return false;
       try {
-        await decideApproval(deps, { runId: state.runId, toolCallId: state.toolCallId, ...bounded(answer), keyKind: 'mcp_client' });
+        const { runId, toolCallId } = state;
+        await decideApprovalFor(deps, caller, { runId, toolCallId, ...bounded(answer), keyKind: 'mcp_client' });
       } catch (err) {
         throw clientError(err);
       }

@@ -44,7 +44,7 @@ export async function serveAgentsOverStdio(deps: AgentCallDeps, options: StdioSe
 async function connectionServers(deps: AgentCallDeps, options: StdioServeOptions, servers: Set<Server>): Promise<McpServerFactory> {
   // One connection per process: request ids are unique for its lifetime.
   const registry = memoryCallRegistry();
-  const approvals = approvalQuestions(deps, options.requestStateKey, callerScope(options.caller, 'stdio'));
+  const approvals = approvalQuestions(deps, options.requestStateKey, callerScope(options.caller, 'stdio'), options.caller);
   // The person at this stdio client is local: their tasks are the local scope's.
   const ext = options.agentTasks ? await extTasks() : undefined;
   return ({ era }) => {

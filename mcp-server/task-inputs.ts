@@ -1,7 +1,8 @@
 import { ProtocolError, ProtocolErrorCode, type ElicitResult } from '@modelcontextprotocol/server';
 import type { RunView } from '../core/run-view';
-import { decideApproval } from '../use-cases/runs/approvals';
-import { answerInput } from '../use-cases/runs/run-inputs';
+import { decideApprovalFor } from '../use-cases/runs/approvals';
+import type { Caller } from '../use-cases/caller';
+import { answerInputFor } from '../use-cases/runs/run-inputs';
 import type { AgentCallDeps } from './call-context';
 import { decisionOf } from './approval-elicitation';
 import { clientError } from './engine-errors';
@@ -31,15 +32,18 @@ function asElicitResult(value: unknown, key: string): ElicitResult {
   return v as ElicitResult;
 }
 
-export async function answerTaskInputs(deps: AgentCallDeps, run: RunView, responses: Record<string, unknown>): Promise<void> {
+/** The answers of a tasks/update, each recorded as `caller`'s (who decided or answered). */
+export async function answerTaskInputs(
+  deps: AgentCallDeps, caller: Caller, run: RunView, responses: Record<string, unknown>,
+): Promise<void> {
   const keys = Object.keys(responses);
   if (keys.length === 0) throw invalid('tasks/update carries no inputResponses');
   if (keys.length > MAX_ANSWERS) throw invalid(`tasks/update carries more than ${MAX_ANSWERS} inputResponses`);
   for (const key of keys) {
     const result = asElicitResult(responses[key], key);
     try {
-      if (key.startsWith('approval:')) await decideAsked(deps, run, key, result);
-      else if (key.startsWith('input:')) await answerAsked(deps, run, key, result);
+      if (key.startsWith('approval:')) await decideAsked(deps, caller, run, key, result);
+      else if (key.startsWith('input:')) await answerAsked(deps, caller, run, key, result);
       else throw notAsked(key.slice(0, 200));
     } catch (err) {
       throw clientError(err);
@@ -48,22 +52,22 @@ export async function answerTaskInputs(deps: AgentCallDeps, run: RunView, respon
 }
 
 /** An answer to an approval form: the decision it names (a dismissed form decides nothing). */
-async function decideAsked(deps: AgentCallDeps, run: RunView, key: string, result: ElicitResult): Promise<void> {
+async function decideAsked(deps: AgentCallDeps, caller: Caller, run: RunView, key: string, result: ElicitResult): Promise<void> {
   const toolCallId = key.slice('approval:'.length);
   if (!run.pendingApprovals.some((a) => a.toolCallId === toolCallId)) throw notAsked(key);
   const decision = decisionOf(result);
   if (!decision) return;
   const reason = decision.reason?.slice(0, REASON_CHARS);
-  await decideApproval(deps, {
+  await decideApprovalFor(deps, caller, {
     runId: run.id, toolCallId, decision: decision.decision, ...(reason ? { reason } : {}), keyKind: 'mcp_client',
   });
 }
 
 /** An answer to an MCP server's question, as POST /v1/runs/:id/inputs/:inputId takes it. */
-async function answerAsked(deps: AgentCallDeps, run: RunView, key: string, result: ElicitResult): Promise<void> {
+async function answerAsked(deps: AgentCallDeps, caller: Caller, run: RunView, key: string, result: ElicitResult): Promise<void> {
   const inputId = key.slice('input:'.length);
   if (!run.pendingInputs.some((i) => i.inputId === inputId)) throw notAsked(key);
   const onSignalFailed = (err: unknown) => deps.logger.warn({ err, runId: run.id }, 'an answer did not reach its run; its wait finds it');
   const content = result.content ? { content: result.content as Record<string, unknown> } : {};
-  await answerInput({ ...deps, onSignalFailed }, run.id, inputId, { action: result.action, ...content });
+  await answerInputFor({ ...deps, onSignalFailed }, caller, run.id, inputId, { action: result.action, ...content });
 }

@@ -62,7 +62,7 @@ export const mcpHttpRoutes: FastifyPluginAsync<McpHttpDeps> = async (app, deps) 
       era: 'modern', caller, stop: closing, streamCloseCancels: true, tasks: ext && { ext, scope: scopeOf(caller) },
       // The state is bound to the caller's tenant and kind of key.
       approvals: deps.requestStateKey
-        ? approvalQuestions(deps, deps.requestStateKey, callerScope(caller, approvalKeyKind(caller))) : undefined,
+        ? approvalQuestions(deps, deps.requestStateKey, callerScope(caller, approvalKeyKind(caller)), caller) : undefined,
     });
   }, { legacy: 'reject', onerror: (err) => app.log.debug({ err }, 'MCP request refused or failed') });
   const serveModern = toNodeHandler(modern, { onerror: (err) => app.log.error({ err }, 'MCP request failed') });

@@ -96,6 +96,8 @@ describe('approvals of runs started by an MCP client', () => {
       const runId = runIdOf(result);
       const resolved = (await listEvents(engine.db, runId)).find((e) => e.type === 'approval_resolved');
       expect(resolved?.data).toMatchObject({ status: 'approved', decision: 'approve', by: 'api', keyKind: 'mcp_client' });
+      // The stdio client's decision is recorded as its caller's: agent-engine mcp without AGENT_ENGINE_KEY is the operator.
+      expect(resolved?.data).toMatchObject({ decidedBy: { principalId: 'operator', name: 'operator' } });
     } finally {
       await client.close();
     }

@@ -55,14 +55,6 @@ export async function decideApprovalFor(deps: ApprovalDeps, caller: Caller, req:
 }
 
 /**
- * decideApprovalFor for the /mcp server's paths (keyKind mcp_client), not scoped by tenant yet:
- * the run is any tenant's, and nobody is recorded as who decided.
- */
-export function decideApproval(deps: ApprovalDeps, req: DecideApprovalRequest): Promise<RunView> {
-  return decide(deps, { tenantId: undefined }, req);
-}
-
-/**
  * Decides a pending approval: checked against PostgreSQL first (an unknown call is a 404, a
  * decided one a 409 naming the decision), then sent to the run's workflow as an update whose
  * validator decides races: of two concurrent decisions exactly one wins, the other is a 409.

@@ -66,11 +66,6 @@ export async function answerInputFor(
   return recordAnswer(deps, { tenantId: caller.tenantId, decidedBy: decidedByOf(caller) }, { runId, inputId }, answer);
 }
 
-/** answerInputFor for the /mcp server's paths, not scoped by tenant yet: nobody is recorded as who answered. */
-export function answerInput(deps: AnswerDeps, runId: string, inputId: string, answer: InputAnswer): Promise<AnsweredInput> {
-  return recordAnswer(deps, { tenantId: undefined, decidedBy: null }, { runId, inputId }, answer);
-}
-
 interface AnsweredBy { tenantId: string | undefined; decidedBy: DecidedBy | null }
 
 async function recordAnswer(
