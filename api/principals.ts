@@ -1,11 +1,11 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { EngineError } from '../core/engine-error';
-import { DEFAULT_TENANT_ID, ROLES, TENANT_ROLES, type Role } from '../core/tenancy';
+import { DEFAULT_TENANT_ID, TENANT_ROLES, type Role } from '../core/tenancy';
 import type { Db } from '../store/pool';
 import type { RunChangeFeed } from '../store/runs/change-feed';
 import { findTenant, findValidKey, type ApiKeyRecord } from '../store/tenants';
-import type { Caller } from '../use-cases/caller';
+import { apiKeyCaller, keyCaller, operatorCaller, type Caller } from '../use-cases/caller';
 import type { TokenVerifier } from './token-verifier';
 
 // Hashing first gives equal-length buffers, so timingSafeEqual leaks neither the key nor its length.
@@ -81,7 +81,7 @@ export class Principals {
     if (token !== undefined && this.isAdminKey(token)) return this.operator(request, 'admin key');
     // API_KEY keeps its meaning: on a loopback API without ADMIN_API_KEY its holder is the operator too.
     if (token !== undefined && this.isApiKey(token)) {
-      return this.tenantCaller(DEFAULT_TENANT_ID, { id: 'api_key', name: 'API_KEY' }, TENANT_ROLES, this.opts.everyCallerIsOperator);
+      return apiKeyCaller(this.opts.everyCallerIsOperator, this.operatorHint);
     }
     if (token !== undefined && token.startsWith('ak_')) return this.issuedKey(request, token);
     if (token !== undefined && this.opts.tokens) return this.tokenCaller(request, token, this.opts.tokens);
@@ -99,9 +99,9 @@ export class Principals {
   private async issuedKey(request: FastifyRequest, token: string): Promise<Caller | undefined> {
     const key = await this.validKey(token);
     if (!key) return undefined;
-    const principal = { id: key.id, name: key.name };
-    if (key.roles.includes('operate')) return { ...await this.operator(request, key.name), principal };
-    return this.tenantCaller(key.tenantId, principal, key.roles, false);
+    const caller = keyCaller(key, this.operatorHint);
+    // A key that holds operate acts, like the operator, in the tenant X-Tenant-Id names.
+    return caller.isOperator ? { ...await this.operator(request, key.name), principal: caller.principal } : caller;
   }
 
   /** A token's tenant must be one the engine knows (403 otherwise: the token is good, the tenant is not here). */
@@ -150,7 +150,7 @@ export class Principals {
   /** The operator acts in the tenant X-Tenant-Id names (an id or a name), `default` without one. */
   private async operator(request: FastifyRequest, name: string): Promise<Caller> {
     const tenantId = await this.tenantNamed(request.headers[TENANT_HEADER]);
-    return { tenantId, principal: { id: 'operator', name }, roles: ROLES, isOperator: true, operatorHint: this.operatorHint };
+    return { ...operatorCaller(tenantId, name), operatorHint: this.operatorHint };
   }
 
   private async tenantNamed(header: string | string[] | undefined): Promise<string> {

@@ -10,8 +10,7 @@ import { migrate } from '../store/migrations';
 import { createPool, type Db } from '../store/pool';
 import { listenForRunChanges } from '../store/runs/change-feed';
 import { serveAgentsOverStdio } from '../mcp-server/stdio-server';
-import { TENANT_ROLES } from '../core/tenancy';
-import { operatorCaller, type Caller } from '../use-cases/caller';
+import { apiKeyCaller, operatorCaller, type Caller } from '../use-cases/caller';
 import { callerOfKey } from '../use-cases/tenants/api-keys';
 
 /*
@@ -71,9 +70,7 @@ export async function openStdioEngine(env: NodeJS.ProcessEnv = process.env): Pro
  */
 async function stdioCaller(db: Db, config: AppConfig, key: string | undefined): Promise<Caller> {
   if (!key || key === config.adminApiKey) return operatorCaller();
-  if (key === config.apiKey) {
-    return { ...operatorCaller(), principal: { id: 'api_key', name: 'API_KEY' }, roles: TENANT_ROLES, isOperator: false };
-  }
+  if (key === config.apiKey) return apiKeyCaller(false, operatorCaller().operatorHint);
   const caller = await callerOfKey(db, key);
   if (!caller) throw new Error('agent-engine mcp: AGENT_ENGINE_KEY is not a key of this engine (unknown, revoked or expired)');
   return caller;

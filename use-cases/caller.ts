@@ -1,5 +1,5 @@
 import { EngineError } from '../core/engine-error';
-import { DEFAULT_TENANT_ID, ROLES, type Principal, type Role } from '../core/tenancy';
+import { DEFAULT_TENANT_ID, ROLES, TENANT_ROLES, type Principal, type Role } from '../core/tenancy';
 import type { NamedKind, OperatorNames } from '../platform/operator-names';
 
 /**
@@ -21,6 +21,19 @@ export interface Caller {
 /** The engine acting for the operator, in the tenant `default` unless told otherwise (the CLI, files, tests). */
 export function operatorCaller(tenantId = DEFAULT_TENANT_ID, name = 'operator'): Caller {
   return { tenantId, principal: { id: 'operator', name }, roles: ROLES, isOperator: true, operatorHint: '' };
+}
+
+/** The holder of API_KEY: the tenant `default` with read, run, decide and manage (the operator too where every caller is). */
+export function apiKeyCaller(isOperator: boolean, operatorHint: string): Caller {
+  return { tenantId: DEFAULT_TENANT_ID, principal: { id: 'api_key', name: 'API_KEY' }, roles: TENANT_ROLES, isOperator, operatorHint };
+}
+
+/** The holder of an issued key, in the key's tenant with its roles. */
+export function keyCaller(key: { id: string; name: string; tenantId: string; roles: readonly Role[] }, operatorHint: string): Caller {
+  return {
+    tenantId: key.tenantId, principal: { id: key.id, name: key.name }, roles: key.roles,
+    isOperator: key.roles.includes('operate'), operatorHint,
+  };
 }
 
 /** Whether the caller holds the role (the operator holds every role). */

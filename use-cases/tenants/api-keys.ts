@@ -2,7 +2,7 @@ import { EngineError } from '../../core/engine-error';
 import type { Role } from '../../core/tenancy';
 import type { Db } from '../../store/pool';
 import { findValidKey, insertApiKey, listApiKeys, revokeApiKey, type ApiKeyRecord } from '../../store/tenants';
-import { holdsRole, requireRole, type Caller } from '../caller';
+import { holdsRole, keyCaller, requireRole, type Caller } from '../caller';
 import { tenantFor } from './tenants';
 
 /*
@@ -53,9 +53,5 @@ export async function revokeKey(db: Db, caller: Caller, id: string): Promise<voi
  */
 export async function callerOfKey(db: Db, secret: string): Promise<Caller | undefined> {
   const key = await findValidKey(db, secret);
-  if (!key) return undefined;
-  return {
-    tenantId: key.tenantId, principal: { id: key.id, name: key.name }, roles: key.roles, isOperator: key.roles.includes('operate'),
-    operatorHint: 'use a key that holds operate',
-  };
+  return key && keyCaller(key, 'use a key that holds operate');
 }
