@@ -6,6 +6,8 @@ import type { Logger } from '../platform/logger';
 import type { McpPool } from '../mcp-client/connections/pool';
 import type { SourceQueryOptions } from '../sources/query/source-query';
 import type { ToolSlots } from './tool-slots';
+import type { PriceTable } from '../core/pricing';
+import type { RunEndMetrics } from '../platform/metrics/worker-metrics';
 
 /** What activities receive from the worker's composition root. */
 export interface ActivityDeps {
@@ -25,4 +27,8 @@ export interface ActivityDeps {
   version?: WorkerVersion;
   /** how many calls of each integration the process runs at once; shared by every Worker of the process (one is made when absent) */
   toolSlots?: ToolSlots;
+  /** the operator's price table (PRICES_FILE): each turn's cost is computed from it at the turn's end */
+  prices?: PriceTable;
+  /** the process's Prometheus metrics: runs ended and tool calls, counted once per recorded end */
+  metrics?: RunEndMetrics;
 }

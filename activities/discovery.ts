@@ -39,7 +39,7 @@ function routesOf(integration: Integration, discovered: DiscoveredIntegration, n
       integrationId: discovered.id, integrationName: discovered.name, toolName: tool.name,
       toolTimeoutMs: integration.toolTimeoutMs,
       totalTimeoutMs: integration.maxTotalTimeoutMs ?? Math.max(integration.toolTimeoutMs, DEFAULT_MAX_TOTAL_TIMEOUT_MS),
-      retryable: integration.trustAnnotations && safeToRepeat,
+      retryable: (integration.trustAnnotations && safeToRepeat) || integration.retryNonIdempotent,
       maxConcurrentCalls: integration.maxConcurrentCalls,
       ...(integration.elicitation || integration.sampling !== 'never' ? { elicitationTimeoutMs: integration.elicitationTimeoutMs } : {}),
       ...(integration.taskQueue ? { taskQueue: integration.taskQueue } : {}),
@@ -81,6 +81,25 @@ export async function discoverRun(
   const unauthorized = discovered.filter((d) => d.needsAuthorization)
     .map((d) => ({ prefix: exposedToolName(d.name, ''), integrationName: d.name }));
   return { mcpRoutes, integrationCount: enabled.length, pinned, snapshot, integrations: found, unauthorized };
+}
+
+/**
+ * A run's discovery as another run recorded it (a replay, docs/time-travel.md): the recorded
+ * capabilities and tool names, each integration's routes built from its settings as they are now
+ * (their timeouts and approval policy hold for calls that go live); asks no server. An
+ * integration deleted since is left out. `found`: the recorded integrations as read now.
+ */
+export function recordedDiscovery(recorded: DiscoverySnapshot, found: Integration[]): RunDiscovery {
+  const kept = recorded.integrations.flatMap((d) => {
+    const integration = found.find((i) => i.id === d.id);
+    return integration ? [{ d, integration }] : [];
+  });
+  const mcpRoutes: RunDiscovery['mcpRoutes'] = {};
+  for (const { d, integration } of kept) Object.assign(mcpRoutes, routesOf(integration, d, d.exposedToolNames));
+  const unauthorized = kept.filter(({ d }) => d.needsAuthorization)
+    .map(({ d }) => ({ prefix: exposedToolName(d.name, ''), integrationName: d.name }));
+  const snapshot = { integrations: kept.map(({ d }) => d) };
+  return { mcpRoutes, integrationCount: kept.length, pinned: [], snapshot, integrations: found, unauthorized };
 }
 
 export function createDiscoveryActivities({ db, logger, mcpPool }: ActivityDeps) {

@@ -5,6 +5,7 @@ import { runToFinish, writeRunEnd, type StoredOutcome } from '../store/runs/life
 import type { StoredRunMessage } from '../store/runs/transcript';
 import { addUsage, type ChatMessage, type Usage } from '../core/messages';
 import { emitRunSpan } from '../platform/tracing/run-trace';
+import { secondsSince } from '../platform/metrics/worker-metrics';
 import type { ActivityDeps } from './deps';
 
 export interface FinishRunInput {
@@ -48,7 +49,7 @@ function finalText(transcript: StoredRunMessage[], written = false): string | nu
   return null;
 }
 
-export function createFinishRunActivities({ db, logger }: ActivityDeps) {
+export function createFinishRunActivities({ db, logger, metrics }: ActivityDeps) {
   return {
     /**
      * Commits the run's messages to its thread and writes the write-once result: one read, then one
@@ -79,6 +80,10 @@ export function createFinishRunActivities({ db, logger }: ActivityDeps) {
         emitRunSpan({
           runId: run.id, threadId: run.threadId, agentId: run.agentId, status: input.status, stopReason: input.stopReason,
           error: input.error, turns: input.turns, usage: input.usage, output: text, startTime: new Date(run.createdAt),
+        });
+        // Counted right after the commit (no await between); a reader woken by the commit may scrape just before.
+        metrics?.runEnded({
+          status: input.status, stopReason: input.stopReason, agent: found.agentName ?? 'unknown', seconds: secondsSince(run.createdAt),
         });
       }
       logger.info({ runId: input.runId, status: input.status, stopReason: input.stopReason, turns: input.turns }, 'run finished');

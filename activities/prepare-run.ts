@@ -9,8 +9,10 @@ import { runToPrepare } from '../store/runs/lifecycle';
 import { snapshotWrite } from '../store/runs/snapshots';
 import { eventWrite } from '../store/runs/events';
 import { runVersionWrite, turnAttemptWrite } from '../store/runs/turns';
-import { runMessageWrite } from '../store/runs/transcript';
-import { type RunRecord } from '../store/runs/runs';
+import { runMessageWrite, runTranscript } from '../store/runs/transcript';
+import { withRunModel, type RunRecord } from '../store/runs/runs';
+import { copyThreadSources } from '../sources/csv/thread-copies';
+import { forkedDataSources } from '../store/data-sources';
 import { writeTogether, type Write } from '../store/runs/writes';
 import type { ActivityDeps } from './deps';
 import { discoverRun } from './discovery';
@@ -18,6 +20,7 @@ import { askLlm, llmTurn, type LlmTurnInput, type LlmTurnOutput } from './llm-tu
 import { integrationsPrefix } from './prompt-prefix';
 import { countMessageTokens } from '../llm/token-count';
 import { rememberPrepared, SNAPSHOT, type PrefixSnapshot } from './run-snapshots';
+import { replayPreparation, type ReplayPreparation } from './replay-preparation';
 
 /** What the workflow keeps of its run for its whole life (and across continue-as-new). */
 export interface RunContext {
@@ -37,12 +40,17 @@ export interface PreparedRun {
 
 export interface PrepareRunInput {
   runId: string;
-  /** the event numbers of the first turn, which runs in the same activity unless integrations are pinned */
-  firstTurn?: { eventSeq: number };
+  /**
+   * the event numbers of the first turn, which runs in the same activity unless integrations are
+   * pinned; a fork's (core/fork.ts ForkPoint) also its number and the step cursor there
+   */
+  firstTurn?: { eventSeq: number; turn?: number; step?: number };
   /** the run's own limits, given when it started */
   limits?: RunLimits;
   /** a sub-agent's run: how deep in its tree (at MAX_SUB_AGENT_DEPTH it is offered no sub-agents) */
   depth?: number;
+  /** the names of the tools the run's caller runs (their schemas are the run's, in PostgreSQL) */
+  callerTools?: string[];
 }
 
 export interface PrepareRunOutput extends PreparedRun {
@@ -61,28 +69,45 @@ const HEARTBEAT_EVERY_MS = 5_000;
  * before the LLM is asked. What preparation found is recorded as snapshots with the run's input: a
  * retry (say, after the LLM failed) reuses them and only asks the LLM again; every turn reads them.
  */
-export async function prepareRun(deps: ActivityDeps, { runId, firstTurn, limits, depth }: PrepareRunInput): Promise<PrepareRunOutput> {
+export async function prepareRun(
+  deps: ActivityDeps, { runId, firstTurn, limits, depth, callerTools }: PrepareRunInput,
+): Promise<PrepareRunOutput> {
+  // A fork's thread gets its original's tables first: its tools then offer source_query over them.
+  if (firstTurn?.turn !== undefined) {
+    const forked = await forkedDataSources(deps.db, runId);
+    await copyThreadSources(deps.db, forked.threadId, forked.sources);
+  }
   const read = await runToPrepare(deps.db, runId, [SNAPSHOT.prefix, SNAPSHOT.prepared]);
-  const { run, agent } = read;
+  const { run } = read;
   if (!run) throw ApplicationFailure.nonRetryable(`Run ${runId} does not exist`, 'RunNotFound');
+  const agent = read.agent && withRunModel(read.agent, run);
   if (!agent) throw ApplicationFailure.nonRetryable(`Agent ${run.agentId} does not exist`, 'AgentNotFound');
   const recorded = read.snapshots[SNAPSHOT.prepared]?.data as PreparedRun | undefined;
-  const turnSeq = agent.maxTurns >= 1 ? firstTurn?.eventSeq : undefined;
-  const prepared = recorded ?? await prepare(deps, run, agent, read, turnSeq, { limits, depth: depth ?? 0 });
-  if (turnSeq === undefined || prepared.pinned.length > 0) return prepared;
+  const turn = firstTurn?.turn ?? 1;
+  const first = agent.maxTurns >= 1 && firstTurn ? { seq: firstTurn.eventSeq, turn } : undefined;
+  const prepared = recorded ?? await prepare(deps, run, agent, read, first, { limits, depth: depth ?? 0, callerTools });
+  if (first === undefined || prepared.pinned.length > 0) return prepared;
 
   const input: LlmTurnInput = {
-    runId, threadId: run.threadId, agentId: agent.id, turn: 1,
-    nativeTools: offeredNativeTools(prepared.tools), hasDataSources: prepared.tools.hasDataSources, eventSeq: turnSeq,
+    runId, threadId: run.threadId, agentId: agent.id, turn, ...(firstTurn?.step !== undefined ? { step: firstTurn.step } : {}),
+    nativeTools: offeredNativeTools(prepared.tools), hasDataSources: prepared.tools.hasDataSources, eventSeq: first.seq,
     usageBefore: { inputTokens: 0, outputTokens: 0 },
     ...(prepared.context.limits?.maxOutputTokens !== undefined ? { maxTokens: prepared.context.limits.maxOutputTokens } : {}),
     ...(prepared.tools.subAgents ? { subAgents: prepared.tools.subAgents } : {}),
     ...(prepared.context.limits?.maxToolCallsPerTurn ? { maxToolCallsPerTurn: prepared.context.limits.maxToolCallsPerTurn } : {}),
+    ...(prepared.tools.callerTools ? { callerTools: prepared.tools.callerTools } : {}),
   };
   // After a recorded preparation, the turn is any turn: its reply may be stored already.
-  const reply = recorded ? await llmTurn(deps, input) : await askLlm(deps, input, agent, [{ role: 'user', content: run.input }]);
+  // A fork's conversation before its first turn was recorded when it was forked.
+  const transcript = turn > 1
+    ? (await runTranscript(deps.db, runId, turn - 1)).map((m) => m.message)
+    : [{ role: 'user' as const, content: run.input }];
+  const reply = recorded ? await llmTurn(deps, input) : await askLlm(deps, input, agent, transcript, run.tenantId);
   return { ...prepared, firstTurn: reply };
 }
+
+/** What the run's start says of it besides its row: its own limits, its depth, its caller's tools. */
+type RunOptions = { limits?: RunLimits; depth: number; callerTools?: string[] };
 
 /** What preparation reads of the run in its first statement. */
 type PrepareRead = Pick<
@@ -93,26 +118,33 @@ type StoredPrefix = { data: PrefixSnapshot; bytes: number };
 
 /**
  * Discovery and the prefix, written in one statement with the run's input, run_started and, when
- * the first turn follows here (`turnSeq`), its turn_started and attempt. The prefix an earlier
- * attempt recorded is kept: every turn must read one text.
+ * the first turn follows here (`first`: its event number and its turn's), its turn_started and
+ * attempt. The prefix an earlier attempt recorded (or a fork's original) is kept: every turn must read one text.
  */
 async function prepare(
   deps: ActivityDeps, run: RunRecord, agent: Agent, read: PrepareRead,
-  turnSeq: number | undefined, runOptions: { limits?: RunLimits; depth: number },
+  first: { seq: number; turn: number } | undefined, runOptions: RunOptions,
 ): Promise<PreparedRun> {
   const runId = run.id;
   const ctx = Context.current();
   const heartbeat = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
   try {
-    const discovery = await discoverRun(deps, runId, agent.integrationIds, read.integrations);
+    // A replay runs with its original's tools, as recorded unless its calls go live (replay-preparation.ts),
+    // on a thread that has the tables its original's had.
+    const replay = run.replayOf ? await replayPreparation(deps, { id: run.id, replayOf: run.replayOf }, agent) : undefined;
+    const runAgent = replay?.agent ?? agent;
+    const discovery = replay?.recorded?.discovery
+      ?? await discoverRun(deps, runId, runAgent.integrationIds, replay?.integrations ?? read.integrations);
     const writes: Write[] = [runMessageWrite(runId, 0, 0, { role: 'user', content: run.input })];
     const discoveryWrite = snapshotWrite(runId, SNAPSHOT.discovery, discovery.snapshot);
     writes.push(discoveryWrite);
-    const prefix = await runPrefix(deps, runId, agent, read, discovery, writes);
-    const prepared = await preparedRun(deps, run, agent, discovery, read.hasDataSources, runOptions);
+    const prefix = await runPrefix(deps, runId, runAgent, read, discovery, writes, replay?.recorded?.prefix);
+    const hasDataSources = read.hasDataSources || Boolean(replay?.copiedSources);
+    const options = replay ? { ...runOptions, recorded: replay.recorded, callerTools: replay.callerTools } : runOptions;
+    const prepared = await preparedRun(deps, run, runAgent, discovery, hasDataSources, options);
     writes.push(snapshotWrite(runId, SNAPSHOT.prepared, prepared), runStartedWrite(run, agent, prefix));
-    if (turnSeq !== undefined && discovery.pinned.length === 0) {
-      writes.push(eventWrite(runId, turnSeq, 'turn_started', { turn: 1 }), turnAttemptWrite(runId, 1));
+    if (first !== undefined && discovery.pinned.length === 0) {
+      writes.push(eventWrite(runId, first.seq, 'turn_started', { turn: first.turn }), turnAttemptWrite(runId, first.turn));
     }
     if (deps.version) writes.push(runVersionWrite(runId, deps.version));
     await writeTogether(deps.db, writes);
@@ -126,16 +158,22 @@ async function prepare(
 
 /** The prompt prefix an earlier attempt recorded, else the one built now (its write joins `writes`). */
 async function runPrefix(
-  deps: ActivityDeps, runId: string, agent: Agent, read: PrepareRead, discovery: Discovery, writes: Write[],
+  deps: ActivityDeps, runId: string, agent: Agent, read: PrepareRead, discovery: Discovery, writes: Write[], replayed?: PrefixSnapshot,
 ): Promise<StoredPrefix> {
   const recorded = read.snapshots[SNAPSHOT.prefix] as StoredPrefix | undefined;
   if (recorded) return recorded;
+  if (replayed) {
+    const write = snapshotWrite(runId, SNAPSHOT.prefix, replayed);
+    writes.push(write);
+    return { data: write.stored, bytes: write.bytes };
+  }
   const { messages, injected } = await integrationsPrefix(deps, {
     instructions: agent.instructions, integrationIds: agent.integrationIds, promptOrder: agent.promptOrder,
     model: agent.model, promptWhen: agent.promptWhen, threadMetadata: read.threadMetadata,
     integrations: discovery.integrations, discovered: discovery.snapshot.integrations,
   });
-  const write = snapshotWrite(runId, SNAPSHOT.prefix, { messages, injectedPrompts: injected } satisfies PrefixSnapshot);
+  const snapshot: PrefixSnapshot = { messages, injectedPrompts: injected, instructions: agent.instructions };
+  const write = snapshotWrite(runId, SNAPSHOT.prefix, snapshot);
   writes.push(write);
   if (agent.integrationIds.length > 0) {
     deps.logger.info({ runId, injected, bytes: write.bytes }, `Injected ${injected} conventional prompts from MCP servers`);
@@ -146,18 +184,21 @@ async function runPrefix(
 /** What the workflow keeps of the run: its context and budget, and the tools it may offer. */
 async function preparedRun(
   deps: ActivityDeps, run: RunRecord, agent: Agent, discovery: Discovery, hasDataSources: boolean,
-  { limits: runLimits, depth }: { limits?: RunLimits; depth: number },
+  { limits: runLimits, depth, callerTools, recorded }: RunOptions & { recorded?: ReplayPreparation['recorded'] },
 ): Promise<PreparedRun> {
   const limits = effectiveLimits(agent.limits, runLimits);
+  const subAgents = depth >= MAX_SUB_AGENT_DEPTH ? {}
+    : recorded ? { ...(recorded.subAgents ? { subAgents: recorded.subAgents } : {}) } : await subAgentRoutes(deps.db, agent.subAgents);
   return {
     context: { threadId: run.threadId, agentId: agent.id, maxTurns: agent.maxTurns, ...(Object.keys(limits).length > 0 ? { limits } : {}) },
     tools: {
       mcpRoutes: discovery.mcpRoutes,
       integrationCount: discovery.integrationCount,
       ...(discovery.unauthorized.length > 0 ? { unauthorized: discovery.unauthorized } : {}),
-      // Tables imported by earlier runs of the thread (by any agent) stay queryable.
-      hasDataSources,
-      ...(depth < MAX_SUB_AGENT_DEPTH ? await subAgentRoutes(deps.db, agent.subAgents) : {}),
+      // Tables imported by earlier runs of the thread (by any agent) stay queryable; a recorded replay's original's thread had them.
+      hasDataSources: recorded?.hasDataSources ?? hasDataSources,
+      ...subAgents,
+      ...(callerTools?.length ? { callerTools } : {}),
     },
     pinned: discovery.pinned,
   };

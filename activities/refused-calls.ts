@@ -16,9 +16,10 @@ import type { Write } from '../store/runs/writes';
 /** A tool the turn offered, as the run object shows a call of it: its kind, and an MCP tool's integration. */
 export interface OfferedTool { type: string; integrationId?: string }
 
-/** The tools a turn offered by name: its integrations' tools, the native tools and sub-agents it offered. */
+/** The tools a turn offered by name: its integrations' tools, the native tools, sub-agents and caller tools it offered. */
 export function offeredTools(
   integrations: DiscoverySnapshot['integrations'], natives: { name: string; type: string }[], subAgents: string[],
+  callerTools: string[] = [],
 ): Map<string, OfferedTool> {
   const offered = new Map<string, OfferedTool>();
   for (const i of integrations) {
@@ -26,6 +27,7 @@ export function offeredTools(
   }
   for (const n of natives) offered.set(n.name, { type: n.type });
   for (const name of subAgents) offered.set(name, { type: 'sub_agent' });
+  for (const name of callerTools) offered.set(name, { type: 'caller_tool' });
   return offered;
 }
 

@@ -18,6 +18,8 @@ export interface PrefixSnapshot {
   messages: ChatMessage[];
   /** how many of the servers' conventional prompts made it into the messages */
   injectedPrompts: number;
+  /** the agent's instructions in the messages (absent in runs prepared before replays: mcp-client/prefix-instructions.ts) */
+  instructions?: string | null;
 }
 
 /**

@@ -1,10 +1,11 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Usage } from '../core/messages';
+import { priceUsage, type PricedUsage } from '../core/pricing';
 import type { ChatMessage } from '../core/messages';
 import { samplingText, type SamplingAnswer, type SamplingRequest } from '../core/sampling';
 import { classifyLlmError } from '../llm/errors';
 import { findAgent } from '../store/agents';
-import { findRun } from '../store/runs/runs';
+import { findRun, withRunModel } from '../store/runs/runs';
 import { closeSampling, findSampling, recordSamplingAnswer } from '../store/runs/samplings';
 import type { ActivityDeps } from './deps';
 
@@ -21,6 +22,8 @@ const NO_USAGE: Usage = { inputTokens: 0, outputTokens: 0 };
 export interface SampledAnswer {
   answer: SamplingAnswer;
   usage: Usage;
+  /** what the answer cost by the worker's price table (PRICES_FILE), as a turn's does */
+  cost: PricedUsage;
 }
 
 /** The model failed for good (its failure is not worth retrying): the server is told, and the LLM reads why. */
@@ -36,7 +39,8 @@ export async function askModel(
   deps: ActivityDeps, at: { runId: string; turn: number; step: number }, request: SamplingRequest, signal: AbortSignal,
 ): Promise<SampledAnswer> {
   const run = await findRun(deps.db, at.runId);
-  const agent = run && await findAgent(deps.db, run.agentId);
+  const found = run && await findAgent(deps.db, run.agentId);
+  const agent = found && withRunModel(found, run);
   if (!agent) throw new SamplingFailed('the run\'s agent no longer exists');
   const provider = deps.providers[agent.model.provider];
   if (!provider) throw new SamplingFailed(`no LLM provider "${agent.model.provider}" is configured on this worker`);
@@ -58,6 +62,7 @@ export async function askModel(
         stopReason: response.finishReason === 'length' ? 'maxTokens' : 'endTurn',
       },
       usage: response.usage,
+      cost: priceUsage(deps.prices, agent.model, response.usage),
     };
   } catch (err) {
     if (signal.aborted) throw err;
@@ -81,8 +86,13 @@ export interface SampleMessageInput {
 /** What the workflow keeps: the usage to add to the run's, or why the call cannot go on. */
 export interface SampleMessageOutput {
   usage: Usage;
+  /** USD the answer cost, when its model is priced: the run's maxCostUsd counts it */
+  costUsd?: number;
   refused?: string;
 }
+
+/** A priced answer's cost, for the workflow's budget; nothing for an unpriced one. */
+export const costOf = (costUsd: number | null | undefined) => (costUsd !== null && costUsd !== undefined ? { costUsd } : {});
 
 export function createSamplingActivities(deps: ActivityDeps) {
   return {
@@ -94,7 +104,7 @@ export function createSamplingActivities(deps: ActivityDeps) {
     async sampleMessage(input: SampleMessageInput): Promise<SampleMessageOutput> {
       const sampling = await findSampling(deps.db, input.runId, input.samplingId);
       if (!sampling) return { usage: NO_USAGE, refused: samplingText.failed('the request is no longer stored') };
-      if (sampling.status === 'answered') return { usage: sampling.usage ?? NO_USAGE };
+      if (sampling.status === 'answered') return { usage: sampling.usage ?? NO_USAGE, ...costOf(sampling.costUsd) };
       if (sampling.status === 'denied') return { usage: NO_USAGE, refused: samplingText.denied() };
       if (sampling.status !== 'approved' && !(sampling.status === 'pending' && !sampling.needsApproval)) {
         return { usage: NO_USAGE, refused: samplingText.failed(sampling.error ?? `the request was ${sampling.status.replace('_', ' ')}`) };
@@ -102,10 +112,10 @@ export function createSamplingActivities(deps: ActivityDeps) {
       const ctx = Context.current();
       const heartbeat = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
       try {
-        const { answer, usage } = await askModel(deps, input, sampling.request, ctx.cancellationSignal);
-        await recordSamplingAnswer(deps.db, input.samplingId, answer, usage);
+        const { answer, usage, cost } = await askModel(deps, input, sampling.request, ctx.cancellationSignal);
+        await recordSamplingAnswer(deps.db, input.samplingId, answer, usage, cost);
         deps.logger.info({ runId: input.runId, samplingId: input.samplingId, usage }, 'sampling request answered');
-        return { usage };
+        return { usage, ...costOf(cost.costUsd) };
       } catch (err) {
         if (!(err instanceof SamplingFailed)) throw err;
         await closeSampling(deps.db, input.samplingId, 'failed', err.message);

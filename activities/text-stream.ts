@@ -56,12 +56,17 @@ export interface TextAt {
   toolCallId?: string;
 }
 
+/** Told, for each chunk pushed, the seconds from its arrival to the write that published it (none for a write that failed). */
+export type PublishedLag = (seconds: number) => void;
+
 /**
  * The turn's text (kept as the turn's draft), or with `toolCallId` a tool call's arguments (only
  * announced: a stream that joins later does not get the arguments so far).
  */
-export function textPublisher(db: Queryable, logger: Logger, at: TextAt, now: () => number = Date.now): TextPublisher {
-  return new PacedText(textOutbox(db, logger), logger, at, now);
+export function textPublisher(
+  db: Queryable, logger: Logger, at: TextAt, now: () => number = Date.now, lag?: PublishedLag,
+): TextPublisher {
+  return new PacedText(textOutbox(db, logger), logger, at, now, lag);
 }
 
 class PacedText implements TextPublisher {
@@ -77,16 +82,20 @@ class PacedText implements TextPublisher {
   private failed = false;
   /** characters (code points) written so far: where the next piece starts */
   private written = 0;
+  /** when each chunk not yet in a write arrived (kept only when the lag is measured) */
+  private arrivals: number[] = [];
 
   constructor(
     private readonly outbox: TextOutbox,
     private readonly logger: Logger,
     private readonly at: TextAt,
     private readonly now: () => number,
+    private readonly lag?: PublishedLag,
   ) {}
 
   push(text: string): void {
     if (!text) return;
+    if (this.lag && !this.failed) this.arrivals.push(this.now());
     this.all += text;
     if (this.all.length - this.sent > BACKLOG_CHARS && this.writing) {
       // The writes fell behind: what waits is dropped, the next write replaces the draft with all of it.
@@ -126,7 +135,9 @@ class PacedText implements TextPublisher {
     this.sent = this.all.length;
     this.lastSentAt = this.now();
     this.wroteAny = true;
-    this.writing = this.write(text, replace).catch((err: Error) => {
+    const arrivals = this.arrivals;
+    this.arrivals = [];
+    this.writing = this.write(text, replace).then(() => this.published(arrivals), (err: Error) => {
       // A screen misses words; the turn itself goes on (its text is in the reply).
       this.failed = true;
       const { runId, turn } = this.at;
@@ -135,6 +146,12 @@ class PacedText implements TextPublisher {
       this.writing = undefined;
       this.schedule();
     });
+  }
+
+  private published(arrivals: number[]): void {
+    if (!this.lag) return;
+    const now = this.now();
+    for (const arrived of arrivals) this.lag((now - arrived) / 1000);
   }
 
   private write(text: string, replace: boolean): Promise<void> {
@@ -155,14 +172,21 @@ class PacedText implements TextPublisher {
 export class TurnText {
   private readonly words: TextPublisher;
   private readonly inputs = new Map<string, TextPublisher>();
+  /** when the model's first chunk (words or a tool call's arguments) arrived (performance.now()) */
+  firstChunkAt: number | undefined;
 
-  constructor(private readonly db: Queryable, private readonly logger: Logger, private readonly at: TextAt) {
-    this.words = textPublisher(db, logger, at);
+  /** `lag`: told how long each chunk of the words took to go out as text_delta */
+  constructor(private readonly db: Queryable, private readonly logger: Logger, private readonly at: TextAt, lag?: PublishedLag) {
+    this.words = textPublisher(db, logger, at, Date.now, lag);
   }
 
-  readonly onText = (text: string): void => this.words.push(text);
+  readonly onText = (text: string): void => {
+    this.firstChunkAt ??= performance.now();
+    this.words.push(text);
+  };
 
   readonly onToolInput = (toolCallId: string, text: string): void => {
+    this.firstChunkAt ??= performance.now();
     let publisher = this.inputs.get(toolCallId);
     if (!publisher) this.inputs.set(toolCallId, (publisher = textPublisher(this.db, this.logger, { ...this.at, toolCallId })));
     publisher.push(text);

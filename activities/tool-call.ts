@@ -14,7 +14,7 @@ import { traceToolCall } from '../platform/tracing/run-trace';
 import type { ActivityDeps } from './deps';
 import { personWaits } from './person-waits';
 import { isPlainObject } from '../core/plain-object';
-import { ToolSlots } from './tool-slots';
+import { TenantSlotCaps, ToolSlots } from './tool-slots';
 import { parseToolArguments } from './tools/native-tool';
 import type { AnyToolHandler, CheckedCall, RejectedCall, ToolActivityInput, ToolHandler, ToolResult } from './tool-handler';
 
@@ -44,7 +44,7 @@ async function loadToolCall(
 }
 
 /** The outcome of a call stored earlier, as the handlers that may have stored it restore it. */
-function storedOutcome(stored: ToolCallRecord, handlers: AnyToolHandler[]): ToolOutcome {
+export function storedOutcome(stored: ToolCallRecord, handlers: AnyToolHandler[]): ToolOutcome {
   const restored = handlers.reduce<Partial<ToolOutcome>>((o, h) => ({ ...o, ...h.restored?.(stored) }), {});
   return { status: stored.status, resultBytes: stored.resultBytes, ...restored };
 }
@@ -65,7 +65,8 @@ async function recordToolStarted(db: Queryable, ref: ToolCallRef, integrationId?
  */
 export async function storeToolResult(
   db: Queryable, ref: ToolCallRef,
-  result: ToolResult & { integrationId?: string; durationMs: number; childRunId?: string; alsoWrite?: Write[] },
+  result: ToolResult & { integrationId?: string; durationMs: number; childRunId?: string; alsoWrite?: Write[] }
+    & Pick<ToolCallRecord, 'replayed' | 'recordedFrom'>,
 ): Promise<ToolOutcome> {
   const resultBytes = utf8Length(result.content);
   await writeTogether(db, [
@@ -78,6 +79,7 @@ export async function storeToolResult(
       integrationId: result.integrationId ?? null, status: result.status, durationMs: result.durationMs,
       result: truncateUtf8(result.content, RESULT_PREVIEW_BYTES), resultBytes,
       ...(result.childRunId ? { childRunId: result.childRunId } : {}),
+      ...(result.replayed ? { replayed: result.replayed } : {}), ...(result.recordedFrom ? { recordedFrom: result.recordedFrom } : {}),
     }),
     ...(result.alsoWrite ?? []),
     eventWrite(ref.runId, endedSeqOf(ref), 'tool_call_ended', {
@@ -91,10 +93,15 @@ export async function storeToolResult(
 /** The activity serving one tool kind: the shared steps around the handler's check and execute. */
 export function toolActivity<R>(deps: ActivityDeps & { toolSlots: ToolSlots }, handler: ToolHandler<R>) {
   return async (input: ToolActivityInput): Promise<ToolOutcome> => {
-    // First of all: a routed call that must wait its turn holds no slot and touches no row.
+    // First of all: a call that must wait its turn holds no slot and touches no row.
+    const tenant = await deps.toolSlots.takeTenant(input.tenantId);
+    if ('busy' in tenant) return { status: 'ok', resultBytes: 0, busy: tenant.busy };
     const route = input.route;
     const release = route && deps.toolSlots.take(route.integrationId, route.maxConcurrentCalls);
-    if (route && !release) return { status: 'ok', resultBytes: 0, busy: deps.toolSlots.busy(route.integrationId, route.integrationName) };
+    if (route && !release) {
+      tenant.release();
+      return { status: 'ok', resultBytes: 0, busy: deps.toolSlots.busy(route.integrationId, route.integrationName) };
+    }
     const ctx = Context.current();
     const heartbeat = () => ctx.heartbeat();
     // From the start: on a starved worker the bookkeeping below alone can outlast the heartbeat timeout.
@@ -104,6 +111,7 @@ export function toolActivity<R>(deps: ActivityDeps & { toolSlots: ToolSlots }, h
     } finally {
       clearInterval(timer);
       release?.();
+      tenant.release();
     }
   };
 }
@@ -169,10 +177,17 @@ async function executeCall<R>(
   if (result.status === 'ok') log.info({ durationMs }, 'tool call succeeded');
   else log.warn({ durationMs, error: shortened(result.content, 500) }, 'tool call failed');
   const outcome = await keepTrying(ctx, log, () => storeToolResult(deps.db, input, { ...result, integrationId, durationMs }));
+  // Once: a retried activity finds this result stored and returns it without counting.
+  const integration = loaded.integration?.name ?? input.route?.integrationName
+    ?? (isRejected(checked) ? undefined : checked.integrationName);
+  deps.metrics?.toolCallEnded({ integration, type: input.type, outcome: result.status, seconds: durationMs / 1000 });
   return result.sampled ? { ...outcome, sampled: result.sampled } : outcome;
 }
 
-/** A call that has no answer yet: the workflow waits for its server's questions, polls its task, or runs its sub-agent. */
+/**
+ * A call that has no answer yet: the workflow waits for its server's questions, polls its task, runs
+ * its sub-agent, or waits for its caller.
+ */
 function pendingOutcome(result: ToolResult, log: Logger, durationMs: number): ToolOutcome | undefined {
   if (result.waiting) {
     log.info({ durationMs, roundId: result.waiting.roundId }, 'tool call waits for input');
@@ -185,6 +200,10 @@ function pendingOutcome(result: ToolResult, log: Logger, durationMs: number): To
   if (result.child) {
     log.info({ childRunId: result.child.runId }, 'sub-agent run recorded; the workflow starts it');
     return { status: 'ok', resultBytes: 0, child: result.child };
+  }
+  if (result.caller) {
+    log.info({ durationMs }, 'caller tool call stored; the run waits for its caller');
+    return { status: 'ok', resultBytes: 0, caller: result.caller };
   }
   return undefined;
 }
@@ -227,7 +246,7 @@ async function keepTrying<T>(ctx: Context, log: Logger, store: () => Promise<T>)
  * (unless the call had stored its result first: then that result stands).
  */
 export function createToolCallActivities<H extends Record<string, AnyToolHandler>>(deps: ActivityDeps, handlers: H) {
-  const withSlots = { ...deps, toolSlots: deps.toolSlots ?? new ToolSlots() };
+  const withSlots = { ...deps, toolSlots: deps.toolSlots ?? new ToolSlots(new TenantSlotCaps(deps.db)) };
   const activities = Object.fromEntries(Object.entries(handlers).map(([name, handler]) => [name, toolActivity(withSlots, handler)]));
   return {
     ...(activities as { [K in keyof H]: (input: ToolActivityInput) => Promise<ToolOutcome> }),
@@ -236,7 +255,9 @@ export function createToolCallActivities<H extends Record<string, AnyToolHandler
       // A call whose activity gave up may have stored its result before its worker died: that result stands.
       const { stored } = await findToolCallAndRequest(deps.db, ref.runId, ref.turn, ref.index + 1);
       if (stored) return storedOutcome(stored, Object.values(handlers));
-      return storeToolResult(deps.db, ref, { status, content, integrationId: route?.integrationId, durationMs: 0 });
+      const outcome = await storeToolResult(deps.db, ref, { status, content, integrationId: route?.integrationId, durationMs: 0 });
+      deps.metrics?.toolCallEnded({ integration: route?.integrationName, type: ref.type, outcome: status, seconds: 0 });
+      return outcome;
     },
   };
 }

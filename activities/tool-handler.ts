@@ -1,5 +1,7 @@
 import type { SubAgentRoute } from '../core/sub-agents';
-import type { ChildRun, InputWait, McpToolRoute, SampledDuringCall, ToolCallRef, ToolOutcome, ToolTask } from '../core/tool-call';
+import type {
+  CallerToolWait, ChildRun, InputWait, McpToolRoute, SampledDuringCall, ToolCallRef, ToolOutcome, ToolTask,
+} from '../core/tool-call';
 import type { Integration } from '../core/integration';
 import type { Logger } from '../platform/logger';
 import type { ToolCallRecord } from '../store/runs/tool-calls';
@@ -16,6 +18,8 @@ import type { NativeTool } from './tools/native-tool';
 /** Every tool activity takes this: the call by reference, and for an MCP tool its route. */
 export interface ToolActivityInput extends ToolCallRef {
   route?: McpToolRoute;
+  /** the run's tenant: a tenant's cap on its tool calls per worker (toolCallSlots) counts this call; absent before caps */
+  tenantId?: string;
   /** a sub-agent's call: which agent, and the root run whose descendants are bounded */
   subAgent?: SubAgentRoute & { rootRunId: string; maxDescendants?: number };
   /** a call coming back with the answers to a stored round of its server's questions (by reference) */
@@ -37,6 +41,8 @@ export interface ToolResult {
   task?: ToolTask;
   /** no answer yet: the sub-agent's run is recorded, and the workflow runs it */
   child?: ChildRun;
+  /** no answer yet: the caller tool's call is stored, and the workflow waits for the caller's answer */
+  caller?: CallerToolWait;
 }
 
 /** A call its check refused, with the integration it named when that was found. */

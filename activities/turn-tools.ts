@@ -1,6 +1,7 @@
 import { SUB_AGENT_INPUT_SCHEMA, type SubAgentRoute } from '../core/sub-agents';
 import type { ToolDefinition } from '../core/messages';
 import { subAgentsByIds } from '../store/sub-agents';
+import { findRunCallerTools } from '../store/caller-tools';
 import type { ActivityDeps } from './deps';
 import { offeredTools, type OfferedTool } from './refused-calls';
 import { runIntegrations } from './run-snapshots';
@@ -18,10 +19,12 @@ export interface TurnToolsInput {
   hasDataSources?: boolean;
   /** the run's sub-agents, offered as tools (core/sub-agents.ts) */
   subAgents?: Record<string, SubAgentRoute>;
+  /** the names of the tools the run's caller runs, offered as the caller declared them (core/caller-tools.ts) */
+  callerTools?: string[];
 }
 
 /**
- * What the LLM is told of its tools this turn: the run's MCP tools and the native tools offered;
+ * What the LLM is told of its tools this turn: the run's MCP tools, the native tools offered, its sub-agents and its caller's tools;
  * and, for the calls a turn does not run, each one's kind.
  */
 export async function turnTools(
@@ -34,10 +37,28 @@ export async function turnTools(
     name: t.tool.name, description: await t.describe(context), inputSchema: toolInputSchema(t.tool),
   })));
   const subAgents = await subAgentDefinitions(deps, input.subAgents);
+  const others = [...mcpToolDefinitions(integrations), ...natives, ...subAgents];
+  const callers = await callerToolDefinitions(deps, input, new Set(others.map((d) => d.name)));
   return {
-    definitions: [...mcpToolDefinitions(integrations), ...natives, ...subAgents],
-    offered: () => offeredTools(integrations, offered.map((t) => t.tool), subAgents.map((d) => d.name)),
+    definitions: [...others, ...callers],
+    offered: () => offeredTools(integrations, offered.map((t) => t.tool), subAgents.map((d) => d.name), callers.map((d) => d.name)),
   };
+}
+
+/**
+ * The caller's tools, as it declared them. A name another tool of the run has (refused at the
+ * start; an integration renamed since could make one) is left out: the model must not see two.
+ */
+async function callerToolDefinitions(deps: ActivityDeps, input: TurnToolsInput, taken: Set<string>): Promise<ToolDefinition[]> {
+  if (!input.callerTools?.length) return [];
+  const declared = await findRunCallerTools(deps.db, input.runId);
+  const tools = (declared?.tools ?? []).filter((t) => input.callerTools!.includes(t.name));
+  const clashing = tools.filter((t) => taken.has(t.name)).map((t) => t.name);
+  if (clashing.length > 0) {
+    deps.logger.warn({ runId: input.runId, clashing }, 'caller tools named as other tools of the run are not offered');
+  }
+  return tools.filter((t) => !taken.has(t.name))
+    .map((t) => ({ name: t.name, description: t.description ?? '', inputSchema: t.inputSchema }));
 }
 
 /** Each sub-agent as a tool: its description (or what it is), and `{input}`. */

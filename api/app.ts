@@ -1,3 +1,5 @@
+import type { ApiMetrics } from '../platform/metrics/api-metrics';
+import { countRequests } from './metrics-hook';
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -28,7 +30,7 @@ import { problemHandlers, routeNotFound, sendProblem, toProblem } from './proble
 import { requestGuard } from './request-guard';
 import { agentRoutes } from './routes/agents';
 import { consoleRoutes } from './routes/console';
-import { consoleSettingsRoutes } from './routes/console-settings';
+import { consoleSettingsRoutes, consoleSignIn, consoleSignInRoutes } from './routes/console-settings';
 import { healthRoutes } from './routes/health';
 import { integrationRoutes } from './routes/integrations';
 import { runEventRoutes } from './routes/run-events';
@@ -37,12 +39,16 @@ import { runMessageRoutes } from './routes/run-messages';
 import { oneShotRunRoutes } from './routes/one-shot-runs';
 import { runListRoutes } from './routes/run-list';
 import { runRoutes } from './routes/runs';
+import { runForkRoutes } from './routes/run-fork';
+import { runReplayRoutes } from './routes/run-replay';
 import { sourceRoutes } from './routes/sources';
 import { threadRoutes } from './routes/threads';
 import { tenantRoutes } from './routes/tenants';
 import { apiKeyRoutes } from './routes/api-keys';
 import { meRoutes } from './routes/me';
 import { auditRoutes } from './routes/audit';
+import { usageRoutes } from './routes/usage';
+import { evalRoutes } from './routes/evals';
 import { auditActs } from './audit-hook';
 import { integrationOAuthRoutes, oauthCallbackRoutes } from './routes/integration-oauth';
 import { swaggerOptions, swaggerUiOptions } from './openapi';
@@ -50,6 +56,8 @@ import { rateLimitOptions } from './rate-limit';
 import { zodValidatorCompiler } from './validation';
 import type { Environment } from '../use-cases/integrations/mcp-config-import';
 import { DEFAULT_LLM_KEY_ENVS } from '../core/llm-keys';
+import type { Tenant } from '../core/tenancy';
+import type { PriceTable } from '../core/pricing';
 
 export interface AppDeps {
   db: Db;
@@ -91,6 +99,8 @@ export interface AppDeps {
   reconcile?: ReconcileOptions;
   /** the names the operator's files refer to (server.ts fills it from INTEGRATIONS_FILE and AGENTS_DIR); default none */
   operatorNames?: OperatorNames;
+  /** called once POST /v1/tenants created a tenant (server.ts syncs the operator's files into it) */
+  onTenantCreated?: (tenant: Tenant) => Promise<void>;
   /** MCP_REQUEST_STATE_KEY; absent, /mcp derives its key from the installed SECRETS_KEY */
   mcpRequestStateKey?: Buffer;
   /** MCP_AGENT_TASKS: /mcp runs agents as MCP tasks when a client asks (default true) */
@@ -101,6 +111,10 @@ export interface AppDeps {
   temporalUiUrl?: string;
   /** the namespace's search attributes as this process knows them; default: a guard of its own on `client` */
   searchAttributes?: SearchAttributeGuard;
+  /** the process's Prometheus metrics (server.ts serves them): requests and runs started are counted when set */
+  metrics?: ApiMetrics;
+  /** the operator's price table (PRICES_FILE): a run with limits.maxCostUsd needs its model priced */
+  prices?: PriceTable;
 }
 
 // A run's input may hold 1,000,000 characters, and JSON escaping can take up to 6 bytes for each.
@@ -123,6 +137,7 @@ class QuietLogController extends LogController {
 /** Builds the API without listening, so that tests can use app.inject(). */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = createFastify(deps.logger);
+  if (deps.metrics) countRequests(app, deps.metrics);
   await app.register(problemHandlers);
   // First of all hooks: a request from a rebinding page is refused before authentication or any work.
   await app.register(hostCheck, {
@@ -141,13 +156,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   }
   await app.register(healthRoutes, { db: deps.db, client: deps.client, taskQueue: deps.taskQueue, searchAttributes });
   // Outside /v1 and without a key, like /docs: the page and its files hold no data (docs/console.md).
-  await app.register(consoleRoutes, { dir: deps.consoleDir });
+  const signIn = consoleSignIn(deps.tokenAuth, deps.publicUrl);
+  await app.register(consoleRoutes, { dir: deps.consoleDir, signInIssuer: signIn?.issuer });
+  await app.register(consoleSignInRoutes, { signIn });
   await app.register(v1Routes({ ...deps, ...runs }), { prefix: '/v1' });
   const worker = { db: deps.db, client: deps.client, taskQueue: deps.taskQueue, logger: deps.logger };
   // Outside /v1: the authorization server's redirect carries no API key; its single-use state authenticates it.
   await app.register(oauthCallbackRoutes, { ...worker, waitMs: deps.capabilitiesWaitMs ?? 30_000 });
   await app.register(mcpHttpRoutes, {
-    ...worker, changes: runs.changes, searchAttributes, principals: runs.principals,
+    ...worker, changes: runs.changes, searchAttributes, principals: runs.principals, metrics: deps.metrics, prices: deps.prices,
     requestStateKey: requestStateKey(deps.mcpRequestStateKey, secretKeys().current), agentTasks: deps.mcpAgentTasks,
   });
   return app;
@@ -222,22 +239,29 @@ function v1Routes(deps: AppDeps & RunWatch): FastifyPluginAsync {
       db: deps.db, client: deps.client, taskQueue: deps.taskQueue, logger: deps.logger, publicUrl: deps.publicUrl,
       waitMs: deps.capabilitiesWaitMs ?? 30_000,
     });
-    await v1.register(tenantRoutes, { db: deps.db });
+    await v1.register(tenantRoutes, { db: deps.db, onTenantCreated: deps.onTenantCreated });
     await v1.register(apiKeyRoutes, { db: deps.db });
     await v1.register(meRoutes, { db: deps.db });
     await v1.register(auditRoutes, { db: deps.db });
+    await v1.register(usageRoutes, { db: deps.db });
     await v1.register(threadRoutes, { db: deps.db });
-    await v1.register(consoleSettingsRoutes, { temporalUiUrl: deps.temporalUiUrl, namespace: deps.client.options.namespace });
+    await v1.register(consoleSettingsRoutes, {
+      temporalUiUrl: deps.temporalUiUrl, namespace: deps.client.options.namespace, signIn: consoleSignIn(deps.tokenAuth, deps.publicUrl),
+    });
     await v1.register(sourceRoutes, { db: deps.db });
     const starts = {
       db: deps.db, client: deps.client, taskQueue: deps.taskQueue, views: deps.views, searchAttributes: deps.searchAttributes,
+      metrics: deps.metrics, prices: deps.prices,
     };
     await v1.register(runRoutes, { ...starts, reads: deps.reads ?? deps.db, changes: deps.changes, keyKind });
     await v1.register(oneShotRunRoutes, starts);
+    await v1.register(runForkRoutes, { ...starts, llmKeyEnvs });
+    await v1.register(runReplayRoutes, { ...starts, llmKeyEnvs });
     await v1.register(runListRoutes, { db: deps.db, client: deps.client });
     await v1.register(runInputRoutes, { db: deps.db, client: deps.client, views: deps.views });
     await v1.register(runMessageRoutes, { db: deps.reads ?? deps.db });
     await v1.register(runEventRoutes, { db: deps.reads ?? deps.db, changes: deps.changes, heartbeatMs: deps.sseHeartbeatMs });
+    await v1.register(evalRoutes, { ...starts, llmKeyEnvs });
   };
 }
 

@@ -34,6 +34,7 @@ const STATUS_OF: Record<EngineErrorCode, number> = {
   conflict: 409, thread_busy: 409, agent_disabled: 409, agent_busy: 409, agent_in_use: 409, defined_by_file: 409,
   sub_agent_cycle: 409, in_use: 409, already_decided: 409, input_closed: 409, authorization_required: 409,
   unreachable: 502, authorization_failed: 502, preview_failed: 502,
+  too_many_runs: 429,
   unavailable: 503, search_attributes_missing: 503,
   timeout: 504,
 };

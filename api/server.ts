@@ -1,20 +1,28 @@
 import { Client } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
 import type { FastifyInstance } from 'fastify';
-import { startAgentFileSync, type AgentFileSync } from '../store/agent-files/sync';
+import { startAgentFileSync, type AgentFileSync } from '../store/agent-files/watch-agent-files';
 import { checkApiExposure, ConfigError, loadConfig, type AppConfig } from '../platform/config';
 import { migrate } from '../store/migrations';
 import { createPool, createSiblingPool, type Db } from '../store/pool';
 import { createLogger, type Logger } from '../platform/logger';
-import { createOperatorNames } from '../platform/operator-names';
+import { createOperatorNames, type OperatorNames } from '../platform/operator-names';
+import type { Tenant } from '../core/tenancy';
 import { openSecretStore } from '../store/secrets/open-secret-store';
 import { connectTemporal, installTemporalRuntime } from '../platform/temporal/native-connection';
+import { readPriceTable } from '../platform/prices-file';
 import { buildApp } from './app';
 import { loadIntegrationsFile } from '../use-cases/integrations/integrations-file';
+import { ApiMetrics, type PoolStats } from '../platform/metrics/api-metrics';
+import { startMetricsServer, type MetricsServer } from '../platform/metrics/metrics-server';
+import { startOtlpMetricsExport } from '../platform/metrics/otlp-export';
+import { countWaitingRuns } from '../store/runs/waiting-runs';
 
 export interface ApiServer {
   app: FastifyInstance;
   url: string;
+  /** where its Prometheus metrics are served, when they are */
+  metricsUrl?: string;
   /** Stops accepting requests and waits for those in flight; the caller owns db and client. */
   close(): Promise<void>;
 }
@@ -44,45 +52,100 @@ async function closeWithin(app: FastifyInstance, graceMs: number): Promise<void>
 /** Listens on config.host:config.port. The dev supervisor calls this to run the API in-process. */
 export async function startApiServer(
   config: AppConfig,
-  deps: { db: Db; client: Client; logger: Logger; temporalUiUrl?: string },
+  deps: { db: Db; client: Client; logger: Logger; temporalUiUrl?: string; metricsPort?: number },
 ): Promise<ApiServer> {
   checkApiExposure(config);
   const reads = createSiblingPool(deps.db, deps.logger, RUN_READ_CONNECTIONS);
+  // npm start passes a port of its own (0: any free one); `npm run api` serves metrics when METRICS_PORT is set,
+  // and sends them when OTEL_EXPORTER_OTLP_METRICS_ENDPOINT is.
+  const metricsPort = deps.metricsPort ?? config.metrics.port;
+  const metrics = metricsPort === undefined && !config.metrics.otlp ? undefined
+    : new ApiMetrics({
+      maxLabelValues: config.metrics.maxLabelValues, pools: { main: poolStats(deps.db), reads: poolStats(reads) },
+      waitingRuns: () => countWaitingRuns(reads),
+    });
   // Filled from the files below before the API listens, and kept in step with AGENTS_DIR.
   const operatorNames = createOperatorNames();
   // The composition root: imported MCP configs expand ${VAR} from this process's environment.
+  const files = new OperatorFiles(config, deps.db, deps.logger, operatorNames);
   const app = await buildApp({
-    ...deps, reads, operatorNames, taskQueue: config.taskQueue, apiKey: config.apiKey, adminApiKey: config.adminApiKey, env: process.env,
+    ...deps, reads, operatorNames, onTenantCreated: (tenant) => files.syncTenant(tenant), taskQueue: config.taskQueue,
+    apiKey: config.apiKey, adminApiKey: config.adminApiKey, env: process.env,
     rateLimitPerMinute: config.rateLimitPerMinute, listenHost: config.host, allowedHosts: config.allowedHosts,
     corsOrigins: config.corsOrigins, llmKeyEnvs: config.llmKeyEnvs, publicUrl: config.publicUrl, tokenAuth: config.tokenAuth,
     mcpRequestStateKey: config.mcpRequestStateKey, mcpAgentTasks: config.mcpAgentTasks,
-    temporalUiUrl: deps.temporalUiUrl ?? config.temporalUiUrl,
+    temporalUiUrl: deps.temporalUiUrl ?? config.temporalUiUrl, metrics,
+    ...(config.pricesFile ? { prices: await readPriceTable(config.pricesFile) } : {}),
   }).catch(async (err: unknown) => {
     await reads.end();
     throw err;
   });
   // After the requests that read through it have ended.
   app.addHook('onClose', () => reads.end());
-  let agentFiles: AgentFileSync | undefined;
+  let metricsServer: MetricsServer | undefined;
   try {
-    // Before agent files, which may name these integrations.
-    if (config.integrationsFile) {
-      const loaded = await loadIntegrationsFile({ db: deps.db, file: config.integrationsFile, env: process.env, logger: deps.logger });
-      operatorNames.replace('INTEGRATIONS_FILE', [...loaded.created, ...loaded.updated, ...loaded.unchanged]
-        .map((name) => ({ kind: 'integration', name, by: 'INTEGRATIONS_FILE' })));
+    await files.start();
+    if (metrics && metricsPort !== undefined) {
+      metricsServer = await startMetricsServer({ ...config.metrics, port: metricsPort, registry: metrics.registry });
     }
-    // Agent files are synced here, so every API process (and npm start) keeps the database in step with AGENTS_DIR.
-    agentFiles = await startAgentFileSync({
-      db: deps.db, dir: config.agentsDir, logger: deps.logger, llmKeyEnvs: config.llmKeyEnvs,
-      onSync: (report) => operatorNames.replace('AGENTS_DIR', report.references),
-    });
     const url = await app.listen({ host: config.host, port: config.port });
-    const files = agentFiles;
-    return { app, url, close: () => { files.close(); return closeWithin(app, CLOSE_GRACE_MS); } };
+    const otlp = metrics && config.metrics.otlp && startOtlpMetricsExport(config.metrics.otlp, metrics.registry, deps.logger);
+    const close = async () => {
+      files.close();
+      await metricsServer?.close();
+      await closeWithin(app, CLOSE_GRACE_MS);
+      await otlp?.shutdown();
+    };
+    return { app, url, metricsUrl: metricsServer?.url, close };
   } catch (err) {
-    agentFiles?.close();
+    files.close();
+    await metricsServer?.close();
     await app.close();
     throw err;
+  }
+}
+
+const poolStats = (pool: Db) => (): PoolStats => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount });
+
+/**
+ * The operator's files, INTEGRATIONS_FILE and AGENTS_DIR, kept in the database and in the names
+ * they reserve: loaded at start, AGENTS_DIR followed as it changes, and both again when this process
+ * creates a tenant (the objects that serve every tenant appear in it). Other API processes see the
+ * new tenant's objects in the database; they reserve its names at their next sync.
+ */
+class OperatorFiles {
+  private agentFiles: AgentFileSync | undefined;
+
+  constructor(
+    private readonly config: AppConfig, private readonly db: Db, private readonly logger: Logger, private readonly names: OperatorNames,
+  ) {}
+
+  async start(): Promise<void> {
+    // Before agent files, which may name these integrations.
+    await this.loadIntegrations();
+    // Agent files are synced here, so every API process (and npm start) keeps the database in step with AGENTS_DIR.
+    this.agentFiles = await startAgentFileSync({
+      db: this.db, dir: this.config.agentsDir, logger: this.logger, llmKeyEnvs: this.config.llmKeyEnvs,
+      onSync: (report) => this.names.replace('AGENTS_DIR', report.references),
+    });
+  }
+
+  /** A tenant was just created: failures are logged, the tenant stays (the next sync tries again). */
+  async syncTenant(tenant: Tenant): Promise<void> {
+    const failed = (what: string) => (err: unknown) => this.logger.error({ err, tenant: tenant.name }, `${what} failed`);
+    await this.loadIntegrations().catch(failed('loading INTEGRATIONS_FILE'));
+    await this.agentFiles?.resync().catch(failed('agent file sync'));
+  }
+
+  close(): void {
+    this.agentFiles?.close();
+  }
+
+  private async loadIntegrations(): Promise<void> {
+    const file = this.config.integrationsFile;
+    if (!file) return;
+    const loaded = await loadIntegrationsFile({ db: this.db, file, env: process.env, logger: this.logger });
+    this.names.replace('INTEGRATIONS_FILE', loaded.references);
   }
 }
 
@@ -113,7 +176,8 @@ async function main(): Promise<void> {
     await closeAll().catch(() => undefined);
     throw err;
   }
-  logger.info({ url: server.url, taskQueue: config.taskQueue, auth: Boolean(config.apiKey) }, 'API listening');
+  const { url, metricsUrl } = server;
+  logger.info({ url, metricsUrl, taskQueue: config.taskQueue, auth: Boolean(config.apiKey) }, 'API listening');
 
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {

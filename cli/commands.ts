@@ -2,6 +2,7 @@ import { ApiError, type ApiClient } from './api-client';
 import { approvalPrompter } from './approval-prompt';
 import { followRun } from './event-stream';
 import { promptForInput } from './input-prompt';
+import { callerToolCallLine } from './caller-tool-line';
 import { agentNames, integrationNames } from './names';
 import { ProgressDisplay, RunEventRenderer, type Output } from './progress';
 import { printRun, printRunList, type RunPage } from './render';
@@ -46,7 +47,19 @@ async function resolveAgent(api: ApiClient, nameOrId: string): Promise<Agent> {
 
 const RUN_WAIT_MS = 30_000;
 
-type RunOptions = { agent?: string; input: string; thread?: string; follow: boolean; json: boolean };
+/** `--caller-tools <file>`: a JSON array of {name, description?, inputSchema}, sent as the run's callerTools. */
+async function readCallerTools(ctx: CliContext, file: string): Promise<unknown[]> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(await ctx.readFile(file));
+  } catch (err) {
+    throw new UsageError(`--caller-tools ${file}: ${(err as Error).message}`);
+  }
+  if (!Array.isArray(parsed)) throw new UsageError(`--caller-tools ${file}: must hold a JSON array of {name, description, inputSchema}`);
+  return parsed;
+}
+
+type RunOptions = { agent?: string; input: string; thread?: string; follow: boolean; json: boolean; callerTools?: string };
 type StartedRun = { id: string; threadId: string };
 
 /**
@@ -54,9 +67,10 @@ type StartedRun = { id: string; threadId: string };
  * own agent's unless --agent names another, which is said, since the thread stays its agent's.
  */
 async function startRun(ctx: CliContext, opts: RunOptions): Promise<{ runId: string; threadId: string }> {
+  const declared = opts.callerTools ? { callerTools: await readCallerTools(ctx, opts.callerTools) } : {};
   if (!opts.thread) {
     const agent = await resolveAgent(ctx.api, opts.agent!);
-    const { id: runId, threadId } = await ctx.api.post<StartedRun>('/v1/runs', { agentId: agent.id, input: opts.input });
+    const { id: runId, threadId } = await ctx.api.post<StartedRun>('/v1/runs', { agentId: agent.id, input: opts.input, ...declared });
     ctx.err.write(`run ${runId} on thread ${threadId} (agent ${agent.name})\n`);
     return { runId, threadId };
   }
@@ -64,7 +78,7 @@ async function startRun(ctx: CliContext, opts: RunOptions): Promise<{ runId: str
   const owner = await resolveAgent(ctx.api, (await ctx.api.get<{ agentId: string }>(path)).agentId);
   const agent = opts.agent ? await resolveAgent(ctx.api, opts.agent) : owner;
   const { id: runId, threadId } = await ctx.api.post<StartedRun>(`${path}/runs`, {
-    input: opts.input, ...(opts.agent ? { agentId: agent.id } : {}),
+    input: opts.input, ...(opts.agent ? { agentId: agent.id } : {}), ...declared,
   });
   const whose = agent.id === owner.id ? '' : `; the thread is ${owner.name}'s`;
   ctx.err.write(`run ${runId} on thread ${threadId} (agent ${agent.name}${whose})\n`);
@@ -73,7 +87,14 @@ async function startRun(ctx: CliContext, opts: RunOptions): Promise<{ runId: str
 
 export async function runCommand(ctx: CliContext, opts: RunOptions): Promise<number> {
   const { runId } = await startRun(ctx, opts);
+  return superviseRun(ctx, runId, opts);
+}
 
+/**
+ * A run once started, to its end: followed live with --follow (approvals and questions asked on
+ * a terminal), then its answer on stdout, or the run as JSON; Ctrl-C as interruptHandler says.
+ */
+export async function superviseRun(ctx: CliContext, runId: string, opts: { follow: boolean; json: boolean }): Promise<number> {
   const display = new ProgressDisplay(ctx.err);
   const stop = new AbortController();
   let detached = false;
@@ -91,6 +112,7 @@ export async function runCommand(ctx: CliContext, opts: RunOptions): Promise<num
           continue;
         }
         if (event.event === 'input_resolved') continue;
+        if (event.event === 'caller_tool_call') display.line(callerToolCallLine(runId, event.data));
         renderer.render(event);
         approvals(event);
       }

@@ -10,7 +10,7 @@ export interface RunSummary {
 export interface RunPage { runs: RunSummary[]; nextCursor: string | null }
 
 /** Columns padded to their widest cell, so the list reads as a table and still splits on spaces. */
-function table(out: Output, rows: string[][]): void {
+export function table(out: Output, rows: string[][]): void {
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
   for (const row of rows) out.write(`${row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]))).join('  ')}\n`);
 }

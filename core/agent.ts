@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ModelConfig } from './agent-model';
 import { runLimitsSchema } from './run-limits';
+import { callerToolsSchema } from './caller-tool-schema';
 
 /**
  * An agent as the API answers with it and documents it (/docs), and, inferred from that schema, as
@@ -28,6 +29,8 @@ export const agentSchema = z.object({
   subAgents: z.array(z.string()).describe('the agents (ids) its runs may call as tools `agent__<name>`, each a child run'),
   limits: runLimitsSchema.nullable().describe('the budget of each of its runs (a run\'s own limits can only tighten it); '
     + 'null: only maxTurns and the default maxToolCallsPerTurn'),
+  callerTools: callerToolsSchema.describe('tools the caller of each run runs itself, unless the run declares its own '
+    + '(POST /v1/threads/{id}/runs, POST /v1/runs); [] when none. Over /mcp such an agent cannot be called'),
   mcpTasks: z.boolean().describe('whether an MCP client may call the agent as a task '
     + '(default true; the engine setting MCP_AGENT_TASKS can turn tasks off for all)'),
   sourceFile: z.string().nullable().describe('the agent file that defines the agent; such an agent is changed by editing its file'),

@@ -32,6 +32,8 @@ export type EngineErrorCode =
   | 'unreachable' | 'authorization_failed' | 'preview_failed'
   /** no worker answered in time */
   | 'timeout'
+  /** the tenant runs as many runs as its cap allows (maxRunningRuns): start again once one has ended */
+  | 'too_many_runs'
   /** a dependency (a worker, the database, Temporal) is out for now: try again shortly */
   | 'unavailable'
   /** the Temporal namespace lacks search attributes runs start with, and the engine may not add them */

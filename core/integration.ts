@@ -35,6 +35,11 @@ export interface Integration {
   maxResultBytes: number;
   /** whether readOnlyHint/idempotentHint from this server may be trusted to retry its tools */
   trustAnnotations: boolean;
+  /**
+   * whether the engine retries its tools that are neither read-only nor idempotent too: the
+   * operator's word that the server deduplicates calls by their idempotency key (core/tool-call-ids.ts)
+   */
+  retryNonIdempotent: boolean;
   enabled: boolean;
   /** whether this server's conventional prompts (system_prompt, user_prompt, …) are injected into runs */
   promptInjection: boolean;
@@ -79,6 +84,7 @@ export interface NewIntegration {
   maxResourceBytes?: number;
   maxResultBytes?: number;
   trustAnnotations?: boolean;
+  retryNonIdempotent?: boolean;
   enabled?: boolean;
   promptInjection?: boolean;
   disabledPrompts?: string[];

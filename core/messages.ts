@@ -20,6 +20,8 @@ export interface ToolDefinition {
 export interface Usage {
   inputTokens: number;
   outputTokens: number;
+  /** of the input tokens, those the provider read from its prompt cache, where it reports them */
+  cachedInputTokens?: number;
 }
 
 /** Two usages added up; an absent one counts nothing. */

@@ -79,8 +79,8 @@ export const NATIVE_TOOL_KINDS = [resourceKind, promptKind, sourceQueryKind] as 
 /** The activities that execute native tools: activities/tools/index.ts registers an execution for each. */
 export type NativeToolActivity = (typeof NATIVE_TOOL_KINDS)[number]['activity'];
 
-/** The run object's toolCalls[].type: an MCP tool, each native tool, or a call to no known tool. */
-export const TOOL_TYPES: string[] = ['mcp_tool', ...NATIVE_TOOL_KINDS.map((t) => t.type), 'sub_agent', 'unknown'];
+/** The run object's toolCalls[].type: an MCP tool, each native tool, a sub-agent, a caller's tool, or a call to no known tool. */
+export const TOOL_TYPES: string[] = ['mcp_tool', ...NATIVE_TOOL_KINDS.map((t) => t.type), 'sub_agent', 'caller_tool', 'unknown'];
 
 /** The native tool the LLM calls by this name, if there is one. */
 export const nativeToolKind = (name: string): NativeToolKind | undefined => NATIVE_TOOL_KINDS.find((t) => t.name === name);

@@ -48,6 +48,10 @@ export interface RunState {
   limitReached?: LimitName;
   /** the usage of the runs it started as sub-agents (theirs included) */
   childUsage?: Usage;
+  /** USD its priced LLM turns cost (each turn's cost as the worker priced it); absent: nothing priced yet */
+  costUsd?: number;
+  /** USD its sub-agents' runs cost (theirs included) */
+  childCostUsd?: number;
   /** when the run's first execution started, in workflow time: its maxDuration counts from it */
   startedAtMs: number;
   eventSeq: number;

@@ -13,11 +13,13 @@ export const tenantIdKey = defineSearchAttributeKey('TenantId', SearchAttributeT
 
 /**
  * What the run waits for from a person: `approval` (a tool call waits for a decision; it wins when
- * both wait) or `input` (an MCP server's question waits for an answer); unset when it waits for none.
+ * both wait), `input` (an MCP server's question waits for an answer), `budget` (a reached limit
+ * waits for a person to raise it or stop the run: limits.onLimit "ask") or `caller_tool` (a call of
+ * a tool its caller runs waits for the caller's answer); unset when it waits for none.
  */
 export const waitingForKey = defineSearchAttributeKey('waitingFor', SearchAttributeType.KEYWORD);
-export type WaitingFor = 'approval' | 'input';
-export const WAITING_FOR_VALUES: WaitingFor[] = ['approval', 'input'];
+export type WaitingFor = 'approval' | 'input' | 'budget' | 'caller_tool';
+export const WAITING_FOR_VALUES: WaitingFor[] = ['approval', 'input', 'budget', 'caller_tool'];
 
 /**
  * Every attribute the engine writes or lists runs by: the one list the namespace must hold. The

@@ -22,9 +22,21 @@ export const DEFAULT_TENANT_NAME = 'default';
 /** A tenant's name: lower-case letters, digits, `-` and `_`, starting with a letter or digit. */
 export const TENANT_NAME_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 
+/**
+ * A tenant's caps; null: none. `maxRunningRuns`: its runs running at once (sub-agents' runs count,
+ * and are never refused: their parent was admitted); `toolCallSlots`: its tool calls one worker runs at once.
+ */
+export interface TenantLimits {
+  maxRunningRuns: number | null;
+  toolCallSlots: number | null;
+}
+
+export const NO_TENANT_LIMITS: TenantLimits = { maxRunningRuns: null, toolCallSlots: null };
+
 export interface Tenant {
   id: string;
   name: string;
+  limits: TenantLimits;
   createdAt: string;
 }
 

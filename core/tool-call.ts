@@ -22,10 +22,13 @@ export interface ToolCallRef {
   eventSeq: number;
   /** a sub-agent's call: child_run_started and child_run_ended take eventSeq + 1 and + 2 */
   childEvents?: boolean;
+  /** a caller tool's call: caller_tool_call takes eventSeq + 1 */
+  callerEvents?: boolean;
 }
 
 /** The number of a call's tool_call_ended event. */
-export const endedSeqOf = (ref: Pick<ToolCallRef, 'eventSeq' | 'childEvents'>) => ref.eventSeq + (ref.childEvents ? 3 : 1);
+export const endedSeqOf = (ref: Pick<ToolCallRef, 'eventSeq' | 'childEvents' | 'callerEvents'>) =>
+  ref.eventSeq + (ref.childEvents ? 3 : ref.callerEvents ? 2 : 1);
 
 /** What the workflow keeps of a finished call: enough to decide, never the result itself. */
 export interface ToolOutcome {
@@ -46,12 +49,21 @@ export interface ToolOutcome {
    * it may: nothing ran, and the workflow dispatches the call again after a pause (workflows/call-tool.ts)
    */
   busy?: BusyIntegration;
+  /** set instead of a result when the call is a caller tool's: it is stored, and the workflow waits for the caller's answer */
+  caller?: CallerToolWait;
+}
+
+/** A caller tool's call the caller has not answered yet (core/caller-tools.ts): stored, and the workflow waits this long. */
+export interface CallerToolWait {
+  timeoutMs: number;
 }
 
 /** An integration whose calls took all the slots a worker gives it: what the LLM is told if the call waits too long. */
 export interface BusyIntegration {
   integrationName: string;
   maxConcurrentCalls: number;
+  /** set when what was full is the run's tenant's share of the worker (its toolCallSlots), not the integration's */
+  tenantToolCallSlots?: number;
 }
 
 /** A sub-agent's run, recorded for the call that asks it: the workflow starts it as a child workflow. */
@@ -86,6 +98,8 @@ export interface ParkedTask {
 export interface SampledDuringCall {
   usage: Usage;
   steps: number;
+  /** USD its priced answers cost (the run's maxCostUsd counts it) */
+  costUsd?: number;
 }
 
 /** A round of an MCP server's questions, stored in PostgreSQL, that the workflow waits for with no activity running. */
@@ -124,7 +138,10 @@ export interface McpToolRoute {
   toolTimeoutMs: number;
   /** bound on the whole call, progress or not */
   totalTimeoutMs: number;
-  /** annotated read-only or idempotent by an integration whose annotations are trusted */
+  /**
+   * annotated read-only or idempotent by an integration whose annotations are trusted, or of an
+   * integration whose server deduplicates calls by their idempotency key (retryNonIdempotent)
+   */
   retryable: boolean;
   /** how many calls of its integration one worker runs at once (activities/tool-slots.ts); absent in routes made before it: the default */
   maxConcurrentCalls?: number;
@@ -154,6 +171,8 @@ export interface ToolAvailability {
   unauthorized?: { prefix: string; integrationName: string }[];
   /** the agent's sub-agents, keyed by their tool's name (`agent__<name>`); absent at the deepest level */
   subAgents?: Record<string, SubAgentRoute>;
+  /** the names of the tools the run's caller runs (core/caller-tools.ts); their schemas stay in PostgreSQL */
+  callerTools?: string[];
 }
 
 /**

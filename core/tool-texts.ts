@@ -13,9 +13,11 @@ export const toolResultText = {
    * the message of a call that waited longer than its bound for a worker to run it
    * (activities/tool-slots.ts); the kind's failure text wraps it
    */
-  waitedForTurn: (ms: number, integrationName: string, maxConcurrentCalls: number) =>
+  waitedForTurn: (ms: number, busy: { integrationName: string; maxConcurrentCalls: number; tenantToolCallSlots?: number }) =>
     `timed out after ${ms} ms waiting for its turn: `
-    + `a worker runs at most ${maxConcurrentCalls} calls of integration ${integrationName} at once`,
+    + (busy.tenantToolCallSlots !== undefined
+      ? `a worker runs at most ${busy.tenantToolCallSlots} tool calls of this tenant's runs at once`
+      : `a worker runs at most ${busy.maxConcurrentCalls} calls of integration ${busy.integrationName} at once`),
   /** an OAuth-protected server without (working) authorization; the tool call's text is mcpToolFailed of it */
   needsAuthorization: (integrationName: string) => `integration ${integrationName} needs authorization; an operator must authorize it`,
   /** its authorization server down (5xx, or no answer) when the token had to be refreshed: the tokens are kept */

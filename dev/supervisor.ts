@@ -17,6 +17,9 @@ import { makeBuildCurrent } from '../platform/temporal/deployments';
 import { buildConsole, consoleIsStale, consoleSourceDir } from '../console/build';
 import { Shutdown } from './shutdown';
 import { startDevServices, type DevServices } from './services';
+import { startMetricsServer } from '../platform/metrics/metrics-server';
+import { startOtlpMetricsExport } from '../platform/metrics/otlp-export';
+import { relayedMetrics, temporalMetricsExport, type TemporalMetricsExport } from '../platform/temporal/runtime-metrics';
 
 /** The Worker Deployment of `npm start`'s worker, unless WORKER_DEPLOYMENT_NAME names another. */
 const DEV_DEPLOYMENT = 'agent-engine';
@@ -35,14 +38,16 @@ async function main(): Promise<void> {
   const config = loadConfig();
   checkApiExposure(config);
   const logger = createLogger(config.logLevel, 'engine');
-  installTemporalRuntime();
+  // The SDK's own metrics: served (relayed on a free port, printed), or sent by OTLP when configured.
+  const temporalMetrics = await temporalMetricsExport(config.metrics, true);
+  installTemporalRuntime('WARN', temporalMetrics?.exporter);
   const lock = await lockOrExit(config.dataDir);
   const shutdown = new Shutdown(logger, say);
   shutdown.onStop('data dir lock', () => lock.release());
   process.on('SIGINT', () => void shutdown.run());
   process.on('SIGTERM', () => void shutdown.run());
   try {
-    await new Supervisor(config, logger, lock, shutdown).start();
+    await new Supervisor(config, logger, lock, shutdown, temporalMetrics).start();
   } catch (err) {
     if (!shutdown.begun) {
       process.stderr.write(`${describeFailure(err)}\n`);
@@ -64,11 +69,15 @@ async function lockOrExit(dataDir: string): Promise<DataDirLock> {
 
 /** `npm start`'s phases in order; each thing started is handed to the shutdown before the next phase. */
 class Supervisor {
+  private workerMetricsUrl: string | undefined;
+  private temporalMetricsUrl: string | undefined;
+
   constructor(
     private readonly config: AppConfig,
     private readonly logger: Logger,
     private readonly lock: DataDirLock,
     private readonly shutdown: Shutdown,
+    private readonly temporalMetrics: TemporalMetricsExport | undefined,
   ) {}
 
   async start(): Promise<void> {
@@ -131,9 +140,19 @@ class Supervisor {
     this.shutdown.onStop('Temporal connection', () => connection.close());
     // Where every caller of this API is the operator, any integration may reach private networks, as they could all flag it.
     const network = { ...config.networkPolicy, privateNetworksForAll: everyCallerIsOperator(config) };
-    const workerDeps = await openWorkerDeps(config, db, this.logger, network);
+    // Each of the two processes npm start stands for serves its own metrics, on a free port (METRICS_PORT is for one process).
+    const workerDeps = await openWorkerDeps(config, db, this.logger, { network, metrics: true });
     // Stops run in reverse: the MCP servers, tracing and the listener close after the worker below has stopped.
     this.shutdown.onStop('worker dependencies', workerDeps.close);
+    if (workerDeps.metrics) {
+      const metricsServer = await startMetricsServer({ ...config.metrics, port: 0, registry: workerDeps.metrics.registry });
+      this.shutdown.onStop('worker metrics', metricsServer.close);
+      this.workerMetricsUrl = metricsServer.url;
+      // Sent by OTLP too when configured, its last export once the worker has stopped (stops run in reverse).
+      const otlp = config.metrics.otlp && startOtlpMetricsExport(config.metrics.otlp, workerDeps.metrics.registry, this.logger);
+      if (otlp) this.shutdown.onStop('worker metrics by OTLP', otlp.shutdown);
+    }
+    await this.serveTemporalMetrics();
     // Versioned, as a deploy is (worker/versioning.ts): its build is made current once its worker polls.
     const code = await workflowCode({
       deployment: config.workerDeployment ?? { name: DEV_DEPLOYMENT }, workflowBundlePath: config.workflowBundlePath,
@@ -154,6 +173,15 @@ class Supervisor {
     return client;
   }
 
+  /** The Temporal SDK's metrics, relayed on a free port like the worker's (unless they go by OTLP). */
+  private async serveTemporalMetrics(): Promise<void> {
+    const sdkUrl = this.temporalMetrics?.sdkUrl;
+    if (!sdkUrl) return;
+    const server = await startMetricsServer({ ...this.config.metrics, port: 0, registry: relayedMetrics(sdkUrl) });
+    this.shutdown.onStop('Temporal SDK metrics', server.close);
+    this.temporalMetricsUrl = server.url;
+  }
+
   /** Before the API takes runs: a run started with no current build would wait for an unversioned worker. */
   private makeCurrent(client: Client, code: WorkflowCode): Promise<unknown> {
     return makeBuildCurrent(client, code.version!, { signal: this.shutdown.signal });
@@ -163,7 +191,7 @@ class Supervisor {
   private async startApi(db: Db, client: Client, { started, databaseUrl, temporalAddress }: Services): Promise<ApiServer> {
     const { config } = this;
     const temporalUiUrl = config.temporalUiUrl ?? started.temporal?.uiUrl;
-    const api = await startApiServer(config, { db, client, logger: this.logger, temporalUiUrl });
+    const api = await startApiServer(config, { db, client, logger: this.logger, temporalUiUrl, metricsPort: 0 });
     this.shutdown.onStop('API', api.close);
     await this.lock.setUrl(api.url);
     // `agent-engine mcp` finds this engine through the data dir (ports and password change every start).
@@ -182,6 +210,9 @@ class Supervisor {
     if (started.temporal) say(`Temporal Web UI:  ${started.temporal.uiUrl}/namespaces/${this.config.temporalNamespace}/workflows`);
     say(`Temporal server:  ${temporalAddress}`);
     say(`PostgreSQL:       ${withoutPassword(databaseUrl)}`);
+    if (api.metricsUrl) say(`Metrics (API):    ${api.metricsUrl}`);
+    if (this.workerMetricsUrl) say(`Metrics (worker): ${this.workerMetricsUrl}`);
+    if (this.temporalMetricsUrl) say(`Metrics (Temporal SDK): ${this.temporalMetricsUrl}`);
     say('');
   }
 }

@@ -4,14 +4,13 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { generateText } from 'ai';
 import type { ModelConfig } from '../core/agent-model';
 import { guardedHttp } from '../platform/net/address-guard';
-import type { Usage } from '../core/messages';
 import { LlmConfigError } from './errors';
 import { apiKeyEnvProblem, DEFAULT_LLM_KEY_ENVS, keyEnvFor, PROVIDER_ENDPOINTS } from '../core/llm-keys';
 import type { LlmProvider, LlmRequest, LlmResponse } from './types';
 import { fromSdkToolCalls, toModelMessages, toToolSet } from './wire-messages';
 import { liveStreamFetch } from './live-stream';
 import type { LiveSink } from './stream-reading';
-import { finishOf, streamModel, type StreamingModel } from './model-stream';
+import { finishOf, streamModel, usageOfSdk, type StreamingModel } from './model-stream';
 import { DEFAULT_LLM_ANSWER_BOUNDS, type LlmAnswerBounds } from '../core/llm-answer-bounds';
 
 type RemoteModel = Extract<ModelConfig, { provider: 'openai' | 'anthropic' }>;
@@ -106,7 +105,7 @@ export function createAiSdkProvider(
         return {
           text: result.text,
           toolCalls: fromSdkToolCalls(result.toolCalls),
-          usage: usageOf(result.usage),
+          usage: usageOfSdk(result.usage),
           finishReason: finishOf(result.finishReason),
         };
       }
@@ -115,6 +114,4 @@ export function createAiSdkProvider(
   };
 }
 
-function usageOf(usage: { inputTokens?: number; outputTokens?: number } | undefined): Usage {
-  return { inputTokens: usage?.inputTokens ?? 0, outputTokens: usage?.outputTokens ?? 0 };
-}
+

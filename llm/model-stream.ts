@@ -47,8 +47,7 @@ export async function streamModel(model: StreamingModel, settings: StreamSetting
       if (part.type === 'text-delta') text += part.delta;
       else if (part.type === 'tool-call') calls.push(part);
       else if (part.type === 'finish') {
-        const total = asLanguageModelUsage(part.usage);
-        usage = { inputTokens: total.inputTokens ?? 0, outputTokens: total.outputTokens ?? 0 };
+        usage = usageOfSdk(asLanguageModelUsage(part.usage));
         finishReason = finishOf(part.finishReason.unified);
       } else if (part.type === 'error') throw part.error;
     }
@@ -64,4 +63,13 @@ export async function streamModel(model: StreamingModel, settings: StreamSetting
 
 export function finishOf(reason: string | undefined): LlmResponse['finishReason'] {
   return reason === 'length' ? 'length' : reason === 'stop' ? 'stop' : 'other';
+}
+
+/** The SDK's usage as the engine counts it: input tokens include the cached ones the provider read. */
+export function usageOfSdk(usage: {
+  inputTokens?: number; outputTokens?: number; inputTokenDetails?: { cacheReadTokens?: number | undefined };
+} | undefined): Usage {
+  const cached = usage?.inputTokenDetails?.cacheReadTokens ?? 0;
+  const counted = { inputTokens: usage?.inputTokens ?? 0, outputTokens: usage?.outputTokens ?? 0 };
+  return cached > 0 ? { ...counted, cachedInputTokens: cached } : counted;
 }

@@ -150,6 +150,13 @@ function toolPairs(prompts: FetchedPrompt[], dropped: DroppedPrompt[]): Sourced[
   return messages;
 }
 
+/** What joins the parts of the prefix's system message. */
+export const SYSTEM_PART_SEPARATOR = '\n\n---\n\n';
+/** What comes before the agent's instructions in a system message that has servers' parts. */
+export const INSTRUCTIONS_HEADER = '[Thread System Prompt]\n';
+/** How a server's system_prompt and tool_instructions parts begin. */
+export const serverPartHeader = (kind: 'System' | 'Tool', serverName: string) => `[${kind} instructions from Server: ${serverName}]\n`;
+
 /**
  * The injected prefix, in the contract's order: one system message (servers' system_prompt,
  * then tool_instructions, then the agent's instructions), user_prompt messages, tool_call and
@@ -162,13 +169,13 @@ export function buildInjectedMessages(prompts: FetchedPrompt[], instructions: st
   const ofKind = (kind: ConventionalKind) => prompts.filter((p) => detectConventionalPrompt(p.name)?.kind === kind);
   const systemPrompts = [...ofKind('system_prompt'), ...ofKind('tool_instructions')];
   const header = (p: FetchedPrompt) => (detectConventionalPrompt(p.name)?.kind === 'system_prompt' ? 'System' : 'Tool');
-  const systemParts = systemPrompts.map((p) => `[${header(p)} instructions from Server: ${p.serverName}]\n${p.content}`);
+  const systemParts = systemPrompts.map((p) => `${serverPartHeader(header(p), p.serverName)}${p.content}`);
   const sourced: Sourced[] = [];
   if (systemParts.length > 0) {
-    const parts = instructions ? [...systemParts, `[Thread System Prompt]\n${instructions}`] : systemParts;
+    const parts = instructions ? [...systemParts, `${INSTRUCTIONS_HEADER}${instructions}`] : systemParts;
     const sources: PrefixSource[] = systemPrompts.map(sourceOf);
     if (instructions) sources.push({ kind: 'instructions' });
-    sourced.push({ message: { role: 'system', content: parts.join('\n\n---\n\n') }, sources });
+    sourced.push({ message: { role: 'system', content: parts.join(SYSTEM_PART_SEPARATOR) }, sources });
   } else if (instructions) {
     sourced.push({ message: { role: 'system', content: instructions }, sources: [{ kind: 'instructions' }] });
   }

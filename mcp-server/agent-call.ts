@@ -1,5 +1,6 @@
 import type { CallToolResult, InputRequiredResult } from '@modelcontextprotocol/server';
 import { EngineError } from '../core/engine-error';
+import { callerToolText } from '../core/caller-tools';
 import type { ExposedAgent } from '../use-cases/agents/exposed-agents';
 import { prepareAgentCall, type AgentCallThread } from '../use-cases/runs/agent-calls';
 import { followRunEvents, type RunEvent } from '../use-cases/runs/follow-events';
@@ -54,6 +55,8 @@ export async function beginAgentRun(
   deps: AgentCallDeps, agent: ExposedAgent, args: Record<string, unknown>, report: Report = async () => undefined,
   caller: Caller,
 ): Promise<BegunRun | { refused: CallToolResult }> {
+  // Its runs would wait for tools only a caller of the HTTP API answers.
+  if (agent.callerTools) return { refused: errorResult(callerToolText.mcpRefused) };
   let call: AgentCallThread;
   try {
     call = await prepareAgentCall(deps.db, caller.tenantId, agent, args);

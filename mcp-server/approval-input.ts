@@ -3,7 +3,9 @@ import {
 } from '@modelcontextprotocol/server';
 import type { ClientCapabilities, InputRequiredResult, ServerContext } from '@modelcontextprotocol/server';
 import type { ApprovalDecision } from '../core/approval';
-import { decideApprovalFor, firstPendingApproval, type ApprovalDeps } from '../use-cases/runs/approvals';
+import { firstPendingApproval, type ApprovalDeps } from '../use-cases/runs/approvals';
+import { decideOverMcp } from './audited-decisions';
+import type { Logger } from '../platform/logger';
 import type { Caller } from '../use-cases/caller';
 import { approvalForm, decisionOf } from './approval-elicitation';
 import { clientError } from './engine-errors';
@@ -42,7 +44,9 @@ export interface ApprovalQuestions {
  * state is bound to it and to the method, so that it is refused when echoed with another key or on
  * another method. An answer is recorded as `caller`'s decision.
  */
-export function approvalQuestions(deps: ApprovalDeps, key: Buffer, keyKind: string, caller: Caller): ApprovalQuestions {
+export function approvalQuestions(
+  deps: ApprovalDeps & { logger: Logger }, key: Buffer, keyKind: string, caller: Caller,
+): ApprovalQuestions {
   const bind = (ctx: ServerContext) => `${keyKind}\0${ctx.mcpReq.method}`;
   const verifier = createRequestStateCodec<ApprovalState>({ key, bind });
   return {
@@ -67,7 +71,7 @@ export function approvalQuestions(deps: ApprovalDeps, key: Buffer, keyKind: stri
       if (!answer) return false;
       try {
         const { runId, toolCallId } = state;
-        await decideApprovalFor(deps, caller, { runId, toolCallId, ...bounded(answer), keyKind: 'mcp_client' });
+        await decideOverMcp(deps, caller, { runId, toolCallId, ...bounded(answer), keyKind: 'mcp_client' });
       } catch (err) {
         throw clientError(err);
       }

@@ -1,5 +1,5 @@
 import type { InputRequiredResult } from '@modelcontextprotocol/server';
-import { decideApprovalFor } from '../use-cases/runs/approvals';
+import { decideOverMcp } from './audited-decisions';
 import type { RunEvent } from '../use-cases/runs/follow-events';
 import { askForApproval } from './approval-elicitation';
 import type { AgentCallContext, AgentCallDeps } from './call-context';
@@ -38,7 +38,7 @@ export class ClientQuestions {
       this.asking.set(String(event.data.toolCallId), question);
       this.answered.push(askForApproval({
         db: this.deps.db, logger: this.deps.logger, ask: this.ctx.ask,
-        apply: (decision) => decideApprovalFor(this.deps, this.ctx.caller, { ...decision, keyKind: 'mcp_client' }),
+        apply: (decision) => decideOverMcp(this.deps, this.ctx.caller, { ...decision, keyKind: 'mcp_client' }),
       }, this.runId, event, question.signal));
     }
     return undefined;

@@ -18,7 +18,7 @@ const ANSWER_OF: Record<EngineErrorCode, McpAnswer> = {
   not_found: 'refused', conflict: 'refused', validation: 'refused', invalid: 'refused', admin_required: 'refused', forbidden: 'refused',
   thread_busy: 'refused', agent_disabled: 'refused', agent_busy: 'refused', agent_in_use: 'refused', defined_by_file: 'refused',
   sub_agent_cycle: 'refused', in_use: 'refused', authorization_required: 'refused', not_authorizable: 'refused',
-  unset_variable: 'refused',
+  unset_variable: 'refused', too_many_runs: 'refused',
   unreachable: 'failed', authorization_failed: 'failed', preview_failed: 'failed', timeout: 'failed', unavailable: 'failed',
   search_attributes_missing: 'failed',
 };

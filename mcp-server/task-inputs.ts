@@ -1,8 +1,7 @@
 import { ProtocolError, ProtocolErrorCode, type ElicitResult } from '@modelcontextprotocol/server';
 import type { RunView } from '../core/run-view';
-import { decideApprovalFor } from '../use-cases/runs/approvals';
 import type { Caller } from '../use-cases/caller';
-import { answerInputFor } from '../use-cases/runs/run-inputs';
+import { answerOverMcp, decideOverMcp } from './audited-decisions';
 import type { AgentCallDeps } from './call-context';
 import { decisionOf } from './approval-elicitation';
 import { clientError } from './engine-errors';
@@ -58,7 +57,7 @@ async function decideAsked(deps: AgentCallDeps, caller: Caller, run: RunView, ke
   const decision = decisionOf(result);
   if (!decision) return;
   const reason = decision.reason?.slice(0, REASON_CHARS);
-  await decideApprovalFor(deps, caller, {
+  await decideOverMcp(deps, caller, {
     runId: run.id, toolCallId, decision: decision.decision, ...(reason ? { reason } : {}), keyKind: 'mcp_client',
   });
 }
@@ -69,5 +68,5 @@ async function answerAsked(deps: AgentCallDeps, caller: Caller, run: RunView, ke
   if (!run.pendingInputs.some((i) => i.inputId === inputId)) throw notAsked(key);
   const onSignalFailed = (err: unknown) => deps.logger.warn({ err, runId: run.id }, 'an answer did not reach its run; its wait finds it');
   const content = result.content ? { content: result.content as Record<string, unknown> } : {};
-  await answerInputFor({ ...deps, onSignalFailed }, caller, run.id, inputId, { action: result.action, ...content });
+  await answerOverMcp({ ...deps, onSignalFailed }, caller, run.id, inputId, { action: result.action, ...content });
 }

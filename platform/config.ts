@@ -6,6 +6,7 @@ import { DEFAULT_LLM_KEY_ENVS } from '../core/llm-keys';
 import type { LlmAnswerBounds } from '../core/llm-answer-bounds';
 import type { NetworkPolicy } from './net/address-guard';
 import { emptyToUndefined, envSchema, type Env } from './env-schema';
+import { otlpMetricsConfig, type OtlpMetricsConfig } from './metrics/otlp-config';
 
 export interface AppConfig {
   /** Absent: the dev supervisor starts an embedded Temporal dev server. */
@@ -41,6 +42,8 @@ export interface AppConfig {
   llmAnswerBounds: LlmAnswerBounds;
   /** the operator's MCP server list (Claude Desktop or VS Code JSON), loaded by the API at start (absolute) */
   integrationsFile?: string;
+  /** PRICES_FILE: the operator's price table (core/pricing.ts), read by the worker at its start */
+  pricesFile?: string;
   workflowBundlePath?: string;
   /**
    * npm start's ports: its Temporal dev server's frontend and Web UI, and its embedded PostgreSQL.
@@ -86,8 +89,24 @@ export interface AppConfig {
   mcpAgentTasks: boolean;
   /** which addresses MCP HTTP servers and LLM base URLs may resolve to (metadata and link-local never) */
   networkPolicy: NetworkPolicy;
+  /** Prometheus metrics (platform/metrics/): served by `npm run api` and `npm run worker` when METRICS_PORT is set, by npm start always */
+  metrics: MetricsConfig;
   /** reads an LLM API key by the name an agent's model gives (`apiKeyEnv`), only names in llmKeyEnvs; keys are never stored */
   readSecret: (envName: string) => string | undefined;
+}
+
+export interface MetricsConfig {
+  /** absent: `npm run api` and `npm run worker` serve no metrics (npm start picks free ports) */
+  port?: number;
+  host: string;
+  /** the bearer token a scrape must send; required off loopback */
+  token?: string;
+  /** the values kept per label of each metric; further ones are counted as `other` */
+  maxLabelValues: number;
+  /** where `npm run worker` serves the Temporal SDK's own metrics (TEMPORAL_METRICS_PORT); absent: nowhere (npm start picks a free port) */
+  temporalPort?: number;
+  /** where workers send the Temporal SDK's metrics by OTLP instead (OTEL_EXPORTER_OTLP_METRICS_ENDPOINT) */
+  otlp?: OtlpMetricsConfig;
 }
 
 const list = (value: string | undefined) => (value ? value.split(',') : []);
@@ -123,6 +142,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       toolCalls: e.LLM_MAX_TOOL_CALLS_PER_ANSWER,
     },
     integrationsFile: e.INTEGRATIONS_FILE ? path.resolve(e.INTEGRATIONS_FILE) : undefined,
+    pricesFile: e.PRICES_FILE ? path.resolve(e.PRICES_FILE) : undefined,
     workflowBundlePath: e.WORKFLOW_BUNDLE_PATH,
     temporalPort: e.TEMPORAL_PORT,
     temporalUiPort: e.TEMPORAL_UI_PORT,
@@ -141,6 +161,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     mcpRequestStateKey: e.MCP_REQUEST_STATE_KEY,
     mcpAgentTasks: e.MCP_AGENT_TASKS === 'true',
     networkPolicy: { blockPrivateNetworks: e.BLOCK_PRIVATE_NETWORKS === 'true' },
+    metrics: {
+      port: e.METRICS_PORT, host: e.METRICS_HOST, token: e.METRICS_TOKEN, maxLabelValues: e.METRICS_MAX_LABEL_VALUES,
+      temporalPort: e.TEMPORAL_METRICS_PORT, otlp: otlpMetricsConfig(e),
+    },
     // The second wall behind the agent checks: whatever an agent names, only allowed variables are read.
     readSecret: (envName) => (llmKeyEnvs.includes(envName) ? emptyToUndefined(env[envName]) as string | undefined : undefined),
   };
@@ -160,9 +184,20 @@ function parseEnv(env: NodeJS.ProcessEnv): Env {
   if (e.AUTH_ISSUER && !e.PUBLIC_URL) {
     throw new ConfigError('Invalid configuration:\n  AUTH_ISSUER needs PUBLIC_URL: tokens are checked for the audience PUBLIC_URL/mcp');
   }
+  if (e.AUTH_CONSOLE_CLIENT_ID && !e.AUTH_ISSUER) {
+    throw new ConfigError('Invalid configuration:\n  AUTH_CONSOLE_CLIENT_ID needs AUTH_ISSUER: it names a client of that provider');
+  }
   if (e.WORKER_BUILD_ID && !e.WORKER_DEPLOYMENT_NAME) {
     throw new ConfigError('Invalid configuration:\n'
       + '  WORKER_BUILD_ID needs WORKER_DEPLOYMENT_NAME: a build id belongs to a Worker Deployment');
+  }
+  if (!isLoopbackHost(e.METRICS_HOST) && !e.METRICS_TOKEN) {
+    throw new ConfigError(`Invalid configuration:\n  METRICS_HOST=${e.METRICS_HOST} is not a loopback address and no METRICS_TOKEN is set: `
+      + 'metrics labels hold agent and integration names. Set METRICS_TOKEN (at least 16 characters), or METRICS_HOST=127.0.0.1');
+  }
+  if (e.TEMPORAL_METRICS_PORT !== undefined && e.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT) {
+    throw new ConfigError('Invalid configuration:\n  TEMPORAL_METRICS_PORT and OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: '
+      + 'the Temporal SDK exports its metrics one way, served for Prometheus or sent by OTLP; set one');
   }
   return e;
 }

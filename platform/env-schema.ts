@@ -18,6 +18,11 @@ const answerBound = (fallback: number) => z.preprocess(
   emptyToUndefined,
   z.coerce.number().int().min(1024).max(256 * 1024 * 1024).default(fallback),
 );
+/** How OTLP goes: by gRPC, or by HTTP (the Temporal SDK sends protobuf either way) */
+const otlpProtocol = z.preprocess(
+  emptyToUndefined,
+  z.enum(['grpc', 'http/protobuf', 'http/json'], 'grpc, http/protobuf or http/json').optional(),
+);
 /** A port npm start's own services must take (unset: it picks them) */
 const port = z.preprocess(emptyToUndefined, z.coerce.number().int().min(1).max(65535).optional());
 
@@ -61,6 +66,10 @@ export const envSchema = z.object({
   AUTH_TENANT_CLAIM: z.preprocess(emptyToUndefined, z.string().default('tenant')),
   AUTH_ROLES_CLAIM: z.preprocess(emptyToUndefined, z.string().default('roles')),
   AUTH_OPERATOR_ROLE: optionalString,
+  AUTH_CONSOLE_CLIENT_ID: z.preprocess(
+    emptyToUndefined,
+    z.string().max(200).regex(/^[\x21-\x7e]+$/, 'a client id: printable ASCII without spaces').optional(),
+  ),
   CORS_ORIGINS: z.preprocess(
     emptyToUndefined,
     z.string().regex(/^https?:\/\/[^,/\s]+(,https?:\/\/[^,/\s]+)*$/, 'comma-separated origins such as https://app.example.com').optional(),
@@ -77,6 +86,7 @@ export const envSchema = z.object({
     z.coerce.number().int().min(1).max(100_000).default(DEFAULT_LLM_ANSWER_BOUNDS.toolCalls),
   ),
   INTEGRATIONS_FILE: optionalString,
+  PRICES_FILE: optionalString,
   WORKFLOW_BUNDLE_PATH: optionalString,
   TEMPORAL_PORT: port,
   TEMPORAL_UI_PORT: port,
@@ -116,6 +126,24 @@ export const envSchema = z.object({
   WORKER_NICE: z.preprocess(emptyToUndefined, z.coerce.number().int().min(0).max(19).default(10)),
   TOOL_CALL_SLOTS: z.preprocess(emptyToUndefined, z.coerce.number().int().min(1).max(10_000).default(100)),
   XDG_RUNTIME_DIR: optionalString,
+  METRICS_PORT: z.preprocess(emptyToUndefined, z.coerce.number().int().min(0).max(65535).optional()),
+  METRICS_HOST: z.preprocess(emptyToUndefined, z.string().default('127.0.0.1')),
+  METRICS_TOKEN: z.preprocess(emptyToUndefined, z.string().min(16, 'must be at least 16 characters').optional()),
+  METRICS_MAX_LABEL_VALUES: z.preprocess(emptyToUndefined, z.coerce.number().int().min(1).max(10_000).default(100)),
+  TEMPORAL_METRICS_PORT: z.preprocess(emptyToUndefined, z.coerce.number().int().min(0).max(65535).optional()),
+  // OpenTelemetry's own variables (the OTLP exporter specification): where the Temporal SDK's metrics go by OTLP.
+  OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: z.preprocess(
+    emptyToUndefined,
+    z.url({ protocol: /^(https?|grpcs?)$/, error: 'must be an http(s):// or grpc(s):// URL, such as http://collector:4318/v1/metrics' })
+      .optional(),
+  ),
+  OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: otlpProtocol,
+  OTEL_EXPORTER_OTLP_PROTOCOL: otlpProtocol,
+  OTEL_EXPORTER_OTLP_METRICS_HEADERS: z.preprocess(
+    emptyToUndefined,
+    z.string().regex(/^[^=,\s]+=[^,]*(,[^=,\s]+=[^,]*)*$/, 'comma-separated key=value pairs').optional(),
+  ),
+  OTEL_METRIC_EXPORT_INTERVAL: z.preprocess(emptyToUndefined, z.coerce.number().int().min(100).max(3_600_000).default(60_000)),
 });
 
 export type Env = z.infer<typeof envSchema>;

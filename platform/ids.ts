@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { DEFAULT_TENANT_ID } from '../core/tenancy';
 
-export type IdPrefix = 'agt' | 'thr' | 'run' | 'int' | 'ten' | 'key';
+export type IdPrefix = 'agt' | 'thr' | 'run' | 'int' | 'ten' | 'key' | 'evl';
 
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${randomUUID().replace(/-/g, '')}`;
@@ -26,4 +26,13 @@ export function idempotentThreadId(key: string, tenantId = DEFAULT_TENANT_ID): s
 export function childRunIds(parentRunId: string, toolCallId: string): { runId: string; threadId: string } {
   const hash = (what: string) => createHash('sha256').update(`${what}\u0000${parentRunId}\u0000${toolCallId}`).digest('hex').slice(0, 32);
   return { runId: `run_${hash('child-run')}`, threadId: `thr_${hash('child-thread')}` };
+}
+
+/**
+ * The run an eval's replay of its `index`-th run is, and the thread its group replays on: derived
+ * from the eval, so a retried activity or a worker killed mid-way never makes a replay twice.
+ */
+export function evalReplayIds(evalId: string, index: number, group: number): { runId: string; threadId: string } {
+  const hash = (what: string, n: number) => createHash('sha256').update(`${what}\u0000${evalId}\u0000${n}`).digest('hex').slice(0, 32);
+  return { runId: `run_${hash('eval-run', index)}`, threadId: `thr_${hash('eval-thread', group)}` };
 }

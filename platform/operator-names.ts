@@ -5,8 +5,13 @@
  * takes such a name takes what the operator's agent uses: giving one out (creating, renaming,
  * deleting what holds it) is the operator's act.
  *
+ * A name is reserved in the tenants the object that refers to it serves (core/file-tenants.ts):
+ * another tenant keeps it free.
+ *
  * Held by each API process, which loads the files itself (api/server.ts); no lookup is needed.
  */
+
+import { DEFAULT_TENANT_ID } from '../core/tenancy';
 
 export type NamedKind = 'integration' | 'agent';
 
@@ -15,13 +20,15 @@ export interface NameReference {
   name: string;
   /** what refers to it, for a message: "INTEGRATIONS_FILE", "agent file ops.chatmd" */
   by: string;
+  /** where the name is reserved: every tenant ("*") or these tenants' ids; default the tenant `default` */
+  tenantIds?: '*' | readonly string[];
 }
 
 export interface OperatorNames {
   /** Replaces every reference of one source of references ("INTEGRATIONS_FILE", "AGENTS_DIR"). */
   replace(source: string, references: readonly NameReference[]): void;
-  /** What refers to the name; empty when nothing does. */
-  referrers(kind: NamedKind, name: string): string[];
+  /** What refers to the name in the tenant; empty when nothing does. */
+  referrers(kind: NamedKind, name: string, tenantId: string): string[];
 }
 
 export function createOperatorNames(): OperatorNames {
@@ -30,9 +37,15 @@ export function createOperatorNames(): OperatorNames {
     replace(source, references) {
       bySource.set(source, references);
     },
-    referrers(kind, name) {
-      const found = [...bySource.values()].flat().filter((r) => r.kind === kind && r.name === name).map((r) => r.by);
+    referrers(kind, name, tenantId) {
+      const found = [...bySource.values()].flat()
+        .filter((r) => r.kind === kind && r.name === name && reservedIn(r, tenantId)).map((r) => r.by);
       return [...new Set(found)];
     },
   };
+}
+
+function reservedIn(reference: NameReference, tenantId: string): boolean {
+  const ids = reference.tenantIds ?? [DEFAULT_TENANT_ID];
+  return ids === '*' || ids.includes(tenantId);
 }

@@ -13,6 +13,8 @@ export interface TokenAuthConfig {
   rolesClaim: string;
   /** the value of the roles claim that grants `operate`; absent, no token grants it */
   operatorRole?: string;
+  /** the provider's public client the console signs in with (authorization code + PKCE); absent, the console asks for a key only */
+  consoleClientId?: string;
 }
 
 /** Undefined without AUTH_ISSUER; parseEnv has checked that PUBLIC_URL comes with it. */
@@ -24,5 +26,6 @@ export function tokenAuthConfig(e: Env): TokenAuthConfig | undefined {
     tenantClaim: e.AUTH_TENANT_CLAIM,
     rolesClaim: e.AUTH_ROLES_CLAIM,
     operatorRole: e.AUTH_OPERATOR_ROLE,
+    consoleClientId: e.AUTH_CONSOLE_CLIENT_ID,
   };
 }

@@ -6,6 +6,7 @@ import type { Agent } from '../core/agent';
 import type { RunLimits } from '../core/run-limits';
 import type { PromptWhen } from '../core/prompt-conditions';
 import { DEFAULT_TENANT_ID } from '../core/tenancy';
+import type { CallerTool } from '../core/caller-tools';
 
 export interface NewAgent {
   /** the tenant the agent belongs to; `default` when absent (the operator's files, tests) */
@@ -25,6 +26,7 @@ export interface NewAgent {
   limits?: RunLimits | null;
   /** resolved ids */
   subAgentIds?: string[];
+  callerTools?: CallerTool[];
 }
 
 /** A row as the driver reads it, or as row_to_json gives it inside another statement (timestamps as text). */
@@ -32,18 +34,18 @@ export interface AgentRow {
   id: string; name: string; description: string | null; instructions: string | null; model: ModelConfig;
   integration_ids: string[]; prompt_order: string[]; prompt_when: PromptWhen | null; max_turns: number; max_tool_result_bytes: number;
   mcp_tasks: boolean; limits: RunLimits | null;
-  sub_agent_ids: string[] | null; source_file: string | null;
+  sub_agent_ids: string[] | null; source_file: string | null; caller_tools?: CallerTool[] | null;
   disabled_at: Date | string | null; created_at: Date | string; updated_at: Date | string;
 }
 
 const AGENT_COLUMNS = 'id, name, description, instructions, model, integration_ids, prompt_order, prompt_when, max_turns, '
-  + 'max_tool_result_bytes, mcp_tasks, limits, sub_agent_ids, source_file, disabled_at, created_at, updated_at';
+  + 'max_tool_result_bytes, mcp_tasks, limits, sub_agent_ids, source_file, caller_tools, disabled_at, created_at, updated_at';
 
 export const toAgent = (r: AgentRow): Agent => ({
   id: r.id, name: r.name, description: r.description, instructions: r.instructions, model: r.model,
   integrationIds: r.integration_ids, promptOrder: r.prompt_order ?? [], promptWhen: r.prompt_when ?? {}, maxTurns: r.max_turns,
   maxToolResultBytes: r.max_tool_result_bytes, mcpTasks: r.mcp_tasks,
-  limits: r.limits ?? null, subAgents: r.sub_agent_ids ?? [], sourceFile: r.source_file,
+  limits: r.limits ?? null, subAgents: r.sub_agent_ids ?? [], callerTools: r.caller_tools ?? [], sourceFile: r.source_file,
   disabledAt: r.disabled_at ? new Date(r.disabled_at).toISOString() : null,
   createdAt: new Date(r.created_at).toISOString(), updatedAt: new Date(r.updated_at).toISOString(),
 });
@@ -51,12 +53,13 @@ export const toAgent = (r: AgentRow): Agent => ({
 export async function insertAgent(db: Queryable, agent: NewAgent): Promise<Agent> {
   const { rows } = await db.query<AgentRow>(
     `INSERT INTO agents (id, name, description, instructions, model, integration_ids, max_turns, max_tool_result_bytes, mcp_tasks, limits,
-                         prompt_order, sub_agent_ids, prompt_when, tenant_id)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING *`,
+                         prompt_order, sub_agent_ids, prompt_when, tenant_id, caller_tools)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING *`,
     [newId('agt'), agent.name, agent.description ?? null, agent.instructions ?? null, JSON.stringify(agent.model),
       agent.integrationIds ?? [], agent.maxTurns ?? 20, agent.maxToolResultBytes ?? 65_536, agent.mcpTasks ?? true,
       agent.limits ? JSON.stringify(agent.limits) : null,
-      agent.promptOrder ?? [], agent.subAgentIds ?? [], JSON.stringify(agent.promptWhen ?? {}), agent.tenantId ?? DEFAULT_TENANT_ID],
+      agent.promptOrder ?? [], agent.subAgentIds ?? [], JSON.stringify(agent.promptWhen ?? {}), agent.tenantId ?? DEFAULT_TENANT_ID,
+      agent.callerTools?.length ? JSON.stringify(agent.callerTools) : null],
   );
   return toAgent(rows[0]);
 }
@@ -97,19 +100,21 @@ export async function listAgents(db: Queryable, tenantId: string): Promise<Agent
 
 export type AgentChanges = Partial<Pick<Agent,
   'name' | 'description' | 'instructions' | 'model' | 'integrationIds' | 'promptOrder' | 'promptWhen' | 'maxTurns' | 'maxToolResultBytes'
-  | 'mcpTasks' | 'limits'>>
+  | 'mcpTasks' | 'limits' | 'callerTools'>>
   & { subAgentIds?: string[] };
 
 const COLUMNS: Record<keyof AgentChanges, string> = {
   name: 'name', description: 'description', instructions: 'instructions', model: 'model', integrationIds: 'integration_ids',
   promptOrder: 'prompt_order', promptWhen: 'prompt_when',
   maxTurns: 'max_turns', maxToolResultBytes: 'max_tool_result_bytes', mcpTasks: 'mcp_tasks', limits: 'limits', subAgentIds: 'sub_agent_ids',
+  callerTools: 'caller_tools',
 };
 
 /** Applies the given fields (null clears description and instructions); undefined when there is no such agent. */
 export async function updateAgent(db: Queryable, id: string, changes: AgentChanges): Promise<Agent | undefined> {
   const fields = (Object.keys(COLUMNS) as (keyof AgentChanges)[]).filter((k) => changes[k] !== undefined);
-  const asJson = (k: keyof AgentChanges) => k === 'model' || k === 'promptWhen' || (k === 'limits' && changes[k] !== null);
+  const asJson = (k: keyof AgentChanges) =>
+    k === 'model' || k === 'promptWhen' || k === 'callerTools' || (k === 'limits' && changes[k] !== null);
   const values = fields.map((k) => (asJson(k) ? JSON.stringify(changes[k]) : changes[k]));
   const sets = fields.map((k, i) => `${COLUMNS[k]} = $${i + 2}`);
   const { rows } = await db.query<AgentRow>(

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Role, Tenant } from '../core/tenancy';
+import type { Role, Tenant, TenantLimits } from '../core/tenancy';
 import { newId } from '../platform/ids';
 import { statementName, type Queryable } from './pool';
 
@@ -8,13 +8,32 @@ import { statementName, type Queryable } from './pool';
  * holder once as `ak_<base64url>`; the database keeps only its SHA-256.
  */
 
-interface TenantRow { id: string; name: string; created_at: Date }
-const toTenant = (r: TenantRow): Tenant => ({ id: r.id, name: r.name, createdAt: r.created_at.toISOString() });
+interface TenantRow { id: string; name: string; max_running_runs: number | null; tool_call_slots: number | null; created_at: Date }
+const toTenant = (r: TenantRow): Tenant => ({
+  id: r.id, name: r.name, limits: { maxRunningRuns: r.max_running_runs, toolCallSlots: r.tool_call_slots },
+  createdAt: r.created_at.toISOString(),
+});
 
 /** The new tenant; undefined when the name is taken. */
-export async function insertTenant(db: Queryable, name: string): Promise<Tenant | undefined> {
+export async function insertTenant(db: Queryable, name: string, limits: Partial<TenantLimits> = {}): Promise<Tenant | undefined> {
   const { rows } = await db.query<TenantRow>(
-    'INSERT INTO tenants (id, name) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING RETURNING *', [newId('ten'), name],
+    `INSERT INTO tenants (id, name, max_running_runs, tool_call_slots) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (name) DO NOTHING RETURNING *`,
+    [newId('ten'), name, limits.maxRunningRuns ?? null, limits.toolCallSlots ?? null],
+  );
+  return rows[0] && toTenant(rows[0]);
+}
+
+/** Sets the limits given (null lifts a cap, absent keeps it); undefined when there is no such tenant. */
+export async function updateTenantLimits(db: Queryable, id: string, limits: Partial<TenantLimits>): Promise<Tenant | undefined> {
+  const { rows } = await db.query<TenantRow>(
+    `UPDATE tenants SET max_running_runs = CASE WHEN $2 THEN $3 ELSE max_running_runs END,
+                        tool_call_slots = CASE WHEN $4 THEN $5 ELSE tool_call_slots END
+     WHERE id = $1 RETURNING *`,
+    [
+      id, limits.maxRunningRuns !== undefined, limits.maxRunningRuns ?? null,
+      limits.toolCallSlots !== undefined, limits.toolCallSlots ?? null,
+    ],
   );
   return rows[0] && toTenant(rows[0]);
 }
@@ -25,6 +44,25 @@ const TENANT_SQL = 'SELECT * FROM tenants WHERE id = $1 OR name = $1';
 export async function findTenant(db: Queryable, ref: string): Promise<Tenant | undefined> {
   const { rows } = await db.query<TenantRow>({ name: statementName(TENANT_SQL), text: TENANT_SQL, values: [ref] });
   return rows[0] && toTenant(rows[0]);
+}
+
+/** Names of tenants by id, per database. A tenant is never renamed nor deleted, so a name once read stays true. */
+const namesByDb = new WeakMap<Queryable, Map<string, string>>();
+/** Tenants are counted in tens or hundreds; past this many, the cache starts over. */
+const MAX_CACHED_NAMES = 10_000;
+const NAME_SQL = 'SELECT name FROM tenants WHERE id = $1';
+
+/** The tenant's name (for metric labels, which never hold ids), read once per process; undefined for no such tenant. */
+export async function tenantName(db: Queryable, id: string): Promise<string | undefined> {
+  let names = namesByDb.get(db);
+  if (!names) namesByDb.set(db, (names = new Map()));
+  const known = names.get(id);
+  if (known !== undefined) return known;
+  const { rows } = await db.query<{ name: string }>({ name: statementName(NAME_SQL), text: NAME_SQL, values: [id] });
+  if (!rows[0]) return undefined;
+  if (names.size >= MAX_CACHED_NAMES) names.clear();
+  names.set(id, rows[0].name);
+  return rows[0].name;
 }
 
 export async function listTenants(db: Queryable): Promise<Tenant[]> {

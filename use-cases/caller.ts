@@ -25,8 +25,10 @@ export function operatorCaller(tenantId = DEFAULT_TENANT_ID, name = 'operator'):
 
 /** The holder of API_KEY: the tenant `default` with read, run, decide and manage (the operator too where every caller is). */
 export function apiKeyCaller(isOperator: boolean, operatorHint: string): Caller {
-  return { tenantId: DEFAULT_TENANT_ID, principal: { id: 'api_key', name: 'API_KEY' }, roles: TENANT_ROLES, isOperator, operatorHint };
+  return { tenantId: DEFAULT_TENANT_ID, principal: API_KEY_PRINCIPAL, roles: TENANT_ROLES, isOperator, operatorHint };
 }
+
+const API_KEY_PRINCIPAL: Principal = { id: 'api_key', name: 'API_KEY' };
 
 /** The holder of an issued key, in the key's tenant with its roles. */
 export function keyCaller(key: { id: string; name: string; tenantId: string; roles: readonly Role[] }, operatorHint: string): Caller {
@@ -53,12 +55,23 @@ export function requireAdmin(caller: Caller, field: string, alternative?: string
 }
 
 /**
+ * Authorizing a tenant's integration with its OAuth server, or revoking that (docs/security.md):
+ * `manage` of an issued key or a token, or the operator. API_KEY keeps the answer it always had
+ * (admin_required): its holder never could.
+ */
+export function requireAuthorizer(caller: Caller, field: string): void {
+  if (caller.isOperator) return;
+  if (caller.principal.id === API_KEY_PRINCIPAL.id) requireAdmin(caller, field);
+  else requireRole(caller, 'manage');
+}
+
+/**
  * Refuses naming `field` unless the caller is the operator, when the operator's files refer to
- * `name` (platform/operator-names.ts): whoever takes or frees such a name decides what they find.
+ * `name` in the caller's tenant (platform/operator-names.ts): whoever takes or frees such a name decides what they find.
  */
 export function requireAdminForName(
   caller: Caller, names: OperatorNames, named: { kind: NamedKind; name: string; field: string },
 ): void {
-  const by = names.referrers(named.kind, named.name);
+  const by = names.referrers(named.kind, named.name, caller.tenantId);
   if (by.length > 0) requireAdmin(caller, named.field, `the ${named.kind} name ${named.name} is referred to by ${by.join(', ')}`);
 }

@@ -2,7 +2,7 @@ import { NativeConnection, Worker, type State } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../activities';
 import type { WorkerVersion } from '../core/worker-version';
 import { toolTaskQueue } from '../core/tool-call';
-import { ToolSlots } from '../activities/tool-slots';
+import { TenantSlotCaps, ToolSlots } from '../activities/tool-slots';
 import { canLimitTempFiles, TEMP_FILES_UNLIMITED } from '../sources/query/temp-file-limit';
 import { sourceQuerySupport } from '../sources/query/thread-role';
 import { deploymentOptions, workflowCode, type WorkflowCode } from './versioning';
@@ -34,7 +34,8 @@ export async function createEngineWorker(options: EngineWorkerOptions): Promise<
   const code = options.code ?? await workflowCode({ workflowBundlePath: options.workflowBundlePath });
   // One set of activities for both: a process counts an integration's calls once (activities/tool-slots.ts).
   const activities = createActivities({
-    ...options.deps, toolSlots: options.deps.toolSlots ?? new ToolSlots(), ...(code.version ? { version: code.version } : {}),
+    ...options.deps, toolSlots: options.deps.toolSlots ?? new ToolSlots(new TenantSlotCaps(options.deps.db)),
+    ...(code.version ? { version: code.version } : {}),
   });
   const common = {
     connection: options.connection,

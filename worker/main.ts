@@ -1,17 +1,21 @@
 import { setFlagsFromString } from 'node:v8';
 import type { NativeConnection } from '@temporalio/worker';
+import type { Registry } from 'prom-client';
 import type { ActivityDeps } from '../activities/deps';
 import { loadConfig, type AppConfig } from '../platform/config';
 import { migrate } from '../store/migrations';
 import { createPool } from '../store/pool';
 import { openSecretStore } from '../store/secrets/open-secret-store';
 import { connectTemporal, installTemporalRuntime } from '../platform/temporal/native-connection';
+import { relayedMetrics, temporalMetricsExport, type TemporalMetricsExport } from '../platform/temporal/runtime-metrics';
 import { createLogger, type Logger } from '../platform/logger';
 import { SearchAttributeGuard } from '../platform/temporal/search-attributes';
 import { lowerPriority } from '../platform/processes';
 import { createEngineWorker, createPinnedMcpWorker, EngineWorker } from './create-worker';
 import { openWorkerDeps } from './worker-deps';
 import { workflowCode } from './versioning';
+import { startMetricsServer, type MetricsServer } from '../platform/metrics/metrics-server';
+import { startOtlpMetricsExport } from '../platform/metrics/otlp-export';
 
 /** The worker process: `npm run worker`, against TEMPORAL_ADDRESS and DATABASE_URL. */
 async function main(): Promise<void> {
@@ -23,7 +27,9 @@ async function main(): Promise<void> {
   // API's GET p99 fell from 35-196 ms to 16-67 ms (`npm run bench:load`), runs/s unchanged.
   lowerPriority(config.workerNice, logger);
   if (!config.databaseUrl) throw new Error('DATABASE_URL is required for a stand-alone worker (npm start runs an embedded one).');
-  installTemporalRuntime();
+  // The SDK's own metrics: by OTLP when configured, else served when TEMPORAL_METRICS_PORT is set.
+  const temporalMetrics = await temporalMetricsExport(config.metrics, config.metrics.temporalPort !== undefined);
+  installTemporalRuntime('WARN', temporalMetrics?.exporter);
   const stop = new StopRequest(logger);
   logger.info({ pid: process.pid }, 'worker starting');
 
@@ -32,13 +38,20 @@ async function main(): Promise<void> {
   await openSecretStore(db, config.secretKeys, logger);
   const connection = await connectTemporal(config);
   await addSearchAttributes(new SearchAttributeGuard(connection, config.temporalNamespace, logger), logger);
-  const { deps, close: closeDeps } = await openWorkerDeps(config, db, logger);
+  const { deps, metrics, close: closeDeps } = await openWorkerDeps(config, db, logger);
+  // Before the workers: a port that is taken stops the start before any run is taken.
+  const metricsServer = await serveMetrics(config, metrics?.registry, logger);
+  const temporalMetricsServer = await serveTemporalMetrics(config, temporalMetrics, logger);
+  const otlp = metrics && config.metrics.otlp && startOtlpMetricsExport(config.metrics.otlp, metrics.registry, logger);
   const workers = await createWorkers(config, connection, deps, logger);
   try {
     await stop.runUntilStopped(workers, () => {
       logger.info({ taskQueue: config.taskQueue, mcpTaskQueues: config.mcpTaskQueues, pid: process.pid }, 'worker started');
     });
   } finally {
+    await metricsServer?.close();
+    await temporalMetricsServer?.close();
+    await otlp?.shutdown();
     // After the worker: its last activities may still be calling MCP tools during the grace time.
     await closeDeps();
     await connection.close();
@@ -90,6 +103,25 @@ async function createWorkers(config: AppConfig, connection: NativeConnection, de
   const pinnedWorkers = await Promise.all(config.mcpTaskQueues.map((taskQueue) =>
     createPinnedMcpWorker({ connection, namespace, taskQueue, deps, ...(code.version ? { version: code.version } : {}) })));
   return new EngineWorker([worker, ...pinnedWorkers]);
+}
+
+/** Prometheus metrics on METRICS_HOST:METRICS_PORT, when METRICS_PORT is set. */
+async function serveMetrics(config: AppConfig, registry: Registry | undefined, logger: Logger): Promise<MetricsServer | undefined> {
+  if (config.metrics.port === undefined || !registry) return undefined;
+  const server = await startMetricsServer({ ...config.metrics, port: config.metrics.port, registry });
+  logger.info({ url: server.url }, 'worker metrics served');
+  return server;
+}
+
+/** The Temporal SDK's metrics on METRICS_HOST:TEMPORAL_METRICS_PORT, relayed from the SDK's loopback port. */
+async function serveTemporalMetrics(
+  config: AppConfig, temporal: TemporalMetricsExport | undefined, logger: Logger,
+): Promise<MetricsServer | undefined> {
+  if (config.metrics.temporalPort === undefined || !temporal?.sdkUrl) return undefined;
+  const registry = relayedMetrics(temporal.sdkUrl);
+  const server = await startMetricsServer({ ...config.metrics, port: config.metrics.temporalPort, registry });
+  logger.info({ url: server.url }, 'Temporal SDK metrics served');
+  return server;
 }
 
 /**

@@ -4,11 +4,14 @@ import { parseArgs } from 'node:util';
 import { Client } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
 import { RUN_WORKFLOW_TYPE } from '../core/run';
+import { EVAL_WORKFLOW_TYPE } from '../core/eval';
 import { loadConfig } from '../platform/config';
 import { connectTemporal, installTemporalRuntime } from '../platform/temporal/native-connection';
 import { listRuns, replayRuns, type ReplayOutcome, type ReplayCode } from './replay-runs';
 
 const DEFAULT_LIMIT = 50;
+/** Runs, and the evals that replay them: both last as long as a person waits. */
+const DEFAULT_TYPES = `WorkflowType IN ('${RUN_WORKFLOW_TYPE}', '${EVAL_WORKFLOW_TYPE}')`;
 const MAX_LIMIT = 1000;
 
 const HELP = `replay-gate: replays the histories of recent runs, fetched from the Temporal server, against
@@ -21,7 +24,7 @@ usage:
 options:
   --limit N           how many runs: the open ones first, then the most recently closed (default ${DEFAULT_LIMIT}, at most ${MAX_LIMIT})
   --query "<query>"   which runs, as a Temporal visibility query
-                      (default: WorkflowType = '${RUN_WORKFLOW_TYPE}' AND TaskQueue = '<TASK_QUEUE>')
+                      (default: ${DEFAULT_TYPES} AND TaskQueue = '<TASK_QUEUE>')
   --bundle <file>     a prebuilt workflow bundle, such as dist/workflow-bundle.js of npm run build
   --workflows <path>  a workflows module to bundle now (default: the engine's workflows/)
   --out <dir>         also writes each history there as JSON, as \`temporal workflow show --output json\` does
@@ -104,7 +107,7 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`replay-gate: ${(err as Error).message}\n${err instanceof UsageError ? 'see --help\n' : ''}`);
     return 2;
   }
-  const query = args.query ?? `WorkflowType = '${RUN_WORKFLOW_TYPE}' AND TaskQueue = '${config.taskQueue}'`;
+  const query = args.query ?? `${DEFAULT_TYPES} AND TaskQueue = '${config.taskQueue}'`;
   // Its WARN lines ("Failing workflow task") repeat on stderr what the FAIL lines say.
   installTemporalRuntime('ERROR');
   let connection: NativeConnection | undefined;

@@ -6,20 +6,24 @@ import {
 } from '../core/tool-call';
 import { DEFAULT_TOOL_TIMEOUT_MS } from '../core/integration';
 import { toolResultText } from '../core/tool-texts';
+import type { ReplayedCall } from '../core/replay';
+import type { BudgetAsk } from './budget-ask';
 import type { ApprovalGate, ApprovalSeqs } from './approval-gate';
 import type { InputAnswers, InputWaits } from './input-wait';
+import type { CallerToolWaits } from './caller-tool-wait';
 import { answerSamplings, countSampledDuringCall, type ModelLedger } from './sampling-steps';
 import { awaitToolTask } from './task-wait';
 import { routeToolCall, type RoutedCall } from './tool-kinds';
 import { runChild, type Family } from './sub-agent';
 import { describeFailure } from './failures';
 import { recording } from './recording';
+import { tenantAttribute } from './tenant';
 
 
 /** The tool activities, by the names the tool kinds give them (workflows/tool-kinds.ts). */
 type ToolActivities = Record<string, (input: ToolActivityInput) => Promise<ToolOutcome>>;
 
-/** What a tool call may wait for, with no activity running: a person's approval, answers to its server's questions. */
+/** What a tool call may wait for, with no activity running: a person's approval, answers to its server's questions, its caller. */
 export interface Waits {
   gate: ApprovalGate;
   inputs: InputWaits;
@@ -27,6 +31,10 @@ export interface Waits {
   ledger: ModelLedger;
   /** the run's place among its sub-agents' runs */
   family: Family;
+  /** a reached limit that asks a person (limits.onLimit "ask") */
+  budget: BudgetAsk;
+  /** calls of the tools the run's caller runs, waiting for its answers */
+  callers: CallerToolWaits;
 }
 
 /** How a call's task wait takes part in its turn's continue-as-new (run-workflow.ts endTurn). */
@@ -38,12 +46,17 @@ export interface TaskWaits {
 }
 
 
-/** What the run gives a call: its waits, its line for the Web UI, its approval events' numbers, its part in the turn. */
+/**
+ * What the run gives a call: its waits, its line for the Web UI, its approval events' numbers, its
+ * part in the turn, and a replay's recorded answer.
+ */
 interface CallOptions {
   waits: Waits;
   summary?: string;
   approvalSeqs: ApprovalSeqs;
   tasks: TaskWaits;
+  /** a replay's call its original's recording answers (workflows/turn-calls.ts): it asks no one and runs nothing */
+  replayed?: ReplayedCall & { originalRunId: string };
 }
 
 type CallEnd = ToolOutcome | { parked: ParkedTask };
@@ -61,9 +74,13 @@ export function callTool(ref: Omit<ToolCallRef, 'type'>, tools: ToolAvailability
   const { waits, approvalSeqs, tasks } = options;
   const family = waits.family;
   const input: ToolActivityInput = {
-    ...ref, type, ...(route ? { route } : {}),
+    ...ref, type, tenantId: String(tenantAttribute().value), ...(route ? { route } : {}),
     ...(subAgent ? { subAgent: { ...subAgent, rootRunId: family.rootRunId, maxDescendants: family.maxDescendants() } } : {}),
   };
+  if (options.replayed) {
+    const { originalRunId, ...replayed } = options.replayed;
+    return recording.answerFromRecording({ ...input, originalRunId, replayed });
+  }
   if (!kind.activity || !kind.options) {
     return recording.recordToolResult({ ...input, status: 'error', content: kind.failureText('', ref.name) });
   }
@@ -117,7 +134,7 @@ class DispatchedCall {
     );
   }
 
-  /** What the activity's end asks for next: nothing (its outcome), another try, a task, a sub-agent, answers. */
+  /** What the activity's end asks for next: nothing (its outcome), another try, a task, a sub-agent, its caller, answers. */
   private ended(outcome: ToolOutcome, resume: InputWait | undefined, turnWait: TurnWait | undefined): Promise<CallEnd> | CallEnd {
     const { waits } = this.options;
     waits.inputs.activityEnded(this.input.toolCallId);
@@ -125,6 +142,7 @@ class DispatchedCall {
     countSampledDuringCall(waits.ledger, outcome.sampled);
     if (outcome.task) return this.waitOnTask(outcome.task);
     if (outcome.child) return runChild(this.input, outcome.child, waits.family).catch(this.failed);
+    if (outcome.caller) return waits.callers.awaitAnswer(this.input, outcome.caller).catch(this.failed);
     return outcome.waiting ? this.answered(outcome.waiting) : outcome;
   }
 
@@ -137,7 +155,7 @@ class DispatchedCall {
     const waitedMs = Date.now() - since;
     const boundMs = this.route?.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
     if (waitedMs >= boundMs) {
-      const message = toolResultText.waitedForTurn(waitedMs, busy.integrationName, busy.maxConcurrentCalls);
+      const message = toolResultText.waitedForTurn(waitedMs, busy);
       const content = this.kind.notRunText?.(message) ?? this.kind.failureText(message, this.input.name);
       return recording.recordToolResult({ ...this.input, status: 'error', content });
     }

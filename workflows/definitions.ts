@@ -1,8 +1,12 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { PreparedRun } from '../activities/prepare-run';
+import { CALLER_TOOL_ANSWERED_SIGNAL } from '../core/caller-tools';
 import { DECIDE_APPROVAL_UPDATE, type DecideApprovalInput } from '../core/approval';
+import { DECIDE_BUDGET_UPDATE, type BudgetDecisionResult, type DecideBudgetInput } from '../core/budget-ask';
 import { INPUT_ANSWERED_SIGNAL, RUN_STATE_QUERY, TOOL_CALL_WAITING_SIGNAL, type RunState, type ToolCallWaiting } from '../core/run';
+import type { ForkPoint } from '../core/fork';
 import type { Usage } from '../core/messages';
+import type { RecordedReplay, ReplayedCall } from '../core/replay';
 import type { LimitName, RunLimits } from '../core/run-limits';
 import type { ParkedTask, ToolCallRef, ToolOutcome } from '../core/tool-call';
 
@@ -18,8 +22,23 @@ export interface RunWorkflowInput {
    * the workers' tool slots (core/tool-call.ts toolTaskQueue); absent in runs started before it
    */
   discovers?: boolean;
+  /**
+   * the names of the tools the run's caller runs (core/caller-tools.ts), declared when it started;
+   * their schemas stay in PostgreSQL. Absent for a run without them, and always for a sub-agent's.
+   */
+  callerTools?: string[];
   /** a sub-agent's run: the run that started it, the root of its tree, and its depth (1 for a child of a root) */
   parent?: { runId: string; rootRunId: string; depth: number; maxDescendants?: number };
+  /**
+   * a fork (core/fork.ts): its turns are numbered from `turn`, the turn of its original it starts
+   * at, and its step cursor starts at `step`; its conversation before that turn is recorded already
+   */
+  fork?: ForkPoint;
+  /**
+   * a replay whose calls take recorded results (core/replay.ts): the run it replays, and whether a
+   * call the original did not make goes live; absent in every other run (a "live" replay's too)
+   */
+  replay?: RecordedReplay;
   continued?: RunContinuation;
 }
 
@@ -36,6 +55,8 @@ export interface RunContinuation {
   /** when the run's first execution started (workflow time): its maxDuration counts from it */
   startedAtMs?: number;
   childUsage?: Usage;
+  costUsd?: number;
+  childCostUsd?: number;
   /** a turn whose tool calls had not all ended: the ones waiting on tasks go on where they were */
   openTurn?: OpenTurn;
   /** the build the previous execution ran on, when it continued at a turn boundary of a versioned run (workflows/upgrade.ts) */
@@ -50,6 +71,8 @@ export interface OpenCall {
   parked?: ParkedTask;
   /** the run's budget did not let the call be made: its outcome says so, and the run stops after the turn */
   notMade?: LimitName;
+  /** a replay's call answered from the recording, not run */
+  replayed?: ReplayedCall;
 }
 
 export interface OpenTurn {
@@ -61,6 +84,9 @@ export const runStateQuery = defineQuery<RunState>(RUN_STATE_QUERY);
 
 /** Decides a pending approval. Its validator rejects a call already decided. */
 export const decideApprovalUpdate = defineUpdate<ApprovalDecisionResult, [DecideApprovalInput]>(DECIDE_APPROVAL_UPDATE);
+
+/** Answers a run waiting for budget (limits.onLimit "ask"). Its validator rejects a request already answered. */
+export const decideBudgetUpdate = defineUpdate<BudgetDecisionResult, [DecideBudgetInput]>(DECIDE_BUDGET_UPDATE);
 
 export interface ApprovalDecisionResult {
   toolCallId: string;
@@ -75,3 +101,6 @@ export const inputAnsweredSignal = defineSignal<[{ inputId: string }]>(INPUT_ANS
 
 /** A tool call's activity waits inside for a person's answer, or no longer does (ids only, never the question). */
 export const toolCallWaitingSignal = defineSignal<[ToolCallWaiting]>(TOOL_CALL_WAITING_SIGNAL);
+
+/** A caller answered one of the run's caller tool calls: the answer is in PostgreSQL, the signal names only the call. */
+export const callerToolAnsweredSignal = defineSignal<[{ toolCallId: string }]>(CALLER_TOOL_ANSWERED_SIGNAL);

@@ -2,3 +2,4 @@ export { runWorkflow } from './run-workflow';
 export {
   authorizeIntegrationWorkflow, capabilitiesWorkflow, completeAuthorizationWorkflow, contextPreviewWorkflow, revokeAuthorizationWorkflow,
 } from './helper-workflows';
+export { evalWorkflow } from './eval-workflow';

@@ -21,12 +21,16 @@ const timeUp = (limits: EffectiveLimits, state: RunState) =>
 /** The run's tokens and its sub-agents': one budget. */
 const spentTokens = (state: RunState) => addUsage(state.usage, state.childUsage);
 
+/** The run's priced cost and its sub-agents': one budget. */
+export const spentCostUsd = (state: RunState) => (state.costUsd ?? 0) + (state.childCostUsd ?? 0);
+
 /** The limit that keeps the run from its next LLM turn, if one does. */
 export function limitBeforeTurn(state: RunState, limits: EffectiveLimits | undefined): LimitName | undefined {
   if (!limits) return undefined;
   const spent = spentTokens(state);
   if (limits.maxInputTokens !== undefined && spent.inputTokens >= limits.maxInputTokens) return 'maxInputTokens';
   if (limits.maxOutputTokens !== undefined && spent.outputTokens >= limits.maxOutputTokens) return 'maxOutputTokens';
+  if (limits.maxCostUsd !== undefined && spentCostUsd(state) >= limits.maxCostUsd) return 'maxCostUsd';
   if (timeUp(limits, state)) return 'maxDuration';
   return undefined;
 }
@@ -48,6 +52,7 @@ export function budgetLeft(state: RunState, limits: EffectiveLimits | undefined)
   if (limits.maxToolCalls !== undefined) left.maxToolCalls = Math.max(0, limits.maxToolCalls - state.toolCallCount - 1);
   if (limits.maxInputTokens !== undefined) left.maxInputTokens = Math.max(1, limits.maxInputTokens - spent.inputTokens);
   if (limits.maxOutputTokens !== undefined) left.maxOutputTokens = Math.max(1, limits.maxOutputTokens - spent.outputTokens);
+  if (limits.maxCostUsd !== undefined) left.maxCostUsd = Math.max(1e-9, limits.maxCostUsd - spentCostUsd(state));
   if (limits.maxDurationMs !== undefined) left.maxDuration = `${Math.max(1000, limits.maxDurationMs - (Date.now() - state.startedAtMs))}ms`;
   return Object.keys(left).length > 0 ? left : undefined;
 }
@@ -65,6 +70,10 @@ function callsAllowed(
   if (left >= requested) return { allowed: requested };
   return { allowed: left, limit: 'maxToolCalls', text: toolCallOverBudgetText(limits.maxToolCalls) };
 }
+
+/** The limit that would keep some of a turn's `requested` calls from being made, if one would. */
+export const limitOfCalls = (state: RunState, limits: EffectiveLimits | undefined, requested: number): LimitName | undefined =>
+  callsAllowed(state, limits, requested).limit;
 
 export interface BudgetedCall {
   ref: Omit<ToolCallRef, 'type'>;

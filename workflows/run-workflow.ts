@@ -13,13 +13,17 @@ import { callTool, type Waits } from './call-tool';
 import { describeFailure } from './failures';
 import { addUsage } from '../core/messages';
 import { runStateQuery, type OpenCall, type RunContinuation, type RunWorkflowInput } from './definitions';
-import { routeToolCall } from './tool-kinds';
+import { turnCalls } from './turn-calls';
 import { installInputWait } from './input-wait';
-import type { ModelLedger } from './sampling-steps';
+import { modelLedger } from './sampling-steps';
 import { llmOptions } from './llm-options';
 import { waitingAttribute } from './waiting-attribute';
-import { allocateEvents, allocateTurnEvents } from './event-numbers';
-import { budgetLeft, holdCallsOverBudget, limitBeforeTurn, limitOfTurn, stopForBudget, turnMaxTokens } from './run-budget';
+import { allocateEvents } from './event-numbers';
+import {
+  budgetLeft, holdCallsOverBudget, limitOfTurn, stopForBudget, turnMaxTokens,
+} from './run-budget';
+import { installBudgetAsk } from './budget-ask';
+import { installCallerToolWait } from './caller-tool-wait';
 import type { Family } from './sub-agent';
 import type { EffectiveLimits } from '../core/run-limits';
 import { MAX_CHILDREN_AT_ONCE, MAX_DESCENDANTS } from '../core/sub-agents';
@@ -69,27 +73,27 @@ export async function runWorkflow(input: RunWorkflowInput): Promise<RunOutcome> 
     eventSeq: previous?.eventSeq ?? 2,
     startedAtMs: previous?.startedAtMs ?? workflowInfo().runStartTime.getTime(),
     ...(previous?.childUsage ? { childUsage: previous.childUsage } : {}),
+    ...(previous?.costUsd !== undefined ? { costUsd: previous.costUsd } : {}),
+    ...(previous?.childCostUsd !== undefined ? { childCostUsd: previous.childCostUsd } : {}),
   };
   setHandler(runStateQuery, () => state);
   const listing = waitingAttribute();
-  let steps = previous?.llmSteps ?? previous?.turns ?? 0;
-  const ledger: ModelLedger = {
-    get steps() { return steps; },
-    set steps(n) { steps = n; },
-    get usage() { return state.usage; },
-    set usage(u) { state.usage = u; },
-  };
+  const ledger = modelLedger(state, previous?.llmSteps ?? previous?.turns ?? input.fork?.step ?? 0);
   let limits: EffectiveLimits | undefined;
   const family: Family = {
     rootRunId: input.parent?.rootRunId ?? input.runId, depth: input.parent?.depth ?? 0, running: 0, waiting: [],
     maxAtOnce: () => limits?.maxChildrenAtOnce ?? MAX_CHILDREN_AT_ONCE,
     maxDescendants: () => input.parent?.maxDescendants ?? limits?.maxDescendants ?? MAX_DESCENDANTS,
     limitsLeft: () => budgetLeft(state, limits),
-    addUsage: (u) => {
+    addUsage: (u, costUsd) => {
       state.childUsage = addUsage(u, state.childUsage);
+      if (costUsd > 0) state.childCostUsd = (state.childCostUsd ?? 0) + costUsd;
     },
   };
-  const waits: Waits = { gate: installApprovalGate(listing), inputs: installInputWait(listing), ledger, family };
+  const waits: Waits = {
+    gate: installApprovalGate(listing), inputs: installInputWait(listing), ledger, family, budget: installBudgetAsk(listing),
+    callers: installCallerToolWait(listing),
+  };
 
   let continuation: RunContinuation | undefined;
   let cancelled: unknown;
@@ -126,10 +130,13 @@ type Opening = { reply: LlmTurnOutput } | { eventSeq: number };
  * The run's context and tools, and its first turn. Integrations pinned to a task queue are
  * discovered by a worker of that queue; the first turn then waits for them.
  */
-async function prepare({ runId, limits, parent, discovers }: RunWorkflowInput, state: RunState): Promise<{ run: Run; opening: Opening }> {
+async function prepare(
+  { runId, limits, parent, discovers, callerTools, fork }: RunWorkflowInput, state: RunState,
+): Promise<{ run: Run; opening: Opening }> {
   const eventSeq = allocateEvents(state, 2);
   const { context, tools, pinned, firstTurn } = await preparing(discovers).prepareRun({
-    runId, firstTurn: { eventSeq }, ...(limits ? { limits } : {}), ...(parent ? { depth: parent.depth } : {}),
+    runId, firstTurn: { eventSeq, ...fork }, ...(limits ? { limits } : {}), ...(parent ? { depth: parent.depth } : {}),
+    ...(callerTools?.length ? { callerTools } : {}),
   });
   if (pinned.length === 0) return { run: { context, tools }, opening: firstTurn ? { reply: firstTurn } : { eventSeq } };
   const routes = await Promise.all(pinned.map(({ integrationId, taskQueue }) => proxyActivities<Activities>({
@@ -143,6 +150,9 @@ async function prepare({ runId, limits, parent, discovers }: RunWorkflowInput, s
   return { run: { context, tools }, opening: firstTurn ? { reply: firstTurn } : { eventSeq } };
 }
 
+/** The number of the run's `own`th turn: a fork's go on from its original's (state.turns, maxTurns count its own). */
+const turnNumber = (input: RunWorkflowInput, own: number) => (input.fork?.turn ?? 1) - 1 + own;
+
 /** LLM turns until an answer, maxTurns, or a continue-as-new, which it returns. */
 async function loop(
   input: RunWorkflowInput, state: RunState, run: Run, waits: Waits, opening?: Opening, openCalls?: OpenCall[],
@@ -154,12 +164,12 @@ async function loop(
   const carriedLimit = openCalls && limitOfTurn(openCalls);
   if (carriedLimit) return stopForBudget(state, carriedLimit);
   while (state.turns < context.maxTurns) {
-    const turn = state.turns + 1;
-    const first = turn === 1 ? opening : undefined;
-    // A first turn preparation ran is played already: the budget is checked after it.
-    const spent = first && 'reply' in first ? undefined : limitBeforeTurn(state, context.limits);
+    const turn = turnNumber(input, state.turns + 1);
+    const first = state.turns === 0 ? opening : undefined;
+    // A first turn preparation ran is played already: the budget is checked after it (asking a person, with onLimit "ask").
+    const spent = first && 'reply' in first ? undefined : await waits.budget.beforeTurn(state, context.limits);
     if (spent) return stopForBudget(state, spent);
-    // Preparation played step 0 when it ran the first turn.
+    // Preparation played the first step when it ran the first turn.
     const step = waits.ledger.steps++;
     const reply = first && 'reply' in first
       ? first.reply
@@ -169,9 +179,11 @@ async function loop(
         usageBefore: state.usage, ...turnMaxTokens(state, context.limits),
         ...(state.childUsage ? { childUsage: state.childUsage } : {}), ...(tools.subAgents ? { subAgents: tools.subAgents } : {}),
         ...(context.limits?.maxToolCallsPerTurn ? { maxToolCallsPerTurn: context.limits.maxToolCallsPerTurn } : {}),
+        ...(tools.callerTools ? { callerTools: tools.callerTools } : {}),
       });
-    state.turns = turn;
+    state.turns += 1;
     state.usage = addUsage(state.usage, reply.usage);
+    if (reply.costUsd) state.costUsd = (state.costUsd ?? 0) + reply.costUsd;
     state.lastTextPreview = reply.textPreview;
     // The calls past the turn's limit were answered by the turn, with events after its own.
     if (reply.refusedToolCalls) allocateEvents(state, REFUSED_CALL_EVENTS * reply.refusedToolCalls);
@@ -182,16 +194,9 @@ async function loop(
       return undefined;
     }
 
-    const routes = reply.toolCalls.map((call) => routeToolCall(call.name, tools));
-    const children = routes.map((r) => r.type === 'sub_agent');
-    const { requested, callSeqs, resolved } = allocateTurnEvents(state, routes.map((r) => Boolean(r.route?.approval)), children);
-    const calls = reply.toolCalls.map((call, index) => ({
-      ref: {
-        runId: input.runId, threadId: context.threadId, turn, index, toolCallId: call.id, name: call.name, eventSeq: callSeqs[index],
-        ...(children[index] ? { childEvents: true } : {}),
-      },
-      summary: call.summary, approvalSeqs: { requested: requested[index], resolved: resolved[index] },
-    }));
+    const calls = await turnCalls(input, state, { threadId: context.threadId, turn }, tools, reply);
+    // With onLimit "ask", a person may raise the limit before the calls it would hold.
+    await waits.budget.beforeCalls(state, context.limits, calls.length);
     await holdCallsOverBudget(state, context.limits, tools, calls);
     const continued = await endTurn(input, state, run, waits, calls);
     if (continued) return continued;
@@ -213,10 +218,11 @@ function shouldContinue(input: RunWorkflowInput, boundary: boolean): boolean {
 }
 
 const continuationOf = (state: RunState, waits: Waits, run: Run): RunContinuation => {
-  const { turns, eventSeq, usage, toolCallCount, lastTextPreview, startedAtMs, childUsage } = state;
+  const { turns, eventSeq, usage, toolCallCount, lastTextPreview, startedAtMs, childUsage, costUsd, childCostUsd } = state;
   return {
     turns, eventSeq, usage, toolCallCount, lastTextPreview, llmSteps: waits.ledger.steps, run, startedAtMs,
-    ...(childUsage ? { childUsage } : {}),
+    ...(childUsage ? { childUsage } : {}), ...(costUsd !== undefined ? { costUsd } : {}),
+    ...(childCostUsd !== undefined ? { childCostUsd } : {}),
   };
 };
 
@@ -234,7 +240,10 @@ async function endTurn(
     if (call.outcome) return call.outcome;
     turn.running++;
     const approvalSeqs = call.approvalSeqs ?? { requested: 0, resolved: 0 };
-    return callTool(call.ref, run.tools, { waits, summary: call.summary, approvalSeqs, tasks: { turn, park, resume: call.parked } })
+    const replayed = call.replayed && input.replay && { ...call.replayed, originalRunId: input.replay.runId };
+    return callTool(call.ref, run.tools, {
+      waits, summary: call.summary, approvalSeqs, tasks: { turn, park, resume: call.parked }, ...(replayed ? { replayed } : {}),
+    })
       .then((end) => {
         turn.running--;
         return end;

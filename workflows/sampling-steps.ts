@@ -1,6 +1,7 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
 import { addUsage, type Usage } from '../core/messages';
+import type { RunState } from '../core/run';
 import type { InputWait, SampledDuringCall } from '../core/tool-call';
 import type { InputAnswers } from './input-wait';
 // A sampling answer asks the model like a turn does: the same bounds and retries.
@@ -11,13 +12,25 @@ type Activities = ReturnType<typeof createActivities>;
 /**
  * What the run counts of its model's work besides its turns: the step cursor (how many model steps,
  * turns and sampling answers, it has played: a scripted model plays the step at it, and a retried
- * activity is given the same one) and the usage sampling adds to the run's.
+ * activity is given the same one) and the usage and cost sampling adds to the run's.
  */
 export interface ModelLedger {
   steps: number;
   usage: Usage;
+  /** the run's own priced cost, which priced sampling answers add to */
+  costUsd: number;
 }
 
+/** The run's ledger: its step cursor from `steps`, its usage and cost kept in the run's state. */
+export function modelLedger(state: RunState, steps: number): ModelLedger {
+  return {
+    steps,
+    get usage() { return state.usage; },
+    set usage(u) { state.usage = u; },
+    get costUsd() { return state.costUsd ?? 0; },
+    set costUsd(c) { state.costUsd = c; },
+  };
+}
 
 /**
  * A 2026-era server's sampling requests of one round, once its questions are answered (and its
@@ -33,6 +46,7 @@ export async function answerSamplings(
     // Only an answer the model gave plays a step: a denied request leaves the cursor where it was.
     if (!out.refused) ledger.steps++;
     ledger.usage = addUsage(ledger.usage, out.usage);
+    if (out.costUsd) ledger.costUsd += out.costUsd;
     if (out.refused) return { answered: false, content: out.refused };
   }
   return { answered: true };
@@ -43,4 +57,5 @@ export function countSampledDuringCall(ledger: ModelLedger, sampled: SampledDuri
   if (!sampled) return;
   ledger.steps += sampled.steps;
   ledger.usage = addUsage(ledger.usage, sampled.usage);
+  if (sampled.costUsd) ledger.costUsd += sampled.costUsd;
 }

@@ -25,8 +25,8 @@ export interface Family {
   maxDescendants: () => number;
   /** what is left of the run's budget, for a child to start with */
   limitsLeft: () => RunLimits | undefined;
-  /** a child's usage (its own children's included) */
-  addUsage: (usage: Usage) => void;
+  /** a child's usage and priced cost (its own children's included) */
+  addUsage: (usage: Usage, costUsd: number) => void;
 }
 
 /**
@@ -81,7 +81,7 @@ export async function runChild(input: ToolActivityInput, child: ChildRun, family
       staticSummary: `sub-agent ${input.subAgent?.agentName ?? input.name} of run ${input.runId}`,
     });
     const outcome = await handle.result() as RunOutcome;
-    family.addUsage(addUsage(outcome.usage, outcome.childUsage));
+    family.addUsage(addUsage(outcome.usage, outcome.childUsage), (outcome.costUsd ?? 0) + (outcome.childCostUsd ?? 0));
   } catch (err) {
     if (isCancellation(err) && CancellationScope.current().consideredCancelled) throw err;
     failure = describeFailure(err).message;

@@ -3,6 +3,7 @@ import { NATIVE_TOOL_KINDS, offeredNativeTools } from '../core/native-tool-kinds
 import type { McpToolRoute, ToolAvailability } from '../core/tool-call';
 import { toolResultText } from '../core/tool-texts';
 import { subAgentText, type SubAgentRoute } from '../core/sub-agents';
+import { callerToolText } from '../core/caller-tools';
 
 /**
  * Every kind of tool call the workflow can dispatch, in one table: which activity serves it with
@@ -29,7 +30,8 @@ const fixedKinds = {
   /**
    * An MCP tool's activity follows its integration's timeout, so the MCP request always gives up
    * before Temporal does and the LLM gets the contract timeout text. A tool may have side effects,
-   * so it runs once unless its server is trusted to say it is safe to repeat.
+   * so it runs once unless its server is trusted to say it is safe to repeat, or the operator says
+   * the server deduplicates calls by their idempotency key (the same on every attempt).
    */
   mcp_tool: {
     activity: 'callMcpTool',
@@ -53,6 +55,18 @@ const fixedKinds = {
     }),
     failureText: (message, name) => subAgentText.failed(name, message),
   },
+  /**
+   * A caller tool's call: the activity checks the arguments and stores the call (idempotent); the
+   * workflow then waits for the caller's answer with no activity running (workflows/caller-tool-wait.ts).
+   */
+  caller_tool: {
+    activity: 'askCallerTool',
+    options: (call) => ({
+      activityId: `caller:${call.turn}:${call.index}`, summary: `caller tool ${call.name}`,
+      startToCloseTimeout: '1 minute', heartbeatTimeout: '10s', retry: readRetry,
+    }),
+    failureText: (message, name) => callerToolText.failed(name, message),
+  },
   unknown: {
     failureText: (_message, name) => toolResultText.unknownTool(name),
   },
@@ -73,7 +87,7 @@ export interface RoutedCall {
   subAgent?: SubAgentRoute;
 }
 
-/** Where a call goes: the tool-name map first, then the native tools this run offers, else unknown. */
+/** Where a call goes: the tool-name map first, then the sub-agents, the native tools this run offers, its caller's tools, else unknown. */
 export function routeToolCall(name: string, tools: ToolAvailability): RoutedCall {
   if (Object.prototype.hasOwnProperty.call(tools.mcpRoutes, name)) {
     return { type: 'mcp_tool', kind: fixedKinds.mcp_tool, route: tools.mcpRoutes[name] };
@@ -83,6 +97,7 @@ export function routeToolCall(name: string, tools: ToolAvailability): RoutedCall
   }
   const native = offeredNativeTools(tools).includes(name) ? nativeKinds.find(([, kind]) => kind.nativeName === name) : undefined;
   if (native) return { type: native[0], kind: native[1] };
+  if (tools.callerTools?.includes(name)) return { type: 'caller_tool', kind: fixedKinds.caller_tool };
   // A tool of a server whose tools could not be listed for want of authorization: say so, not "not found".
   const locked = tools.unauthorized?.find((u) => name.startsWith(u.prefix));
   if (locked) {

@@ -1,5 +1,6 @@
 import type { InputWait, McpToolRoute, ToolOutcome } from '../../core/tool-call';
 import type { Integration } from '../../core/integration';
+import { idempotencyMeta } from '../../core/tool-call-ids';
 import { AsksBeforeTask, startToolTask } from '../../mcp-client/tool-calls/tasks';
 import { findIntegration } from '../../store/integrations/integrations';
 import { findToolCallAndRequest } from '../../store/runs/tool-calls';
@@ -44,9 +45,9 @@ export async function startTaskCall(
     signal: run.signal, clientCapabilities,
   };
   try {
-    const started = await run.deps.mcpPool.withClient(
-      integration, (client) => startToolTask(client, { name: route.toolName, arguments: args }, options),
-    );
+    // The call's idempotency key, as its plain calls carry it (mcp-tool.ts).
+    const call = { name: route.toolName, arguments: args, _meta: idempotencyMeta(input.runId, input.toolCallId) };
+    const started = await run.deps.mcpPool.withClient(integration, (client) => startToolTask(client, call, options));
     // The server chose to answer at once.
     if ('result' in started) return resultOfCall(started.result, integration);
     const stored = await insertToolTask(run.deps.db, {

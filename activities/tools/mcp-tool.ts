@@ -1,6 +1,7 @@
 import type { Client } from '@modelcontextprotocol/client';
 import type { McpToolRoute } from '../../core/tool-call';
 import { toolResultText } from '../../core/tool-texts';
+import { idempotencyMeta } from '../../core/tool-call-ids';
 import { mcpErrorText } from '../../core/mcp-error-text';
 import { isAuthorizationRequired } from '../../mcp-client/oauth/oauth-provider';
 import { callToolInRounds, callToolRound, type RoundsOutcome } from '../../mcp-client/tool-calls/input-rounds';
@@ -19,6 +20,13 @@ import { startTaskCall } from './mcp-task';
 /** Spawn or connect failures happen before the request is sent, so retrying them cannot repeat a side effect. */
 const CONNECT_ATTEMPTS = 3;
 const CONNECT_BACKOFF_MS = 500;
+
+/**
+ * The call as sent: every tools/call of it (each retry, each round of a 2026-era call) carries the
+ * same idempotency key, `<runId>/<toolCallId>`, for a server that deduplicates by it.
+ */
+const callParams = (route: McpToolRoute, args: Record<string, unknown>, run: ToolRun) =>
+  ({ name: route.toolName, arguments: args, _meta: idempotencyMeta(run.input.runId, run.input.toolCallId) });
 
 /** What a 2025-era server's sampling requests did during the call, set once its handler exists. */
 interface DuringCall {
@@ -40,7 +48,7 @@ async function callTool(route: McpToolRoute, args: Record<string, unknown>, run:
   if (run.input.resume) await answersDelivered(run, run.input.resume.roundId);
   const ledger = during.sampling;
   if (!ledger || (ledger.steps === 0 && !ledger.refusal)) return result;
-  const sampled = { usage: ledger.usage, steps: ledger.steps };
+  const sampled = { usage: ledger.usage, steps: ledger.steps, ...(ledger.costUsd > 0 ? { costUsd: ledger.costUsd } : {}) };
   // A reviewer's denial, or a model that failed for good, is what the LLM reads, whatever the server made of it.
   return ledger.refusal ? { status: 'error', content: ledger.refusal, sampled } : { ...result, sampled };
 }
@@ -57,7 +65,7 @@ async function callWithRetries(
     try {
       const send = (client: Client) => {
         sent = true;
-        return callToolInRounds(client, { name: route.toolName, arguments: args }, {
+        return callToolInRounds(client, callParams(route, args, run), {
           timeout: requestTimeoutMs,
           maxTotalTimeout: route.totalTimeoutMs,
           resetTimeoutOnProgress: true,
@@ -115,7 +123,7 @@ async function callWithAsks(
     },
     signal,
   };
-  const params = { name: route.toolName, arguments: args };
+  const params = callParams(route, args, run);
   try {
     const asks = { elicit: onElicit, sample: sampling?.handler };
     return await run.deps.mcpPool.withCallClient(integration, asks, async (client): Promise<RoundsOutcome | { toolResult: ToolResult }> => {

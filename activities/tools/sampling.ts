@@ -23,6 +23,8 @@ import { waitForRow } from './row-wait';
 
 export interface SamplingLedger {
   usage: Usage;
+  /** USD the priced answers cost */
+  costUsd: number;
   steps: number;
   /** what the LLM reads instead of the call's result */
   refusal?: string;
@@ -55,7 +57,7 @@ const refuse = (message: string) => new ProtocolError(-1, message);
 export function samplingHandler(
   run: ToolRun, integration: Integration, clock: CallClock, callSignal: AbortSignal,
 ): { handler: SampleHandler; ledger: SamplingLedger } {
-  const ledger: SamplingLedger = { usage: { inputTokens: 0, outputTokens: 0 }, steps: 0 };
+  const ledger: SamplingLedger = { usage: { inputTokens: 0, outputTokens: 0 }, costUsd: 0, steps: 0 };
   const { input } = run;
   const handler: SampleHandler = async (rawParams: CreateMessageRequest['params'], requestSignal) => {
     if (ledger.refusal) throw refuse(ledger.refusal);
@@ -84,11 +86,12 @@ export function samplingHandler(
       }
       const step = (input.step ?? input.turn) + ledger.steps;
       try {
-        const { answer, usage } = await askModel(run.deps, { runId: input.runId, turn: input.turn, step }, request, signal);
+        const { answer, usage, cost } = await askModel(run.deps, { runId: input.runId, turn: input.turn, step }, request, signal);
         ledger.steps++;
         ledger.usage = addUsage(ledger.usage, usage);
-        // The answer goes straight back over the connection: only its status and usage are kept.
-        await recordSamplingAnswer(run.deps.db, row.samplingId, null, usage);
+        ledger.costUsd += cost.costUsd ?? 0;
+        // The answer goes straight back over the connection: only its status, usage and cost are kept.
+        await recordSamplingAnswer(run.deps.db, row.samplingId, null, usage, cost);
         return { ...answer };
       } catch (err) {
         if (signal.aborted) throw err;

@@ -12,18 +12,30 @@ import { HttpProblem } from '../problem';
  * memory, so no path of a request ever reaches the file system.
  */
 
-export const CONSOLE_CSP = "default-src 'self'; script-src 'self'; connect-src 'self'; img-src 'self' data:; "
-  + "style-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+export const CONSOLE_CSP = consoleCsp();
+
+/**
+ * The console's policy. With the provider sign-in, the page fetches the issuer's discovery document
+ * and its token endpoint: connect-src gains exactly the issuer's origin, nothing else.
+ */
+export function consoleCsp(issuer?: string): string {
+  const connect = issuer ? `'self' ${new URL(issuer).origin}` : "'self'";
+  return `default-src 'self'; script-src 'self'; connect-src ${connect}; img-src 'self' data:; `
+    + "style-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+}
 
 export interface ConsoleRouteOptions {
   /** the build's folder; default console/dist of the repository */
   dir?: string;
+  /** the issuer the console signs in with (AUTH_ISSUER with AUTH_CONSOLE_CLIENT_ID); absent, keys only */
+  signInIssuer?: string;
 }
 
 type Build = ReadonlyMap<ConsoleFile, Buffer>;
 
 export const consoleRoutes: FastifyPluginAsync<ConsoleRouteOptions> = async (app, options) => {
   const dir = options.dir ?? path.join(projectRoot(), 'console', 'dist');
+  const csp = consoleCsp(options.signInIssuer);
   // Kept once complete; a missing build is looked for again, so that a build made meanwhile is served.
   let build: Build | undefined;
   const loadBuild = async (): Promise<Build> => {
@@ -34,7 +46,7 @@ export const consoleRoutes: FastifyPluginAsync<ConsoleRouteOptions> = async (app
   const send = async (reply: FastifyReply, file: ConsoleFile) => {
     const content = (await loadBuild()).get(file)!;
     return reply
-      .header('content-security-policy', CONSOLE_CSP)
+      .header('content-security-policy', csp)
       .header('x-content-type-options', 'nosniff')
       .header('referrer-policy', 'no-referrer')
       .header('cache-control', 'no-cache')

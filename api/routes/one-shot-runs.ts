@@ -22,9 +22,9 @@ export const oneShotRunRoutes: FastifyPluginAsyncZod<StartRunDeps> = async (app,
       },
     },
   }, async (request, reply) => {
-    const { agentId: agentRef, input, limits } = request.body;
+    const { agentId: agentRef, ...rest } = request.body;
     const idempotencyKey = request.headers['idempotency-key'];
-    const started = await startRunOnNewThread(deps, request.caller, { agentRef, input, limits, idempotencyKey });
+    const started = await startRunOnNewThread(deps, request.caller, { agentRef, ...rest, idempotencyKey });
     return reply.code(202).send(await runAccepted(deps.db, started));
   });
 };

@@ -1,16 +1,16 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { changeThreadMetadata, loadThread, type ThreadDeps } from '../../use-cases/threads/threads';
+import { changeThreadMetadata, readThread, type ThreadDeps } from '../../use-cases/threads/threads';
 import { idParams, problemResponse } from '../schemas';
-import { changeThreadBody, threadSchema } from './thread-schemas';
+import { changeThreadBody, threadSchema, threadWithCostSchema } from './thread-schemas';
 
 /** GET and PATCH /v1/threads/:id. */
 export const threadItemRoutes: FastifyPluginAsyncZod<ThreadDeps> = async (app, { db }) => {
   app.get('/threads/:id', {
     schema: {
-      tags: ['threads'], summary: 'Read a thread', params: idParams,
-      response: { 200: threadSchema, 404: problemResponse('No such thread') },
+      tags: ['threads'], summary: 'Read a thread, with what its runs cost', params: idParams,
+      response: { 200: threadWithCostSchema, 404: problemResponse('No such thread') },
     },
-  }, async (request) => loadThread(db, request.caller, request.params.id));
+  }, async (request) => readThread(db, request.caller, request.params.id));
 
   app.patch('/threads/:id', {
     schema: {

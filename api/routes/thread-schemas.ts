@@ -2,11 +2,23 @@ import { z } from 'zod';
 import { MESSAGE_PREVIEW_CHARS } from '../../use-cases/threads/threads';
 import { id, queryInteger, timestamp } from '../schemas';
 import { threadMetadataSchema } from '../../core/prompt-conditions';
+import { costSchema, forkedFromSchema } from '../../core/run-view';
 
 const metadataOut = z.record(z.string(), z.string())
   .describe('set by callers (POST and PATCH); an agent\'s promptWhen conditions may test it');
 
-export const threadSchema = z.object({ id, agentId: id, metadata: metadataOut, createdAt: timestamp }).meta({ id: 'Thread' });
+export const threadSchema = z.object({
+  id, agentId: id, metadata: metadataOut,
+  forkedFrom: forkedFromSchema.nullable().describe('a fork\'s thread (POST /v1/runs/{id}/fork): the run and the turn its conversation '
+    + 'was forked from; else null'),
+  createdAt: timestamp,
+}).meta({ id: 'Thread' });
+
+/** GET /v1/threads/:id: the thread with its runs' cost (not in lists, nor in POST's and PATCH's answers). */
+export const threadWithCostSchema = threadSchema.extend({
+  cost: costSchema.describe('what the completed LLM turns of the thread\'s runs cost, from the operator\'s price table (PRICES_FILE)'),
+  costWithChildren: costSchema.describe('cost, plus that of the runs they started as sub-agents (on threads of their own)'),
+}).meta({ id: 'ThreadWithCost' });
 
 export const createThreadBody = z.strictObject({
   agentId: id.describe('an agent id or name'),

@@ -1,16 +1,30 @@
 import { createParser } from 'eventsource-parser';
 
 /**
- * Every request of the console to the API. The API key lives in sessionStorage only (never a URL
- * or a cookie) and goes in the Authorization header; the admin key is passed for one request and
- * never kept. A 401 asks the page for the key (see onKeyNeeded); nothing here renders anything.
+ * Every request of the console to the API. Its credential, an API key or an access token from the
+ * operator's identity provider, lives in sessionStorage only (never localStorage, a URL or a
+ * cookie) and goes in the Authorization header; the admin key is passed for one request and never
+ * kept. A 401 asks the page for a credential (see onKeyNeeded); nothing here renders anything.
  */
 
 const KEY_ITEM = 'agent-engine.apiKey';
+const TOKEN_ITEM = 'agent-engine.accessToken';
 
 export const storedKey = (): string | null => sessionStorage.getItem(KEY_ITEM);
-export const storeKey = (key: string): void => sessionStorage.setItem(KEY_ITEM, key);
-export const forgetKey = (): void => sessionStorage.removeItem(KEY_ITEM);
+export const storedToken = (): string | null => sessionStorage.getItem(TOKEN_ITEM);
+/** One credential at a time: a key given replaces a token, and a token a key. */
+export const storeKey = (key: string): void => {
+  sessionStorage.removeItem(TOKEN_ITEM);
+  sessionStorage.setItem(KEY_ITEM, key);
+};
+export const storeToken = (token: string): void => {
+  sessionStorage.removeItem(KEY_ITEM);
+  sessionStorage.setItem(TOKEN_ITEM, token);
+};
+export const forgetCredentials = (): void => {
+  sessionStorage.removeItem(KEY_ITEM);
+  sessionStorage.removeItem(TOKEN_ITEM);
+};
 
 /** An answer of the API that is not a success, with its problem details. */
 export class ApiError extends Error {
@@ -20,14 +34,14 @@ export class ApiError extends Error {
 }
 
 let keyNeeded: (() => void) | undefined;
-/** The page's handler for a 401: it asks for the API key, then loads again. */
+/** The page's handler for a 401: it asks for a key or a sign-in, then loads again. */
 export const onKeyNeeded = (handler: () => void): void => {
   keyNeeded = handler;
 };
 
 function headers(adminKey?: string, extra: Record<string, string> = {}): Record<string, string> {
-  const key = adminKey ?? storedKey();
-  return { ...extra, ...(key ? { authorization: `Bearer ${key}` } : {}) };
+  const credential = adminKey ?? storedToken() ?? storedKey();
+  return { ...extra, ...(credential ? { authorization: `Bearer ${credential}` } : {}) };
 }
 
 async function problemOf(response: Response): Promise<ApiError> {

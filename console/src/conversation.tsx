@@ -8,6 +8,8 @@ interface ConversationProps {
   /** ids of the tool calls that wait for a person's approval */
   awaitingApproval: Set<string>;
   liveText: string;
+  /** forks the run at the start of the turn (POST /v1/runs/{id}/fork); absent: no "fork from here" */
+  onFork?: (turn: number) => void;
 }
 
 const cutNote = (bytes: number) => ` (first part of ${bytes} bytes)`;
@@ -17,7 +19,7 @@ const utf8Bytes = (text: string) => new TextEncoder().encode(text).length;
  * A run's conversation as a person reads it, so far: the input, the model's words, each tool call
  * with its result.
  */
-export function Conversation({ input, messages, toolCalls, awaitingApproval, liveText }: ConversationProps) {
+export function Conversation({ input, messages, toolCalls, awaitingApproval, liveText, onFork }: ConversationProps) {
   const results = new Map(messages.filter((m) => m.role === 'tool' && m.toolCallId).map((m) => [m.toolCallId!, m]));
   const calls = new Map(toolCalls.map((c) => [c.id, c]));
   return (
@@ -27,7 +29,13 @@ export function Conversation({ input, messages, toolCalls, awaitingApproval, liv
       </div>
       {messages.filter((m) => m.role === 'assistant').map((message) => (
         <div key={`${message.turn}.${message.slot}`} class="message assistant" data-turn={message.turn}>
-          <h3>Model, turn {message.turn}{message.contentTruncated ? cutNote(message.contentBytes) : ''}</h3>
+          <h3>
+            Model, turn {message.turn}{message.contentTruncated ? cutNote(message.contentBytes) : ''}
+            {onFork && (
+              <button type="button" class="fork" onClick={() => onFork(message.turn)}
+                title={`A new run on a new thread, with this conversation up to the start of turn ${message.turn}`}>Fork from here</button>
+            )}
+          </h3>
           {message.content && <LongText text={message.content} />}
           {message.toolCalls?.map((call) => (
             <ToolCall key={call.id} name={call.name} argumentsText={call.arguments} view={calls.get(call.id)}

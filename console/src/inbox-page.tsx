@@ -1,10 +1,12 @@
 import { useState } from 'preact/hooks';
 import { followRunEvents, getJson, postJson } from './api';
+import { BudgetItem, waitingBudget, type WaitingBudget } from './budget-item';
+import { CallerToolItem, type WaitingCallerTool } from './caller-tool-item';
 import { useLoad } from './hooks';
 import { InputForm } from './input-form';
 import { withAdminKey } from './prompts';
 import { ErrorLine, LongText, when } from './text';
-import type { PendingApproval, PendingInput, RunSummary, RunView } from './types';
+import type { CallerToolDeclaration, PendingApproval, PendingInput, RunSummary, RunView } from './types';
 import { approvalWords, inputWords } from './waiting';
 
 const REFRESH_MS = 3000;
@@ -13,7 +15,10 @@ const RUNNING_READ = 30;
 /** How long the page follows a run's events to read the decision it recorded (its keyKind). */
 const DECISION_READ_MS = 10_000;
 
-interface Waiting { approvals: (PendingApproval & { runId: string })[]; inputs: (PendingInput & { runId: string })[] }
+interface Waiting {
+  approvals: (PendingApproval & { runId: string })[]; inputs: (PendingInput & { runId: string })[]; budgets: WaitingBudget[];
+  callers: WaitingCallerTool[];
+}
 
 async function loadWaiting(signal: AbortSignal): Promise<Waiting> {
   // The waiting listing lags a moment behind what the runs store: running runs are read too (the
@@ -25,7 +30,7 @@ async function loadWaiting(signal: AbortSignal): Promise<Waiting> {
   const ids = [...new Set([...waitingRuns.runs, ...runningRuns.runs].map((r) => r.id))];
   const runs = await Promise.all(ids.map((id) => getJson<RunView>(`/v1/runs/${encodeURIComponent(id)}`, signal)
     .catch(() => undefined)));
-  const waiting: Waiting = { approvals: [], inputs: [] };
+  const waiting: Waiting = { approvals: [], inputs: [], budgets: [], callers: [] };
   const seen = new Set<string>();
   // A sub-agent's wait is listed on its parent too, with the sub-agent's runId: decided there, listed once.
   const first = (key: string) => !seen.has(key) && Boolean(seen.add(key));
@@ -37,9 +42,21 @@ async function loadWaiting(signal: AbortSignal): Promise<Waiting> {
     for (const i of run.pendingInputs) {
       if (first(`i:${i.runId ?? run.id}:${i.inputId}`)) waiting.inputs.push({ ...i, runId: i.runId ?? run.id });
     }
+    // A run's own request only (a sub-agent's is listed as waiting itself); a new request after a raise is a new item.
+    if (run.pendingBudget && first(budgetKey(run.id, run.pendingBudget))) waiting.budgets.push(waitingBudget(run, run.pendingBudget));
+    if (run.pendingCallerTools?.length) waiting.callers.push(...await callerToolsOf(run, signal));
   }
   return waiting;
 }
+
+/** A run's calls of its caller's tools, each with its tool as the run declared it (for the form its schema makes). */
+async function callerToolsOf(run: RunView, signal: AbortSignal): Promise<WaitingCallerTool[]> {
+  const declared = await getJson<{ callerTools: CallerToolDeclaration[] }>(`/v1/runs/${encodeURIComponent(run.id)}/caller-tools`, signal)
+    .catch(() => ({ callerTools: [] }));
+  return run.pendingCallerTools.map((c) => ({ ...c, runId: run.id, tool: declared.callerTools.find((t) => t.name === c.name) }));
+}
+
+const budgetKey = (runId: string, budget: { requestedAt: string }) => `b:${runId}:${budget.requestedAt}`;
 
 /** The decision the run recorded, read from its events: who decided, and with which kind of key. */
 async function recordedDecision(runId: string, toolCallId: string): Promise<string> {
@@ -56,24 +73,33 @@ async function recordedDecision(runId: string, toolCallId: string): Promise<stri
   return found;
 }
 
+/** What became of an item answered from this page: recorded, or refused because it was no longer open. */
+interface Outcome { words: string; refused?: boolean }
+
 /**
  * Everything that waits for a person, across runs: tool calls to approve or deny, servers'
- * questions to answer.
+ * questions to answer, runs whose budget to raise or stop, calls of caller tools to answer.
  */
 export function InboxPage() {
   const { data, error, reload } = useLoad(loadWaiting, [], REFRESH_MS);
-  const [done, setDone] = useState<Record<string, string>>({});
-  const finish = (key: string, words: string) => { setDone((d) => ({ ...d, [key]: words })); reload(); };
+  const [done, setDone] = useState<Record<string, Outcome>>({});
+  const finish = (key: string, words: string, refused = false) => { setDone((d) => ({ ...d, [key]: { words, refused } })); reload(); };
   const openApprovals = data?.approvals.filter((a) => !done[`a:${a.runId}:${a.toolCallId}`]) ?? [];
   const openInputs = data?.inputs.filter((i) => !done[`i:${i.runId}:${i.inputId}`]) ?? [];
-  const summary = openApprovals.length + openInputs.length === 0 ? 'Nothing waits for a person.'
-    : `${openApprovals.length} tool call(s) wait for approval and ${openInputs.length} question(s) wait for an answer.`;
+  const openBudgets = data?.budgets.filter((b) => !done[budgetKey(b.runId, b)]) ?? [];
+  const openCallers = data?.callers.filter((c) => !done[`c:${c.runId}:${c.toolCallId}`]) ?? [];
+  const summary = openApprovals.length + openInputs.length + openBudgets.length + openCallers.length === 0 ? 'Nothing waits for a person.'
+    : `${openCallers.length ? `${openCallers.length} call(s) wait for their caller; ` : ''}`
+      + `${openApprovals.length} tool call(s) wait for approval, ${openInputs.length} question(s) wait for an answer `
+      + `and ${openBudgets.length} run(s) wait for budget.`;
   return (
     <section>
       <h1>Waiting for a person</h1>
       <ErrorLine error={error} />
       {!data ? <p>Loading…</p> : <p class="summary">{summary}</p>}
-      {Object.entries(done).map(([key, words]) => <p key={key} class="decided">{words}</p>)}
+      {Object.entries(done).map(([key, { words, refused }]) => (
+        <p key={key} class={refused ? 'error' : 'decided'} role={refused ? 'alert' : undefined}>{words}</p>
+      ))}
       {openApprovals.map((a) => (
         <ApprovalItem key={`${a.runId}:${a.toolCallId}`} approval={a}
           onDecided={(words) => finish(`a:${a.runId}:${a.toolCallId}`, words)} />
@@ -81,6 +107,13 @@ export function InboxPage() {
       {openInputs.map((i) => (
         <InputItem key={`${i.runId}:${i.inputId}`} input={i}
           onAnswered={(status) => finish(`i:${i.runId}:${i.inputId}`, `The question of run ${i.runId} was answered: ${status}.`)} />
+      ))}
+      {openBudgets.map((b) => (
+        <BudgetItem key={budgetKey(b.runId, b)} budget={b} onAnswered={(words, refused) => finish(budgetKey(b.runId, b), words, refused)} />
+      ))}
+      {openCallers.map((c) => (
+        <CallerToolItem key={`${c.runId}:${c.toolCallId}`} call={c}
+          onAnswered={(words, refused) => finish(`c:${c.runId}:${c.toolCallId}`, words, refused)} />
       ))}
     </section>
   );

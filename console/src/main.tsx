@@ -1,11 +1,13 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { onKeyNeeded, storedKey, storeKey } from './api';
+import { forgetCredentials, onKeyNeeded, storeKey, storeToken } from './api';
+import { Caller } from './caller';
 import { InboxPage } from './inbox-page';
 import { IntegrationsPage } from './integrations-page';
-import { AdminKeyPrompt, KeyForm } from './prompts';
+import { AdminKeyPrompt, CredentialPrompt } from './prompts';
 import { RunPage } from './run-page';
 import { RunsPage } from './runs-page';
+import { completeSignIn, isSignInReturn, signInSettings, type SignInSettings } from './sign-in';
 
 /** The console's pages, by hash route, so that the API serves one page, one script and one style sheet. */
 
@@ -20,9 +22,16 @@ function parseRoute(hash: string): Route {
   return { page: 'runs' };
 }
 
-function App() {
+interface AppProps {
+  /** the provider sign-in, when the API has one for the console */
+  signIn: SignInSettings | null;
+  /** why the sign-in the provider sent back failed */
+  signInFailure?: string;
+}
+
+function App({ signIn, signInFailure }: AppProps) {
   const [route, setRoute] = useState(() => parseRoute(location.hash));
-  const [keyNeeded, setKeyNeeded] = useState(false);
+  const [keyNeeded, setKeyNeeded] = useState(Boolean(signInFailure));
   // Bumped when a key is given: the page is mounted afresh and loads again with it.
   const [generation, setGeneration] = useState(0);
   useEffect(() => {
@@ -37,6 +46,11 @@ function App() {
     setKeyNeeded(false);
     setGeneration((g) => g + 1);
   };
+  // The pages load again without a credential: an API that needs one answers 401, which asks for it.
+  const signOut = () => {
+    forgetCredentials();
+    setGeneration((g) => g + 1);
+  };
 
   return (
     <>
@@ -47,14 +61,9 @@ function App() {
           <a href="#/inbox" class={route.page === 'inbox' ? 'current' : ''}>Waiting for a person</a>
           <a href="#/integrations" class={route.page === 'integrations' ? 'current' : ''}>Integrations</a>
         </nav>
+        <Caller key={`${generation}`} onSignOut={signOut} />
       </header>
-      {keyNeeded && (
-        <KeyForm
-          title={storedKey() ? 'The API refused this key' : 'This API needs a key'}
-          note="The key is kept in this browser tab's session storage only, and sent in the Authorization header."
-          onKey={useKey}
-        />
-      )}
+      {keyNeeded && <CredentialPrompt signIn={signIn} failure={signInFailure} onKey={useKey} />}
       <AdminKeyPrompt />
       <main key={`${generation}`}>
         {route.page === 'runs' && <RunsPage />}
@@ -66,7 +75,17 @@ function App() {
   );
 }
 
-const root = document.getElementById('app')!;
-// The page's "Loading…" line is replaced, not kept beside the console (render would append to it).
-root.textContent = '';
-render(<App />, root);
+/** The sign-in the provider sent back, if this page is its redirect: its token becomes the tab's credential. */
+async function start(): Promise<void> {
+  const signIn = await signInSettings().catch(() => null);
+  let signInFailure: string | undefined;
+  if (signIn && isSignInReturn()) {
+    await completeSignIn(signIn).then(storeToken, (err: unknown) => { signInFailure = (err as Error).message; });
+  }
+  const root = document.getElementById('app')!;
+  // The page's "Loading…" line is replaced, not kept beside the console (render would append to it).
+  root.textContent = '';
+  render(<App signIn={signIn} signInFailure={signInFailure} />, root);
+}
+
+void start();

@@ -1,5 +1,7 @@
+import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError } from './api';
+import { ApiError, storedKey, storedToken } from './api';
+import { beginSignIn, providerName, type SignInSettings } from './sign-in';
 
 /**
  * The admin key, asked for one action at a time: a 403 admin_required asks, the action is retried
@@ -38,14 +40,39 @@ export function AdminKeyPrompt() {
   );
 }
 
-interface KeyFormProps { title: string; note: string; onKey: (key: string) => void; onCancel?: () => void }
+interface CredentialPromptProps { signIn: SignInSettings | null; failure?: string; onKey: (key: string) => void }
 
-export function KeyForm({ title, note, onKey, onCancel }: KeyFormProps) {
+/** After a 401: a key, or, when the API has one, a sign-in with the operator's identity provider. */
+export function CredentialPrompt({ signIn, failure, onKey }: CredentialPromptProps) {
+  const [error, setError] = useState(failure);
+  const title = storedToken() ? 'Your sign-in has ended'
+    : storedKey() ? 'The API refused this key' : signIn ? 'Sign in to use this API' : 'This API needs a key';
+  const held = signIn ? 'A key or the sign-in\'s access token' : 'The key';
+  const note = `${held} is kept in this browser tab's session storage only, and sent in the Authorization header.`;
+  const begin = (settings: SignInSettings) => {
+    beginSignIn(settings).catch((err: unknown) => setError(`The sign-in could not start: ${(err as Error).message}`));
+  };
+  return (
+    <KeyForm title={title} note={note} onKey={onKey}>
+      {signIn && (
+        <p>
+          <button type="button" class="sign-in" onClick={() => begin(signIn)}>Sign in with {providerName(signIn)}</button> or give a key:
+        </p>
+      )}
+      {error && <p class="error" role="alert">{error}</p>}
+    </KeyForm>
+  );
+}
+
+interface KeyFormProps { title: string; note: string; onKey: (key: string) => void; onCancel?: () => void; children?: ComponentChildren }
+
+export function KeyForm({ title, note, onKey, onCancel, children }: KeyFormProps) {
   const [key, setKey] = useState('');
   return (
     <form class="key-form" onSubmit={(event) => { event.preventDefault(); if (key) onKey(key); }}>
       <h2>{title}</h2>
       <p>{note}</p>
+      {children}
       <label>Key <input type="password" name="key" autocomplete="off" value={key} onInput={(e) => setKey(e.currentTarget.value)} /></label>
       <button type="submit">Use this key</button>
       {onCancel && <button type="button" onClick={onCancel}>Cancel</button>}

@@ -2,11 +2,12 @@ import { Fragment } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, followRunEvents, getJson, postJson, type StreamEvent } from './api';
 import { Conversation } from './conversation';
+import { usd } from './budget';
 import { useLoad } from './hooks';
 import { NO_LIVE_TEXT, nextLiveText } from './live-text';
 import { withAdminKey } from './prompts';
 import { ErrorLine, ExternalLink, LongText, when } from './text';
-import type { Agent, ConsoleSettings, RunMessagePage, RunView } from './types';
+import type { Agent, ConsoleSettings, Cost, RunMessagePage, RunView } from './types';
 import { waitingWords } from './waiting';
 
 interface RunData { run: RunView; conversation: RunMessagePage; agent?: Agent; settings: ConsoleSettings }
@@ -90,6 +91,9 @@ export function RunPage({ runId }: { runId: string }) {
   const { run, conversation, agent, settings } = data;
   const cancel = () => withAdminKey((key) => postJson(`/v1/runs/${encodeURIComponent(run.id)}/cancel`, {}, key))
     .then(reload, setActionError);
+  // The fork is a run of its own: the page goes to it.
+  const fork = (atTurn: number) => postJson<{ id: string }>(`/v1/runs/${encodeURIComponent(run.id)}/fork`, { atTurn })
+    .then((forked) => { location.hash = `#/runs/${encodeURIComponent(forked.id)}`; }, setActionError);
   const awaitingApproval = new Set(run.pendingApprovals.filter((a) => !a.runId || a.runId === run.id).map((a) => a.toolCallId));
   return (
     <section>
@@ -104,7 +108,7 @@ export function RunPage({ runId }: { runId: string }) {
       <UsageAndLimits run={run} agent={agent} />
       <h2>Conversation</h2>
       <Conversation input={conversation.input} messages={conversation.messages} toolCalls={run.toolCalls}
-        awaitingApproval={awaitingApproval} liveText={liveText} />
+        awaitingApproval={awaitingApproval} liveText={liveText} onFork={fork} />
       {run.output !== null && conversation.messages.length === 0 && <LongText text={run.output} />}
       {run.error && <p class="error">{run.error.type}: {run.error.message}</p>}
       {decisions.length > 0 && <Decisions decisions={decisions} />}
@@ -122,6 +126,12 @@ function RunStatus({ run, agent }: { run: RunView; agent?: Agent }) {
         {run.stopReason ? ` (${run.stopReason}${run.limitReached ? `: ${run.limitReached}` : ''})` : ''}; started {when(run.createdAt)}
         {run.endedAt ? `, ended ${when(run.endedAt)}` : ''}.
       </p>
+      {run.forkedFrom && (
+        <p class="forked">
+          Forked from <a href={`#/runs/${encodeURIComponent(run.forkedFrom.runId)}`}>run {run.forkedFrom.runId}</a>
+          {' '}at turn {run.forkedFrom.turn}: its conversation up to that turn, then its own turns.
+        </p>
+      )}
       {waiting.length > 0 && <div class="waiting">{waiting.map((w) => <p key={w}>{w} — <a href="#/inbox">decide or answer</a></p>)}</div>}
     </>
   );
@@ -140,11 +150,21 @@ function UsageAndLimits({ run, agent }: { run: RunView; agent?: Agent }) {
       <dt>Turns</dt><dd>{run.turns}{agent ? ` of at most ${agent.maxTurns}` : ''}</dd>
       <dt>Tokens</dt><dd>{run.usage.inputTokens} in, {run.usage.outputTokens} out</dd>
       <dt>With sub-agents</dt><dd>{run.usageWithChildren.inputTokens} in, {run.usageWithChildren.outputTokens} out</dd>
+      <dt>Cost</dt><dd>{costWords(run.cost)}</dd>
+      <dt>With sub-agents</dt><dd>{costWords(run.costWithChildren)}</dd>
       <dt>Tool calls</dt><dd>{run.toolCalls.length}</dd>
-      {Object.entries(agent?.limits ?? {}).map(([name, value]) => <Fragment key={name}><dt>{name}</dt><dd>{String(value)}</dd></Fragment>)}
+      {Object.entries(agent?.limits ?? {}).map(([name, value]) => (
+        <Fragment key={name}>
+          <dt>{name}</dt><dd>{name === 'maxCostUsd' && typeof value === 'number' ? usd(value) : String(value)}</dd>
+        </Fragment>
+      ))}
     </dl>
   );
 }
+
+/** The priced turns' cost (PRICES_FILE); turns of a model without a price are not counted as zero but said. */
+const costWords = (cost: Cost): string => (cost.priced ? usd(cost.usd)
+  : cost.usd === 0 ? 'unknown: no price for its model' : `${usd(cost.usd)} (turns of unpriced models not counted)`);
 
 /** The decisions recorded while the page was open. */
 function Decisions({ decisions }: { decisions: Decision[] }) {

@@ -22,13 +22,35 @@ export interface PendingInput {
   requestedSchema?: Record<string, unknown>; url?: string; requestedAt: string; expiresAt: string;
 }
 
+/** The limits a run that waits for budget may have raised (POST /v1/runs/:id/budget), as they stood when it asked. */
+export interface RaisableLimits { maxCostUsd?: number; maxToolCalls?: number; maxInputTokens?: number; maxOutputTokens?: number }
+
+export interface PendingBudget {
+  limitReached: string;
+  spent: { costUsd: number; inputTokens: number; outputTokens: number; toolCalls: number };
+  limits: RaisableLimits; requestedAt: string; expiresAt: string;
+}
+
+/** A call of a tool the run's caller runs, waiting for its result (POST /v1/runs/:id/tool-results/:toolCallId). */
+export interface PendingCallerTool { toolCallId: string; name: string; arguments: unknown; askedAt: string; expiresAt: string }
+
+/** A caller tool as its run declared it (GET /v1/runs/:id/caller-tools). */
+export interface CallerToolDeclaration { name: string; description?: string; inputSchema: Record<string, unknown> }
+
 export interface Usage { inputTokens: number; outputTokens: number }
+
+/** USD from the operator's price table; priced false: a turn's model had no price, its cost not in usd. */
+export interface Cost { usd: number; priced: boolean }
 
 export interface RunView {
   id: string; threadId: string; agentId: string; parentRunId: string | null; status: RunStatus; stopReason: string | null;
   limitReached: string | null; output: string | null; error: { type: string; message: string } | null; turns: number;
-  usage: Usage; usageWithChildren: Usage; toolCalls: ToolCallView[]; pendingApprovals: PendingApproval[];
-  pendingInputs: PendingInput[]; createdAt: string; endedAt: string | null;
+  usage: Usage; usageWithChildren: Usage; cost: Cost; costWithChildren: Cost; toolCalls: ToolCallView[];
+  pendingApprovals: PendingApproval[]; pendingInputs: PendingInput[]; pendingBudget: PendingBudget | null;
+  pendingCallerTools: PendingCallerTool[];
+  /** a fork: the run and the turn it was forked from */
+  forkedFrom: { runId: string; turn: number } | null;
+  createdAt: string; endedAt: string | null;
 }
 
 export interface Agent {
@@ -65,3 +87,8 @@ export interface Capabilities {
 }
 
 export interface ConsoleSettings { temporalUiUrl: string | null; namespace: string }
+
+/** GET /v1/me: who the tab's credential says the caller is. */
+export interface Me {
+  tenant: { id: string; name: string }; principal: { id: string; name: string }; roles: string[]; operator: boolean;
+}

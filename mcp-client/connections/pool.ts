@@ -24,6 +24,8 @@ export interface McpPool {
   closeAll(): Promise<void>;
   /** ids of the integrations with a live connection, for tests and diagnostics */
   connectedIds(): string[];
+  /** the integration name of each live connection, one entry per connection (a metric's gauge reads it) */
+  openConnections(): string[];
   /** how this worker reaches an integration's HTTP server and its authorization server (the address rules) */
   fetchFor(integration: Integration): GuardedFetch;
 }
@@ -56,6 +58,7 @@ export function createMcpPool(options: McpPoolOptions): McpPool {
     withCallClient: (integration, asks, fn) => pool.withCallClient(integration, asks, fn),
     closeAll: () => pool.closeAll(),
     connectedIds: () => pool.connectedIds(),
+    openConnections: () => pool.openConnections(),
     fetchFor: pool.fetchFor,
   };
 }
@@ -107,8 +110,12 @@ class ConnectionPool {
     return [...new Set(this.all().filter(([, c]) => c.client && !c.dead).map(([id]) => id))];
   }
 
+  openConnections(): string[] {
+    return this.all().filter(([, c]) => c.client && !c.dead).map(([, c]) => c.integrationName);
+  }
+
   private connect(integration: Integration, perCall: boolean): PooledConnection {
-    const connection = new PooledConnection(integration.updatedAt);
+    const connection = new PooledConnection(integration.updatedAt, integration.name);
     const started = Date.now();
     connection.connecting = connectIntegration(integration, this.connectOptions(integration, connection)).then(
       (client) => this.connected(integration.id, connection, client, started),

@@ -13,8 +13,11 @@ export class PooledConnection {
   /** the call in flight on a per-call connection; questions without one are declined, sampling refused */
   private asks?: ServerAsks;
 
-  /** `updatedAt`: the config the connection was made with; a changed integration gets a new connection */
-  constructor(private readonly updatedAt: string) {}
+  /**
+   * `updatedAt`: the config the connection was made with; a changed integration gets a new connection.
+   * `integrationName`: the integration's name then, which metrics count connections by (never its id).
+   */
+  constructor(private readonly updatedAt: string, readonly integrationName: string) {}
 
   /** Whether it still serves the integration as it is now: not dead, and made with its current config. */
   serves(integration: Integration): boolean {

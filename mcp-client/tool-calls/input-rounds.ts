@@ -22,7 +22,8 @@ export const MAX_REQUEST_STATE_BYTES = 64 * 1024;
 
 export type RoundsOutcome = { result: CallToolResult } | { abandoned: string };
 
-type CallParams = { name: string; arguments?: Record<string, unknown> };
+/** `_meta`: what every round of the call carries alike (the engine's idempotency key: core/tool-call-ids.ts) */
+type CallParams = { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> };
 
 /** What the engine answers besides elicitation: sampling, for an integration that allows it. */
 export interface RoundAnswers {

@@ -42,6 +42,8 @@ export async function toolTaskSupport(client: Client, tool: Tool): Promise<TaskS
 export interface ToolCall {
   name: string;
   arguments?: Record<string, unknown>;
+  /** the request's `_meta` (the engine's idempotency key) */
+  _meta?: Record<string, string>;
 }
 
 interface RequestOptions {
@@ -75,6 +77,7 @@ export async function startToolTask(client: Client, call: ToolCall, options: Sta
     try {
       execution = await session.callTool(call.name, jsonArguments(call.arguments), {
         task: { preference: 'prefer', ...(options.retentionMs === undefined ? {} : { retentionMs: options.retentionMs }) },
+        ...(call._meta ? { metadata: call._meta } : {}),
         ...requestOptions(options),
       });
     } catch (err) {

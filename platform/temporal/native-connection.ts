@@ -1,4 +1,6 @@
-import { DefaultLogger, NativeConnection, Runtime, makeTelemetryFilterString, type LogLevel } from '@temporalio/worker';
+import {
+  DefaultLogger, NativeConnection, Runtime, makeTelemetryFilterString, type LogLevel, type MetricsExporterConfig,
+} from '@temporalio/worker';
 import type { AppConfig } from '../config';
 
 /**
@@ -7,9 +9,10 @@ import type { AppConfig } from '../config';
  * cancels runs through one too: its gRPC calls run in the runtime's own threads, so that a burst of
  * starts does not hold the API's event loop (and the reads waiting behind them) as the pure-JS
  * client's HTTP/2 stack does. `level`: the SDK's own log lines from it up (the replay gate says
- * what failed itself, so it keeps only errors).
+ * what failed itself, so it keeps only errors). `metrics`: how the SDK exports its own metrics
+ * (platform/temporal/runtime-metrics.ts); absent, it exports none.
  */
-export function installTemporalRuntime(level: Extract<LogLevel, 'WARN' | 'ERROR'> = 'WARN'): void {
+export function installTemporalRuntime(level: Extract<LogLevel, 'WARN' | 'ERROR'> = 'WARN', metrics?: MetricsExporterConfig): void {
   const printer = new DefaultLogger(level);
   Runtime.install({
     // Each process owns its shutdown order (workers and servers before connections and databases):
@@ -19,7 +22,7 @@ export function installTemporalRuntime(level: Extract<LogLevel, 'WARN' | 'ERROR'
       // A worker of the tool queue or of a pinned integration's queue has no workflows by design.
       if (!entry.message.startsWith(NO_WORKFLOWS)) printer.log(entry.level, entry.message, entry.meta);
     }),
-    telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: level }), forward: {} } },
+    telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: level }), forward: {} }, ...(metrics ? { metrics } : {}) },
   });
 }
 

@@ -4,11 +4,14 @@ import { runLimitsSchema, type RunLimits } from '../../core/run-limits';
 import { modelSchema, type ModelConfig } from '../../core/agent-model';
 import { findUnacceptable } from '../storable-text';
 import { promptConditionSchema, type PromptWhen } from '../../core/prompt-conditions';
+import { DEFAULT_FILE_TENANTS, fileTenantsProblem, type FileTenants } from '../../core/file-tenants';
+import { callerToolsSchema } from '../../core/caller-tool-schema';
+import type { CallerTool } from '../../core/caller-tools';
 
 /**
  * ChatMD agent files: `<system>`, `<user>` and `<assistant>` blocks, as in ochat, plus one optional
  * `<config>` block holding JSON (model, integrations, promptOrder, promptWhen, subAgents, description,
- * maxTurns, mcpTasks, limits). JSON rather than XML attributes because a model is a nested object
+ * maxTurns, mcpTasks, limits, callerTools, tenants). JSON rather than XML attributes because a model is a nested object
  * (a scripted model carries a whole script).
  *
  * Block bodies are raw text up to the matching close tag: no nesting and no escaping, so a prompt
@@ -37,7 +40,11 @@ export interface AgentFileDefinition {
   mcpTasks?: boolean;
   /** the budget of each run (core/run-limits.ts) */
   limits?: RunLimits;
+  /** the default caller tools of its runs (docs/agents.md, Caller tools), their names and schemas checked when synced */
+  callerTools: CallerTool[];
   template: TemplateMessage[];
+  /** the tenants the agent is defined in (core/file-tenants.ts); default `["default"]` */
+  tenants: FileTenants;
   /** line of the `<config>` block, for errors found later (unknown integrations) */
   configLine: number;
 }
@@ -61,6 +68,11 @@ const configSchema = z.strictObject({
   maxTurns: z.number().int().min(1).max(10_000).optional(),
   mcpTasks: z.boolean().optional(),
   limits: runLimitsSchema.optional(),
+  callerTools: callerToolsSchema.default([]),
+  tenants: z.unknown().optional().superRefine((value, ctx) => {
+    const problem = value === undefined ? undefined : fileTenantsProblem(value);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  }),
 });
 
 const TAGS = ['system', 'user', 'assistant', 'config'] as const;
@@ -122,7 +134,8 @@ export function parseChatmd(file: string, text: string): AgentFileDefinition {
   return {
     description: config.description, instructions: instructions || undefined, model: config.model,
     integrations: config.integrations, promptOrder: config.promptOrder, promptWhen: config.promptWhen, subAgents: config.subAgents,
-    maxTurns: config.maxTurns, mcpTasks: config.mcpTasks, limits: config.limits, template, configLine: configs[0].line,
+    maxTurns: config.maxTurns, mcpTasks: config.mcpTasks, limits: config.limits, callerTools: config.callerTools, template,
+    tenants: (config.tenants ?? DEFAULT_FILE_TENANTS) as FileTenants, configLine: configs[0].line,
   };
 }
 

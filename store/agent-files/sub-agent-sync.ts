@@ -1,11 +1,13 @@
 import type { Queryable } from '../pool';
 import { closesSubAgentCycle, resolveAgentRefs, subAgentsByIds } from '../sub-agents';
 import { AgentFileError } from './parse-chatmd';
-import { FILE_TENANT_ID } from './file-agents';
 
 /** A file agent stored by this sync, with the sub-agents its file lists. */
 export interface FileSubAgents {
   file: string;
+  tenantId: string;
+  /** the agent's name as the report gives it (core/file-tenants.ts nameInTenant) */
+  reported: string;
   agentId: string;
   name: string;
   configLine: number;
@@ -14,7 +16,7 @@ export interface FileSubAgents {
 
 /**
  * The file agents' `subAgents`, once every file agent of the sync is stored (a file may name an
- * agent another file defines): names or ids of the files' tenant's agents → ids. A name that
+ * agent another file defines): names or ids of the agent's tenant's agents → ids. A name that
  * another agent has taken since the last sync is reported, not followed (the agent it named, if it
  * still exists, stays); an unknown or disabled agent, or a cycle, is reported and the agent keeps
  * the sub-agents it had. Returns the names of the agents whose sub-agents changed.
@@ -22,8 +24,9 @@ export interface FileSubAgents {
 export async function syncFileSubAgents(tx: Queryable, agents: FileSubAgents[], errors: AgentFileError[]): Promise<string[]> {
   const changed: string[] = [];
   for (const a of agents) {
-    const refused = (detail: string) => errors.push(new AgentFileError(a.file, a.configLine, `subAgents: ${detail}`));
-    const { found, unknown } = await resolveAgentRefs(tx, FILE_TENANT_ID, a.refs);
+    const inTenant = a.reported === a.name ? '' : ` (${a.reported})`;
+    const refused = (detail: string) => errors.push(new AgentFileError(a.file, a.configLine, `subAgents${inTenant}: ${detail}`));
+    const { found, unknown } = await resolveAgentRefs(tx, a.tenantId, a.refs);
     if (unknown.length > 0) {
       refused(`unknown agents ${unknown.join(', ')}`);
       continue;
@@ -54,7 +57,7 @@ export async function syncFileSubAgents(tx: Queryable, agents: FileSubAgents[], 
       'UPDATE agents SET sub_agent_ids = $2, updated_at = now() WHERE id = $1 AND sub_agent_ids IS DISTINCT FROM $2::text[]',
       [a.agentId, ids],
     );
-    if ((rowCount ?? 0) > 0) changed.push(a.name);
+    if ((rowCount ?? 0) > 0) changed.push(a.reported);
   }
   return changed;
 }

@@ -21,7 +21,7 @@ export interface IntegrationRow {
   task_queue: string | null; secrets: unknown; approval: ApprovalPolicy | null; elicitation: boolean; elicitation_timeout_ms: number;
   allow_private_network: boolean; protocol: IntegrationProtocol; sampling: SamplingMode; sampling_max_tokens: number;
   task_timeout_ms: number;
-  prompt_cache_ttl_ms: number | null; max_concurrent_calls?: number;
+  prompt_cache_ttl_ms: number | null; max_concurrent_calls?: number; retry_non_idempotent: boolean;
 }
 
 export const toIntegration = (r: IntegrationRow): Integration => ({
@@ -30,7 +30,7 @@ export const toIntegration = (r: IntegrationRow): Integration => ({
   // bigint arrives as a string. A row stored before the caps existed is held to them here.
   maxResourceBytes: Math.min(Number(r.max_resource_bytes), SIZE_BOUNDS.maxResourceBytes.max),
   maxResultBytes: Math.min(Number(r.max_result_bytes), SIZE_BOUNDS.maxResultBytes.max),
-  trustAnnotations: r.trust_annotations, enabled: r.enabled,
+  trustAnnotations: r.trust_annotations, retryNonIdempotent: r.retry_non_idempotent, enabled: r.enabled,
   promptInjection: r.prompt_injection, disabledPrompts: r.disabled_prompts, promptArguments: r.prompt_arguments,
   taskQueue: r.task_queue, approval: r.approval, elicitation: r.elicitation, elicitationTimeoutMs: r.elicitation_timeout_ms,
   allowPrivateNetwork: r.allow_private_network, protocol: r.protocol, sampling: r.sampling, samplingMaxTokens: r.sampling_max_tokens,
@@ -65,8 +65,8 @@ export async function insertIntegration(db: Queryable, integration: NewIntegrati
     `INSERT INTO integrations (id, name, transport, tool_timeout_ms, max_total_timeout_ms, max_resource_bytes, trust_annotations, enabled,
        prompt_injection, disabled_prompts, prompt_arguments, task_queue, secrets, max_result_bytes, approval, elicitation,
        elicitation_timeout_ms, allow_private_network, protocol, sampling, sampling_max_tokens, task_timeout_ms, prompt_cache_ttl_ms,
-       max_concurrent_calls, tenant_id)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25)
+       max_concurrent_calls, tenant_id, retry_non_idempotent)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26)
      RETURNING *`,
     [id, integration.name, JSON.stringify(stored.transport), integration.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
       integration.maxTotalTimeoutMs ?? null, integration.maxResourceBytes ?? SIZE_BOUNDS.maxResourceBytes.default,
@@ -78,7 +78,7 @@ export async function insertIntegration(db: Queryable, integration: NewIntegrati
       integration.allowPrivateNetwork ?? false,
       integration.protocol ?? 'auto', integration.sampling ?? 'never', integration.samplingMaxTokens ?? DEFAULT_SAMPLING_MAX_TOKENS,
       integration.taskTimeoutMs ?? DEFAULT_TASK_TIMEOUT_MS, integration.promptCacheTtlMs ?? null,
-      integration.maxConcurrentCalls ?? CONCURRENT_CALLS.default, tenantId],
+      integration.maxConcurrentCalls ?? CONCURRENT_CALLS.default, tenantId, integration.retryNonIdempotent ?? false],
   );
   return toIntegration(rows[0]);
 }
@@ -120,7 +120,8 @@ export type IntegrationPatch = Partial<NewIntegration>;
 
 const patchColumns: Record<keyof IntegrationPatch, string> = {
   name: 'name', transport: 'transport', toolTimeoutMs: 'tool_timeout_ms', maxTotalTimeoutMs: 'max_total_timeout_ms',
-  maxResourceBytes: 'max_resource_bytes', maxResultBytes: 'max_result_bytes', trustAnnotations: 'trust_annotations', enabled: 'enabled',
+  maxResourceBytes: 'max_resource_bytes', maxResultBytes: 'max_result_bytes', trustAnnotations: 'trust_annotations',
+  retryNonIdempotent: 'retry_non_idempotent', enabled: 'enabled',
   promptInjection: 'prompt_injection', disabledPrompts: 'disabled_prompts', promptArguments: 'prompt_arguments',
   taskQueue: 'task_queue', approval: 'approval', elicitation: 'elicitation', elicitationTimeoutMs: 'elicitation_timeout_ms',
   allowPrivateNetwork: 'allow_private_network', protocol: 'protocol', sampling: 'sampling', samplingMaxTokens: 'sampling_max_tokens',

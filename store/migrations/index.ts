@@ -27,6 +27,17 @@ import { migration as m025 } from './025-started-by';
 import { migration as m026 } from './026-decided-by';
 import { migration as m027 } from './027-audit';
 import { migration as m028 } from './028-task-scopes';
+import { migration as m029 } from './029-tenant-limits';
+import { migration as m030 } from './030-file-agents-per-tenant';
+import { migration as m031 } from './031-turn-costs';
+import { migration as m032 } from './032-budget-requests';
+import { migration as m033 } from './033-usage-indexes';
+import { migration as m034 } from './034-sampling-costs';
+import { migration as m035 } from './035-retry-non-idempotent';
+import { migration as m036 } from './036-forks';
+import { migration as m037 } from './037-caller-tools';
+import { migration as m038 } from './038-replays';
+import { migration as m039 } from './039-evals';
 import type { Migration } from './migration';
 
 /**
@@ -63,6 +74,9 @@ export const migrations: Migration[] = [
   m026,
   m027,
   m028,
+  m029,
+  m030,
+  m031, m032, m033, m034, m035, m036, m037, m038, m039,
 ];
 
 const LOCK_KEY = 0x6167_656e; // "agen"

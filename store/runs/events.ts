@@ -5,7 +5,8 @@ import { writeTogether, type Write } from './writes';
 /** A run's event log (run_events): numbered, written with the step they describe, read by streams and views. */
 
 export type RunEventType = 'run_started' | 'turn_started' | 'turn_ended' | 'tool_call_started' | 'tool_call_ended'
-  | 'approval_requested' | 'approval_resolved' | 'child_run_started' | 'child_run_ended' | 'run_ended';
+  | 'approval_requested' | 'approval_resolved' | 'budget_requested' | 'budget_resolved' | 'child_run_started' | 'child_run_ended'
+  | 'caller_tool_call' | 'run_ended';
 
 export interface RunEvent { seq: number; type: RunEventType; data: Record<string, unknown>; createdAt: string }
 

@@ -9,7 +9,7 @@ import { statementName, type Queryable } from '../pool';
 import { type RunResult } from './results';
 import { TOOL_CALLS_JSON, toToolCall, type ToolCallRecord, type ToolCallRow } from './tool-calls';
 import { type StoredRunMessage } from './transcript';
-import { toRun, type RunRecord, type RunRow, type StartedBy } from './runs';
+import { RUN_MODEL, toRun, type RunRecord, type RunRow, type StartedBy } from './runs';
 import { PROGRESS_ONLY, asWithQueries, type Write } from './writes';
 import { storableJsonText, storableText } from '../storable-text';
 import { threadFreeFor } from '../threads/thread-claim';
@@ -104,7 +104,7 @@ export async function insertRunOnNewThread(
  */
 export async function beginTurn(
   db: Queryable, runId: string, turn: number, agentId: string, started: { seq: number; data: Record<string, unknown> },
-): Promise<{ transcript: StoredRunMessage[]; agent?: Agent }> {
+): Promise<{ transcript: StoredRunMessage[]; agent?: Agent; tenantId?: string }> {
   const text = `WITH ${PROGRESS_ONLY}, replied AS (SELECT 1 FROM run_messages WHERE run_id = $1 AND turn = $2 AND slot = 0),
     event AS (
       INSERT INTO run_events (run_id, seq, type, data) SELECT $1, $3, 'turn_started', $4 FROM progress_only
@@ -114,12 +114,13 @@ export async function beginTurn(
       INSERT INTO run_turns (run_id, turn, attempts) SELECT $1, $2, 1 FROM progress_only WHERE NOT EXISTS (SELECT 1 FROM replied)
       ON CONFLICT (run_id, turn) DO UPDATE SET attempts = run_turns.attempts + 1)
     SELECT ${transcriptOf('run_id = $1 AND turn <= $2')} AS transcript,
-      (SELECT row_to_json(a) FROM agents a WHERE id = $5) AS agent`;
-  const { rows } = await db.query<{ transcript: StoredRunMessage[]; agent: AgentRow | null }>({
+      (SELECT to_jsonb(a) || ${RUN_MODEL} FROM agents a WHERE id = $5) AS agent`;
+  const { rows } = await db.query<{ transcript: StoredRunMessage[]; agent: (AgentRow & { tenant_id: string }) | null }>({
     name: statementName(text), text, values: [runId, turn, started.seq, storableJsonText(started.data), agentId],
   });
   const { transcript, agent } = rows[0];
-  return { transcript, ...(agent ? { agent: toAgent(agent) } : {}) };
+  // The agent's tenant is the run's: a run's agent is one of its thread's tenant.
+  return { transcript, ...(agent ? { agent: toAgent(agent), tenantId: agent.tenant_id } : {}) };
 }
 
 /**
@@ -163,27 +164,32 @@ export type StoredOutcome = Pick<RunResult, 'status' | 'stopReason' | 'limitReac
 
 /** What ending a run reads, in one round trip: how it ended if it has, and else the run, its transcript and its tool calls. */
 export async function runToFinish(db: Queryable, runId: string): Promise<
-  { ended: StoredOutcome } | { ended?: undefined; run?: RunRecord; transcript: StoredRunMessage[]; toolCalls: ToolCallRecord[] }
+  { ended: StoredOutcome }
+  | { ended?: undefined; run?: RunRecord; agentName?: string; transcript: StoredRunMessage[]; toolCalls: ToolCallRecord[] }
 > {
   const text = `SELECT (SELECT json_build_object('status', status, 'stopReason', stop_reason, 'limitReached', limit_reached, 'error', error,
                                     'turns', turns, 'usage', usage)
         FROM run_results WHERE run_id = $1) AS ended,
       (SELECT row_to_json(r) FROM runs r WHERE id = $1) AS run,
+      (SELECT a.name FROM runs r JOIN agents a ON a.id = r.agent_id WHERE r.id = $1) AS agent_name,
       ${transcriptOf('run_id = $1')} AS transcript,
       (SELECT COALESCE(json_agg(c ORDER BY turn, slot), '[]') FROM run_tool_calls c WHERE run_id = $1) AS tool_calls`;
   const { rows } = await db.query<{
-    ended: StoredOutcome | null; run: RunRow | null; transcript: StoredRunMessage[]; tool_calls: ToolCallRow[];
+    ended: StoredOutcome | null; run: RunRow | null; agent_name: string | null; transcript: StoredRunMessage[]; tool_calls: ToolCallRow[];
   }>({ name: statementName(text), text, values: [runId] });
   const r = rows[0];
   if (r.ended) return { ended: r.ended };
-  return { ...(r.run ? { run: toRun(r.run) } : {}), transcript: r.transcript, toolCalls: r.tool_calls.map(toToolCall) };
+  return {
+    ...(r.run ? { run: toRun(r.run) } : {}), ...(r.agent_name ? { agentName: r.agent_name } : {}),
+    transcript: r.transcript, toolCalls: r.tool_calls.map(toToolCall),
+  };
 }
 
 /**
  * A run's end, in one statement with `writes`: the write-once result `result` inserts (RETURNING
  * thread_id, agent_id, created_at) and, only if that result is the first, the thread's new
  * messages (`messages`: rows of (ord, message), numbered in ord order after the thread's last),
- * the thread's release, the end of its pending approvals (nobody can decide for an ended run) and
+ * the thread's release, the end of its pending approvals, budget requests and caller tool calls (nobody can answer for an ended run) and
  * run_ended. Returns the run's identity and creation time when the result is the first, else
  * undefined (a retried finish, or a cancelled run that ended first, keeps the first outcome).
  * A thread is written by its active run alone; were two writers to race, the (thread_id, seq) key
@@ -212,6 +218,13 @@ async function endRun(
     approvals AS (
       UPDATE run_approvals SET status = 'cancelled', resolved_by = 'cancel', resolved_at = now()
       WHERE run_id = ${run} AND status = 'pending' AND EXISTS (SELECT 1 FROM result)),
+    budgets AS (
+      UPDATE run_budget_requests SET status = 'cancelled', resolved_at = now()
+      WHERE run_id = ${run} AND status = 'pending' AND EXISTS (SELECT 1 FROM result)),
+    callers AS (
+      UPDATE run_caller_tool_calls SET status = CASE WHEN status = 'pending' THEN 'cancelled' ELSE status END,
+        answered_at = coalesce(answered_at, now()), answer = NULL
+      WHERE run_id = ${run} AND (status = 'pending' OR answer IS NOT NULL) AND EXISTS (SELECT 1 FROM result)),
     drafts AS (
       DELETE FROM run_turn_drafts WHERE run_id = ${run}),
     event AS (
@@ -271,7 +284,8 @@ export async function writeAnswer(
     return {
       result: `INSERT INTO run_results (run_id, thread_id, agent_id, status, stop_reason, output, error, turns, usage, tool_calls,
                                  created_at, usage_with_children)
-        SELECT r.id, r.thread_id, r.agent_id, 'completed', 'answer', ${param(storableText(end.reply.content))}, NULL, ${turn}::int,
+        SELECT r.id, r.thread_id, r.agent_id, 'completed', 'answer', ${param(storableText(end.reply.content))}, NULL,
+          ${turn}::int - COALESCE(r.forked_from_turn, 1) + 1,
           ${param(JSON.stringify(end.usage))}::jsonb, (SELECT COALESCE(${TOOL_CALLS_JSON}, '[]') FROM run_tool_calls WHERE run_id = r.id),
           r.created_at,
           ${param(JSON.stringify(end.usageWithChildren ?? end.usage))}::jsonb

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ApprovalKeyKind, DecidedBy } from '../../core/approval';
 import type { Usage } from '../../core/messages';
 import type { SamplingAnswer, SamplingRequest, SamplingStatus } from '../../core/sampling';
+import type { PricedUsage } from '../../core/pricing';
 import type { Queryable } from '../pool';
 import { storableJsonText, storableText } from '../storable-text';
 import { decidedByValues, toDecidedBy } from '../approvals';
@@ -31,6 +32,8 @@ export interface SamplingRecord {
   /** the reviewer who decided (migration 26); null otherwise */
   decidedBy: DecidedBy | null;
   usage: Usage | null;
+  /** what the answer cost (migration 34); null: not answered, not priced, or older */
+  costUsd: number | null;
   error: string | null;
   requestedAt: string;
   expiresAt: string;
@@ -40,18 +43,19 @@ export interface SamplingRecord {
 interface SamplingRow {
   sampling_id: string; run_id: string; tool_call_id: string; turn: number; name: string; integration_id: string | null;
   round_id: string | null; request_key: string | null; request: SamplingRequest; needs_approval: boolean; status: SamplingStatus;
-  reason: string | null; key_kind: ApprovalKeyKind | null; usage: Usage | null; error: string | null;
+  reason: string | null; key_kind: ApprovalKeyKind | null; usage: Usage | null; cost_usd: string | null; error: string | null;
   requested_at: Date; expires_at: Date; resolved_at: Date | null; decided_by_id: string | null; decided_by_name: string | null;
 }
 
 const COLUMNS = `sampling_id, run_id, tool_call_id, turn, name, integration_id, round_id, request_key, request, needs_approval, status,
-  reason, key_kind, usage, error, requested_at, expires_at, resolved_at, decided_by_id, decided_by_name`;
+  reason, key_kind, usage, cost_usd, error, requested_at, expires_at, resolved_at, decided_by_id, decided_by_name`;
 
 const toRecord = (r: SamplingRow): SamplingRecord => ({
   samplingId: r.sampling_id, runId: r.run_id, toolCallId: r.tool_call_id, turn: r.turn, name: r.name, integrationId: r.integration_id,
   ...(r.round_id ? { roundId: r.round_id } : {}), ...(r.request_key !== null ? { requestKey: r.request_key } : {}),
   request: r.request, needsApproval: r.needs_approval, status: r.status, reason: r.reason, keyKind: r.key_kind, decidedBy: toDecidedBy(r),
-  usage: r.usage, error: r.error, requestedAt: r.requested_at.toISOString(), expiresAt: r.expires_at.toISOString(),
+  usage: r.usage, costUsd: r.cost_usd === null ? null : Number(r.cost_usd), error: r.error,
+  requestedAt: r.requested_at.toISOString(), expiresAt: r.expires_at.toISOString(),
   resolvedAt: r.resolved_at?.toISOString() ?? null,
 });
 
@@ -122,12 +126,12 @@ export async function decideSampling(
 /** The model's answer; only a request that may still be answered takes it (false otherwise). */
 /** `answer` null: it went straight back to the server, and only the status and usage are kept. */
 export async function recordSamplingAnswer(
-  db: Queryable, samplingId: string, answer: SamplingAnswer | null, usage: Usage,
+  db: Queryable, samplingId: string, answer: SamplingAnswer | null, usage: Usage, cost: PricedUsage,
 ): Promise<boolean> {
   const { rowCount } = await db.query(
-    `UPDATE run_samplings SET status = 'answered', answer = $2, usage = $3, resolved_at = now()
+    `UPDATE run_samplings SET status = 'answered', answer = $2, usage = $3, resolved_at = now(), provider = $4, model = $5, cost_usd = $6
      WHERE sampling_id = $1 AND (status = 'approved' OR (status = 'pending' AND NOT needs_approval))`,
-    [samplingId, answer === null ? null : storableJsonText(answer), JSON.stringify(usage)],
+    [samplingId, answer === null ? null : storableJsonText(answer), JSON.stringify(usage), cost.provider, cost.model, cost.costUsd],
   );
   return rowCount === 1;
 }

@@ -1,4 +1,6 @@
+import type { ForkedFrom } from '../../core/fork';
 import type { Usage } from '../../core/messages';
+import type { ReplayOf, ReplayTools } from '../../core/replay';
 import type { WorkerVersion } from '../../core/worker-version';
 import { statementName, type Queryable } from '../pool';
 import { MESSAGE_PREVIEW_CHARS } from '../threads/thread-messages';
@@ -16,6 +18,12 @@ export interface StoredRun {
   startedBy: StartedBy | null;
   /** a sub-agent's run: the run and the tool call that started it */
   parent?: { runId: string; toolCallId: string };
+  /** a fork: the run and the turn it was forked from (migration 36) */
+  forkedFrom?: ForkedFrom;
+  /** a replay: the run it replays, and where its calls' results come from (migration 38) */
+  replayOf?: ReplayOf;
+  /** a replay an eval started (migration 39) */
+  evalId?: string;
   /** the Worker Deployment build its last turn ran on (a versioned worker's; absent: unversioned) */
   version?: WorkerVersion;
   /** the prompt prefix's tokens, once preparation counted them (run_started) */
@@ -27,12 +35,28 @@ export interface StoredRun {
   /** the arguments of its tool calls by call id, as JSON text cut at MESSAGE_PREVIEW_CHARS characters */
   toolCallArguments: Map<string, { arguments: string; argumentsBytes: number }>;
   /** whether an approval or a question to a person may be pending (then worth reading; usually not) */
-  mayWait: { approvals: boolean; inputs: boolean; children?: boolean };
+  mayWait: { approvals: boolean; inputs: boolean; children?: boolean; budget?: boolean; callerTools?: boolean };
+  /** what its completed LLM turns cost (core/pricing.ts), and with its sub-agents' runs' */
+  cost?: RunCost;
+  costWithChildren?: RunCost;
 }
 
-interface StoredRunRow {
+/** A sum of turns' costs in USD; `priced` false when a turn's model had no price (its cost is not in `usd`). */
+export interface RunCost {
+  usd: number;
+  priced: boolean;
+}
+
+/** The columns a query of costs returns: its own turns', and its sub-agent runs' (the tree below). */
+export interface CostColumns {
+  cost_usd: string | null; cost_priced: boolean | null; tree_cost_usd: string | null; tree_cost_priced: boolean | null;
+}
+
+interface StoredRunRow extends CostColumns {
   id: string; thread_id: string; agent_id: string; created_at: Date; parent_run_id: string | null; parent_tool_call_id: string | null;
   deployment_name: string | null; build_id: string | null; started_by: StartedBy | null;
+  forked_from_run_id: string | null; forked_from_turn: number | null;
+  replay_of_run_id: string | null; replay_tools: ReplayTools | null; eval_id: string | null;
   rr_thread_id: string | null; rr_agent_id: string | null; status: RunResult['status'] | null; stop_reason: string | null;
   limit_reached: string | null; output: string | null; error: RunResult['error']; turns: number | null; usage: Usage | null;
   usage_with_children: Usage | null; tool_calls: RunResult['toolCalls'] | null;
@@ -40,7 +64,7 @@ interface StoredRunRow {
   live_turns: number | null; live_input_tokens: number | null; live_output_tokens: number | null;
   live_tool_calls: RunResult['toolCalls'] | null;
   arguments: { id: string; arguments: string | null; bytes: number | null }[] | null;
-  pending_approvals: boolean; pending_inputs: boolean; running_children: boolean;
+  pending_approvals: boolean; pending_inputs: boolean; running_children: boolean; pending_budget: boolean; pending_callers: boolean;
   prefix: { tokens?: number; tokensEstimated?: boolean } | null;
 }
 
@@ -50,6 +74,8 @@ interface StoredRunRow {
 // Prepared (named): its plan is made once per connection, not at every GET.
 const STORED_RUN_SQL = `
 SELECT r.id, r.thread_id, r.agent_id, r.created_at, r.parent_run_id, r.parent_tool_call_id, r.deployment_name, r.build_id, r.started_by,
+  r.forked_from_run_id, r.forked_from_turn,
+  r.replay_of_run_id, r.replay_tools, r.eval_id,
   rr.thread_id AS rr_thread_id, rr.agent_id AS rr_agent_id, rr.status, rr.stop_reason, rr.limit_reached, rr.output, rr.error, rr.turns,
   rr.usage, rr.usage_with_children, rr.tool_calls, rr.created_at AS rr_created_at, rr.ended_at,
   t.live_turns, t.live_input_tokens + su.input_tokens AS live_input_tokens, t.live_output_tokens + su.output_tokens AS live_output_tokens,
@@ -58,8 +84,11 @@ SELECT r.id, r.thread_id, r.agent_id, r.created_at, r.parent_run_id, r.parent_to
   rr.run_id IS NULL AND (EXISTS (SELECT 1 FROM run_approvals WHERE run_id = r.id AND status = 'pending')
     OR EXISTS (SELECT 1 FROM run_samplings WHERE run_id = r.id AND status = 'pending' AND needs_approval)) AS pending_approvals,
   rr.run_id IS NULL AND EXISTS (SELECT 1 FROM run_inputs WHERE run_id = r.id AND status = 'pending') AS pending_inputs,
+  rr.run_id IS NULL AND EXISTS (SELECT 1 FROM run_budget_requests WHERE run_id = r.id AND status = 'pending') AS pending_budget,
+  rr.run_id IS NULL AND EXISTS (SELECT 1 FROM run_caller_tool_calls WHERE run_id = r.id AND status = 'pending') AS pending_callers,
   rr.run_id IS NULL AND EXISTS (SELECT 1 FROM runs c WHERE c.parent_run_id = r.id
-    AND NOT EXISTS (SELECT 1 FROM run_results cr WHERE cr.run_id = c.id)) AS running_children
+    AND NOT EXISTS (SELECT 1 FROM run_results cr WHERE cr.run_id = c.id)) AS running_children,
+  cost.usd AS cost_usd, cost.priced AS cost_priced, tree_cost.usd AS tree_cost_usd, tree_cost.priced AS tree_cost_priced
 FROM runs r
 LEFT JOIN run_results rr ON rr.run_id = r.id
 LEFT JOIN LATERAL (
@@ -85,6 +114,21 @@ LEFT JOIN LATERAL (
     jsonb_array_elements(CASE WHEN jsonb_typeof(m.message->'toolCalls') = 'array' THEN m.message->'toolCalls' ELSE '[]' END) AS c
   WHERE m.run_id = r.id AND m.slot = 0
 ) a ON true
+-- A turn's cost was computed when it ended (migration 31), a sampling answer's when it was given
+-- (migration 34); one without a cost was not priced.
+LEFT JOIN LATERAL (
+  SELECT coalesce(sum(c.cost_usd), 0)::text AS usd, bool_and(c.cost_usd IS NOT NULL) AS priced FROM (
+    SELECT cost_usd FROM run_turns WHERE run_id = r.id AND completed_at IS NOT NULL
+    UNION ALL SELECT cost_usd FROM run_samplings WHERE run_id = r.id AND status = 'answered') c
+) cost ON true
+LEFT JOIN LATERAL (
+  WITH RECURSIVE tree AS (
+    SELECT c.id FROM runs c WHERE c.parent_run_id = r.id
+    UNION ALL SELECT c.id FROM runs c JOIN tree ON c.parent_run_id = tree.id)
+  SELECT coalesce(sum(c.cost_usd), 0)::text AS usd, bool_and(c.cost_usd IS NOT NULL) AS priced FROM (
+    SELECT t.cost_usd FROM run_turns t WHERE t.run_id IN (SELECT id FROM tree) AND t.completed_at IS NOT NULL
+    UNION ALL SELECT s.cost_usd FROM run_samplings s WHERE s.run_id IN (SELECT id FROM tree) AND s.status = 'answered') c
+) tree_cost ON true
 WHERE r.id = $1 AND ($3::text IS NULL OR r.tenant_id = $3)`;
 
 /** The run object's facts; given a tenant, only if the run is that tenant's (another tenant's run reads as no run). */
@@ -97,12 +141,20 @@ export async function findStoredRun(db: Queryable, runId: string, tenantId?: str
   const base = {
     id: r.id, threadId: r.thread_id, agentId: r.agent_id, createdAt: r.created_at.toISOString(), startedBy: r.started_by ?? null,
     ...(r.parent_run_id ? { parent: { runId: r.parent_run_id, toolCallId: r.parent_tool_call_id ?? '' } } : {}),
+    ...(r.forked_from_run_id ? { forkedFrom: { runId: r.forked_from_run_id, turn: r.forked_from_turn ?? 1 } } : {}),
+    ...(r.replay_of_run_id ? { replayOf: { runId: r.replay_of_run_id, tools: r.replay_tools ?? 'recorded' } } : {}),
+    ...(r.eval_id ? { evalId: r.eval_id } : {}),
     ...(r.deployment_name && r.build_id ? { version: { deploymentName: r.deployment_name, buildId: r.build_id } } : {}),
     ...(typeof r.prefix?.tokens === 'number'
       ? { prefix: { tokens: r.prefix.tokens, tokensEstimated: r.prefix.tokensEstimated === true } }
       : {}),
     toolCallArguments: new Map((r.arguments ?? []).map((c) => [c.id, { arguments: c.arguments ?? '{}', argumentsBytes: c.bytes ?? 2 }])),
-    mayWait: { approvals: r.pending_approvals, inputs: r.pending_inputs, ...(r.running_children ? { children: true } : {}) },
+    mayWait: {
+      approvals: r.pending_approvals, inputs: r.pending_inputs,
+      ...(r.running_children ? { children: true } : {}), ...(r.pending_budget ? { budget: true } : {}),
+      ...(r.pending_callers ? { callerTools: true } : {}),
+    },
+    ...costsOf(r),
   };
   if (r.status && r.ended_at && r.rr_created_at) {
     return {
@@ -123,6 +175,13 @@ export async function findStoredRun(db: Queryable, runId: string, tenantId?: str
       toolCalls: r.live_tool_calls ?? [],
     },
   };
+}
+
+/** Costs as their sum columns read: own, and with sub-agents' runs' (no turn: nothing spent, which is priced). */
+export function costsOf(r: CostColumns): { cost: RunCost; costWithChildren: RunCost } {
+  const own = { usd: Number(r.cost_usd ?? 0), priced: r.cost_priced ?? true };
+  const children = { usd: Number(r.tree_cost_usd ?? 0), priced: r.tree_cost_priced ?? true };
+  return { cost: own, costWithChildren: { usd: own.usd + children.usd, priced: own.priced && children.priced } };
 }
 
 /** A run's sub-agent runs still running, oldest first. */

@@ -1,4 +1,5 @@
 import type { Usage } from '../../core/messages';
+import type { PricedUsage } from '../../core/pricing';
 import type { WorkerVersion } from '../../core/worker-version';
 import type { Queryable } from '../pool';
 import type { Write } from './writes';
@@ -12,13 +13,22 @@ export const turnAttemptWrite = (runId: string, turn: number): Write => ({
   values: [runId, turn],
 });
 
+/** What a turn's model was, and what its tokens cost (core/pricing.ts); `costUsd` null: the model is not priced. */
+export type TurnCost = PricedUsage;
+
 /** Written whole, not as an update: the turn's start (its attempt count) may have been lost with its unflushed commit (PROGRESS_ONLY). */
-export const turnCompletedWrite = (runId: string, turn: number, usage: Usage, toolCallCount: number): Write => ({
-  text: `INSERT INTO run_turns (run_id, turn, attempts, input_tokens, output_tokens, tool_call_count, completed_at)
-     VALUES ($1, $2, 1, $3, $4, $5, now())
+export const turnCompletedWrite = (runId: string, turn: number, usage: Usage, toolCallCount: number, cost: TurnCost): Write => ({
+  text: `INSERT INTO run_turns (run_id, turn, attempts, input_tokens, output_tokens, tool_call_count, completed_at,
+                             cached_input_tokens, provider, model, cost_usd)
+     VALUES ($1, $2, 1, $3, $4, $5, now(), $6, $7, $8, $9)
      ON CONFLICT (run_id, turn) DO UPDATE SET input_tokens = EXCLUDED.input_tokens, output_tokens = EXCLUDED.output_tokens,
-       tool_call_count = EXCLUDED.tool_call_count, completed_at = EXCLUDED.completed_at`,
-  values: [runId, turn, usage.inputTokens, usage.outputTokens, toolCallCount],
+       tool_call_count = EXCLUDED.tool_call_count, completed_at = EXCLUDED.completed_at,
+       cached_input_tokens = EXCLUDED.cached_input_tokens, provider = EXCLUDED.provider, model = EXCLUDED.model,
+       cost_usd = EXCLUDED.cost_usd`,
+  values: [
+    runId, turn, usage.inputTokens, usage.outputTokens, toolCallCount, usage.cachedInputTokens ?? 0,
+    cost.provider, cost.model, cost.costUsd,
+  ],
 });
 
 export async function runTurns(db: Queryable, runId: string): Promise<{ turn: number; attempts: number; completed: boolean }[]> {

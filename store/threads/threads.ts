@@ -1,5 +1,6 @@
 import { newId } from '../../platform/ids';
 import type { ChatMessage } from '../../core/messages';
+import type { ForkedFrom } from '../../core/fork';
 import { EngineError } from '../../core/engine-error';
 import type { ThreadMetadata } from '../../core/prompt-conditions';
 import { DEFAULT_TENANT_ID } from '../../core/tenancy';
@@ -11,12 +12,18 @@ export interface Thread {
   activeRunId: string | null;
   /** set by callers; an agent's promptWhen conditions may test it */
   metadata: ThreadMetadata;
+  /** a fork's thread: the run and the turn its conversation was forked from (migration 36) */
+  forkedFrom: ForkedFrom | null;
   createdAt: string;
 }
 
-interface ThreadRow { id: string; agent_id: string; active_run_id: string | null; metadata: ThreadMetadata | null; created_at: Date }
-const toThread = (r: ThreadRow): Thread => ({
+export interface ThreadRow {
+  id: string; agent_id: string; active_run_id: string | null; metadata: ThreadMetadata | null; created_at: Date;
+  forked_from_run_id?: string | null; forked_from_turn?: number | null;
+}
+export const toThread = (r: ThreadRow): Thread => ({
   id: r.id, agentId: r.agent_id, activeRunId: r.active_run_id, metadata: r.metadata ?? {}, createdAt: r.created_at.toISOString(),
+  forkedFrom: r.forked_from_run_id ? { runId: r.forked_from_run_id, turn: r.forked_from_turn ?? 1 } : null,
 });
 
 /** A new thread of the tenant (the tenant `default` unless told: the engine's own callers and tests). */
@@ -86,7 +93,7 @@ export async function threadMessages(db: Queryable, threadId: string): Promise<C
 }
 
 /** A thread in a listing: what a person needs to pick a conversation. */
-export interface ThreadSummary extends Omit<Thread, 'activeRunId'> {
+export interface ThreadSummary extends Omit<Thread, 'activeRunId' | 'forkedFrom'> {
   agentName: string;
   messageCount: number;
   lastMessageAt: string | null;
@@ -98,6 +105,32 @@ export interface ThreadPage {
 }
 
 /**
+ * The statement of one shape of request (of one agent or all, first page or after a cursor), named:
+ * each is parsed and planned once per connection. One statement per shape, not one with
+ * `$n IS NULL OR …` for all: the plan PostgreSQL keeps for a prepared statement (its generic plan)
+ * cannot drop such a condition, and would read every thread of the tenant and sort them where the
+ * index gives the page in order. The messages are counted, and agents named, for the page's threads only.
+ */
+function listThreadsSql(byAgent: boolean, afterCursor: boolean): string {
+  const micros = byAgent ? '$4' : '$3';
+  const id = byAgent ? '$5' : '$4';
+  const where = [
+    't.tenant_id = $1',
+    ...(byAgent ? ['t.agent_id = $3'] : []),
+    ...(afterCursor ? [`(t.created_at, t.id) < ('epoch'::timestamptz + ${micros}::bigint * interval '1 microsecond', ${id}::text)`] : []),
+  ];
+  return `SELECT p.id, p.agent_id, (SELECT a.name FROM agents a WHERE a.id = p.agent_id) AS agent_name, p.metadata, p.created_at,
+       (extract(epoch FROM p.created_at) * 1000000)::bigint::text AS micros,
+       (SELECT count(*)::integer FROM messages m WHERE m.thread_id = p.id) AS message_count,
+       (SELECT max(m.created_at) FROM messages m WHERE m.thread_id = p.id) AS last_message_at
+     FROM (SELECT t.id, t.agent_id, t.metadata, t.created_at FROM threads t WHERE ${where.join(' AND ')}
+           ORDER BY t.created_at DESC, t.id DESC LIMIT $2) p
+     ORDER BY p.created_at DESC, p.id DESC`;
+}
+
+const LIST_THREADS_SQL = [false, true].map((byAgent) => [false, true].map((after) => listThreadsSql(byAgent, after)));
+
+/**
  * A page of the tenant's threads, newest first, optionally of one agent. The cursor is the last thread's
  * (creation time in microseconds, id): keyset paging, stable while threads are added.
  */
@@ -105,20 +138,14 @@ export async function listThreads(
   db: Queryable, req: { tenantId: string; agentId?: string; cursor?: string; limit: number },
 ): Promise<ThreadPage> {
   const after = req.cursor === undefined ? undefined : decodeThreadCursor(req.cursor);
+  const text = LIST_THREADS_SQL[req.agentId !== undefined ? 1 : 0][after ? 1 : 0];
   const { rows } = await db.query<{
     id: string; agent_id: string; agent_name: string; metadata: ThreadMetadata; created_at: Date; micros: string; message_count: number;
     last_message_at: Date | null;
-  }>(
-    `SELECT t.id, t.agent_id, a.name AS agent_name, t.metadata, t.created_at,
-       (extract(epoch FROM t.created_at) * 1000000)::bigint::text AS micros,
-       (SELECT count(*)::integer FROM messages m WHERE m.thread_id = t.id) AS message_count,
-       (SELECT max(m.created_at) FROM messages m WHERE m.thread_id = t.id) AS last_message_at
-     FROM threads t JOIN agents a ON a.id = t.agent_id
-     WHERE t.tenant_id = $5 AND ($1::text IS NULL OR t.agent_id = $1)
-       AND ($2::bigint IS NULL OR (t.created_at, t.id) < ('epoch'::timestamptz + $2::bigint * interval '1 microsecond', $3::text))
-     ORDER BY t.created_at DESC, t.id DESC LIMIT $4`,
-    [req.agentId ?? null, after?.micros ?? null, after?.id ?? null, req.limit + 1, req.tenantId],
-  );
+  }>({
+    name: statementName(text), text,
+    values: [req.tenantId, req.limit + 1, ...(req.agentId !== undefined ? [req.agentId] : []), ...(after ? [after.micros, after.id] : [])],
+  });
   const page = rows.slice(0, req.limit);
   const last = page.at(-1);
   return {

@@ -171,11 +171,11 @@ describe('INTEGRATIONS_FILE', () => {
     const name = `file-${suffix()}`;
     const write = (args: string[]) => writeFile(file, JSON.stringify({ mcpServers: { [name]: { command: 'node', args, env: { TOKEN: '${IMPORT_TOKEN}' } } } }));
     await write(['a.js']);
-    expect(await loadIntegrationsFile({ db: engine.db, file, env: ENV, logger })).toEqual({ created: [name], updated: [], unchanged: [] });
+    expect(await loadIntegrationsFile({ db: engine.db, file, env: ENV, logger })).toMatchObject({ created: [name], updated: [], unchanged: [] });
     expect((await findIntegrationByName(engine.db, name))?.transport).toEqual({ type: 'stdio', command: 'node', args: ['a.js'], env: { TOKEN: SECRET } });
-    expect(await loadIntegrationsFile({ db: engine.db, file, env: ENV, logger })).toEqual({ created: [], updated: [], unchanged: [name] });
+    expect(await loadIntegrationsFile({ db: engine.db, file, env: ENV, logger })).toMatchObject({ created: [], updated: [], unchanged: [name] });
     await write(['b.js']);
-    expect(await loadIntegrationsFile({ db: engine.db, file, env: ENV, logger })).toEqual({ created: [], updated: [name], unchanged: [] });
+    expect(await loadIntegrationsFile({ db: engine.db, file, env: ENV, logger })).toMatchObject({ created: [], updated: [name], unchanged: [] });
     expect((await findIntegrationByName(engine.db, name))?.transport).toMatchObject({ args: ['b.js'] });
   });
 

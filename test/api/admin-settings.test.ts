@@ -45,6 +45,8 @@ function expectProblem(res: LightMyRequestResponse, status: number, code: string
 describe('settings that decide approval, placement and bounds', () => {
   test.each([
     ['trustAnnotations', true],
+    // The engine then sends a call that may have run again: the operator's word that the server deduplicates it.
+    ['retryNonIdempotent', true],
     ['taskQueue', 'gpu-box'],
     ['maxResultBytes', 2 * MiB],
     ['sampling', 'allow'],
@@ -73,10 +75,13 @@ describe('settings that decide approval, placement and bounds', () => {
   });
 
   test('what does not widen stays the user\'s: trust off, a bound lowered or at its default, the same value again', async () => {
-    const created = await admin({ method: 'POST', url: '/v1/integrations', payload: { name: `adm-${suffix()}`, transport: http, trustAnnotations: true, taskQueue: 'gpu-box', maxResultBytes: 8 * MiB } });
+    const created = await admin({ method: 'POST', url: '/v1/integrations', payload: {
+      name: `adm-${suffix()}`, transport: http, trustAnnotations: true, retryNonIdempotent: true, taskQueue: 'gpu-box', maxResultBytes: 8 * MiB,
+    } });
     expect(created.statusCode).toBe(201);
     const url = `/v1/integrations/${created.json().id}`;
     for (const payload of [{ taskQueue: 'gpu-box', trustAnnotations: true }, { maxResultBytes: 4 * MiB }, { maxResourceBytes: MiB }, { trustAnnotations: false },
+      { retryNonIdempotent: true }, { retryNonIdempotent: false },
       { sampling: 'never' }, { samplingMaxTokens: 100 }, { taskTimeout: '30m' },
       { toolTimeoutMs: 5_000 }, { maxTotalTimeoutMs: 60_000 }, { elicitationTimeout: '1m' }, { maxConcurrentCalls: 2 }, { toolTimeoutMs: 60_000 }]) {
       const res = await user({ method: 'PATCH', url, payload });
@@ -106,18 +111,18 @@ describe('the same settings in an import and in INTEGRATIONS_FILE', () => {
   test('an import: the user key gets a 403 naming the server\'s field, the admin key stores them', async () => {
     const name = `imp-${suffix()}`;
     const entry = {
-      url: 'https://mcp.example.com/mcp', trustAnnotations: true, taskQueue: 'gpu-box', maxResultBytes: 2 * MiB, maxResourceBytes: MiB, sampling: 'allow', taskTimeout: '3h',
+      url: 'https://mcp.example.com/mcp', trustAnnotations: true, retryNonIdempotent: true, taskQueue: 'gpu-box', maxResultBytes: 2 * MiB, maxResourceBytes: MiB, sampling: 'allow', taskTimeout: '3h',
       maxConcurrentCalls: 40,
     };
     const refused = await user({ method: 'POST', url: '/v1/integrations/import', payload: { mcpServers: { [name]: entry } } });
     expectProblem(refused, 403, 'admin_required', [
-      `body.mcpServers.${name}.trustAnnotations`, `body.mcpServers.${name}.taskQueue`, `body.mcpServers.${name}.sampling`,
+      `body.mcpServers.${name}.trustAnnotations`, `body.mcpServers.${name}.retryNonIdempotent`, `body.mcpServers.${name}.taskQueue`, `body.mcpServers.${name}.sampling`,
       `body.mcpServers.${name}.taskTimeout`, `body.mcpServers.${name}.maxConcurrentCalls`, `body.mcpServers.${name}.maxResultBytes`].join(', '));
     expect(await findIntegrationByName(engine.db, name)).toBeUndefined();
 
     expect((await admin({ method: 'POST', url: '/v1/integrations/import', payload: { mcpServers: { [name]: entry } } })).statusCode).toBe(201);
     expect(await findIntegrationByName(engine.db, name)).toMatchObject({
-      trustAnnotations: true, taskQueue: 'gpu-box', maxResultBytes: 2 * MiB, maxResourceBytes: MiB, sampling: 'allow', taskTimeoutMs: 3 * 3_600_000,
+      trustAnnotations: true, retryNonIdempotent: true, taskQueue: 'gpu-box', maxResultBytes: 2 * MiB, maxResourceBytes: MiB, sampling: 'allow', taskTimeoutMs: 3 * 3_600_000,
       maxConcurrentCalls: 40,
     });
     // Nothing above the defaults: the user's to import.
@@ -138,9 +143,11 @@ describe('the same settings in an import and in INTEGRATIONS_FILE', () => {
       const file = path.join(dir, 'mcp.json');
       const name = `file-${suffix()}`;
       const write = (settings: Record<string, unknown>) => writeFile(file, JSON.stringify({ mcpServers: { [name]: { command: 'node', args: ['s.js'], ...settings } } }));
-      await write({ taskQueue: 'gpu-box', trustAnnotations: true, maxResultBytes: 64 * MiB });
+      await write({ taskQueue: 'gpu-box', trustAnnotations: true, retryNonIdempotent: true, maxResultBytes: 64 * MiB });
       expect(await loadIntegrationsFile({ db: engine.db, file, env: {}, logger })).toMatchObject({ created: [name] });
-      expect(await findIntegrationByName(engine.db, name)).toMatchObject({ taskQueue: 'gpu-box', trustAnnotations: true, maxResultBytes: 64 * MiB });
+      expect(await findIntegrationByName(engine.db, name)).toMatchObject({
+        taskQueue: 'gpu-box', trustAnnotations: true, retryNonIdempotent: true, maxResultBytes: 64 * MiB,
+      });
       await write({ taskQueue: 'other-box', trustAnnotations: true, maxResultBytes: 64 * MiB });
       expect(await loadIntegrationsFile({ db: engine.db, file, env: {}, logger })).toMatchObject({ updated: [name] });
       expect((await findIntegrationByName(engine.db, name))?.taskQueue).toBe('other-box');

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import type { ScriptStep } from '../../core/agent-model';
+import { DEFAULT_TENANT_ID } from '../../core/tenancy';
 import { seedThreadMessages, upsertFileAgent } from '../../store/agent-files/file-agents';
 import type { Engine } from '../support/engine';
 import { startApiEngine, stopApiEngine } from '../support/api-engine';
@@ -119,7 +120,7 @@ describe('changing and deleting agents', () => {
     const name = unique('filed');
     const sourceFile = `/srv/agents/${name}.chatmd`;
     await upsertFileAgent(engine.db, {
-      name, sourceFile, description: null, instructions: null, model: { provider: 'scripted', script: [] }, integrationIds: [], maxTurns: 5, template: [],
+      tenantId: DEFAULT_TENANT_ID, name, sourceFile, description: null, instructions: null, model: { provider: 'scripted', script: [] }, integrationIds: [], maxTurns: 5, template: [],
     });
     const read = json(await inject({ method: 'GET', url: `/v1/agents/${name}` }));
     expect(read).toMatchObject({ name, sourceFile });
@@ -175,6 +176,11 @@ describe('reading conversations', () => {
 
     const all = json(await inject({ method: 'GET', url: '/v1/threads?limit=100' }));
     expect(all.threads.map((t: { id: string }) => t.id)).toEqual(expect.arrayContaining(ids));
+    // Without the agent's filter, a cursor pages on from the same place: the newest two, then the next two.
+    const first = json(await inject({ method: 'GET', url: '/v1/threads?limit=2' }));
+    const second = json(await inject({ method: 'GET', url: `/v1/threads?limit=2&cursor=${first.nextCursor}` }));
+    const idsOf = (threads: { id: string }[]) => threads.map((t) => t.id);
+    expect(idsOf([...first.threads, ...second.threads])).toEqual(idsOf(all.threads.slice(0, 4)));
     expectProblem(await inject({ method: 'GET', url: '/v1/threads?agentId=no-such-agent' }), 404);
     expectProblem(await inject({ method: 'GET', url: '/v1/threads?cursor=bm90LWEtY3Vyc29y' }), 400);
   });
@@ -185,7 +191,7 @@ describe('reading conversations', () => {
     const name = unique('filed');
     const template = [{ role: 'user' as const, content: 'You are helpful.' }];
     await upsertFileAgent(engine.db, {
-      name, sourceFile: `/srv/agents/${name}.chatmd`, description: null, instructions: null, model: { provider: 'scripted', script: [] },
+      tenantId: DEFAULT_TENANT_ID, name, sourceFile: `/srv/agents/${name}.chatmd`, description: null, instructions: null, model: { provider: 'scripted', script: [] },
       integrationIds: [], maxTurns: 5, template,
     });
     const filed = json(await inject({ method: 'GET', url: `/v1/agents/${name}` }));

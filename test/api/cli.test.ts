@@ -193,6 +193,29 @@ describe('the agent-engine CLI against a running API', () => {
     expect(result.stdout).toBe('');
   });
 
+  test('runs fork starts a run from a turn of another and prints its answer; a turn not reached is refused', async () => {
+    const agent = await createAgent([
+      { toolCalls: [{ name: `${fixture.name}__echo`, arguments: { text: 'first' } }] },
+      { text: 'second step: {{tool_results}}' },
+    ], [fixture.id]);
+    const original = await run(['run', '--agent', agent.name, 'go']);
+    expect(original.stdout).toBe('second step: echo: first\n');
+    const runId = /^run (run_\w+) on thread/m.exec(original.stderr)![1];
+    const other = await createAgent([{ text: 'unused' }, { text: 'other agent: {{tool_results}}' }]);
+
+    const forked = await run(['runs', 'fork', runId, '--at', '2', '--agent', other.name, '--json']);
+    expect(forked.code).toBe(0);
+    expect(forked.stderr).toMatch(new RegExp(`^run run_\\w+ on thread thr_\\w+ \\(forked from run ${runId} at turn 2\\)$`, 'm'));
+    expect(JSON.parse(forked.stdout)).toMatchObject({ agentId: other.id, forkedFrom: { runId, turn: 2 }, output: 'other agent: echo: first' });
+
+    const past = await run(['runs', 'fork', runId, '--at', '4']);
+    expect(past.code).toBe(3);
+    expect(past.stderr).toContain('failed with 409: body.atTurn: 4 is not a turn to fork at');
+    const noTurn = await run(['runs', 'fork', runId]);
+    expect(noTurn.code).toBe(2);
+    expect(noTurn.stderr).toContain('runs fork needs --at <turn>');
+  });
+
   test('errors are readable and exit with codes scripts can use', async () => {
     const usage = await run(['run', 'no agent given']);
     expect(usage.code).toBe(2);

@@ -7,8 +7,8 @@ import { toolResultText } from '../../core/tool-texts';
 import { logger, type Engine } from '../support/engine';
 import { startApiEngine, stopApiEngine } from '../support/api-engine';
 
-const AGENT_KEYS = ['id', 'name', 'description', 'instructions', 'model', 'integrationIds', 'promptOrder', 'promptWhen', 'maxTurns', 'maxToolResultBytes', 'mcpTasks', 'limits', 'subAgents', 'sourceFile', 'disabledAt', 'createdAt', 'updatedAt'];
-const RUN_KEYS = ['id', 'threadId', 'agentId', 'parentRunId', 'parentToolCallId', 'startedBy', 'version', 'status', 'stopReason', 'limitReached', 'output', 'error', 'turns', 'usage', 'prefix', 'usageWithChildren', 'toolCalls', 'pendingApprovals', 'pendingInputs', 'createdAt', 'endedAt'];
+const AGENT_KEYS = ['id', 'name', 'description', 'instructions', 'model', 'integrationIds', 'promptOrder', 'promptWhen', 'maxTurns', 'maxToolResultBytes', 'mcpTasks', 'limits', 'subAgents', 'callerTools', 'sourceFile', 'disabledAt', 'createdAt', 'updatedAt'];
+const RUN_KEYS = ['id', 'threadId', 'agentId', 'parentRunId', 'parentToolCallId', 'forkedFrom', 'replayOf', 'evalId', 'startedBy', 'version', 'status', 'stopReason', 'limitReached', 'output', 'error', 'turns', 'usage', 'prefix', 'usageWithChildren', 'cost', 'costWithChildren', 'toolCalls', 'pendingApprovals', 'pendingInputs', 'pendingBudget', 'pendingCallerTools', 'createdAt', 'endedAt'];
 const SLOW: ScriptStep[] = [{ text: 'too late', delayMs: 20_000 }];
 
 let engine: Engine;
@@ -85,13 +85,14 @@ describe('agents and threads', () => {
     expect(expectProblem(res, 409)).toMatchObject({ code: 'conflict', detail: expect.stringContaining(agent.name) });
   });
 
-  test('POST /v1/threads answers 201 with {id, agentId, createdAt}, and GET reads it', async () => {
+  test('POST /v1/threads answers 201 with {id, agentId, createdAt}, and GET reads it with its (zero) cost', async () => {
     const agent = await createAgent([{ text: 'hi' }]);
     const res = await inject({ method: 'POST', url: '/v1/threads', payload: { agentId: agent.id } });
     expect(res.statusCode).toBe(201);
     const thread = json(res);
-    expect(thread).toEqual({ id: expect.stringMatching(/^thr_/), agentId: agent.id, metadata: {}, createdAt: expect.any(String) });
-    expect(json(await inject({ method: 'GET', url: `/v1/threads/${thread.id}` }))).toEqual(thread);
+    expect(thread).toEqual({ id: expect.stringMatching(/^thr_/), agentId: agent.id, metadata: {}, forkedFrom: null, createdAt: expect.any(String) });
+    const nothing = { usd: 0, priced: true };
+    expect(json(await inject({ method: 'GET', url: `/v1/threads/${thread.id}` }))).toEqual({ ...thread, cost: nothing, costWithChildren: nothing });
   });
 });
 
@@ -162,7 +163,7 @@ describe('runs', () => {
     expect(Object.keys(run).sort()).toEqual([...RUN_KEYS].sort());
     const unknownTool = toolResultText.unknownTool('lookup_weather');
     expect(run).toMatchObject({
-      id: accepted.id, threadId, status: 'completed', stopReason: 'answer', output: `Done: ${unknownTool}`, error: null, turns: 2, version: null,
+      id: accepted.id, threadId, status: 'completed', stopReason: 'answer', output: `Done: ${unknownTool}`, error: null, turns: 2, version: null, replayOf: null,
       endedAt: expect.any(String), createdAt: expect.any(String),
     });
     expect(run.usage.inputTokens).toBeGreaterThan(0);

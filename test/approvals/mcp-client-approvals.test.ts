@@ -98,6 +98,10 @@ describe('approvals of runs started by an MCP client', () => {
       expect(resolved?.data).toMatchObject({ status: 'approved', decision: 'approve', by: 'api', keyKind: 'mcp_client' });
       // The stdio client's decision is recorded as its caller's: agent-engine mcp without AGENT_ENGINE_KEY is the operator.
       expect(resolved?.data).toMatchObject({ decidedBy: { principalId: 'operator', name: 'operator' } });
+      // And the audit log has it, as it has the API's decisions.
+      const audited = await engine.db.query(
+        "SELECT tenant_id, principal_id, action, target FROM audit_events WHERE target = $1 || '/' || $2", [runId, resolved?.data.toolCallId]);
+      expect(audited.rows).toEqual([{ tenant_id: 'ten_default', principal_id: 'operator', action: 'MCP approval', target: expect.any(String) }]);
     } finally {
       await client.close();
     }

@@ -55,8 +55,12 @@ async function closeInReverse(closers: (() => Promise<unknown>)[]): Promise<void
  * A database of this run's own on the server of `url`, dropped at close: a run neither meets an
  * earlier run's rows nor shares its database (and so its backends' CPU time) with anything else.
  */
+let databasesMade = 0;
+
 async function ownDatabase(url: string): Promise<{ url: string; stop(): Promise<unknown> }> {
-  const name = `engine_bench_${process.pid}`;
+  // A bench may start several engines (bench:tenants): each has a database of its own.
+  databasesMade += 1;
+  const name = `engine_bench_${process.pid}_${databasesMade}`;
   const admin = new pg.Client({ connectionString: url });
   await admin.connect();
   try {
@@ -95,12 +99,16 @@ async function nicedCli(cliPath: string, nice: number, dir: string): Promise<str
   return script;
 }
 
+let runtimeInstalled = false;
+
 /**
  * A Temporal dev server and a PostgreSQL: the embedded one, or a database of its own on `databaseUrl`'s
  * server. `temporalNice`: the niceness the Temporal server runs at (0 by default).
  */
 export async function startBenchInfra(options: { databaseUrl?: string; temporalNice?: number } = {}): Promise<BenchInfra> {
-  Runtime.install({ logger: new DefaultLogger('WARN') });
+  // Once per process: a bench that starts several engines (bench:tenants) installs it with the first.
+  if (!runtimeInstalled) Runtime.install({ logger: new DefaultLogger('WARN') });
+  runtimeInstalled = true;
   const tmpDir = await fs.mkdtemp(path.join(os.tmpdir(), 'engine-bench-'));
   const closers: (() => Promise<unknown>)[] = [() => fs.rm(tmpDir, { recursive: true, force: true })];
   // mkdtemp makes it 0700; run as root, PostgreSQL runs as the postgres user and must reach its data dir inside.

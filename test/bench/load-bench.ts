@@ -1,19 +1,21 @@
-import { fork, spawnSync } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { loadConfig } from '../../platform/config';
 import { findIntegration } from '../../store/integrations/integrations';
-import { freePort } from '../../platform/ports';
 import { startBenchInfra, type BenchInfra } from './bench-stack';
 import type { floorRunWorkflow } from './bench-workflows';
 import { summarizeCpuProfiles } from './cpu-profile-summary';
+import { startSampler } from './sampler-process';
+import { fixtureIntegration, startEngineProcesses } from './engine-processes';
+import { engineRun, LATENCY_SHAPE, LOAD_SHAPE, scriptFor, type Engine } from './load-engine';
 import { allChecked, burstRound, pairedRounds, roundsLine, steadyRound } from './paired-rounds';
 import {
-  assertAlive, cpuDelta, hasPollers, median, percentile, readParts, ROOT, rssMb, sampleRss, startNode, stopChild, waitUntil,
+  assertAlive, cpuDelta, hasPollers, median, percentile, readParts, rssMb, sampleRss, reportExited, runBench, startNode, stopChildren, waitUntil,
   type Child, type CpuGroups,
 } from './load-processes';
+import { arg, listArg } from './bench-args';
 
 /**
  * `npm run bench:load [-- --rounds=5 --round-settle-ms=16000 --concurrency=50 --round-runs=100 --burst-runs=50 --burst-rounds=3 --rss-runs=100 --latency-n=20 --get-rate=200 --profile --only=… --arenas=default --worker-node-args="…"]`
@@ -25,7 +27,6 @@ import {
  * --profile writes CPU profiles (node --cpu-prof) of the engine worker, the floor worker and the API, and prints their hottest functions.
  */
 
-const arg = (name: string, fallback: number) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
 const ROUNDS = arg('rounds', 5);
 /** a pause before each phase, so that the work one leaves behind (workflows closing, timers) lands in neither side's next */
 const SETTLE_MS = 1_000;
@@ -50,65 +51,15 @@ const PROFILE = process.argv.includes('--profile');
 /** --worker-node-args="--max-semi-space-size=4 …" tries Node/V8 options on the engine worker alone */
 const WORKER_NODE_ARGS = process.argv.find((a) => a.startsWith('--worker-node-args='))?.slice('--worker-node-args='.length).split(' ').filter(Boolean) ?? [];
 /** --only=throughput,burst,rss,get,latency measures those phases alone (all by default) */
-const ONLY = process.argv.find((a) => a.startsWith('--only='))?.split('=')[1]?.split(',');
-const FIXTURE = path.join(ROOT, 'test', 'fixtures', 'mcp-fixture-server.ts');
+const ONLY = listArg('only');
 const ENGINE_QUEUE = 'load-engine';
 const FLOOR_QUEUE = 'load-floor';
-/** tool calls per turn: the load shape (4 LLM turns, 6 MCP calls) and the latency shape (2 turns, 1 call) */
-const LOAD_SHAPE = [2, 2, 2];
-const LATENCY_SHAPE = [1];
 /** Names of this run's own, so that a database kept from an earlier run (DATABASE_URL) does not collide. */
 const INTEGRATION = `bench${process.pid}`;
 
-type Json = Record<string, unknown>;
-
-interface Api { url: string; post(p: string, body: Json): Promise<Json>; get(p: string): Promise<{ status: number; body: Json }> }
-
-function apiAt(url: string): Api {
-  return {
-    url,
-    async post(p, body) {
-      const res = await fetch(`${url}${p}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-      const json = (await res.json()) as Json;
-      if (res.status >= 300) throw new Error(`POST ${p} answered ${res.status}: ${JSON.stringify(json)}`);
-      return json;
-    },
-    async get(p) {
-      const res = await fetch(`${url}${p}`);
-      return { status: res.status, body: (await res.json()) as Json };
-    },
-  };
-}
-
-/** A scripted agent whose run makes `shape[t]` echo calls in turn t+1, then answers with the last turn's results. */
-function scriptFor(shape: number[]) {
-  return [
-    ...shape.map((calls, t) => ({ toolCalls: Array.from({ length: calls }, (_, i) => ({ name: `${INTEGRATION}__echo`, arguments: { text: `t${t + 1}.${i}` } })) })),
-    { text: '{{tool_results}}' },
-  ];
-}
-const expectedOutput = (shape: number[]) => Array.from({ length: shape.at(-1)! }, (_, i) => `echo: t${shape.length}.${i}`).join('\n');
 const expectedFloor = (shape: number[], text: string) => shape.flatMap((calls, t) => Array.from({ length: calls }, (_, i) => `echo: ${text} ${t + 1}.${i}`));
 
 let floorCounter = 0;
-
-interface Engine { api: Api; agents: Record<'load' | 'latency', string> }
-
-/** One engine run as a user drives it: POST (a one-shot run, on a thread of its own), then long polls until it ends; checked against its script. */
-async function engineRun(engine: Engine, kind: 'load' | 'latency', onStarted?: (id: string) => void): Promise<void> {
-  const { id } = await engine.api.post('/v1/runs', { agentId: engine.agents[kind], input: 'go' });
-  onStarted?.(String(id));
-  let run: Json;
-  do run = (await engine.api.get(`/v1/runs/${String(id)}?waitMs=30000`)).body; while (run.status === 'running');
-  const shape = kind === 'load' ? LOAD_SHAPE : LATENCY_SHAPE;
-  const calls = run.toolCalls as { status: string; result: string }[];
-  const expectedCalls = shape.reduce((a, b) => a + b, 0);
-  const failedCall = calls.find((c) => c.status !== 'ok');
-  if (run.status !== 'completed' || run.output !== expectedOutput(shape) || calls.length !== expectedCalls || failedCall) {
-    const why = failedCall ? `a tool call failed: ${failedCall.result}` : `${String(run.status)}, ${calls.length} tool calls, output ${JSON.stringify(run.output)}`;
-    throw new Error(`engine run ${String(id)} did not complete correctly (${why})`);
-  }
-}
 
 async function floorRun(infra: BenchInfra, shape: number[], i: number): Promise<void> {
   const text = `f${i}`;
@@ -124,32 +75,11 @@ async function floorRun(infra: BenchInfra, shape: number[], i: number): Promise<
  * that the figure is the API's, not the delays of this process's event loop, busy driving the runs.
  */
 async function getLatencyUnderLoad(engine: Engine, n: number): Promise<number[]> {
-  const sampler = fork(path.join(__dirname, 'get-sampler.ts'), [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
-  const said = (type: 'ready' | 'figures') => new Promise<{ type?: string; ms: number[]; errors: number }>((resolve, reject) => {
-    const onMessage = (m: { type?: string; ms: number[]; errors: number }) => {
-      if ((m.type ?? 'figures') !== type) return;
-      sampler.off('message', onMessage);
-      resolve(m);
-    };
-    sampler.on('message', onMessage);
-    sampler.once('exit', (code) => reject(new Error(`the GET sampler exited (${code}) before it was ${type}`)));
-  });
-  const exited = new Promise((resolve) => sampler.once('exit', resolve));
-  const ready = said('ready');
-  const answered = said('figures');
-  answered.catch(() => undefined);
-  let failure: unknown;
-  try {
-    sampler.send({ type: 'start', url: engine.api.url, rate: GET_RATE });
-    await ready;
-    await allChecked(Array.from({ length: n }, () => engineRun(engine, 'load', (id) => sampler.send({ type: 'id', id })))).catch((err: unknown) => {
-      failure = err;
-    });
-  } finally {
-    if (sampler.connected) sampler.send({ type: 'stop' });
-  }
-  const { ms, errors } = await answered;
-  await exited;
+  const sampler = await startSampler({ url: engine.api.url, rate: GET_RATE });
+  // Every run is waited for (allChecked), so the sampler stops after the last, whether or not one failed.
+  const failure = await allChecked(Array.from({ length: n }, () => engineRun(engine, 'load', (id) => sampler.addRun(id))))
+    .then(() => undefined, (err: unknown) => err);
+  const { ms, errors } = await sampler.stop();
   // Not a figure (a run failed), but what the GETs saw meanwhile helps to tell the two problems apart.
   if (failure) throw new Error(`${(failure as Error).message}; the GETs meanwhile: p50 ${percentile(ms, 50).toFixed(1)} ms, p99 ${percentile(ms, 99).toFixed(1)} ms (n=${ms.length})`);
   if (errors > 0) throw new Error(`${errors} of ${ms.length + errors} GETs failed`);
@@ -185,33 +115,17 @@ async function main(): Promise<void> {
   const profileDir = path.join(infra.tmpDir, 'cpu-profiles');
   try {
     // The API and the worker run from the build, as the production image runs them (Dockerfile).
-    const build = spawnSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, encoding: 'utf8' });
-    if (build.status !== 0) throw new Error(`npm run build failed:\n${build.stdout}${build.stderr}`);
-    const engineBundlePath = path.join(ROOT, 'dist', 'workflow-bundle.js');
+    const profiled = (name: string) => (PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${path.join(profileDir, name)}`] : []);
+    const { api, apiProcess, worker } = await startEngineProcesses(infra, {
+      // MALLOC_ARENA_MAX as the production image sets it (Dockerfile); --arenas=default leaves glibc's default.
+      taskQueue: ENGINE_QUEUE, arenas: !process.argv.includes('--arenas=default'),
+      apiNodeArgs: profiled('api'), workerNodeArgs: [...WORKER_NODE_ARGS, ...profiled('worker')],
+    }, children);
     const floorBundlePath = path.join(infra.tmpDir, 'floor-bundle.js');
     await fs.writeFile(floorBundlePath, (await bundleWorkflowCode({
       workflowsPath: require.resolve('./bench-workflows'), logger: new DefaultLogger('WARN'),
     })).code);
-    await fs.mkdir(path.join(infra.tmpDir, 'agents'));
-
-    const port = await freePort();
-    // MALLOC_ARENA_MAX as the production image sets it (Dockerfile); --arenas=default leaves glibc's default.
-    const arenas: Record<string, string> = process.argv.includes('--arenas=default') ? {} : { MALLOC_ARENA_MAX: '2' };
-    const common = { DATABASE_URL: infra.databaseUrl, TEMPORAL_ADDRESS: infra.temporalAddress, TASK_QUEUE: ENGINE_QUEUE, LOG_LEVEL: 'warn', ...arenas };
-    const profiled = (name: string) => (PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${path.join(profileDir, name)}`] : []);
-    const apiProcess = startNode('API', 'api/server.ts', {
-      env: { ...common, HOST: '127.0.0.1', PORT: String(port), RATE_LIMIT_PER_MINUTE: '0', AGENTS_DIR: path.join(infra.tmpDir, 'agents') },
-      nodeArgs: profiled('api'),
-    });
-    children.push(apiProcess);
-    const worker = startNode('worker', 'worker/main.ts', { env: { ...common, WORKFLOW_BUNDLE_PATH: engineBundlePath }, nodeArgs: [...WORKER_NODE_ARGS, ...profiled('worker')] });
-    children.push(worker);
-    const api = apiAt(`http://127.0.0.1:${port}`);
-    await waitUntil('the API', async () => (await api.get('/healthz')).status === 200, children);
-
-    const integration = await api.post('/v1/integrations', {
-      name: INTEGRATION, transport: { type: 'stdio', command: process.execPath, args: ['--import', 'tsx', FIXTURE], cwd: ROOT },
-    });
+    const integration = await fixtureIntegration(api, INTEGRATION);
     const integrationFile = path.join(infra.tmpDir, 'integration.json');
     await fs.writeFile(integrationFile, JSON.stringify(await findIntegration(infra.db, String(integration.id))));
     const floorProcess = startNode('floor worker', 'test/bench/floor-worker.ts', {
@@ -221,7 +135,7 @@ async function main(): Promise<void> {
     });
     children.push(floorProcess);
     const agent = async (name: string, shape: number[]) => String((await api.post('/v1/agents', {
-      name: `${name}-${process.pid}`, integrationIds: [integration.id], model: { provider: 'scripted', script: scriptFor(shape) },
+      name: `${name}-${process.pid}`, integrationIds: [integration.id], model: { provider: 'scripted', script: scriptFor(shape, INTEGRATION) },
     })).id);
     const engine: Engine = { api, agents: { load: await agent('load', LOAD_SHAPE), latency: await agent('latency', LATENCY_SHAPE) } };
     await waitUntil('the workers', async () => (await hasPollers(infra.client, ENGINE_QUEUE)) && (await hasPollers(infra.client, FLOOR_QUEUE)), children);
@@ -322,10 +236,10 @@ async function main(): Promise<void> {
     }, children);
     console.log(`\nload average ${os.loadavg()[0].toFixed(2)} at the end`);
   } catch (err) {
-    for (const c of children) if (c.process.exitCode !== null || c.process.signalCode !== null) process.stderr.write(`${c.name} exited:\n${c.stderr.join('\n')}\n`);
+    reportExited(children);
     throw err;
   } finally {
-    for (const c of [...children].reverse()) await stopChild(c);
+    await stopChildren(children);
     for (const name of PROFILE ? ['worker', 'floor-worker', 'api'] : []) {
       const dir = path.join(profileDir, name);
       const files = (await fs.readdir(dir).catch(() => [] as string[])).filter((f) => f.endsWith('.cpuprofile'));
@@ -339,8 +253,4 @@ async function main(): Promise<void> {
   }
 }
 
-// No process.exit(): the process ends by itself once everything started has been stopped.
-main().catch((err: unknown) => {
-  process.stderr.write(`bench:load failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-  process.exitCode = 1;
-});
+runBench('bench:load', main);

@@ -132,13 +132,16 @@ export type CpuGroups = Record<string, number>;
 /**
  * CPU seconds by part of the system: each named process with its descendants (the MCP servers a
  * worker spawned count as its own), the Temporal server started under `temporalParent`, and the
- * PostgreSQL backends serving `database` (others on the same server are not this run's); and, from
+ * PostgreSQL backends serving `database` (others on the same server are not this run's; or, with a
+ * record, the backends of each database named there, as the part it names); and, from
  * the same reading of /proc, each part's wakeups: the times its processes' threads went to sleep
  * and were woken (their voluntary context switches). Where a machine charges a process for each
  * wakeup (see wakeup-cost.ts), CPU figures follow the wakeups beside the work done.
  * Differences of two readings say where the time of a phase went.
  */
-export function readParts(named: Record<string, number>, temporalParent: number, database: string): { cpu: CpuGroups; wakeups: CpuGroups } {
+export function readParts(
+  named: Record<string, number>, temporalParent: number, database: string | Record<string, string>,
+): { cpu: CpuGroups; wakeups: CpuGroups } {
   const procs = readProcs();
   const parts = partsOf(procs, named, temporalParent, database);
   return { cpu: sumByPart(parts, (pid) => procs.get(pid)?.cpuS ?? 0), wakeups: sumByPart(parts, voluntarySwitches) };
@@ -165,7 +168,10 @@ function voluntarySwitches(pid: number): number {
 }
 
 /** Which part each process belongs to (see readParts); processes of no part are left out. */
-function partsOf(procs: ReturnType<typeof readProcs>, named: Record<string, number>, temporalParent: number, database: string): Map<number, string> {
+function partsOf(
+  procs: ReturnType<typeof readProcs>, named: Record<string, number>, temporalParent: number, database: string | Record<string, string>,
+): Map<number, string> {
+  const databases = Object.entries(typeof database === 'string' ? { [database]: 'PostgreSQL' } : database);
   const ancestry = (pid: number): number[] => {
     const chain: number[] = [];
     for (let p = pid; p > 1 && chain.length < 20; p = procs.get(p)?.ppid ?? 0) chain.push(p);
@@ -183,7 +189,7 @@ function partsOf(procs: ReturnType<typeof readProcs>, named: Record<string, numb
       } catch {
         continue; // a backend that ended since the listing: its time went with it
       }
-      if (title.includes(` ${database} `)) part = 'PostgreSQL';
+      part = databases.find(([db]) => title.includes(` ${db} `))?.[1];
     } else if (proc.comm === 'temporal') {
       if (ancestry(pid).includes(temporalParent)) part = 'Temporal server';
     } else {
@@ -199,4 +205,24 @@ function partsOf(procs: ReturnType<typeof readProcs>, named: Record<string, numb
 
 export function cpuDelta(before: CpuGroups, after: CpuGroups): CpuGroups {
   return Object.fromEntries(Object.keys(after).map((k) => [k, after[k] - (before[k] ?? 0)]));
+}
+
+/** With a bench's failure: what each of its processes that had exited wrote, so that the failure says why. */
+export function reportExited(children: Child[]): void {
+  for (const c of children) {
+    if (c.process.exitCode !== null || c.process.signalCode !== null) process.stderr.write(`${c.name} exited:\n${c.stderr.join('\n')}\n`);
+  }
+}
+
+/** A bench's end: its processes stopped, newest first. */
+export async function stopChildren(children: Child[]): Promise<void> {
+  for (const c of [...children].reverse()) await stopChild(c);
+}
+
+/** Runs a bench's main. No process.exit(): the process ends by itself once everything started has been stopped. */
+export function runBench(name: string, main: () => Promise<void>): void {
+  main().catch((err: unknown) => {
+    process.stderr.write(`${name} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exitCode = 1;
+  });
 }

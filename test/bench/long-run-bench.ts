@@ -8,7 +8,8 @@ import { findIntegration } from '../../store/integrations/integrations';
 import { listEvents } from '../../store/runs/events';
 import { startBenchInfra } from './bench-stack';
 import type { floorRunWorkflow } from './bench-workflows';
-import { assertAlive, hasPollers, median, ROOT, rssMb, sampleRss, startNode, stopChild, waitUntil, type Child } from './load-processes';
+import { assertAlive, hasPollers, median, ROOT, rssMb, sampleRss, startNode, reportExited, runBench, stopChildren, waitUntil, type Child } from './load-processes';
+import { arg } from './bench-args';
 
 /**
  * `npm run bench:long [-- --turns=1000 --arg-bytes=1024]`: whether a run's cost per turn grows with
@@ -23,7 +24,6 @@ import { assertAlive, hasPollers, median, ROOT, rssMb, sampleRss, startNode, sto
  * worker's RSS growth over the run, from turn 10 to the end (≤ 50 MB).
  */
 
-const arg = (name: string, fallback: number) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
 const TURNS = arg('turns', 1000);
 const ARG_BYTES = arg('arg-bytes', 1024);
 const FIXTURE = path.join(ROOT, 'test', 'fixtures', 'mcp-fixture-server.ts');
@@ -130,15 +130,12 @@ async function main(): Promise<void> {
     console.log(`\n${calls?.length ?? 0} tool calls, all ${calls?.every((c) => c.status === 'ok') ? 'ok' : 'NOT ok'}; load average ${os.loadavg()[0].toFixed(2)} at the end`);
     if (!calls || calls.length !== TURNS - 1 || calls.some((c) => c.status !== 'ok')) process.exitCode = 1;
   } catch (err) {
-    for (const c of children) if (c.process.exitCode !== null || c.process.signalCode !== null) process.stderr.write(`${c.name} exited:\n${c.stderr.join('\n')}\n`);
+    reportExited(children);
     throw err;
   } finally {
-    for (const c of [...children].reverse()) await stopChild(c);
+    await stopChildren(children);
     await infra.close();
   }
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`bench:long failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-  process.exitCode = 1;
-});
+runBench('bench:long', main);

@@ -12,6 +12,7 @@ import { logger, startBenchStack, type BenchStack } from './bench-stack';
 import { SearchAttributeGuard } from '../../platform/temporal/search-attributes';
 import type { bareMcpCallWorkflow } from './bench-workflows';
 import { operatorCaller } from '../../use-cases/caller';
+import { arg } from './bench-args';
 
 /**
  * `npm run bench [-- --n=100 --warmup=10]`: the latency of one MCP tool call (`echo` on the
@@ -25,7 +26,6 @@ import { operatorCaller } from '../../use-cases/caller';
 
 const ROOT = path.join(__dirname, '..', '..');
 const FIXTURE = path.join(ROOT, 'test', 'fixtures', 'mcp-fixture-server.ts');
-const arg = (name: string, fallback: number) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
 const N = arg('n', 100);
 const WARMUP = arg('warmup', 10);
 

@@ -47,30 +47,38 @@ export async function burstRound(n: number, one: () => Promise<void>): Promise<n
 }
 
 /**
- * One warm-up round per side (JIT, pools, the MCP servers), then `rounds` measured rounds per side,
- * each after a pause, alternating which side goes first so that neither always runs right after
- * the other's burst. A round returns its runs/s.
+ * One warm-up round per side (JIT, pools, caches), then `rounds` measured rounds per side, each
+ * after a pause, alternating which side goes first so that neither always runs right after the
+ * other. Each side's measured rounds, in order: round r of one side ran beside round r of the other.
  */
-export async function pairedRounds(
-  sides: { engine: () => Promise<number>; floor: () => Promise<number> }, options: { rounds: number; settleMs: number },
-): Promise<RoundFigures> {
-  await sides.engine();
-  await sides.floor();
-  const settled = async (round: () => Promise<number>) => {
+export async function alternatingRounds<T>(
+  first: () => Promise<T>, second: () => Promise<T>, options: { rounds: number; settleMs: number },
+): Promise<[T[], T[]]> {
+  await first();
+  await second();
+  const settled = async (round: () => Promise<T>) => {
     await new Promise((r) => setTimeout(r, options.settleMs));
     return round();
   };
-  const engine: number[] = [];
-  const floor: number[] = [];
+  const a: T[] = [];
+  const b: T[] = [];
   for (let r = 0; r < options.rounds; r++) {
     if (r % 2 === 0) {
-      engine.push(await settled(sides.engine));
-      floor.push(await settled(sides.floor));
+      a.push(await settled(first));
+      b.push(await settled(second));
     } else {
-      floor.push(await settled(sides.floor));
-      engine.push(await settled(sides.engine));
+      b.push(await settled(second));
+      a.push(await settled(first));
     }
   }
+  return [a, b];
+}
+
+/** bench:load's engine against its floor in alternating rounds; a round returns its runs/s. */
+export async function pairedRounds(
+  sides: { engine: () => Promise<number>; floor: () => Promise<number> }, options: { rounds: number; settleMs: number },
+): Promise<RoundFigures> {
+  const [engine, floor] = await alternatingRounds(sides.engine, sides.floor, options);
   // The machine's speed drifts from minute to minute (the same side's rounds differ by a third
   // on a noisy 2-core VM): each engine round is set against the floor round next to it, and the
   // figure is the median of those ratios, not the ratio of medians taken minutes apart.

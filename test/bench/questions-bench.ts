@@ -8,6 +8,7 @@ import { insertAgent } from '../../store/agents';
 import { insertIntegration } from '../../store/integrations/integrations';
 import { logger } from './bench-stack';
 import { startQuestionsStack, wallNow, type QuestionsStack } from './questions-stack';
+import { arg } from './bench-args';
 
 /**
  * `npm run bench:questions [-- --n=20 --warmup=2 --hold-ms=5000]`: what an MCP server's question
@@ -22,7 +23,6 @@ import { startQuestionsStack, wallNow, type QuestionsStack } from './questions-s
  * answer's POST returning to events in the run's history (the same machine's clock).
  */
 
-const arg = (name: string, fallback: number) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
 const N = arg('n', 20);
 const WARMUP = arg('warmup', 2);
 const HOLD_MS = arg('hold-ms', 5_000);

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import { arg } from './bench-args';
 
 /**
  * `npm run bench:replay [-- --n=60 --rounds=2] [bundle.js ...]`: what a workflow costs the worker
@@ -12,7 +13,6 @@ import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/
  * builds compare side by side; given none, the workflows of this checkout, bundled first.
  */
 
-const arg = (name: string, fallback: number) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
 const N = arg('n', 60);
 const ROUNDS = arg('rounds', 2);
 const HISTORIES = path.join(__dirname, '..', 'runs', 'histories');

@@ -11,6 +11,7 @@ import { eraProbeStore } from '../../store/integrations/era-probes';
 import { freePort } from '../../platform/ports';
 import { Session } from 'node:inspector/promises';
 import fs from 'node:fs/promises';
+import { arg } from './bench-args';
 
 /**
  * `npm run bench:stream [-- --concurrency=50 --rounds=4 --round-runs=20]`: the model's words from a
@@ -27,7 +28,6 @@ import fs from 'node:fs/promises';
  * V8 CPU profile per kind (stream.cpuprofile, whole.cpuprofile), for cpu-profile-summary.ts.
  */
 
-const arg = (name: string, fallback: number) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
 const CONCURRENCY = arg('concurrency', 50);
 const ROUNDS = arg('rounds', 4);
 const ROUND_RUNS = arg('round-runs', 20);

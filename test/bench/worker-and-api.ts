@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { buildApp } from '../../api/app';
+import { buildApp, type AppDeps } from '../../api/app';
 import type { ActivityDeps } from '../../activities/deps';
 import { eraProbeStore } from '../../store/integrations/era-probes';
 import { createPool } from '../../store/pool';
@@ -10,10 +10,10 @@ import { logger, type BenchInfra } from './bench-stack';
 /**
  * The engine on a bench's servers: its worker (workflows, activities, MCP pool) in this process on
  * `taskQueue`, and the API listening on loopback with a pool of its own (what reaches the worker
- * goes through Temporal or PostgreSQL, as between processes). Both stop with the infra.
+ * goes through Temporal or PostgreSQL, as between processes), with `app`'s keys. Both stop with the infra.
  */
 export async function startWorkerAndApi(
-  infra: BenchInfra, taskQueue: string, deps: Pick<ActivityDeps, 'providers' | 'runChanges'>,
+  infra: BenchInfra, taskQueue: string, deps: Pick<ActivityDeps, 'providers' | 'runChanges'>, app: BenchApiOptions = {},
 ): Promise<{ apiUrl: string }> {
   const mcpPool = await startMcpPool(logger, {
     groupsDir: path.join(infra.tmpDir, 'mcp-groups'), eras: eraProbeStore(infra.db),
@@ -29,10 +29,18 @@ export async function startWorkerAndApi(
     worker.shutdown();
     await running;
   });
+  return startBenchApi(infra, taskQueue, app);
+}
+
+/** What a bench may set of the API it starts (its keys). */
+export type BenchApiOptions = Pick<AppDeps, 'apiKey' | 'adminApiKey'>;
+
+/** The API alone on a bench's servers, listening on loopback with a pool of its own; it stops with the infra. */
+export async function startBenchApi(infra: BenchInfra, taskQueue: string, options: BenchApiOptions = {}): Promise<{ apiUrl: string }> {
   const apiDb = createPool(infra.databaseUrl, logger);
   infra.onClose(() => apiDb.end());
   // The bench is the API's only caller: no rate limit.
-  const app = await buildApp({ db: apiDb, client: infra.client, taskQueue, logger, rateLimitPerMinute: 0 });
+  const app = await buildApp({ db: apiDb, client: infra.client, taskQueue, logger, rateLimitPerMinute: 0, ...options });
   infra.onClose(() => app.close());
   return { apiUrl: await app.listen({ host: '127.0.0.1', port: 0 }) };
 }

@@ -238,6 +238,8 @@ browserDescribe('the console in a browser', () => {
     await page.getByRole('button', { name: 'Use this key' }).click();
     await page.locator('table.runs').waitFor({ timeout: WAIT_MS });
     expect(await page.getByText('This API needs a key').count()).toBe(0);
+    await page.getByTestId('caller').getByText('API_KEY').waitFor({ timeout: WAIT_MS });
+    expect(await page.getByTestId('caller').locator('.caller-tenant').textContent()).toBe('default');
 
     expect(requests.every((r) => !r.url.includes(API_KEY))).toBe(true);
     expect(page.url()).not.toContain(API_KEY);

@@ -54,7 +54,9 @@ describe('the console is served at /console', () => {
     expect((await api.app.inject({ method: 'GET', url: '/v1/runs' })).statusCode).toBe(401);
     expect((await api.app.inject({ method: 'GET', url: '/v1/console/settings' })).statusCode).toBe(401);
     const settings = await api.app.inject({ method: 'GET', url: '/v1/console/settings', headers: { authorization: `Bearer ${API_KEY}` } });
-    expect(settings.json()).toEqual({ temporalUiUrl: 'http://127.0.0.1:8233', namespace: 'default' });
+    expect(settings.json()).toEqual({ temporalUiUrl: 'http://127.0.0.1:8233', namespace: 'default', auth: null });
+    // Without a provider sign-in, the page learns (without a key) that it asks for a key only.
+    expect((await api.app.inject({ method: 'GET', url: '/console/sign-in' })).json()).toEqual({ auth: null });
   });
 
   test('only the build\'s files: no other file of the folder, no path out of it', async () => {

@@ -72,7 +72,7 @@ describe('tool definitions', () => {
 
 test('the public view of an integration shows env and header names, never their values', () => {
   const base = {
-    id: 'int_1', name: 'x', toolTimeoutMs: 1, maxTotalTimeoutMs: null, maxResourceBytes: 1, maxResultBytes: 1, trustAnnotations: false,
+    id: 'int_1', name: 'x', toolTimeoutMs: 1, maxTotalTimeoutMs: null, maxResourceBytes: 1, maxResultBytes: 1, trustAnnotations: false, retryNonIdempotent: false,
     enabled: true, promptInjection: true, disabledPrompts: [], promptArguments: {}, taskQueue: null, approval: null, elicitation: false, elicitationTimeoutMs: 600_000, allowPrivateNetwork: false, protocol: 'auto' as const, sampling: 'never' as const, samplingMaxTokens: 1024, taskTimeoutMs: 3_600_000, promptCacheTtlMs: null, maxConcurrentCalls: 10, createdAt: '', updatedAt: '',
   };
   const stdio: Integration = { ...base, transport: { type: 'stdio', command: 'srv', env: { TOKEN: 'secret-1' } } };

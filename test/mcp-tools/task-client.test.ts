@@ -189,7 +189,7 @@ describe.each(Object.keys(eras) as Era[])('long tool calls as tasks over stdio (
     const now = new Date().toISOString();
     const integration: Integration = {
       id: randomUUID(), name: 'tasks', transport: { type: 'stdio', command: process.execPath, args: ['--import', 'tsx', FIXTURE], cwd: ROOT },
-      toolTimeoutMs: 30_000, maxTotalTimeoutMs: null, maxResourceBytes: 1024 * 1024, maxResultBytes: 1024 * 1024, trustAnnotations: false, enabled: true,
+      toolTimeoutMs: 30_000, maxTotalTimeoutMs: null, maxResourceBytes: 1024 * 1024, maxResultBytes: 1024 * 1024, trustAnnotations: false, retryNonIdempotent: false, enabled: true,
       promptInjection: false, disabledPrompts: [], promptArguments: {}, taskQueue: null, approval: null, elicitation: false, elicitationTimeoutMs: 60_000,
       allowPrivateNetwork: false, protocol: era, sampling: 'never', samplingMaxTokens: 1024, taskTimeoutMs: 3_600_000, promptCacheTtlMs: null, maxConcurrentCalls: 10, createdAt: now, updatedAt: now,
     };

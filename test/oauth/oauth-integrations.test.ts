@@ -94,6 +94,30 @@ describe('OAuth-protected MCP servers', () => {
     expect(run.status).toBe('completed');
   }, 120_000);
 
+  test("a tenant's manage authorizes its own tenant's integration, bound to its tenant; a read key may not", async () => {
+    const tenant = (await request<{ id: string }>('POST', '/v1/tenants', { name: `oauth-${suffix()}` })).body;
+    const issue = async (roles: string[]) =>
+      (await request<{ key: string }>('POST', '/v1/keys', { tenantId: tenant.id, name: `k-${roles.join('-')}`, roles })).body.key;
+    const [manager, reader] = [await issue(['read', 'manage']), await issue(['read'])];
+    const send = (key: string, method: 'GET' | 'POST', url: string) => h.app.inject({ method, url, headers: { authorization: `Bearer ${key}` } });
+    // A private address is the operator's to register; authorizing it is then the tenant's manager's.
+    const created = await h.app.inject({
+      method: 'POST', url: '/v1/integrations', headers: { 'x-tenant-id': tenant.id },
+      payload: { name: `oauth-${suffix()}`, transport: { type: 'http', url: server.url } },
+    });
+    expect(created.statusCode).toBe(201);
+    const id = created.json<{ id: string }>().id;
+    expect((await send(reader, 'POST', `/v1/integrations/${id}/authorize`)).json()).toMatchObject({ status: 403, code: 'forbidden', role: 'manage' });
+
+    const begun = await send(manager, 'POST', `/v1/integrations/${id}/authorize`);
+    expect(begun.statusCode).toBe(200);
+    const callback = new URL(await approveInBrowser(begun.json<{ authorizationUrl: string }>().authorizationUrl));
+    expect((await request('GET', `${callback.pathname}${callback.search}`)).status).toBe(200);
+    expect((await send(manager, 'GET', `/v1/integrations/${id}`)).json()).toMatchObject({ authorization: 'authorized' });
+    // The default tenant's view of the engine has no such integration.
+    expect((await request('GET', `/v1/integrations/${id}`)).status).toBe(404);
+  });
+
   test('a redirect that names another issuer (RFC 9207 mix-up) is refused before the code is exchanged', async () => {
     const created = await integration({ type: 'oauth' });
     const begun = await request<{ authorizationUrl: string }>('POST', `/v1/integrations/${created.id}/authorize`);

@@ -29,6 +29,14 @@ describe('configuration', () => {
     expect(bad).toThrow(/\n {2}POSTGRES_PORT: /);
     expect(bad).toThrow(/\n {2}TEMPORAL_UI_PORT: /);
   });
+  test('AUTH_CONSOLE_CLIENT_ID names the console\'s client at AUTH_ISSUER, and is refused without it', () => {
+    const issuer = { AUTH_ISSUER: 'https://login.example.com', PUBLIC_URL: 'https://agents.example.com' };
+    expect(loadConfig({ ...issuer, AUTH_CONSOLE_CLIENT_ID: 'engine-console' }).tokenAuth)
+      .toMatchObject({ issuer: 'https://login.example.com', audience: 'https://agents.example.com/mcp', consoleClientId: 'engine-console' });
+    expect(loadConfig(issuer).tokenAuth?.consoleClientId).toBeUndefined();
+    expect(() => loadConfig({ AUTH_CONSOLE_CLIENT_ID: 'engine-console' })).toThrow(/AUTH_CONSOLE_CLIENT_ID needs AUTH_ISSUER/);
+    expect(() => loadConfig({ ...issuer, AUTH_CONSOLE_CLIENT_ID: 'two words' })).toThrow(/\n {2}AUTH_CONSOLE_CLIENT_ID: /);
+  });
   test('a TEMPORAL_CLI_PATH that is not executable is reported with how to get the CLI', async () => {
     await expect(resolveTemporalCli({ cliPath: '/nonexistent/temporal' })).rejects.toThrow(/not an executable file[\s\S]*go install github.com\/temporalio\/cli/);
   });

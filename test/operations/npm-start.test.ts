@@ -15,6 +15,18 @@ function expectDemoInOrder(output: string): void {
   ]);
 }
 
+/** Each process's metrics, on a line of its own, already counting the demo's run. */
+async function expectMetrics(output: string): Promise<void> {
+  const api = /^Metrics \(API\): {4}(http:\/\/127\.0\.0\.1:\d+\/metrics)$/m.exec(output)?.[1];
+  const worker = /^Metrics \(worker\): (http:\/\/127\.0\.0\.1:\d+\/metrics)$/m.exec(output)?.[1];
+  const temporal = /^Metrics \(Temporal SDK\): (http:\/\/127\.0\.0\.1:\d+\/metrics)$/m.exec(output)?.[1];
+  expect({ api, worker, temporal }).toEqual({ api: expect.any(String), worker: expect.any(String), temporal: expect.any(String) });
+  const [apiText, workerText, temporalText] = await Promise.all([api!, worker!, temporal!].map(async (url) => (await fetch(url)).text()));
+  expect(temporalText).toMatch(/^temporal_workflow_completed\{.*\} [1-9]/m);
+  expect(apiText).toMatch(/^agent_engine_runs_started_total\{agent="[^"]+",process="api"\} [1-9]/m);
+  expect(workerText).toMatch(/^agent_engine_runs_ended_total\{status="completed",stop_reason="answer",agent="[^"]+",process="worker"\} [1-9]/m);
+}
+
 describe('npm start', () => {
   const dataDir = path.join(testStack().tmpDir, 'npm-start');
   let started: Started | undefined;
@@ -44,6 +56,7 @@ describe('npm start', () => {
     // Where a person's psql goes; the password stays in the data dir.
     expect(out).toContain(`PostgreSQL:       postgres://postgres@127.0.0.1:${postgresPort}/engine\n`);
     expect(out).not.toContain(fs.readFileSync(path.join(dataDir, 'postgres.password'), 'utf8').trim());
+    await expectMetrics(out);
     expect(out).toMatch(/demo: +tool get_weather → error: A tool with the name get_weather was not found/);
     expect(out).toContain('demo: run completed (answer) after 2 turns');
     expectDemoInOrder(out);

@@ -18,14 +18,19 @@ composeDescribe('docker-compose.yml', (compose) => {
   const config = (env: NodeJS.ProcessEnv, ...args: string[]) =>
     promisify(execFile)(compose[0], [...compose.slice(1), '-f', 'docker-compose.yml', 'config', ...args], { cwd: ROOT, env });
   // The defaults, whatever this shell sets.
-  const env = { ...process.env, API_KEY: 'k'.repeat(32), SECRETS_KEY: Buffer.alloc(32, 7).toString('base64'), TEMPORAL_VERSION: '', TEMPORAL_RETENTION: '' };
+  const env = {
+    ...process.env, API_KEY: 'k'.repeat(32), SECRETS_KEY: Buffer.alloc(32, 7).toString('base64'), METRICS_TOKEN: 'm'.repeat(24),
+    TEMPORAL_VERSION: '', TEMPORAL_RETENTION: '', PROMETHEUS_RETENTION: '', GRAFANA_ADMIN_PASSWORD: '',
+  };
   let resolved: Promise<string> | undefined;
   const service = async (name: string) => composeService(await (resolved ??= config(env).then((r) => r.stdout)), name);
   const file = (relative: string) => fs.readFileSync(path.join(ROOT, relative), 'utf8');
 
-  test('describes postgresql, Temporal (schema step, server, setup step, Web UI), the API and replicated workers', async () => {
+  test('describes postgresql, Temporal (schema step, server, setup step, Web UI), the API, replicated workers, Prometheus and Grafana', async () => {
     const { stdout } = await config(env, '--services');
-    expect(stdout.trim().split('\n').sort()).toEqual(['api', 'postgresql', 'temporal', 'temporal-schema', 'temporal-setup', 'temporal-ui', 'worker']);
+    expect(stdout.trim().split('\n').sort()).toEqual([
+      'api', 'grafana', 'postgresql', 'prometheus', 'temporal', 'temporal-schema', 'temporal-setup', 'temporal-ui', 'worker',
+    ]);
     const { stdout: full } = await config(env);
     expect(full).toMatch(/worker:[\s\S]*replicas: 2/);
     // Temporal no longer builds auto-setup: the server image, with its schema set up beforehand.
@@ -81,10 +86,46 @@ composeDescribe('docker-compose.yml', (compose) => {
     expect(stdout).toMatch(/temporal-ui:[\s\S]*?ports:\s*\n\s*- (127\.0\.0\.1:8233:8080|[\s\S]{0,80}?host_ip: 127\.0\.0\.1)/);
   });
 
-  test('refuses to start without API_KEY (its API listens on 0.0.0.0) or SECRETS_KEY', async () => {
+  test('refuses to start without API_KEY (its API listens on 0.0.0.0), SECRETS_KEY or METRICS_TOKEN (metrics off loopback)', async () => {
     const stderrOf = async (unset: string) => ((await config({ ...env, [unset]: '' }).catch((e: unknown) => e)) as { stderr?: string }).stderr;
     expect(await stderrOf('API_KEY')).toMatch(/set API_KEY/);
     expect(await stderrOf('SECRETS_KEY')).toMatch(/set SECRETS_KEY/);
+    expect(await stderrOf('METRICS_TOKEN')).toMatch(/set METRICS_TOKEN/);
+  });
+
+  test('Prometheus scrapes the API and the workers on the ports they serve metrics on, with their token, and evaluates the alerts', async () => {
+    const [api, worker, prometheus] = [await service('api'), await service('worker'), await service('prometheus')];
+    for (const block of [api, worker]) {
+      expect(composeEnv(block, 'METRICS_HOST')).toBe('0.0.0.0');
+      expect(composeEnv(block, 'METRICS_TOKEN')).toBe(env.METRICS_TOKEN);
+    }
+    const promConfig = file('deploy/prometheus/prometheus.yml');
+    // Each job's port: the API's and the workers' METRICS_PORT, the workers' Temporal SDK port.
+    const jobPort = (job: string) => new RegExp(`job_name: ${job}\\n[\\s\\S]*?(?:targets: \\['api:|port: )(\\d+)`).exec(promConfig)?.[1];
+    expect(jobPort('agent-engine-api')).toBe(composeEnv(api, 'METRICS_PORT'));
+    expect(jobPort('agent-engine-worker')).toBe(composeEnv(worker, 'METRICS_PORT'));
+    expect(jobPort('agent-engine-temporal-sdk')).toBe(composeEnv(worker, 'TEMPORAL_METRICS_PORT'));
+    expect(promConfig).toMatch(/^rule_files:\n {2}- alerts\.yml$/m);
+    // The token, from the same variable, as the file the configuration names.
+    expect(composeEnv(prometheus, 'METRICS_TOKEN')).toBe(env.METRICS_TOKEN);
+    const tokenFile = /credentials_file: (\S+)/.exec(promConfig)![1];
+    expect(prometheus).toContain(`> ${tokenFile}`);
+    const jobs = promConfig.split(/^ {2}- job_name: /m).slice(1);
+    expect(jobs).toHaveLength(3);
+    for (const job of jobs) expect(job).toContain(`credentials_file: ${tokenFile}`);
+    const configFile = /--config\.file=(\S+)/.exec(prometheus)![1];
+    expect(prometheus).toContain(`${path.join(ROOT, 'deploy/prometheus')}:${path.posix.dirname(configFile)}:ro`);
+    expect(path.posix.basename(configFile)).toBe('prometheus.yml');
+  });
+
+  test('Grafana is provisioned with the Prometheus and the dashboard; both have no login of their own and are published on loopback only', async () => {
+    const grafana = await service('grafana');
+    expect(grafana).toContain(`${path.join(ROOT, 'deploy/grafana/provisioning')}:/etc/grafana/provisioning:ro`);
+    expect(composeEnv(grafana, 'GF_AUTH_ANONYMOUS_ORG_ROLE')).toBe('Viewer');
+    expect(composeEnv(grafana, 'GF_SECURITY_ADMIN_PASSWORD')).toBe('admin');
+    for (const name of ['prometheus', 'grafana']) {
+      expect(await service(name)).toMatch(/ports:\s*\n\s*- (127\.0\.0\.1:\d+:\d+|[\s\S]{0,80}?host_ip: 127\.0\.0\.1)/);
+    }
   });
 });
 

@@ -55,7 +55,7 @@ describe('conditions on conventional prompts (promptWhen) and thread metadata', 
     const created = await postThread({ agentId: agent.id, metadata: { tier: 'pro' } });
     expect(created.statusCode).toBe(201);
     const thread = created.json();
-    expect(thread).toEqual({ id: expect.any(String), agentId: agent.id, metadata: { tier: 'pro' }, createdAt: expect.any(String) });
+    expect(thread).toEqual({ id: expect.any(String), agentId: agent.id, metadata: { tier: 'pro' }, forkedFrom: null, createdAt: expect.any(String) });
     expect((await postThread({ agentId: agent.id })).json().metadata).toEqual({});
 
     const patched = await patchThread(thread.id, { metadata: { tier: 'free', lang: 'fr' } });

@@ -37,4 +37,12 @@ describe('event numbers allocated by the run workflow', () => {
     expect(endedSeqOf({ eventSeq: 5, childEvents: true })).toBe(8);
     expect(endedSeqOf({ eventSeq: 3 })).toBe(4);
   });
+
+  test('a caller tool\'s call takes three numbers: started, caller_tool_call, ended', () => {
+    const state = { eventSeq: 3 };
+    const n = allocateTurnEvents(state, [false, false, false], [], [true, false, true]);
+    expect(n.callSeqs).toEqual([3, 6, 8]);
+    expect(state.eventSeq).toBe(11);
+    expect(endedSeqOf({ eventSeq: 3, callerEvents: true })).toBe(5);
+  });
 });

@@ -24,10 +24,13 @@ async function replay(dir: string): Promise<{ code: number; stdout: string }> {
  * workflow's command sequence changed: before the first release, re-record (npm run record-histories);
  * after it, the change ships as a new worker build (Worker Versioning), or old runs would break.
  */
-describe('replaying committed run-workflow histories', () => {
-  test('a plain run, a continued-as-new run, a cancelled run, an MCP run and turns past their call limit replay without nondeterminism', async () => {
+describe('replaying committed run-workflow and eval-workflow histories', () => {
+  test('a plain run, a continued-as-new run, a cancelled run, an MCP run, turns past their call limit, a budget that asks, caller tools, a replay with recorded tools and an eval replay without nondeterminism', async () => {
     const files = fs.readdirSync(HISTORIES_DIR).filter((f) => f.endsWith('.json')).sort();
-    expect(files).toEqual(['cancelled.json', 'continued-as-new.json', 'mcp-tool-resource-prompt.json', 'three-turns.json', 'tool-calls-per-turn.json']);
+    expect(files).toEqual([
+      'budget-ask.json', 'caller-tools.json', 'cancelled.json', 'continued-as-new.json', 'eval.json', 'mcp-tool-resource-prompt.json', 'replay.json',
+      'three-turns.json', 'tool-calls-per-turn.json',
+    ]);
     const { code, stdout } = await replay(HISTORIES_DIR);
     expect(stdout.trim().split('\n')).toEqual(files.map((f) => `ok ${f}`));
     expect(code).toBe(0);

@@ -85,6 +85,14 @@ describe('where a tool call goes', () => {
     expect(routeToolCall('retrieve_mcp_prompt', dataOnly).type).toBe('unknown');
   });
 
+  test("a caller tool routes to its kind only in a run that declared it; another tool of the run's name keeps its own kind", () => {
+    const tools = { ...withIntegration, callerTools: ['get_weather', 'source_query'] };
+    expect(routeToolCall('get_weather', tools)).toMatchObject({ type: 'caller_tool', kind: { activity: 'askCallerTool' } });
+    expect(routeToolCall('source_query', tools).type).toBe('source_query');
+    expect(routeToolCall('get_weather', withIntegration).type).toBe('unknown');
+    expect(toolKinds.caller_tool.failureText('boom', 'get_weather')).toBe('Caller tool get_weather failed: boom');
+  });
+
   test('a tool of an integration that needs authorization is answered by the workflow with why, not "not found"', () => {
     const tools = { ...none, unauthorized: [{ prefix: 'gh__', integrationName: 'gh' }] };
     const locked = routeToolCall('gh__create_issue', tools);
@@ -142,9 +150,9 @@ describe('the activity around each kind', () => {
 
   test('every kind that runs an activity names a registered tool activity; the run object type enum lists every kind', () => {
     const activities = Object.values(toolKinds).flatMap((kind) => (kind.activity ? [kind.activity] : []));
-    expect(activities).toHaveLength(5);
+    expect(activities).toHaveLength(6);
     for (const activity of activities) expect(Object.keys(toolHandlers)).toContain(activity);
-    expect(TOOL_TYPES).toEqual(['mcp_tool', 'mcp_resource', 'mcp_prompt', 'source_query', 'sub_agent', 'unknown']);
+    expect(TOOL_TYPES).toEqual(['mcp_tool', 'mcp_resource', 'mcp_prompt', 'source_query', 'sub_agent', 'caller_tool', 'unknown']);
   });
 
   test('the workflow\'s native tool kinds are the declared tools\', in the same order, and nothing else', () => {

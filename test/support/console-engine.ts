@@ -5,11 +5,31 @@ import type { ScriptStep } from '../../core/agent-model';
 import { insertAgent } from '../../store/agents';
 import { insertIntegration } from '../../store/integrations/integrations';
 import { insertThread } from '../../store/threads/threads';
-import type { ApiEngine } from './api-engine';
+import { startApiEngine, stopApiEngine, type ApiEngine } from './api-engine';
+import { ensureConsoleBuilt, launchBrowser } from './browser';
 
 const ROOT = path.join(__dirname, '..', '..');
 const FIXTURE = path.join(__dirname, '..', 'fixtures', 'mcp-fixture-server.ts');
 const EVERYTHING = path.join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
+
+/**
+ * A console browser test's engine (embedded, listening on a free port) and Chromium: started in
+ * the describe's beforeAll, stopped in its afterAll. Read its fields inside tests.
+ */
+export function consoleBrowserStack(): { api: ApiEngine; baseUrl: string; browser: Browser } {
+  const stack = {} as { api: ApiEngine; baseUrl: string; browser: Browser };
+  beforeAll(async () => {
+    await ensureConsoleBuilt();
+    stack.api = await startApiEngine('embedded', { rateLimitPerMinute: 0 });
+    stack.baseUrl = await stack.api.app.listen({ host: '127.0.0.1', port: 0 });
+    stack.browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await stack.browser?.close();
+    if (stack.api) await stopApiEngine(stack.api);
+  });
+  return stack;
+}
 
 /** What the console's browser tests set up on their engine: a fixture integration or server-everything, and a scripted run using integrations. */
 export function consoleSetup(api: () => ApiEngine) {

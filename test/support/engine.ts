@@ -19,6 +19,7 @@ import { startRun, type StartRunRequest } from '../../use-cases/runs/start-run';
 import { SearchAttributeGuard } from '../../platform/temporal/search-attributes';
 import type { McpPool } from '../../mcp-client/connections/pool';
 import type { NetworkPolicy } from '../../platform/net/address-guard';
+import type { PriceTable } from '../../core/pricing';
 import { createEngineWorker, type EngineWorker } from '../../worker/create-worker';
 import { startMcpPool } from '../../worker/mcp-lifecycle';
 import { testStack } from './stack-env';
@@ -28,6 +29,7 @@ import { oauthRecords } from '../../store/integrations/oauth';
 import { eraProbeStore } from '../../store/integrations/era-probes';
 import type { WorkerVersion } from '../../core/worker-version';
 import { operatorCaller } from '../../use-cases/caller';
+import type { RunEndMetrics } from '../../platform/metrics/worker-metrics';
 
 export type DatabaseKind = 'embedded' | 'external';
 
@@ -44,6 +46,8 @@ export interface Engine {
   result(runId: string): Promise<RunResult>;
   startWorker(): Promise<void>;
   stopWorker(): Promise<void>;
+  /** the in-process worker's MCP pool, while it runs */
+  mcpPool(): McpPool | undefined;
   close(): Promise<void>;
 }
 
@@ -91,6 +95,10 @@ export interface EngineOptions {
   taskQueue?: string;
   /** the workflows the worker runs, instead of the stack's bundle of workflows/ (a module path to bundle) */
   workflowsPath?: string;
+  /** the worker's Prometheus metrics, as a composition root hands them to activities */
+  metrics?: RunEndMetrics;
+  /** the worker's price table (PRICES_FILE) */
+  prices?: PriceTable;
 }
 
 /** A client and a pool, and unless `worker: false` a worker in this process, against the stack global setup started. */
@@ -151,10 +159,13 @@ export async function startEngine(database: DatabaseKind = 'embedded', options: 
         deps: {
           db: workerDb, logger, providers: options.providers ?? { scripted: createScriptedProvider() }, mcpPool, runChanges,
           ...(options.sourceQuery ? { sourceQuery: options.sourceQuery } : {}),
+          ...(options.metrics ? { metrics: options.metrics } : {}),
+          ...(options.prices ? { prices: options.prices } : {}),
         },
       });
       worker = { instance, running: instance.run(), connection: nativeConnection, mcpPool, db: workerDb, runChanges };
     },
+    mcpPool: () => worker?.mcpPool,
     async stopWorker() {
       if (!worker) return;
       const w = worker;

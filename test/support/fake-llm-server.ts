@@ -9,7 +9,8 @@ import type { AddressInfo } from 'node:net';
 export interface Reply {
   text?: string;
   toolCalls?: { id: string; name: string; args: Record<string, unknown> }[];
-  usage?: { input: number; output: number };
+  /** `cached`: of the input tokens, those read from the prompt cache (OpenAI's cached_tokens, Anthropic's cache_read_input_tokens) */
+  usage?: { input: number; output: number; cached?: number };
   /** streaming only: the connection breaks after this many chunks (the text's first piece is the second) */
   cutAfterChunks?: number;
   /** answer one JSON response even to a streaming request, as some endpoints do */
@@ -124,6 +125,15 @@ async function writeEndless(res: http.ServerResponse, what: 'text' | 'toolArgume
 }
 
 const usageOf = (r: Reply) => r.usage ?? { input: 11, output: 7 };
+/** OpenAI's usage: prompt tokens include the cached ones. */
+const openAiUsage = (u: { input: number; output: number; cached?: number }) => ({
+  prompt_tokens: u.input, completion_tokens: u.output, total_tokens: u.input + u.output,
+  ...(u.cached ? { prompt_tokens_details: { cached_tokens: u.cached } } : {}),
+});
+/** Anthropic's usage: input tokens exclude the ones read from the cache. */
+const anthropicUsage = (u: { input: number; cached?: number }, output: number) => ({
+  input_tokens: u.input - (u.cached ?? 0), output_tokens: output, ...(u.cached ? { cache_read_input_tokens: u.cached } : {}),
+});
 
 function openAiCompletion(r: Reply) {
   const calls = r.toolCalls ?? [];
@@ -137,7 +147,7 @@ function openAiCompletion(r: Reply) {
         ...(calls.length ? { tool_calls: calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.args) } })) } : {}),
       },
     }],
-    usage: { prompt_tokens: u.input, completion_tokens: u.output, total_tokens: u.input + u.output },
+    usage: openAiUsage(u),
   };
 }
 
@@ -155,7 +165,7 @@ function openAiChunks(r: Reply): string[] {
   });
   out.push(chunk({}, r.toolCalls?.length ? 'tool_calls' : 'stop'));
   const u = usageOf(r);
-  out.push(`data: ${JSON.stringify({ ...base, choices: [], usage: { prompt_tokens: u.input, completion_tokens: u.output, total_tokens: u.input + u.output } })}\n\n`);
+  out.push(`data: ${JSON.stringify({ ...base, choices: [], usage: openAiUsage(u) })}\n\n`);
   out.push('data: [DONE]\n\n');
   return out;
 }
@@ -169,7 +179,7 @@ function anthropicMessage(r: Reply) {
       ...(r.toolCalls ?? []).map((c) => ({ type: 'tool_use', id: c.id, name: c.name, input: c.args })),
     ],
     stop_reason: r.toolCalls?.length ? 'tool_use' : 'end_turn', stop_sequence: null,
-    usage: { input_tokens: u.input, output_tokens: u.output },
+    usage: anthropicUsage(u, u.output),
   };
 }
 
@@ -177,7 +187,7 @@ function anthropicEvents(r: Reply): string[] {
   const ev = (type: string, data: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
   const u = usageOf(r);
   const out = [ev('message_start', {
-    message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'fake', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: u.input, output_tokens: 1 } },
+    message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'fake', content: [], stop_reason: null, stop_sequence: null, usage: anthropicUsage(u, 1) },
   })];
   let index = 0;
   if (r.text) {

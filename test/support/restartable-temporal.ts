@@ -1,8 +1,9 @@
 import type { ChildProcess } from 'node:child_process';
+import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../api/app';
+import { buildApp, type AppDeps } from '../../api/app';
 import { freePort } from '../../platform/ports';
 import { startDevServer, type DevServer } from '../../platform/temporal/dev-server';
 import { createPool, type Db } from '../../store/pool';
@@ -16,7 +17,7 @@ import { testStack } from './stack-env';
  * the server and starts it again on the same port and database file: every process finds it where
  * it was. Call inside a describe: it registers the beforeAll and afterAll that start and stop it all.
  */
-export function restartableTemporal(name: string) {
+export function restartableTemporal(name: string, extra: { workerEnv?: Record<string, string>; app?: Partial<AppDeps> } = {}) {
   const h = {
     taskQueue: `${name}-${Math.random().toString(36).slice(2, 10)}`,
     server: undefined as DevServer | undefined,
@@ -32,6 +33,20 @@ export function restartableTemporal(name: string) {
       h.server = await startDevServer(h.options);
       return { before, after: h.server.address };
     },
+    /**
+     * A crash of every process: the worker and the Temporal server are killed (SIGKILL), the API
+     * (in this process) drops its connections; then all start again on the same port and files.
+     */
+    async crashAll(): Promise<void> {
+      if (h.worker) {
+        h.worker.kill('SIGKILL');
+        await exited(h.worker);
+      }
+      const pid = Number(await fs.readFile(path.join(h.options.dataDir, 'temporal.pid'), 'utf8'));
+      process.kill(-pid, 'SIGKILL');
+      await stopApiAndServer();
+      await startAll();
+    },
     /** the whole engine: the worker, the API and the Temporal server stop (the worker as a deploy stops it), then all start again */
     async restartAll(): Promise<void> {
       h.worker?.kill('SIGTERM');
@@ -44,9 +59,12 @@ export function restartableTemporal(name: string) {
     h.server = await startDevServer(h.options);
     h.connection = await Connection.connect({ address: h.server.address });
     h.db = createPool(testStack().databases.embedded, logger);
-    h.app = await buildApp({ db: h.db, client: new Client({ connection: h.connection }), taskQueue: h.taskQueue, logger, rateLimitPerMinute: 0 });
+    h.app = await buildApp({
+      db: h.db, client: new Client({ connection: h.connection }), taskQueue: h.taskQueue, logger, rateLimitPerMinute: 0, ...extra.app,
+    });
     h.worker = spawnWorker({
       DATABASE_URL: testStack().databases.embedded, TASK_QUEUE: h.taskQueue, TEMPORAL_ADDRESS: h.server.address, SECRETS_KEY: testStack().secretsKey,
+      ...extra.workerEnv,
     });
   };
   const stopApiAndServer = async () => {

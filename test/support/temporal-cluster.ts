@@ -45,6 +45,9 @@ export function clusterDescribe(name: string, fn: () => void): void {
 export interface TemporalCluster {
   address: string;
   namespace: string;
+  /** the server's process (all its services in one), and its two databases on the machine's PostgreSQL */
+  pid: number;
+  databases: { history: string; visibility: string };
   stop(): Promise<void>;
 }
 
@@ -147,7 +150,7 @@ export async function startTemporalCluster(tmpDir: string, options: ClusterOptio
     await stop();
     throw err;
   }
-  return { address, namespace: 'default', stop };
+  return { address, namespace: 'default', pid: server.pid!, databases: dbs, stop };
 }
 
 /** A free port under 32768: the server stores membership ports as smallint. */

@@ -1,8 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { Client, ClientCredentialsProvider, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import type { JWK } from 'jose' with { 'resolution-mode': 'import' };
@@ -10,6 +6,7 @@ import { buildApp } from '../../api/app';
 import { jose } from '../../platform/jose';
 import { freePort } from '../../platform/ports';
 import { logger, startEngine, type Engine } from '../support/engine';
+import { signingKey, startOidcProvider, stopOidcProvider, type OidcProvider } from '../support/oidc-provider';
 import { waitFor } from '../support/wait';
 
 const API_KEY = `api-${randomUUID()}`;
@@ -31,33 +28,14 @@ const CLIENTS = [
 let engine: Engine;
 let app: FastifyInstance;
 let publicUrl: string;
-let provider: { child: ChildProcess; issuer: string; dir: string } | undefined;
+let provider: OidcProvider | undefined;
 const keys: Record<string, JWK> = {};
 
-async function signingKey(kid: string): Promise<JWK> {
-  const { generateKeyPair, exportJWK } = await jose();
-  const { privateKey } = await generateKeyPair('RS256', { extractable: true });
-  return { ...(await exportJWK(privateKey)), kid, alg: 'RS256', use: 'sig' };
-}
-
 /** Starts the provider (on `port` when given, to come back at the same issuer) with these keys, the first signing. */
-async function startProvider(signing: JWK[], port?: number): Promise<{ child: ChildProcess; issuer: string; dir: string }> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'oidc-'));
-  const file = path.join(dir, 'config.json');
-  await writeFile(file, JSON.stringify({ port, keys: signing, clients: CLIENTS }));
-  const child = spawn(process.execPath, [path.join(__dirname, '..', 'fixtures', 'oidc-provider.mjs'), file], { stdio: ['ignore', 'pipe', 'ignore'] });
-  const line = await new Promise<string>((resolve, reject) => {
-    child.stdout!.once('data', (data: Buffer) => resolve(data.toString()));
-    child.once('exit', (code) => reject(new Error(`the OpenID provider exited (${code})`)));
-  });
-  return { child, issuer: (JSON.parse(line) as { issuer: string }).issuer, dir };
-}
+const startProvider = (signing: JWK[], port?: number) => startOidcProvider({ port, keys: signing, clients: CLIENTS });
 
 async function stopProvider(): Promise<void> {
-  if (!provider) return;
-  const { child, dir } = provider;
-  await new Promise((resolve) => { child.once('exit', resolve); child.kill('SIGTERM'); });
-  await rm(dir, { recursive: true, force: true });
+  await stopOidcProvider(provider);
   provider = undefined;
 }
 

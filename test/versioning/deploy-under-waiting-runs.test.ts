@@ -35,8 +35,8 @@ clusterDescribe('a deploy under waiting runs', () => {
   beforeAll(async () => {
     cluster = await startTemporalCluster(path.join(testStack().tmpDir, `cluster-${randomUUID().slice(0, 8)}`));
     a = await startApiEngine('external', { rateLimitPerMinute: 0 }, { temporalAddress: cluster.address, version: A });
-    await makeBuildCurrent(a.engine.client, A, { timeoutMs: 60_000 });
-  }, 180_000);
+    await makeBuildCurrent(a.engine.client, A, { timeoutMs: 150_000 });
+  }, 240_000);
   afterAll(async () => {
     await b?.close();
     if (a) await stopApiEngine(a);
@@ -75,13 +75,17 @@ clusterDescribe('a deploy under waiting runs', () => {
     for (const runId of waiting) await waitFor(async () => (await read(runId)).pendingApprovals.length === 1, 60_000, `${runId} to wait for approval`);
     // Build B's worker polls the same queue; it is not current yet.
     b = await startEngine('external', { temporalAddress: cluster.address, version: B, workflowsPath: CHANGED_WORKFLOWS, taskQueue: a.engine.taskQueue });
-    // A turn of 15 s, under way when B becomes current (even on a loaded machine).
+    // A turn of 40 s, under way when B becomes current (even on a loaded machine, where the change
+    // can take tens of seconds to reach the task queues).
     const midTurn = await start(open.id, [
-      { toolCalls: [{ name: `${open.name}__echo`, arguments: { text: 'mid-turn' } }], delayMs: 15_000 },
+      { toolCalls: [{ name: `${open.name}__echo`, arguments: { text: 'mid-turn' } }], delayMs: 40_000 },
       { text: '{{tool_results}}' },
     ]);
     await waitFor(async () => (await a.engine.db.query('SELECT 1 FROM run_turns WHERE run_id = $1', [midTurn])).rowCount === 1, 30_000, 'its first turn to start');
-    await makeBuildCurrent(a.engine.client, B, { timeoutMs: 60_000 });
+    // It returns once the change reached the task queues: a run woken before that would not be told to move.
+    await makeBuildCurrent(a.engine.client, B, { timeoutMs: 150_000 });
+    const turnOne = await a.engine.db.query('SELECT completed_at FROM run_turns WHERE run_id = $1 AND turn = 1', [midTurn]);
+    expect({ turnOneUnderWayWhenBIsCurrent: turnOne.rows[0]?.completed_at === null }).toEqual({ turnOneUnderWayWhenBIsCurrent: true });
     for (const runId of waiting) {
       const [pending] = (await read(runId)).pendingApprovals;
       const decided = await a.app.inject({ method: 'POST', url: `/v1/runs/${runId}/approvals/${pending.toolCallId}`, payload: { decision: 'approve' } });

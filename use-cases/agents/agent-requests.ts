@@ -3,6 +3,7 @@ import { modelSchema } from '../../core/agent-model';
 import { runLimitsSchema } from '../../core/run-limits';
 import { MAX_SUB_AGENTS } from '../../core/sub-agents';
 import { promptConditionSchema } from '../../core/prompt-conditions';
+import { callerToolsSchema } from '../../core/caller-tool-schema';
 
 /** What a caller may send to create or change an agent; the API checks requests against these and the use cases take their types. */
 
@@ -45,6 +46,7 @@ const agentFields = {
     }),
   limits: runLimitsSchema.describe('the budget of each run: tool calls (in all, and per turn), input and output tokens, duration; '
     + 'a run stopped by one ends completed, stopReason "budget"'),
+  callerTools: callerToolsSchema.describe('the caller tools of each run that declares none of its own (a default); [] clears them'),
 };
 
 export const createAgentRequest = z.strictObject({
@@ -59,6 +61,7 @@ export const createAgentRequest = z.strictObject({
   mcpTasks: agentFields.mcpTasks.optional(),
   limits: agentFields.limits.optional(),
   subAgents: agentFields.subAgents.optional(),
+  callerTools: agentFields.callerTools.optional(),
 });
 
 export const changeAgentRequest = z.strictObject({
@@ -74,6 +77,7 @@ export const changeAgentRequest = z.strictObject({
   mcpTasks: agentFields.mcpTasks.optional(),
   limits: agentFields.limits.nullable().optional().describe('null clears them'),
   subAgents: agentFields.subAgents.optional(),
+  callerTools: agentFields.callerTools.optional(),
 }).refine((changes) => Object.keys(changes).length > 0, 'give at least one field to change').meta({ minProperties: 1 });
 
 export type CreateAgentRequest = z.infer<typeof createAgentRequest>;

@@ -1,6 +1,4 @@
 import type { Client } from '@temporalio/client';
-import type { ModelConfig } from '../../core/agent-model';
-import { apiKeyEnvProblem } from '../../core/llm-keys';
 import { findAgentByRef, listAgents as listStoredAgents } from '../../store/agents';
 import type { Agent } from '../../core/agent';
 import type { Db, Queryable } from '../../store/pool';
@@ -8,7 +6,7 @@ import { idsOfRefs, resolveRefs } from '../../store/refs';
 import { promptOrderProblem } from '../../core/prompt-order';
 import type { PromptWhen } from '../../core/prompt-conditions';
 import type { OperatorNames } from '../../platform/operator-names';
-import { requireAdmin, requireAdminForName, type Caller } from '../caller';
+import { requireAdminForName, type Caller } from '../caller';
 import { EngineError } from '../../core/engine-error';
 import { runningRunOfAgent } from '../runs/agent-runs';
 
@@ -50,14 +48,7 @@ export function requireAdminForAgentName(caller: Caller, names: OperatorNames, n
   requireAdminForName(caller, names, { kind: 'agent', name, field });
 }
 
-/** A model as the API may store it: a key variable the operator allowed, and an endpoint only the operator may choose. */
-export function checkModel(deps: AgentDeps, caller: Caller, model: ModelConfig): void {
-  const refused = apiKeyEnvProblem(model, deps.llmKeyEnvs);
-  if (refused) throw new EngineError('validation', `body.model.${refused}`);
-  // Where requests go and which key they carry is the operator's decision: a key sent elsewhere is a key given away.
-  const decisive = model.provider === 'scripted' ? [] : (['baseUrl', 'apiKeyEnv'] as const).filter((f) => model[f] !== undefined);
-  if (decisive.length > 0) requireAdmin(caller, decisive.map((f) => `body.model.${f}`).join(', '));
-}
+export { checkModel } from '../model-choice';
 
 /**
  * The tenant's integration ids or names to ids; unknown ones (another tenant's too) are a 400 naming

@@ -11,6 +11,7 @@ import {
 } from './agents';
 import type { ChangeAgentRequest } from './agent-requests';
 import { resolveSubAgents } from './sub-agents';
+import { checkCallerTools } from '../runs/caller-tool-declarations';
 
 /**
  * Changing an agent, only the fields given: an agent no file defines, with no run running, not
@@ -28,6 +29,11 @@ export async function changeAgent(deps: AgentDeps, caller: Caller, ref: string, 
     return await inTransaction(deps.db, async (tx) => {
       const integrationIds = changes.integrationIds && await lockIntegrations(tx, tenantId, changes.integrationIds);
       const subAgentIds = changes.subAgents && await resolveSubAgents(tx, tenantId, changes.subAgents, agent.id);
+      // The caller tools, new or kept, must not be named as tools of the agent's integrations, new or kept.
+      if (changes.callerTools || integrationIds) {
+        const field = changes.callerTools ? 'body.callerTools' : 'callerTools';
+        await checkCallerTools(tx, changes.callerTools ?? agent.callerTools, integrationIds ?? agent.integrationIds, field);
+      }
       // New integrations without a new order keep the order of those the agent still has.
       const promptOrder = changes.promptOrder
         ? await resolvePromptOrder(tx, tenantId, changes.promptOrder, integrationIds ?? agent.integrationIds)

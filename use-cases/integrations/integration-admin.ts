@@ -49,6 +49,8 @@ const ADMIN_SETTINGS = {
   elicitation: (next, current) => next && !current,
   // The server's own readOnlyHint then decides whether `unless_read_only` asks, and its hints whether a call is retried.
   trustAnnotations: (next, current) => next && !current,
+  // A call that may have run is sent again: only the operator may say the server deduplicates it.
+  retryNonIdempotent: (next, current) => next && !current,
   // Which machine's workers run the server's command, and see its output: pinning and unpinning alike.
   taskQueue: (next, current) => (next ?? null) !== (current ?? null),
   // Services on loopback and private networks answer whoever reaches them: which servers may be there.

@@ -5,7 +5,7 @@ import {
 } from '../../store/integrations/oauth-states';
 import { findTenantIntegration } from '../../store/integrations/integrations';
 import type { Db } from '../../store/pool';
-import { requireAdmin, type Caller } from '../caller';
+import { requireAuthorizer, type Caller } from '../caller';
 import { EngineError } from '../../core/engine-error';
 import {
   beginIntegrationAuthorization, completeIntegrationAuthorization, revokeIntegrationAuthorization, type WorkerQuestionDeps,
@@ -13,8 +13,8 @@ import {
 import { loadIntegration } from './integrations';
 
 /**
- * The MCP authorization flow of an HTTP integration (OAuth 2.1 with PKCE), as an operator drives
- * it. Everything that talks to the MCP server or its authorization server runs on a worker.
+ * The MCP authorization flow of an HTTP integration (OAuth 2.1 with PKCE), as the operator or a
+ * principal with the tenant's `manage` drives it. Everything that talks to the MCP server or its authorization server runs on a worker.
  */
 
 export type AuthorizationDeps = WorkerQuestionDeps & { db: Db };
@@ -34,7 +34,7 @@ async function loadAuthorizable(db: Db, caller: Caller, ref: string): Promise<In
  * its URL (which carries the state) leaves.
  */
 export async function startAuthorization(deps: AuthorizationDeps, caller: Caller, ref: string, redirectUrl: string) {
-  requireAdmin(caller, 'authorizing an integration');
+  requireAuthorizer(caller, 'authorizing an integration');
   const integration = await loadAuthorizable(deps.db, caller, ref);
   const { stateId, expiresAt } = await beginIntegrationAuthorization(deps, integration, redirectUrl);
   const bound = await bindAuthorizationState(deps.db, stateId, { tenantId: caller.tenantId, principalId: caller.principal.id });
@@ -49,7 +49,7 @@ export async function startAuthorization(deps: AuthorizationDeps, caller: Caller
 export async function revokeAuthorization(
   deps: AuthorizationDeps, caller: Caller, ref: string,
 ): Promise<AuthorizationView & { revokedAtServer: boolean }> {
-  requireAdmin(caller, 'revoking an integration\'s authorization');
+  requireAuthorizer(caller, 'revoking an integration\'s authorization');
   const integration = await loadAuthorizable(deps.db, caller, ref);
   const { revokedAtServer } = await revokeIntegrationAuthorization(deps, integration);
   return { ...(await authorizationView(deps.db, integration)), revokedAtServer };

@@ -156,6 +156,7 @@ const sizeBound = (bound: { max: number }) => z.number().min(1)
 const importedSettingsSchema = z.object({
   elicitation: z.boolean().optional(),
   trustAnnotations: z.boolean().optional(),
+  retryNonIdempotent: z.boolean().optional(),
   allowPrivateNetwork: z.boolean().optional(),
   taskQueue: z.string().regex(TASK_QUEUE_PATTERN, 'must be a task queue name (letters, digits, "_", "-", "." up to 200)')
     .nullable().optional(),

@@ -48,6 +48,10 @@ export const integrationSettings = {
   trustAnnotations: z.boolean()
     .describe("trust this server's readOnlyHint (approval unless_read_only) and idempotentHint (retries); "
       + 'turning it on needs the admin key'),
+  retryNonIdempotent: z.boolean()
+    .describe('retry this server\'s tools that are neither read-only nor idempotent too (after a worker\'s crash, a timeout): '
+      + 'say so only of a server that deduplicates calls by the idempotency key each tools/call carries in its _meta '
+      + '(io.github.durable-agent-engine/idempotency-key). Default false; turning it on needs the admin key'),
   enabled: z.boolean(),
   promptInjection: z.boolean().describe("inject this server's conventional prompts into runs"),
   disabledPrompts: z.array(z.string().min(1).max(256)).max(1000),

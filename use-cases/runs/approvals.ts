@@ -12,9 +12,8 @@ import { readRun, requireRunIn, runNotFound } from './runs';
 import { requireRole, type Caller } from '../caller';
 import { type RunView } from '../../core/run-view';
 import { decideSamplingApproval } from './sampling-approvals';
+import { missedDeadline, sendDecision } from './decision-update';
 
-/** A decision waits this long for a worker to take it; a run whose workers are all down answers 503 after it. */
-const DECISION_DEADLINE_MS = 60_000;
 
 export interface ApprovalDeps {
   db: Db;
@@ -78,8 +77,7 @@ async function decide(
     ...(decidedBy ? { decidedBy } : {}),
   };
   try {
-    await deps.client.withDeadline(Date.now() + DECISION_DEADLINE_MS, () =>
-      deps.client.workflow.getHandle(req.runId).executeUpdate(DECIDE_APPROVAL_UPDATE, { args: [input] }));
+    await sendDecision(deps.client, req.runId, DECIDE_APPROVAL_UPDATE, input);
   } catch (err) {
     throw await explainFailure(db, req, err);
   }
@@ -100,14 +98,15 @@ async function explainFailure(db: Db, req: DecideApprovalRequest, err: unknown):
   const settled = settledStatus(now);
   if (settled) return alreadyDecided(req.toolCallId, settled, now?.reason);
   if (err instanceof WorkflowNotFoundError) return alreadyDecided(req.toolCallId, 'cancelled');
-  if (isDeadline(err)) return new EngineError('unavailable', 'No worker took the decision in time; the run waits on, try again shortly');
+  if (missedDeadline(err)) {
+    return new EngineError('unavailable', 'No worker took the decision in time; the run waits on, try again shortly');
+  }
   return err;
 }
 
 const settledStatus = (row: ApprovalRecord | undefined): ApprovalStatus | undefined =>
   row && row.status !== 'pending' ? row.status : undefined;
 
-const isDeadline = (err: unknown) => /deadline/i.test((err as Error)?.message ?? '') || (err as { code?: number })?.code === 4;
 
 /** The arguments of the tool call an approval_requested event asks about, from the transcript: a reviewer judges the call by them. */
 export function requestedArguments(db: Queryable, runId: string, event: RunEvent): Promise<unknown> {

@@ -69,7 +69,7 @@ export function runListQuery(req: Omit<ListRunsRequest, 'cursor' | 'limit'>): st
   if (req.parentRunId) clauses.push(`ParentWorkflowId = ${literal(req.parentRunId)}`);
   if (req.status) clauses.push(`${runStatusKey.name} = ${literal(req.status)}`);
   // Runs that never waited have no value at all.
-  // Approval or input; the attribute is unset while the run waits for neither.
+  // Approval, input or budget; the attribute is unset while the run waits for none.
   if (req.waiting === true) clauses.push(`${waitingForKey.name} IN (${WAITING_FOR_VALUES.map((v) => `'${v}'`).join(', ')})`);
   if (req.waiting === false) clauses.push(`${waitingForKey.name} IS NULL`);
   return clauses.join(' AND ');

@@ -3,6 +3,8 @@ import type { Db, Queryable } from '../../store/pool';
 import type { RunChangeFeed } from '../../store/runs/change-feed';
 import type { RunViewCache } from './run-view-cache';
 import { pendingApprovals } from '../../store/approvals';
+import { pendingBudgetRequest, type BudgetRequestRecord } from '../../store/budget-requests';
+import { pendingCallerToolCalls, type CallerToolCall } from '../../store/caller-tools';
 import { pendingSamplingApprovals, type SamplingRecord } from '../../store/runs/samplings';
 import { findStoredRun, runningChildRuns, type StoredRun } from '../../store/runs/stored-runs';
 import { pendingRunInputs, type RunInput } from '../../store/runs/inputs';
@@ -40,6 +42,16 @@ export const pendingInputView = (i: RunInput): PendingInputView => ({
   requestedAt: i.requestedAt, expiresAt: i.expiresAt,
 });
 
+/** The budget request a run waits on, as the run object shows it. */
+const pendingBudgetView = (b: BudgetRequestRecord): NonNullable<RunView['pendingBudget']> => ({
+  limitReached: b.limitReached, spent: b.spent, limits: b.limits, requestedAt: b.requestedAt, expiresAt: b.expiresAt,
+});
+
+/** A caller tool's call waiting for its caller's answer, as the run object shows it. */
+const pendingCallerToolView = (c: CallerToolCall): RunView['pendingCallerTools'][number] => ({
+  toolCallId: c.toolCallId, name: c.name, arguments: c.arguments, askedAt: c.askedAt, expiresAt: c.expiresAt,
+});
+
 /** A sampling request waiting for a reviewer, among the run's pending approvals: the request is what the model would get. */
 const samplingApprovalView = (s: SamplingRecord): RunView['pendingApprovals'][number] => ({
   toolCallId: s.samplingId, kind: 'sampling', turn: s.turn, name: s.name, integrationId: s.integrationId, forToolCallId: s.toolCallId,
@@ -59,9 +71,10 @@ export async function readRun(db: Queryable, runId: string, tenantId?: string): 
   // reads as none; its sub-agents' runs are read as part of it.
   const run = await findStoredRun(db, runId, tenantId);
   if (!run) return undefined;
-  const [approvals, samplings, inputs, children] = await Promise.all([
+  const [approvals, samplings, inputs, children, budget, callers] = await Promise.all([
     run.mayWait.approvals ? pendingApprovals(db, runId) : [], run.mayWait.approvals ? pendingSamplingApprovals(db, runId) : [],
     run.mayWait.inputs ? pendingRunInputs(db, runId) : [], run.mayWait.children ? childrenWaits(db, runId) : undefined,
+    run.mayWait.budget ? pendingBudgetRequest(db, runId) : undefined, run.mayWait.callerTools ? pendingCallerToolCalls(db, runId) : [],
   ]);
   const args = run.toolCallArguments;
   const view = runView(run);
@@ -71,6 +84,8 @@ export async function readRun(db: Queryable, runId: string, tenantId?: string): 
       ...approvals.map(({ runId: _run, ...p }) => p), ...samplings.map(samplingApprovalView), ...(children?.pendingApprovals ?? []),
     ],
     pendingInputs: [...inputs.map(pendingInputView), ...(children?.pendingInputs ?? [])],
+    pendingBudget: budget ? pendingBudgetView(budget) : null,
+    pendingCallerTools: callers.map(pendingCallerToolView),
   };
   if (children) showsChildren.add(read);
   return read;
@@ -100,22 +115,32 @@ export async function childrenWaits(db: Queryable, runId: string): Promise<Child
 }
 
 /** A run as readRun shows it the moment it is recorded, before its workflow has started. */
-export function newRunView(run: Pick<StoredRun, 'id' | 'threadId' | 'agentId' | 'createdAt' | 'startedBy'>): RunView {
-  const { id, threadId, agentId, createdAt, startedBy } = run;
+export function newRunView(
+  run: Pick<StoredRun, 'id' | 'threadId' | 'agentId' | 'createdAt' | 'startedBy' | 'forkedFrom' | 'replayOf'>,
+): RunView {
+  const { id, threadId, agentId, createdAt, startedBy, replayOf } = run;
+  const forkedFrom = run.forkedFrom && { runId: run.forkedFrom.runId, turn: run.forkedFrom.turn };
   return {
-    ...runView({ id, threadId, agentId, createdAt, startedBy, toolCallArguments: new Map(), mayWait: { approvals: false, inputs: false } }),
-    pendingApprovals: [], pendingInputs: [],
+    ...runView({
+      id, threadId, agentId, createdAt, startedBy, ...(forkedFrom ? { forkedFrom } : {}), ...(replayOf ? { replayOf } : {}),
+      toolCallArguments: new Map(), mayWait: { approvals: false, inputs: false },
+    }),
+    pendingApprovals: [], pendingInputs: [], pendingBudget: null, pendingCallerTools: [],
   };
 }
 
 const noUsage = () => ({ inputTokens: 0, outputTokens: 0 });
+const NOTHING_SPENT = { usd: 0, priced: true };
 
-function runView(run: StoredRun): Omit<RunView, 'pendingApprovals' | 'pendingInputs'> {
+function runView(run: StoredRun): Omit<RunView, 'pendingApprovals' | 'pendingInputs' | 'pendingBudget' | 'pendingCallerTools'> {
   const { result, progress } = run;
   const parent = {
     parentRunId: run.parent?.runId ?? null, parentToolCallId: run.parent?.toolCallId ?? null, prefix: run.prefix ?? null,
+    forkedFrom: run.forkedFrom ?? null,
+    replayOf: run.replayOf ?? null, evalId: run.evalId ?? null,
     startedBy: run.startedBy,
     version: run.version ? { deployment: run.version.deploymentName, buildId: run.version.buildId } : null,
+    cost: run.cost ?? NOTHING_SPENT, costWithChildren: run.costWithChildren ?? run.cost ?? NOTHING_SPENT,
   };
   if (result) {
     return {
@@ -137,7 +162,7 @@ function toView(c: Omit<ToolCallRecord, 'slot'>): RunView['toolCalls'][number] {
   return {
     id: c.id, turn: c.turn, name: c.name, type: c.type, ...(c.integrationId ? { integrationId: c.integrationId } : {}),
     status: c.status, durationMs: c.durationMs, result: c.result, resultBytes: c.resultBytes,
-    ...(c.childRunId ? { childRunId: c.childRunId } : {}),
+    ...(c.childRunId ? { childRunId: c.childRunId } : {}), ...(c.replayed ? { replayed: c.replayed } : {}),
   };
 }
 

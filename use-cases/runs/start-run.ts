@@ -1,11 +1,9 @@
 import { createHash } from 'node:crypto';
-import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { MAX_RUN_INPUT_CHARS, RUN_WORKFLOW_TYPE, type RunStatus } from '../../core/run';
-import { agentIdKey, runStatusKey, tenantIdKey, threadIdKey } from '../../core/search-attributes';
-import type { SearchAttributeGuard } from '../../platform/temporal/search-attributes';
-import { agentDisabledText, findAgent, findAgentByRef, findThreadAgentByRef } from '../../store/agents';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { MAX_RUN_INPUT_CHARS, type RunStatus } from '../../core/run';
+import { agentDisabledText, findAgentByRef, findThreadAgentByRef } from '../../store/agents';
 import type { Agent } from '../../core/agent';
-import type { Db } from '../../store/pool';
+import type { Db, Queryable } from '../../store/pool';
 import { insertRunOnNewThread, insertRunOnThread } from '../../store/runs/lifecycle';
 import { findRunResult } from '../../store/runs/results';
 import { deleteUnstartedRun, findRun, insertRun, type NewRun, type RunRecord, type StartedBy } from '../../store/runs/runs';
@@ -13,13 +11,13 @@ import { claimThread, releaseThread } from '../../store/threads/thread-claim';
 import { ensureThread, findTenantThread } from '../../store/threads/threads';
 import { EngineError } from '../../core/engine-error';
 import { idempotentRunId, idempotentThreadId, newId } from '../../platform/ids';
-import type { RunWorkflowInput } from '../../workflows/definitions';
-import type { RunViewCache } from './run-view-cache';
 import { newRunView, readRun } from './runs';
-import { type RunView } from '../../core/run-view';
 import type { RunLimits } from '../../core/run-limits';
-import { shortened } from '../../core/truncated-text';
 import type { Caller } from '../caller';
+import { admitRun } from '../tenants/run-cap';
+import { priceOf, pricedModelName, type PriceTable } from '../../core/pricing';
+import { checkCallerTools, type CallerToolsRequest } from './caller-tool-declarations';
+import { startWorkflow, type StartedAgent, type StartRunDeps, type StartRunRequest } from './run-workflow-start';
 
 /*
  * Starting a run, behind the API and the MCP endpoint: idempotency (Stripe's semantics), the
@@ -30,26 +28,7 @@ import type { Caller } from '../caller';
 
 export { MAX_RUN_INPUT_CHARS };
 
-export interface StartRunRequest {
-  threadId: string;
-  input: string;
-  agentId?: string;
-  idempotencyKey?: string;
-  /** the run's own budget, within its agent's (core/run-limits.ts) */
-  limits?: RunLimits;
-  /** forces continue-as-new early; tests use it */
-  continueAsNewAtHistoryBytes?: number;
-}
-
-export interface StartRunDeps {
-  db: Db;
-  client: Client;
-  taskQueue: string;
-  /** the namespace's search attributes, which every start carries: known present, a start asks nothing more */
-  searchAttributes: SearchAttributeGuard;
-  /** the API's run objects: a run is seeded there as recorded, so the long poll after the start reads nothing */
-  views?: RunViewCache<RunView>;
-}
+export type { StartRunDeps, StartRunRequest };
 
 export interface StartedRun {
   run: RunRecord;
@@ -60,8 +39,11 @@ export interface StartedRun {
 /** Who a run's record says started it. */
 const startedByOf = (caller: Caller): StartedBy => ({ principalId: caller.principal.id, name: caller.principal.name });
 
-const requestHash = (r: StartRunRequest) =>
-  createHash('sha256').update(JSON.stringify([r.threadId, r.input, r.agentId ?? null, ...(r.limits ? [r.limits] : [])])).digest('hex');
+/** The request's identity for its Idempotency-Key: what it was before caller tools, and those when it declares them. */
+const requestHash = (r: StartRunRequest) => createHash('sha256').update(JSON.stringify([
+  r.threadId, r.input, r.agentId ?? null, ...(r.limits ? [r.limits] : []),
+  ...(r.callerTools || r.callerToolTimeout ? [r.callerTools ?? null, r.callerToolTimeout ?? null] : []),
+])).digest('hex');
 
 /**
  * Starts a run on a thread: validate → claim the thread → record the run → start the workflow.
@@ -72,15 +54,15 @@ export async function startRun(deps: StartRunDeps, caller: Caller, req: StartRun
   if (req.idempotencyKey) return startIdempotentRun(deps, caller, req, req.idempotencyKey);
   const runId = newId('run');
   const startedBy = startedByOf(caller);
-  const found = await insertRunOnThread(deps.db, {
+  const found = await admitRun(deps.db, caller.tenantId, (q) => insertRunOnThread(q, {
     runId, threadId: req.threadId, agentRef: req.agentId, input: req.input, tenantId: caller.tenantId, startedBy,
-  });
+  }));
   if (!found.thread) throw new EngineError('not_found', `Thread ${req.threadId} does not exist`);
   const { agent } = found;
   if (!agent) throw new EngineError('not_found', `Agent ${req.agentId ?? found.thread.agentId} does not exist`);
   if (agent.disabledAt) throw new EngineError('conflict', agentDisabledText(agent));
   // The thread is held by a run without a result: it may still run, or have closed from outside.
-  const run = found.run ?? await claimAndInsert(deps, {
+  const run = found.run ?? await claimAndInsert(deps, caller.tenantId, {
     id: runId, threadId: found.thread.id, agentId: agent.id, input: req.input, idempotencyKey: null, requestHash: null, startedBy,
   });
   if (!run) throw new EngineError('conflict', `Run ${runId} could not be recorded; retry`);
@@ -94,7 +76,7 @@ export async function runAccepted(db: Db, { run, created }: StartedRun): Promise
   return { id: run.id, threadId: run.threadId, status };
 }
 
-export interface StartOnNewThreadRequest {
+export interface StartOnNewThreadRequest extends CallerToolsRequest {
   /** the agent, by id or name */
   agentRef: string;
   input: string;
@@ -115,16 +97,17 @@ export async function startRunOnNewThread(deps: StartRunDeps, caller: Caller, re
     // A disabled agent gets no new thread; a retry of a request it accepted before is still answered.
     const made = await ensureThread(deps.db, threadId, agent.id, caller.tenantId);
     if (!made) throw new EngineError('agent_disabled', agentDisabledText(agent));
-    const started = { threadId, input: req.input, agentId: agent.id, limits: req.limits };
+    const started = { ...callerToolsRequest(req), threadId, input: req.input, agentId: agent.id, limits: req.limits };
     return startIdempotentRunOf(deps, caller, agent, started, req.idempotencyKey);
   }
-  const { agent, run } = await insertRunOnNewThread(deps.db, {
+  const { agent, run } = await admitRun(deps.db, caller.tenantId, (q) => insertRunOnNewThread(q, {
     runId: newId('run'), threadId: newId('thr'), agentRef: req.agentRef, input: req.input, tenantId: caller.tenantId,
     startedBy: startedByOf(caller),
-  });
+  }));
   if (!agent) throw new EngineError('not_found', `Agent ${req.agentRef} does not exist`);
   if (!run) throw new EngineError('agent_disabled', agentDisabledText(agent));
-  await startWorkflowOrUndo(deps, run, { threadId: run.threadId, input: req.input, limits: req.limits }, agent, { newThread: true });
+  const started = { ...callerToolsRequest(req), threadId: run.threadId, input: req.input, limits: req.limits };
+  await startWorkflowOrUndo(deps, run, started, agent, { newThread: true });
   return { run, created: true };
 }
 
@@ -148,7 +131,7 @@ async function startIdempotentRunOf(
   if (existing) return replay(deps, existing, hash, req);
   if (agent.disabledAt) throw new EngineError('conflict', agentDisabledText(agent));
 
-  const run = await claimAndInsert(deps, {
+  const run = await claimAndInsert(deps, caller.tenantId, {
     id: runId, threadId: req.threadId, agentId, input: req.input, idempotencyKey: key, requestHash: hash, startedBy: startedByOf(caller),
   });
   if (!run) {
@@ -161,22 +144,31 @@ async function startIdempotentRunOf(
   return { run, created: true };
 }
 
-/** Claims the thread, then records the run; undefined when a run with this id exists already. */
-async function claimAndInsert(deps: StartRunDeps, record: NewRun): Promise<RunRecord | undefined> {
-  await claimThreadFor(deps, record.threadId, record.id);
-  return insertRun(deps.db, record).catch(async (err: unknown) => {
-    await releaseThread(deps.db, record.threadId, record.id);
-    throw err;
+/**
+ * Claims the thread, then records the run, within the tenant's cap; undefined when a run with this
+ * id exists already.
+ */
+async function claimAndInsert(deps: StartRunDeps, tenantId: string, record: NewRun): Promise<RunRecord | undefined> {
+  return admitRun(deps.db, tenantId, async (q) => {
+    await claimThreadFor(deps, q, record.threadId, record.id);
+    return insertRun(q, record).catch(async (err: unknown) => {
+      // In a capped tenant's transaction the rollback lets go of the claim: this release may fail then.
+      await releaseThread(q, record.threadId, record.id).catch(() => undefined);
+      throw err;
+    });
   });
 }
 
 /** A workflow that could not be started leaves neither the claim nor the run behind, nor a thread made for it. */
-async function startWorkflowOrUndo(
+export async function startWorkflowOrUndo(
   deps: StartRunDeps, run: RunRecord, req: StartRunRequest, agent: StartedAgent, { newThread = false } = {},
 ): Promise<void> {
   // Before the start: once the workflow runs, only a read can tell what it has done.
   deps.views?.seed(run.id, run.tenantId, newRunView(run));
   try {
+    requirePricedModel(deps.prices, agent, req.limits);
+    // A run's own caller tools are checked against its agent's tools; an agent's were, when it was saved.
+    if (req.callerTools) await checkCallerTools(deps.db, req.callerTools, agent.integrationIds, 'body.callerTools');
     await startWorkflow(deps, run, req, agent);
   } catch (err) {
     deps.views?.forget(run.id);
@@ -184,7 +176,13 @@ async function startWorkflowOrUndo(
     await deleteUnstartedRun(deps.db, run, { newThread });
     throw err;
   }
+  deps.metrics?.runStarted(agent.name);
 }
+
+/** A request's caller tools, only when it declares them (its Idempotency-Key's hash says so). */
+const callerToolsRequest = (r: CallerToolsRequest): CallerToolsRequest => ({
+  ...(r.callerTools ? { callerTools: r.callerTools } : {}), ...(r.callerToolTimeout ? { callerToolTimeout: r.callerToolTimeout } : {}),
+});
 
 /** Stripe's semantics: the same key and body give the same run; the same key with another body is a conflict. */
 async function replay(deps: StartRunDeps, existing: RunRecord, hash: string, req: StartRunRequest): Promise<StartedRun> {
@@ -195,53 +193,27 @@ async function replay(deps: StartRunDeps, existing: RunRecord, hash: string, req
   return { run: existing, created: false };
 }
 
-const firstLine = (text: string) => shortened(text.trim().split('\n')[0] ?? '', 120);
-
-/** What a run's start needs of its agent: its name for the Web UI, whether its preparation discovers integrations. */
-type StartedAgent = Pick<Agent, 'name' | 'integrationIds'>;
-
-async function startWorkflow(deps: StartRunDeps, run: RunRecord, req: StartRunRequest, known?: StartedAgent): Promise<void> {
-  const agent = known ?? await findAgent(deps.db, run.agentId);
-  const input: RunWorkflowInput = {
-    runId: run.id, continueAsNewAtHistoryBytes: req.continueAsNewAtHistoryBytes, ...(req.limits ? { limits: req.limits } : {}),
-    ...(agent?.integrationIds.length ? { discovers: true } : {}),
-  };
-  const start = () => deps.client.workflow.start(RUN_WORKFLOW_TYPE, {
-    workflowId: run.id,
-    taskQueue: deps.taskQueue,
-    args: [input],
-    workflowIdConflictPolicy: 'USE_EXISTING',
-    workflowIdReusePolicy: 'REJECT_DUPLICATE',
-    typedSearchAttributes: [
-      { key: threadIdKey, value: run.threadId },
-      { key: agentIdKey, value: run.agentId },
-      { key: runStatusKey, value: 'running' },
-      { key: tenantIdKey, value: run.tenantId },
-    ],
-    // The Web UI's run list then reads as a list of conversations.
-    staticSummary: `${agent?.name ?? run.agentId}: ${firstLine(run.input)}`,
-    staticDetails: `run ${run.id} on thread ${run.threadId}`,
-  });
-  try {
-    await deps.searchAttributes.withAttributes(start);
-  } catch (err) {
-    // The run already ran and closed: an idempotent replay, not an error.
-    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-  }
+/** A budget in USD needs the run's model priced: an unpriced turn costs nothing the limit could count. */
+function requirePricedModel(prices: PriceTable | undefined, agent: StartedAgent, limits: RunLimits | undefined): void {
+  if (agent.limits?.maxCostUsd === undefined && limits?.maxCostUsd === undefined) return;
+  const model = pricedModelName(agent.model);
+  if (priceOf(prices, agent.model.provider, model)) return;
+  throw new EngineError('validation', `limits.maxCostUsd: the agent's model ${agent.model.provider}/${model} has no price in the `
+    + 'operator\'s price table (PRICES_FILE); a budget in USD needs one', { field: 'limits.maxCostUsd' });
 }
 
 /**
  * A thread runs one run at a time (store/threads/thread-claim.ts). A holder without a result may
  * still run, or its workflow may have closed from outside: only Temporal can tell.
  */
-async function claimThreadFor(deps: StartRunDeps, threadId: string, runId: string): Promise<void> {
-  const first = await claimThread(deps.db, threadId, runId);
+async function claimThreadFor(deps: StartRunDeps, q: Queryable, threadId: string, runId: string): Promise<void> {
+  const first = await claimThread(q, threadId, runId);
   if (first.claimed) return;
   if (first.holder && !(await runHasEnded(deps, first.holder))) {
     throw new EngineError('thread_busy', `Thread ${threadId} is busy with run ${first.holder}`);
   }
-  if (first.holder) await releaseThread(deps.db, threadId, first.holder);
-  if (!(await claimThread(deps.db, threadId, runId)).claimed) throw new EngineError('thread_busy', `Thread ${threadId} is busy`);
+  if (first.holder) await releaseThread(q, threadId, first.holder);
+  if (!(await claimThread(q, threadId, runId)).claimed) throw new EngineError('thread_busy', `Thread ${threadId} is busy`);
 }
 
 /** Whether a run has ended: its result is written, or its workflow is closed or gone. */

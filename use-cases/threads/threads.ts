@@ -3,6 +3,7 @@ import type { ThreadMetadata } from '../../core/prompt-conditions';
 import { agentDisabledText } from '../../store/agents';
 import { listDataSources, type DataSource } from '../../store/data-sources';
 import type { Db } from '../../store/pool';
+import { findTenantThreadWithCost, type ThreadWithCost } from '../../store/runs/thread-costs';
 import { MESSAGE_PREVIEW_CHARS, pageThreadMessages, type MessagePage } from '../../store/threads/thread-messages';
 import {
   findTenantThread, insertThread, listThreads, updateThreadMetadata, type Thread, type ThreadPage,
@@ -11,7 +12,7 @@ import type { Caller } from '../caller';
 import { loadAgent } from '../agents/agents';
 
 /*
- * Threads as callers see them: created for an agent (by id or name), listed, read, their metadata
+ * Threads as callers see them: created for an agent (by id or name), listed, read (with their runs' cost), their metadata
  * replaced, their conversation and data sources read, each of the caller's tenant only. A thread
  * that does not exist, or is another tenant's, is not_found.
  */
@@ -28,6 +29,13 @@ export const threadNotFound = (threadId: string) => new EngineError('not_found',
 /** The caller's thread, by id; not_found otherwise (another tenant's thread answers as an unknown one). */
 export async function loadThread(db: Db, caller: Caller, threadId: string): Promise<Thread> {
   const thread = await findTenantThread(db, caller.tenantId, threadId);
+  if (!thread) throw threadNotFound(threadId);
+  return thread;
+}
+
+/** The caller's thread with what its runs cost (GET /v1/threads/:id); not_found otherwise. */
+export async function readThread(db: Db, caller: Caller, threadId: string): Promise<ThreadWithCost> {
+  const thread = await findTenantThreadWithCost(db, caller.tenantId, threadId);
   if (!thread) throw threadNotFound(threadId);
   return thread;
 }

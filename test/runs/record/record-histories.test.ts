@@ -5,7 +5,19 @@ import { promisify } from 'node:util';
 import { insertAgent } from '../../../store/agents';
 import { insertIntegration } from '../../../store/integrations/integrations';
 import { insertThread } from '../../../store/threads/threads';
-import { startEngine, type Engine } from '../../support/engine';
+import { pendingBudgetRequest } from '../../../store/budget-requests';
+import { DECIDE_BUDGET_UPDATE } from '../../../core/budget-ask';
+import { CALLER_TOOL_ANSWERED_SIGNAL } from '../../../core/caller-tools';
+import { answerCallerToolCall, pendingCallerToolCalls } from '../../../store/caller-tools';
+import { EVAL_WORKFLOW_TYPE } from '../../../core/eval';
+import { tenantIdKey } from '../../../core/search-attributes';
+import { DEFAULT_TENANT_ID } from '../../../core/tenancy';
+import { insertEval } from '../../../store/evals/evals';
+import { SearchAttributeGuard } from '../../../platform/temporal/search-attributes';
+import { operatorCaller } from '../../../use-cases/caller';
+import { replayRun } from '../../../use-cases/runs/replay-run';
+import { waitFor } from '../../support/wait';
+import { logger, startEngine, type Engine } from '../../support/engine';
 import { ROOT } from '../../support/processes';
 import { testStack } from '../../support/stack-env';
 
@@ -92,4 +104,61 @@ test('records histories of the run workflow', async () => {
   const r5 = await engine.start({ threadId: (await insertThread(engine.db, limited.id)).id, input: 'too many calls' });
   expect((await engine.result(r5)).toolCalls).toHaveLength(5);
   await save('tool-calls-per-turn', r5);
+
+  // A reached limit that asks a person (limits.onLimit "ask"), raised through the workflow's update.
+  const asking = await insertAgent(engine.db, {
+    name: `budget-history-${Date.now()}`, limits: { maxToolCalls: 1, onLimit: 'ask' },
+    model: { provider: 'scripted', script: [{ toolCalls: calls(2) }, { text: 'done' }] },
+  });
+  const r6 = await engine.start({ threadId: (await insertThread(engine.db, asking.id)).id, input: 'ask for more' });
+  let pending: Awaited<ReturnType<typeof pendingBudgetRequest>>;
+  await waitFor(async () => Boolean(pending = await pendingBudgetRequest(engine.db, r6)), 30_000, 'the run to ask');
+  await engine.client.workflow.getHandle(r6).executeUpdate(DECIDE_BUDGET_UPDATE, { args: [{ seq: pending!.seq, decision: { add: { maxToolCalls: 1 } } }] });
+  expect((await engine.result(r6)).toolCalls).toHaveLength(2);
+  await save('budget-ask', r6);
+
+  // Two calls of the caller's tools in one turn, waiting together, answered in reverse order (the answer in PostgreSQL, its id signalled).
+  const callers = await insertAgent(engine.db, {
+    name: `caller-tools-history-${Date.now()}`,
+    model: { provider: 'scripted', script: [{ toolCalls: [{ name: 'ask_a', arguments: {} }, { name: 'ask_b', arguments: {} }] }, { text: '{{tool_results}}' }] },
+  });
+  const callerTools = ['ask_a', 'ask_b'].map((name) => ({ name, inputSchema: { type: 'object' } }));
+  const r7 = await engine.start({ threadId: (await insertThread(engine.db, callers.id)).id, input: 'ask the caller', callerTools });
+  await waitFor(async () => (await pendingCallerToolCalls(engine.db, r7)).length === 2, 30_000, 'both calls to wait');
+  for (const toolCallId of ['call_1_2', 'call_1_1']) {
+    await answerCallerToolCall(engine.db, r7, toolCallId, { content: [{ type: 'text', text: toolCallId }], isError: false }, null);
+    await engine.client.workflow.getHandle(r7).signal(CALLER_TOOL_ANSWERED_SIGNAL, { toolCallId });
+  }
+  expect((await engine.result(r7)).output).toBe('call_1_1\ncall_1_2');
+  await save('caller-tools', r7);
+
+  // A replay of the MCP run (recorded-then-live), on an agent whose first call the original made and whose second it did not:
+  // matched, then answered from the recording and run live in one turn.
+  const replaying = await insertAgent(engine.db, {
+    name: `replay-history-${Date.now()}`,
+    model: { provider: 'scripted', script: [
+      { toolCalls: [{ name: `${integration.name}__echo`, arguments: { text: 'hi' } }, { name: `${integration.name}__echo`, arguments: { text: 'live' } }] },
+      { text: '{{tool_results}}' },
+    ] },
+  });
+  const deps = {
+    db: engine.db, client: engine.client, taskQueue: engine.taskQueue, llmKeyEnvs: [],
+    searchAttributes: new SearchAttributeGuard(engine.client.connection, engine.client.options.namespace, logger),
+  };
+  const { run: r8 } = await replayRun(deps, operatorCaller(), { runId: r4, tools: 'recorded-then-live', agentId: replaying.id });
+  expect((await engine.result(r8.id)).toolCalls.map((c) => c.replayed ?? null)).toEqual(['recorded', null]);
+  await save('replay', r8.id);
+
+  // An eval: two runs replayed with recorded results (its replays are child workflows), a thread's runs in order, then scored.
+  const evalId = `evl_history${Date.now()}`;
+  await insertEval(engine.db, {
+    id: evalId, tenantId: DEFAULT_TENANT_ID, name: 'history', tools: 'recorded', agentId: null, model: null,
+    startedBy: { principalId: 'operator', name: 'operator' },
+    runs: [{ originalRunId: r1, group: 0, expect: { maxTurns: 3 } }, { originalRunId: r4, group: 1, expect: { toolsCalled: ['a'] } }],
+  });
+  await engine.client.workflow.start(EVAL_WORKFLOW_TYPE, {
+    workflowId: evalId, taskQueue: engine.taskQueue, args: [{ evalId }], typedSearchAttributes: [{ key: tenantIdKey, value: DEFAULT_TENANT_ID }],
+  });
+  expect(await engine.client.workflow.getHandle(evalId).result()).toMatchObject({ status: 'completed', runs: 2, passed: 1 });
+  await save('eval', evalId);
 });
