@@ -48,9 +48,14 @@ describe('npm run api and npm run worker with METRICS_PORT', () => {
     10_000, 'the worker to count the run');
     // The Temporal SDK's own metrics, apart from the engine's, behind the same token.
     expect((await scrape(temporalMetricsPort, {})).status).toBe(401);
-    const temporalText = await (await scrape(temporalMetricsPort)).text();
+    // The run's row ends in its last activity; the workflow completes in the workflow task after it, so
+    // the SDK counts the completion a moment after the API answers `completed`: read it once it is there.
+    const completed = /^temporal_workflow_completed\{.*task_queue="metrics-[^"]+".*\} [1-9]/m;
+    let temporalText = '';
+    await waitFor(async () => completed.test(temporalText = await (await scrape(temporalMetricsPort)).text()),
+      10_000, 'the Temporal SDK to count the workflow\'s completion');
     expect(temporalText).toMatch(/^temporal_worker_task_slots_available\{.*\} \d+$/m);
-    expect(temporalText).toMatch(/^temporal_workflow_completed\{.*task_queue="metrics-[^"]+".*\} [1-9]/m);
+    expect(temporalText).toMatch(completed);
     expect(temporalText).not.toMatch(/^agent_engine_/m);
 
     for (const c of children) c.kill('SIGTERM');
