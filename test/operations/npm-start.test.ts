@@ -4,7 +4,7 @@ import path from 'node:path';
 import { freePort } from '../../platform/ports';
 import { interrupt, killEverything, npmStart, processesUsing, waitForOutput, type Started } from '../support/npm-start';
 import { testStack } from '../support/stack-env';
-import { within } from '../support/wait';
+import { waitFor, within } from '../support/wait';
 
 /** The demo's lines in the order a person reads them: each turn, then its tool call, then the end. */
 function expectDemoInOrder(output: string): void {
@@ -15,16 +15,23 @@ function expectDemoInOrder(output: string): void {
   ]);
 }
 
-/** Each process's metrics, on a line of its own, already counting the demo's run. */
+/** Each process's metrics, on a line of its own, counting the demo's run (once each count has moved:
+ *  the worker counts the run's end, and the SDK the workflow's completion, just after the API can answer). */
 async function expectMetrics(output: string): Promise<void> {
   const api = /^Metrics \(API\): {4}(http:\/\/127\.0\.0\.1:\d+\/metrics)$/m.exec(output)?.[1];
   const worker = /^Metrics \(worker\): (http:\/\/127\.0\.0\.1:\d+\/metrics)$/m.exec(output)?.[1];
   const temporal = /^Metrics \(Temporal SDK\): (http:\/\/127\.0\.0\.1:\d+\/metrics)$/m.exec(output)?.[1];
   expect({ api, worker, temporal }).toEqual({ api: expect.any(String), worker: expect.any(String), temporal: expect.any(String) });
-  const [apiText, workerText, temporalText] = await Promise.all([api!, worker!, temporal!].map(async (url) => (await fetch(url)).text()));
-  expect(temporalText).toMatch(/^temporal_workflow_completed\{.*\} [1-9]/m);
-  expect(apiText).toMatch(/^agent_engine_runs_started_total\{agent="[^"]+",process="api"\} [1-9]/m);
-  expect(workerText).toMatch(/^agent_engine_runs_ended_total\{status="completed",stop_reason="answer",agent="[^"]+",process="worker"\} [1-9]/m);
+  const expected: [string, RegExp][] = [
+    [temporal!, /^temporal_workflow_completed\{.*\} [1-9]/m],
+    [api!, /^agent_engine_runs_started_total\{agent="[^"]+",process="api"\} [1-9]/m],
+    [worker!, /^agent_engine_runs_ended_total\{status="completed",stop_reason="answer",agent="[^"]+",process="worker"\} [1-9]/m],
+  ];
+  for (const [url, pattern] of expected) {
+    let text = '';
+    await waitFor(async () => pattern.test(text = await (await fetch(url)).text()), 10_000, `${pattern.source} at ${url}`).catch(() => undefined);
+    expect(text).toMatch(pattern);
+  }
 }
 
 describe('npm start', () => {
