@@ -27,7 +27,10 @@ export interface Reading {
   temporalDb?: Record<string, number>;
 }
 
-export interface PgCounts { statements: number; byVerb: Record<string, number>; notifications: number; snapshots: number }
+export interface PgCounts {
+  statements: number; byVerb: Record<string, number>; notifications: number; snapshots: number;
+  byChannel?: Record<string, number>; timers?: number; timersBy?: Record<string, number>;
+}
 
 export interface TableFigures { sizeBytes: number; rowBytes: number; inserted: number; updated: number; deleted: number }
 
@@ -40,7 +43,7 @@ export function counterArgs(file: string): { nodeArgs: string[]; env: Record<str
 }
 
 /** Asks each counted process for its counts (SIGUSR2) and waits until it has written them. */
-async function readCounters(processes: Counted[]): Promise<Record<string, PgCounts>> {
+export async function readCounters(processes: Counted[]): Promise<Record<string, PgCounts>> {
   const read = (c: Counted): PgCounts | undefined => {
     try {
       return JSON.parse(fs.readFileSync(c.file, 'utf8')) as PgCounts;

@@ -16,6 +16,8 @@ import {
   type Child, type CpuGroups,
 } from './load-processes';
 import { arg, listArg } from './bench-args';
+import { counterArgs } from './capacity-meters';
+import { CostTotals, readCosts } from './run-costs';
 
 /**
  * `npm run bench:load [-- --rounds=5 --round-settle-ms=16000 --concurrency=50 --round-runs=100 --burst-runs=50 --burst-rounds=3 --rss-runs=100 --latency-n=20 --get-rate=200 --profile --only=… --arenas=default --worker-node-args="…"]`
@@ -116,10 +118,14 @@ async function main(): Promise<void> {
   try {
     // The API and the worker run from the build, as the production image runs them (Dockerfile).
     const profiled = (name: string) => (PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${path.join(profileDir, name)}`] : []);
+    // Each engine process counts its statements, notifications and timers (pg-statement-counter.js).
+    const counted = { API: path.join(infra.tmpDir, 'api-counts.json'), worker: path.join(infra.tmpDir, 'worker-counts.json') };
+    const [apiCounter, workerCounter] = [counterArgs(counted.API), counterArgs(counted.worker)];
     const { api, apiProcess, worker } = await startEngineProcesses(infra, {
       // MALLOC_ARENA_MAX as the production image sets it (Dockerfile); --arenas=default leaves glibc's default.
       taskQueue: ENGINE_QUEUE, arenas: !process.argv.includes('--arenas=default'),
-      apiNodeArgs: profiled('api'), workerNodeArgs: [...WORKER_NODE_ARGS, ...profiled('worker')],
+      apiNodeArgs: [...apiCounter.nodeArgs, ...profiled('api')], apiEnv: apiCounter.env,
+      workerNodeArgs: [...workerCounter.nodeArgs, ...WORKER_NODE_ARGS, ...profiled('worker')], workerEnv: workerCounter.env,
     }, children);
     const floorBundlePath = path.join(infra.tmpDir, 'floor-bundle.js');
     await fs.writeFile(floorBundlePath, (await bundleWorkflowCode({
@@ -149,17 +155,22 @@ async function main(): Promise<void> {
     const parts = { 'engine worker': worker.process.pid!, API: apiProcess.process.pid!, 'floor worker': floorProcess.process.pid!, 'bench client': process.pid };
     const database = new URL(infra.databaseUrl).pathname.slice(1);
     const reading = () => readParts(parts, process.pid, database);
+    const countedProcesses = [{ name: 'API', pid: apiProcess.process.pid!, file: counted.API }, { name: 'worker', pid: worker.process.pid!, file: counted.worker }];
+    const threadsOf = { API: apiProcess.process.pid!, worker: worker.process.pid!, 'floor worker': floorProcess.process.pid! };
     /** CPU seconds (and wakeups) by part over the rounds `count` wraps, per side, printed per run by `printCpu` */
     const cpuOfRounds = () => {
       const cpu: Record<'engine' | 'floor', CpuGroups> = { engine: {}, floor: {} };
       const woken: Record<'engine' | 'floor', CpuGroups> = { engine: {}, floor: {} };
+      const costs = { engine: new CostTotals(), floor: new CostTotals() };
       const add = (to: CpuGroups, delta: CpuGroups) => {
         for (const [k, v] of Object.entries(delta)) to[k] = (to[k] ?? 0) + v;
       };
       const count = (side: 'engine' | 'floor') => async (round: () => Promise<number>) => {
+        const costsBefore = await readCosts(side === 'engine' ? countedProcesses : [], threadsOf);
         const before = reading();
         const rate = await round();
         const after = reading();
+        costs[side].add(costsBefore, await readCosts(side === 'engine' ? countedProcesses : [], threadsOf));
         add(cpu[side], cpuDelta(before.cpu, after.cpu));
         add(woken[side], cpuDelta(before.wakeups, after.wakeups));
         return rate;
@@ -173,6 +184,8 @@ async function main(): Promise<void> {
         console.log(`  CPU ms per run, floor (${f.toFixed(0)} in all): ${perRun(cpu.floor)}`);
         const wakeups = (g: CpuGroups) => Object.entries(g).sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${(n / runs).toFixed(0)}`).join(', ');
         console.log(`  wakeups per run (see bench:wakeup), engine: ${wakeups(woken.engine)}; floor: ${wakeups(woken.floor)}`);
+        console.log(`  engine's rounds:\n${costs.engine.lines(runs).join('\n')}`);
+        console.log(`  floor's rounds: ${costs.floor.lines(runs).at(-1)!.trim()}`);
       };
       return { count, printCpu };
     };
