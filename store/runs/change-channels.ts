@@ -1,3 +1,4 @@
+import { STARTS_LISTENED_LOCK } from '../migrations/040-progress-when-listened';
 import { TEXT_CHANNEL } from './turn-drafts';
 import type { RunChange } from './run-changes';
 
@@ -27,7 +28,20 @@ export function changeOfChannel(channel: string): RunChange | undefined {
   return KIND_OF.get(channel);
 }
 
-/** `LISTEN engine_run_event`, … : one statement per kind */
+const [lockA, lockB] = STARTS_LISTENED_LOCK;
+
+/**
+ * `LISTEN engine_run_event`, … : one statement per kind. Step starts are announced only while
+ * someone listens for them (migration 40): listening for `progress` holds the advisory lock that
+ * says so, taken before the LISTEN (it waits for a writer that found nobody listening to commit)
+ * and let go of after the UNLISTEN.
+ */
 export function channelStatements(verb: 'LISTEN' | 'UNLISTEN', kinds: readonly RunChange[]): string[] {
-  return kinds.map((kind) => `${verb} ${CHANNEL_OF[kind]}`);
+  return kinds.flatMap((kind) => {
+    const statement = `${verb} ${CHANNEL_OF[kind]}`;
+    if (kind !== 'progress') return [statement];
+    return verb === 'LISTEN'
+      ? [`SELECT pg_advisory_lock_shared(${lockA}, ${lockB})`, statement]
+      : [statement, `SELECT pg_advisory_unlock_shared(${lockA}, ${lockB})`];
+  });
 }
