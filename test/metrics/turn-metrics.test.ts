@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import pg from 'pg';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { buildApp } from '../../api/app';
 import type { ModelConfig, ScriptStep } from '../../core/agent-model';
@@ -22,20 +21,15 @@ import { startFakeLlmServer, type FakeLlmServer } from '../support/fake-llm-serv
 import { insertFixtureIntegration } from '../support/fixture-integration';
 import { sample, scrape } from '../support/metrics-scrape';
 import { waitFor } from '../support/wait';
+import { ownDatabase } from '../support/own-database';
 
 /*
  * The worker's LLM turn metrics (turns, tokens, cost, first token, stream lag), its MCP connections
  * and the API's runs waiting, scraped over HTTP. A database of this file's own: runs_waiting counts
  * every run of the database, and other test files' runs must not move it.
  */
-const adminUrl = process.env.EXTERNAL_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const dbName = `turn_metrics_${process.pid}_${Date.now().toString(36)}`;
-const dbUrl = Object.assign(new URL(adminUrl), { pathname: `/${dbName}` }).toString();
-const admin = async (sql: string) => {
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  await client.query(sql).finally(() => client.end());
-};
+const database = ownDatabase('turn_metrics');
+const { url: dbUrl } = database;
 
 const PRICES: PriceTable = { openai: { 'gpt-metrics': { inputPerMillion: 2, outputPerMillion: 8, cachedInputPerMillion: 0.5 } } };
 
@@ -47,7 +41,7 @@ let apiUrl: string;
 let workerUrl: string;
 
 beforeAll(async () => {
-  await admin(`CREATE DATABASE ${dbName}`);
+  await database.create();
   llm = await startFakeLlmServer();
   const workerMetrics = new WorkerMetrics({ maxLabelValues: 100, mcpConnections: () => engine.mcpPool()?.openConnections() ?? [] });
   const providers = {
@@ -67,7 +61,7 @@ afterAll(async () => {
   await app?.close();
   await engine?.close();
   await llm?.close();
-  await admin(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+  await database.drop();
 });
 
 const inject = async (options: InjectOptions) => {

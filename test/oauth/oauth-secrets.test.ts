@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import pg from 'pg';
 import type { ScriptStep } from '../../core/agent-model';
 import { insertAgent } from '../../store/agents';
 import { insertIntegration } from '../../store/integrations/integrations';
@@ -15,31 +14,21 @@ import { defaultFetch } from '../../mcp-client/connections/connect';
 import { logger, startEngine, type Engine } from '../support/engine';
 import { approveInBrowser, startOAuthProtectedServer, type OAuthProtectedServer } from '../fixtures/oauth-protected-server';
 import { oauthRecords } from '../../store/integrations/oauth';
+import { ownDatabase } from '../support/own-database';
 
 const [K1, K2] = [newSecretKey(), newSecretKey()];
 const idOf = (key: Buffer) => keyRing(key).current!.id;
 
 /** A database of this file's own: a rotation rewrites every sealed row, and other test files must not see that. */
-const adminUrl = process.env.EXTERNAL_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const dbName = `oauth_secrets_${process.pid}_${Date.now().toString(36)}`;
-const dbUrl = (() => {
-  const url = new URL(adminUrl);
-  url.pathname = `/${dbName}`;
-  return url.toString();
-})();
-
-async function admin(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  await client.query(sql).finally(() => client.end());
-}
+const database = ownDatabase('oauth_secrets');
+const { url: dbUrl } = database;
 
 describe('OAuth secrets at rest', () => {
   let engine: Engine;
   let server: OAuthProtectedServer;
 
   beforeAll(async () => {
-    await admin(`CREATE DATABASE ${dbName}`);
+    await database.create();
     server = await startOAuthProtectedServer();
     engine = await startEngine('external', { databaseUrl: dbUrl, worker: false });
     await migrate(engine.db);
@@ -49,7 +38,7 @@ describe('OAuth secrets at rest', () => {
   afterAll(async () => {
     await engine?.close();
     await server?.close();
-    await admin(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+    await database.drop();
   });
 
   const kids = async () => (await engine.db.query<{ kid: string }>(

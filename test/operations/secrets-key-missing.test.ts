@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type { LightMyRequestResponse } from 'fastify';
-import pg from 'pg';
 import pino from 'pino';
 import { startApiServer, type ApiServer } from '../../api/server';
 import { loadConfig } from '../../platform/config';
@@ -9,34 +8,24 @@ import { findIntegrationByName } from '../../store/integrations/integrations';
 import { migrate } from '../../store/migrations';
 import { openSecretStore } from '../../store/secrets/open-secret-store';
 import { startEngine, type Engine } from '../support/engine';
+import { ownDatabase } from '../support/own-database';
 
 /*
  * The production topology's API started without SECRETS_KEY on an empty database, as
  * `npm run api` starts (migrate, open the secret store, serve): what needs the key says so.
  */
 
-const adminUrl = process.env.EXTERNAL_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const dbName = `no_secrets_key_${process.pid}_${Date.now().toString(36)}`;
-const dbUrl = (() => {
-  const url = new URL(adminUrl);
-  url.pathname = `/${dbName}`;
-  return url.toString();
-})();
+const database = ownDatabase('no_secrets_key');
+const { url: dbUrl } = database;
 const SECRET = `s3cret-${randomUUID()}`;
 const suffix = () => randomUUID().slice(0, 8);
-
-async function admin(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  await client.query(sql).finally(() => client.end());
-}
 
 let engine: Engine;
 let server: ApiServer;
 const log: string[] = [];
 
 beforeAll(async () => {
-  await admin(`CREATE DATABASE ${dbName}`);
+  await database.create();
   engine = await startEngine('external', { databaseUrl: dbUrl, worker: false });
   const logger = pino({ level: 'info' }, new Writable({ write(chunk: Buffer, _enc, done) { log.push(chunk.toString()); done(); } }));
   await migrate(engine.db);
@@ -46,7 +35,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.close();
   await engine?.close();
-  await admin(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+  await database.drop();
 });
 
 function expectSecretsKeyMissing(res: LightMyRequestResponse): void {

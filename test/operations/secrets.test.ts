@@ -14,6 +14,7 @@ import { keyRing, newSecretKey } from '../../platform/secrets/secret-box';
 import { logger, startEngine, type Engine } from '../support/engine';
 import { ROOT, exited } from '../support/processes';
 import { waitFor } from '../support/wait';
+import { ownDatabase } from '../support/own-database';
 
 const FIXTURE = path.join(ROOT, 'test', 'fixtures', 'mcp-fixture-server.ts');
 const MARKER = `secrets-test-${randomUUID()}`;
@@ -24,19 +25,8 @@ const [K1, K2, K3] = [newSecretKey(), newSecretKey(), newSecretKey()];
 const b64 = (key: Buffer) => key.toString('base64');
 
 /** A database of this file's own: rotations rewrite every row, and other test files must not see that. */
-const adminUrl = process.env.EXTERNAL_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const dbName = `secrets_test_${process.pid}_${Date.now().toString(36)}`;
-const dbUrl = (() => {
-  const url = new URL(adminUrl);
-  url.pathname = `/${dbName}`;
-  return url.toString();
-})();
-
-async function admin(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  await client.query(sql).finally(() => client.end());
-}
+const database = ownDatabase('secrets_test');
+const { url: dbUrl, name: dbName } = database;
 
 /** `npm run secrets:rotate` (what the script runs), against this file's database. */
 function rotation(current: Buffer, previous: Buffer): { child: ChildProcess; output: () => string } {
@@ -80,7 +70,7 @@ describe('secrets at rest', () => {
     expect(await engine.result(runId)).toMatchObject({ status: 'completed', output: `FIXTURE_SECRET=${SECRET}` });
 
   beforeAll(async () => {
-    await admin(`CREATE DATABASE ${dbName}`);
+    await database.create();
     engine = await startEngine('external', { databaseUrl: dbUrl, worker: false });
     db = engine.db;
     await migrate(db);
@@ -100,7 +90,7 @@ describe('secrets at rest', () => {
 
   afterAll(async () => {
     await engine?.close();
-    await admin(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+    await database.drop();
   });
 
   test('the stored rows hold no secret in plain text, and each names its key', async () => {

@@ -5,20 +5,15 @@ import { listenForRunChanges, type RunChangeFeed } from '../../store/runs/change
 import { appendEvent, listEvents } from '../../store/runs/events';
 import { logger } from '../support/engine';
 import { waitFor } from '../support/wait';
+import { ownDatabase } from '../support/own-database';
 
 /**
  * A step's start (run_started, turn_started, tool_call_started) is NOTIFYed on engine_run_progress
  * only while some process listens for starts (migration 40); every other event always is. A database
  * of its own: other test files' API processes follow runs in the shared one, and would listen.
  */
-const adminUrl = process.env.EXTERNAL_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const dbName = `progress_notify_${process.pid}_${Date.now().toString(36)}`;
-const dbUrl = Object.assign(new URL(adminUrl), { pathname: `/${dbName}` }).toString();
-const admin = async (sql: string) => {
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  await client.query(sql).finally(() => client.end());
-};
+const database = ownDatabase('progress_notify');
+const { url: dbUrl } = database;
 
 let db: Db;
 /** a session that LISTENs on both channels as a bystander (it holds no lock): what was sent */
@@ -27,7 +22,7 @@ const heard: { channel: string; runId: string }[] = [];
 const feeds: RunChangeFeed[] = [];
 
 beforeAll(async () => {
-  await admin(`CREATE DATABASE ${dbName}`);
+  await database.create();
   db = createPool(dbUrl, logger, 4);
   await migrate(db);
   bystander = new pg.Client({ connectionString: dbUrl });
@@ -39,7 +34,7 @@ afterAll(async () => {
   await Promise.all(feeds.map((f) => f.close()));
   await bystander?.end();
   await db?.end();
-  await admin(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+  await database.drop();
 });
 
 const channelsFor = (runId: string) => heard.filter((h) => h.runId === runId).map((h) => h.channel);

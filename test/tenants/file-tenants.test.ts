@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
-import pg from 'pg';
 import { startApiServer, type ApiServer } from '../../api/server';
 import { syncAgentFiles } from '../../store/agent-files/sync';
 import { migrate } from '../../store/migrations';
@@ -11,6 +10,7 @@ import { ConfigError, loadConfig } from '../../platform/config';
 import { loadIntegrationsFile } from '../../use-cases/integrations/integrations-file';
 import { logger, startEngine, type Engine } from '../support/engine';
 import { testStack } from '../support/stack-env';
+import { ownDatabase } from '../support/own-database';
 
 /*
  * The operator's files name the tenants their agents and integrations serve (`tenants`: names, or
@@ -22,19 +22,8 @@ import { testStack } from '../support/stack-env';
 const API_KEY = `api-${randomUUID()}`;
 const ADMIN_KEY = `admin-${randomUUID()}`;
 const ROLES = ['read', 'run', 'decide', 'manage'];
-const adminUrl = process.env.EXTERNAL_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const dbName = `file_tenants_test_${process.pid}_${Date.now().toString(36)}`;
-const dbUrl = (() => {
-  const url = new URL(adminUrl);
-  url.pathname = `/${dbName}`;
-  return url.toString();
-})();
-
-async function admin(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  await client.query(sql).finally(() => client.end());
-}
+const database = ownDatabase('file_tenants_test');
+const { url: dbUrl } = database;
 
 const scripted = { provider: 'scripted', script: [{ text: 'hi' }] };
 const agentFile = (config: Record<string, unknown>) => `<config>${JSON.stringify({ model: scripted, ...config })}</config>\n<system>Operator's.</system>\n`;
@@ -49,7 +38,7 @@ let acmeId: string;
 let betaId: string;
 
 beforeAll(async () => {
-  await admin(`CREATE DATABASE ${dbName}`);
+  await database.create();
   engine = await startEngine('external', { databaseUrl: dbUrl, worker: false });
   await migrate(engine.db);
   // Before the API starts: the first sync finds them. `later` and `future` are created through the API.
@@ -83,7 +72,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await api?.close();
   await engine?.close();
-  await admin(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+  await database.drop();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
