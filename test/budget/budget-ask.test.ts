@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { FastifyInstance, InjectOptions } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { ScriptStep } from '../../core/agent-model';
 import type { PriceTable } from '../../core/pricing';
 import type { RunView } from '../../core/run-view';
@@ -7,6 +7,7 @@ import { listEvents } from '../../store/runs/events';
 import { startApiEngine, stopApiEngine } from '../support/api-engine';
 import type { Engine } from '../support/engine';
 import { waitFor } from '../support/wait';
+import { tenantKeys } from '../support/tenant-keys';
 
 /**
  * A money budget that asks (docs/agents.md, Budgets): with limits.onLimit "ask", a reached limit
@@ -24,28 +25,15 @@ let engine: Engine;
 let app: FastifyInstance;
 const keys = { manager: '', decider: '', reader: '', stranger: '' };
 
-const as = (key: string) => (options: InjectOptions) =>
-  app.inject({ ...options, headers: { ...options.headers, authorization: `Bearer ${key}` } });
-
-async function issue(tenantId: string, roles: string[]): Promise<string> {
-  const res = await as(ADMIN_KEY)({ method: 'POST', url: '/v1/keys', payload: { tenantId, name: roles.join('-'), roles } });
-  expect(res.statusCode).toBe(201);
-  return res.json().key;
-}
-
-async function tenant(): Promise<string> {
-  const res = await as(ADMIN_KEY)({ method: 'POST', url: '/v1/tenants', payload: { name: `budget-${randomUUID().slice(0, 8)}` } });
-  expect(res.statusCode).toBe(201);
-  return res.json().id;
-}
+const { as, tenant, issue } = tenantKeys(() => app, ADMIN_KEY);
 
 beforeAll(async () => {
   ({ engine, app } = await startApiEngine('embedded', { apiKey: API_KEY, adminApiKey: ADMIN_KEY, rateLimitPerMinute: 0, prices: PRICES }, { prices: PRICES }));
-  const acme = await tenant();
+  const acme = await tenant('budget');
   keys.manager = await issue(acme, ['read', 'run', 'manage', 'decide']);
   keys.decider = await issue(acme, ['read', 'decide']);
   keys.reader = await issue(acme, ['read']);
-  keys.stranger = await issue(await tenant(), ['read', 'run', 'manage', 'decide']);
+  keys.stranger = await issue(await tenant('budget'), ['read', 'run', 'manage', 'decide']);
 });
 afterAll(() => stopApiEngine({ engine, app }));
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import type { FastifyInstance, InjectOptions } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { ScriptStep } from '../../core/agent-model';
 import type { RunView } from '../../core/run-view';
 import { listEvents } from '../../store/runs/events';
@@ -9,6 +9,7 @@ import type { Engine } from '../support/engine';
 import { insertFixtureIntegration } from '../support/fixture-integration';
 import { followSseText, sseEventsOf } from '../support/sse-text';
 import { waitFor } from '../support/wait';
+import { tenantKeys } from '../support/tenant-keys';
 
 /**
  * Caller tools (docs/agents.md, Caller tools): a run declares tools its caller runs; the LLM calls
@@ -26,28 +27,15 @@ let baseUrl: string;
 const keys = { runner: '', reader: '', stranger: '' };
 let acme: string;
 
-const as = (key: string) => (options: InjectOptions) =>
-  app.inject({ ...options, headers: { ...options.headers, authorization: `Bearer ${key}` } });
-
-async function issue(tenantId: string, roles: string[]): Promise<string> {
-  const res = await as(ADMIN_KEY)({ method: 'POST', url: '/v1/keys', payload: { tenantId, name: roles.join('-'), roles } });
-  expect(res.statusCode).toBe(201);
-  return res.json().key;
-}
-
-async function tenant(): Promise<string> {
-  const res = await as(ADMIN_KEY)({ method: 'POST', url: '/v1/tenants', payload: { name: `callers-${randomUUID().slice(0, 8)}` } });
-  expect(res.statusCode).toBe(201);
-  return res.json().id;
-}
+const { as, tenant, issue } = tenantKeys(() => app, ADMIN_KEY);
 
 beforeAll(async () => {
   ({ engine, app } = await startApiEngine('embedded', { apiKey: API_KEY, adminApiKey: ADMIN_KEY, rateLimitPerMinute: 0 }));
   baseUrl = await app.listen({ host: '127.0.0.1', port: 0 });
-  acme = await tenant();
+  acme = await tenant('callers');
   keys.runner = await issue(acme, ['read', 'run', 'manage', 'decide']);
   keys.reader = await issue(acme, ['read']);
-  keys.stranger = await issue(await tenant(), ['read', 'run', 'manage', 'decide']);
+  keys.stranger = await issue(await tenant('callers'), ['read', 'run', 'manage', 'decide']);
 });
 afterAll(() => stopApiEngine({ engine, app }));
 
