@@ -155,16 +155,28 @@ function sumByPart(parts: Map<number, string>, figure: (pid: number) => number):
 
 /** The voluntary context switches of all of a process's threads (0 once it exited). */
 function voluntarySwitches(pid: number): number {
-  let n = 0;
+  return threadSwitches(pid).reduce((n, t) => n + t.switches, 0);
+}
+
+/** Each thread of a process and its voluntary context switches (none once it exited). */
+export function threadSwitches(pid: number): { tid: string; switches: number }[] {
+  const out: { tid: string; switches: number }[] = [];
   try {
-    for (const task of fs.readdirSync(`/proc/${pid}/task`)) {
-      const status = fs.readFileSync(`/proc/${pid}/task/${task}/status`, 'utf8');
-      n += Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1] ?? 0);
+    for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+      const status = fs.readFileSync(`/proc/${pid}/task/${tid}/status`, 'utf8');
+      out.push({ tid, switches: Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1] ?? 0) });
     }
   } catch {
     // it (or a thread) exited meanwhile
   }
-  return n;
+  return out;
+}
+
+/** The processes descended from `pid` now (its children, theirs, …). */
+export function descendantsOf(pid: number): number[] {
+  const procs = readProcs();
+  const below = (p: number): number[] => [...procs].filter(([, proc]) => proc.ppid === p).flatMap(([child]) => [child, ...below(child)]);
+  return below(pid);
 }
 
 /** Which part each process belongs to (see readParts); processes of no part are left out. */

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
-import { readCounters, type Counted, type PgCounts } from './capacity-meters';
+import { minus, readCounters, type Counted, type PgCounts } from './capacity-meters';
+import { descendantsOf, threadSwitches } from './load-processes';
 
 /**
  * What `npm run bench:load` prints per run beside CPU: the statements each engine process sent and
@@ -18,54 +19,16 @@ export interface CostReading { counts: Record<string, PgCounts>; threads: Record
 export function threadWakeups(pid: number): Figures {
   const out: Figures = {};
   const add = (k: string, n: number) => void (out[k] = (out[k] ?? 0) + n);
-  const switches = (p: number, tid: string) => {
-    try {
-      return Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(fs.readFileSync(`/proc/${p}/task/${tid}/status`, 'utf8'))?.[1] ?? 0);
-    } catch {
-      return 0; // it exited meanwhile
-    }
-  };
-  const tasks = (p: number) => {
-    try {
-      return fs.readdirSync(`/proc/${p}/task`);
-    } catch {
-      return [];
-    }
-  };
-  for (const tid of tasks(pid)) {
+  for (const { tid, switches } of threadSwitches(pid)) {
     let comm: string;
     try {
       comm = fs.readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
     } catch {
       continue; // it exited meanwhile
     }
-    const kind = tid === String(pid) ? 'main' : /^tokio/i.test(comm) ? 'tokio (Temporal SDK)' : comm.replace(/[-_ ]*\d+$/, '') || 'unnamed';
-    add(kind, switches(pid, tid));
+    add(tid === String(pid) ? 'main' : /^tokio/i.test(comm) ? 'tokio (Temporal SDK)' : comm.replace(/[-_ ]*\d+$/, '') || 'unnamed', switches);
   }
-  for (const child of descendants(pid)) for (const tid of tasks(child)) add('children', switches(child, tid));
-  return out;
-}
-
-function descendants(pid: number): number[] {
-  const parents = new Map<number, number>();
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
-      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
-    } catch {
-      // it exited meanwhile
-    }
-  }
-  const out: number[] = [];
-  const walk = (p: number) => {
-    for (const [child, parent] of parents) {
-      if (parent !== p) continue;
-      out.push(child);
-      walk(child);
-    }
-  };
-  walk(pid);
+  for (const child of descendantsOf(pid)) add('children', threadSwitches(child).reduce((n, t) => n + t.switches, 0));
   return out;
 }
 
@@ -74,8 +37,6 @@ export async function readCosts(counted: Counted[], threads: Record<string, numb
   const wakeups = Object.fromEntries(Object.entries(threads).map(([name, pid]) => [name, threadWakeups(pid)]));
   return { counts: await readCounters(counted), threads: wakeups };
 }
-
-const diff = (a: Figures, b: Figures = {}) => Object.fromEntries(Object.keys(a).map((k) => [k, a[k] - (b[k] ?? 0)]));
 
 /** Sums of the differences of many before/after pairs, printed per run by `lines`. */
 export class CostTotals {
@@ -90,11 +51,11 @@ export class CostTotals {
     };
     for (const [name, a] of Object.entries(after.counts)) {
       const b = before.counts[name];
-      into(this.statements[name] ??= {}, diff(a.byVerb, b?.byVerb));
-      into(this.notifications[name] ??= {}, diff(a.byChannel ?? {}, b?.byChannel));
+      into(this.statements[name] ??= {}, minus(a.byVerb, b?.byVerb ?? {}));
+      into(this.notifications[name] ??= {}, minus(a.byChannel ?? {}, b?.byChannel ?? {}));
       into(this.timers, { [name]: (a.timers ?? 0) - (b?.timers ?? 0) });
     }
-    for (const [name, a] of Object.entries(after.threads)) into(this.threads[name] ??= {}, diff(a, before.threads[name]));
+    for (const [name, a] of Object.entries(after.threads)) into(this.threads[name] ??= {}, minus(a, before.threads[name] ?? {}));
   }
 
   lines(runs: number): string[] {
