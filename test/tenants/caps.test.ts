@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { FastifyInstance, InjectOptions } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { ScriptStep } from '../../core/agent-model';
 import { insertAgent } from '../../store/agents';
 import { runTranscript } from '../../store/runs/transcript';
@@ -12,6 +12,7 @@ import { insertFixtureIntegration } from '../support/fixture-integration';
 import { startApiEngine, stopApiEngine } from '../support/api-engine';
 import { logger, type Engine } from '../support/engine';
 import { waitFor } from '../support/wait';
+import { tenantKeys } from '../support/tenant-keys';
 
 /**
  * Per-tenant caps (docs/security.md): a tenant's running runs (maxRunningRuns: a start beyond it
@@ -30,8 +31,7 @@ beforeAll(async () => {
 });
 afterAll(() => stopApiEngine({ engine, app }));
 
-const as = (key: string) => (options: InjectOptions) =>
-  app.inject({ ...options, headers: { ...options.headers, authorization: `Bearer ${key}` } });
+const { as } = tenantKeys(() => app, ADMIN_KEY);
 const admin = as(ADMIN_KEY);
 
 /** A tenant with these limits, and a key of its with read, run and manage. */

@@ -13,6 +13,7 @@ import type { Caller } from '../../use-cases/caller';
 import { startApiEngine, stopApiEngine } from '../support/api-engine';
 import { logger, type Engine } from '../support/engine';
 import { waitFor } from '../support/wait';
+import { tenantKeys } from '../support/tenant-keys';
 
 /**
  * Threads, run starts and run lists per tenant: another tenant's thread answers as an unknown one
@@ -31,8 +32,7 @@ beforeAll(async () => {
 });
 afterAll(() => stopApiEngine({ engine, app }));
 
-const as = (key: string) => (options: InjectOptions) =>
-  app.inject({ ...options, headers: { ...options.headers, authorization: `Bearer ${key}` } });
+const { as } = tenantKeys(() => app, ADMIN_KEY);
 const admin = as(ADMIN_KEY);
 
 interface Tenant { id: string; name: string; key: string; keyId: string; keyName: string }
