@@ -39,6 +39,7 @@ import { migration as m037 } from './037-caller-tools';
 import { migration as m038 } from './038-replays';
 import { migration as m039 } from './039-evals';
 import { migration as m040 } from './040-progress-when-listened';
+import { migration as m041 } from './041-events-when-listened';
 import type { Migration } from './migration';
 
 /**
@@ -77,7 +78,7 @@ export const migrations: Migration[] = [
   m028,
   m029,
   m030,
-  m031, m032, m033, m034, m035, m036, m037, m038, m039, m040,
+  m031, m032, m033, m034, m035, m036, m037, m038, m039, m040, m041,
 ];
 
 const LOCK_KEY = 0x6167_656e; // "agen"
