@@ -169,18 +169,30 @@ describe('reading runs never asks Temporal to run a query on a worker', () => {
     })).toBeLessThanOrEqual(1);
   });
 
-  test('a run started through the API is read from its record until it changes: the long poll after a start sends no query', async () => {
+  test('a run started through the API is read from its record until it changes, while the process follows runs: the long poll after a start sends no query', async () => {
     // No worker polls this queue: the run stays as recorded, and nothing but the test changes it.
-    const idle = await buildApp({ db: apiPool, reads: readsPool, client: engine.client, taskQueue: `idle-${randomUUID()}`, logger, changes, rateLimitPerMinute: 0 });
-    try {
-      const { threadId } = await engine.scriptedThread([{ text: 'never' }]);
+    const feed = listenForRunChanges(engine.db, logger, { lingerMs: 50 });
+    const idle = await buildApp({ db: apiPool, reads: readsPool, client: engine.client, taskQueue: `idle-${randomUUID()}`, logger, changes: feed, rateLimitPerMinute: 0 });
+    const start = async (threadId: string) => {
       const started = await idle.inject({ method: 'POST', url: `/v1/threads/${threadId}/runs`, payload: { input: 'go' } });
       expect(started.statusCode).toBe(202);
-      const runId = started.json<Json>().id as string;
+      return started.json<Json>().id as string;
+    };
+    const longPoll = (runId: string) => idle.inject({ method: 'GET', url: `/v1/runs/${runId}?waitMs=200` }).then((r) => r.json<Json>());
+    const [{ threadId: firstThread }, { threadId }] = [await engine.scriptedThread([{ text: 'never' }]), await engine.scriptedThread([{ text: 'never' }])];
+    try {
+      // Nobody polls a run: the process does not follow runs, and reads the database for the one it is asked for.
+      const first = await start(firstThread);
+      expect(await readsDuring(() => longPoll(first))).toBeGreaterThan(0);
+      expect(feed.status().kinds).not.toContain('event');
 
+      // A client reads a run again: the process follows runs, and keeps what it starts.
+      await idle.inject({ method: 'GET', url: `/v1/runs/${first}` });
+      await waitFor(async () => feed.status().kinds.includes('event'), 10_000, 'the API to follow runs');
+      const runId = await start(threadId);
       let seeded: Json;
       expect(await readsDuring(async () => {
-        seeded = (await idle.inject({ method: 'GET', url: `/v1/runs/${runId}?waitMs=200` })).json();
+        seeded = await longPoll(runId);
       })).toBe(0);
       // Exactly what a read of the database says.
       expect(seeded).toEqual(JSON.parse(JSON.stringify(await readRun(apiPool, runId))));
@@ -192,6 +204,7 @@ describe('reading runs never asks Temporal to run a query on a worker', () => {
         5_000, 'a GET that reads the database after the change');
     } finally {
       await idle.close();
+      await feed.close();
     }
   });
 
@@ -253,8 +266,8 @@ describe('reading runs never asks Temporal to run a query on a worker', () => {
   test('the API listens for step starts only while an event stream follows a run, and a stream hears a start made before that LISTEN took effect', async () => {
     await waitFor(async () => changes.status().listening && !changes.status().kinds.includes('progress'), 10_000,
       'the listener to connect, without step starts');
-    // The run view cache's kinds: what long polls and GETs need.
-    expect(changes.status().kinds).toEqual(['event', 'ended', 'input']);
+    // Followed while clients poll runs; left alone when nobody does (run-view-follow.test.ts).
+    expect(changes.status().kinds).not.toContain('progress');
 
     const runId = `run_${randomUUID()}`;
     const within5s = (p: Promise<void>) => Promise.race([p.then(() => 'woken'), new Promise((resolve) => setTimeout(() => resolve('timed out'), 5_000))]);

@@ -184,7 +184,9 @@ export async function readRunFor(
   requireRole(caller, 'read');
   const { tenantId } = caller;
   const load = () => readRun(deps.db, runId, tenantId);
-  const read = () => (deps.views ? deps.views.read(runId, tenantId, load, (v) => !showsChildren.has(v)) : load());
+  // A long poll's reads once woken are not its client reading the run again.
+  const read = (woken: boolean) => (deps.views
+    ? deps.views.read(runId, tenantId, load, { keep: (v) => !showsChildren.has(v), byClient: !woken }) : load());
   return untilEnded(deps, runId, read, waitMs, stop);
 }
 
@@ -202,16 +204,17 @@ export function readRunWhenEnded(
  * run as it is.
  */
 async function untilEnded(
-  deps: Pick<RunControlDeps, 'changes'>, runId: string, read: () => Promise<RunView | undefined>, waitMs: number, stop?: AbortSignal,
+  deps: Pick<RunControlDeps, 'changes'>, runId: string, read: (woken: boolean) => Promise<RunView | undefined>, waitMs: number,
+  stop?: AbortSignal,
 ): Promise<RunView | undefined> {
-  if (waitMs <= 0) return read();
+  if (waitMs <= 0) return read(false);
   const deadline = Date.now() + waitMs;
   const watch = deps.changes.watch(runId, ['ended']);
   try {
-    let run = await read();
+    let run = await read(false);
     while (run?.status === 'running' && !stop?.aborted && Date.now() < deadline) {
       await watch.next(deadline - Date.now(), stop);
-      run = await read();
+      run = await read(true);
     }
     return run;
   } finally {
