@@ -1,5 +1,4 @@
-import { STARTS_LISTENED_LOCK } from '../migrations/040-progress-when-listened';
-import { EVENTS_LISTENED_LOCK } from '../migrations/041-events-when-listened';
+import { LISTENED_BUCKETS, LISTENED_LOCK_KEYS } from '../migrations/041-events-when-listened';
 import { TEXT_CHANNEL } from './turn-drafts';
 import type { RunChange } from './run-changes';
 
@@ -30,27 +29,16 @@ export function changeOfChannel(channel: string): RunChange | undefined {
 }
 
 /**
- * The kinds announced only while someone listens for them (migrations 40 and 41), and the advisory
- * lock a listener holds, shared, to say so.
- */
-const LISTENED_LOCK: Partial<Record<RunChange, readonly [number, number]>> = {
-  progress: STARTS_LISTENED_LOCK,
-  event: EVENTS_LISTENED_LOCK,
-};
-
-/**
  * `LISTEN engine_run_event`, … : one statement per kind. Step starts and the other run events are
- * announced only while someone listens for them (migrations 40 and 41): listening for `progress` or
- * `event` holds the advisory lock that says so, taken before the LISTEN (it waits for a writer that
- * found nobody listening to commit) and let go of after the UNLISTEN.
+ * announced only while someone listens for them (migration 41): listening for `progress` or
+ * `event` holds the advisory locks that say so, every bucket of the kind's, taken before the
+ * LISTEN (each waits for a writer that found nobody listening to commit) and let go of after the UNLISTEN.
  */
 export function channelStatements(verb: 'LISTEN' | 'UNLISTEN', kinds: readonly RunChange[]): string[] {
   return kinds.flatMap((kind) => {
     const statement = `${verb} ${CHANNEL_OF[kind]}`;
-    const lock = LISTENED_LOCK[kind];
-    if (!lock) return [statement];
-    return verb === 'LISTEN'
-      ? [`SELECT pg_advisory_lock_shared(${lock[0]}, ${lock[1]})`, statement]
-      : [statement, `SELECT pg_advisory_unlock_shared(${lock[0]}, ${lock[1]})`];
+    if (kind !== 'progress' && kind !== 'event') return [statement];
+    const locks = (fn: string) => `SELECT ${fn}(${LISTENED_LOCK_KEYS[kind]}, b) FROM generate_series(0, ${LISTENED_BUCKETS - 1}) b`;
+    return verb === 'LISTEN' ? [locks('pg_advisory_lock_shared'), statement] : [statement, locks('pg_advisory_unlock_shared')];
   });
 }

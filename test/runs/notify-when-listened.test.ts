@@ -71,6 +71,30 @@ test('with nobody listening, no step\'s start or end is announced; the run\'s re
   expect(await sentFor('run_quiet')).toEqual(['engine_run_ended']);
 });
 
+test('two writers at the same moment, nobody listening: neither announces its event, unless their runs share a bucket of the lock', async () => {
+  const bucketOf = async (runId: string) => (await db.query<{ b: number }>('SELECT abs(hashtext($1) % 16) AS b', [runId])).rows[0].b;
+  const ids = Array.from({ length: 200 }, (_, i) => `run_meet_${i}`);
+  const buckets = await Promise.all(ids.map(bucketOf));
+  const first = ids[0];
+  const other = ids.find((_, i) => buckets[i] !== buckets[0])!;
+  const same = ids.find((_, i) => i > 0 && buckets[i] === buckets[0])!;
+  const tx = await db.connect();
+  try {
+    // The first writer holds its bucket's lock until it commits.
+    await tx.query('BEGIN');
+    await tx.query("INSERT INTO run_events (run_id, seq, type) VALUES ($1, 1, 'turn_ended')", [first]);
+    await appendEvent(db, other, 1, 'turn_ended', {});
+    await appendEvent(db, same, 1, 'turn_ended', {});
+    await tx.query('COMMIT');
+  } finally {
+    tx.release();
+  }
+  expect(await sentFor(other)).toEqual(['engine_run_ended']);
+  // Refused by the first writer's lock: a spare notification, never a missing one.
+  expect(await sentFor(same)).toEqual(['engine_run_event', 'engine_run_ended']);
+  expect(await sentFor(first)).toEqual(['engine_run_ended']);
+});
+
 describe.each([
   { kind: 'progress' as const, channel: 'engine_run_progress', type: 'turn_started' as const, other: 'engine_run_event' },
   { kind: 'event' as const, channel: 'engine_run_event', type: 'turn_ended' as const, other: 'engine_run_progress' },
