@@ -45,7 +45,7 @@ interface Bench { infra: BenchInfra; meters: Meters; children: Child[] }
 
 /** The idle rate: the same readings around a pause as long as a shape's settling, with no run under way. */
 async function measureIdle(b: Bench): Promise<IdleRates> {
-  // What the warm-up's runs left behind (their workflows closing, heartbeat-timeout timers) first.
+  // What starting the engine left behind first.
   await pause(SETTLE_MS);
   const before = await read(b.meters, 'before');
   const t = performance.now();
@@ -124,8 +124,6 @@ async function main(): Promise<void> {
   const children: Child[] = [];
   try {
     const { bench, shapes } = await startBench(infra, children);
-    // JIT, pools, the MCP servers' start: not the runs' own cost.
-    for (const shape of shapes) await allChecked(Array.from({ length: WARMUP }, () => shape.run()));
     const idle = await measureIdle(bench);
     const cpus = os.cpus();
     console.log(`bench:capacity, ${new Date().toISOString()}: Node ${process.version}, ${cpus.length} × ${cpus[0]?.model.trim() ?? 'CPU'}; `
@@ -137,6 +135,10 @@ async function main(): Promise<void> {
       + `${idle.temporalDb ? `; Temporal's databases per s: transactions ${idle.temporalDb.transactions.toFixed(1)}` : ''}`);
     const figures: ShapeFigures[] = [];
     for (const shape of shapes) {
+      // JIT, pools, the MCP servers' start: not the runs' own cost. Each shape's just before it, so that
+      // what another shape's clients leave (a stream's LISTEN, a cache following polled runs) is not its.
+      await allChecked(Array.from({ length: WARMUP }, () => shape.run()));
+      await pause(SETTLE_MS);
       figures.push(await measureShape(bench, shape, idle));
       printShape(figures.at(-1)!);
     }
