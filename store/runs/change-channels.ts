@@ -28,6 +28,9 @@ export function changeOfChannel(channel: string): RunChange | undefined {
   return KIND_OF.get(channel);
 }
 
+/** The kinds announced only while someone listens for them, and the first key of their locks. */
+const LOCK_KEY_OF: Partial<Record<RunChange, number>> = LISTENED_LOCK_KEYS;
+
 /**
  * `LISTEN engine_run_event`, … : one statement per kind. Step starts and the other run events are
  * announced only while someone listens for them (migration 41): listening for `progress` or
@@ -37,8 +40,9 @@ export function changeOfChannel(channel: string): RunChange | undefined {
 export function channelStatements(verb: 'LISTEN' | 'UNLISTEN', kinds: readonly RunChange[]): string[] {
   return kinds.flatMap((kind) => {
     const statement = `${verb} ${CHANNEL_OF[kind]}`;
-    if (kind !== 'progress' && kind !== 'event') return [statement];
-    const locks = (fn: string) => `SELECT ${fn}(${LISTENED_LOCK_KEYS[kind]}, b) FROM generate_series(0, ${LISTENED_BUCKETS - 1}) b`;
+    const key = LOCK_KEY_OF[kind];
+    if (key === undefined) return [statement];
+    const locks = (fn: string) => `SELECT ${fn}(${key}, b) FROM generate_series(0, ${LISTENED_BUCKETS - 1}) b`;
     return verb === 'LISTEN' ? [locks('pg_advisory_lock_shared'), statement] : [statement, locks('pg_advisory_unlock_shared')];
   });
 }
