@@ -55,7 +55,10 @@ export interface RunViewCacheOptions {
   followMs?: number;
 }
 
-/** what a kept object needs to hear of: a run's events, its result, its inputs' answers */
+/**
+ * what a kept object needs to hear of: a run's events, its result, its inputs' answers; a step's
+ * start (`progress`) changes nothing a run object shows, so the cache does not ask to hear of it
+ */
 const FOLLOWED: readonly RunChange[] = ['event', 'ended', 'input'];
 
 const MAX_RUNS = 1_000;
@@ -73,7 +76,7 @@ class Following {
   /** the runs clients read, with when they last did, oldest first */
   private readonly recent = new Map<string, number>();
   private unsubscribe: (() => void) | undefined;
-  /** moves on as following starts and ends: a read begun before is not kept */
+  /** moves on as following starts: a read begun before is not kept (one begun before it ends is made stale by onChange) */
   epoch = 0;
   private readonly timer: LetGoTimer;
 
@@ -100,10 +103,7 @@ class Following {
     else if (now - (this.recent.get(runId) ?? -Infinity) < this.followMs) this.start();
     this.recent.delete(runId);
     this.recent.set(runId, now);
-    for (const [id, at] of this.recent) {
-      if (this.recent.size <= this.maxRuns && now - at < this.followMs) break;
-      this.recent.delete(id);
-    }
+    dropOldest(this.recent, this.maxRuns);
   }
 
   close(): void {
@@ -123,7 +123,6 @@ class Following {
   private end(): void {
     this.timer.takeDue();
     this.close();
-    this.epoch += 1;
     this.onChange(undefined);
   }
 }
@@ -152,7 +151,6 @@ export function createRunViewCache(changes: RunChangeFeed, options: RunViewCache
     const flight = loading.get(runId);
     if (flight) flight.stale = true;
   };
-  // A step's start (`progress`) changes nothing a run object shows: the cache does not ask to hear of it.
   const following = new Following(changes, forget, options.followMs ?? FOLLOW_MS, maxRuns);
 
   function read<T extends object>(
