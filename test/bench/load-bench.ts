@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,7 +10,7 @@ import type { floorRunWorkflow } from './bench-workflows';
 import { summarizeCpuProfiles } from './cpu-profile-summary';
 import { startSampler } from './sampler-process';
 import { fixtureIntegration, startEngineProcesses } from './engine-processes';
-import { engineRun, LATENCY_SHAPE, LOAD_SHAPE, scriptFor, type Engine } from './load-engine';
+import { engineRun, floorSearchAttributes, LATENCY_SHAPE, LOAD_SHAPE, scriptFor, type Engine } from './load-engine';
 import { allChecked, burstRound, pairedRounds, roundsLine, steadyRound } from './paired-rounds';
 import {
   assertAlive, cpuDelta, hasPollers, median, percentile, readParts, rssMb, sampleRss, reportExited, runBench, startNode, stopChildren, waitUntil,
@@ -58,6 +59,8 @@ const ENGINE_QUEUE = 'load-engine';
 const FLOOR_QUEUE = 'load-floor';
 /** Names of this run's own, so that a database kept from an earlier run (DATABASE_URL) does not collide. */
 const INTEGRATION = `bench${process.pid}`;
+/** the agent id the floor's runs are listed by (one, as the engine's load runs have one agent) */
+const FLOOR_AGENT_ID = randomUUID();
 
 const expectedFloor = (shape: number[], text: string) => shape.flatMap((calls, t) => Array.from({ length: calls }, (_, i) => `echo: ${text} ${t + 1}.${i}`));
 
@@ -67,6 +70,7 @@ async function floorRun(infra: BenchInfra, shape: number[], i: number): Promise<
   const text = `f${i}`;
   const results = await infra.client.workflow.execute<typeof floorRunWorkflow>('floorRunWorkflow', {
     taskQueue: FLOOR_QUEUE, workflowId: `floor-${i}-${Date.now()}`, args: [{ script: shape, text }],
+    typedSearchAttributes: floorSearchAttributes(FLOOR_AGENT_ID),
   });
   if (JSON.stringify(results) !== JSON.stringify(expectedFloor(shape, text))) throw new Error(`floor run ${i} answered wrongly: ${JSON.stringify(results)}`);
 }

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -10,6 +11,7 @@ import { startBenchInfra } from './bench-stack';
 import type { floorRunWorkflow } from './bench-workflows';
 import { assertAlive, hasPollers, median, ROOT, rssMb, sampleRss, startNode, reportExited, runBench, stopChildren, waitUntil, type Child } from './load-processes';
 import { arg } from './bench-args';
+import { floorSearchAttributes } from './load-engine';
 
 /**
  * `npm run bench:long [-- --turns=1000 --arg-bytes=1024]`: whether a run's cost per turn grows with
@@ -88,6 +90,7 @@ async function main(): Promise<void> {
     const floor = (async () => {
       const results = await infra.client.workflow.execute<typeof floorRunWorkflow>('floorRunWorkflow', {
         taskQueue: FLOOR_QUEUE, workflowId: floorId, args: [{ script: Array.from({ length: TURNS - 1 }, () => 1), text: filler }],
+        typedSearchAttributes: floorSearchAttributes(randomUUID()),
       });
       if (results.length !== TURNS - 1) throw new Error(`the floor run answered ${results.length} results, not ${TURNS - 1}`);
       return performance.now() - t0;
