@@ -11,6 +11,7 @@ import { decideBudgetUpdate } from './definitions';
 import { allocateEvents } from './event-numbers';
 import { recording } from './recording';
 import { limitBeforeTurn, limitOfCalls, spentCostUsd } from './run-budget';
+import type { Later } from './later';
 import type { WaitingAttribute } from './waiting-attribute';
 
 /** The request the run waits on: its number, and the person's answer once it came. */
@@ -49,24 +50,33 @@ export class BudgetAsk {
   /**
    * The first limit `check` finds reached, once a person has been asked about each as the run's
    * limits allow: undefined when the budget was raised enough, else the limit that stops the run.
+   * A value, not a promise, unless a person is asked (workflows/later.ts).
    */
-  async untilWithin(
+  private untilWithin(
     state: RunState, limits: EffectiveLimits | undefined, check: () => LimitName | undefined,
+  ): Later<LimitName | undefined> {
+    const limit = check();
+    if (!limit || !limits || !asksWhenReached(limits, limit)) return limit;
+    return this.askedUntilWithin(state, limits, check, limit);
+  }
+
+  private async askedUntilWithin(
+    state: RunState, limits: EffectiveLimits, check: () => LimitName | undefined, reached: LimitName,
   ): Promise<LimitName | undefined> {
-    for (let limit = check(); limit; limit = check()) {
-      if (!limits || !asksWhenReached(limits, limit)) return limit;
+    for (let limit: LimitName | undefined = reached; limit; limit = check()) {
+      if (!asksWhenReached(limits, limit)) return limit;
       if (!(await this.ask(state, limits, limit))) return limit;
     }
     return undefined;
   }
 
   /** Before a turn: the limit that keeps the run from it, once asked about (limitBeforeTurn). */
-  beforeTurn(state: RunState, limits: EffectiveLimits | undefined): Promise<LimitName | undefined> {
+  beforeTurn(state: RunState, limits: EffectiveLimits | undefined): Later<LimitName | undefined> {
     return this.untilWithin(state, limits, () => limitBeforeTurn(state, limits));
   }
 
   /** Before a turn's `requested` calls: the limit that would hold some of them, once asked about. */
-  beforeCalls(state: RunState, limits: EffectiveLimits | undefined, requested: number): Promise<LimitName | undefined> {
+  beforeCalls(state: RunState, limits: EffectiveLimits | undefined, requested: number): Later<LimitName | undefined> {
     return this.untilWithin(state, limits, () => limitOfCalls(state, limits, requested));
   }
 

@@ -6,6 +6,7 @@ import { durationOverBudgetText, toolCallOverBudgetText } from '../core/tool-tex
 import type { ToolAvailability, ToolCallRef, ToolOutcome } from '../core/tool-call';
 import { routeToolCall } from './tool-kinds';
 import { recording } from './recording';
+import type { Later } from './later';
 
 
 /**
@@ -82,16 +83,18 @@ export interface BudgetedCall {
 }
 
 /** Marks the calls past the budget as not made, recording what the LLM reads for each (the turn stays whole for the thread). */
-export async function holdCallsOverBudget(
+export function holdCallsOverBudget(
   state: RunState, limits: EffectiveLimits | undefined, tools: ToolAvailability, calls: BudgetedCall[],
-): Promise<void> {
+): Later<void> {
   const { allowed, limit, text } = callsAllowed(state, limits, calls.length);
-  if (!limit || !text) return;
-  await Promise.all(calls.slice(allowed).map(async (call) => {
+  if (!limit || !text) return undefined;
+  return Promise.all(calls.slice(allowed).map((call) => {
     call.notMade = limit;
     const type = routeToolCall(call.ref.name, tools).type;
-    call.outcome = await recording.recordToolResult({ ...call.ref, type, status: 'error', content: text });
-  }));
+    return recording.recordToolResult({ ...call.ref, type, status: 'error', content: text }).then((outcome) => {
+      call.outcome = outcome;
+    });
+  })).then(() => undefined);
 }
 
 /** The limit that stopped some of the turn's calls, if one did: the run stops after the turn. */

@@ -167,7 +167,8 @@ async function loop(
     const turn = turnNumber(input, state.turns + 1);
     const first = state.turns === 0 ? opening : undefined;
     // A first turn preparation ran is played already: the budget is checked after it (asking a person, with onLimit "ask").
-    const spent = first && 'reply' in first ? undefined : await waits.budget.beforeTurn(state, context.limits);
+    const asked = first && 'reply' in first ? undefined : waits.budget.beforeTurn(state, context.limits);
+    const spent = asked instanceof Promise ? await asked : asked;
     if (spent) return stopForBudget(state, spent);
     // Preparation played the first step when it ran the first turn.
     const step = waits.ledger.steps++;
@@ -194,10 +195,14 @@ async function loop(
       return undefined;
     }
 
-    const calls = await turnCalls(input, state, { threadId: context.threadId, turn }, tools, reply);
+    // Each step awaited only when it waits (workflows/later.ts).
+    const routed = turnCalls(input, state, { threadId: context.threadId, turn }, tools, reply);
+    const calls = routed instanceof Promise ? await routed : routed;
     // With onLimit "ask", a person may raise the limit before the calls it would hold.
-    await waits.budget.beforeCalls(state, context.limits, calls.length);
-    await holdCallsOverBudget(state, context.limits, tools, calls);
+    const raised = waits.budget.beforeCalls(state, context.limits, calls.length);
+    if (raised instanceof Promise) await raised;
+    const held = holdCallsOverBudget(state, context.limits, tools, calls);
+    if (held instanceof Promise) await held;
     const continued = await endTurn(input, state, run, waits, calls);
     if (continued) return continued;
     const limit = limitOfTurn(calls);

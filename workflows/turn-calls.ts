@@ -4,6 +4,7 @@ import type { ToolAvailability } from '../core/tool-call';
 import type { ApprovalSeqs } from './approval-gate';
 import type { OpenCall, RunWorkflowInput } from './definitions';
 import { allocateTurnEvents } from './event-numbers';
+import type { Later } from './later';
 import { recording } from './recording';
 import { routeToolCall, type RoutedCall } from './tool-kinds';
 
@@ -13,14 +14,23 @@ export type TurnCall = OpenCall & { approvalSeqs: ApprovalSeqs };
 /**
  * The calls of a turn's reply, each routed and given its events' numbers. A replay's call that its
  * recording answers (replayedCalls) asks no approval, starts no sub-agent's run and waits for no
- * caller, so it takes only the numbers of its start and end.
+ * caller, so it takes only the numbers of its start and end. A value, unless a replay must look
+ * its recording up (workflows/later.ts).
  */
-export async function turnCalls(
+export function turnCalls(
   input: RunWorkflowInput, state: { eventSeq: number }, at: { threadId: string; turn: number }, tools: ToolAvailability,
   reply: Pick<LlmTurnOutput, 'toolCalls'>,
-): Promise<TurnCall[]> {
+): Later<TurnCall[]> {
   const routes = reply.toolCalls.map((call) => routeToolCall(call.name, tools));
-  const replayed = input.replay ? await replayedCalls(input.replay, input.runId, at.turn, routes) : [];
+  if (!input.replay) return routedCalls(input, state, at, routes, reply, []);
+  return replayedCalls(input.replay, input.runId, at.turn, routes)
+    .then((replayed) => routedCalls(input, state, at, routes, reply, replayed));
+}
+
+function routedCalls(
+  input: RunWorkflowInput, state: { eventSeq: number }, at: { threadId: string; turn: number }, routes: RoutedCall[],
+  reply: Pick<LlmTurnOutput, 'toolCalls'>, replayed: (ReplayedCall | undefined)[],
+): TurnCall[] {
   const children = routes.map((r, i) => r.type === 'sub_agent' && !replayed[i]);
   const callers = routes.map((r, i) => r.type === 'caller_tool' && !replayed[i]);
   const asks = routes.map((r, i) => Boolean(r.route?.approval) && !replayed[i]);

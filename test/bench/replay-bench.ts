@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import v8 from 'node:v8';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { arg } from './bench-args';
 
@@ -10,7 +11,9 @@ import { arg } from './bench-args';
  * cache and replayed): the CPU per replay of the committed histories (test/runs/histories), each
  * replayed `n` times per round. Given workflow bundles (`npm run build` writes
  * dist/workflow-bundle.js), it measures each of them, interleaved in every round, so that two
- * builds compare side by side; given none, the workflows of this checkout, bundled first.
+ * builds compare side by side; given none, the workflows of this checkout, bundled first. It also
+ * counts the promises workflow code makes per replay (each costs the SDK a stack trace, for its
+ * stack-trace query): a count, the same on every machine, where the CPU figure is noisy.
  */
 
 const N = arg('n', 60);
@@ -30,18 +33,25 @@ async function main(): Promise<void> {
   async function* times(k: number) {
     for (let i = 0; i < k; i++) for (const h of histories) yield { workflowId: `${h.name}-${i}`, history: h.history };
   }
-  const replay = async (bundle: string, k: number): Promise<number> => {
+  // Replays run in this thread: a promise of another realm than this one's is the workflow sandbox's.
+  let workflowPromises = 0;
+  v8.promiseHooks.onInit((promise: Promise<unknown>) => {
+    if (promise.constructor !== Promise) workflowPromises++;
+  });
+  const replay = async (bundle: string, k: number): Promise<{ cpuMs: number; promises: number }> => {
     const before = process.cpuUsage();
+    const promisesBefore = workflowPromises;
     for await (const r of Worker.runReplayHistories({ workflowBundle: { codePath: bundle } }, times(k))) if (r.error) throw r.error;
     const used = process.cpuUsage(before);
-    return (used.user + used.system) / 1000 / (k * histories.length);
+    return { cpuMs: (used.user + used.system) / 1000 / (k * histories.length), promises: (workflowPromises - promisesBefore) / (k * histories.length) };
   };
   console.log(`bench:replay: Node ${process.version}; load average ${os.loadavg()[0].toFixed(2)}; ${histories.length} histories × ${N} per round`);
   for (const bundle of bundles) await replay(bundle, 3); // warm-up
   for (let round = 1; round <= ROUNDS; round++) {
     for (const bundle of bundles) {
       const kb = (fs.statSync(bundle).size / 1024).toFixed(0);
-      console.log(`round ${round}  ${bundle} (${kb} KiB): CPU per replay ${(await replay(bundle, N)).toFixed(2)} ms`);
+      const { cpuMs, promises } = await replay(bundle, N);
+      console.log(`round ${round}  ${bundle} (${kb} KiB): CPU per replay ${cpuMs.toFixed(2)} ms, ${promises.toFixed(1)} workflow promises`);
     }
   }
 }
