@@ -2,6 +2,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
@@ -19,6 +20,7 @@ import { resolveTemporalCli } from '../../platform/temporal/cli';
 import { runSearchAttributeKeys } from '../../core/search-attributes';
 import { startMcpPool } from '../../worker/mcp-lifecycle';
 import type { BenchActivities } from './bench-workflows';
+import type { FloorRecords } from './floor-records';
 import { freePort } from '../../platform/ports';
 
 /** The servers a benchmark runs on, started here and stopped by close(): nothing is shared with other runs. */
@@ -143,19 +145,30 @@ export async function startBenchInfra(options: { databaseUrl?: string; temporalN
   }
 }
 
-/** The bench activities: the same MCP call as the engine's MCP activity makes, through the same pool, without its bookkeeping. */
-export function createBenchActivities(mcpPool: McpPool, target: { integration?: Integration }): BenchActivities {
+/**
+ * The bench activities: the same MCP call as the engine's MCP activity makes, through the same
+ * pool, without its bookkeeping; with `records` (bench:load --floor=durable), each step also writes
+ * its start and its end (floor-records.ts).
+ */
+export function createBenchActivities(mcpPool: McpPool, target: { integration?: Integration }, records?: FloorRecords): BenchActivities {
+  const runId = () => Context.current().info.workflowExecution?.workflowId ?? '';
   return {
     async benchEcho({ text }) {
       const integration = target.integration;
       if (!integration) throw new Error('no bench integration');
+      await records?.beginCall(runId(), text);
       const result = await mcpPool.withClient(integration, (c) => c.callTool({ name: 'echo', arguments: { text } }));
-      return (result.content as { text?: string }[])[0]?.text ?? '';
+      const answer = (result.content as { text?: string }[])[0]?.text ?? '';
+      await records?.endCall(runId(), text, answer);
+      return answer;
     },
     // The floor's "LLM": it decides the turn's tool calls from its script, as the scripted provider does.
     async floorLlmTurn({ script, turn, text }) {
+      await records?.beginTurn(runId(), turn);
       const calls = script[turn - 1] ?? 0;
-      return { toolCalls: Array.from({ length: calls }, (_, i) => ({ name: 'echo', arguments: { text: `${text} ${turn}.${i}` } })) };
+      const reply = { toolCalls: Array.from({ length: calls }, (_, i) => ({ name: 'echo', arguments: { text: `${text} ${turn}.${i}` } })) };
+      await records?.endTurn(runId(), reply);
+      return reply;
     },
   };
 }

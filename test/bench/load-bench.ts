@@ -19,9 +19,10 @@ import {
 import { arg, listArg } from './bench-args';
 import { counterArgs } from './capacity-meters';
 import { CostTotals, readCosts } from './run-costs';
+import { insertFloorRun } from './floor-records';
 
 /**
- * `npm run bench:load [-- --rounds=5 --round-settle-ms=16000 --concurrency=50 --round-runs=100 --burst-runs=50 --burst-rounds=3 --rss-runs=100 --latency-n=20 --get-rate=200 --profile --only=… --arenas=default --worker-node-args="…"]`
+ * `npm run bench:load [-- --floor=durable --rounds=5 --round-settle-ms=16000 --concurrency=50 --round-runs=100 --burst-runs=50 --burst-rounds=3 --rss-runs=100 --latency-n=20 --get-rate=200 --profile --only=… --arenas=default --worker-node-args="…"]`
  *
  * The production topology under load: a Temporal dev server, PostgreSQL (embedded, or a database of
  * its own on DATABASE_URL's server), an API process and a worker process built and started as the
@@ -53,6 +54,12 @@ const GET_RATE = arg('get-rate', 200);
 const PROFILE = process.argv.includes('--profile');
 /** --worker-node-args="--max-semi-space-size=4 …" tries Node/V8 options on the engine worker alone */
 const WORKER_NODE_ARGS = process.argv.find((a) => a.startsWith('--worker-node-args='))?.slice('--worker-node-args='.length).split(' ').filter(Boolean) ?? [];
+/**
+ * --floor=durable: the floor with a database of record (floor-records.ts: a row per step's start
+ * and end, on the engine's PostgreSQL, whose CPU it then counts too): what the engine costs beyond
+ * the statements any durable program sends. The issue's measures are against the bare floor (the default).
+ */
+const DURABLE_FLOOR = process.argv.includes('--floor=durable');
 /** --only=throughput,burst,rss,get,latency measures those phases alone (all by default) */
 const ONLY = listArg('only');
 const ENGINE_QUEUE = 'load-engine';
@@ -68,8 +75,11 @@ let floorCounter = 0;
 
 async function floorRun(infra: BenchInfra, shape: number[], i: number): Promise<void> {
   const text = `f${i}`;
+  const workflowId = `floor-${i}-${Date.now()}`;
+  // A durable floor's client records the run before it starts it, as the API does.
+  if (DURABLE_FLOOR) await insertFloorRun(infra.db, workflowId, text);
   const results = await infra.client.workflow.execute<typeof floorRunWorkflow>('floorRunWorkflow', {
-    taskQueue: FLOOR_QUEUE, workflowId: `floor-${i}-${Date.now()}`, args: [{ script: shape, text }],
+    taskQueue: FLOOR_QUEUE, workflowId, args: [{ script: shape, text }],
     typedSearchAttributes: floorSearchAttributes(FLOOR_AGENT_ID),
   });
   if (JSON.stringify(results) !== JSON.stringify(expectedFloor(shape, text))) throw new Error(`floor run ${i} answered wrongly: ${JSON.stringify(results)}`);
@@ -141,7 +151,10 @@ async function main(): Promise<void> {
     const floorProcess = startNode('floor worker', 'test/bench/floor-worker.ts', {
       source: true,
       nodeArgs: profiled('floor-worker'),
-      args: [infra.temporalAddress, FLOOR_QUEUE, floorBundlePath, integrationFile, path.join(infra.tmpDir, 'floor-mcp-groups')],
+      args: [
+        infra.temporalAddress, FLOOR_QUEUE, floorBundlePath, integrationFile, path.join(infra.tmpDir, 'floor-mcp-groups'),
+        ...(DURABLE_FLOOR ? [infra.databaseUrl] : []),
+      ],
     });
     children.push(floorProcess);
     const agent = async (name: string, shape: number[]) => String((await api.post('/v1/agents', {
@@ -152,7 +165,8 @@ async function main(): Promise<void> {
     const startupS = (performance.now() - started) / 1000;
     const cpus = os.cpus();
     console.log(`\nbench:load: Node ${process.version}, ${cpus.length} × ${cpus[0]?.model.trim() ?? 'CPU'}; load average ${load1.toFixed(2)} before start-up`);
-    console.log(`database: ${config.databaseUrl ? 'DATABASE_URL' : 'embedded PostgreSQL'}; startup ${startupS.toFixed(1)} s; every run is checked\n`);
+    console.log(`database: ${config.databaseUrl ? 'DATABASE_URL' : 'embedded PostgreSQL'}; startup ${startupS.toFixed(1)} s; every run is checked`);
+    console.log(`floor: ${DURABLE_FLOOR ? 'durable (a row per step\'s start and end, and one per run: test/bench/floor-records.ts)' : 'bare (no database)'}\n`);
     line('figure', 'measured', 'target');
 
     // Where each side's CPU time goes, per run: read from /proc around every measured round.
