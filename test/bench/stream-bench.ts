@@ -14,7 +14,7 @@ import fs from 'node:fs/promises';
 import { arg } from './bench-args';
 
 /**
- * `npm run bench:stream [-- --concurrency=50 --rounds=4 --round-runs=20]`: the model's words from a
+ * `npm run bench:stream [-- --concurrency=50 --rounds=4 --round-runs=20 --settle-ms=16000]`: the model's words from a
  * streaming endpoint to a client of the run's event stream. A local server speaks the OpenAI wire
  * format: each answer is 20 chunks 60 ms apart, each stamped with the moment it was sent. The
  * engine's worker runs in this process and the API in a process of its own (`api/server.ts`), as in
@@ -30,6 +30,12 @@ import { arg } from './bench-args';
 
 const CONCURRENCY = arg('concurrency', 50);
 const ROUNDS = arg('rounds', 4);
+/**
+ * The pause between the latency phase and the paired rounds: its 50 runs' last work (workflows
+ * closing, the Temporal server's heartbeat-timeout timers up to 15 s after each activity's start)
+ * would otherwise land in the first round, a streaming one (as bench:load pauses before its rounds).
+ */
+const SETTLE_MS = arg('settle-ms', 16_000);
 const ROUND_RUNS = arg('round-runs', 20);
 
 /** The driver (stream-driver.ts) in a process of its own: the endpoint and the clients. */
@@ -136,6 +142,7 @@ async function main(): Promise<void> {
     const parts = { stream: {} as Record<string, number>, whole: {} as Record<string, number> };
     const wakeups = { stream: {} as Record<string, number>, whole: {} as Record<string, number> };
     const profiler = await kindProfiler();
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
     for (let round = 0; round < ROUNDS; round++) {
       for (const kind of round % 2 === 0 ? (['stream', 'whole'] as const) : (['whole', 'stream'] as const)) {
         // The driver is this process's child: named apart, and left out.
