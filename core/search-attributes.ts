@@ -1,4 +1,4 @@
-import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair } from '@temporalio/common';
 
 /** Registered on the Temporal namespace; used to list runs by thread, agent and status. */
 export const threadIdKey = defineSearchAttributeKey('threadId', SearchAttributeType.KEYWORD);
@@ -20,6 +20,17 @@ export const tenantIdKey = defineSearchAttributeKey('TenantId', SearchAttributeT
 export const waitingForKey = defineSearchAttributeKey('waitingFor', SearchAttributeType.KEYWORD);
 export type WaitingFor = 'approval' | 'input' | 'budget' | 'caller_tool';
 export const WAITING_FOR_VALUES: WaitingFor[] = ['approval', 'input', 'budget', 'caller_tool'];
+
+/**
+ * What a run's workflow starts with (a run, a sub-agent's run, an eval's replay): its thread, agent,
+ * status (`running` until it ends: runWorkflow upserts it) and tenant.
+ */
+export const runStartAttributes = (run: { threadId: string; agentId: string; tenantId: string }): SearchAttributePair[] => [
+  { key: threadIdKey, value: run.threadId },
+  { key: agentIdKey, value: run.agentId },
+  { key: runStatusKey, value: 'running' },
+  { key: tenantIdKey, value: run.tenantId },
+];
 
 /**
  * Every attribute the engine writes or lists runs by: the one list the namespace must hold. The

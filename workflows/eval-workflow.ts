@@ -6,7 +6,7 @@ import type { createActivities } from '../activities';
 import type { EvalReplayStart } from '../activities/eval-replays';
 import { MAX_REPLAYS_AT_ONCE, replayGroups } from '../core/eval';
 import { RUN_WORKFLOW_TYPE } from '../core/run';
-import { agentIdKey, runStatusKey, threadIdKey } from '../core/search-attributes';
+import { runStartAttributes } from '../core/search-attributes';
 import type { RunWorkflowInput } from './definitions';
 import { describeFailure } from './failures';
 import { tenantAttribute } from './tenant';
@@ -110,10 +110,9 @@ async function startReplay(evalId: string, index: number): Promise<{ runId: stri
     workflowId: start.runId, args: [runInput(start)],
     taskQueue: workflowInfo().taskQueue,
     parentClosePolicy: ParentClosePolicy.ABANDON,
-    typedSearchAttributes: [
-      { key: threadIdKey, value: start.threadId }, { key: agentIdKey, value: start.agentId }, { key: runStatusKey, value: 'running' },
-      tenantAttribute(),
-    ],
+    typedSearchAttributes: runStartAttributes({
+      threadId: start.threadId, agentId: start.agentId, tenantId: String(tenantAttribute().value),
+    }),
     staticSummary: start.summary,
     staticDetails: `replay of run ${start.originalRunId} in eval ${evalId}`,
   });

@@ -3,7 +3,7 @@ import type { ToolActivityInput } from '../activities/tool-handler';
 import { addUsage, type Usage } from '../core/messages';
 import { RUN_WORKFLOW_TYPE, type RunOutcome } from '../core/run';
 import type { RunLimits } from '../core/run-limits';
-import { agentIdKey, runStatusKey, threadIdKey } from '../core/search-attributes';
+import { runStartAttributes } from '../core/search-attributes';
 import { tenantAttribute } from './tenant';
 import type { ChildRun, ToolOutcome } from '../core/tool-call';
 import type { RunWorkflowInput } from './definitions';
@@ -74,10 +74,9 @@ export async function runChild(input: ToolActivityInput, child: ChildRun, family
     };
     const handle = await startChild(RUN_WORKFLOW_TYPE, {
       workflowId: child.runId, args: [args], taskQueue: workflowInfo().taskQueue,
-      typedSearchAttributes: [
-        { key: threadIdKey, value: child.threadId }, { key: agentIdKey, value: child.agentId }, { key: runStatusKey, value: 'running' },
-        tenantAttribute(),
-      ],
+      typedSearchAttributes: runStartAttributes({
+        threadId: child.threadId, agentId: child.agentId, tenantId: String(tenantAttribute().value),
+      }),
       staticSummary: `sub-agent ${input.subAgent?.agentName ?? input.name} of run ${input.runId}`,
     });
     const outcome = await handle.result() as RunOutcome;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { SearchAttributePair } from '@temporalio/common';
-import { agentIdKey, runStatusKey, tenantIdKey, threadIdKey } from '../../core/search-attributes';
+import { runStartAttributes } from '../../core/search-attributes';
 import { echoOutput, echoScript, type Api, type Json } from './engine-processes';
 
 /**
@@ -42,14 +42,5 @@ export async function createScriptedAgent(api: Api, name: string, integrationIds
   return String((await api.post('/v1/agents', { name, integrationIds, model: { provider: 'scripted', script } })).id);
 }
 
-/**
- * The search attributes a floor run starts with: the four an engine run's start sets
- * (use-cases/runs/run-workflow-start.ts), with values of the same kind, so that the Temporal
- * server indexes both alike (the floor's workflow upserts its status at its end, as a run's does).
- */
-export const floorSearchAttributes = (agentId: string): SearchAttributePair[] => [
-  { key: threadIdKey, value: randomUUID() },
-  { key: agentIdKey, value: agentId },
-  { key: runStatusKey, value: 'running' },
-  { key: tenantIdKey, value: 'default' },
-];
+/** The search attributes a floor run starts with: an engine run's (core/search-attributes.ts), on a thread of its own. */
+export const floorSearchAttributes = (agentId: string): SearchAttributePair[] => runStartAttributes({ threadId: randomUUID(), agentId, tenantId: 'default' });

@@ -1,6 +1,6 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { RUN_WORKFLOW_TYPE } from '../../core/run';
-import { agentIdKey, runStatusKey, tenantIdKey, threadIdKey } from '../../core/search-attributes';
+import { runStartAttributes } from '../../core/search-attributes';
 import type { SearchAttributeGuard } from '../../platform/temporal/search-attributes';
 import { findAgent } from '../../store/agents';
 import type { Agent } from '../../core/agent';
@@ -79,12 +79,7 @@ export async function startWorkflow(deps: StartRunDeps, run: RunRecord, req: Sta
     args: [input],
     workflowIdConflictPolicy: 'USE_EXISTING',
     workflowIdReusePolicy: 'REJECT_DUPLICATE',
-    typedSearchAttributes: [
-      { key: threadIdKey, value: run.threadId },
-      { key: agentIdKey, value: run.agentId },
-      { key: runStatusKey, value: 'running' },
-      { key: tenantIdKey, value: run.tenantId },
-    ],
+    typedSearchAttributes: runStartAttributes(run),
     // The Web UI's run list then reads as a list of conversations.
     staticSummary: `${agent?.name ?? run.agentId}: ${firstLine(run.input)}`,
     staticDetails: `run ${run.id} on thread ${run.threadId}`,
