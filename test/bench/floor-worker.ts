@@ -18,7 +18,7 @@ import { createFloorTables, floorRecords } from './floor-records';
  */
 async function main(): Promise<void> {
   const [address, taskQueue, bundlePath, integrationFile, groupsDir, databaseUrl] = process.argv.slice(2);
-  if (!groupsDir) throw new Error('usage: floor-worker <address> <task queue> <bundle> <integration.json> <groups dir>');
+  if (!groupsDir) throw new Error('usage: floor-worker <address> <task queue> <bundle> <integration.json> <groups dir> [database URL]');
   Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('WARN') });
   const logger = createLogger('warn', 'floor-worker');
   // At the engine worker's priority (WORKER_NICE), as the engine's worker runs beside it.
